@@ -1,0 +1,78 @@
+package a2a
+
+import "fmt"
+
+// JSON-RPC 2.0 (§5.1) and A2A 0.3.0 (§8.2) error codes.
+const (
+	CodeParseError                             = -32700
+	CodeInvalidRequest                         = -32600
+	CodeMethodNotFound                         = -32601
+	CodeInvalidParams                          = -32602
+	CodeInternalError                          = -32603
+	CodeTaskNotFound                           = -32001
+	CodeTaskNotCancelable                      = -32002
+	CodePushNotificationNotSupported           = -32003
+	CodeUnsupportedOperation                   = -32004
+	CodeContentTypeNotSupported                = -32005
+	CodeInvalidAgentResponse                   = -32006
+	CodeAuthenticatedExtendedCardNotConfigured = -32007
+	// CodeUnauthenticated is a2abridge's code (in JSON-RPC's
+	// implementation-defined range; A2A 0.3.0 §4.4 leaves it open) for a
+	// request without valid credentials, answered with HTTP 401.
+	CodeUnauthenticated = -32000
+)
+
+// Error is a JSON-RPC/A2A error: a code, a human message and optional
+// JSON-encodable data. errors.Is(err, ErrTaskNotFound) matches any *Error
+// with the same code, whatever its message.
+type Error struct {
+	Code    int
+	Message string
+	Data    any
+}
+
+// Error implements error: "a2a error CODE: MESSAGE".
+func (e *Error) Error() string {
+	return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message)
+}
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// WithMessage returns a copy of e with a more precise message.
+func (e *Error) WithMessage(format string, args ...any) *Error {
+	return &Error{Code: e.Code, Message: fmt.Sprintf(format, args...), Data: e.Data}
+}
+
+// WithData returns a copy of e carrying data.
+func (e *Error) WithData(data any) *Error {
+	return &Error{Code: e.Code, Message: e.Message, Data: data}
+}
+
+// Sentinel errors, one per code, with the spec's default messages. Use
+// errors.Is to test for them and WithMessage/WithData to specialise them.
+var (
+	ErrParse                                  = &Error{Code: CodeParseError, Message: "Invalid JSON payload"}
+	ErrInvalidRequest                         = &Error{Code: CodeInvalidRequest, Message: "Request payload validation error"}
+	ErrMethodNotFound                         = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
+	ErrInvalidParams                          = &Error{Code: CodeInvalidParams, Message: "Invalid parameters"}
+	ErrInternal                               = &Error{Code: CodeInternalError, Message: "Internal error"}
+	ErrTaskNotFound                           = &Error{Code: CodeTaskNotFound, Message: "Task not found"}
+	ErrTaskNotCancelable                      = &Error{Code: CodeTaskNotCancelable, Message: "Task cannot be canceled"}
+	ErrPushNotificationNotSupported           = &Error{Code: CodePushNotificationNotSupported, Message: "Push Notification is not supported"}
+	ErrUnsupportedOperation                   = &Error{Code: CodeUnsupportedOperation, Message: "This operation is not supported"}
+	ErrContentTypeNotSupported                = &Error{Code: CodeContentTypeNotSupported, Message: "Incompatible content types"}
+	ErrInvalidAgentResponse                   = &Error{Code: CodeInvalidAgentResponse, Message: "Invalid agent response"}
+	ErrAuthenticatedExtendedCardNotConfigured = &Error{Code: CodeAuthenticatedExtendedCardNotConfigured, Message: "Authenticated Extended Card is not configured"}
+	ErrUnauthenticated                        = &Error{Code: CodeUnauthenticated, Message: "Authentication required"}
+)
+
+// InvalidParams returns a -32602 error whose data names the offending field
+// (a JSON Pointer such as "/message/parts/0/kind") and the reason.
+func InvalidParams(field, reason string) *Error {
+	return &Error{Code: CodeInvalidParams, Message: "Invalid parameters: " + reason,
+		Data: map[string]any{"field": field, "reason": reason}}
+}

@@ -1,0 +1,213 @@
+package a2a
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// Role is the sender of a Message (A2A 0.3.0 §6.4): "user" or "agent".
+type Role string
+
+// Roles defined by A2A 0.3.0 §6.4.
+const (
+	RoleUser  Role = "user"
+	RoleAgent Role = "agent"
+)
+
+// TaskState is the lifecycle state of a Task (A2A 0.3.0 §6.3). The string
+// values are the 0.3.0 wire values.
+type TaskState string
+
+// The nine task states of A2A 0.3.0 §6.3.
+const (
+	TaskStateSubmitted     TaskState = "submitted"
+	TaskStateWorking       TaskState = "working"
+	TaskStateInputRequired TaskState = "input-required"
+	TaskStateCompleted     TaskState = "completed"
+	TaskStateCanceled      TaskState = "canceled"
+	TaskStateFailed        TaskState = "failed"
+	TaskStateRejected      TaskState = "rejected"
+	TaskStateAuthRequired  TaskState = "auth-required"
+	TaskStateUnknown       TaskState = "unknown"
+)
+
+// Valid reports whether s is one of the nine defined states.
+func (s TaskState) Valid() bool {
+	switch s {
+	case TaskStateSubmitted, TaskStateWorking, TaskStateInputRequired, TaskStateCompleted,
+		TaskStateCanceled, TaskStateFailed, TaskStateRejected, TaskStateAuthRequired, TaskStateUnknown:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether s is a terminal state (completed, canceled,
+// failed, rejected): a task in such a state never changes again (A2A 0.3.0 §6.1).
+func (s TaskState) Terminal() bool {
+	switch s {
+	case TaskStateCompleted, TaskStateCanceled, TaskStateFailed, TaskStateRejected:
+		return true
+	}
+	return false
+}
+
+// Interrupted reports whether s waits on the client (input-required or
+// auth-required). Blocking calls and streams end on such a state.
+func (s TaskState) Interrupted() bool {
+	return s == TaskStateInputRequired || s == TaskStateAuthRequired
+}
+
+// Final reports whether a status update in state s ends a stream: terminal or interrupted.
+func (s TaskState) Final() bool { return s.Terminal() || s.Interrupted() }
+
+// Part is one piece of content in a Message or Artifact (A2A 0.3.0 §6.5):
+// exactly one of TextPart, FilePart or DataPart. The set is closed.
+type Part interface {
+	// PartMetadata returns the part's optional metadata (may be nil).
+	PartMetadata() map[string]any
+	isPart()
+}
+
+// TextPart is plain text content (A2A 0.3.0 §6.5.1).
+type TextPart struct {
+	Text     string
+	Metadata map[string]any
+}
+
+// FilePart is file content, by value or by reference (A2A 0.3.0 §6.5.2).
+type FilePart struct {
+	File     File
+	Metadata map[string]any
+}
+
+// DataPart is structured JSON object content (A2A 0.3.0 §6.5.3).
+type DataPart struct {
+	Data     map[string]any
+	Metadata map[string]any
+}
+
+func (TextPart) isPart() {}
+func (FilePart) isPart() {}
+func (DataPart) isPart() {}
+
+// PartMetadata implements Part.
+func (p TextPart) PartMetadata() map[string]any { return p.Metadata }
+
+// PartMetadata implements Part.
+func (p FilePart) PartMetadata() map[string]any { return p.Metadata }
+
+// PartMetadata implements Part.
+func (p DataPart) PartMetadata() map[string]any { return p.Metadata }
+
+// File is the content of a FilePart (A2A 0.3.0 §6.6): exactly one of Bytes
+// (FileWithBytes; a non-nil slice, possibly empty) or URI (FileWithUri) is set.
+type File struct {
+	Name     string
+	MimeType string
+	Bytes    []byte
+	URI      string
+}
+
+// HasBytes reports whether the file is carried by value.
+func (f File) HasBytes() bool { return f.Bytes != nil }
+
+// Message is one turn of communication between a client and an agent
+// (A2A 0.3.0 §6.4).
+type Message struct {
+	MessageID        string
+	Role             Role
+	Parts            []Part
+	ContextID        string
+	TaskID           string
+	ReferenceTaskIDs []string
+	Extensions       []string
+	Metadata         map[string]any
+}
+
+// NewMessage returns a Message with a fresh random MessageID.
+func NewMessage(role Role, parts ...Part) Message {
+	return Message{MessageID: NewID(), Role: role, Parts: parts}
+}
+
+// TaskStatus is the current state of a Task with an optional message and
+// the time it was set (A2A 0.3.0 §6.2). Timestamp is encoded as ISO 8601
+// (RFC 3339) in UTC; the zero time is omitted.
+type TaskStatus struct {
+	State     TaskState
+	Message   *Message
+	Timestamp time.Time
+}
+
+// Artifact is an output of a task (A2A 0.3.0 §6.7).
+type Artifact struct {
+	ArtifactID  string
+	Name        string
+	Description string
+	Parts       []Part
+	Extensions  []string
+	Metadata    map[string]any
+}
+
+// Task is the stateful unit of work (A2A 0.3.0 §6.1).
+type Task struct {
+	ID        string
+	ContextID string
+	Status    TaskStatus
+	History   []Message
+	Artifacts []Artifact
+	Metadata  map[string]any
+}
+
+// Event is one item of a task's event log and of a stream (A2A 0.3.0 §7.2.2):
+// *Task, *Message, *TaskStatusUpdateEvent or *TaskArtifactUpdateEvent.
+type Event interface {
+	isEvent()
+}
+
+func (*Task) isEvent()                    {}
+func (*Message) isEvent()                 {}
+func (*TaskStatusUpdateEvent) isEvent()   {}
+func (*TaskArtifactUpdateEvent) isEvent() {}
+
+// TaskStatusUpdateEvent reports a status change (A2A 0.3.0 §7.2.3). Final
+// is true on the last event of a stream.
+type TaskStatusUpdateEvent struct {
+	TaskID    string
+	ContextID string
+	Status    TaskStatus
+	Final     bool
+	Metadata  map[string]any
+}
+
+// TaskArtifactUpdateEvent carries a new artifact or a chunk of one
+// (A2A 0.3.0 §7.2.4). Append adds the parts to the artifact with the same
+// ArtifactID; LastChunk marks the artifact's final chunk.
+type TaskArtifactUpdateEvent struct {
+	TaskID    string
+	ContextID string
+	Artifact  Artifact
+	Append    bool
+	LastChunk bool
+	Metadata  map[string]any
+}
+
+// NewID returns a random RFC 4122 version 4 UUID string, used for task,
+// context, message and artifact ids.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:16])
+	return string(out[:])
+}

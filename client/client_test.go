@@ -1,0 +1,533 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newServer hosts echo (default), chat and slow (fast steps) on a memory store.
+func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quiet()}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 1, Step: 25 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
+	ts := httptest.NewServer(host)
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = eng.Close(ctx)
+	})
+	return ts
+}
+
+func text(s string) a2a.MessageSendParams {
+	return a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: s})}
+}
+
+func dial(t *testing.T, u string, o client.Options) *client.Client {
+	t.Helper()
+	c, err := client.Dial(context.Background(), u, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestMethodsAgainstA2abridge(t *testing.T) {
+	t.Parallel()
+	ts := newServer(t)
+	ctx := context.Background()
+	c := dial(t, ts.URL, client.Options{})
+	if c.Card().Name != "echo" || c.URL() != ts.URL+"/a2a/echo" {
+		t.Fatalf("card %q at %s", c.Card().Name, c.URL())
+	}
+	res, err := c.SendMessage(ctx, text("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateCompleted || task.Artifacts[0].Parts[0].(a2a.TextPart).Text != "hello" {
+		t.Fatalf("send: %+v", task)
+	}
+	n := 0
+	got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: &n})
+	if err != nil || got.ID != task.ID || len(got.History) != 0 {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("get unknown: %v", err)
+	}
+	if _, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Fatalf("cancel completed: %v", err)
+	}
+	var kinds []string
+	for ev, err := range c.SendStreamingMessage(ctx, text("stream")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, fmt.Sprintf("%T", ev.Event))
+	}
+	if strings.Join(kinds, ",") != "*a2a.Task,*a2a.TaskArtifactUpdateEvent,*a2a.TaskStatusUpdateEvent" {
+		t.Fatalf("stream events %v", kinds)
+	}
+	var last a2a.Event
+	for ev, err := range c.Resubscribe(ctx, a2a.TaskIDParams{ID: task.ID}, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev.Event
+	}
+	if su, ok := last.(*a2a.TaskStatusUpdateEvent); !ok || !su.Final {
+		t.Fatalf("resubscribe ended with %#v", last)
+	}
+	for _, err := range c.Resubscribe(ctx, a2a.TaskIDParams{ID: "nope"}, "") {
+		if !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Fatalf("resubscribe unknown: %v", err)
+		}
+	}
+	if _, err := c.GetPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+		t.Fatalf("push get: %v", err)
+	}
+	if _, err := c.GetAuthenticatedExtendedCard(ctx); !errors.Is(err, a2a.ErrAuthenticatedExtendedCardNotConfigured) {
+		t.Fatalf("extended card: %v", err)
+	}
+
+	// Cancel a running task and multi-turn on other agents.
+	slow := dial(t, ts.URL+"/a2a/slow/.well-known/agent-card.json", client.Options{})
+	f := false
+	p := text("30")
+	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
+	res, err = slow.SendMessage(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := slow.CancelTask(ctx, a2a.TaskIDParams{ID: res.(*a2a.Task).ID})
+	if err != nil || ct.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel: %+v %v", ct, err)
+	}
+	chat := dial(t, ts.URL+"/a2a/chat", client.Options{})
+	res, err = chat.SendMessage(ctx, text("hi"))
+	if err != nil || res.(*a2a.Task).Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("chat: %+v %v", res, err)
+	}
+	p = text("bye")
+	p.Message.TaskID = res.(*a2a.Task).ID
+	res, err = chat.SendMessage(ctx, p)
+	if err != nil || res.(*a2a.Task).Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("chat bye: %+v %v", res, err)
+	}
+}
+
+// cutProxy forwards TCP to target and cuts the first connection whose
+// response carries a streaming body after it has passed cutAfter bytes.
+type cutProxy struct {
+	ln       net.Listener
+	target   string
+	cutAfter int
+	cut      atomic.Bool
+}
+
+func newCutProxy(t *testing.T, target string, cutAfter int) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, cutAfter: cutAfter}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return p
+}
+
+func (p *cutProxy) serve(c net.Conn) {
+	defer c.Close()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	go io.Copy(s, c)
+	buf := make([]byte, 512)
+	n := 0
+	stream := false
+	for {
+		k, err := s.Read(buf)
+		if k > 0 {
+			if strings.Contains(string(buf[:k]), "text/event-stream") {
+				stream = true
+			}
+			n += k
+			if stream && n > p.cutAfter && p.cut.CompareAndSwap(false, true) {
+				c.Write(buf[:k/2])
+				return // kill the connection mid-event
+			}
+			if _, werr := c.Write(buf[:k]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// TestStreamSurvivesDroppedConnection kills the TCP connection in the
+// middle of a stream: the caller still receives every event exactly once,
+// in order, and the stream ends with the final status.
+func TestStreamSurvivesDroppedConnection(t *testing.T) {
+	t.Parallel()
+	ts := newServer(t)
+	proxy := newCutProxy(t, strings.TrimPrefix(ts.URL, "http://"), 2500)
+	card, err := client.Resolve(context.Background(), ts.URL+"/a2a/slow", client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.URL = "http://" + proxy.ln.Addr().String() + "/a2a/slow"
+	c, err := client.New(card, client.Options{RetryBaseDelay: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	resumed := 0
+	var last a2a.Event
+	for ev, err := range c.SendStreamingMessage(context.Background(), text("1")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.ParseInt(ev.ID, 10, 64)
+		ids = append(ids, n)
+		if ev.Resumed {
+			resumed++
+		}
+		if ev.Gap {
+			t.Fatal("a2abridge replays: no gap expected")
+		}
+		last = ev.Event
+	}
+	if !proxy.cut.Load() || resumed != 1 {
+		t.Fatalf("cut=%v resumed=%d: the test did not exercise a resume", proxy.cut.Load(), resumed)
+	}
+	for i, id := range ids {
+		if id != int64(i+1) {
+			t.Fatalf("events %v: lost or repeated", ids)
+		}
+	}
+	if su, ok := last.(*a2a.TaskStatusUpdateEvent); !ok || su.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("last event %#v", last)
+	}
+}
+
+func TestNoResumeOption(t *testing.T) {
+	t.Parallel()
+	ts := newServer(t)
+	proxy := newCutProxy(t, strings.TrimPrefix(ts.URL, "http://"), 2500)
+	card, _ := client.Resolve(context.Background(), ts.URL+"/a2a/slow", client.Options{})
+	card.URL = "http://" + proxy.ln.Addr().String() + "/a2a/slow"
+	c, _ := client.New(card, client.Options{NoResume: true})
+	var gotErr error
+	for _, err := range c.SendStreamingMessage(context.Background(), text("1")) {
+		gotErr = err
+	}
+	if !errors.Is(gotErr, client.ErrStreamEnded) {
+		t.Fatalf("err = %v, want ErrStreamEnded", gotErr)
+	}
+}
+
+// TestGapWhenServerCannotReplay: a server that ignores Last-Event-ID and
+// answers a resubscription with the Task snapshot: the client says so.
+func TestGapWhenServerCannotReplay(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	var ts *httptest.Server
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			fmt.Fprintf(w, `{"protocolVersion":"0.3.0","name":"p","description":"d","url":%q,"version":"1","capabilities":{"streaming":true},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`, ts.URL)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		id := strings.Split(strings.Split(string(body), `"id":`)[1], ",")[0]
+		w.Header().Set("Content-Type", "text/event-stream")
+		task := `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}`
+		if calls.Add(1) == 1 {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", id, task)
+			w.(http.Flusher).Flush()
+			return // ends without a final event
+		}
+		if r.Header.Get("Last-Event-ID") != "" {
+			t.Errorf("no id was sent, yet Last-Event-ID %q", r.Header.Get("Last-Event-ID"))
+		}
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", id, strings.Replace(task, "working", "completed", 1))
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"kind\":\"status-update\",\"taskId\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"completed\"},\"final\":true}}\n\n", id)
+	}))
+	defer ts.Close()
+	c := dial(t, ts.URL, client.Options{RetryBaseDelay: time.Millisecond})
+	var evs []client.StreamEvent
+	for ev, err := range c.SendStreamingMessage(context.Background(), text("x")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) != 3 || !evs[1].Resumed || !evs[1].Gap || evs[2].Gap {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+func TestRetriesAndErrors(t *testing.T) {
+	t.Parallel()
+	real := newServer(t)
+	var fails atomic.Int32
+	fails.Store(2)
+	var attempts sync.Map
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		method := strings.Split(strings.Split(string(b), `"method":"`)[1], `"`)[0]
+		v, _ := attempts.LoadOrStore(method, new(atomic.Int32))
+		v.(*atomic.Int32).Add(1)
+		if fails.Add(-1) >= 0 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		req, _ := http.NewRequest(r.Method, real.URL+"/", strings.NewReader(string(b)))
+		req.Header = r.Header
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		io.Copy(w, resp.Body)
+	}))
+	defer flaky.Close()
+	card, _ := client.Resolve(context.Background(), real.URL, client.Options{})
+	card.URL = flaky.URL
+	c, _ := client.New(card, client.Options{RetryBaseDelay: time.Millisecond})
+	if _, err := c.SendMessage(context.Background(), text("retry me")); err != nil {
+		t.Fatalf("send after two 503s: %v", err)
+	}
+	if n := mustLoad(&attempts, "message/send"); n != 3 {
+		t.Fatalf("message/send attempts = %d, want 3", n)
+	}
+	fails.Store(1)
+	_, err := c.CancelTask(context.Background(), a2a.TaskIDParams{ID: "x"})
+	var he *client.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != 503 || mustLoad(&attempts, "tasks/cancel") != 1 {
+		t.Fatalf("cancel is not retried: %v (attempts %d)", err, mustLoad(&attempts, "tasks/cancel"))
+	}
+	fails.Store(5)
+	c2, _ := client.New(card, client.Options{MaxRetries: -1})
+	if _, err := c2.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"}); !errors.As(err, &he) || mustLoad(&attempts, "tasks/get") != 1 {
+		t.Fatalf("MaxRetries -1: %v", err)
+	}
+	fails.Store(0)
+	var hookCalls atomic.Int32
+	c3, _ := client.New(card, client.Options{ShouldRetry: func(string, int, error) bool { hookCalls.Add(1); return false }})
+	fails.Store(1)
+	if _, err := c3.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"}); err == nil || hookCalls.Load() != 1 {
+		t.Fatalf("ShouldRetry hook: %v, %d calls", err, hookCalls.Load())
+	}
+}
+
+func mustLoad(m *sync.Map, k string) int32 {
+	v, ok := m.Load(k)
+	if !ok {
+		return 0
+	}
+	return v.(*atomic.Int32).Load()
+}
+
+func TestStrictResponses(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		reply func(w http.ResponseWriter, body string)
+		check func(error) bool
+	}{
+		{"other id", func(w http.ResponseWriter, _ string) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":999,"result":{"kind":"task","id":"t","contextId":"c","status":{"state":"working"}}}`)
+		}, func(err error) bool { var pe *client.ProtocolError; return errors.As(err, &pe) }},
+		{"string id for number", func(w http.ResponseWriter, body string) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":"1","result":{"kind":"task","id":"t","contextId":"c","status":{"state":"working"}}}`)
+		}, func(err error) bool { var pe *client.ProtocolError; return errors.As(err, &pe) }},
+		{"401", func(w http.ResponseWriter, _ string) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "no", http.StatusUnauthorized)
+		}, func(err error) bool { var he *client.HTTPError; return errors.As(err, &he) && he.StatusCode == 401 }},
+		{"text/html", func(w http.ResponseWriter, _ string) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<html>proxy error</html>`)
+		}, func(err error) bool { var he *client.HTTPError; return errors.As(err, &he) && he.StatusCode == 200 }},
+		{"text/plain that is not JSON-RPC", func(w http.ResponseWriter, _ string) {
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, `busy`)
+		}, func(err error) bool { var pe *client.ProtocolError; return errors.As(err, &pe) }},
+		{"500 with JSON-RPC error", func(w http.ResponseWriter, _ string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(500)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}`)
+		}, func(err error) bool {
+			var he *client.HTTPError
+			return errors.Is(err, a2a.ErrTaskNotFound) && errors.As(err, &he) && he.StatusCode == 500
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				tc.reply(w, string(b))
+			}))
+			defer ts.Close()
+			c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{MaxRetries: -1})
+			_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+			if !tc.check(err) {
+				t.Fatalf("err = %v (%T)", err, err)
+			}
+		})
+	}
+}
+
+func TestDiscoveryAndCredentials(t *testing.T) {
+	t.Parallel()
+	var seen sync.Map
+	var ts *httptest.Server
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/agent-card.json":
+			http.NotFound(w, r)
+		case "/.well-known/agent.json":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"protocolVersion":"0.3.0","name":"legacy","description":"d","url":"%s/rpc","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[],
+"securitySchemes":{"b":{"type":"http","scheme":"bearer"},"k":{"type":"apiKey","in":"query","name":"key"}},"security":[{"b":[]}]}`, ts.URL)
+		default:
+			seen.Store("auth", r.Header.Get("Authorization"))
+			seen.Store("key", r.URL.Query().Get("key"))
+			seen.Store("trace", r.Header.Get("X-Trace"))
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"nope"}}`)
+		}
+	}))
+	defer ts.Close()
+	c := dial(t, ts.URL, client.Options{Token: "tok", APIKey: "k1",
+		Headers: func(ctx context.Context, method string) (http.Header, error) {
+			return http.Header{"X-Trace": {"m=" + method}}, nil
+		}})
+	if c.Card().Name != "legacy" {
+		t.Fatalf("legacy card not found: %+v", c.Card())
+	}
+	_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"})
+	if !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"auth": "Bearer tok", "key": "k1", "trace": "m=tasks/get"} {
+		if v, _ := seen.Load(k); v != want {
+			t.Errorf("%s = %v, want %q", k, v, want)
+		}
+	}
+	if _, err := client.Resolve(context.Background(), "ftp://x", client.Options{}); err == nil {
+		t.Fatal("non-http URL accepted")
+	}
+}
+
+// TestTolerantSSE: comments, keep-alives, "data:" without a space, JSON
+// split over several data lines, event names and CRLF line ends are read.
+func TestTolerantSSE(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := strings.Split(strings.Split(string(body), `"id":`)[1], ",")[0]
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		fmt.Fprint(w, ": hello\r\n\r\n")
+		fmt.Fprintf(w, "event: message\r\ndata:{\"jsonrpc\":\"2.0\",\"id\":%s,\r\ndata: \"result\":{\"kind\":\"task\",\"id\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"working\"}}}\r\n\r\n", id)
+		fmt.Fprint(w, ":keep-alive\n\n")
+		fmt.Fprintf(w, "id: 7\nretry: 100\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"kind\":\"status-update\",\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"completed\"},\"final\":true}}\n\n", id)
+	}))
+	defer ts.Close()
+	c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{})
+	var got []string
+	for ev, err := range c.Resubscribe(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s:%T", ev.ID, ev.Event))
+	}
+	if strings.Join(got, " ") != ":*a2a.Task 7:*a2a.TaskStatusUpdateEvent" {
+		t.Fatalf("events %v", got)
+	}
+}
+
+// A server that answers a resubscription with a snapshot of a finished task
+// and closes the stream (the JS SDK) ends the stream; a void delete
+// answered without "result" (a2a-go) is a success; any other answer
+// without result is a ProtocolError that is not an *a2a.Error.
+func TestPeerQuirks(t *testing.T) {
+	t.Parallel()
+	var resubs atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := strings.Split(strings.Split(string(body), `"id":`)[1], ",")[0]
+		switch {
+		case strings.Contains(string(body), "tasks/resubscribe"):
+			resubs.Add(1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"kind\":\"task\",\"id\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"completed\"}}}\n\n", id)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s}`, id)
+		}
+	}))
+	defer ts.Close()
+	c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{RetryBaseDelay: time.Millisecond})
+	n := 0
+	for _, err := range c.Resubscribe(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 || resubs.Load() != 1 {
+		t.Fatalf("%d events, %d resubscriptions; want 1 and 1", n, resubs.Load())
+	}
+	if err := c.DeletePushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "c"}); err != nil {
+		t.Fatalf("void delete: %v", err)
+	}
+	_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+	var pe *client.ProtocolError
+	var ae *a2a.Error
+	if !errors.As(err, &pe) || errors.As(err, &ae) {
+		t.Fatalf("get without result: %v", err)
+	}
+}

@@ -1,0 +1,51 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+// Discover an agent from its base URL, send a message, then stream one.
+func Example() {
+	// An agent to talk to: a2abridge's echo agent on a local test server.
+	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	defer eng.Close(context.Background())
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	ts := httptest.NewServer(host)
+	defer ts.Close()
+
+	ctx := context.Background()
+	c, err := client.Dial(ctx, ts.URL, client.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello"})})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	task := res.(*a2a.Task)
+	fmt.Println(task.Status.State, task.Artifacts[0].Parts[0].(a2a.TextPart).Text)
+
+	for ev, err := range c.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("#%s %T\n", ev.ID, ev.Event)
+	}
+	// Output:
+	// completed hello
+	// #1 *a2a.Task
+	// #2 *a2a.TaskArtifactUpdateEvent
+	// #3 *a2a.TaskStatusUpdateEvent
+}

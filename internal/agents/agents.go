@@ -1,0 +1,174 @@
+// Package agents holds the built-in agents of `a2abridge serve`: echo,
+// chat and slow. They are small, complete examples of the server.Agent API.
+package agents
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+func card(name, desc string, skill a2a.AgentSkill) a2a.AgentCard {
+	return a2a.AgentCard{
+		Name: name, Description: desc, Version: "1.0.0",
+		Provider:           &a2a.AgentProvider{Organization: "a2abridge", URL: "https://github.com/a2abridge/a2abridge"},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, StateTransitionHistory: true},
+		DefaultInputModes:  []string{"text/plain", "application/json", "application/octet-stream"},
+		DefaultOutputModes: []string{"text/plain", "application/json", "application/octet-stream"},
+		Skills:             []a2a.AgentSkill{skill},
+	}
+}
+
+// EchoChunk is the number of parts (and, for one long text, the text
+// length in bytes) the echo agent puts in each streamed artifact chunk.
+const EchoChunk = 64
+
+// Echo answers every message with a completed task whose artifact "echo"
+// repeats the message's parts. The artifact is streamed in chunks: one
+// artifact-update per part, and long texts split into EchoChunk-byte pieces.
+type Echo struct{}
+
+// Card returns the echo agent's card.
+func (Echo) Card() a2a.AgentCard {
+	return card("echo", "Echoes each message back as an artifact, streamed in chunks.",
+		a2a.AgentSkill{ID: "echo", Name: "Echo", Description: "Returns the parts it is sent.", Tags: []string{"echo", "test"},
+			Examples: []string{"hello"}})
+}
+
+// Execute implements server.Agent.
+func (Echo) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
+	chunks := chunkParts(req.Message.Parts)
+	artID := a2a.NewID()
+	for i, c := range chunks {
+		a := a2a.Artifact{ArtifactID: artID, Name: "echo", Parts: []a2a.Part{c}}
+		if err := t.AddArtifact(ctx, a, i > 0, i == len(chunks)-1); err != nil {
+			return err
+		}
+	}
+	if len(chunks) == 0 {
+		if err := t.AddArtifact(ctx, a2a.Artifact{ArtifactID: artID, Name: "echo", Parts: []a2a.Part{}}, false, true); err != nil {
+			return err
+		}
+	}
+	return t.Complete(ctx, "")
+}
+
+// chunkParts splits long text parts so that streams show several chunks.
+func chunkParts(parts []a2a.Part) []a2a.Part {
+	var out []a2a.Part
+	for _, p := range parts {
+		tp, ok := p.(a2a.TextPart)
+		if !ok || len(tp.Text) <= EchoChunk {
+			out = append(out, p)
+			continue
+		}
+		s := tp.Text
+		for len(s) > 0 {
+			n := min(EchoChunk, len(s))
+			// Do not split a UTF-8 sequence.
+			for n < len(s) && n > 0 && s[n]&0xC0 == 0x80 {
+				n--
+			}
+			if n == 0 {
+				n = min(EchoChunk, len(s))
+			}
+			out = append(out, a2a.TextPart{Text: s[:n], Metadata: tp.Metadata})
+			s = s[n:]
+		}
+	}
+	return out
+}
+
+// Chat is a multi-turn agent: it echoes each turn and waits in
+// input-required; a message "bye" completes the task.
+type Chat struct{}
+
+// Card returns the chat agent's card.
+func (Chat) Card() a2a.AgentCard {
+	return card("chat", "A multi-turn conversation: echoes each turn and asks for more; say \"bye\" to finish.",
+		a2a.AgentSkill{ID: "chat", Name: "Chat", Description: "Multi-turn echo that waits for input.", Tags: []string{"chat", "multi-turn"},
+			Examples: []string{"hello", "bye"}})
+}
+
+// Execute implements server.Agent.
+func (Chat) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
+	text := textOf(req.Message)
+	turn := 0
+	for _, m := range req.Task.History {
+		if m.Role == a2a.RoleUser {
+			turn++
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(text), "bye") {
+		return t.Complete(ctx, fmt.Sprintf("Goodbye! (%d turns)", turn))
+	}
+	return t.RequireInput(ctx, fmt.Sprintf("turn %d: you said %q. Say more, or \"bye\" to finish.", turn, text))
+}
+
+func textOf(m a2a.Message) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if tp, ok := p.(a2a.TextPart); ok {
+			b.WriteString(tp.Text)
+		}
+	}
+	return b.String()
+}
+
+// Slow works for a number of seconds (the message text if it is a number,
+// else Seconds), sending a progress status every Step; it honours
+// cancellation.
+type Slow struct {
+	Seconds int           // default duration; 0 means 10
+	Step    time.Duration // progress interval; 0 means 1 s
+}
+
+// Card returns the slow agent's card.
+func (s Slow) Card() a2a.AgentCard {
+	return card("slow", "Works for N seconds (send a number; default 10) with progress updates; cancellable.",
+		a2a.AgentSkill{ID: "slow", Name: "Slow", Description: "A long-running, cancellable task.", Tags: []string{"slow", "cancel", "test"},
+			Examples: []string{"5"}})
+}
+
+// Execute implements server.Agent.
+func (s Slow) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
+	secs := s.Seconds
+	if secs <= 0 {
+		secs = 10
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(textOf(req.Message))); err == nil && n >= 0 && n <= 3600 {
+		secs = n
+	}
+	step := s.Step
+	if step <= 0 {
+		step = time.Second
+	}
+	total := time.Duration(secs) * time.Second
+	if err := t.Working(ctx, fmt.Sprintf("working for %s", total)); err != nil {
+		return err
+	}
+	start := time.Now()
+	tk := time.NewTicker(step)
+	defer tk.Stop()
+	for time.Since(start) < total {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tk.C:
+			done := min(time.Since(start), total)
+			if err := t.Working(ctx, fmt.Sprintf("progress: %d%%", int(100*done/total))); err != nil {
+				return err
+			}
+		}
+	}
+	a := a2a.Artifact{ArtifactID: a2a.NewID(), Name: "result", Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("done after %s", total)}}}
+	if err := t.AddArtifact(ctx, a, false, true); err != nil {
+		return err
+	}
+	return t.Complete(ctx, "")
+}

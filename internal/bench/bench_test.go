@@ -1,0 +1,306 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h, a, b histogram
+	rng := rand.New(rand.NewPCG(1, 2))
+	var vals []time.Duration
+	for i := range 20000 {
+		v := time.Duration(rng.ExpFloat64() * float64(time.Millisecond))
+		vals = append(vals, v)
+		h.record(v)
+		if i%2 == 0 {
+			a.record(v)
+		} else {
+			b.record(v)
+		}
+	}
+	a.merge(&b)
+	if a != h {
+		t.Fatal("merging two halves differs from recording everything")
+	}
+	slices.Sort(vals)
+	prev := time.Duration(0)
+	for _, q := range []float64{0.01, 0.5, 0.9, 0.99, 0.999, 1} {
+		got := h.quantile(q)
+		want := vals[int(q*float64(len(vals)))-1]
+		if d := float64(got-want) / float64(want); d < 0 || d > 0.01 {
+			t.Errorf("q%.3f = %v, exact %v (off by %.2f%%)", q, got, want, 100*d)
+		}
+		if got < prev {
+			t.Errorf("q%.3f = %v < previous quantile %v", q, got, prev)
+		}
+		prev = got
+	}
+	if h.quantile(1) != vals[len(vals)-1] || time.Duration(h.min) != vals[0] {
+		t.Errorf("max/min %v %v, want %v %v", h.quantile(1), h.min, vals[len(vals)-1], vals[0])
+	}
+	for _, v := range []uint64{0, 1, 127, 128, 129, 255, 256, 1 << 40, 1<<63 + 12345} {
+		i := bucketOf(v)
+		if v > bucketHigh(i) || (i > 0 && v <= bucketHigh(i-1)) {
+			t.Errorf("value %d in bucket %d [%d, %d]", v, i, bucketHigh(i-1)+1, bucketHigh(i))
+		}
+	}
+}
+
+func TestCheckEnvelope(t *testing.T) {
+	for _, tc := range []struct {
+		body       string
+		ok, idOK   bool
+		res        bool
+		code, kind string
+		final      bool
+	}{
+		{body: `{"jsonrpc":"2.0","id":7,"result":{"kind":"task","id":"x"}}`, ok: true, idOK: true, res: true, kind: "task"},
+		{body: ` { "result" : {"kind":"status-update","status":{"state":"completed"},"final" : true} , "id" : 7 ,"jsonrpc":"2.0"}`, ok: true, idOK: true, res: true, kind: "status-update", final: true},
+		{body: `{"jsonrpc":"2.0","id":"7","result":{}}`, ok: true, res: true},
+		{body: `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Task not found"}}`, ok: true, idOK: true, code: "-32001"},
+		{body: `{"jsonrpc":"2.0","id":7,"result":{"kind":"artifact-update","artifact":{"parts":[{"kind":"text","text":"\"final\":true}, \\"}]},"lastChunk":true}}`, ok: true, idOK: true, res: true, kind: "artifact-update"},
+		{body: `{"jsonrpc":"2.0","id":7,"result":{"kind":"task"`, ok: false},
+		{body: `[1]`, ok: false},
+	} {
+		e, ok := checkEnvelope([]byte(tc.body), []byte("7"), true)
+		if ok != tc.ok || (ok && (e.idOK != tc.idOK || e.hasResult != tc.res || e.errCode != tc.code || e.kind != tc.kind || e.final != tc.final)) {
+			t.Errorf("%s: got %+v ok=%v", tc.body, e, ok)
+		}
+	}
+}
+
+func TestSSECounterSplits(t *testing.T) {
+	stream := "id: 1\ndata: {\"a\":1}\n\n: keep-alive\n\nid: 2\r\ndata: x\r\ndata: y\r\n\r\n: ka\r\n\r\nevent: e\n\n"
+	count := func(chunks [][]byte) (comments, events, cbytes, ebytes int) {
+		var s sseCounter
+		for _, c := range chunks {
+			for _, it := range s.feed(c) {
+				if it.kind == ':' {
+					comments += it.lines
+					cbytes += it.n
+				} else {
+					events++
+					ebytes += it.n
+				}
+			}
+		}
+		return
+	}
+	c0, e0, cb0, eb0 := count([][]byte{[]byte(stream)})
+	if c0 != 2 || e0 != 2 || cb0 != len(": keep-alive\n")+len(": ka\r\n") {
+		t.Fatalf("whole stream: %d comments (%d bytes), %d events (%d bytes)", c0, cb0, e0, eb0)
+	}
+	for i := 1; i < len(stream); i++ {
+		c, e, cb, eb := count([][]byte{[]byte(stream[:i]), []byte(stream[i:])})
+		if c != c0 || e != e0 || cb != cb0 || eb != eb0 {
+			t.Fatalf("split at %d: %d/%d/%d/%d, want %d/%d/%d/%d", i, c, e, cb, eb, c0, e0, cb0, eb0)
+		}
+	}
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// testServer is a2abridge's server with the built-in agents, in memory.
+func testServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quiet(), KeepAlive: 50 * time.Millisecond}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 60, Step: 200 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
+	ts := httptest.NewServer(host)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = eng.Close(ctx)
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return ts
+}
+
+func checkSane(t *testing.T, r *Result) {
+	t.Helper()
+	l := r.Latency
+	if r.Requests <= 0 || r.Errors != 0 || r.Throughput <= 0 || !(l.Min > 0 && l.Min <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.Max) {
+		t.Fatalf("insane result: %+v (errors %v: %s)", r, r.ErrorKinds, r.FirstError)
+	}
+}
+
+func TestRunModes(t *testing.T) {
+	ts := testServer(t)
+	for _, mode := range []Mode{ModeSend, ModeStream, ModeResubscribe} {
+		t.Run(string(mode), func(t *testing.T) {
+			var progress bytes.Buffer
+			var started, stopped atomic.Bool
+			r, err := Run(context.Background(), Options{
+				URL: ts.URL + "/a2a/echo", Mode: mode, Concurrency: 4, Duration: 1200 * time.Millisecond,
+				Warmup: 200 * time.Millisecond, Payload: 100, Progress: &progress, Tasks: 10,
+				OnStart: func() { started.Store(true) }, OnStop: func() { stopped.Store(stopped.Load() || started.Load()) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSane(t, r)
+			if !stopped.Load() {
+				t.Error("OnStart/OnStop not called in order")
+			}
+			if r.Elapsed < 1.1 || r.Elapsed > 2 {
+				t.Errorf("elapsed %.2fs for a 1.2s run", r.Elapsed)
+			}
+			if !strings.Contains(progress.String(), "req/s") {
+				t.Errorf("no progress lines: %q", progress.String())
+			}
+			if mode != ModeSend {
+				f := r.FirstEvent
+				if f == nil || f.P50 <= 0 || f.P50 > r.Latency.P50 || f.P99 > r.Latency.P99 {
+					t.Errorf("first event %+v vs latency %+v", f, r.Latency)
+				}
+				// 100 bytes of text: 2 chunks, so task + 2 artifact-updates + final.
+				want := int64(2)
+				if mode == ModeStream {
+					want = 4
+				}
+				if r.Events != want*r.Requests {
+					t.Errorf("%d events for %d streams, want %d each", r.Events, r.Requests, want)
+				}
+			}
+			var out bytes.Buffer
+			if err := WriteText(&out, r); err != nil || !strings.Contains(out.String(), "throughput") {
+				t.Errorf("WriteText: %v %q", err, out.String())
+			}
+		})
+	}
+}
+
+func TestRunRequests(t *testing.T) {
+	ts := testServer(t)
+	r, err := Run(context.Background(), Options{URL: ts.URL, Concurrency: 3, Requests: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSane(t, r)
+	if r.Requests != 100 {
+		t.Fatalf("%d requests, want 100", r.Requests)
+	}
+}
+
+func TestRunIdle(t *testing.T) {
+	ts := testServer(t)
+	opened := -1
+	r, err := Run(context.Background(), Options{
+		URL: ts.URL + "/a2a/slow", Mode: ModeIdle, IdleStreams: 50, Concurrency: 8, Duration: time.Second,
+		OnOpen: func(n int) { opened = n },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := r.Idle
+	if opened != 50 || id.Opened != 50 || id.OpenAtEnd != 50 || id.Failed != 0 || id.Ended != 0 || r.Errors != 0 {
+		t.Fatalf("idle: OnOpen %d, %+v (%s)", opened, id, r.FirstError)
+	}
+	// Keep-alives every 50 ms and a progress event every 200 ms, to 50 streams for 1 s.
+	if id.KeepAlivesPerStreamPerSecond < 5 || id.KeepAliveBytes < id.KeepAlives*10 || id.Events < 50*3 {
+		t.Fatalf("idle traffic: %+v", id)
+	}
+	if l := id.OpenLatency; !(l.P50 > 0 && l.P50 <= l.P99 && l.P99 <= l.Max) {
+		t.Fatalf("open latency %+v", l)
+	}
+
+	// One stream per task, via message/stream.
+	r, err = Run(context.Background(), Options{URL: ts.URL + "/a2a/slow", Mode: ModeIdle, IdleVia: "stream", IdleStreams: 10, Duration: 300 * time.Millisecond})
+	if err != nil || r.Idle.OpenAtEnd != 10 || r.Idle.KeepAlives == 0 {
+		t.Fatalf("idle via stream: %v %+v", err, r)
+	}
+
+	// The echo agent's tasks finish at once: idle mode says so.
+	_, err = Run(context.Background(), Options{URL: ts.URL + "/a2a/echo", Mode: ModeIdle, IdleStreams: 10, Duration: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "long-running task") {
+		t.Fatalf("idle on echo: %v", err)
+	}
+}
+
+func TestRunCountsErrors(t *testing.T) {
+	ts := testServer(t)
+	var n atomic.Int64
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) % 4 {
+		case 0:
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+		case 2:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal"}}`)
+		default:
+			r.URL.Path = "/a2a/echo"
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+r.URL.Path, r.Body)
+			req.Header = r.Header
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+			io.Copy(w, resp.Body)
+		}
+	}))
+	defer flaky.Close()
+	r, err := Run(context.Background(), Options{URL: flaky.URL, Concurrency: 2, Requests: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests+r.Errors != 200 || r.ErrorKinds["http 503"] == 0 || r.ErrorKinds["rpc -32603"] == 0 || r.Requests == 0 {
+		t.Fatalf("got %d ok, %d errors %v", r.Requests, r.Errors, r.ErrorKinds)
+	}
+
+	// A target that cannot answer at all is an error.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	if _, err := Run(context.Background(), Options{URL: dead.URL, Duration: time.Second}); err == nil {
+		t.Fatal("no error for a closed port")
+	}
+}
+
+func TestVerify(t *testing.T) {
+	ts := testServer(t)
+	for _, p := range []int{16, 1000} {
+		if err := Verify(context.Background(), Options{URL: ts.URL + "/a2a/echo", Payload: p}); err != nil {
+			t.Fatalf("payload %d: %v", p, err)
+		}
+	}
+	lazy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","status":{"state":"submitted"}}}`)
+	}))
+	defer lazy.Close()
+	if err := Verify(context.Background(), Options{URL: lazy.URL}); err == nil || !strings.Contains(err.Error(), "submitted") {
+		t.Fatalf("Verify accepted a submitted task: %v", err)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, o := range []Options{
+		{URL: "ftp://x"},
+		{URL: "http://x", Mode: "nope"},
+		{URL: "http://x", Concurrency: -1},
+		{URL: "http://x", Mode: ModeIdle, Requests: 5},
+		{URL: "http://x", Mode: ModeIdle, IdleVia: "carrier pigeon"},
+	} {
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/spf13/cobra"
+
+	"github.com/a2abridge/a2abridge/internal/bench"
+)
+
+// newBenchCmd is `a2abridge bench URL`: a load generator for any A2A
+// JSON-RPC endpoint. It reads the client commands' persistent flags
+// (--header, --token, --timeout, --json, --human) from the root.
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		o     bench.Options
+		mode  string
+		quiet bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench URL",
+		Short: "Load-test an A2A JSON-RPC endpoint (throughput, latency percentiles, idle streams)",
+		Long: `Load-test an A2A JSON-RPC endpoint. URL is the endpoint that receives the
+JSON-RPC POSTs (e.g. http://127.0.0.1:8080/a2a/echo); it is used as is.
+
+Modes:
+  send         message/send round trips (each with a unique messageId)
+  stream       message/stream round trips, until the status-update with final=true
+  resubscribe  tasks/resubscribe round trips (snapshot + final) on tasks that
+               message/send created and finished beforehand
+  idle         open --idle-streams streams to a long-running task and hold them
+               for --duration, counting keep-alive comments and events; by default
+               one task is started with a non-blocking message/send of --idle-text
+               ("3600": an hour of the built-in slow agent, so point URL at
+               …/a2a/slow), or give --idle-task
+
+Requests are pre-built raw JSON-RPC bodies sent over keep-alive connections; an
+answer counts as a success when it is HTTP 200 with the request's id and a
+result (for streams: through the final event). Progress goes to stderr once a
+second; the result is a table, or JSON with --json (the default when stdout is
+not a terminal).`,
+		Example: `  a2abridge bench http://127.0.0.1:8080/a2a/echo --concurrency 32 --duration 10s
+  a2abridge bench http://127.0.0.1:8080/a2a/echo --mode stream --requests 50000 --json
+  a2abridge bench http://127.0.0.1:8080/a2a/slow --mode idle --idle-streams 10000 --duration 30s`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			if err := checkURL(args[0]); err != nil {
+				return err
+			}
+			o.URL = args[0]
+			o.Mode = bench.Mode(mode)
+			switch o.Mode {
+			case bench.ModeSend, bench.ModeStream, bench.ModeResubscribe, bench.ModeIdle:
+			default:
+				return usageError{fmt.Errorf("--mode %q: want send, stream, resubscribe or idle", mode)}
+			}
+			if fl.Changed("duration") && fl.Changed("requests") {
+				return usageError{errors.New("give --duration or --requests, not both")}
+			}
+			if o.Mode == bench.ModeIdle && fl.Changed("requests") {
+				return usageError{errors.New("--requests does not apply to idle mode: it holds streams for --duration")}
+			}
+			if o.Concurrency < 1 || o.Duration <= 0 || o.Requests < 0 || o.Warmup < 0 || o.IdleStreams < 1 || o.Timeout < 0 {
+				return usageError{errors.New("--concurrency, --duration and --idle-streams must be positive; --requests, --warmup and --request-timeout not negative")}
+			}
+			if o.Payload == 0 {
+				o.Payload = -1 // an empty text part
+			}
+			if fl.Changed("requests") {
+				o.Duration = 0
+			}
+			if v, _ := fl.GetString("api-key"); v != "" {
+				return usageError{errors.New("bench sends no API key: pass it with --header NAME:VALUE")}
+			}
+			hs, _ := fl.GetStringArray("header")
+			h := http.Header{}
+			for _, kv := range hs {
+				k, v, ok := strings.Cut(kv, ":")
+				if !ok || strings.TrimSpace(k) == "" {
+					return usageError{fmt.Errorf("--header %q: want NAME:VALUE", kv)}
+				}
+				h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+			}
+			if tok, _ := fl.GetString("token"); tok != "" {
+				h.Set("Authorization", "Bearer "+tok)
+			}
+			o.Header = h
+			if !quiet {
+				o.Progress = stderr
+			}
+			ctx := cmd.Context()
+			if t, _ := fl.GetDuration("timeout"); t > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, t)
+				defer cancel()
+			}
+			res, err := bench.Run(ctx, o)
+			if err != nil {
+				return err
+			}
+			if benchJSON(fl.GetBool, stdout) {
+				b, err := json.Marshal(res, json.Deterministic(true))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s\n", b)
+			} else if err := bench.WriteText(stdout, res); err != nil {
+				return err
+			}
+			if res.Requests == 0 && res.Errors > 0 {
+				return fmt.Errorf("every request failed (first error: %s)", res.FirstError)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&mode, "mode", "send", "what to measure: send, stream, resubscribe or idle")
+	f.IntVarP(&o.Concurrency, "concurrency", "c", bench.DefaultConcurrency, "concurrent clients (idle mode: streams opened at once)")
+	f.DurationVarP(&o.Duration, "duration", "d", bench.DefaultDuration, "how long to measure (idle mode: how long to hold the streams)")
+	f.Int64VarP(&o.Requests, "requests", "n", 0, "measure this many requests instead of a duration")
+	f.DurationVar(&o.Warmup, "warmup", time.Second, "load before measuring, not counted")
+	f.IntVar(&o.Payload, "payload", bench.DefaultPayload, "length in bytes of the message's text part")
+	f.DurationVar(&o.Timeout, "request-timeout", bench.DefaultTimeout, "limit of each request (streams included)")
+	f.IntVar(&o.Tasks, "tasks", 0, "resubscribe mode: finished tasks to cycle through (default 4 × concurrency)")
+	f.IntVar(&o.IdleStreams, "idle-streams", bench.DefaultIdleStreams, "idle mode: streams to open and hold")
+	f.StringVar(&o.IdleVia, "idle-via", "resubscribe", "idle mode: resubscribe (all streams follow one task) or stream (one message/stream, so one task, each)")
+	f.StringVar(&o.IdleTask, "idle-task", "", "idle mode: follow this existing task instead of starting one")
+	f.StringVar(&o.IdleText, "idle-text", bench.DefaultIdleText, "idle mode: text of the message that starts a task")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
+	return cmd
+}
+
+// benchJSON reports whether to print JSON: --json, or stdout is not a
+// terminal and --human is not set (as the other client commands decide).
+func benchJSON(get func(string) (bool, error), stdout io.Writer) bool {
+	if v, _ := get("json"); v {
+		return true
+	}
+	if v, _ := get("human"); v {
+		return false
+	}
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice == 0
+}

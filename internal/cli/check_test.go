@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+)
+
+func TestCheckList(t *testing.T) {
+	out, _, code := run(t, "", "check", "--list")
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"rpc.content-type", "MUST", "§3.2.1", "stream.resume", "MAY", "push.delivery"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--list output lacks %q", want)
+		}
+	}
+}
+
+func TestCheckUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"check"},
+		{"check", "ftp://example.com"},
+		{"check", "http://127.0.0.1:1", "--category", "nope"},
+		{"check", "http://127.0.0.1:1", "--only", "rpc.nope"},
+		{"check", "http://127.0.0.1:1", "--header", "no-colon"},
+		{"check", "--list", "http://127.0.0.1:1"},
+	} {
+		_, errOut, code := run(t, "", args...)
+		if code != ExitUsage {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", args, code, ExitUsage, errOut)
+		}
+	}
+}
+
+type jsonReport struct {
+	Score  float64 `json:"score"`
+	Counts struct {
+		Total int `json:"total"`
+		Pass  int `json:"pass"`
+		Fail  int `json:"fail"`
+	} `json:"counts"`
+	Failed  map[string]int `json:"failedByLevel"`
+	Results []struct {
+		ID      string `json:"id"`
+		Status  string `json:"status"`
+		Level   string `json:"level"`
+		Message string `json:"message"`
+	} `json:"results"`
+}
+
+// TestCheckA2Abridge: `check --json --report` against the in-process
+// server's slow agent: every MUST passes (exit 0), the JSON report parses
+// and the Markdown report is written.
+func TestCheckA2Abridge(t *testing.T) {
+	t.Parallel()
+	ts, _ := testHost(t)
+	report := filepath.Join(t.TempDir(), "report.md")
+	out, errOut, code := run(t, "", "check", ts.URL+"/a2a/slow", "--json", "--text", "0", "--long-text", "1", "--timeout", "5s", "--report", report)
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not a JSON report: %v\n%s", err, out)
+	}
+	if rep.Failed["MUST"] != 0 || rep.Counts.Pass < 40 {
+		t.Errorf("report: %+v", rep)
+	}
+	for _, r := range rep.Results {
+		if r.Status == "fail" {
+			t.Errorf("%s (%s) failed: %s", r.ID, r.Level, r.Message)
+		}
+	}
+	if !strings.Contains(errOut, "rpc.content-type") || !strings.Contains(errOut, "report written to") {
+		t.Errorf("no progress on stderr:\n%s", errOut)
+	}
+	md, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# A2A 0.3.0 compliance report: slow", "## Summary", "## Findings", "## Acceptance checklist", "- [x] `card.fetch`"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+// TestCheckFailingServer: a server that breaks MUSTs gives exit status 1
+// and the failures with evidence in the terminal summary.
+func TestCheckFailingServer(t *testing.T) {
+	t.Parallel()
+	var base string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"name":"bad","description":"d","url":"` + base + `/","version":"1","protocolVersion":"0.3.0",` +
+				`"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":"1","error":{"code":-32603,"message":"nothing works"}}`))
+	}))
+	defer ts.Close()
+	base = ts.URL
+	out, errOut, code := run(t, "", "check", ts.URL, "--human", "-q", "--category", "card,rpc", "--timeout", "2s")
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitFailure, errOut)
+	}
+	for _, want := range []string{"FAILURES", "✗ rpc.content-type  MUST", "← HTTP 200  text/plain", "NOT CONFORMANT", "card.preferred-transport"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "MUST requirement(s) failed") {
+		t.Errorf("stderr: %q", errOut)
+	}
+	if strings.Contains(errOut, "[") {
+		t.Errorf("-q printed progress: %q", errOut)
+	}
+}

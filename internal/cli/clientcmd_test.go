@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+func testHost(t *testing.T) (*httptest.Server, *sync.Map) {
+	t.Helper()
+	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quietLog()})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quietLog()}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 1, Step: 50 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
+	seen := &sync.Map{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("X-Test"); v != "" {
+			seen.Store("X-Test", v)
+		}
+		host.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = eng.Close(ctx)
+	})
+	return ts, seen
+}
+
+func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+type wireTask struct {
+	Kind   string `json:"kind"`
+	ID     string `json:"id"`
+	Final  bool   `json:"final"`
+	Status struct {
+		State string `json:"state"`
+	} `json:"status"`
+	History   []jsontext.Value `json:"history"`
+	Artifacts []struct {
+		Parts []map[string]any `json:"parts"`
+	} `json:"artifacts"`
+}
+
+func lines(t *testing.T, out string) []wireTask {
+	t.Helper()
+	var res []wireTask
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var w wireTask
+		if err := json.Unmarshal([]byte(l), &w); err != nil {
+			t.Fatalf("not a JSON line: %q (%v)", l, err)
+		}
+		res = append(res, w)
+	}
+	return res
+}
+
+func TestClientCommands(t *testing.T) {
+	ts, seen := testHost(t)
+	out, errs, code := run(t, "", "card", ts.URL, "--json")
+	if code != ExitOK || !strings.Contains(out, `"name":"echo"`) {
+		t.Fatalf("card: %d %s %s", code, out, errs)
+	}
+	out, _, _ = run(t, "", "card", ts.URL+"/a2a/chat", "--human")
+	if !strings.HasPrefix(out, "chat 1.0.0  (A2A 0.3.0)") {
+		t.Fatalf("human card: %s", out)
+	}
+
+	file := filepath.Join(t.TempDir(), "note.txt")
+	os.WriteFile(file, []byte("file body"), 0o600)
+	out, errs, code = run(t, "", "send", ts.URL, "hello", "--file", file, "--data", `{"n":1}`, "--history", "0", "--json", "--header", "X-Test: yes")
+	if code != ExitOK {
+		t.Fatalf("send: %d %s", code, errs)
+	}
+	sent := lines(t, out)[0]
+	if sent.Status.State != "completed" || len(sent.History) != 0 || len(sent.Artifacts[0].Parts) != 3 {
+		t.Fatalf("send result: %s", out)
+	}
+	if v, _ := seen.Load("X-Test"); v != "yes" {
+		t.Fatalf("--header not sent: %v", v)
+	}
+
+	out, _, code = run(t, "", "get", ts.URL, sent.ID, "--json")
+	if code != ExitOK || lines(t, out)[0].ID != sent.ID {
+		t.Fatalf("get: %d %s", code, out)
+	}
+
+	out, _, code = run(t, "", "stream", ts.URL+"/a2a/slow", "0", "--json")
+	evs := lines(t, out)
+	if code != ExitOK || evs[0].Kind != "task" || !evs[len(evs)-1].Final || evs[len(evs)-1].Status.State != "completed" {
+		t.Fatalf("stream: %d %s", code, out)
+	}
+
+	out, _, code = run(t, "", "resubscribe", ts.URL+"/a2a/slow", evs[0].ID, "--from", "2", "--json")
+	rs := lines(t, out)
+	if code != ExitOK || len(rs) != len(evs)-2 || !rs[len(rs)-1].Final {
+		t.Fatalf("resubscribe --from 2: %d events of %d: %s", len(rs), len(evs), out)
+	}
+
+	out, _, code = run(t, "", "send", ts.URL+"/a2a/slow", "30", "--no-blocking", "--json")
+	started := lines(t, out)[0]
+	if code != ExitOK || started.Status.State != "submitted" {
+		t.Fatalf("no-blocking send: %s", out)
+	}
+	out, _, code = run(t, "", "cancel", ts.URL+"/a2a/slow", started.ID, "--json")
+	if code != ExitOK || lines(t, out)[0].Status.State != "canceled" {
+		t.Fatalf("cancel: %d %s", code, out)
+	}
+
+	out, _, code = run(t, "hello\nbye\n", "chat", ts.URL+"/a2a/chat")
+	if code != ExitOK || !strings.Contains(out, `turn 1: you said "hello"`) || !strings.Contains(out, "Goodbye! (2 turns)") {
+		t.Fatalf("chat: %d %s", code, out)
+	}
+}
+
+func TestClientExitCodes(t *testing.T) {
+	ts, _ := testHost(t)
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"get", ts.URL, "nope"}, ExitA2AError, "-32001"},
+		{[]string{"cancel", ts.URL, "nope"}, ExitA2AError, "-32001"},
+		{[]string{"push", "list", ts.URL, "nope"}, ExitA2AError, "-32001"},
+		{[]string{"extended-card", ts.URL}, ExitA2AError, "-32007"},
+		{[]string{"send", ts.URL}, ExitUsage, "nothing to send"},
+		{[]string{"send", ts.URL, "x", "--data", "[1]"}, ExitUsage, "JSON object"},
+		{[]string{"send", ts.URL, "x", "--header", "novalue"}, ExitUsage, "NAME:VALUE"},
+		{[]string{"get", ts.URL}, ExitUsage, "accepts 2 arg"},
+		{[]string{"get", "http://127.0.0.1:1", "x", "--timeout", "2s"}, ExitTransport, "connect"},
+		{[]string{"card", ts.URL + "/nothing-here/"}, ExitTransport, "404"},
+	}
+	for _, c := range cases {
+		_, errs, code := run(t, "", c.args...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args, code, c.code, errs, c.msg)
+		}
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Exit codes follow the error's type, never the server's wording.
+func TestExitCodesFromHostileAnswers(t *testing.T) {
+	var ts *httptest.Server
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/bad/.well-known/agent-card.json":
+			fmt.Fprintf(w, `{"name":"x","description":"d","url":"%s/bad","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`, ts.URL)
+		case strings.HasSuffix(r.URL.Path, "agent-card.json"):
+			fmt.Fprintf(w, `{"name":"x","description":"d","url":"%s/rpc","version":"1","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`, ts.URL)
+		default:
+			b, _ := io.ReadAll(r.Body)
+			id := strings.Split(strings.Split(string(b), `"id":`)[1], ",")[0]
+			if strings.Contains(string(b), `"wordy"`) {
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"invalid argument: unknown flag accepts 2 arg(s)"}}`, id)
+			} else {
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"task","id":"t"}}`, id)
+			}
+		}
+	}))
+	defer ts.Close()
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"get", ts.URL, "wordy"}, ExitA2AError},
+		{[]string{"get", ts.URL, "malformed"}, ExitTransport},
+		{[]string{"card", ts.URL + "/bad"}, ExitTransport},
+		{[]string{"card", "ftp://example.com"}, ExitUsage},
+		{[]string{"get", ts.URL, "t", "--history", "-1"}, ExitUsage},
+	} {
+		if _, errs, code := run(t, "", c.args...); code != c.code {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, c.code, errs)
+		}
+	}
+}

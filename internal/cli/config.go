@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
+)
+
+// serveFile is the `a2abridge serve --config FILE` format (YAML). Values
+// may reference environment variables as ${NAME}; an unset variable is an
+// error. Flags given on the command line override the file.
+type serveFile struct {
+	Addr      string `yaml:"addr"`
+	PublicURL string `yaml:"public_url"`
+	Data      string `yaml:"data"`
+	Memory    bool   `yaml:"memory"`
+	Default   string `yaml:"default"`
+	Push      struct {
+		Enabled     bool     `yaml:"enabled"`
+		Allow       []string `yaml:"allow"`
+		GiveUpAfter duration `yaml:"give_up_after"`
+		Keys        string   `yaml:"keys"`
+		Algorithm   string   `yaml:"algorithm"`    // ES256 (default) or RS256
+		RotateEvery duration `yaml:"rotate_every"` // 0: never; the previous key stays published for 24 h
+	} `yaml:"push"`
+	// Auth applies to every agent without an auth block of its own.
+	Auth   *authFile            `yaml:"auth"`
+	Agents map[string]agentFile `yaml:"agents"`
+}
+
+type authFile struct {
+	// BearerTokens maps subjects to static tokens (or "sha256:<hex>").
+	BearerTokens map[string]string `yaml:"bearer_tokens"`
+	JWT          *struct {
+		JWKSURL   string   `yaml:"jwks_url"`
+		Issuer    string   `yaml:"issuer"`
+		Audience  []string `yaml:"audience"`
+		ClockSkew duration `yaml:"clock_skew"`
+	} `yaml:"jwt"`
+	APIKeys *struct {
+		In   string            `yaml:"in"`
+		Name string            `yaml:"name"`
+		Keys map[string]string `yaml:"keys"`
+	} `yaml:"api_keys"`
+	// None turns authentication off for an agent when a default is set.
+	None bool `yaml:"none"`
+}
+
+type agentFile struct {
+	Auth             *authFile `yaml:"auth"`
+	CardRequiresAuth bool      `yaml:"card_requires_auth"`
+	ExtendedCard     *struct {
+		Description string `yaml:"description"`
+		Skills      []struct {
+			ID          string   `yaml:"id"`
+			Name        string   `yaml:"name"`
+			Description string   `yaml:"description"`
+			Tags        []string `yaml:"tags"`
+		} `yaml:"skills"`
+	} `yaml:"extended_card"`
+}
+
+type duration time.Duration
+
+func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 24h)", n.Line, n.Value)
+	}
+	*d = duration(v)
+	return nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// loadServeFile reads and validates a config file. ${NAME} references are
+// expanded inside YAML string values (after parsing, so a value can never
+// change the document's structure).
+func loadServeFile(path string) (*serveFile, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var missing []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+				name := envRef.FindStringSubmatch(m)[1]
+				v, ok := os.LookupEnv(name)
+				if !ok || v == "" {
+					missing = append(missing, name)
+				}
+				return v
+			})
+			// Let the expanded value resolve like a literal one would
+			// (a bool stays a bool); the encoder quotes it when needed.
+			n.Tag = ""
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(slices.Compact(missing), ", "))
+	}
+	expanded, err := yaml.Marshal(&doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var f serveFile
+	dec := yaml.NewDecoder(bytes.NewReader(expanded))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && err != io.EOF {
+		if len(envRef.FindAll(raw, -1)) > 0 {
+			// The decoder quotes values, which may be expanded secrets.
+			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, redactYAMLError(err))
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// A present but empty auth block (every line commented out) must not
+	// silently mean "no authentication".
+	if authBlockEmpty(&doc, "auth") {
+		return nil, fmt.Errorf("%s: auth: the block is empty; configure a scheme or remove it", path)
+	}
+	for name, a := range f.Agents {
+		if a.Auth == nil && agentAuthKeyPresent(&doc, name) {
+			return nil, fmt.Errorf("%s: agents.%s.auth: the block is empty; configure a scheme, `none: true`, or remove it", path, name)
+		}
+	}
+	return &f, nil
+}
+
+// redactYAMLError keeps the line reference of a decoding error and drops
+// the quoted values.
+func redactYAMLError(err error) string {
+	return regexp.MustCompile("`[^`]*`").ReplaceAllString(err.Error(), "`…`")
+}
+
+// mapValue returns the value node of key in mapping node m.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func root(doc *yaml.Node) *yaml.Node {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		return doc.Content[0]
+	}
+	return doc
+}
+
+// authBlockEmpty reports a top-level key present with a null value.
+func authBlockEmpty(doc *yaml.Node, key string) bool {
+	v := mapValue(root(doc), key)
+	return v != nil && v.Tag == "!!null"
+}
+
+func agentAuthKeyPresent(doc *yaml.Node, agent string) bool {
+	v := mapValue(mapValue(mapValue(root(doc), "agents"), agent), "auth")
+	return v != nil && v.Tag == "!!null"
+}
+
+// build turns an auth block into authenticators.
+func (a *authFile) build() (auth.Set, error) {
+	if a == nil {
+		return nil, nil
+	}
+	if a.None {
+		if len(a.BearerTokens) > 0 || a.JWT != nil || a.APIKeys != nil {
+			return nil, fmt.Errorf("`none: true` together with schemes: choose one")
+		}
+		return nil, nil
+	}
+	var set auth.Set
+	if len(a.BearerTokens) > 0 {
+		b, err := auth.NewBearerTokens("bearer", a.BearerTokens)
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, b)
+	}
+	if j := a.JWT; j != nil {
+		v, err := auth.NewJWT("jwt", auth.JWTOptions{JWKSURL: j.JWKSURL, Issuer: j.Issuer, Audience: j.Audience, ClockSkew: time.Duration(j.ClockSkew)})
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, v)
+	}
+	if k := a.APIKeys; k != nil {
+		in := k.In
+		if in == "" {
+			in = "header"
+		}
+		name := k.Name
+		if name == "" {
+			name = "X-API-Key"
+		}
+		v, err := auth.NewAPIKey("apiKey", in, name, k.Keys)
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, v)
+	}
+	if len(set) == 0 {
+		return nil, fmt.Errorf("auth block configures no scheme (bearer_tokens, jwt or api_keys)")
+	}
+	return set, set.Validate()
+}
+
+// extendedCard builds an agent's extended card from its public card.
+func (a *agentFile) extendedCard(pub a2a.AgentCard) *a2a.AgentCard {
+	if a == nil || a.ExtendedCard == nil {
+		return nil
+	}
+	c := pub
+	if a.ExtendedCard.Description != "" {
+		c.Description = a.ExtendedCard.Description
+	}
+	c.Skills = slices.Clone(pub.Skills)
+	for _, s := range a.ExtendedCard.Skills {
+		c.Skills = append(c.Skills, a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
+	}
+	return &c
+}

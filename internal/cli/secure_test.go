@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lineWriter collects output lines and signals each one.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	lines chan string
+}
+
+func newLineWriter() *lineWriter { return &lineWriter{lines: make(chan string, 100)} }
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for {
+		i := bytes.IndexByte(w.buf.Bytes(), '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.lines <- string(w.buf.Next(i + 1))
+	}
+}
+
+// waitLines waits until n lines containing want arrived.
+func waitLines(t *testing.T, w *lineWriter, want string, n int, timeout time.Duration) []string {
+	t.Helper()
+	var got []string
+	deadline := time.After(timeout)
+	for len(got) < n {
+		select {
+		case l := <-w.lines:
+			if strings.Contains(l, want) {
+				got = append(got, l)
+			}
+		case <-deadline:
+			t.Fatalf("got %d lines with %q, want %d: %q", len(got), want, n, got)
+		}
+	}
+	return got
+}
+
+// startListener runs `a2abridge push listen` in-process.
+func startListener(t *testing.T, args ...string) *lineWriter {
+	t.Helper()
+	out := newLineWriter()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, append([]string{"push", "listen", "--human"}, args...), nil, out, io.Discard)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	waitLines(t, out, "listening on", 1, 10*time.Second)
+	return out
+}
+
+// TestSecureConfigEndToEnd runs `serve --config examples/secure.yaml`:
+// unauthenticated calls are refused, the token from the environment works,
+// the extended card is served, and push notifications reach a local
+// `push listen` that verifies their signatures against the server's JWKS.
+// Then notifications owed while the webhook was down survive a kill -9 of
+// the server and are delivered after restart.
+func TestSecureConfigEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	t.Setenv("A2ABRIDGE_TOKEN", "e2e-secret")
+	cfg, err := filepath.Abs("../../examples/secure.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	hookAddr, downAddr := freeAddr(t), freeAddr(t)
+	// The example allows webhooks on 127.0.0.1:9000 only; the test's ports
+	// replace that list.
+	child := startChild(t, "--config", cfg, "--data", dir, "--addr", addr, "--push-allow", hookAddr, "--push-allow", downAddr)
+
+	if _, _, code := run(t, "", "get", base, "x"); code != ExitTransport {
+		t.Fatalf("unauthenticated get: exit %d, want %d (HTTP 401)", code, ExitTransport)
+	}
+	out, errs, code := run(t, "", "extended-card", base, "--token", "e2e-secret", "--json")
+	if code != ExitOK || !strings.Contains(out, "authenticated callers only") {
+		t.Fatalf("extended card: %d %s %s", code, out, errs)
+	}
+
+	hookURL := "http://" + hookAddr + "/hook"
+	listener := startListener(t, "--addr", hookAddr, "--server", base, "--push-token", "tok")
+	out, errs, code = run(t, "", "send", base, "hello", "--token", "e2e-secret", "--push-url", hookURL, "--push-token", "tok", "--json")
+	if code != ExitOK {
+		t.Fatalf("send with push: %d %s %s", code, out, errs)
+	}
+	got := waitLines(t, listener, "verified", 3, 15*time.Second)
+	if !strings.Contains(got[0], "submitted") || !strings.Contains(got[2], "completed") {
+		t.Fatalf("notifications: %q", got)
+	}
+
+	// Another loopback port is refused.
+	if _, errs, code := run(t, "", "send", base, "x", "--token", "e2e-secret", "--push-url", "http://"+freeAddr(t)+"/hook"); code != ExitA2AError || !strings.Contains(errs, "not allowed") {
+		t.Fatalf("webhook on a port not allowlisted: %d %s", code, errs)
+	}
+	// A webhook that is down: the notifications stay owed across kill -9.
+	out, _, code = run(t, "", "send", base+"/a2a/slow", "30", "--no-blocking", "--token", "e2e-secret", "--push-url", "http://"+downAddr+"/hook", "--json")
+	if code != ExitOK {
+		t.Fatalf("send to slow: %d %s", code, out)
+	}
+	time.Sleep(300 * time.Millisecond) // a first failed delivery attempt
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	late := startListener(t, "--addr", downAddr, "--server", base)
+	startChild(t, "--config", cfg, "--data", dir, "--addr", addr, "--push-allow", hookAddr, "--push-allow", downAddr)
+	// Everything owed arrives, in order, verified; the last is the failed
+	// status the restarted server gave the interrupted task.
+	got = waitLines(t, late, "verified", 3, 30*time.Second)
+	if !strings.Contains(got[0], "submitted") {
+		t.Fatalf("owed notifications after restart: %q", got)
+	}
+	if !strings.Contains(got[len(got)-1], "failed") {
+		waitLines(t, late, "failed", 1, 30*time.Second)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o600)
+		return p
+	}
+	cases := []struct{ body, want string }{
+		{"auth:\n  bearer_tokens:\n    me: ${A2ABRIDGE_SURELY_UNSET_VAR}\n", "A2ABRIDGE_SURELY_UNSET_VAR"},
+		{"adress: 1\n", "adress"},
+		{"agents:\n  nope: {}\n", "no such agent"},
+		{"agents:\n  echo:\n    extended_card: {description: x}\n", "extended_card needs authentication"},
+		{"auth: {}\n", "no scheme"},
+		{"push:\n  give_up_after: soon\n", "not a duration"},
+		{"auth:\n#  bearer_tokens: {me: x}\n", "block is empty"},
+		{"agents:\n  echo:\n    auth:\n", "block is empty"},
+		{"auth:\n  none: true\n  bearer_tokens: {me: x}\n", "choose one"},
+		{"agents:\n  echo:\n    card_requires_auth: true\n", "card_requires_auth needs authentication"},
+		{"memory: ${A2ABRIDGE_TEST_BOOL}\nauth: {bearer_tokens: {me: x}}\nadress: ${A2ABRIDGE_TEST_SECRET}\n", "details withheld"},
+	}
+	t.Setenv("A2ABRIDGE_TEST_BOOL", "true")
+	t.Setenv("A2ABRIDGE_TEST_SECRET", "hunter2")
+	for i, c := range cases {
+		_, errs, code := run(t, "", "serve", "--memory", "--addr", "127.0.0.1:0", "--config", write(string(rune('a'+i))+".yaml", c.body))
+		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Contains(errs, "hunter2") {
+			t.Errorf("%q: exit %d, stderr %q (want %q)", c.body, code, errs, c.want)
+		}
+	}
+}

@@ -1,0 +1,328 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/push"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/sqlite"
+)
+
+type builtin struct {
+	name  string
+	agent server.Agent
+	card  a2a.AgentCard
+}
+
+func builtins() []builtin {
+	return []builtin{
+		{"echo", agents.Echo{}, agents.Echo{}.Card()},
+		{"chat", agents.Chat{}, agents.Chat{}.Card()},
+		{"slow", agents.Slow{}, agents.Slow{}.Card()},
+	}
+}
+
+// defaultDataDir is where serve keeps its SQLite database by default:
+// $A2ABRIDGE_DATA, else $XDG_DATA_HOME/a2abridge, else ~/.local/share/a2abridge.
+func defaultDataDir() string {
+	if d := os.Getenv("A2ABRIDGE_DATA"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "a2abridge")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "a2abridge")
+	}
+	return "a2abridge-data"
+}
+
+func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		addr, dataDir, def, publicURL, logLevel, configPath string
+		mem, pushOn                                         bool
+		maxBody                                             int64
+		keepAlive                                           time.Duration
+		tokens, pushAllow                                   []string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Host the built-in agents (echo, chat, slow) over A2A 0.3.0 JSON-RPC",
+		Long: `Host the built-in agents over A2A 0.3.0 JSON-RPC + SSE.
+
+Each agent answers at POST /a2a/{name} with its card at
+GET /a2a/{name}/.well-known/agent-card.json; the default agent also answers at
+POST / and GET /.well-known/agent-card.json. Tasks are kept in SQLite under
+--data (durable across restarts and kill -9) unless --memory is given.
+
+--config FILE (YAML, see examples/secure.yaml) configures authentication per
+agent, extended cards and push notifications; flags override it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var lvl slog.Level
+			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
+				return usageError{fmt.Errorf("--log-level: %w", err)}
+			}
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+			file := &serveFile{}
+			if configPath != "" {
+				f, err := loadServeFile(configPath)
+				if err != nil {
+					return usageError{fmt.Errorf("--config: %w", err)}
+				}
+				file = f
+			}
+			fl := cmd.Flags()
+			// The file fills what flags left unset.
+			pick := func(flag string, v *string, fromFile string) {
+				if !fl.Changed(flag) && fromFile != "" {
+					*v = fromFile
+				}
+			}
+			pick("addr", &addr, file.Addr)
+			pick("public-url", &publicURL, file.PublicURL)
+			pick("data", &dataDir, file.Data)
+			pick("default", &def, file.Default)
+			if !fl.Changed("memory") && file.Memory {
+				mem = true
+			}
+			if !fl.Changed("push") && file.Push.Enabled {
+				pushOn = true
+			}
+			if !fl.Changed("push-allow") {
+				pushAllow = append(pushAllow, file.Push.Allow...)
+			}
+			if len(pushAllow) > 0 {
+				pushOn = true
+			}
+
+			all := builtins()
+			found := false
+			for _, b := range all {
+				found = found || b.name == def
+			}
+			if !found {
+				return usageError{fmt.Errorf("--default %q: no such agent (have echo, chat, slow)", def)}
+			}
+			for name := range file.Agents {
+				if !slices.ContainsFunc(all, func(b builtin) bool { return b.name == name }) {
+					return usageError{fmt.Errorf("--config: agents.%s: no such agent (have echo, chat, slow)", name)}
+				}
+			}
+			if publicURL != "" {
+				if !strings.HasPrefix(publicURL, "http://") && !strings.HasPrefix(publicURL, "https://") {
+					return usageError{fmt.Errorf("--public-url must start with http:// or https://")}
+				}
+			}
+			// Authentication: --auth-token (all agents) or the file's blocks.
+			flagAuth := &authFile{}
+			for _, kv := range tokens {
+				sub, tok, ok := strings.Cut(kv, "=")
+				if !ok || sub == "" || tok == "" {
+					return usageError{fmt.Errorf("--auth-token %q: want SUBJECT=TOKEN", kv)}
+				}
+				if flagAuth.BearerTokens == nil {
+					flagAuth.BearerTokens = map[string]string{}
+				}
+				flagAuth.BearerTokens[sub] = tok
+			}
+			agentOpts := map[string]server.HandlerOptions{}
+			for _, b := range all {
+				af := file.Agents[b.name]
+				block := file.Auth
+				if af.Auth != nil {
+					block = af.Auth
+				}
+				if len(tokens) > 0 {
+					block = flagAuth
+				}
+				set, err := block.build()
+				if err != nil {
+					return usageError{fmt.Errorf("auth for agent %s: %w", b.name, err)}
+				}
+				o := server.HandlerOptions{Auth: set, CardRequiresAuth: af.CardRequiresAuth, ExtendedCard: af.extendedCard(b.card)}
+				if o.CardRequiresAuth && len(set) == 0 {
+					return usageError{fmt.Errorf("agent %s: card_requires_auth needs authentication", b.name)}
+				}
+				if o.ExtendedCard != nil && len(set) == 0 {
+					return usageError{fmt.Errorf("agent %s: extended_card needs authentication", b.name)}
+				}
+				agentOpts[b.name] = o
+			}
+
+			var st store.Store
+			if mem {
+				st = memory.New()
+				log.Info("using the in-memory store: tasks are lost when the process exits")
+			} else {
+				if err := os.MkdirAll(dataDir, 0o700); err != nil {
+					return fmt.Errorf("create data directory: %w", err)
+				}
+				path := filepath.Join(dataDir, "a2abridge.db")
+				s, err := sqlite.Open(path, sqlite.Options{})
+				if err != nil {
+					return fmt.Errorf("open store %s: %w", path, err)
+				}
+				st = s
+				log.Info("using the SQLite store", "path", path)
+			}
+			defer st.Close()
+			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts}
+			if pushOn {
+				keys := file.Push.Keys
+				if keys == "" && !mem {
+					keys = filepath.Join(dataDir, "push-keys")
+				}
+				cfg.push = &pushConfig{keysDir: keys, allow: pushAllow, giveUpAfter: time.Duration(file.Push.GiveUpAfter),
+					algorithm: file.Push.Algorithm, rotateEvery: time.Duration(file.Push.RotateEvery)}
+			}
+			return serve(cmd.Context(), log, st, all, cfg, stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configPath, "config", "", "YAML configuration file (auth, extended cards, push); flags override it")
+	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free port)")
+	f.StringVar(&dataDir, "data", defaultDataDir(), "directory of the SQLite database (and push signing keys)")
+	f.BoolVar(&mem, "memory", false, "keep tasks in memory only (lost on exit)")
+	f.StringVar(&def, "default", "echo", "agent that also answers at / (echo, chat or slow)")
+	f.StringVar(&publicURL, "public-url", "", "base URL written into agent cards (default: the address each client used)")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "request body limit in bytes")
+	f.DurationVar(&keepAlive, "keep-alive", server.DefaultKeepAlive, "SSE keep-alive comment interval")
+	f.StringArrayVar(&tokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
+	f.BoolVar(&pushOn, "push", false, "enable push notifications (signed with keys kept under --data)")
+	f.StringArrayVar(&pushAllow, "push-allow", nil, "webhook targets allowed although private or loopback: CIDR or host (repeatable; implies --push)")
+	return cmd
+}
+
+type serveConfig struct {
+	addr, def, publicURL string
+	maxBody              int64
+	keepAlive            time.Duration
+	agentOpts            map[string]server.HandlerOptions
+	push                 *pushConfig
+}
+
+type pushConfig struct {
+	keysDir     string // "" keeps signing keys in memory
+	allow       []string
+	giveUpAfter time.Duration
+	algorithm   string
+	rotateEvery time.Duration
+}
+
+func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin, cfg serveConfig, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+	if cfg.publicURL != "" {
+		base = strings.TrimRight(cfg.publicURL, "/")
+	}
+	eo := server.EngineOptions{Logger: log}
+	var jwks http.Handler
+	if p := cfg.push; p != nil {
+		signer, err := push.NewSigner(push.SignerOptions{Dir: p.keysDir, Issuer: base, Algorithm: p.algorithm})
+		if err != nil {
+			return fmt.Errorf("push signing keys: %w", err)
+		}
+		if p.rotateEvery > 0 {
+			go func() {
+				tk := time.NewTicker(p.rotateEvery)
+				defer tk.Stop()
+				for {
+					select {
+					case <-tk.C:
+						if err := signer.Rotate(); err != nil {
+							log.Error("push key rotation failed", "err", err)
+						} else {
+							log.Info("push signing key rotated", "kid", signer.KeyID())
+						}
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+		}
+		allow := p.allow
+		eo.Push = &server.PushOptions{
+			Signer:      signer,
+			Client:      push.NewGuardedClient(push.GuardOptions{Allow: allow}),
+			CheckURL:    func(u string) error { return push.CheckURL(u, allow) },
+			GiveUpAfter: p.giveUpAfter,
+		}
+		jwks = signer.Handler()
+		log.Info("push notifications enabled", "jwks", base+"/.well-known/jwks.json", "kid", signer.KeyID(), "allow", allow)
+	}
+	eng := server.NewEngine(st, eo)
+	if n, err := eng.Start(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("recovered interrupted tasks", "failed", n)
+	}
+	host := server.NewHost(server.HostOptions{
+		PublicURL: cfg.publicURL, Default: cfg.def, JWKS: jwks,
+		Transport: server.TransportOptions{Logger: log, MaxBodyBytes: cfg.maxBody, KeepAlive: cfg.keepAlive},
+	})
+	for _, b := range all {
+		o := cfg.agentOpts[b.name]
+		host.Add(server.NewHandler(eng, b.name, b.agent, b.card, o))
+		if len(o.Auth) > 0 {
+			log.Info("agent requires authentication", "agent", b.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
+		}
+	}
+	srv := &http.Server{
+		Handler:           host,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: SSE streams may stay open for hours.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("a2abridge serving", "addr", ln.Addr().String(), "default", cfg.def, "card", base+"/.well-known/agent-card.json")
+	fmt.Fprintf(stdout, "a2abridge listening on http://%s (default agent %q; agents: ", ln.Addr(), cfg.def)
+	for i, b := range all {
+		if i > 0 {
+			fmt.Fprint(stdout, ", ")
+		}
+		fmt.Fprintf(stdout, "%s/a2a/%s", base, b.name)
+	}
+	fmt.Fprintln(stdout, ")")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Stop executions first so open streams see their tasks end, then close the listener.
+	_ = eng.Close(sctx)
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(sctx.Err(), context.DeadlineExceeded) {
+		_ = srv.Close()
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+const childEnv = "A2ABRIDGE_TEST_CHILD_ARGS"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(childEnv); args != "" {
+		ctx, stop := signalContext()
+		code := Run(ctx, strings.Split(args, "\x1f"), os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startChild runs `a2abridge serve args...` in a child process (this test
+// binary re-executed) and waits until it listens.
+func startChild(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"serve"}, args...), "\x1f"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on") {
+				ready <- true
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("serve exited before listening: %s", stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start: %s", stderr.String())
+	}
+	return cmd
+}
+
+type rpcTask struct {
+	Result struct {
+		Kind   string `json:"kind"`
+		ID     string `json:"id"`
+		Final  bool   `json:"final"`
+		Status struct {
+			State   string `json:"state"`
+			Message *struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"message"`
+		} `json:"status"`
+		Artifacts []struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"artifacts"`
+	} `json:"result"`
+	Error *struct {
+		Code int `json:"code"`
+	} `json:"error"`
+}
+
+func rpc(t *testing.T, url, method, params string) rpcTask {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r rpcTask
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v: %s", method, err, b)
+	}
+	return r
+}
+
+func msg(text, id, extra string) string {
+	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, id, text, extra)
+}
+
+// TestKill9LosesNothingAcknowledged kills `a2abridge serve` (SQLite store)
+// with SIGKILL while tasks run and streams are open, restarts it on the same
+// data directory, and checks that every acknowledged task and event is
+// intact, that the task that was running is failed with the recovery
+// message, and that a stream resumes from its Last-Event-ID.
+func TestKill9LosesNothingAcknowledged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	child := startChild(t, "--data", dir, "--addr", addr)
+
+	// Acknowledged echo tasks, sent concurrently.
+	type acked struct{ id, text string }
+	var mu sync.Mutex
+	var done []acked
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := fmt.Sprintf("durable %d", i)
+			r := rpc(t, base+"/a2a/echo", "message/send", msg(text, fmt.Sprintf("k-%d", i), ""))
+			if r.Result.Status.State != "completed" {
+				t.Errorf("echo %d: %+v", i, r)
+				return
+			}
+			mu.Lock()
+			done = append(done, acked{r.Result.ID, text})
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+
+	// A long task, streamed: remember the last event id we saw.
+	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg("60", "k-slow", "")+`}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := sse.NewReader(resp.Body)
+	var slowID string
+	var lastSeen int64
+	for lastSeen < 3 { // snapshot, working, first progress
+		ev, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slowID == "" {
+			var r rpcTask
+			_ = json.Unmarshal(ev.Data, &r)
+			slowID = r.Result.ID
+		}
+		lastSeen, _ = strconv.ParseInt(ev.ID, 10, 64)
+	}
+
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	resp.Body.Close()
+
+	startChild(t, "--data", dir, "--addr", addr)
+	for _, a := range done {
+		r := rpc(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, a.id))
+		if r.Result.Status.State != "completed" || len(r.Result.Artifacts) != 1 || r.Result.Artifacts[0].Parts[0].Text != a.text {
+			t.Errorf("task %s after kill -9: %+v", a.id, r)
+		}
+	}
+	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID))
+	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
+		t.Fatalf("running task after restart: %+v", r.Result.Status)
+	}
+	// Resume the dropped stream after the restart.
+	req, _ = http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":%q}}`, slowID)))
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(lastSeen, 10))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd = sse.NewReader(resp.Body)
+	next := lastSeen + 1
+	var final rpcTask
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.ID != strconv.FormatInt(next, 10) {
+			t.Fatalf("resumed stream: event id %s, want %d", ev.ID, next)
+		}
+		next++
+		_ = json.Unmarshal(ev.Data, &final)
+	}
+	if !final.Result.Final || final.Result.Status.State != "failed" {
+		t.Fatalf("resumed stream did not end with the failed status: %+v", final.Result)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"serve", "--default", "nosuch", "--memory"}, nil, &out, &errb); code != ExitUsage {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	if code := Run(context.Background(), []string{"serve", "--bogus"}, nil, &out, &errb); code != ExitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	if code := Run(context.Background(), []string{"nosuchcmd"}, nil, &out, &errb); code != ExitUsage {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM to `a2abridge serve` while a task runs
+// and a stream is open: the process exits 0, the stream ends with the task
+// failed (not cut mid-way), and after a restart the task says why.
+func TestGracefulShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	child := startChild(t, "--data", dir, "--addr", addr)
+	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg("60", "g-slow", "")+`}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := sse.NewReader(resp.Body)
+	first, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap rpcTask
+	_ = json.Unmarshal(first.Data, &snap)
+	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var last rpcTask
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		_ = json.Unmarshal(ev.Data, &last)
+	}
+	if !last.Result.Final || last.Result.Status.State != "failed" {
+		t.Fatalf("stream ended with %+v, want the final failed status", last.Result)
+	}
+	if err := child.Wait(); err != nil {
+		t.Fatalf("serve did not exit cleanly: %v", err)
+	}
+	startChild(t, "--data", dir, "--addr", addr)
+	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, snap.Result.ID))
+	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || !strings.Contains(r.Result.Status.Message.Parts[0].Text, "shut down") {
+		t.Fatalf("task after graceful shutdown: %+v", r.Result.Status)
+	}
+}

@@ -1,0 +1,48 @@
+// Package schematest validates JSON documents against the A2A protocol
+// 0.3.0 JSON Schema, for other packages' tests:
+//
+//	schematest.Validate(t, "Task", b)
+//
+// checks that b is a valid #/definitions/Task. It is a test-friendly face
+// of internal/schema (the schema embedded in the binary, a copy of
+// testdata/schema/a2a-v0.3.0.json, checked byte for byte by that package's
+// tests).
+package schematest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/a2abridge/a2abridge/internal/schema"
+)
+
+// Validate checks that doc is a valid instance of #/definitions/<definition>
+// of the A2A 0.3.0 schema. On failure it reports every violation and the
+// document with t.Errorf, so the test is marked failed and continues.
+func Validate(t testing.TB, definition string, doc []byte) {
+	t.Helper()
+	if err := Check(definition, doc); err != nil {
+		t.Errorf("schematest: document is not a valid A2A %s:\n%v\ndocument:\n%s", definition, err, doc)
+	}
+}
+
+// Check is the non-test variant of [Validate]: nil if doc is valid, else an
+// error describing every violation (the full jsonschema error tree), or why
+// the document or definition could not be processed.
+func Check(definition string, doc []byte) error {
+	err := schema.Validate(definition, doc)
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		return &validationError{ve: ve}
+	}
+	return err
+}
+
+// validationError prints the full error tree of a jsonschema error.
+type validationError struct{ ve *jsonschema.ValidationError }
+
+func (e *validationError) Error() string { return fmt.Sprintf("%#v", e.ve) }
+func (e *validationError) Unwrap() error { return e.ve }

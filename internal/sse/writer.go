@@ -1,0 +1,274 @@
+// Package sse implements the Server-Sent Events wire format as defined by
+// the WHATWG HTML Living Standard, section "Server-sent events"
+// (https://html.spec.whatwg.org/multipage/server-sent-events.html).
+//
+// [Writer] produces a text/event-stream response on an [http.ResponseWriter],
+// flushing after every event. [Reader] parses a text/event-stream body into
+// [Event] values following the spec's interpretation rules, including last
+// event ID tracking, the retry field and all three line-ending styles.
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ContentType is the media type of a Server-Sent Events stream.
+const ContentType = "text/event-stream"
+
+// ErrInvalidField is returned by [Writer.Event] when an event ID or event
+// name contains a carriage return, line feed or NUL character, none of which
+// can be represented in (or survive) the event stream format.
+var ErrInvalidField = errors.New("sse: id or event name contains CR, LF or NUL")
+
+// ErrClosed is returned by [Writer.Event] and [Writer.Comment] after
+// [Writer.Close].
+var ErrClosed = errors.New("sse: writer closed")
+
+// Writer writes Server-Sent Events to an HTTP response.
+//
+// Every call to [Writer.Event] or [Writer.Comment] results in exactly one
+// Write followed by one Flush on the underlying ResponseWriter, so each event
+// reaches the client as soon as it is written. A Writer is safe for
+// concurrent use (for example an event loop and a keep-alive ticker);
+// after the first write error every later call returns that same error.
+// Call [Writer.Close] before the handler returns if other goroutines may
+// still write.
+type Writer struct {
+	mu          sync.Mutex
+	w           http.ResponseWriter
+	rc          *http.ResponseController
+	buf         []byte
+	wroteHeader bool
+	err         error
+}
+
+// NewWriter prepares w for streaming Server-Sent Events.
+//
+// It sets the response headers Content-Type: text/event-stream,
+// Cache-Control: no-cache, Connection: keep-alive and X-Accel-Buffering: no
+// (the latter disables response buffering in nginx-style proxies). The
+// status line (200 OK) is not written until the first event or comment, so
+// the caller may still add headers or send an error response instead.
+//
+// NewWriter clears any write deadline on the connection (such as one set by
+// http.Server.WriteTimeout) so that long-lived streams are not cut off;
+// ResponseWriters that do not support deadlines are accepted as they are.
+//
+// It returns an error if w, after unwrapping through Unwrap methods as
+// [http.ResponseController] does, cannot flush.
+func NewWriter(w http.ResponseWriter) (*Writer, error) {
+	if !canFlush(w) {
+		return nil, errors.New("sse: http.ResponseWriter does not support flushing")
+	}
+	rc := http.NewResponseController(w)
+	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return nil, err
+	}
+	h := w.Header()
+	h.Set("Content-Type", ContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	h.Del("Content-Length")
+	return &Writer{w: w, rc: rc, buf: make([]byte, 0, 512)}, nil
+}
+
+// Close marks the Writer closed: every later Event or Comment returns
+// [ErrClosed] without touching the ResponseWriter. Close waits for a write
+// in progress on another goroutine to finish, so a handler can call it (for
+// example deferred) before returning to make sure that no keep-alive
+// goroutine writes to the response after the handler has returned. It does
+// not close the connection and always returns nil.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = ErrClosed
+	}
+	return nil
+}
+
+// canFlush reports whether http.ResponseController.Flush would find a
+// flusher, without flushing (which would commit the status line).
+func canFlush(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case interface{ FlushError() error }:
+			return true
+		case http.Flusher:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// Event writes one event and flushes it to the client.
+//
+// id and event are omitted from the stream when empty; note that per the
+// spec a client keeps the last event ID it saw, so an empty id does not reset
+// it (and a client reports an empty event name as "message"). id and event
+// must not contain CR, LF or NUL; otherwise [ErrInvalidField] is returned and
+// nothing is written.
+//
+// data may contain line breaks: it is split into one "data:" line per line.
+// Because the format cannot distinguish them, CRLF and lone CR in data are
+// read back by clients as LF. Empty (or nil) data is sent as a single empty
+// data line, so the client still dispatches an event with empty data.
+func (w *Writer) Event(id, event string, data []byte) error {
+	if !validField(id) || !validField(event) {
+		return ErrInvalidField
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	b := w.buf[:0]
+	if id != "" {
+		b = append(b, "id: "...)
+		b = append(b, id...)
+		b = append(b, '\n')
+	}
+	if event != "" {
+		b = append(b, "event: "...)
+		b = append(b, event...)
+		b = append(b, '\n')
+	}
+	b = appendLines(b, "data:", data)
+	b = append(b, '\n')
+	return w.flush(b)
+}
+
+// Comment writes a comment block (": text" followed by a blank line) and
+// flushes it. Clients ignore comments, which makes them suitable as
+// keep-alives that stop proxies from timing out an idle stream. Line breaks
+// in text start new comment lines.
+func (w *Writer) Comment(text string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	b := appendLinesString(w.buf[:0], ":", text)
+	b = append(b, '\n')
+	return w.flush(b)
+}
+
+// TryComment is Comment when no other write is in progress; otherwise it
+// writes nothing and returns false (a keep-alive is not needed then).
+func (w *Writer) TryComment(text string) (bool, error) {
+	if !w.mu.TryLock() {
+		return false, nil
+	}
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return true, w.err
+	}
+	b := appendLinesString(w.buf[:0], ":", text)
+	b = append(b, '\n')
+	return true, w.flush(b)
+}
+
+// flush writes b in one Write call and flushes. w.mu must be held.
+func (w *Writer) flush(b []byte) error {
+	if cap(b) <= 1024 {
+		w.buf = b // keep a small buffer for reuse; idle streams hold no big one
+	} else {
+		w.buf = nil
+	}
+	if !w.wroteHeader {
+		w.wroteHeader = true
+		w.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := w.w.Write(b); err != nil {
+		w.err = err
+		return err
+	}
+	if err := w.rc.Flush(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// appendLines appends s to b as one or more lines, each starting with
+// prefix followed by a space (the space is omitted for empty lines) and
+// terminated by LF. CRLF, CR and LF in s all end a line.
+func appendLines(b []byte, prefix string, s []byte) []byte {
+	for {
+		i := indexEOL(s)
+		line := s
+		if i >= 0 {
+			line = s[:i]
+		}
+		b = append(b, prefix...)
+		if len(line) > 0 {
+			b = append(b, ' ')
+			b = append(b, line...)
+		}
+		b = append(b, '\n')
+		if i < 0 {
+			return b
+		}
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		s = s[i+1:]
+	}
+}
+
+// appendLinesString is appendLines for a string.
+func appendLinesString(b []byte, prefix string, s string) []byte {
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		line := s
+		if i >= 0 {
+			line = s[:i]
+		}
+		b = append(b, prefix...)
+		if len(line) > 0 {
+			b = append(b, ' ')
+			b = append(b, line...)
+		}
+		b = append(b, '\n')
+		if i < 0 {
+			return b
+		}
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		s = s[i+1:]
+	}
+}
+
+// indexEOL returns the index of the first CR or LF in s, or -1. It uses two
+// vectorised IndexByte scans rather than a byte-at-a-time loop.
+func indexEOL(s []byte) int {
+	i := bytes.IndexByte(s, '\n')
+	if i < 0 {
+		return bytes.IndexByte(s, '\r')
+	}
+	if j := bytes.IndexByte(s[:i], '\r'); j >= 0 {
+		return j
+	}
+	return i
+}
+
+// validField reports whether s can be sent as an id or event field value.
+func validField(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\r', '\n', 0:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,421 @@
+package v03
+
+import (
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/a2abridge/a2abridge/a2a"
+)
+
+// Kind values of A2A 0.3.0.
+const (
+	KindTask           = "task"
+	KindMessage        = "message"
+	KindStatusUpdate   = "status-update"
+	KindArtifactUpdate = "artifact-update"
+	KindText           = "text"
+	KindFile           = "file"
+	KindData           = "data"
+)
+
+// ---- encoding ----
+
+func fromParts(ps []a2a.Part) []partJSON {
+	out := make([]partJSON, len(ps))
+	for i, p := range ps {
+		// Pointers to the part types also satisfy a2a.Part.
+		switch q := p.(type) {
+		case *a2a.TextPart:
+			p = *q
+		case *a2a.FilePart:
+			p = *q
+		case *a2a.DataPart:
+			p = *q
+		}
+		switch p := p.(type) {
+		case a2a.TextPart:
+			t := p.Text
+			out[i] = partJSON{Kind: KindText, Text: &t, Metadata: p.Metadata}
+		case a2a.FilePart:
+			out[i] = partJSON{Kind: KindFile, File: fromFile(p.File), Metadata: p.Metadata}
+		case a2a.DataPart:
+			d := p.Data
+			if d == nil {
+				d = map[string]any{}
+			}
+			out[i] = partJSON{Kind: KindData, Data: &d, Metadata: p.Metadata}
+		default:
+			// A nil Part: encode as empty text so the output stays valid.
+			e := ""
+			out[i] = partJSON{Kind: KindText, Text: &e}
+		}
+	}
+	return out
+}
+
+func fromFile(f a2a.File) *fileJSON {
+	out := &fileJSON{Name: f.Name, MimeType: f.MimeType}
+	if f.Bytes != nil || f.URI == "" {
+		s := base64.StdEncoding.EncodeToString(f.Bytes)
+		out.Bytes = &s
+	} else {
+		u := f.URI
+		out.URI = &u
+	}
+	return out
+}
+
+func fromMessage(m *a2a.Message) messageJSON {
+	role := string(m.Role)
+	return messageJSON{
+		Kind: KindMessage, MessageID: m.MessageID, Role: role, Parts: fromParts(m.Parts),
+		ContextID: m.ContextID, TaskID: m.TaskID, ReferenceTaskIDs: m.ReferenceTaskIDs,
+		Extensions: m.Extensions, Metadata: m.Metadata,
+	}
+}
+
+// FormatTime renders t as ISO 8601 / RFC 3339 in UTC with millisecond
+// precision ("2025-06-01T12:00:00.000Z"); the zero time renders as "".
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+func fromStatus(s *a2a.TaskStatus) taskStatusJSON {
+	out := taskStatusJSON{State: string(s.State), Timestamp: FormatTime(s.Timestamp)}
+	if s.Message != nil {
+		m := fromMessage(s.Message)
+		out.Message = &m
+	}
+	return out
+}
+
+func fromArtifact(a *a2a.Artifact) artifactJSON {
+	return artifactJSON{ArtifactID: a.ArtifactID, Name: a.Name, Description: a.Description,
+		Parts: fromParts(a.Parts), Extensions: a.Extensions, Metadata: a.Metadata}
+}
+
+func fromTask(t *a2a.Task) taskJSON {
+	out := taskJSON{Kind: KindTask, ID: t.ID, ContextID: t.ContextID, Status: fromStatus(&t.Status), Metadata: t.Metadata}
+	if len(t.History) > 0 {
+		out.History = make([]messageJSON, len(t.History))
+		for i := range t.History {
+			out.History[i] = fromMessage(&t.History[i])
+		}
+	}
+	if len(t.Artifacts) > 0 {
+		out.Artifacts = make([]artifactJSON, len(t.Artifacts))
+		for i := range t.Artifacts {
+			out.Artifacts[i] = fromArtifact(&t.Artifacts[i])
+		}
+	}
+	return out
+}
+
+// wireEvent returns the wire struct for an event, ready for json.Marshal.
+func wireEvent(e a2a.Event) (any, error) {
+	switch e := e.(type) {
+	case *a2a.Task:
+		v := fromTask(e)
+		return &v, nil
+	case *a2a.Message:
+		v := fromMessage(e)
+		return &v, nil
+	case *a2a.TaskStatusUpdateEvent:
+		return &statusUpdateJSON{Kind: KindStatusUpdate, TaskID: e.TaskID, ContextID: e.ContextID,
+			Status: fromStatus(&e.Status), Final: e.Final, Metadata: e.Metadata}, nil
+	case *a2a.TaskArtifactUpdateEvent:
+		return &artifactUpdateJSON{Kind: KindArtifactUpdate, TaskID: e.TaskID, ContextID: e.ContextID,
+			Artifact: fromArtifact(&e.Artifact), Append: e.Append, LastChunk: e.LastChunk, Metadata: e.Metadata}, nil
+	}
+	return nil, errors.New("v03: unknown event type")
+}
+
+// MarshalEvent encodes a *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent
+// or *a2a.TaskArtifactUpdateEvent as its A2A 0.3.0 JSON object (with "kind").
+func MarshalEvent(e a2a.Event) ([]byte, error) {
+	v, err := wireEvent(e)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v, json.Deterministic(true))
+}
+
+// AppendEvent is MarshalEvent appending to dst.
+func AppendEvent(dst []byte, e a2a.Event) ([]byte, error) {
+	v, err := wireEvent(e)
+	if err != nil {
+		return dst, err
+	}
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// ---- decoding ----
+
+// decodeErr converts a json error into -32602 naming the field under prefix.
+func decodeErr(prefix string, err error) *a2a.Error {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		reason := "invalid value"
+		if se.JSONKind != 0 {
+			reason = "unexpected JSON " + se.JSONKind.String()
+		}
+		if se.GoType != nil {
+			reason += " (want " + goTypeName(se.GoType.Kind().String()) + ")"
+		}
+		return a2a.InvalidParams(prefix+string(se.JSONPointer), reason)
+	}
+	var synt *jsontext.SyntacticError
+	if errors.As(err, &synt) {
+		return a2a.InvalidParams(prefix+string(synt.JSONPointer), "invalid JSON: "+synt.Err.Error())
+	}
+	return a2a.InvalidParams(prefix, "invalid value")
+}
+
+func goTypeName(k string) string {
+	switch k {
+	case "ptr":
+		return "object"
+	case "struct", "map":
+		return "object"
+	case "slice":
+		return "array"
+	case "int", "int64":
+		return "integer"
+	}
+	return k
+}
+
+func toParts(path string, in []partJSON) ([]a2a.Part, *a2a.Error) {
+	if in == nil {
+		return nil, a2a.InvalidParams(path, "required field missing")
+	}
+	out := make([]a2a.Part, len(in))
+	for i := range in {
+		p := &in[i]
+		pp := path + "/" + strconv.Itoa(i)
+		switch p.Kind {
+		case KindText:
+			if p.Text == nil {
+				return nil, a2a.InvalidParams(pp+"/text", "required field missing")
+			}
+			out[i] = a2a.TextPart{Text: *p.Text, Metadata: p.Metadata}
+		case KindFile:
+			if p.File == nil {
+				return nil, a2a.InvalidParams(pp+"/file", "required field missing")
+			}
+			f, err := toFile(pp+"/file", p.File)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = a2a.FilePart{File: f, Metadata: p.Metadata}
+		case KindData:
+			if p.Data == nil || *p.Data == nil {
+				return nil, a2a.InvalidParams(pp+"/data", "required field missing")
+			}
+			out[i] = a2a.DataPart{Data: *p.Data, Metadata: p.Metadata}
+		case "":
+			return nil, a2a.InvalidParams(pp+"/kind", "required field missing")
+		default:
+			return nil, a2a.InvalidParams(pp+"/kind", "unknown part kind "+strconv.Quote(p.Kind))
+		}
+	}
+	return out, nil
+}
+
+func toFile(path string, f *fileJSON) (a2a.File, *a2a.Error) {
+	out := a2a.File{Name: f.Name, MimeType: f.MimeType}
+	switch {
+	case f.Bytes != nil && f.URI != nil:
+		return out, a2a.InvalidParams(path, "file has both bytes and uri; exactly one is allowed")
+	case f.Bytes == nil && f.URI == nil:
+		return out, a2a.InvalidParams(path, "file has neither bytes nor uri; exactly one is required")
+	case f.Bytes != nil:
+		b, err := base64.StdEncoding.DecodeString(*f.Bytes)
+		if err != nil {
+			b, err = base64.RawStdEncoding.DecodeString(*f.Bytes)
+			if err != nil {
+				return out, a2a.InvalidParams(path+"/bytes", "bytes is not valid base64")
+			}
+		}
+		if b == nil {
+			b = []byte{}
+		}
+		out.Bytes = b
+	default:
+		if *f.URI == "" {
+			return out, a2a.InvalidParams(path+"/uri", "uri is empty")
+		}
+		out.URI = *f.URI
+	}
+	return out, nil
+}
+
+func toMessage(path string, m *messageJSON) (a2a.Message, *a2a.Error) {
+	var out a2a.Message
+	if m.Kind != KindMessage {
+		if m.Kind == "" {
+			return out, a2a.InvalidParams(path+"/kind", "required field missing")
+		}
+		return out, a2a.InvalidParams(path+"/kind", "kind must be \"message\"")
+	}
+	if m.MessageID == "" {
+		return out, a2a.InvalidParams(path+"/messageId", "required field missing")
+	}
+	switch a2a.Role(m.Role) {
+	case a2a.RoleUser, a2a.RoleAgent:
+	case "":
+		return out, a2a.InvalidParams(path+"/role", "required field missing")
+	default:
+		return out, a2a.InvalidParams(path+"/role", "role must be \"user\" or \"agent\"")
+	}
+	parts, err := toParts(path+"/parts", m.Parts)
+	if err != nil {
+		return out, err
+	}
+	return a2a.Message{MessageID: m.MessageID, Role: a2a.Role(m.Role), Parts: parts, ContextID: m.ContextID,
+		TaskID: m.TaskID, ReferenceTaskIDs: m.ReferenceTaskIDs, Extensions: m.Extensions, Metadata: m.Metadata}, nil
+}
+
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func toStatus(path string, s *taskStatusJSON) (a2a.TaskStatus, *a2a.Error) {
+	out := a2a.TaskStatus{State: a2a.TaskState(s.State), Timestamp: parseTime(s.Timestamp)}
+	if !out.State.Valid() {
+		return out, a2a.InvalidParams(path+"/state", "unknown task state "+strconv.Quote(s.State))
+	}
+	if s.Message != nil {
+		m, err := toMessage(path+"/message", s.Message)
+		if err != nil {
+			return out, err
+		}
+		out.Message = &m
+	}
+	return out, nil
+}
+
+func toArtifact(path string, a *artifactJSON) (a2a.Artifact, *a2a.Error) {
+	if a.ArtifactID == "" {
+		return a2a.Artifact{}, a2a.InvalidParams(path+"/artifactId", "required field missing")
+	}
+	parts, err := toParts(path+"/parts", a.Parts)
+	if err != nil {
+		return a2a.Artifact{}, err
+	}
+	return a2a.Artifact{ArtifactID: a.ArtifactID, Name: a.Name, Description: a.Description, Parts: parts,
+		Extensions: a.Extensions, Metadata: a.Metadata}, nil
+}
+
+func toTask(path string, t *taskJSON) (a2a.Task, *a2a.Error) {
+	if t.ID == "" {
+		return a2a.Task{}, a2a.InvalidParams(path+"/id", "required field missing")
+	}
+	if t.ContextID == "" {
+		return a2a.Task{}, a2a.InvalidParams(path+"/contextId", "required field missing")
+	}
+	st, err := toStatus(path+"/status", &t.Status)
+	if err != nil {
+		return a2a.Task{}, err
+	}
+	out := a2a.Task{ID: t.ID, ContextID: t.ContextID, Status: st, Metadata: t.Metadata}
+	if len(t.History) > 0 {
+		out.History = make([]a2a.Message, len(t.History))
+		for i := range t.History {
+			if out.History[i], err = toMessage(path+"/history/"+strconv.Itoa(i), &t.History[i]); err != nil {
+				return a2a.Task{}, err
+			}
+		}
+	}
+	if len(t.Artifacts) > 0 {
+		out.Artifacts = make([]a2a.Artifact, len(t.Artifacts))
+		for i := range t.Artifacts {
+			if out.Artifacts[i], err = toArtifact(path+"/artifacts/"+strconv.Itoa(i), &t.Artifacts[i]); err != nil {
+				return a2a.Task{}, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// UnmarshalEvent decodes an A2A 0.3.0 event object (a Task, Message,
+// status-update or artifact-update, told apart by "kind"). Errors are
+// *a2a.Error (-32602) naming the field.
+func UnmarshalEvent(b []byte) (a2a.Event, error) {
+	var e eventJSON
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, decodeErr("", err)
+	}
+	return e.toEvent()
+}
+
+func (e *eventJSON) toEvent() (a2a.Event, error) {
+	switch e.Kind {
+	case KindTask:
+		t := taskJSON{Kind: e.Kind, ID: e.ID, ContextID: e.ContextID, History: e.History, Artifacts: e.Artifacts, Metadata: e.Metadata}
+		if e.Status == nil {
+			return nil, a2a.InvalidParams("/status", "required field missing")
+		}
+		t.Status = *e.Status
+		task, err := toTask("", &t)
+		if err != nil {
+			return nil, err
+		}
+		return &task, nil
+	case KindMessage:
+		m := messageJSON{Kind: e.Kind, MessageID: e.MessageID, Role: e.Role, Parts: e.Parts, ContextID: e.ContextID,
+			TaskID: e.TaskID, ReferenceTaskIDs: e.ReferenceTaskIDs, Extensions: e.Extensions, Metadata: e.Metadata}
+		msg, err := toMessage("", &m)
+		if err != nil {
+			return nil, err
+		}
+		return &msg, nil
+	case KindStatusUpdate:
+		if e.TaskID == "" {
+			return nil, a2a.InvalidParams("/taskId", "required field missing")
+		}
+		if e.Status == nil {
+			return nil, a2a.InvalidParams("/status", "required field missing")
+		}
+		st, err := toStatus("/status", e.Status)
+		if err != nil {
+			return nil, err
+		}
+		return &a2a.TaskStatusUpdateEvent{TaskID: e.TaskID, ContextID: e.ContextID, Status: st, Final: e.Final, Metadata: e.Metadata}, nil
+	case KindArtifactUpdate:
+		if e.TaskID == "" {
+			return nil, a2a.InvalidParams("/taskId", "required field missing")
+		}
+		if e.Artifact == nil {
+			return nil, a2a.InvalidParams("/artifact", "required field missing")
+		}
+		art, err := toArtifact("/artifact", e.Artifact)
+		if err != nil {
+			return nil, err
+		}
+		return &a2a.TaskArtifactUpdateEvent{TaskID: e.TaskID, ContextID: e.ContextID, Artifact: art,
+			Append: e.Append, LastChunk: e.LastChunk, Metadata: e.Metadata}, nil
+	case "":
+		return nil, a2a.InvalidParams("/kind", "required field missing")
+	}
+	return nil, a2a.InvalidParams("/kind", "unknown kind "+strconv.Quote(e.Kind))
+}

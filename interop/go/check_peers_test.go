@@ -1,0 +1,306 @@
+package interop
+
+// `a2abridge check` (the binary built by TestMain, run with --json) against
+// four servers, each started once on 127.0.0.1: `a2abridge serve` (plain,
+// and with authentication, an extended card and push notifications), the
+// a2a-go peer (cmd/peer-a2ago), the @a2a-js/sdk peer (../js/peer-server.mjs)
+// and the trpc-a2a-go peer (cmd/peer-trpc). Against a2abridge every MUST
+// passes; against the peers the report runs to completion and states
+// specific true findings about them (see ../README.md for the quirks).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// checkRunTimeout bounds one `a2abridge check` run; every run is expected
+// to take well under it (the slowest, trpc's slow agent, about 12 s).
+const checkRunTimeout = 60 * time.Second
+
+// checkReport is the part of the --json report the tests read.
+type checkReport struct {
+	Score  float64        `json:"score"`
+	Failed map[string]int `json:"failedByLevel"`
+	Counts struct {
+		Total, Pass, Fail, Skip, NotApplicable int
+	} `json:"counts"`
+	Results []struct {
+		ID      string `json:"id"`
+		Level   string `json:"level"`
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	} `json:"results"`
+}
+
+// result returns the status and message of check id.
+func (r *checkReport) result(t *testing.T, id string) (string, string) {
+	t.Helper()
+	for _, x := range r.Results {
+		if x.ID == id {
+			return x.Status, x.Message
+		}
+	}
+	t.Fatalf("check %s is not in the report", id)
+	return "", ""
+}
+
+// expect asserts the status of a check, and that its message contains each
+// of the fragments.
+func (r *checkReport) expect(t *testing.T, id, status string, fragments ...string) {
+	t.Helper()
+	st, msg := r.result(t, id)
+	if st != status {
+		t.Errorf("%s: %s (%s), want %s", id, st, msg, status)
+		return
+	}
+	for _, f := range fragments {
+		if !strings.Contains(msg, f) {
+			t.Errorf("%s: message %q lacks %q", id, msg, f)
+		}
+	}
+}
+
+// runCheck runs `a2abridge check URL --json -q args...` and returns the
+// report; the exit status must be 0 (no MUST failed) or 1 (some did).
+func runCheck(t *testing.T, url string, args ...string) *checkReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), checkRunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, append([]string{"check", url, "--json", "-q"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("check %s: %v\nstderr:\n%s", url, err, stderr.String())
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("check %s did not finish within %s", url, checkRunTimeout)
+	}
+	var rep checkReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("check %s: exit %d, not a JSON report (%v)\nstdout:\n%s\nstderr:\n%s", url, code, err, stdout.String(), stderr.String())
+	}
+	if code != 0 && code != 1 {
+		t.Fatalf("check %s: exit %d\nstderr:\n%s", url, code, stderr.String())
+	}
+	if (code == 1) != (rep.Failed["MUST"] > 0) {
+		t.Errorf("check %s: exit %d with %d MUST failures", url, code, rep.Failed["MUST"])
+	}
+	t.Logf("check %s %s: %.1f%%, %d pass, %d fail (MUST %d, SHOULD %d, MAY %d), %d skip, %d n/a in %s",
+		url, strings.Join(args, " "), rep.Score, rep.Counts.Pass, rep.Counts.Fail, rep.Failed["MUST"], rep.Failed["SHOULD"], rep.Failed["MAY"],
+		rep.Counts.Skip, rep.Counts.NotApplicable, took.Round(10*time.Millisecond))
+	for _, x := range rep.Results {
+		if x.Status == "fail" {
+			t.Logf("  fail %-6s %-28s %s", x.Level, x.ID, x.Message)
+		}
+	}
+	return &rep
+}
+
+// mustAllPass asserts that no MUST failed.
+func mustAllPass(t *testing.T, rep *checkReport) {
+	t.Helper()
+	for _, x := range rep.Results {
+		if x.Level == "MUST" && x.Status == "fail" {
+			t.Errorf("MUST %s failed: %s", x.ID, x.Message)
+		}
+	}
+}
+
+// buildPeerPkg builds a peer command of this module into a temp dir.
+func buildPeerPkg(t *testing.T, pkg string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	if runtime.GOOS == "windows" {
+		out += ".exe"
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, buf.String())
+	}
+	return out
+}
+
+// secureConfig is an `a2abridge serve --config` file: bearer tokens, an
+// extended card for echo, push notifications with loopback refused.
+const secureConfig = `memory: true
+auth:
+  bearer_tokens:
+    checker: check-token-0123456789
+agents:
+  echo:
+    extended_card:
+      description: Echo, extended for authenticated callers.
+      skills:
+        - id: echo-files
+          name: Echo files
+          description: Echoes files too.
+          tags: [echo]
+push:
+  enabled: true
+`
+
+func TestCheckPeers(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "secure.yaml")
+	if err := os.WriteFile(cfg, []byte(secureConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ours := startServer(t, "--memory", "--push-allow", "127.0.0.0/8").base
+	secure := startServer(t, "--config", cfg).base
+	a2ago := startPeer(t, buildPeer(t)).base
+	trpc := startPeer(t, buildPeerPkg(t, "./cmd/peer-trpc")).base
+	js := startJSPeer(t)
+
+	// The slow agents: "0" finishes at once, "3" keeps them busy for the
+	// cancel and resubscribe probes (which cancel it right away).
+	slowArgs := []string{"--text", "0", "--long-text", "3", "--timeout", "10s"}
+
+	t.Run("a2abridge", func(t *testing.T) {
+		t.Parallel()
+		t.Run("echo", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, ours)
+			mustAllPass(t, rep)
+			rep.expect(t, "stream.resume", "pass")
+			rep.expect(t, "card.cap-extended-card", "pass", "-32007")
+		})
+		t.Run("chat", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, ours+"/a2a/chat")
+			mustAllPass(t, rep)
+			rep.expect(t, "message.continue", "pass")
+			rep.expect(t, "message.context-mismatch", "pass")
+		})
+		t.Run("slow", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, ours+"/a2a/slow", slowArgs...)
+			mustAllPass(t, rep)
+			for _, id := range []string{"tasks.cancel-running", "tasks.cancel-state", "stream.resubscribe-running",
+				"push.set", "push.get", "push.list", "push.delete", "push.delivery", "push.token", "rpc.content-type", "rpc.batch"} {
+				rep.expect(t, id, "pass")
+			}
+		})
+		t.Run("secure", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, secure+"/a2a/echo", "--token", "check-token-0123456789")
+			mustAllPass(t, rep)
+			for _, id := range []string{"auth.unauthenticated", "auth.challenge", "auth.extended-card", "auth.extended-card-unauth", "push.set"} {
+				rep.expect(t, id, "pass")
+			}
+			// --push without --push-allow refuses the checker's loopback webhook.
+			rep.expect(t, "push.delivery", "skip", "refused the loopback webhook")
+		})
+	})
+
+	t.Run("a2a-go", func(t *testing.T) {
+		t.Parallel()
+		t.Run("slow", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, a2ago+"/a2a/slow", slowArgs...)
+			// a2a-go v0.3.15 answers JSON-RPC with Content-Type text/plain.
+			rep.expect(t, "rpc.content-type", "fail", `"text/plain; charset=utf-8"`)
+			// It rejects batches with -32602.
+			rep.expect(t, "rpc.batch", "fail", "-32602")
+			// delete is answered with neither result nor error.
+			rep.expect(t, "push.delete", "fail", "neither result nor error")
+			rep.expect(t, "rpc.response-shape", "fail", "tasks/pushNotificationConfig/delete", "neither result nor error")
+			// It cannot resubscribe once the execution has left memory.
+			rep.expect(t, "stream.resubscribe-finished", "fail", "-32001")
+			// A second cancel returns the canceled task instead of -32002.
+			rep.expect(t, "tasks.cancel-terminal", "fail", "already canceled task")
+			// SSE ids are random UUIDs: Last-Event-ID cannot resume.
+			rep.expect(t, "stream.resume", "fail", "Last-Event-ID")
+			rep.expect(t, "tasks.cancel-running", "pass")
+			rep.expect(t, "stream.resubscribe-running", "pass")
+			rep.expect(t, "push.delivery", "pass")
+			if rep.Failed["MUST"] == 0 {
+				t.Error("no MUST failure reported for a2a-go")
+			}
+		})
+		t.Run("chat", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, a2ago+"/a2a/chat")
+			rep.expect(t, "message.continue", "pass")
+			rep.expect(t, "rpc.content-type", "fail", "text/plain")
+		})
+	})
+
+	t.Run("js", func(t *testing.T) {
+		t.Parallel()
+		if js.skip != "" {
+			t.Skip(js.skip)
+		}
+		t.Run("slow", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, js.base+"/a2a/slow", slowArgs...)
+			rep.expect(t, "rpc.content-type", "pass")
+			// express answers a parse error with HTTP 400.
+			rep.expect(t, "rpc.http-status", "fail", "-32700 → HTTP 400")
+			rep.expect(t, "rpc.batch", "fail", "-32600")
+			// historyLength 0 returns the whole history (slice(-0)).
+			rep.expect(t, "tasks.history-length", "fail", "historyLength 0 returned")
+			// No SSE ids.
+			rep.expect(t, "stream.resume", "n/a", "no SSE event ids")
+			// params are not validated: the agent runs on a malformed message.
+			rep.expect(t, "rpc.invalid-params", "fail", "result task")
+			rep.expect(t, "stream.resubscribe-finished", "pass")
+			rep.expect(t, "tasks.cancel-running", "pass")
+			rep.expect(t, "push.delivery", "pass")
+		})
+		t.Run("chat", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, js.base+"/a2a/chat")
+			rep.expect(t, "message.continue", "pass")
+			rep.expect(t, "message.context-mismatch", "fail", "was accepted")
+		})
+	})
+
+	t.Run("trpc", func(t *testing.T) {
+		t.Parallel()
+		t.Run("slow", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, trpc+"/a2a/slow/", slowArgs...)
+			// trpc-a2a-go answers JSON-RPC errors with HTTP 500 (and 400/404).
+			rep.expect(t, "rpc.http-status", "fail", "-32001 → HTTP 500", "-32601 → HTTP 404")
+			rep.expect(t, "rpc.missing-method", "fail", "HTTP 404", "-32601")
+			rep.expect(t, "rpc.parse-error", "fail", "no id member")
+			rep.expect(t, "card.protocol-version", "fail", `"0.2.5"`)
+			// It "cancels" completed tasks, and deletes tasks on cancel.
+			rep.expect(t, "tasks.cancel-terminal", "fail", "result task canceled")
+			rep.expect(t, "state.terminal-immutable", "fail", "tasks/cancel returned it canceled")
+			rep.expect(t, "tasks.cancel-state", "fail", "-32001")
+			rep.expect(t, "stream.resubscribe-running", "fail", "no event has final: true")
+			// Only set and get of the push config methods exist; nothing is delivered.
+			rep.expect(t, "push.list", "fail", "-32601")
+			rep.expect(t, "push.delivery", "fail", "no notification")
+			rep.expect(t, "message.unknown-task", "fail", "was accepted")
+		})
+		t.Run("chat", func(t *testing.T) {
+			t.Parallel()
+			rep := runCheck(t, trpc+"/a2a/chat/")
+			// input-required is not final for trpc: a chat turn's stream has no final event.
+			rep.expect(t, "stream.final-last", "fail", "status-update input-required")
+			rep.expect(t, "message.continue", "pass")
+		})
+	})
+}

@@ -1,0 +1,417 @@
+package interop
+
+// Smoke tests of the a2a-go PEER server (cmd/peer-a2ago): it is built and
+// started as a black box on 127.0.0.1:0 and driven with the official a2a-go
+// client, so that tests of our own client can rely on it.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+)
+
+const (
+	// peerPkg is the peer command, built from this module.
+	peerPkg = "./cmd/peer-a2ago"
+	// peerReadyPrefix is what the peers print on stdout once they accept connections.
+	peerReadyPrefix = "peer listening on http://"
+)
+
+// TestPeerA2AGo starts cmd/peer-a2ago once and checks each of its agents
+// with the a2a-go client.
+func TestPeerA2AGo(t *testing.T) {
+	bin := buildPeer(t)
+	// A short keep-alive puts SSE comment lines into the slow streams.
+	p := startPeer(t, bin, "--keep-alive", "250ms", "--log-level", "info")
+	h := &harness{base: p.base, http: &http.Client{}}
+	scenarios := []struct {
+		name string
+		run  func(t *testing.T, h *harness)
+	}{
+		{"Card", testPeerCard},
+		{"SendEcho", testPeerSendEcho},
+		{"StreamEcho", testPeerStreamEcho},
+		{"Chat", testPeerChat},
+		{"SlowCancel", testPeerSlowCancel},
+		{"SlowStreamCancel", testPeerSlowStreamCancel},
+		{"SlowProgress", testPeerSlowProgress},
+		{"PushNotifications", testPeerPush},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			sc.run(t, h)
+		})
+	}
+}
+
+// buildPeer runs `go build -o DIR/peer-a2ago ./cmd/peer-a2ago` in this module.
+func buildPeer(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "peer-a2ago")
+	if runtime.GOOS == "windows" {
+		out += ".exe"
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, peerPkg)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, buf.String())
+	}
+	return out
+}
+
+// prefixWriter collects a process's stdout and sends the rest of its first
+// complete line that starts with prefix on ready.
+type prefixWriter struct {
+	syncBuffer
+	prefix string
+	once   sync.Once
+	ready  chan string
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	out := w.syncBuffer.String()
+	if i := strings.Index(out, w.prefix); i >= 0 {
+		if j := strings.IndexByte(out[i:], '\n'); j >= 0 {
+			w.once.Do(func() { w.ready <- out[i+len(w.prefix) : i+j] })
+		}
+	}
+	return n, err
+}
+
+// peer is one running peer server.
+type peer struct {
+	base   string // http://127.0.0.1:PORT
+	stderr *syncBuffer
+}
+
+// startPeer starts `bin --addr 127.0.0.1:0 args...`, reads the address from
+// its listening line and registers a cleanup that stops it with SIGINT (then
+// SIGKILL) and checks that it exited cleanly.
+func startPeer(t *testing.T, bin string, args ...string) *peer {
+	t.Helper()
+	return startPeerCommand(t, "", bin, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startPeerCommand starts `name args...` in dir ("" = the current
+// directory) as a peer server: a process that prints peerReadyPrefix+ADDR on
+// stdout once listening and exits with status 0 on SIGINT (the a2a-go peer,
+// or node with ../js/peer-server.mjs). Cleanup as for startPeer.
+func startPeerCommand(t *testing.T, dir, name string, args ...string) *peer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = stopTimeout
+	cmd.SysProcAttr = sysProcAttr()
+	stderr := &syncBuffer{}
+	stdout := &prefixWriter{prefix: peerReadyPrefix, ready: make(chan string, 1)}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %v: %v", cmd.Args, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	p := &peer{stderr: stderr}
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case addr := <-stdout.ready:
+		p.base = "http://" + addr
+	case err := <-exited:
+		cancel()
+		t.Fatalf("peer exited before listening (%v); stderr:\n%s", err, stderr.String())
+	case <-timer.C:
+		cancel()
+		<-exited
+		t.Fatalf("peer did not print %q within %s; stderr:\n%s", peerReadyPrefix, startTimeout, stderr.String())
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-exited:
+			if ps := cmd.ProcessState; ps == nil || !ps.Success() {
+				t.Errorf("peer %s did not exit cleanly on SIGINT: %v (%v)", p.base, err, ps)
+			}
+		case <-time.After(2 * stopTimeout):
+			t.Errorf("peer %s did not exit after SIGINT and SIGKILL", p.base)
+		}
+		if t.Failed() || testing.Verbose() {
+			t.Logf("peer %s stderr:\n%s", p.base, p.stderr.String())
+		}
+	})
+	return p
+}
+
+func testPeerCard(t *testing.T, h *harness) {
+	for _, name := range []string{"echo", "chat", "slow"} {
+		card := h.card(t, name)
+		if card.Name != name || card.URL != h.base+"/a2a/"+name {
+			t.Errorf("%s card: name %q url %q", name, card.Name, card.URL)
+		}
+		if card.ProtocolVersion != "0.3.0" || card.PreferredTransport != a2a.TransportProtocolJSONRPC {
+			t.Errorf("%s card: protocolVersion %q preferredTransport %q", name, card.ProtocolVersion, card.PreferredTransport)
+		}
+		if !card.Capabilities.Streaming || !card.Capabilities.PushNotifications {
+			t.Errorf("%s card: capabilities %+v, want streaming and pushNotifications", name, card.Capabilities)
+		}
+		if len(card.Skills) != 1 || card.Skills[0].ID != name {
+			t.Errorf("%s card: skills %+v", name, card.Skills)
+		}
+	}
+	// The root card is echo's; a client built from it talks to /a2a/echo.
+	ctx := h.ctx(t)
+	def, err := agentcard.NewResolver(h.http).Resolve(ctx, h.base)
+	if err != nil {
+		t.Fatalf("resolve the root card: %v", err)
+	}
+	if def.Name != "echo" {
+		t.Fatalf("root card: name %q, want echo", def.Name)
+	}
+	task := send(t, ctx, h.clientFromCard(t, def, false), userText("via the root card"))
+	if task.Status.State != a2a.TaskStateCompleted || artifactText(task) != "via the root card" {
+		t.Errorf("root card agent: state %s artifact %q", task.Status.State, artifactText(task))
+	}
+}
+
+func testPeerSendEcho(t *testing.T, h *harness) {
+	ctx := h.ctx(t)
+	c := h.client(t, "echo", false)
+	task := send(t, ctx, c, userText("hello, peer"))
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %s, want completed", task.Status.State)
+	}
+	if len(task.Artifacts) != 1 || task.Artifacts[0].Name != "echo" || artifactText(task) != "hello, peer" {
+		t.Fatalf("artifacts %+v, want one \"echo\" artifact with the text", task.Artifacts)
+	}
+	got, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatalf("tasks/get: %v", err)
+	}
+	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "hello, peer" {
+		t.Errorf("tasks/get: state %s artifact %q", got.Status.State, artifactText(got))
+	}
+	_, err = c.GetTask(ctx, &a2a.TaskQueryParams{ID: "no-such-task"})
+	wantA2AError(t, "tasks/get of an unknown task", err, a2a.ErrTaskNotFound)
+}
+
+func testPeerStreamEcho(t *testing.T, h *harness) {
+	ctx := h.ctx(t)
+	c := h.client(t, "echo", false)
+	input := strings.Repeat("0123456789abcdef", 10) + " ✓ déjà vu ✓"
+	evs, err := collect(c.SendStreamingMessage(ctx, userText(input)))
+	if err != nil {
+		t.Fatalf("message/stream: %v after %s", err, describe(evs))
+	}
+	t.Logf("events: %s", describe(evs))
+	first, ok := evs[0].(*a2a.Task)
+	if !ok || first.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("first event is not a submitted Task: %s", describe(evs))
+	}
+	final := lastStatus(t, evs, a2a.TaskStateCompleted)
+	if final.TaskID != first.ID {
+		t.Errorf("final event for task %s, want %s", final.TaskID, first.ID)
+	}
+	var text strings.Builder
+	chunks := evs[1 : len(evs)-1]
+	if len(chunks) < 2 {
+		t.Fatalf("want several artifact chunks: %s", describe(evs))
+	}
+	for i, ev := range chunks {
+		ch, ok := ev.(*a2a.TaskArtifactUpdateEvent)
+		if !ok {
+			t.Fatalf("event %d is %T, want an artifact-update: %s", i+1, ev, describe(evs))
+		}
+		if ch.Append != (i > 0) || ch.LastChunk != (i == len(chunks)-1) || ch.Artifact.Name != "echo" {
+			t.Errorf("chunk %d: append=%v lastChunk=%v name %q", i, ch.Append, ch.LastChunk, ch.Artifact.Name)
+		}
+		text.WriteString(textOf(ch.Artifact.Parts))
+	}
+	if text.String() != input {
+		t.Errorf("streamed text %q, want %q", text.String(), input)
+	}
+}
+
+func testPeerChat(t *testing.T, h *harness) {
+	ctx := h.ctx(t)
+	c := h.client(t, "chat", false)
+	task := send(t, ctx, c, userText("hello"))
+	if task.Status.State != a2a.TaskStateInputRequired || statusText(task.Status) != `turn 1: you said "hello". Say more, or "bye" to finish.` {
+		t.Fatalf("turn 1: state %s message %q", task.Status.State, statusText(task.Status))
+	}
+	second := send(t, ctx, c, userTextFor(task, "how are you"))
+	if second.ID != task.ID || second.Status.State != a2a.TaskStateInputRequired ||
+		statusText(second.Status) != `turn 2: you said "how are you". Say more, or "bye" to finish.` {
+		t.Fatalf("turn 2: task %s state %s message %q", second.ID, second.Status.State, statusText(second.Status))
+	}
+	done := send(t, ctx, c, userTextFor(task, "bye"))
+	if done.Status.State != a2a.TaskStateCompleted || !strings.HasPrefix(statusText(done.Status), "Goodbye!") {
+		t.Fatalf("bye: state %s message %q", done.Status.State, statusText(done.Status))
+	}
+	// a2a-go answers a message to a terminal task with InvalidParams (-32602).
+	_, err := c.SendMessage(ctx, userTextFor(task, "again"))
+	wantA2AError(t, "message/send to a completed task", err, a2a.ErrInvalidParams)
+}
+
+func testPeerSlowCancel(t *testing.T, h *harness) {
+	ctx := h.ctx(t)
+	c := h.client(t, "slow", true) // polling: message/send returns at once
+	task := send(t, ctx, c, userText("30"))
+	// a2a-go returns the stored task as it is when the first event has been
+	// applied: submitted, or already working.
+	if s := task.Status.State; s != a2a.TaskStateSubmitted && s != a2a.TaskStateWorking {
+		t.Fatalf("non-blocking send: state %s, want submitted or working", s)
+	}
+	canceled, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: task.ID})
+	if err != nil {
+		t.Fatalf("tasks/cancel: %v", err)
+	}
+	if canceled.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("tasks/cancel returned state %s", canceled.Status.State)
+	}
+	pollState(t, ctx, c, task.ID, a2a.TaskStateCanceled)
+	// a2a-go: a second cancel returns the canceled task, not TaskNotCancelable.
+	again, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: task.ID})
+	if err != nil || again.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("second tasks/cancel: %v, %+v", err, again)
+	}
+}
+
+func testPeerSlowStreamCancel(t *testing.T, h *harness) {
+	ctx := h.ctx(t)
+	c := h.client(t, "slow", false)
+	var evs []a2a.Event
+	var id a2a.TaskID
+	for ev, err := range c.SendStreamingMessage(ctx, userText("30")) {
+		if err != nil {
+			t.Fatalf("message/stream: %v after %s", err, describe(evs))
+		}
+		evs = append(evs, ev)
+		if id == "" {
+			task, ok := ev.(*a2a.Task)
+			if !ok {
+				t.Fatalf("first event is %T, want *a2a.Task", ev)
+			}
+			id = task.ID
+			if _, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: id}); err != nil {
+				t.Fatalf("tasks/cancel: %v", err)
+			}
+		}
+	}
+	t.Logf("events: %s", describe(evs))
+	if final := lastStatus(t, evs, a2a.TaskStateCanceled); final.TaskID != id {
+		t.Errorf("final event for task %s, want %s", final.TaskID, id)
+	}
+}
+
+func testPeerSlowProgress(t *testing.T, h *harness) {
+	ctx := h.ctx(t)
+	c := h.client(t, "slow", false)
+	evs, err := collect(c.SendStreamingMessage(ctx, userText("2")))
+	if err != nil {
+		t.Fatalf("message/stream: %v after %s", err, describe(evs))
+	}
+	t.Logf("events: %s", describe(evs))
+	lastStatus(t, evs, a2a.TaskStateCompleted)
+	progress, result := 0, ""
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case *a2a.TaskStatusUpdateEvent:
+			if e.Status.State == a2a.TaskStateWorking && strings.HasPrefix(statusText(e.Status), "progress: ") {
+				progress++
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			result += textOf(e.Artifact.Parts)
+		}
+	}
+	if progress < 1 || result != "done after 2s" {
+		t.Errorf("%d progress updates, result %q: %s", progress, result, describe(evs))
+	}
+}
+
+// testPeerPush: a push config given with message/send gets the task POSTed
+// to it (the SDK's HTTP sender), and tasks/pushNotificationConfig/* work.
+func testPeerPush(t *testing.T, h *harness) {
+	ctx := h.ctx(t)
+	type push struct {
+		token string
+		task  a2a.Task
+	}
+	got := make(chan push, 16)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var p push
+		p.token = r.Header.Get("X-A2A-Notification-Token")
+		if err := json.Unmarshal(body, &p.task); err != nil {
+			t.Errorf("push body %q: %v", body, err)
+		}
+		select {
+		case got <- p:
+		default:
+		}
+	}))
+	t.Cleanup(hook.Close)
+
+	c := h.client(t, "echo", false)
+	params := userText("pushed")
+	params.Config = &a2a.MessageSendConfig{PushConfig: &a2a.PushConfig{URL: hook.URL, Token: "tok"}}
+	task := send(t, ctx, c, params)
+	for {
+		select {
+		case p := <-got:
+			if p.token != "tok" || p.task.ID != task.ID {
+				t.Fatalf("push with token %q for task %s, want tok for %s", p.token, p.task.ID, task.ID)
+			}
+			if p.task.Status.State != a2a.TaskStateCompleted {
+				continue
+			}
+		case <-ctx.Done():
+			t.Fatal("no push of the completed task")
+		}
+		break
+	}
+
+	cfgs, err := c.ListTaskPushConfig(ctx, &a2a.ListTaskPushConfigParams{TaskID: task.ID})
+	if err != nil || len(cfgs) != 1 || cfgs[0].Config.URL != hook.URL || cfgs[0].Config.ID == "" {
+		t.Fatalf("tasks/pushNotificationConfig/list: %v %+v", err, cfgs)
+	}
+	one, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigParams{TaskID: task.ID, ConfigID: cfgs[0].Config.ID})
+	if err != nil || one.Config.URL != hook.URL {
+		t.Fatalf("tasks/pushNotificationConfig/get: %v %+v", err, one)
+	}
+	set, err := c.SetTaskPushConfig(ctx, &a2a.TaskPushConfig{TaskID: task.ID, Config: a2a.PushConfig{ID: "second", URL: hook.URL}})
+	if err != nil || set.Config.ID != "second" {
+		t.Fatalf("tasks/pushNotificationConfig/set: %v %+v", err, set)
+	}
+	if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigParams{TaskID: task.ID, ConfigID: "second"}); err != nil {
+		t.Fatalf("tasks/pushNotificationConfig/delete: %v", err)
+	}
+	// a2a-go: get without a config id looks up id "" and fails with -32603.
+	_, err = c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigParams{TaskID: task.ID})
+	var ae *a2a.Error
+	if !errors.As(err, &ae) || !errors.Is(err, a2a.ErrInternalError) {
+		t.Errorf("tasks/pushNotificationConfig/get without an id: %v, want InternalError (-32603)", err)
+	}
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
+)
+
+// Agent is what a Go author implements to serve an agent over A2A.
+//
+// Execute runs once per accepted message: for the message that creates a
+// task, and again for each message that continues a task waiting in
+// input-required or auth-required. It reports progress through t: status
+// updates, artifacts (whole or in chunks) and agent messages; each call
+// returns only after the event is durable and visible to clients.
+//
+// When Execute returns nil, a task still submitted or working is completed;
+// a task the agent left in input-required or auth-required waits for the
+// client's next message. When Execute returns an error (or panics) the task
+// is failed; the error is logged, not shown to clients — call t.Fail with a
+// reason for that. ctx is cancelled when a client calls tasks/cancel (the
+// task is then already canceled; further events are refused with
+// ErrTaskClosed), when the client continues the task while this execution
+// is still running after leaving it input-required (a new execution takes
+// over; this one's events are refused), and when the server shuts down.
+type Agent interface {
+	Execute(ctx context.Context, req *Request, t *TaskUpdater) error
+}
+
+// AgentFunc adapts a function to the Agent interface.
+type AgentFunc func(ctx context.Context, req *Request, t *TaskUpdater) error
+
+// Execute implements Agent.
+func (f AgentFunc) Execute(ctx context.Context, req *Request, t *TaskUpdater) error {
+	return f(ctx, req, t)
+}
+
+// Canceler is optionally implemented by an Agent that must release
+// resources when a task is canceled (A2A 0.3.0 §7.4). Cancel is called
+// after the task is canceled and the execution's context cancelled, and
+// before tasks/cancel answers; it gets at most 10 s. Its error (or panic)
+// is logged; the task is canceled regardless.
+type Canceler interface {
+	Cancel(ctx context.Context, task a2a.Task) error
+}
+
+// Request is what an execution is given.
+type Request struct {
+	// Message is the client message being handled, with TaskID and
+	// ContextID filled in.
+	Message a2a.Message
+	// Task is the task as it was when the execution started, including
+	// Message as the last history entry.
+	Task a2a.Task
+	// Params are the message/send or message/stream params as received.
+	Params a2a.MessageSendParams
+	// Principal is the authenticated caller that sent Message (nil when
+	// the agent has no authentication).
+	Principal *auth.Principal
+}
+
+// ErrTaskClosed is returned by TaskUpdater methods once the task has
+// reached a terminal state (for example after tasks/cancel).
+var ErrTaskClosed = errors.New("a2abridge: task is in a terminal state")
+
+// ErrInvalidEvent is returned by TaskUpdater methods when the agent emitted
+// an event that breaks the task state machine or belongs to another task;
+// the task has then been failed.
+var ErrInvalidEvent = errors.New("a2abridge: invalid event from agent; task failed")
+
+// TaskUpdater appends an execution's events to its task's log. It is safe
+// for concurrent use.
+type TaskUpdater struct {
+	e      *Engine
+	agent  string
+	taskID string
+	ctxID  string
+	ex     *execution
+}
+
+// TaskID returns the id of the task being executed.
+func (t *TaskUpdater) TaskID() string { return t.taskID }
+
+// ContextID returns the task's contextId.
+func (t *TaskUpdater) ContextID() string { return t.ctxID }
+
+// Emit appends one event: *a2a.TaskStatusUpdateEvent,
+// *a2a.TaskArtifactUpdateEvent or *a2a.Message (an agent message added to
+// the history). Empty TaskID/ContextID, message ids and roles (agent) and
+// zero status timestamps are filled in; Final is set by the engine. An event for another task, or a state
+// transition the state machine forbids, fails the task and returns
+// ErrInvalidEvent. After a terminal state it returns ErrTaskClosed.
+func (t *TaskUpdater) Emit(ctx context.Context, ev a2a.Event) error {
+	return t.e.emit(ctx, t, ev)
+}
+
+// SetStatus appends a status update; msg, if not nil, is an agent message
+// explaining it (A2A 0.3.0 §7.2.3).
+func (t *TaskUpdater) SetStatus(ctx context.Context, state a2a.TaskState, msg *a2a.Message) error {
+	return t.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: state, Message: msg}})
+}
+
+// AddArtifact appends an artifact update. With appendParts the parts extend
+// the artifact of the same ArtifactID; lastChunk marks its final chunk
+// (A2A 0.3.0 §7.2.4).
+func (t *TaskUpdater) AddArtifact(ctx context.Context, a a2a.Artifact, appendParts, lastChunk bool) error {
+	return t.Emit(ctx, &a2a.TaskArtifactUpdateEvent{Artifact: a, Append: appendParts, LastChunk: lastChunk})
+}
+
+// Message returns an agent message for this task with the given parts.
+func (t *TaskUpdater) Message(parts ...a2a.Part) *a2a.Message {
+	m := a2a.NewMessage(a2a.RoleAgent, parts...)
+	m.TaskID, m.ContextID = t.taskID, t.ctxID
+	return &m
+}
+
+// TextMessage returns an agent message holding one TextPart, or nil for "".
+func (t *TaskUpdater) TextMessage(text string) *a2a.Message {
+	if text == "" {
+		return nil
+	}
+	return t.Message(a2a.TextPart{Text: text})
+}
+
+// Working sets state working with an optional progress text.
+func (t *TaskUpdater) Working(ctx context.Context, text string) error {
+	return t.SetStatus(ctx, a2a.TaskStateWorking, t.TextMessage(text))
+}
+
+// Complete sets state completed with an optional closing text.
+func (t *TaskUpdater) Complete(ctx context.Context, text string) error {
+	return t.SetStatus(ctx, a2a.TaskStateCompleted, t.TextMessage(text))
+}
+
+// Fail sets state failed; reason is shown to clients.
+func (t *TaskUpdater) Fail(ctx context.Context, reason string) error {
+	return t.SetStatus(ctx, a2a.TaskStateFailed, t.TextMessage(reason))
+}
+
+// RequireInput sets state input-required with a question for the client.
+func (t *TaskUpdater) RequireInput(ctx context.Context, question string) error {
+	return t.SetStatus(ctx, a2a.TaskStateInputRequired, t.TextMessage(question))
+}
+
+const cancelHookTimeout = 10 * time.Second
+
+// now is the engine clock, truncated to milliseconds (the wire precision).
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }

@@ -1,0 +1,796 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// EngineOptions configure an Engine. The zero value is ready to use.
+type EngineOptions struct {
+	// Logger receives structured logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Push enables push notifications; nil disables them (the
+	// tasks/pushNotificationConfig methods then answer -32003).
+	Push *PushOptions
+}
+
+// Engine runs tasks on a Store: it appends each task's events to its
+// ordered log (durably, before anyone sees them), folds them into the Task
+// snapshot, enforces the state machine, runs agent executions, and fans
+// new events out to streams. One Engine serves any number of agents
+// (Handlers). Create with NewEngine, call Start once, Close at shutdown.
+type Engine struct {
+	st   store.Store
+	log  *slog.Logger
+	seed maphash.Seed
+
+	base     context.Context
+	stopBase context.CancelFunc
+	closing  atomic.Bool
+	wg       sync.WaitGroup
+
+	locks [64]sync.Mutex // per-task append serialisation, striped by id
+	push  *pusher        // nil when push notifications are disabled
+
+	mu      sync.Mutex
+	cache   map[string]store.TaskInfo // snapshots of tasks being executed (including queued appends)
+	running map[string]*execution
+	subs    map[string]map[*subscription]struct{}
+	pipes   map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
+	async   store.AsyncAppender
+}
+
+// pipe holds a task's agent appends queued in the store, in order: they
+// become visible (published) only once durable.
+type pipe struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []queued
+	acking bool
+	err    error // the first failed append: the execution's later events are refused
+}
+
+type queued struct {
+	recs     []store.Record
+	terminal bool
+	res      <-chan error
+}
+
+type execution struct {
+	cancel   context.CancelFunc
+	canceled atomic.Bool
+}
+
+// NewEngine returns an Engine on st. The engine does not own st: close st
+// after Engine.Close.
+func NewEngine(st store.Store, opts EngineOptions) *Engine {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	base, stop := context.WithCancel(context.Background())
+	e := &Engine{
+		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop,
+		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
+		subs: map[string]map[*subscription]struct{}{}, pipes: map[string]*pipe{},
+	}
+	e.async, _ = st.(store.AsyncAppender)
+	if opts.Push != nil {
+		e.push = newPusher(e, *opts.Push)
+	}
+	return e
+}
+
+// PushEnabled reports whether push notifications are enabled.
+func (e *Engine) PushEnabled() bool { return e.push != nil }
+
+// RecoveryMessage is the status message of tasks found running at Start:
+// their executions died with the previous process.
+const RecoveryMessage = "The server stopped while this task was running; the task cannot be resumed."
+
+// Start recovers from a previous run: every task left submitted, working
+// or unknown (its execution died with the process) is failed with
+// RecoveryMessage, so that no client waits forever. It returns the number
+// of tasks failed.
+func (e *Engine) Start(ctx context.Context) (int, error) {
+	infos, err := e.st.Unfinished(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("engine start: %w", err)
+	}
+	n := 0
+	for _, info := range infos {
+		_, recs, err := e.update(ctx, info.Task.ID, func(cur store.TaskInfo) ([]a2a.Event, error) {
+			if cur.Task.Status.State.Final() {
+				return nil, nil
+			}
+			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, RecoveryMessage)}, nil
+		})
+		if err != nil {
+			return n, fmt.Errorf("engine start: recover task %s: %w", info.Task.ID, err)
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		n++
+		e.log.Warn("failed task left running by a previous process", "task", info.Task.ID, "agent", info.Agent)
+	}
+	if e.push != nil {
+		if err := e.push.start(ctx); err != nil {
+			return n, fmt.Errorf("engine start: pending push notifications: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// Close cancels every running execution, fails the tasks they leave
+// unfinished, and waits for them (bounded by ctx).
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closing.Store(true)
+	e.mu.Unlock()
+	e.stopBase()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Engine) lock(taskID string) *sync.Mutex {
+	return &e.locks[maphash.String(e.seed, taskID)%uint64(len(e.locks))]
+}
+
+// statusEvent builds a status update for t with an optional agent text.
+func (e *Engine) statusEvent(t a2a.Task, state a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
+	st := a2a.TaskStatus{State: state, Timestamp: now()}
+	if text != "" {
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: text})
+		m.TaskID, m.ContextID = t.ID, t.ContextID
+		st.Message = &m
+	}
+	return &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: st, Final: state.Final()}
+}
+
+// errFold marks an event the state machine refused.
+type errFold struct{ err error }
+
+func (e errFold) Error() string { return e.err.Error() }
+
+// create stores a new task whose first record is its snapshot and, under
+// the task's lock, calls start (if not nil) with the stored snapshot.
+func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task, msgIDs []string, start func(store.TaskInfo)) (store.TaskInfo, error) {
+	l := e.lock(task.ID)
+	l.Lock()
+	defer l.Unlock()
+	rec := store.Record{Seq: 1, Time: now(), Event: &task}
+	if err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs}); err != nil {
+		return store.TaskInfo{}, err
+	}
+	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
+	e.publish(task.ID, []store.Record{rec})
+	if start != nil {
+		start(info)
+	}
+	return info, nil
+}
+
+// current returns the task's snapshot; the caller holds the task's lock.
+func (e *Engine) current(ctx context.Context, taskID string) (store.TaskInfo, error) {
+	e.mu.Lock()
+	info, ok := e.cache[taskID]
+	e.mu.Unlock()
+	if ok {
+		return info, nil
+	}
+	return e.st.Task(ctx, taskID)
+}
+
+// update appends the events fn computes from the task's current snapshot,
+// atomically: fn runs under the task's lock. Events are folded (the state
+// machine may refuse one: errFold) and written durably before subscribers
+// see them.
+func (e *Engine) update(ctx context.Context, taskID string, fn func(store.TaskInfo) ([]a2a.Event, error)) (store.TaskInfo, []store.Record, error) {
+	l := e.lock(taskID)
+	l.Lock()
+	defer l.Unlock()
+	return e.updateLocked(ctx, taskID, nil, fn)
+}
+
+// updateLocked is update for a caller that holds the task's lock; msgIDs
+// are indexed with the appended records.
+func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []string, fn func(store.TaskInfo) ([]a2a.Event, error)) (store.TaskInfo, []store.Record, error) {
+	e.drainLocked(taskID)
+	for attempt := 0; ; attempt++ {
+		info, err := e.current(ctx, taskID)
+		if err != nil {
+			return info, nil, err
+		}
+		evs, err := fn(info)
+		if err != nil || len(evs) == 0 {
+			return info, nil, err
+		}
+		task := info.Task
+		recs := make([]store.Record, len(evs))
+		t := now()
+		for i, ev := range evs {
+			if task, err = fold(task, ev); err != nil {
+				return info, nil, errFold{err}
+			}
+			recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
+		}
+		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs})
+		if errors.Is(err, store.ErrConflict) && attempt == 0 {
+			// Another writer (another replica) appended: drop the cache and retry once.
+			e.mu.Lock()
+			delete(e.cache, taskID)
+			e.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			return info, nil, err
+		}
+		info.Task, info.Seq, info.Updated = task, info.Seq+int64(len(recs)), t
+		e.mu.Lock()
+		if _, ok := e.running[taskID]; ok {
+			e.cache[taskID] = info
+		}
+		e.mu.Unlock()
+		e.publish(taskID, recs)
+		if e.push != nil {
+			e.push.appended(taskID, task.Status.State.Terminal())
+		}
+		return info, recs, nil
+	}
+}
+
+// ---- queued agent appends ----
+
+// pipeOf returns the task's pipe, creating it.
+func (e *Engine) pipeOf(taskID string) *pipe {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.pipes[taskID]
+	if p == nil {
+		p = &pipe{}
+		p.cond = sync.NewCond(&p.mu)
+		e.pipes[taskID] = p
+	}
+	return p
+}
+
+// drainLocked waits until the task's queued appends are durable (or
+// failed); the caller holds the task's lock, so none is added meanwhile.
+// A failure has dropped the cached snapshot: the store is read again.
+func (e *Engine) drainLocked(taskID string) {
+	e.mu.Lock()
+	p := e.pipes[taskID]
+	e.mu.Unlock()
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	for len(p.queue) > 0 || p.acking {
+		p.cond.Wait()
+	}
+	p.mu.Unlock()
+}
+
+// appendQueued queues an agent's records in the store without waiting for
+// them to be durable: the agent goes on at once, and consecutive events of
+// a task share group commits. The caller holds the task's lock. Records
+// are published, in order, once durable.
+func (e *Engine) appendQueued(ctx context.Context, info store.TaskInfo, evs []a2a.Event) error {
+	taskID := info.Task.ID
+	p := e.pipeOf(taskID)
+	p.mu.Lock()
+	failed := p.err
+	p.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
+	task := info.Task
+	recs := make([]store.Record, len(evs))
+	t := now()
+	var err error
+	for i, ev := range evs {
+		if task, err = fold(task, ev); err != nil {
+			return errFold{err}
+		}
+		recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
+	}
+	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task})
+	info.Task, info.Seq, info.Updated = task, info.Seq+int64(len(recs)), t
+	e.mu.Lock()
+	e.cache[taskID] = info
+	e.mu.Unlock()
+	p.mu.Lock()
+	p.queue = append(p.queue, queued{recs: recs, terminal: task.Status.State.Terminal(), res: res})
+	start := !p.acking
+	p.acking = true
+	p.mu.Unlock()
+	if start {
+		go e.ack(taskID, p)
+	}
+	return nil
+}
+
+// ack publishes a task's queued appends in order as they become durable.
+func (e *Engine) ack(taskID string, p *pipe) {
+	for {
+		p.mu.Lock()
+		if len(p.queue) == 0 {
+			p.acking = false
+			p.cond.Broadcast()
+			p.mu.Unlock()
+			return
+		}
+		q := p.queue[0]
+		p.mu.Unlock()
+		err := <-q.res
+		p.mu.Lock()
+		p.queue = p.queue[1:]
+		if err != nil && p.err == nil {
+			p.err = err
+		}
+		failed := p.err != nil
+		p.mu.Unlock()
+		if failed {
+			if err != nil {
+				e.log.Error("queued append failed; the agent's later events are refused", "task", taskID, "err", err)
+			}
+			e.mu.Lock()
+			delete(e.cache, taskID) // the store is the truth again
+			e.mu.Unlock()
+			continue
+		}
+		e.publish(taskID, q.recs)
+		if e.push != nil {
+			e.push.appended(taskID, q.terminal)
+		}
+	}
+}
+
+// ---- executions ----
+
+// ErrShuttingDown is returned for new messages once Engine.Close has begun.
+var errShuttingDown = &a2a.Error{Code: a2a.CodeInternalError, Message: "The server is shutting down; try again later"}
+
+// owns reports whether ex is the task's current execution.
+func (e *Engine) owns(taskID string, ex *execution) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return ex != nil && e.running[taskID] == ex
+}
+
+// startLocked registers and starts an execution of req for the task; the
+// caller holds the task's lock. An execution still registered for the task
+// (one that left the task input-required and has not returned yet) is
+// superseded: its context is cancelled and its updater refuses events.
+func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request) {
+	id := info.Task.ID
+	ctx, cancel := context.WithCancel(e.base)
+	ex := &execution{cancel: cancel}
+	e.mu.Lock()
+	if e.closing.Load() {
+		e.mu.Unlock()
+		cancel()
+		_, _, _ = e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+			if cur.Task.Status.State.Terminal() {
+				return nil, nil
+			}
+			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, "The server shut down before the task could run.")}, nil
+		})
+		return
+	}
+	if old := e.running[id]; old != nil {
+		old.cancel()
+	}
+	if p := e.pipes[id]; p != nil {
+		p.mu.Lock()
+		idle := len(p.queue) == 0 && !p.acking
+		p.mu.Unlock()
+		if idle {
+			delete(e.pipes, id) // a fresh execution starts without a past failure
+		}
+	}
+	e.running[id] = ex
+	e.cache[id] = info
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		defer cancel()
+		t := &TaskUpdater{e: e, agent: h.name, taskID: id, ctxID: info.Task.ContextID, ex: ex}
+		err := e.execute(ctx, h, req, t)
+		e.finish(h, id, ex, err)
+	}()
+}
+
+func (e *Engine) execute(ctx context.Context, h *Handler, req *Request, t *TaskUpdater) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("agent panic: %v", r)
+		}
+	}()
+	return h.agent.Execute(ctx, req, t)
+}
+
+// finish settles a task after its execution returned, if the execution
+// still owns the task (it was not canceled or superseded).
+func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
+	l := e.lock(id)
+	l.Lock()
+	defer l.Unlock()
+	if !e.owns(id, ex) {
+		return
+	}
+	if execErr != nil {
+		e.log.Error("agent execution failed", "agent", h.name, "task", id, "err", execErr)
+	}
+	_, _, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		switch st := cur.Task.Status.State; {
+		case st.Final():
+			return nil, nil
+		case e.closing.Load():
+			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, "The server shut down while this task was running.")}, nil
+		case execErr != nil:
+			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, "The agent failed while processing the task.")}, nil
+		default:
+			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateCompleted, "")}, nil
+		}
+	})
+	if err != nil {
+		e.log.Error("could not settle task after execution", "agent", h.name, "task", id, "err", err)
+	}
+	e.mu.Lock()
+	delete(e.running, id)
+	delete(e.cache, id)
+	delete(e.pipes, id) // drained by the settling update above
+	e.mu.Unlock()
+}
+
+// normalizeMessage fills what an agent may leave out of its messages.
+func (t *TaskUpdater) normalizeMessage(m *a2a.Message) {
+	if m.MessageID == "" {
+		m.MessageID = a2a.NewID()
+	}
+	if m.Role == "" {
+		m.Role = a2a.RoleAgent
+	}
+	if m.Parts == nil {
+		m.Parts = []a2a.Part{}
+	}
+	if m.TaskID == "" {
+		m.TaskID = t.taskID
+	}
+	if m.ContextID == "" {
+		m.ContextID = t.ctxID
+	}
+}
+
+// emit appends an agent's event.
+func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
+	var out a2a.Event
+	var bad string
+	switch v := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		c := *v
+		bad = t.fill(&c.TaskID, &c.ContextID)
+		if c.Status.Timestamp.IsZero() {
+			c.Status.Timestamp = now()
+		}
+		c.Final = c.Status.State.Final()
+		if c.Status.Message != nil {
+			m := *c.Status.Message
+			t.normalizeMessage(&m)
+			c.Status.Message = &m
+		}
+		out = &c
+	case *a2a.TaskArtifactUpdateEvent:
+		c := *v
+		bad = t.fill(&c.TaskID, &c.ContextID)
+		if c.Artifact.ArtifactID == "" {
+			bad = "artifact without artifactId"
+		}
+		if c.Artifact.Parts == nil {
+			c.Artifact.Parts = []a2a.Part{}
+		}
+		out = &c
+	case *a2a.Message:
+		c := *v
+		bad = t.fill(&c.TaskID, &c.ContextID)
+		t.normalizeMessage(&c)
+		out = &c
+	default:
+		bad = "unsupported event type"
+	}
+	l := e.lock(t.taskID)
+	l.Lock()
+	defer l.Unlock()
+	if !e.owns(t.taskID, t.ex) {
+		return ErrTaskClosed
+	}
+	if bad != "" {
+		e.failInvalidLocked(t, bad)
+		return ErrInvalidEvent
+	}
+	var err error
+	if e.async != nil {
+		var cur store.TaskInfo
+		if cur, err = e.current(ctx, t.taskID); err == nil {
+			if cur.Task.Status.State.Terminal() {
+				return ErrTaskClosed
+			}
+			err = e.appendQueued(ctx, cur, []a2a.Event{out})
+		}
+	} else {
+		_, _, err = e.updateLocked(ctx, t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+			if cur.Task.Status.State.Terminal() {
+				return nil, ErrTaskClosed
+			}
+			return []a2a.Event{out}, nil
+		})
+	}
+	var fe errFold
+	if errors.As(err, &fe) {
+		e.failInvalidLocked(t, fe.Error())
+		return ErrInvalidEvent
+	}
+	return err
+}
+
+// fill sets empty ids to the task's and reports a mismatch.
+func (t *TaskUpdater) fill(taskID, ctxID *string) string {
+	if *taskID == "" {
+		*taskID = t.taskID
+	} else if *taskID != t.taskID {
+		return fmt.Sprintf("event for task %q emitted by the execution of task %q", *taskID, t.taskID)
+	}
+	if *ctxID == "" {
+		*ctxID = t.ctxID
+	} else if *ctxID != t.ctxID {
+		return fmt.Sprintf("event with contextId %q for a task in context %q", *ctxID, t.ctxID)
+	}
+	return ""
+}
+
+// failInvalidLocked fails a task whose agent broke the protocol and ends
+// the execution; the caller holds the task's lock.
+func (e *Engine) failInvalidLocked(t *TaskUpdater, reason string) {
+	e.log.Error("agent emitted an invalid event; failing task", "agent", t.agent, "task", t.taskID, "reason", reason)
+	_, _, err := e.updateLocked(context.Background(), t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		if cur.Task.Status.State.Terminal() {
+			return nil, nil
+		}
+		return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, "The agent produced an invalid event: "+reason)}, nil
+	})
+	if err != nil {
+		e.log.Error("could not fail task", "task", t.taskID, "err", err)
+	}
+	e.mu.Lock()
+	if e.running[t.taskID] == t.ex {
+		delete(e.running, t.taskID)
+		delete(e.cache, t.taskID)
+	}
+	e.mu.Unlock()
+	t.ex.cancel()
+}
+
+// cancel cancels a task (A2A 0.3.0 §7.4): under the task's lock, the
+// canceled status is appended and the running execution, if any, loses
+// the task and sees its context cancelled; then the agent's Canceler hook
+// runs (panics recovered, at most cancelHookTimeout).
+func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.TaskInfo, error) {
+	l := e.lock(taskID)
+	l.Lock()
+	info, _, err := e.updateLocked(context.WithoutCancel(ctx), taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		if cur.Task.Status.State.Terminal() {
+			return nil, a2a.ErrTaskNotCancelable.WithMessage("Task cannot be canceled: it is already %s", cur.Task.Status.State)
+		}
+		return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateCanceled, "")}, nil
+	})
+	if err == nil {
+		e.mu.Lock()
+		if ex := e.running[taskID]; ex != nil {
+			ex.canceled.Store(true)
+			ex.cancel()
+			delete(e.running, taskID)
+			delete(e.cache, taskID)
+		}
+		e.mu.Unlock()
+	}
+	l.Unlock()
+	if err != nil {
+		return info, err
+	}
+	if c, ok := h.agent.(Canceler); ok {
+		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelHookTimeout)
+		defer stop()
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					e.log.Error("agent cancel hook panicked", "agent", h.name, "task", taskID, "panic", r)
+				}
+			}()
+			if err := c.Cancel(cctx, info.Task); err != nil {
+				e.log.Warn("agent cancel hook failed", "agent", h.name, "task", taskID, "err", err)
+			}
+		}()
+	}
+	return info, nil
+}
+
+// ---- fan-out ----
+
+type subscription struct {
+	ch   chan store.Record
+	wake chan struct{}
+}
+
+func (e *Engine) subscribe(taskID string) *subscription {
+	// A small buffer: a subscriber that falls behind is woken to re-read
+	// the log, so the buffer only saves store reads, never events.
+	s := &subscription{ch: make(chan store.Record, 8), wake: make(chan struct{}, 1)}
+	e.mu.Lock()
+	m := e.subs[taskID]
+	if m == nil {
+		m = map[*subscription]struct{}{}
+		e.subs[taskID] = m
+	}
+	m[s] = struct{}{}
+	e.mu.Unlock()
+	return s
+}
+
+func (e *Engine) unsubscribe(taskID string, s *subscription) {
+	e.mu.Lock()
+	if m := e.subs[taskID]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(e.subs, taskID)
+		}
+	}
+	e.mu.Unlock()
+}
+
+// publish hands durable records to the task's subscribers without ever
+// blocking: a subscriber whose buffer is full is woken to re-read the log.
+func (e *Engine) publish(taskID string, recs []store.Record) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for s := range e.subs[taskID] {
+		for _, r := range recs {
+			select {
+			case s.ch <- r:
+			default:
+				select {
+				case s.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// follow yields the task's records with Seq > after, in order and each
+// once: first what the log holds, then live records as they are appended.
+// It never ends by itself; the consumer stops.
+func (e *Engine) follow(ctx context.Context, taskID string, after int64) iter.Seq2[store.Record, error] {
+	return func(yield func(store.Record, error) bool) {
+		sub := e.subscribe(taskID)
+		defer e.unsubscribe(taskID, sub)
+		next := after
+		catchUp := func() bool {
+			for {
+				recs, err := e.st.Events(ctx, taskID, next, 256)
+				if err != nil {
+					yield(store.Record{}, err)
+					return false
+				}
+				for _, r := range recs {
+					if !yield(r, nil) {
+						return false
+					}
+					next = r.Seq
+				}
+				if len(recs) < 256 {
+					return true
+				}
+			}
+		}
+		if !catchUp() {
+			return
+		}
+		for {
+			select {
+			case r := <-sub.ch:
+				switch {
+				case r.Seq <= next:
+				case r.Seq == next+1:
+					if !yield(r, nil) {
+						return
+					}
+					next = r.Seq
+				default:
+					if !catchUp() {
+						return
+					}
+				}
+			case <-sub.wake:
+				if !catchUp() {
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// StreamEvent is one event of a stream with its sequence number in the
+// task's log (the SSE id). A snapshot Task carries the sequence of the last
+// event folded into it.
+type StreamEvent struct {
+	Seq   int64
+	Event a2a.Event
+}
+
+// stream yields the events of a task from a starting point until the task
+// is final (terminal or interrupted): optionally the snapshot first, then
+// every logged event after `after`, then live events. It ends after a final
+// status-update that is not older than the snapshot it started from, or
+// after replaying up to that snapshot when the snapshot itself is final (a
+// status-update with final=true restating the current status is added
+// when the replay did not end on one). Earlier final statuses (a previous
+// input-required turn) do not end a replay.
+func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot bool) iter.Seq2[StreamEvent, error] {
+	return func(yield func(StreamEvent, error) bool) {
+		t := info.Task
+		finalNow := t.Status.State.Final()
+		closing := func() {
+			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}, nil)
+		}
+		if withSnapshot {
+			if !yield(StreamEvent{Seq: info.Seq, Event: &t}, nil) {
+				return
+			}
+			after = info.Seq
+		}
+		if after >= info.Seq && finalNow {
+			closing()
+			return
+		}
+		for r, err := range e.follow(ctx, t.ID, after) {
+			if err != nil {
+				yield(StreamEvent{}, err)
+				return
+			}
+			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event}, nil) {
+				return
+			}
+			su, isStatus := r.Event.(*a2a.TaskStatusUpdateEvent)
+			final := isStatus && su.Final
+			if final && r.Seq >= info.Seq {
+				return
+			}
+			if r.Seq == info.Seq && finalNow {
+				if !final {
+					closing()
+				}
+				return
+			}
+		}
+	}
+}

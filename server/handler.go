@@ -1,0 +1,518 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// Handler answers the A2A operations for one agent, independent of any
+// transport: a transport decodes a request, calls one Handler method and
+// encodes the result. Errors returned are *a2a.Error for protocol errors;
+// any other error is an internal failure (-32603 on the wire).
+type Handler struct {
+	e     *Engine
+	name  string
+	agent Agent
+	card  a2a.AgentCard
+	opts  HandlerOptions
+}
+
+// HandlerOptions configure a Handler. The zero value serves the agent
+// without authentication.
+type HandlerOptions struct {
+	// Auth authenticates every request (any of its schemes; A2A 0.3.0
+	// §4). Empty: no authentication. When set, the card's securitySchemes
+	// and security are generated from it, each task belongs to the
+	// principal that created it, and other principals get -32001 for it.
+	Auth auth.Set
+	// CardRequiresAuth protects the Agent Card endpoints too (by default
+	// they are public).
+	CardRequiresAuth bool
+	// ExtendedCard, if set (with Auth), is returned by
+	// agent/getAuthenticatedExtendedCard to authenticated callers; the
+	// public card then sets supportsAuthenticatedExtendedCard. Its url and
+	// security fields are taken from the public card.
+	ExtendedCard *a2a.AgentCard
+}
+
+// NewHandler serves agent under name (the task namespace: tasks created
+// through this handler are invisible to other handlers) on engine e, with
+// card as its Agent Card (A2A 0.3.0 §5.5). Missing ProtocolVersion and
+// PreferredTransport are set to 0.3.0 and JSONRPC; capabilities
+// (pushNotifications), securitySchemes, security and
+// supportsAuthenticatedExtendedCard follow e and opts.
+func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts HandlerOptions) *Handler {
+	if card.ProtocolVersion == "" {
+		card.ProtocolVersion = a2a.ProtocolVersion
+	}
+	if card.PreferredTransport == "" {
+		card.PreferredTransport = a2a.TransportJSONRPC
+	}
+	card.Capabilities.PushNotifications = e.push != nil
+	if !slices.ContainsFunc(card.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == a2a.ExtensionEventLog }) {
+		card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{URI: a2a.ExtensionEventLog,
+			Description: "SSE event ids are the task's event sequence numbers (1, 2, 3…); tasks/resubscribe replays every event after Last-Event-ID, also after a restart; a repeated messageId is not processed twice."})
+	}
+	if len(opts.Auth) > 0 {
+		card.SecuritySchemes, card.Security = opts.Auth.CardSecurity()
+	}
+	card.SupportsAuthenticatedExtendedCard = opts.ExtendedCard != nil && len(opts.Auth) > 0
+	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts}
+}
+
+// Name returns the agent's name.
+func (h *Handler) Name() string { return h.name }
+
+// Card returns the agent's card as configured (URL as given).
+func (h *Handler) Card() a2a.AgentCard { return h.card }
+
+// load returns a task of this agent, or -32001.
+func (h *Handler) load(ctx context.Context, id string) (store.TaskInfo, error) {
+	if id == "" {
+		return store.TaskInfo{}, a2a.ErrTaskNotFound
+	}
+	owner, ok := h.owner(ctx)
+	if !ok {
+		return store.TaskInfo{}, a2a.ErrUnauthenticated
+	}
+	info, err := h.e.st.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (info.Agent != h.name || info.Owner != owner)) {
+		// Another agent's or another principal's task: no hint that it exists.
+		return store.TaskInfo{}, a2a.ErrTaskNotFound.WithMessage("Task not found: %s", id)
+	}
+	return info, err
+}
+
+// owner is the owner key of the calling principal: "" without
+// authentication, else "<scheme>/<issuer>/<subject>" (subjects of
+// different schemes or issuers never collide). ok is false when the agent
+// requires authentication and the request carries no principal (a
+// transport that skipped authentication): nothing may be done then.
+func (h *Handler) owner(ctx context.Context) (key string, ok bool) {
+	if len(h.opts.Auth) == 0 {
+		return "", true
+	}
+	p, found := auth.FromContext(ctx)
+	if !found || p == nil {
+		return "", false
+	}
+	iss, _ := p.Claims["iss"].(string)
+	return fmt.Sprintf("%q/%q/%q", p.Scheme, iss, p.Subject), true
+}
+
+// messageKey scopes a messageId to the caller, so that one principal can
+// neither claim nor probe another's message ids.
+func (h *Handler) messageKey(ctx context.Context, messageID string) string {
+	o, _ := h.owner(ctx)
+	if o == "" {
+		return messageID
+	}
+	return o + "\x00" + messageID
+}
+
+// outputModesOK reports whether the client's accepted output modes
+// intersect the agent's (wildcards "*/*" and "type/*" on either side).
+func (h *Handler) outputModesOK(accepted []string) bool {
+	if len(accepted) == 0 || len(h.card.DefaultOutputModes) == 0 {
+		return true
+	}
+	for _, a := range accepted {
+		for _, o := range h.card.DefaultOutputModes {
+			if mediaMatch(a, o) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mediaMatch(a, b string) bool {
+	a, b = strings.ToLower(strings.TrimSpace(a)), strings.ToLower(strings.TrimSpace(b))
+	if a == b || a == "*/*" || b == "*/*" || a == "*" || b == "*" {
+		return true
+	}
+	at, _, _ := strings.Cut(a, "/")
+	bt, _, _ := strings.Cut(b, "/")
+	return (strings.HasSuffix(a, "/*") || strings.HasSuffix(b, "/*")) && at == bt
+}
+
+// accept validates a message, then creates a task or continues one and
+// starts the agent's execution. A message whose messageId was already
+// accepted for this agent is not processed again: if it is the same message
+// (a retry), the task it went to is returned as it is now; a different
+// message reusing the id is -32602.
+func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams) (store.TaskInfo, error) {
+	msg := p.Message
+	if p.Configuration != nil && !h.outputModesOK(p.Configuration.AcceptedOutputModes) {
+		return store.TaskInfo{}, a2a.ErrContentTypeNotSupported.WithMessage(
+			"Incompatible content types: the agent produces %s", strings.Join(h.card.DefaultOutputModes, ", "))
+	}
+	var pushCfg *a2a.PushNotificationConfig
+	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
+		if h.e.push == nil {
+			return store.TaskInfo{}, a2a.ErrPushNotificationNotSupported
+		}
+		pushCfg = p.Configuration.PushNotificationConfig
+		if check := h.e.push.o.CheckURL; check != nil {
+			if err := check(pushCfg.URL); err != nil {
+				return store.TaskInfo{}, a2a.InvalidParams("/params/configuration/pushNotificationConfig/url", "webhook URL not allowed: "+err.Error())
+			}
+		}
+	}
+	if h.e.closing.Load() {
+		return store.TaskInfo{}, errShuttingDown
+	}
+	owner, ok := h.owner(ctx)
+	if !ok {
+		return store.TaskInfo{}, a2a.ErrUnauthenticated
+	}
+	msgKey := h.messageKey(ctx, msg.MessageID)
+	if dupID, err := h.e.st.MessageTask(ctx, h.name, msgKey); err != nil {
+		return store.TaskInfo{}, err
+	} else if dupID != "" {
+		return h.duplicate(ctx, &msg, dupID)
+	}
+	if msg.TaskID == "" {
+		task := a2a.Task{ID: a2a.NewID(), ContextID: msg.ContextID}
+		if task.ContextID == "" {
+			task.ContextID = a2a.NewID()
+		}
+		msg.TaskID, msg.ContextID = task.ID, task.ContextID
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
+		task.History = []a2a.Message{msg}
+		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
+			h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)})
+		})
+		if errors.Is(err, store.ErrDuplicateMessage) {
+			return h.retryDuplicate(ctx, &msg)
+		}
+		if err == nil && pushCfg != nil {
+			// From the task's first event on: the log replays what the
+			// execution may already have appended.
+			if _, err := h.setPushConfig(context.WithoutCancel(ctx), task.ID, *pushCfg, 0); err != nil {
+				h.e.log.Error("push config of message/send not stored", "task", task.ID, "err", err)
+			}
+		}
+		return info, err
+	}
+	// Continuation of an existing task (A2A 0.3.0 §6.3 multi-turn).
+	cur, err := h.load(ctx, msg.TaskID)
+	if err != nil {
+		return store.TaskInfo{}, err
+	}
+	if msg.ContextID != "" && msg.ContextID != cur.Task.ContextID {
+		return store.TaskInfo{}, a2a.InvalidParams("/params/message/contextId",
+			"contextId does not match the task's contextId")
+	}
+	msg.ContextID = cur.Task.ContextID
+	l := h.e.lock(msg.TaskID)
+	l.Lock()
+	// Under the task's lock: a retry of this very message that raced us
+	// is answered as a duplicate, not as "task is working".
+	if dupID, err := h.e.st.MessageTask(ctx, h.name, msgKey); err != nil || dupID != "" {
+		l.Unlock()
+		if err != nil {
+			return store.TaskInfo{}, err
+		}
+		return h.duplicate(ctx, &msg, dupID)
+	}
+	info, _, err := h.e.updateLocked(ctx, msg.TaskID, []string{msgKey}, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		st := cur.Task.Status.State
+		switch {
+		case st.Terminal():
+			return nil, a2a.ErrUnsupportedOperation.WithMessage(
+				"Task %s is %s: a task in a terminal state cannot be restarted", cur.Task.ID, st)
+		case !st.Interrupted():
+			return nil, a2a.ErrUnsupportedOperation.WithMessage(
+				"Task %s is %s: it accepts a new message only when input-required or auth-required", cur.Task.ID, st)
+		}
+		m := msg
+		return []a2a.Event{&m, &a2a.TaskStatusUpdateEvent{TaskID: cur.Task.ID, ContextID: cur.Task.ContextID,
+			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
+	})
+	if err == nil {
+		h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)})
+	}
+	l.Unlock()
+	if err == nil && pushCfg != nil {
+		if _, err := h.setPushConfig(context.WithoutCancel(ctx), msg.TaskID, *pushCfg, cur.Seq); err != nil {
+			h.e.log.Error("push config of message/send not stored", "task", msg.TaskID, "err", err)
+		}
+	}
+	if errors.Is(err, store.ErrDuplicateMessage) {
+		return h.retryDuplicate(ctx, &msg)
+	}
+	return info, err
+}
+
+func (h *Handler) retryDuplicate(ctx context.Context, msg *a2a.Message) (store.TaskInfo, error) {
+	id, err := h.e.st.MessageTask(ctx, h.name, h.messageKey(ctx, msg.MessageID))
+	if err != nil {
+		return store.TaskInfo{}, err
+	}
+	return h.duplicate(ctx, msg, id)
+}
+
+var errReusedMessageID = a2a.InvalidParams("/params/message/messageId", "messageId was already used for a different message")
+
+// duplicate answers a message whose id was already accepted for task
+// dupID: a retry of the same message gets the task; anything else -32602.
+func (h *Handler) duplicate(ctx context.Context, msg *a2a.Message, dupID string) (store.TaskInfo, error) {
+	if msg.TaskID != "" && msg.TaskID != dupID {
+		return store.TaskInfo{}, errReusedMessageID
+	}
+	info, err := h.load(ctx, dupID)
+	if errors.Is(err, a2a.ErrTaskNotFound) {
+		return info, errReusedMessageID // another principal's message: say nothing more
+	}
+	if err != nil {
+		return info, err
+	}
+	for i := range info.Task.History {
+		if prev := &info.Task.History[i]; prev.MessageID == msg.MessageID {
+			if !sameMessage(msg, prev) {
+				return store.TaskInfo{}, errReusedMessageID
+			}
+			return info, nil
+		}
+	}
+	return info, nil
+}
+
+// sameMessage reports whether incoming is a retry of stored: equal content,
+// and ids that are either absent or the stored ones.
+func sameMessage(incoming, stored *a2a.Message) bool {
+	if (incoming.ContextID != "" && incoming.ContextID != stored.ContextID) ||
+		(incoming.TaskID != "" && incoming.TaskID != stored.TaskID) {
+		return false
+	}
+	a, b := *incoming, *stored
+	a.ContextID, a.TaskID, b.ContextID, b.TaskID = "", "", "", ""
+	ea, err1 := v03.MarshalEvent(&a)
+	eb, err2 := v03.MarshalEvent(&b)
+	return err1 == nil && err2 == nil && bytes.Equal(ea, eb)
+}
+
+// SendMessage implements message/send (A2A 0.3.0 §7.1): it starts or
+// continues a task; when blocking (the default) it returns once the task is
+// terminal or interrupted (or ctx ends: then the error is ctx's), otherwise
+// right after the first durable state. The returned Task honours
+// configuration.historyLength.
+func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
+	info, err := h.accept(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	var hl *int
+	if p.Configuration != nil {
+		hl = p.Configuration.HistoryLength
+	}
+	if p.Configuration.IsBlocking() && !info.Task.Status.State.Final() {
+		// The events are folded as they come: the final snapshot needs no
+		// read of the store (a rare fold error falls back to one).
+		t, folded := info.Task, true
+		for ev, err := range h.e.stream(ctx, info, info.Seq, false) {
+			if err != nil {
+				return nil, err
+			}
+			if folded {
+				if nt, err := fold(t, ev.Event); err == nil {
+					t = nt
+				} else {
+					folded = false
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if folded {
+			info.Task = t
+		} else if info, err = h.load(context.WithoutCancel(ctx), info.Task.ID); err != nil {
+			return nil, err
+		}
+	}
+	t := withHistoryLength(info.Task, hl)
+	return &t, nil
+}
+
+// SendStreamingMessage implements message/stream (A2A 0.3.0 §7.2): after
+// the message is accepted it returns the task's events, starting with the
+// Task snapshot and ending with a status-update whose final is true. A
+// request error is returned before any event. Dropping the stream does not
+// cancel the task.
+func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendParams) (iter.Seq2[StreamEvent, error], error) {
+	if !h.card.Capabilities.Streaming {
+		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
+	}
+	info, err := h.accept(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	return h.e.stream(ctx, info, info.Seq, true), nil
+}
+
+// GetTask implements tasks/get (A2A 0.3.0 §7.3). Unknown id: -32001.
+func (h *Handler) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task, error) {
+	info, err := h.load(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	t := withHistoryLength(info.Task, p.HistoryLength)
+	return &t, nil
+}
+
+// CancelTask implements tasks/cancel (A2A 0.3.0 §7.4): the execution's
+// context is cancelled, the agent's Canceler hook runs, and the task ends
+// canceled. Unknown id: -32001; a terminal task: -32002.
+func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task, error) {
+	info, err := h.load(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if st := info.Task.Status.State; st.Terminal() {
+		return nil, a2a.ErrTaskNotCancelable.WithMessage("Task cannot be canceled: it is already %s", st)
+	}
+	info, err = h.e.cancel(ctx, h, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &info.Task, nil
+}
+
+// Resubscribe implements tasks/resubscribe (A2A 0.3.0 §7.9). With from nil
+// the stream starts with the Task snapshot, then live events; with from set
+// (the SSE Last-Event-ID) it replays every event after sequence *from, then
+// live events. Either way it ends with a final status-update, at once for a
+// task that is already terminal or interrupted. Unknown id: -32001.
+func (h *Handler) Resubscribe(ctx context.Context, p a2a.TaskIDParams, from *int64) (iter.Seq2[StreamEvent, error], error) {
+	if !h.card.Capabilities.Streaming {
+		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
+	}
+	info, err := h.load(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if from == nil {
+		return h.e.stream(ctx, info, info.Seq, true), nil
+	}
+	after := max(*from, 0)
+	if after > info.Seq {
+		return nil, a2a.InvalidParams("Last-Event-ID", "event id is beyond the task's last event")
+	}
+	return h.e.stream(ctx, info, after, false), nil
+}
+
+// SetPushNotificationConfig implements tasks/pushNotificationConfig/set
+// (A2A 0.3.0 §7.5): it registers (or, with the same id, replaces) a
+// webhook for the task; deliveries start with the task's next event. A
+// config without id gets one. -32003 when push notifications are disabled,
+// -32001 for an unknown task, -32602 for a webhook URL that is not allowed.
+func (h *Handler) SetPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	info, err := h.load(ctx, c.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := h.setPushConfig(ctx, c.TaskID, c.PushNotificationConfig, info.Seq)
+	if err != nil {
+		return nil, err
+	}
+	return &a2a.TaskPushNotificationConfig{TaskID: c.TaskID, PushNotificationConfig: cfg}, nil
+}
+
+// GetPushNotificationConfig implements tasks/pushNotificationConfig/get
+// (A2A 0.3.0 §7.6): the config with the given id, or the task's first one
+// when no id is given. -32602 when there is no such config.
+func (h *Handler) GetPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
+	cfgs, err := h.pushConfigs(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfgs {
+		if p.PushNotificationConfigID == "" || c.PushNotificationConfig.ID == p.PushNotificationConfigID {
+			return &c, nil
+		}
+	}
+	return nil, errPushConfigNotFound(p.PushNotificationConfigID)
+}
+
+// ListPushNotificationConfigs implements tasks/pushNotificationConfig/list
+// (A2A 0.3.0 §7.7): every config of the task, in registration order.
+func (h *Handler) ListPushNotificationConfigs(ctx context.Context, p a2a.TaskIDParams) ([]a2a.TaskPushNotificationConfig, error) {
+	return h.pushConfigs(ctx, p.ID)
+}
+
+// DeletePushNotificationConfig implements
+// tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). -32602 when there
+// is no such config.
+func (h *Handler) DeletePushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
+	if _, err := h.pushConfigs(ctx, p.ID); err != nil {
+		return err
+	}
+	if err := h.e.st.DeletePushConfig(ctx, p.ID, p.PushNotificationConfigID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return errPushConfigNotFound(p.PushNotificationConfigID)
+		}
+		return err
+	}
+	h.e.push.configured(p.ID)
+	return nil
+}
+
+func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPushNotificationConfig, error) {
+	if _, err := h.load(ctx, taskID); err != nil {
+		return nil, err
+	}
+	if h.e.push == nil {
+		return nil, a2a.ErrPushNotificationNotSupported
+	}
+	cs, err := h.e.st.PushConfigs(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]a2a.TaskPushNotificationConfig, len(cs))
+	for i, c := range cs {
+		out[i] = a2a.TaskPushNotificationConfig{TaskID: taskID, PushNotificationConfig: c.Config}
+	}
+	return out, nil
+}
+
+// GetAuthenticatedExtendedCard implements agent/getAuthenticatedExtendedCard
+// (A2A 0.3.0 §7.10): the extended card for an authenticated caller; -32007
+// when none is configured. (Unauthenticated requests never get here: the
+// transport answers them 401.)
+func (h *Handler) GetAuthenticatedExtendedCard(ctx context.Context) (*a2a.AgentCard, error) {
+	if h.opts.ExtendedCard == nil || len(h.opts.Auth) == 0 {
+		return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
+	}
+	if p, ok := auth.FromContext(ctx); !ok || p == nil {
+		return nil, a2a.ErrUnauthenticated
+	}
+	c := *h.opts.ExtendedCard
+	pub := h.card
+	c.URL, c.PreferredTransport, c.AdditionalInterfaces = pub.URL, pub.PreferredTransport, pub.AdditionalInterfaces
+	if u, ok := ctx.Value(cardURLKey{}).(string); ok && u != "" {
+		c.URL = u
+	}
+	c.SecuritySchemes, c.Security, c.SupportsAuthenticatedExtendedCard = pub.SecuritySchemes, pub.Security, true
+	c.Capabilities.PushNotifications, c.Capabilities.Extensions = pub.Capabilities.PushNotifications, pub.Capabilities.Extensions
+	if c.ProtocolVersion == "" {
+		c.ProtocolVersion = pub.ProtocolVersion
+	}
+	return &c, nil
+}
+
+func principal(ctx context.Context) *auth.Principal {
+	p, _ := auth.FromContext(ctx)
+	return p
+}

@@ -1,0 +1,154 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/sqlite"
+)
+
+type testServerOptions struct {
+	store     store.Store
+	transport server.TransportOptions
+}
+
+type testServer struct {
+	*httptest.Server
+	engine *server.Engine
+	store  store.Store
+	cancel chan string // task ids whose cancel hook ran (wait agent)
+}
+
+// waitAgent emits nothing and waits until its task is canceled.
+type waitAgent struct{ canceled chan string }
+
+func (waitAgent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (w waitAgent) Cancel(ctx context.Context, task a2a.Task) error {
+	select {
+	case w.canceled <- task.ID:
+	default:
+	}
+	return nil
+}
+
+func testCard(name string) a2a.AgentCard {
+	return a2a.AgentCard{Name: name, Description: "test agent " + name, Version: "0.0.1",
+		Capabilities:      a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{ID: name, Name: name, Description: "test", Tags: []string{"test"}}}}
+}
+
+// newTestServer starts a Host on an httptest server with the built-in
+// agents (echo is the default) and test agents: wait (blocks until
+// canceled), bad (emits an invalid transition), panic, fail (returns an
+// error), other (emits an event for another task), nostream (no streaming).
+func newTestServer(t testing.TB, o testServerOptions) *testServer {
+	t.Helper()
+	st := o.store
+	if st == nil && os.Getenv("A2ABRIDGE_TEST_STORE") == "sqlite" {
+		st = sqliteStore(t)
+	}
+	if st == nil {
+		st = memory.New()
+	}
+	eng := server.NewEngine(st, server.EngineOptions{Logger: discardLogger()})
+	if _, err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o.transport.Logger = discardLogger()
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: o.transport})
+	ts := &testServer{engine: eng, store: st, cancel: make(chan string, 16)}
+	add := func(name string, a server.Agent, c a2a.AgentCard) {
+		host.Add(server.NewHandler(eng, name, a, c, server.HandlerOptions{}))
+	}
+	add("echo", agents.Echo{}, agents.Echo{}.Card())
+	add("chat", agents.Chat{}, agents.Chat{}.Card())
+	add("slow", agents.Slow{Seconds: 1, Step: 20 * time.Millisecond}, agents.Slow{}.Card())
+	add("wait", waitAgent{canceled: ts.cancel}, testCard("wait"))
+	add("bad", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+		if err := u.Working(ctx, "working"); err != nil {
+			return err
+		}
+		return u.SetStatus(ctx, a2a.TaskStateSubmitted, nil)
+	}), testCard("bad"))
+	add("panic", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+		panic("boom")
+	}), testCard("panic"))
+	add("fail", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+		return errors.New("secret internal detail")
+	}), testCard("fail"))
+	add("other", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+		return u.Emit(ctx, &a2a.TaskStatusUpdateEvent{TaskID: "someone-else", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}})
+	}), testCard("other"))
+	nc := testCard("nostream")
+	nc.Capabilities.Streaming = false
+	add("nostream", agents.Echo{}, nc)
+	ts.Server = httptest.NewServer(host)
+	t.Cleanup(func() {
+		ts.Server.CloseClientConnections()
+		ts.Server.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = eng.Close(ctx)
+	})
+	return ts
+}
+
+// validateEvent validates a bare event document by its kind.
+func validateEvent(t *testing.T, doc []byte) {
+	t.Helper()
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	_ = json.Unmarshal(doc, &k)
+	def := map[string]string{"task": "Task", "message": "Message", "status-update": "TaskStatusUpdateEvent", "artifact-update": "TaskArtifactUpdateEvent"}[k.Kind]
+	if def == "" {
+		def = "JSONRPCError"
+	}
+	schematest.Validate(t, def, doc)
+}
+
+func validateBatch(t *testing.T, doc []byte) {
+	t.Helper()
+	var members []jsontext.Value
+	if err := json.Unmarshal(doc, &members); err != nil {
+		t.Fatalf("batch response is not an array: %v", err)
+	}
+	for _, m := range members {
+		if strings.Contains(string(m), `"error":`) {
+			schematest.Validate(t, "JSONRPCErrorResponse", m)
+		} else {
+			schematest.Validate(t, "JSONRPCSuccessResponse", m)
+		}
+	}
+}
+
+// sqliteStore opens a SQLite store in a temporary directory.
+func sqliteStore(t testing.TB) store.Store {
+	t.Helper()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

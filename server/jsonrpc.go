@@ -1,0 +1,631 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/jsonrpc"
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+)
+
+// A2A 0.3.0 JSON-RPC method names (§7).
+const (
+	MethodSendMessage          = "message/send"
+	MethodSendStreamingMessage = "message/stream"
+	MethodGetTask              = "tasks/get"
+	MethodCancelTask           = "tasks/cancel"
+	MethodResubscribe          = "tasks/resubscribe"
+	MethodSetPushConfig        = "tasks/pushNotificationConfig/set"
+	MethodGetPushConfig        = "tasks/pushNotificationConfig/get"
+	MethodListPushConfig       = "tasks/pushNotificationConfig/list"
+	MethodDeletePushConfig     = "tasks/pushNotificationConfig/delete"
+	MethodGetExtendedCard      = "agent/getAuthenticatedExtendedCard"
+)
+
+// DefaultMaxBodyBytes is the default request body limit: 10 MiB.
+const DefaultMaxBodyBytes = 10 << 20
+
+// maxBatchConcurrency bounds how many members of one batch run at once.
+const maxBatchConcurrency = 8
+
+// DefaultStreamWriteTimeout is how long one SSE write may block on a client
+// that does not read before the stream is abandoned.
+const DefaultStreamWriteTimeout = 30 * time.Second
+
+// DefaultKeepAlive is the default interval of SSE keep-alive comments.
+const DefaultKeepAlive = 15 * time.Second
+
+// TransportOptions configure the HTTP transports. The zero value is ready to use.
+type TransportOptions struct {
+	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// KeepAlive is the interval of SSE keep-alive comments; 0 means
+	// DefaultKeepAlive, negative disables them.
+	KeepAlive time.Duration
+	// StreamWriteTimeout bounds each SSE write (a client that stops
+	// reading loses its stream, the task goes on); 0 means
+	// DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
+	// Logger receives structured logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (o TransportOptions) withDefaults() TransportOptions {
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// NewJSONRPCHandler returns the A2A 0.3.0 JSON-RPC 2.0 transport for h
+// (A2A 0.3.0 §3.2.1, §7): POST a request object or a batch array; answers
+// are HTTP 200 application/json, or text/event-stream for message/stream
+// and tasks/resubscribe (§3.3); other HTTP methods get 405. tasks/resubscribe honours the Last-Event-ID
+// header. Mount it where the agent card's url points.
+func NewJSONRPCHandler(h *Handler, opts TransportOptions) http.Handler {
+	opts = opts.withDefaults()
+	return authenticate(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts})
+}
+
+type jsonrpcTransport struct {
+	h    *Handler
+	opts TransportOptions
+}
+
+var (
+	reqPrefix = func() string { var b [4]byte; _, _ = rand.Read(b[:]); return hex.EncodeToString(b[:]) }()
+	reqSeq    atomic.Uint64
+)
+
+// requestID names one HTTP request in logs and in the data of internal
+// errors; it is made only when needed (an error), not on the hot path.
+type requestID struct{ id string }
+
+func (r *requestID) String() string {
+	if r.id == "" {
+		r.id = reqPrefix + "-" + strconv.FormatUint(reqSeq.Add(1), 10)
+	}
+	return r.id
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+var jsonContentType = []string{"application/json"}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType // shared, never modified: saves an allocation per answer
+	if len(body) > 2048 {
+		// Smaller bodies get their Content-Length from net/http itself.
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// WriteError answers an HTTP request with a JSON-RPC error response (id
+// null) and the given HTTP status: for middleware (authentication, limits)
+// that must answer in protocol form before a request is parsed.
+func WriteError(w http.ResponseWriter, status int, e *a2a.Error) {
+	writeJSON(w, status, jsonrpc.AppendError(nil, nil, e))
+}
+
+// readBody reads at most limit bytes; a larger body is an *a2a.Error.
+func readBody(r *http.Request, limit int64) ([]byte, *a2a.Error) {
+	if r.ContentLength > limit {
+		return nil, a2a.ErrInvalidRequest.WithMessage("Request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
+	}
+	var b []byte
+	var err error
+	if n := r.ContentLength; n >= 0 {
+		// One allocation of the announced size.
+		b = make([]byte, n)
+		_, err = io.ReadFull(r.Body, b)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+	}
+	if err != nil {
+		return nil, a2a.ErrInvalidRequest.WithMessage("Could not read the request body")
+	}
+	if int64(len(b)) > limit {
+		return nil, a2a.ErrInvalidRequest.WithMessage("Request body exceeds the limit of %d bytes", limit)
+	}
+	return b, nil
+}
+
+func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rid := &requestID{}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		WriteError(w, http.StatusMethodNotAllowed, a2a.ErrInvalidRequest.WithMessage("A2A JSON-RPC requests must use POST"))
+		return
+	}
+	if len(t.h.opts.Auth) > 0 && formContentType(r) {
+		// A browser can send these cross-site with the user's cookies
+		// (an API key in a cookie): refuse them on authenticated agents.
+		WriteError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json"))
+		return
+	}
+	body, rerr := readBody(r, t.opts.MaxBodyBytes)
+	if rerr != nil {
+		// Close the connection: the rest of an oversized body is not read.
+		w.Header().Set("Connection", "close")
+		WriteError(w, http.StatusOK, rerr)
+		return
+	}
+	items, batch := jsonrpc.ParseBody(body)
+	ctx := r.Context()
+	if !batch {
+		it := &items[0]
+		if it.Err == nil && (it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe) {
+			t.serveStream(ctx, w, r, &it.Request, rid)
+			return
+		}
+		bp := bufPool.Get().(*[]byte)
+		out := t.answer((*bp)[:0], ctx, it, rid)
+		writeJSON(w, http.StatusOK, out)
+		if cap(out) <= 64<<10 { // do not pin large buffers in the pool
+			*bp = out
+			bufPool.Put(bp)
+		}
+		return
+	}
+	outs := make([][]byte, len(items))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxBatchConcurrency)
+	for i := range items {
+		it := &items[i]
+		if it.Err == nil && (it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe) {
+			it.Err = a2a.ErrInvalidRequest.WithMessage("Invalid Request: streaming method %s cannot be used in a batch", it.Method)
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.opts.Logger.Error("panic while answering a batch member", "method", it.Method, "request_id", rid.String(), "panic", r)
+					outs[i] = jsonrpc.AppendError(nil, it.ID, a2a.ErrInternal.WithData(map[string]any{"requestId": rid.String()}))
+				}
+				<-sem
+				wg.Done()
+			}()
+			outs[i] = t.answer(nil, ctx, it, rid)
+		}()
+	}
+	wg.Wait()
+	out := []byte{'['}
+	for i, o := range outs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, o...)
+	}
+	writeJSON(w, http.StatusOK, append(out, ']'))
+}
+
+// answer appends the response to one non-streaming request.
+func (t *jsonrpcTransport) answer(dst []byte, ctx context.Context, it *jsonrpc.Item, rid *requestID) []byte {
+	if it.Err != nil {
+		return jsonrpc.AppendError(dst, it.ID, it.Err)
+	}
+	res, err := t.call(ctx, &it.Request)
+	if err != nil {
+		return jsonrpc.AppendError(dst, it.ID, t.wireError(err, it.Method, rid))
+	}
+	return jsonrpc.AppendResult(dst, it.ID, res)
+}
+
+// wireError maps an error to its JSON-RPC form; internal errors are logged
+// with the request id and answered without their details.
+func (t *jsonrpcTransport) wireError(err error, method string, rid *requestID) *a2a.Error {
+	// Only a protocol error returned as such reaches the client; one wrapped
+	// inside an internal error (a store failure, say) stays internal.
+	if ae, ok := err.(*a2a.Error); ok {
+		return ae
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		t.opts.Logger.Info("request ended before completion", "method", method, "request_id", rid.String(), "err", err)
+	} else {
+		t.opts.Logger.Error("internal error", "method", method, "request_id", rid.String(), "err", err)
+	}
+	return a2a.ErrInternal.WithData(map[string]any{"requestId": rid.String()})
+}
+
+func (t *jsonrpcTransport) call(ctx context.Context, req *jsonrpc.Request) ([]byte, error) {
+	h := t.h
+	switch req.Method {
+	case MethodSendMessage:
+		p, err := v03.DecodeMessageSendParams(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		task, err := h.SendMessage(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return v03.MarshalEvent(task)
+	case MethodGetTask:
+		p, err := v03.DecodeTaskQueryParams(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		task, err := h.GetTask(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return v03.MarshalEvent(task)
+	case MethodCancelTask:
+		p, err := v03.DecodeTaskIDParams(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		task, err := h.CancelTask(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return v03.MarshalEvent(task)
+	case MethodSetPushConfig:
+		p, err := v03.DecodeTaskPushNotificationConfig(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		c, err := h.SetPushNotificationConfig(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return v03.MarshalTaskPushNotificationConfig(c)
+	case MethodGetPushConfig:
+		p, err := v03.DecodeTaskPushConfigParams(req.Params, false)
+		if err != nil {
+			return nil, err
+		}
+		c, err := h.GetPushNotificationConfig(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return v03.MarshalTaskPushNotificationConfig(c)
+	case MethodListPushConfig:
+		p, err := v03.DecodeTaskIDParams(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := h.ListPushNotificationConfigs(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out := []byte{'['}
+		for i := range cs {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			b, err := v03.MarshalTaskPushNotificationConfig(&cs[i])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b...)
+		}
+		return append(out, ']'), nil
+	case MethodDeletePushConfig:
+		p, err := v03.DecodeTaskPushConfigParams(req.Params, true)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams(p)); err != nil {
+			return nil, err
+		}
+		return []byte("null"), nil
+	case MethodGetExtendedCard:
+		c, err := h.GetAuthenticatedExtendedCard(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return v03.MarshalAgentCard(c)
+	}
+	return nil, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
+}
+
+// serveStream answers message/stream and tasks/resubscribe with SSE. A
+// request error (bad params, unknown task, …) is one SSE event holding the
+// JSON-RPC error response when the client accepts text/event-stream (as
+// the official SDKs do), else a plain application/json error response.
+func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var events iter.Seq2[StreamEvent, error]
+	var err error
+	if req.Method == MethodSendStreamingMessage {
+		var p a2a.MessageSendParams
+		if p, err = v03.DecodeMessageSendParams(req.Params); err == nil {
+			events, err = t.h.SendStreamingMessage(ctx, p)
+		}
+	} else {
+		var p a2a.TaskIDParams
+		if p, err = v03.DecodeTaskIDParams(req.Params); err == nil {
+			var from *int64
+			if from, err = lastEventID(r); err == nil {
+				events, err = t.h.Resubscribe(ctx, p, from)
+			}
+		}
+	}
+	if err != nil {
+		body := jsonrpc.AppendError(nil, req.ID, t.wireError(err, req.Method, rid))
+		if acceptsSSE(r) {
+			// Streaming clients (a2a-go, @a2a-js/sdk) read errors only from
+			// inside the event stream: send the error as its one event.
+			if sw, serr := sse.NewWriter(w); serr == nil {
+				_ = sw.Event("", "", body)
+				_ = sw.Close()
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
+	writeSSE(ctx, cancel, w, events, t.opts, func(dst []byte, ev a2a.Event) ([]byte, error) {
+		b, err := v03.MarshalEvent(ev)
+		if err != nil {
+			return dst, err
+		}
+		return jsonrpc.AppendResult(dst, req.ID, b), nil
+	}, func(err error) []byte {
+		return jsonrpc.AppendError(nil, req.ID, t.wireError(err, req.Method, rid))
+	})
+}
+
+// formContentType reports a content type that HTML forms can send.
+func formContentType(r *http.Request) bool {
+	mt, _, _ := strings.Cut(strings.ToLower(r.Header.Get("Content-Type")), ";")
+	switch strings.TrimSpace(mt) {
+	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain":
+		return true
+	}
+	return false
+}
+
+// acceptsSSE reports whether the request's Accept header names text/event-stream.
+func acceptsSSE(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(strings.ToLower(v), "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
+// lastEventID parses the Last-Event-ID header (A2A resume point).
+func lastEventID(r *http.Request) (*int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return nil, a2a.InvalidParams("Last-Event-ID", "Last-Event-ID must be a non-negative event sequence number")
+	}
+	return &n, nil
+}
+
+// writeSSE streams events as SSE frames with keep-alive comments. The
+// sse.Writer serialises the keep-alive goroutine's writes with ours.
+func writeSSE(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, events iter.Seq2[StreamEvent, error], opts TransportOptions,
+	encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
+	out := w
+	if opts.KeepAlive > 0 {
+		// A long-lived stream does not need net/http's per-connection
+		// buffers and background reader: take the connection over.
+		if hw := hijackSSE(w); hw != nil {
+			defer hw.conn.Close()
+			out = hw
+		}
+	}
+	sw, err := sse.NewWriter(out)
+	if err != nil {
+		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal.WithMessage("streaming is not supported by this connection"))
+		return
+	}
+	// Close waits for a keep-alive write in progress and refuses later ones:
+	// nothing touches w after this handler returns.
+	defer sw.Close()
+	rc := http.NewResponseController(out)
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout)) }
+	if opts.KeepAlive > 0 {
+		st := &keepAliveStream{sw: sw, rc: rc, cancel: cancel}
+		keepAlives(opts.KeepAlive).add(st)
+		defer keepAlives(opts.KeepAlive).remove(st)
+	}
+	var buf []byte
+	defer func() { buf = nil }()
+	for ev, err := range events {
+		if err != nil {
+			if ctx.Err() == nil {
+				_ = sw.Event("", "", encodeErr(err))
+			}
+			return
+		}
+		if buf, err = encode(buf[:0], ev.Event); err != nil {
+			_ = sw.Event("", "", encodeErr(fmt.Errorf("encode event: %w", err)))
+			return
+		}
+		deadline()
+		if sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf) != nil {
+			return // client gone; the task goes on
+		}
+	}
+}
+
+// hijackedSSE is an http.ResponseWriter over a hijacked connection: the
+// response is written by hand, its body delimited by closing the
+// connection (HTTP/1.1 §6.3), so a held stream costs no net/http buffers
+// and no background reader goroutine. A client that goes away is noticed
+// by the next write (an event or a keep-alive), which cancels the stream.
+type hijackedSSE struct {
+	conn        net.Conn
+	header      http.Header
+	wroteHeader bool
+}
+
+// hijackSSE takes the connection over, or returns nil (HTTP/2, or a
+// ResponseWriter that cannot be hijacked) to stream through w as usual.
+func hijackSSE(w http.ResponseWriter) *hijackedSSE {
+	header := w.Header().Clone()
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil
+	}
+	_ = brw // its buffers are dropped: nothing more is read from the client
+	return &hijackedSSE{conn: conn, header: header}
+}
+
+func (h *hijackedSSE) Header() http.Header { return h.header }
+
+func (h *hijackedSSE) WriteHeader(code int) {
+	if h.wroteHeader {
+		return
+	}
+	h.wroteHeader = true
+	h.header.Set("Connection", "close")
+	h.header.Del("Content-Length")
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", code, http.StatusText(code))
+	_ = h.header.Write(&b)
+	b.WriteString("\r\n")
+	_, _ = h.conn.Write(b.Bytes())
+}
+
+func (h *hijackedSSE) Write(p []byte) (int, error) {
+	if !h.wroteHeader {
+		h.WriteHeader(http.StatusOK)
+	}
+	return h.conn.Write(p)
+}
+
+// Flush implements http.Flusher: writes go straight to the connection.
+func (h *hijackedSSE) Flush() {}
+
+// SetWriteDeadline lets http.ResponseController bound writes.
+func (h *hijackedSSE) SetWriteDeadline(t time.Time) error { return h.conn.SetWriteDeadline(t) }
+
+func parseSeq(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("bad sequence")
+	}
+	return n, nil
+}
+
+// keepAliveStream is one open SSE stream that gets keep-alive comments.
+type keepAliveStream struct {
+	mu     sync.Mutex // held while writing a keep-alive; closed under it
+	closed bool
+	sw     *sse.Writer
+	rc     *http.ResponseController
+	cancel context.CancelFunc // ends the stream when a keep-alive cannot be written
+}
+
+// keepAliver writes the keep-alive comments of every open stream of one
+// interval from a single goroutine (instead of one timer goroutine per
+// stream: ten thousand idle streams cost ten thousand fewer goroutines). A
+// stream busy writing an event is skipped; a write to a client that does
+// not read is bounded by a short deadline and ends that stream.
+type keepAliver struct {
+	interval time.Duration
+	mu       sync.Mutex
+	streams  map[*keepAliveStream]struct{}
+	running  bool
+}
+
+var (
+	keepAliversMu sync.Mutex
+	keepAliversBy = map[time.Duration]*keepAliver{}
+)
+
+func keepAlives(interval time.Duration) *keepAliver {
+	keepAliversMu.Lock()
+	defer keepAliversMu.Unlock()
+	k := keepAliversBy[interval]
+	if k == nil {
+		k = &keepAliver{interval: interval, streams: map[*keepAliveStream]struct{}{}}
+		keepAliversBy[interval] = k
+	}
+	return k
+}
+
+func (k *keepAliver) add(s *keepAliveStream) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.streams[s] = struct{}{}
+	if !k.running {
+		k.running = true
+		go k.loop()
+	}
+}
+
+// remove unregisters s; after it returns no keep-alive touches the
+// response (whose connection may serve another request next).
+func (k *keepAliver) remove(s *keepAliveStream) {
+	k.mu.Lock()
+	delete(k.streams, s)
+	k.mu.Unlock()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// loop ticks while streams are open and exits when none is left.
+func (k *keepAliver) loop() {
+	tk := time.NewTicker(k.interval)
+	defer tk.Stop()
+	var batch []*keepAliveStream
+	for range tk.C {
+		k.mu.Lock()
+		if len(k.streams) == 0 {
+			k.running = false
+			k.mu.Unlock()
+			return
+		}
+		batch = batch[:0]
+		for s := range k.streams {
+			batch = append(batch, s)
+		}
+		k.mu.Unlock()
+		for _, s := range batch {
+			s.mu.Lock()
+			if !s.closed {
+				_ = s.rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
+				if _, err := s.sw.TryComment("keep-alive"); err != nil && s.cancel != nil {
+					s.cancel() // the client is gone
+				}
+			}
+			s.mu.Unlock()
+		}
+		clear(batch)
+	}
+}
+
+// keepAliveWriteTimeout bounds one keep-alive write.
+const keepAliveWriteTimeout = 2 * time.Second

@@ -1,0 +1,376 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// PushSigner signs the body of a push notification for a webhook; the
+// token is sent as "Authorization: Bearer <token>". push.Signer implements it.
+type PushSigner interface {
+	Sign(audience, taskID string, body []byte) (string, error)
+}
+
+// PushOptions enable push notifications (A2A 0.3.0 §9.5) on an Engine.
+// Deliveries come from a durable outbox: each config has a cursor in its
+// task's event log, so every state change and artifact is delivered in
+// order per task and config, at least once, also across restarts.
+type PushOptions struct {
+	// Signer authenticates the server to webhooks whose config asks for
+	// the "Bearer" scheme (and to all webhooks when set); nil sends no JWT.
+	Signer PushSigner
+	// Client performs deliveries; nil means http.DefaultClient. Use an
+	// SSRF-guarded client (push.NewGuardedClient) in production.
+	Client *http.Client
+	// CheckURL validates a webhook URL when a config is set (e.g.
+	// push.CheckURL with an allowlist); an error is answered -32602.
+	CheckURL func(rawURL string) error
+	// GiveUpAfter is how long an event's notification is retried before
+	// it is skipped (logged); 0 means 24 h.
+	GiveUpAfter time.Duration
+	// RetryBase and RetryMax bound the exponential backoff between
+	// attempts; 0 means 1 s and 5 min.
+	RetryBase, RetryMax time.Duration
+}
+
+// HeaderNotificationToken carries a config's token on each notification.
+const HeaderNotificationToken = "X-A2A-Notification-Token"
+
+type pusher struct {
+	e       *Engine
+	o       PushOptions
+	sem     chan struct{} // bounds concurrent deliveries
+	mu      sync.Mutex
+	workers map[string]chan struct{} // task id + "\x00" + config id → wake channel of its worker
+	known   map[string]bool          // task id → has push configs (memo of the store)
+}
+
+// Limits of push delivery.
+const (
+	// MaxPushConfigsPerTask bounds a task's webhooks.
+	MaxPushConfigsPerTask = 10
+	// maxConcurrentPushes bounds deliveries in flight, over all tasks.
+	maxConcurrentPushes = 32
+	// maxPushBody is the largest notification body; a larger Task is sent
+	// without its history, and skipped if still too large.
+	maxPushBody = 4 << 20
+)
+
+func newPusher(e *Engine, o PushOptions) *pusher {
+	if o.Client == nil {
+		o.Client = http.DefaultClient
+	}
+	if o.GiveUpAfter <= 0 {
+		o.GiveUpAfter = 24 * time.Hour
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = time.Second
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = 5 * time.Minute
+	}
+	return &pusher{e: e, o: o, sem: make(chan struct{}, maxConcurrentPushes),
+		workers: map[string]chan struct{}{}, known: map[string]bool{}}
+}
+
+// appended is called after records were appended to a task: when the task
+// has push configs, their workers are woken. Whether a task has configs is
+// looked up once and remembered until the task is terminal.
+func (p *pusher) appended(taskID string, terminal bool) {
+	p.mu.Lock()
+	has, ok := p.known[taskID]
+	p.mu.Unlock()
+	if !ok {
+		cfgs, err := p.e.st.PushConfigs(p.e.base, taskID)
+		if err != nil {
+			return
+		}
+		has = len(cfgs) > 0
+	}
+	p.mu.Lock()
+	if terminal {
+		delete(p.known, taskID)
+	} else {
+		p.known[taskID] = has
+	}
+	p.mu.Unlock()
+	if has {
+		p.kick(taskID)
+	}
+}
+
+// configured forgets what was remembered about a task's configs.
+func (p *pusher) configured(taskID string) {
+	p.mu.Lock()
+	delete(p.known, taskID)
+	p.mu.Unlock()
+}
+
+// start delivers what previous runs left pending.
+func (p *pusher) start(ctx context.Context) error {
+	pend, err := p.e.st.PendingPush(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range pend {
+		p.kickConfig(c.TaskID, c.Config.ID)
+	}
+	return nil
+}
+
+// kick wakes (or starts) the worker of each config of the task.
+func (p *pusher) kick(taskID string) {
+	cfgs, err := p.e.st.PushConfigs(p.e.base, taskID)
+	if err != nil {
+		return
+	}
+	for _, c := range cfgs {
+		p.kickConfig(taskID, c.Config.ID)
+	}
+}
+
+// kickConfig wakes (or starts) the worker of one config: each config is
+// delivered independently, so a dead webhook never delays another.
+func (p *pusher) kickConfig(taskID, configID string) {
+	key := taskID + "\x00" + configID
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if wake, ok := p.workers[key]; ok {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if p.e.closing.Load() {
+		return
+	}
+	wake := make(chan struct{}, 1)
+	p.workers[key] = wake
+	p.e.wg.Add(1)
+	go p.work(key, taskID, configID, wake)
+}
+
+// work delivers until nothing is pending and no wake-up came meanwhile.
+func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
+	defer p.e.wg.Done()
+	for {
+		p.deliver(p.e.base, taskID, configID)
+		p.mu.Lock()
+		select {
+		case <-wake:
+			p.mu.Unlock()
+			continue
+		default:
+		}
+		delete(p.workers, key)
+		p.mu.Unlock()
+		return
+	}
+}
+
+// current returns the config as stored now (ok false once deleted).
+func (p *pusher) current(ctx context.Context, taskID, configID string) (store.PushConfig, bool) {
+	cfgs, err := p.e.st.PushConfigs(ctx, taskID)
+	if err != nil {
+		return store.PushConfig{}, false
+	}
+	for _, c := range cfgs {
+		if c.Config.ID == configID {
+			return c, true
+		}
+	}
+	return store.PushConfig{}, false
+}
+
+// deliver posts the task snapshot for the config's pending events, in
+// order, advancing its durable cursor. Every status change gets its own
+// notification; a run of artifact updates is covered by one notification
+// after its last update (the snapshot then holds all of them).
+func (p *pusher) deliver(ctx context.Context, taskID, configID string) {
+	c, ok := p.current(ctx, taskID, configID)
+	if !ok {
+		return
+	}
+	info, err := p.e.st.Task(ctx, taskID)
+	if err != nil || c.Delivered >= info.Seq {
+		return
+	}
+	recs, err := p.e.st.Events(ctx, taskID, 0, int(info.Seq))
+	if err != nil {
+		p.e.log.Error("push: read task log", "task", taskID, "err", err)
+		return
+	}
+	var task a2a.Task
+	for i, r := range recs {
+		if task, err = fold(task, r.Event); err != nil {
+			p.e.log.Error("push: fold task log", "task", taskID, "seq", r.Seq, "err", err)
+			return
+		}
+		if r.Seq <= c.Delivered {
+			continue
+		}
+		notify := false
+		switch r.Event.(type) {
+		case *a2a.Task, *a2a.TaskStatusUpdateEvent:
+			notify = true
+		case *a2a.TaskArtifactUpdateEvent:
+			_, nextIsArtifact := nextEvent(recs, i).(*a2a.TaskArtifactUpdateEvent)
+			notify = !nextIsArtifact
+		}
+		if notify {
+			var alive bool
+			if c, alive = p.post(ctx, c, &task, r); !alive {
+				return // stopping, or the config was deleted
+			}
+		}
+		if err := p.e.st.MarkPushDelivered(context.WithoutCancel(ctx), taskID, configID, r.Seq); err != nil {
+			p.e.log.Error("push: advance cursor", "task", taskID, "config", configID, "err", err)
+			return
+		}
+	}
+}
+
+func nextEvent(recs []store.Record, i int) a2a.Event {
+	if i+1 < len(recs) {
+		return recs[i+1].Event
+	}
+	return nil
+}
+
+// post delivers one notification, retrying with backoff until it succeeds
+// or the event is older than GiveUpAfter. Before each attempt the config
+// is read again: a deleted config stops (false); a replaced one is used as
+// it is now. It returns the config used, and false when ctx ends.
+func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r store.Record) (store.PushConfig, bool) {
+	body, err := v03.MarshalEvent(task)
+	if err == nil && len(body) > maxPushBody {
+		t := *task
+		t.History = nil
+		body, err = v03.MarshalEvent(&t)
+	}
+	if err != nil || len(body) > maxPushBody {
+		p.e.log.Error("push: notification not sent: task too large to encode", "task", c.TaskID, "bytes", len(body), "err", err)
+		return c, true
+	}
+	for attempt := 1; ; attempt++ {
+		cur, ok := p.current(ctx, c.TaskID, c.Config.ID)
+		if !ok {
+			return c, false
+		}
+		c = cur
+		select {
+		case p.sem <- struct{}{}:
+		case <-ctx.Done():
+			return c, false
+		}
+		err := p.send(ctx, c.Config, c.TaskID, body)
+		<-p.sem
+		if err == nil {
+			return c, true
+		}
+		if ctx.Err() != nil {
+			return c, false
+		}
+		if time.Since(r.Time) > p.o.GiveUpAfter {
+			p.e.log.Warn("push: giving up on a notification", "task", c.TaskID, "config", c.Config.ID, "seq", r.Seq, "attempts", attempt, "err", err)
+			return c, true
+		}
+		d := min(p.o.RetryBase<<min(attempt-1, 20), p.o.RetryMax)
+		d = d/2 + rand.N(d/2+1) // jitter: retries of many tasks do not align
+		p.e.log.Info("push: delivery failed; retrying", "task", c.TaskID, "config", c.Config.ID, "seq", r.Seq, "attempt", attempt, "in", d, "err", err)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return c, false
+		}
+	}
+}
+
+func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskID string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if cfg.Token != "" {
+		req.Header.Set(HeaderNotificationToken, cfg.Token)
+	}
+	basic := cfg.Authentication != nil && slices.ContainsFunc(cfg.Authentication.Schemes, func(s string) bool { return strings.EqualFold(s, "Basic") })
+	switch {
+	case basic && cfg.Authentication.Credentials != "":
+		req.Header.Set("Authorization", "Basic "+cfg.Authentication.Credentials)
+	case p.o.Signer != nil:
+		tok, err := p.o.Signer.Sign(cfg.URL, taskID, body)
+		if err != nil {
+			return fmt.Errorf("sign: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := p.o.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("webhook answered %s", resp.Status)
+	}
+	return nil
+}
+
+// ---- the tasks/pushNotificationConfig methods ----
+
+var errPushConfigNotFound = func(id string) error {
+	return a2a.InvalidParams("/params/pushNotificationConfigId", fmt.Sprintf("no push notification config %q for this task", id))
+}
+
+// setPushConfig validates and stores a config; cursor is where its
+// deliveries start in the task's log.
+func (h *Handler) setPushConfig(ctx context.Context, taskID string, cfg a2a.PushNotificationConfig, cursor int64) (a2a.PushNotificationConfig, error) {
+	p := h.e.push
+	if p == nil {
+		return cfg, a2a.ErrPushNotificationNotSupported
+	}
+	if p.o.CheckURL != nil {
+		if err := p.o.CheckURL(cfg.URL); err != nil {
+			return cfg, a2a.InvalidParams("/params/pushNotificationConfig/url", "webhook URL not allowed: "+err.Error())
+		}
+	}
+	if cfg.ID == "" {
+		cfg.ID = a2a.NewID()
+	}
+	existing, err := h.e.st.PushConfigs(ctx, taskID)
+	if err != nil {
+		return cfg, err
+	}
+	if len(existing) >= MaxPushConfigsPerTask && !slices.ContainsFunc(existing, func(c store.PushConfig) bool { return c.Config.ID == cfg.ID }) {
+		return cfg, a2a.InvalidParams("/params/pushNotificationConfig", fmt.Sprintf("a task has at most %d push notification configs", MaxPushConfigsPerTask))
+	}
+	if err := h.e.st.SetPushConfig(ctx, taskID, cfg, cursor); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return cfg, a2a.ErrTaskNotFound
+		}
+		return cfg, err
+	}
+	p.configured(taskID)
+	p.kickConfig(taskID, cfg.ID)
+	return cfg, nil
+}

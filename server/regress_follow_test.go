@@ -1,0 +1,93 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/sqlite"
+)
+
+func TestFollowStress(t *testing.T) {
+	for _, name := range []string{"memory", "sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			var st store.Store = memory.New()
+			if name == "sqlite" {
+				s, err := sqlite.Open(t.TempDir()+"/db", sqlite.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				st = s
+			}
+			eng := server.NewEngine(st, server.EngineOptions{Logger: quiet()})
+			const N = 600
+			agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+				for i := range N {
+					if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: fmt.Sprint(i % 7), Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}, i >= 7, false); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			for task := 0; task < 4; task++ {
+				evs, err := h.SendStreamingMessage(ctx, userMsg("go", ""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var id string
+				for ev := range evs {
+					id = ev.Event.(*a2a.Task).ID
+					break
+				}
+				for s := 0; s < 8; s++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+						from := int64(rand.IntN(2))
+						evs, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: id}, &from)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						next := from + 1
+						last := a2a.Event(nil)
+						for ev, err := range evs {
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							if ev.Seq != next {
+								t.Errorf("task %s: got seq %d want %d", id, ev.Seq, next)
+								return
+							}
+							next++
+							last = ev.Event
+							if rand.IntN(50) == 0 {
+								time.Sleep(time.Millisecond)
+							}
+						}
+						su, ok := last.(*a2a.TaskStatusUpdateEvent)
+						if !ok || !su.Final || ctx.Err() != nil {
+							t.Errorf("stream did not end on final: %T ctx=%v", last, ctx.Err())
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			eng.Close(context.Background())
+		})
+	}
+}

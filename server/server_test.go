@@ -1,0 +1,365 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+// rpcResult is the part of a JSON-RPC response the tests look at.
+type rpcResult struct {
+	ID     any `json:"id"`
+	Result struct {
+		Kind      string `json:"kind"`
+		ID        string `json:"id"`
+		TaskID    string `json:"taskId"`
+		ContextID string `json:"contextId"`
+		Final     bool   `json:"final"`
+		Status    struct {
+			State string `json:"state"`
+		} `json:"status"`
+		History   []jsontext.Value `json:"history"`
+		Artifacts []struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"artifacts"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func post(t testing.TB, url, body string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func call(t testing.TB, url, method, params string) rpcResult {
+	t.Helper()
+	_, b := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params))
+	var r rpcResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v: %s", method, err, b)
+	}
+	return r
+}
+
+func sendParams(agentText, msgID string, extra string) string {
+	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, msgID, agentText, extra)
+}
+
+type frame struct {
+	id  int64
+	res rpcResult
+}
+
+// openStream posts a streaming request and returns its frames as they come.
+func openStream(t testing.TB, ctx context.Context, url, body string, hdr ...string) (<-chan frame, *http.Response) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("content type %q: %s", ct, b)
+	}
+	ch := make(chan frame, 1024)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		r := sse.NewReader(resp.Body)
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				return
+			}
+			var res rpcResult
+			if err := json.Unmarshal(ev.Data, &res); err != nil {
+				t.Errorf("bad frame %q: %v", ev.Data, err)
+				return
+			}
+			id, _ := strconv.ParseInt(ev.ID, 10, 64)
+			ch <- frame{id: id, res: res}
+		}
+	}()
+	return ch, resp
+}
+
+func collect(t testing.TB, ch <-chan frame, timeout time.Duration) []frame {
+	t.Helper()
+	var out []frame
+	deadline := time.After(timeout)
+	for {
+		select {
+		case f, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, f)
+		case <-deadline:
+			t.Fatalf("stream did not end within %s (got %d frames)", timeout, len(out))
+		}
+	}
+}
+
+func TestStreamDropAndResumeLosesNothing(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	url := ts.URL + "/a2a/slow"
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, _ := openStream(t, ctx, url, `{"jsonrpc":"2.0","id":"a","method":"message/stream","params":`+sendParams("1", "drop-1", "")+`}`)
+	var first []frame
+	for f := range ch {
+		first = append(first, f)
+		if len(first) == 4 {
+			break
+		}
+	}
+	cancel() // drop the connection mid-stream
+	for range ch {
+	}
+	taskID := first[0].res.Result.ID
+	last := first[len(first)-1].id
+	ch2, _ := openStream(t, context.Background(), url,
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":"b","method":"tasks/resubscribe","params":{"id":%q}}`, taskID),
+		"Last-Event-ID", strconv.FormatInt(last, 10))
+	rest := collect(t, ch2, 10*time.Second)
+	all := append(first, rest...)
+	for i, f := range all {
+		if f.id != int64(i+1) {
+			t.Fatalf("frame %d has id %d: events lost or repeated: %v", i, f.id, ids(all))
+		}
+	}
+	end := all[len(all)-1].res.Result
+	if end.Kind != "status-update" || !end.Final || end.Status.State != "completed" {
+		t.Fatalf("last event %+v, want final completed status-update", end)
+	}
+	if all[0].res.ID != "a" || rest[0].res.ID != "b" {
+		t.Fatalf("frames must carry their request's id")
+	}
+}
+
+func ids(fs []frame) []int64 {
+	var out []int64
+	for _, f := range fs {
+		out = append(out, f.id)
+	}
+	return out
+}
+
+func TestClientDisconnectDoesNotCancel(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	url := ts.URL + "/a2a/slow"
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, _ := openStream(t, ctx, url, `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":`+sendParams("1", "dc-1", "")+`}`)
+	f := <-ch
+	cancel()
+	taskID := f.res.Result.ID
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := call(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, taskID))
+		if r.Result.Status.State == "completed" {
+			break
+		}
+		if r.Result.Status.State != "submitted" && r.Result.Status.State != "working" || time.Now().After(deadline) {
+			t.Fatalf("task state %q after client disconnect", r.Result.Status.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestKeepAliveAndCancelEndsStream(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{KeepAlive: 10 * time.Millisecond}})
+	url := ts.URL + "/a2a/wait"
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":`+sendParams("x", "ka-1", "")+`}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	for _, h := range [][2]string{{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}} {
+		if got := resp.Header.Get(h[0]); got != h[1] {
+			t.Errorf("%s = %q, want %q", h[0], got, h[1])
+		}
+	}
+	br := bufio.NewReader(resp.Body)
+	var taskID string
+	sawKeepAlive := false
+	for !sawKeepAlive {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, ":") {
+			sawKeepAlive = true
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && taskID == "" {
+			var r rpcResult
+			_ = json.Unmarshal([]byte(d), &r)
+			taskID = r.Result.ID
+		}
+	}
+	r := call(t, url, "tasks/cancel", fmt.Sprintf(`{"id":%q}`, taskID))
+	if r.Error != nil || r.Result.Status.State != "canceled" {
+		t.Fatalf("cancel: %+v", r)
+	}
+	select {
+	case id := <-ts.cancel:
+		if id != taskID {
+			t.Fatalf("cancel hook ran for %q", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancel hook did not run")
+	}
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rest), `"state":"canceled"`) || !strings.Contains(string(rest), `"final":true`) {
+		t.Fatalf("stream did not end with the canceled status: %s", rest)
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{MaxBodyBytes: 1024}})
+	big := strings.Repeat("x", 4096)
+	resp, b := post(t, ts.URL+"/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(big, "big", "")+`}`)
+	var r rpcResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || r.Error == nil || r.Error.Code != a2a.CodeInvalidRequest || !strings.Contains(r.Error.Message, "1024") {
+		t.Fatalf("oversized body: %d %s", resp.StatusCode, b)
+	}
+	// Chunked body without Content-Length.
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(big, "big2", "")+`}`)))
+	req.ContentLength = -1
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	if !strings.Contains(string(b2), `"code":-32600`) {
+		t.Fatalf("chunked oversized body: %s", b2)
+	}
+}
+
+func TestBlockingSendWaitsAndConcurrentSends(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	r := call(t, ts.URL+"/a2a/slow", "message/send", sendParams("0", "slow-b", ""))
+	if r.Result.Status.State != "completed" || len(r.Result.Artifacts) != 1 {
+		t.Fatalf("blocking send to slow: %+v", r)
+	}
+	var wg sync.WaitGroup
+	seen := sync.Map{}
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := fmt.Sprintf("msg %d", i)
+			r := call(t, ts.URL+"/", "message/send", sendParams(text, fmt.Sprintf("c-%d", i), ""))
+			if r.Result.Status.State != "completed" || r.Result.Artifacts[0].Parts[0].Text != text {
+				t.Errorf("send %d: %+v", i, r)
+			}
+			if _, dup := seen.LoadOrStore(r.Result.ID, true); dup {
+				t.Errorf("task id %s reused", r.Result.ID)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestEventsEndpointReplaysFromStartAndTails(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	r := call(t, ts.URL+"/a2a/slow", "message/send", sendParams("1", "ev-1", `,"configuration":{"blocking":false}`))
+	resp, err := http.Get(ts.URL + "/a2a/slow/tasks/" + r.Result.ID + "/events?from=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := sse.NewReader(resp.Body)
+	var n int64
+	var last string
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if ev.ID != strconv.FormatInt(n, 10) {
+			t.Fatalf("event %d has id %s", n, ev.ID)
+		}
+		last = string(ev.Data)
+	}
+	if n < 3 || !strings.Contains(last, `"state":"completed"`) {
+		t.Fatalf("replay had %d events, last %s", n, last)
+	}
+}
+
+func TestRecoveryFailsTasksLeftRunning(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	ts := newTestServer(t, testServerOptions{store: st})
+	r := call(t, ts.URL+"/a2a/wait", "message/send", sendParams("x", "rec-1", `,"configuration":{"blocking":false}`))
+	// A second engine on the same store plays the restarted process.
+	eng2 := server.NewEngine(st, server.EngineOptions{Logger: discardLogger()})
+	n, err := eng2.Start(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("Start recovered %d tasks, err %v; want 1", n, err)
+	}
+	info, err := st.Task(context.Background(), r.Result.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Task.Status.State != a2a.TaskStateFailed || info.Task.Status.Message == nil {
+		t.Fatalf("recovered task: %+v", info.Task.Status)
+	}
+	if got := info.Task.Status.Message.Parts[0].(a2a.TextPart).Text; got != server.RecoveryMessage {
+		t.Fatalf("recovery message %q", got)
+	}
+}

@@ -1,0 +1,315 @@
+// Package memory is an in-memory implementation of store.Store, for tests
+// and for running a2abridge without persistence (--memory). Nothing
+// survives the process; Append is "durable" as soon as it returns.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// Store is an in-memory store.Store. The zero value is not usable; call New.
+// All methods are safe for concurrent use.
+//
+// Values are shared between the store and its callers rather than deeply
+// copied. Events returns a fresh slice, but the Events in it are the ones
+// passed to Append and must not be modified. A Task returned by Task or
+// Unfinished has its own History and Artifacts arrays (their elements may
+// be replaced, modified or appended to); everything below them (Parts,
+// maps, the Status.Message pointer) is shared and must not be modified in
+// place, although appending to a Parts slice is safe because the store
+// keeps them at len == cap. Append likewise copies the snapshot's History
+// and Artifacts arrays, not what they point to.
+type Store struct {
+	seed   maphash.Seed
+	shards [nShards]shard // tasks, spread by id: appends to different tasks rarely contend
+
+	// msgMu guards messages; it is taken after a shard's lock, never before.
+	msgMu    sync.RWMutex
+	messages map[string]string // agent + "\x00" + messageID → task id
+}
+
+const nShards = 32
+
+type shard struct {
+	mu         sync.RWMutex
+	tasks      map[string]*task
+	unfinished map[string]struct{} // ids of tasks whose state is submitted, working or unknown
+}
+
+func (s *Store) shard(taskID string) *shard {
+	return &s.shards[maphash.String(s.seed, taskID)%nShards]
+}
+
+type task struct {
+	info    store.TaskInfo
+	records []store.Record // records[i].Seq == i+1
+	push    []store.PushConfig
+}
+
+// own returns info with History and Artifacts arrays of the caller's own.
+func own(info store.TaskInfo) store.TaskInfo {
+	info.Task.History = slices.Clone(info.Task.History)
+	info.Task.Artifacts = slices.Clone(info.Task.Artifacts)
+	return info
+}
+
+// New returns an empty Store.
+func New() *Store {
+	s := &Store{seed: maphash.MakeSeed(), messages: make(map[string]string)}
+	for i := range s.shards {
+		s.shards[i] = shard{tasks: make(map[string]*task), unfinished: make(map[string]struct{})}
+	}
+	return s
+}
+
+var _ store.Store = (*Store)(nil)
+
+func msgKey(agent, messageID string) string { return agent + "\x00" + messageID }
+
+func unfinished(s a2a.TaskState) bool {
+	return s == a2a.TaskStateSubmitted || s == a2a.TaskStateWorking || s == a2a.TaskStateUnknown
+}
+
+// Append implements store.Store. It returns store.ErrConflict,
+// store.ErrNotFound or store.ErrDuplicateMessage as documented there, and a
+// plain error for a malformed append: empty TaskID, negative After, no
+// Agent on create, no Records, a Record without Event or whose non-zero
+// Seq is not its position (After+1, After+2, …), Snapshot.ID different
+// from TaskID, an empty message id, or an Agent that is not the task's.
+// Records with Seq 0 are numbered by the store; records with a zero Time
+// get the time of the append. On any error nothing changes. ctx is only
+// checked before the append starts.
+func (s *Store) Append(ctx context.Context, a store.Append) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	now := time.Now()
+
+	sh := s.shard(a.TaskID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+
+	t := sh.tasks[a.TaskID]
+	agent := a.Agent
+	switch {
+	case a.After == 0 && t != nil:
+		return store.ErrConflict
+	case a.After > 0 && t == nil:
+		return store.ErrNotFound
+	case t != nil && t.info.Seq != a.After:
+		return store.ErrConflict
+	case t != nil && agent != "" && agent != t.info.Agent:
+		return fmt.Errorf("memory: append: task %q belongs to agent %q, not %q", a.TaskID, t.info.Agent, agent)
+	case t != nil:
+		agent = t.info.Agent
+	}
+	if len(a.MessageIDs) > 0 {
+		s.msgMu.Lock()
+		defer s.msgMu.Unlock()
+	}
+	for _, id := range a.MessageIDs {
+		if _, ok := s.messages[msgKey(agent, id)]; ok {
+			return store.ErrDuplicateMessage
+		}
+	}
+
+	// From here on nothing can fail.
+	if t == nil {
+		t = &task{info: store.TaskInfo{Agent: agent, Owner: a.Owner, Created: now}}
+		sh.tasks[a.TaskID] = t
+	}
+	for i, r := range a.Records {
+		r.Seq = a.After + 1 + int64(i)
+		if r.Time.IsZero() {
+			r.Time = now
+		}
+		t.records = append(t.records, r)
+	}
+	snap := a.Snapshot
+	snap.History = slices.Clone(snap.History)
+	for i := range snap.History {
+		snap.History[i].Parts = slices.Clip(snap.History[i].Parts)
+	}
+	snap.Artifacts = slices.Clone(snap.Artifacts)
+	for i := range snap.Artifacts {
+		snap.Artifacts[i].Parts = slices.Clip(snap.Artifacts[i].Parts)
+	}
+	t.info.Task = snap
+	t.info.Seq = a.After + int64(len(a.Records))
+	t.info.Updated = now
+	if unfinished(snap.Status.State) {
+		sh.unfinished[a.TaskID] = struct{}{}
+	} else {
+		delete(sh.unfinished, a.TaskID)
+	}
+	for _, id := range a.MessageIDs {
+		s.messages[msgKey(agent, id)] = a.TaskID
+	}
+	return nil
+}
+
+// Task implements store.Store: it returns the task's snapshot, or
+// store.ErrNotFound. What the returned Task shares with the store is
+// described at Store.
+func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error) {
+	sh := s.shard(taskID)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	t := sh.tasks[taskID]
+	if t == nil {
+		return store.TaskInfo{}, store.ErrNotFound
+	}
+	return own(t.info), nil
+}
+
+// Events implements store.Store: up to limit records with Seq > after, in
+// order (limit <= 0: all of them), or store.ErrNotFound. The slice is the
+// caller's; the records' Events are shared and must not be modified.
+func (s *Store) Events(ctx context.Context, taskID string, after int64, limit int) ([]store.Record, error) {
+	sh := s.shard(taskID)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	t := sh.tasks[taskID]
+	if t == nil {
+		return nil, store.ErrNotFound
+	}
+	n := int64(len(t.records))
+	after = min(max(after, 0), n)
+	end := n
+	if limit > 0 && int64(limit) < n-after {
+		end = after + int64(limit)
+	}
+	return slices.Clone(t.records[after:end]), nil
+}
+
+// MessageTask implements store.Store: the id of the task that indexed
+// (agent, messageID), or "" when there is none. It never fails.
+func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (string, error) {
+	s.msgMu.RLock()
+	defer s.msgMu.RUnlock()
+	return s.messages[msgKey(agent, messageID)], nil
+}
+
+// Unfinished implements store.Store: every task whose snapshot state is
+// submitted, working or unknown, ordered by creation time then id. It never
+// fails.
+func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
+	out := []store.TaskInfo{}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for id := range sh.unfinished {
+			out = append(out, own(sh.tasks[id].info))
+		}
+		sh.mu.RUnlock()
+	}
+	slices.SortFunc(out, func(a, b store.TaskInfo) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Task.ID, b.Task.ID)
+	})
+	return out, nil
+}
+
+// SetPushConfig implements store.Store.
+func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNotificationConfig, cursor int64) error {
+	if c.ID == "" {
+		return errors.New("memory: push config without id")
+	}
+	sh := s.shard(taskID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	t := sh.tasks[taskID]
+	if t == nil {
+		return store.ErrNotFound
+	}
+	for i := range t.push {
+		if t.push[i].Config.ID == c.ID {
+			t.push[i].Config = c
+			return nil
+		}
+	}
+	t.push = append(t.push, store.PushConfig{TaskID: taskID, Config: c, Delivered: cursor, Created: time.Now()})
+	return nil
+}
+
+// PushConfigs implements store.Store.
+func (s *Store) PushConfigs(ctx context.Context, taskID string) ([]store.PushConfig, error) {
+	sh := s.shard(taskID)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if t := sh.tasks[taskID]; t != nil {
+		return slices.Clone(t.push), nil
+	}
+	return []store.PushConfig{}, nil
+}
+
+// DeletePushConfig implements store.Store.
+func (s *Store) DeletePushConfig(ctx context.Context, taskID, configID string) error {
+	sh := s.shard(taskID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	t := sh.tasks[taskID]
+	if t == nil {
+		return store.ErrNotFound
+	}
+	for i := range t.push {
+		if t.push[i].Config.ID == configID {
+			t.push = slices.Delete(t.push, i, i+1)
+			return nil
+		}
+	}
+	return store.ErrNotFound
+}
+
+// MarkPushDelivered implements store.Store.
+func (s *Store) MarkPushDelivered(ctx context.Context, taskID, configID string, seq int64) error {
+	sh := s.shard(taskID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if t := sh.tasks[taskID]; t != nil {
+		for i := range t.push {
+			if t.push[i].Config.ID == configID && t.push[i].Delivered < seq {
+				t.push[i].Delivered = seq
+			}
+		}
+	}
+	return nil
+}
+
+// PendingPush implements store.Store.
+func (s *Store) PendingPush(ctx context.Context) ([]store.PushConfig, error) {
+	var out []store.PushConfig
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for _, t := range sh.tasks {
+			for _, p := range t.push {
+				if p.Delivered < t.info.Seq {
+					out = append(out, p)
+				}
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	slices.SortFunc(out, func(a, b store.PushConfig) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// Close implements store.Store. It does nothing: the store stays usable and
+// its contents are dropped when it is no longer referenced.
+func (s *Store) Close() error { return nil }

@@ -1,0 +1,754 @@
+// Package sqlite is the durable store.Store of a2abridge: one SQLite
+// database file (pure Go, modernc.org/sqlite) in WAL mode with
+// synchronous=FULL, so an Append that returned nil survives a crash of the
+// process or of the machine.
+//
+// All writes go through one writer goroutine that commits concurrent
+// Appends together (group commit): it takes every pending Append (up to
+// Options.MaxBatch), applies each inside its own savepoint of a single
+// transaction, so that one failing Append (conflict, duplicate message id)
+// fails alone, and answers every caller only after COMMIT has returned.
+// Reads use a separate pool of read-only connections and see every Append
+// that has returned.
+//
+// Events and snapshots are stored in the A2A 0.3.0 JSON encoding of
+// package internal/wire/v03.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers driver "sqlite"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// SchemaVersion is the schema version this package writes, kept in the
+// database's PRAGMA user_version. Open refuses a database with a higher version.
+const SchemaVersion = 2
+
+// ErrClosed is returned by every method of a Store after Close, and by an
+// Append still queued (not yet taken into a transaction) when Close is
+// called. Nothing of such an Append is written.
+var ErrClosed = store.ErrClosed
+
+// Options tunes a Store. The zero value is ready to use.
+type Options struct {
+	// MaxBatch is the largest number of Appends committed in one
+	// transaction. Zero or negative means 256; 1 disables group commit.
+	MaxBatch int
+	// MaxReaders is the number of read connections. Zero or negative
+	// means max(4, GOMAXPROCS).
+	MaxReaders int
+	// BusyTimeout is how long a connection waits for a lock held by
+	// another process sharing the database file before failing with a
+	// "database is locked" error. Zero or negative means 5 seconds.
+	BusyTimeout time.Duration
+
+	// batchHook, if set, is called before COMMIT of a transaction holding
+	// n > 1 Appends; an error fails the transaction (tests only).
+	batchHook func(n int) error
+}
+
+// Store is a store.Store kept in a SQLite database file. Create it with
+// Open; all methods are safe for concurrent use.
+type Store struct {
+	wdb   *sql.DB   // writer pool: exactly one connection, held by wconn
+	wconn *sql.Conn // the writer goroutine's connection
+	rdb   *sql.DB   // read-only connections
+
+	maxBatch  int
+	batchHook func(n int) error
+
+	mu     sync.RWMutex // guards closed against sends on reqs
+	closed bool
+	isShut atomic.Bool // closed, readable without mu
+	reqs   chan *request
+	done   chan struct{} // closed when the writer goroutine has exited
+
+	w writeStmts
+	r readStmts
+}
+
+type writeStmts struct {
+	selTask, selMsg, insTask, updTask, insEvent, insMsg *sql.Stmt
+}
+
+type readStmts struct {
+	task, events, exists, message, unfinished *sql.Stmt
+}
+
+// request is one Append (or, with exec set, another write) on its way to
+// the writer, encoded by the caller.
+type request struct {
+	ctx      context.Context
+	exec     func(ctx context.Context, c *sql.Conn) error
+	a        store.Append
+	snapshot []byte
+	bodies   [][]byte
+	times    []int64 // unix nanoseconds of each record
+	now      int64   // unix nanoseconds of the Append call
+	res      chan error
+}
+
+var _ store.Store = (*Store)(nil)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS tasks (
+	id         TEXT PRIMARY KEY,
+	agent      TEXT NOT NULL,
+	owner      TEXT NOT NULL DEFAULT '',
+	context_id TEXT NOT NULL,
+	state      TEXT NOT NULL,
+	seq        INTEGER NOT NULL,
+	snapshot   BLOB NOT NULL,
+	created    INTEGER NOT NULL,
+	updated    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state);
+CREATE TABLE IF NOT EXISTS events (
+	task_id TEXT NOT NULL REFERENCES tasks(id),
+	seq     INTEGER NOT NULL,
+	time    INTEGER NOT NULL,
+	body    BLOB NOT NULL,
+	PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages (
+	agent      TEXT NOT NULL,
+	message_id TEXT NOT NULL,
+	task_id    TEXT NOT NULL REFERENCES tasks(id),
+	PRIMARY KEY (agent, message_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS push_configs (
+	task_id   TEXT NOT NULL REFERENCES tasks(id),
+	config_id TEXT NOT NULL,
+	body      BLOB NOT NULL,
+	delivered INTEGER NOT NULL,
+	created   INTEGER NOT NULL,
+	UNIQUE (task_id, config_id)
+);
+`
+
+// migrations[v] upgrades a database from schema version v to v+1 (run
+// before schema, whose CREATE ... IF NOT EXISTS adds new tables).
+var migrations = map[int]string{
+	1: `ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT '';`,
+}
+
+// Open opens the database file at path, creating it and its schema if
+// needed, and starts the writer goroutine. path is a file name (relative
+// or absolute; not ":memory:", not a "file:" URI, no '?'). It fails if
+// the file is not a SQLite database, cannot be put in WAL mode, or has a
+// schema version newer than SchemaVersion. Close the Store when done.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: open %q: want a plain file path", path)
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.MaxReaders <= 0 {
+		opts.MaxReaders = max(4, runtime.GOMAXPROCS(0))
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	common := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1&_synchronous=FULL", opts.BusyTimeout.Milliseconds())
+
+	s := &Store{
+		maxBatch:  opts.MaxBatch,
+		batchHook: opts.batchHook,
+		reqs:      make(chan *request, opts.MaxBatch),
+		done:      make(chan struct{}),
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeDBs()
+		}
+	}()
+
+	var err error
+	if s.wdb, err = sql.Open("sqlite", path+"?"+common+"&_journal_mode=WAL"); err != nil {
+		return nil, wrap("open", err)
+	}
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetMaxIdleConns(1)
+	s.wdb.SetConnMaxLifetime(0)
+	s.wdb.SetConnMaxIdleTime(0)
+	ctx := context.Background()
+	if s.wconn, err = s.wdb.Conn(ctx); err != nil {
+		return nil, wrap("open "+path, err)
+	}
+	var mode string
+	if err := s.wconn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return nil, wrap("open "+path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return nil, fmt.Errorf("sqlite: open %s: journal mode is %q, not WAL", path, mode)
+	}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.prepareWriter(ctx); err != nil {
+		return nil, err
+	}
+
+	if s.rdb, err = sql.Open("sqlite", path+"?"+common+"&_query_only=1"); err != nil {
+		return nil, wrap("open", err)
+	}
+	s.rdb.SetMaxOpenConns(opts.MaxReaders)
+	s.rdb.SetMaxIdleConns(opts.MaxReaders)
+	s.rdb.SetConnMaxLifetime(0)
+	s.rdb.SetConnMaxIdleTime(0)
+	if err := s.prepareReaders(ctx); err != nil {
+		return nil, err
+	}
+
+	ok = true
+	go s.writer()
+	return s, nil
+}
+
+// migrate creates the schema in a new database and checks the version of
+// an existing one.
+func (s *Store) migrate(ctx context.Context) (err error) {
+	c := s.wconn
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return wrap("begin", err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = c.ExecContext(ctx, "ROLLBACK")
+		}
+	}()
+	var v int
+	if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return wrap("read schema version", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("sqlite: database schema version %d is newer than %d", v, SchemaVersion)
+	}
+	if v > 0 {
+		for from := v; from < SchemaVersion; from++ {
+			if _, err := c.ExecContext(ctx, migrations[from]); err != nil {
+				return wrap(fmt.Sprintf("migrate schema %d→%d", from, from+1), err)
+			}
+		}
+	}
+	if _, err := c.ExecContext(ctx, schema); err != nil {
+		return wrap("create schema", err)
+	}
+	if v < SchemaVersion {
+		if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+			return wrap("set schema version", err)
+		}
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return wrap("commit schema", err)
+	}
+	return nil
+}
+
+func (s *Store) prepareWriter(ctx context.Context) error {
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.w.selTask, "SELECT seq, agent FROM tasks WHERE id = ?"},
+		{&s.w.selMsg, "SELECT 1 FROM messages WHERE agent = ? AND message_id = ?"},
+		{&s.w.insTask, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, snapshot, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{&s.w.updTask, "UPDATE tasks SET context_id = ?, state = ?, seq = ?, snapshot = ?, updated = ? WHERE id = ?"},
+		{&s.w.insEvent, "INSERT INTO events (task_id, seq, time, body) VALUES (?, ?, ?, ?)"},
+		{&s.w.insMsg, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?)"},
+	} {
+		st, err := s.wconn.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return wrap("prepare", err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+func (s *Store) prepareReaders(ctx context.Context) error {
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.r.task, "SELECT agent, owner, seq, snapshot, created, updated FROM tasks WHERE id = ?"},
+		{&s.r.events, "SELECT seq, time, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?"},
+		{&s.r.exists, "SELECT 1 FROM tasks WHERE id = ?"},
+		{&s.r.message, "SELECT task_id FROM messages WHERE agent = ? AND message_id = ?"},
+		{&s.r.unfinished, "SELECT agent, owner, seq, snapshot, created, updated FROM tasks WHERE state IN ('submitted', 'working', 'unknown') ORDER BY created, id"},
+	} {
+		st, err := s.rdb.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return wrap("prepare", err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+// Close stops the writer and closes the database. An Append being
+// committed when Close is called completes; Appends still queued fail with
+// ErrClosed, as does every call made after Close. Close waits for reads in
+// progress. Calling Close again returns nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.isShut.Store(true)
+	close(s.reqs)
+	s.mu.Unlock()
+	<-s.done
+	return s.closeDBs()
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.w.selTask, s.w.selMsg, s.w.insTask, s.w.updTask, s.w.insEvent, s.w.insMsg,
+		s.r.task, s.r.events, s.r.exists, s.r.message, s.r.unfinished} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.wconn != nil {
+		errs = append(errs, s.wconn.Close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close: %v", err)
+	}
+	return nil
+}
+
+// Times are stored as int64 Unix nanoseconds, which covers these years.
+var (
+	minTime = time.Unix(0, -1<<63).Add(time.Second)
+	maxTime = time.Unix(0, 1<<63-1).Add(-time.Second)
+)
+
+// validate checks the shape of a (store.Append.Validate) and that its
+// times fit the int64 nanoseconds they are stored as.
+func validate(a *store.Append) error {
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	for i, r := range a.Records {
+		if !r.Time.IsZero() && (r.Time.Before(minTime) || r.Time.After(maxTime)) {
+			return fmt.Errorf("sqlite: append: record %d time %v out of range", i, r.Time)
+		}
+	}
+	return nil
+}
+
+// Append implements store.Store: when it returns nil, a is committed and
+// durable. It returns store.ErrConflict, store.ErrNotFound or
+// store.ErrDuplicateMessage as documented there (unwrapped); ErrClosed
+// after Close; ctx.Err() if ctx is done before the append was taken into a
+// transaction (after that, Append waits for the commit, which cannot be
+// interrupted); a plain error for a malformed append (empty TaskID,
+// negative After, no Agent on create, no Records, a Record without Event,
+// with a non-zero Seq that is not its position After+1, After+2, …, or a
+// Time outside years 1678–2261, Snapshot.ID different from TaskID, an empty
+// message id, an Agent that is not the task's), or an event or snapshot
+// that the wire codec cannot encode or decode back (a Task without
+// ContextID or with an invalid state, a Message without MessageID, Role or
+// a valid Part, …); and the database's error if the commit fails. Records with Seq 0
+// are numbered by the store; a zero Time becomes the time of the call. On
+// any error nothing is written.
+func (s *Store) Append(ctx context.Context, a store.Append) error {
+	return <-s.AppendAsync(ctx, a)
+}
+
+// AppendAsync implements store.AsyncAppender: Append without waiting. The
+// writer takes queued requests in order, so appends queued for one task
+// apply in order (possibly in the same group-committed transaction).
+func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
+	done := func(err error) <-chan error {
+		c := make(chan error, 1)
+		c <- err
+		return c
+	}
+	if err := ctx.Err(); err != nil {
+		return done(err)
+	}
+	if err := validate(&a); err != nil {
+		return done(err)
+	}
+	now := time.Now().UnixNano()
+	r := &request{ctx: ctx, a: a, now: now, res: make(chan error, 1),
+		bodies: make([][]byte, len(a.Records)), times: make([]int64, len(a.Records))}
+	var err error
+	if r.snapshot, err = encode(&a.Snapshot); err != nil {
+		return done(fmt.Errorf("sqlite: append: snapshot: %w", err))
+	}
+	for i, rec := range a.Records {
+		if r.bodies[i], err = encode(rec.Event); err != nil {
+			return done(fmt.Errorf("sqlite: append: record %d: %w", i, err))
+		}
+		r.times[i] = now
+		if !rec.Time.IsZero() {
+			r.times[i] = rec.Time.UnixNano()
+		}
+	}
+
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return done(ErrClosed)
+	}
+	select {
+	case s.reqs <- r:
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return done(ctx.Err())
+	}
+	s.mu.RUnlock()
+	return r.res // the writer always answers
+}
+
+// encode encodes e with the wire codec and checks that the codec reads
+// the result back, so that nothing unreadable is ever stored (a snapshot
+// without ContextID, say, would otherwise break every later Unfinished).
+func encode(e a2a.Event) ([]byte, error) {
+	if err := v03.CheckEvent(e); err != nil {
+		return nil, fmt.Errorf("encoding would not decode: %w", err)
+	}
+	b, err := v03.MarshalEvent(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return b, nil
+}
+
+// writer is the only goroutine writing to the database. It exits when
+// reqs is closed and drained.
+func (s *Store) writer() {
+	defer close(s.done)
+	batch := make([]*request, 0, s.maxBatch)
+	for r := range s.reqs {
+		batch = append(batch[:0], r)
+	fill:
+		for len(batch) < s.maxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch)
+		clear(batch) // drop references for the garbage collector
+	}
+}
+
+// commit writes batch and answers each of its requests.
+func (s *Store) commit(batch []*request) {
+	live := batch[:0]
+	for _, r := range batch {
+		switch {
+		case s.isShut.Load():
+			r.res <- ErrClosed
+		case r.ctx.Err() != nil:
+			r.res <- r.ctx.Err()
+		default:
+			live = append(live, r)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	results := make([]error, len(live))
+	if err := s.runTx(live, results); err == nil {
+		for i, r := range live {
+			r.res <- results[i]
+		}
+		return
+	} else if len(live) == 1 {
+		live[0].res <- err
+		return
+	}
+	// The transaction as a whole failed: retry one request per
+	// transaction, so that each caller gets its own outcome.
+	for _, r := range live {
+		var res [1]error
+		if err := s.runTx([]*request{r}, res[:]); err != nil {
+			res[0] = err
+		}
+		r.res <- res[0]
+	}
+}
+
+// runTx applies reqs in one transaction, each in its own savepoint, and
+// commits. A request that fails is rolled back to its savepoint and its
+// error stored in results; the others are unaffected. runTx returns an
+// error (and nothing is committed) only if the transaction itself fails.
+func (s *Store) runTx(reqs []*request, results []error) (err error) {
+	ctx := context.Background()
+	c := s.wconn
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return wrap("begin", err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = c.ExecContext(ctx, "ROLLBACK")
+		}
+	}()
+	single := len(reqs) == 1
+	for i, r := range reqs {
+		if single {
+			// The transaction is the savepoint.
+			if results[i] = s.apply(ctx, r); results[i] != nil {
+				return results[i]
+			}
+			continue
+		}
+		if _, err := c.ExecContext(ctx, "SAVEPOINT a"); err != nil {
+			return wrap("savepoint", err)
+		}
+		if results[i] = s.apply(ctx, r); results[i] != nil {
+			if _, err := c.ExecContext(ctx, "ROLLBACK TO a"); err != nil {
+				return wrap("rollback to savepoint", err)
+			}
+		}
+		if _, err := c.ExecContext(ctx, "RELEASE a"); err != nil {
+			return wrap("release savepoint", err)
+		}
+	}
+	if s.batchHook != nil && !single {
+		if err := s.batchHook(len(reqs)); err != nil {
+			return err
+		}
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return wrap("commit", err)
+	}
+	return nil
+}
+
+// apply performs the checks and writes of one request inside the current
+// transaction. It returns a store sentinel error before writing anything
+// when the request must fail.
+func (s *Store) apply(ctx context.Context, r *request) error {
+	if r.exec != nil {
+		return r.exec(ctx, s.wconn)
+	}
+	a := &r.a
+	var seq int64
+	var agent string
+	err := s.w.selTask.QueryRowContext(ctx, a.TaskID).Scan(&seq, &agent)
+	exists := err == nil
+	switch {
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return wrap("append", err)
+	case a.After == 0 && exists:
+		return store.ErrConflict
+	case a.After > 0 && !exists:
+		return store.ErrNotFound
+	case exists && seq != a.After:
+		return store.ErrConflict
+	case exists && a.Agent != "" && a.Agent != agent:
+		return fmt.Errorf("sqlite: append: task %q belongs to agent %q, not %q", a.TaskID, agent, a.Agent)
+	case !exists:
+		agent = a.Agent
+	}
+	for _, id := range a.MessageIDs {
+		var one int
+		switch err := s.w.selMsg.QueryRowContext(ctx, agent, id).Scan(&one); {
+		case err == nil:
+			return store.ErrDuplicateMessage
+		case !errors.Is(err, sql.ErrNoRows):
+			return wrap("append", err)
+		}
+	}
+
+	last := a.After + int64(len(a.Records))
+	snap := &a.Snapshot
+	if exists {
+		_, err = s.w.updTask.ExecContext(ctx, snap.ContextID, string(snap.Status.State), last, r.snapshot, r.now, a.TaskID)
+	} else {
+		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.snapshot, r.now, r.now)
+	}
+	if err != nil {
+		return wrap("append: write task", err)
+	}
+	for i := range a.Records {
+		if _, err := s.w.insEvent.ExecContext(ctx, a.TaskID, a.After+1+int64(i), r.times[i], r.bodies[i]); err != nil {
+			return wrap("append: write event", err)
+		}
+	}
+	for _, id := range a.MessageIDs {
+		if _, err := s.w.insMsg.ExecContext(ctx, agent, id, a.TaskID); err != nil {
+			return wrap("append: index message", err)
+		}
+	}
+	return nil
+}
+
+// Task implements store.Store: the task's snapshot, store.ErrNotFound, or
+// ErrClosed after Close. Created and Updated are in UTC.
+func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error) {
+	if s.isShut.Load() {
+		return store.TaskInfo{}, ErrClosed
+	}
+	info, err := scanTask(s.r.task.QueryRowContext(ctx, taskID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.TaskInfo{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.TaskInfo{}, wrap("task "+taskID, err)
+	}
+	return info, nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanTask(row scanner) (store.TaskInfo, error) {
+	var (
+		info             store.TaskInfo
+		body             []byte
+		created, updated int64
+	)
+	if err := row.Scan(&info.Agent, &info.Owner, &info.Seq, &body, &created, &updated); err != nil {
+		return info, err
+	}
+	e, err := v03.UnmarshalEvent(body)
+	if err != nil {
+		return info, fmt.Errorf("decode snapshot: %w", err)
+	}
+	t, ok := e.(*a2a.Task)
+	if !ok {
+		return info, fmt.Errorf("decode snapshot: got %T, want *a2a.Task", e)
+	}
+	info.Task = *t
+	info.Created = time.Unix(0, created).UTC()
+	info.Updated = time.Unix(0, updated).UTC()
+	return info, nil
+}
+
+// Events implements store.Store: up to limit records with Seq > after, in
+// order (limit <= 0: all of them), each with a freshly decoded Event and
+// its Time in UTC; store.ErrNotFound for an unknown task; ErrClosed after Close.
+func (s *Store) Events(ctx context.Context, taskID string, after int64, limit int) ([]store.Record, error) {
+	if s.isShut.Load() {
+		return nil, ErrClosed
+	}
+	lim := int64(limit)
+	if limit <= 0 {
+		lim = -1
+	}
+	rows, err := s.r.events.QueryContext(ctx, taskID, after, lim)
+	if err != nil {
+		return nil, wrap("events "+taskID, err)
+	}
+	defer rows.Close()
+	var recs []store.Record
+	for rows.Next() {
+		var (
+			rec  store.Record
+			tm   int64
+			body []byte
+		)
+		if err := rows.Scan(&rec.Seq, &tm, &body); err != nil {
+			return nil, wrap("events "+taskID, err)
+		}
+		if rec.Event, err = v03.UnmarshalEvent(body); err != nil {
+			return nil, fmt.Errorf("sqlite: events %s: decode record %d: %w", taskID, rec.Seq, err)
+		}
+		rec.Time = time.Unix(0, tm).UTC()
+		recs = append(recs, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("events "+taskID, err)
+	}
+	if len(recs) == 0 {
+		var one int
+		switch err := s.r.exists.QueryRowContext(ctx, taskID).Scan(&one); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, store.ErrNotFound
+		case err != nil:
+			return nil, wrap("events "+taskID, err)
+		}
+	}
+	return recs, nil
+}
+
+// MessageTask implements store.Store: the id of the task that indexed
+// (agent, messageID), or "" and no error when there is none; ErrClosed
+// after Close.
+func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (string, error) {
+	if s.isShut.Load() {
+		return "", ErrClosed
+	}
+	var id string
+	switch err := s.r.message.QueryRowContext(ctx, agent, messageID).Scan(&id); {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", wrap("message task", err)
+	}
+	return id, nil
+}
+
+// Unfinished implements store.Store: every task whose snapshot state is
+// submitted, working or unknown, ordered by creation time then id;
+// ErrClosed after Close.
+func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
+	if s.isShut.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.r.unfinished.QueryContext(ctx)
+	if err != nil {
+		return nil, wrap("unfinished", err)
+	}
+	defer rows.Close()
+	var out []store.TaskInfo
+	for rows.Next() {
+		info, err := scanTask(rows)
+		if err != nil {
+			return nil, wrap("unfinished", err)
+		}
+		out = append(out, info)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("unfinished", err)
+	}
+	return out, nil
+}
+
+// wrap prefixes err with the package and op. Context errors stay
+// inspectable with errors.Is; driver errors are flattened to text so that
+// no driver type escapes the package.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	return fmt.Errorf("sqlite: %s: %v", op, err)
+}

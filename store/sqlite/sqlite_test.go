@@ -1,0 +1,500 @@
+package sqlite_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/sqlite"
+	"github.com/a2abridge/a2abridge/store/storetest"
+)
+
+func open(t testing.TB, path string, opts sqlite.Options) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	for name, opts := range map[string]sqlite.Options{
+		"Default":   {},
+		"MaxBatch1": {MaxBatch: 1},
+		// Every multi-append transaction fails before COMMIT, so every
+		// append is retried alone: the fallback path must behave the same.
+		"FailingBatches": sqlite.WithBatchHook(sqlite.Options{}, func(int) error { return errors.New("injected") }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			storetest.Run(t, func(t *testing.T) store.Store {
+				return open(t, filepath.Join(t.TempDir(), "a2a.db"), opts)
+			})
+		})
+	}
+}
+
+func newTask(id string, state a2a.TaskState, seq int64) a2a.Task {
+	return a2a.Task{ID: id, ContextID: "ctx", Status: a2a.TaskStatus{State: state},
+		Metadata: map[string]any{"seq": float64(seq)}}
+}
+
+func message(taskID string, seq int64) *a2a.Message {
+	id := fmt.Sprintf("%s/%d", taskID, seq)
+	return &a2a.Message{MessageID: id, Role: a2a.RoleUser, TaskID: taskID, ContextID: "ctx",
+		Parts: []a2a.Part{a2a.TextPart{Text: "text of " + id}}}
+}
+
+// appendMessage appends message (taskID, seq) after seq-1, creating the task at seq 1.
+func appendMessage(ctx context.Context, s store.Store, taskID string, seq int64, state a2a.TaskState) error {
+	m := message(taskID, seq)
+	return s.Append(ctx, store.Append{Agent: "agent", TaskID: taskID, After: seq - 1,
+		Records: []store.Record{{Event: m}}, Snapshot: newTask(taskID, state, seq), MessageIDs: []string{m.MessageID}})
+}
+
+// checkTask asserts that taskID holds messages 1..n intact (at least
+// atLeast of them) with a matching snapshot, and returns n.
+func checkTask(t *testing.T, s store.Store, taskID string, atLeast int64) int64 {
+	t.Helper()
+	ctx := context.Background()
+	info, err := s.Task(ctx, taskID)
+	if err != nil {
+		t.Fatalf("Task(%s): %v", taskID, err)
+	}
+	if info.Seq < atLeast {
+		t.Errorf("Task(%s).Seq = %d, want >= %d", taskID, info.Seq, atLeast)
+	}
+	if got := info.Task.Metadata["seq"]; got != float64(info.Seq) {
+		t.Errorf("Task(%s): snapshot of seq %v stored with seq %d", taskID, got, info.Seq)
+	}
+	recs, err := s.Events(ctx, taskID, 0, 0)
+	if err != nil {
+		t.Fatalf("Events(%s): %v", taskID, err)
+	}
+	if int64(len(recs)) != info.Seq {
+		t.Errorf("Events(%s): %d records, snapshot seq %d", taskID, len(recs), info.Seq)
+	}
+	for i, r := range recs {
+		want := message(taskID, int64(i+1))
+		m, ok := r.Event.(*a2a.Message)
+		if r.Seq != int64(i+1) || !ok || !cmp.Equal(m, want, cmpopts.EquateEmpty()) {
+			t.Errorf("Events(%s)[%d] = seq %d %#v, want %#v", taskID, i, r.Seq, r.Event, want)
+			continue
+		}
+		if got, err := s.MessageTask(ctx, "agent", m.MessageID); err != nil || got != taskID {
+			t.Errorf("MessageTask(%s) = %q, %v", m.MessageID, got, err)
+		}
+	}
+	return info.Seq
+}
+
+func TestPersistence(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a2a.db")
+	s := open(t, path, sqlite.Options{})
+	for i := range int64(5) {
+		if err := appendMessage(ctx, s, "done", i+1, a2a.TaskStateCompleted); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range int64(3) {
+		if err := appendMessage(ctx, s, "running", i+1, a2a.TaskStateWorking); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := s.Task(ctx, "running")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, path, sqlite.Options{})
+	if n := checkTask(t, s, "done", 5); n != 5 {
+		t.Errorf("done: %d records", n)
+	}
+	if n := checkTask(t, s, "running", 3); n != 3 {
+		t.Errorf("running: %d records", n)
+	}
+	after, _ := s.Task(ctx, "running")
+	if !after.Created.Equal(before.Created) || !after.Updated.Equal(before.Updated) || after.Agent != "agent" {
+		t.Errorf("TaskInfo before %+v, after reopen %+v", before, after)
+	}
+	u, err := s.Unfinished(ctx)
+	if err != nil || len(u) != 1 || u[0].Task.ID != "running" {
+		t.Errorf("Unfinished after reopen = %+v, %v", u, err)
+	}
+	// The log continues where it stopped; indexed ids are still duplicates.
+	if err := appendMessage(ctx, s, "running", 4, a2a.TaskStateCompleted); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Append(ctx, store.Append{Agent: "agent", TaskID: "x", Records: []store.Record{{Event: message("done", 1)}},
+		Snapshot: newTask("x", a2a.TaskStateWorking, 1), MessageIDs: []string{"done/1"}})
+	if !errors.Is(err, store.ErrDuplicateMessage) {
+		t.Errorf("duplicate after reopen: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, path, sqlite.Options{})
+	defer s.Close()
+	checkTask(t, s, "running", 4)
+	if u, err := s.Unfinished(ctx); err != nil || len(u) != 0 {
+		t.Errorf("Unfinished = %+v, %v; want none", u, err)
+	}
+}
+
+const crashEnv = "A2ABRIDGE_SQLITE_CRASH_DB"
+
+// TestCrashChild is the child process of TestCrash: it appends to a few
+// tasks from several goroutines forever, printing "ack <task> <seq>" after
+// each Append returns nil, until it is killed.
+func TestCrashChild(t *testing.T) {
+	path := os.Getenv(crashEnv)
+	if path == "" {
+		t.Skip("helper process for TestCrash")
+	}
+	s, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	for w := range 8 {
+		go func() {
+			id := fmt.Sprintf("task-%d", w)
+			for seq := int64(1); ; seq++ {
+				if err := appendMessage(context.Background(), s, id, seq, a2a.TaskStateWorking); err != nil {
+					mu.Lock()
+					fmt.Fprintln(out, "error", err)
+					out.Flush()
+					os.Exit(2)
+				}
+				mu.Lock()
+				fmt.Fprintln(out, "ack", id, seq)
+				out.Flush() // the line reaches the pipe before the next append starts
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(2 * time.Minute) // the parent kills us long before
+	os.Exit(3)
+}
+
+// TestCrash kills a writing process with SIGKILL and checks that every
+// append it acknowledged is in the database, intact, with a consistent
+// snapshot.
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	path := filepath.Join(t.TempDir(), "crash.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+
+	acked := map[string]int64{}
+	total := 0
+	sc := bufio.NewScanner(stdout)
+	deadline := time.AfterFunc(90*time.Second, func() { _ = cmd.Process.Kill() })
+	defer deadline.Stop()
+	const killAfter = 400
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || f[0] != "ack" {
+			if len(f) > 0 && f[0] == "error" {
+				t.Errorf("child: %s", sc.Text())
+			}
+			continue
+		}
+		seq, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || len(f) != 3 {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		if seq != acked[f[1]]+1 {
+			t.Errorf("child acknowledged %s %d after %d", f[1], seq, acked[f[1]])
+		}
+		acked[f[1]] = seq
+		total++
+		if total == killAfter {
+			// Mid-stream: the other goroutines are in the middle of appends.
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	// Lines written before the kill are still read: the loop ends at EOF.
+	err = cmd.Wait()
+	if !killed {
+		t.Fatalf("child exited before %d acknowledgements (%d): %v", killAfter, total, err)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child: %v, want killed by SIGKILL", err)
+	}
+	t.Logf("child acknowledged %d appends over %d tasks before SIGKILL", total, len(acked))
+
+	s := open(t, path, sqlite.Options{})
+	defer s.Close()
+	stored := int64(0)
+	for id, seq := range acked {
+		stored += checkTask(t, s, id, seq)
+	}
+	t.Logf("database holds %d appends (%d acknowledged)", stored, total)
+	// The database is writable again, continuing every log.
+	for id := range acked {
+		info, err := s.Task(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := appendMessage(context.Background(), s, id, info.Seq+1, a2a.TaskStateCompleted); err != nil {
+			t.Errorf("append to %s after crash: %v", id, err)
+		}
+	}
+}
+
+// TestCloseWhileAppending closes the store under load: every Append
+// returns (nil or ErrClosed), and every nil one is in the reopened database.
+func TestCloseWhileAppending(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2a.db")
+	s := open(t, path, sqlite.Options{})
+	var (
+		wg     sync.WaitGroup
+		ok     = make([]int64, 16)
+		closed atomic.Int64
+	)
+	for w := range ok {
+		wg.Go(func() {
+			id := fmt.Sprintf("t%d", w)
+			for seq := int64(1); ; seq++ {
+				err := appendMessage(context.Background(), s, id, seq, a2a.TaskStateWorking)
+				if errors.Is(err, sqlite.ErrClosed) {
+					closed.Add(1)
+					return
+				}
+				if err != nil {
+					t.Errorf("append %s %d: %v", id, seq, err)
+					return
+				}
+				ok[w] = seq
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Appends still blocked 30s after Close")
+	}
+	if closed.Load() != int64(len(ok)) {
+		t.Errorf("%d writers saw ErrClosed, want %d", closed.Load(), len(ok))
+	}
+
+	ctx := context.Background()
+	if err := appendMessage(ctx, s, "late", 1, a2a.TaskStateWorking); !errors.Is(err, sqlite.ErrClosed) {
+		t.Errorf("Append after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Task(ctx, "t0"); !errors.Is(err, sqlite.ErrClosed) {
+		t.Errorf("Task after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Events(ctx, "t0", 0, 0); !errors.Is(err, sqlite.ErrClosed) {
+		t.Errorf("Events after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.MessageTask(ctx, "agent", "t0/1"); !errors.Is(err, sqlite.ErrClosed) {
+		t.Errorf("MessageTask after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Unfinished(ctx); !errors.Is(err, sqlite.ErrClosed) {
+		t.Errorf("Unfinished after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+
+	s = open(t, path, sqlite.Options{})
+	defer s.Close()
+	for w, seq := range ok {
+		if seq > 0 {
+			checkTask(t, s, fmt.Sprintf("t%d", w), seq)
+		}
+	}
+}
+
+// TestGroupCommit checks that concurrent appends share transactions.
+func TestGroupCommit(t *testing.T) {
+	var biggest atomic.Int64
+	opts := sqlite.WithBatchHook(sqlite.Options{}, func(n int) error {
+		if int64(n) > biggest.Load() {
+			biggest.Store(int64(n))
+		}
+		return nil
+	})
+	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), opts)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			for seq := int64(1); seq <= 10; seq++ {
+				if err := appendMessage(context.Background(), s, fmt.Sprint("t", w), seq, a2a.TaskStateWorking); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("largest batch: %d appends", biggest.Load())
+	if biggest.Load() < 2 {
+		t.Errorf("no transaction held more than one append")
+	}
+}
+
+// TestUndecodable: what the codec cannot read back is refused, not stored.
+func TestUndecodable(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), sqlite.Options{})
+	defer s.Close()
+	bad := a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}} // no ContextID
+	good := newTask("t", a2a.TaskStateWorking, 1)
+	for name, a := range map[string]store.Append{
+		"snapshot": {Agent: "a", TaskID: "t", Records: []store.Record{{Event: &good}}, Snapshot: bad},
+		"record":   {Agent: "a", TaskID: "t", Records: []store.Record{{Event: &bad}}, Snapshot: good},
+		"message":  {Agent: "a", TaskID: "t", Records: []store.Record{{Event: &a2a.Message{Role: a2a.RoleUser}}}, Snapshot: good},
+	} {
+		if err := s.Append(ctx, a); err == nil {
+			t.Errorf("%s: Append of an undecodable value succeeded", name)
+		}
+	}
+	if _, err := s.Task(ctx, "t"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Task: %v, want ErrNotFound", err)
+	}
+}
+
+func TestSchemaVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2a.db")
+	s := open(t, path, sqlite.Options{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != sqlite.SchemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", v, err, sqlite.SchemaVersion)
+	}
+	var mode string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", sqlite.SchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := sqlite.Open(path, sqlite.Options{}); err == nil {
+		s.Close()
+		t.Error("Open of a newer schema succeeded")
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	notDB := filepath.Join(dir, "not.db")
+	if err := os.WriteFile(notDB, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"", ":memory:", "file:x.db", filepath.Join(dir, "a?b"), notDB, filepath.Join(dir, "missing", "dir", "x.db")} {
+		if s, err := sqlite.Open(path, sqlite.Options{}); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded", path)
+		}
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, batch := range []int{0, 1} {
+		b.Run(fmt.Sprintf("MaxBatch=%d", batch), func(b *testing.B) {
+			s := open(b, filepath.Join(b.TempDir(), "a2a.db"), sqlite.Options{MaxBatch: batch})
+			defer s.Close()
+			b.SetParallelism(16) // group commit needs concurrent callers
+			storetest.BenchmarkAppend(b, s)
+		})
+	}
+}
+
+// TestMigrateFromV1 opens a database written with schema version 1 (before
+// owners and push configs): it is upgraded in place, its tasks intact.
+func TestMigrateFromV1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := []byte(`{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}}`)
+	for _, q := range []string{
+		`CREATE TABLE tasks (id TEXT PRIMARY KEY, agent TEXT NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL, seq INTEGER NOT NULL, snapshot BLOB NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL)`,
+		`CREATE TABLE events (task_id TEXT NOT NULL REFERENCES tasks(id), seq INTEGER NOT NULL, time INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (task_id, seq)) WITHOUT ROWID`,
+		`CREATE TABLE messages (agent TEXT NOT NULL, message_id TEXT NOT NULL, task_id TEXT NOT NULL REFERENCES tasks(id), PRIMARY KEY (agent, message_id)) WITHOUT ROWID`,
+		`PRAGMA user_version = 1`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`INSERT INTO tasks VALUES ('t1', 'echo', 'c1', 'completed', 1, ?, 1, 1)`, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO events VALUES ('t1', 1, 1, ?)`, snap); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	info, err := s.Task(context.Background(), "t1")
+	if err != nil || info.Owner != "" || info.Task.Status.State != "completed" {
+		t.Fatalf("migrated task: %+v %v", info, err)
+	}
+	if err := s.SetPushConfig(context.Background(), "t1", a2a.PushNotificationConfig{ID: "c", URL: "http://x"}, 1); err != nil {
+		t.Fatalf("push configs table after migration: %v", err)
+	}
+}

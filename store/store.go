@@ -1,0 +1,177 @@
+// Package store defines where a2abridge keeps tasks: each task is an
+// append-only, ordered log of events with per-task sequence numbers 1, 2,
+// 3…, plus the folded Task snapshot, written atomically with the events.
+//
+// Implementations: store/memory (tests, --memory) and store/sqlite (the
+// durable default). An implementation must make a successful Append durable
+// before it returns: the server acknowledges nothing to a client before that.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+)
+
+// Errors returned by Store implementations.
+var (
+	// ErrNotFound: no task with that id.
+	ErrNotFound = errors.New("store: task not found")
+	// ErrConflict: the task's last sequence number is not the one the
+	// append expected (another writer appended first), or a task with the
+	// id already exists on create.
+	ErrConflict = errors.New("store: sequence conflict")
+	// ErrDuplicateMessage: the (agent, messageId) pair is already indexed.
+	ErrDuplicateMessage = errors.New("store: duplicate messageId")
+	// ErrClosed: the store has been closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Record is one entry of a task's event log. Seq is the record's position
+// (1, 2, 3… per task); a zero Seq in an Append is filled in by the store, a
+// non-zero one must be the right position. A zero Time is set to the time of
+// the Append. Event is one of *a2a.Task (the
+// creation snapshot), *a2a.Message (a message appended to history),
+// *a2a.TaskStatusUpdateEvent or *a2a.TaskArtifactUpdateEvent. Records are
+// immutable once appended: neither the store nor its readers modify them.
+type Record struct {
+	Seq   int64
+	Time  time.Time
+	Event a2a.Event
+}
+
+// TaskInfo is a task's folded snapshot with its bookkeeping. Callers must
+// not modify what Task references (slices, maps): it may be shared with the
+// store and other readers.
+type TaskInfo struct {
+	// Agent is the name of the agent that owns the task.
+	Agent string
+	// Owner is the subject of the authenticated principal that created the
+	// task ("" when the agent has no authentication).
+	Owner string
+	// Task is the fold of records 1..Seq.
+	Task a2a.Task
+	// Seq is the sequence number of the last record folded into Task.
+	Seq int64
+	// Created and Updated are the store's clock at the first and the last
+	// Append, in UTC.
+	Created time.Time
+	Updated time.Time
+}
+
+// Append is one atomic write: Records (numbered After+1, After+2, …) are
+// added to task TaskID's log and Snapshot becomes the task's snapshot.
+// After == 0 creates the task (Agent must be set). MessageIDs, if any, are
+// indexed under (Agent, messageId) → TaskID in the same transaction.
+// Invariants (violations are errors, nothing written): TaskID non-empty,
+// Snapshot.ID == TaskID, at least one record, After >= 0, and when After > 0
+// an Agent that is empty or the task's own.
+type Append struct {
+	Agent      string
+	Owner      string // on create only: the creating principal's subject
+	TaskID     string
+	After      int64
+	Records    []Record
+	Snapshot   a2a.Task
+	MessageIDs []string
+}
+
+// Store keeps task logs and snapshots. All methods are safe for concurrent use.
+type Store interface {
+	// Append writes a atomically and durably. It returns ErrConflict when
+	// the task's current last sequence is not a.After (or the task exists
+	// when a.After == 0), ErrNotFound when a.After > 0 and the task does
+	// not exist, ErrDuplicateMessage when a message id is already indexed
+	// for a.Agent. On error nothing is written.
+	Append(ctx context.Context, a Append) error
+	// Task returns the task's snapshot, or ErrNotFound.
+	Task(ctx context.Context, taskID string) (TaskInfo, error)
+	// Events returns up to limit records with Seq > after, in order
+	// (limit <= 0 means no limit). Unknown task: ErrNotFound.
+	Events(ctx context.Context, taskID string, after int64, limit int) ([]Record, error)
+	// MessageTask returns the task id indexed for (agent, messageID), or
+	// "" and no error when there is none.
+	MessageTask(ctx context.Context, agent, messageID string) (string, error)
+	// Unfinished returns every task whose state is submitted, working or
+	// unknown (those that were being executed), oldest first.
+	Unfinished(ctx context.Context) ([]TaskInfo, error)
+	// SetPushConfig registers c (whose ID must be set) for the task,
+	// replacing a config with the same ID (its delivery cursor is kept);
+	// a new config starts with Delivered = cursor. ErrNotFound for an
+	// unknown task.
+	SetPushConfig(ctx context.Context, taskID string, c a2a.PushNotificationConfig, cursor int64) error
+	// PushConfigs returns the task's configs in registration order (none:
+	// an empty slice, no error, also for an unknown task).
+	PushConfigs(ctx context.Context, taskID string) ([]PushConfig, error)
+	// DeletePushConfig removes one config; ErrNotFound when absent.
+	DeletePushConfig(ctx context.Context, taskID, configID string) error
+	// MarkPushDelivered moves the config's cursor forward to seq (never
+	// back); a config deleted meanwhile is not an error.
+	MarkPushDelivered(ctx context.Context, taskID, configID string, seq int64) error
+	// PendingPush returns every config whose cursor is behind its task's
+	// last sequence number: deliveries owed, e.g. after a restart.
+	PendingPush(ctx context.Context) ([]PushConfig, error)
+	// Close releases resources; later calls may return ErrClosed.
+	Close() error
+}
+
+// PushConfig is a push notification config registered for a task, with
+// its delivery cursor: the sequence number of the last task event whose
+// notification was delivered (or given up on).
+type PushConfig struct {
+	TaskID    string
+	Config    a2a.PushNotificationConfig
+	Delivered int64
+	Created   time.Time
+}
+
+// AsyncAppender is optionally implemented by a Store whose appends can be
+// queued without waiting: AppendAsync validates a, queues it and returns at
+// once; the channel (buffered) receives the outcome, with the same errors
+// as Append, once the append is durable or has failed. Appends queued for
+// one task are applied in the order they were queued, so a caller may queue
+// After = n and After = n+k before the first completes; a failed append
+// makes the later ones fail with ErrConflict, never apply out of order.
+type AsyncAppender interface {
+	AppendAsync(ctx context.Context, a Append) <-chan error
+}
+
+// Validate checks the shape of a, independently of any store's contents:
+// the invariants documented at Append. It returns ErrDuplicateMessage when
+// a message id is repeated within a, and a plain error otherwise. Stores
+// call it before writing anything.
+func (a *Append) Validate() error {
+	switch {
+	case a.TaskID == "":
+		return errors.New("store: append: empty task id")
+	case a.After < 0:
+		return fmt.Errorf("store: append: negative After %d", a.After)
+	case a.After == 0 && a.Agent == "":
+		return errors.New("store: append: creating a task requires an agent")
+	case len(a.Records) == 0:
+		return errors.New("store: append: no records")
+	case a.Snapshot.ID != a.TaskID:
+		return fmt.Errorf("store: append: snapshot id %q is not task id %q", a.Snapshot.ID, a.TaskID)
+	}
+	for i, r := range a.Records {
+		if r.Event == nil {
+			return fmt.Errorf("store: append: record %d has no event", i)
+		}
+		if want := a.After + 1 + int64(i); r.Seq != 0 && r.Seq != want {
+			return fmt.Errorf("store: append: record %d has seq %d, want %d", i, r.Seq, want)
+		}
+	}
+	for i, id := range a.MessageIDs {
+		if id == "" {
+			return errors.New("store: append: empty message id")
+		}
+		if slices.Contains(a.MessageIDs[:i], id) {
+			return ErrDuplicateMessage
+		}
+	}
+	return nil
+}
