@@ -35,7 +35,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open refuses a database with a higher version.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrClosed is returned by every method of a Store after Close, and by an
 // Append still queued (not yet taken into a transaction) when Close is
@@ -82,6 +82,9 @@ type Store struct {
 
 type writeStmts struct {
 	selTask, selMsg, insTask, updTask, insEvent, insMsg *sql.Stmt
+	// The fast path's statements check as they write: each affects no
+	// row where the append must fail.
+	insTaskNew, updTaskAt, insMsgNew, delMsg, delTask *sql.Stmt
 }
 
 type readStmts struct {
@@ -115,7 +118,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 	created    INTEGER NOT NULL,
 	updated    INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state);
+CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks(created, id) WHERE state = 'submitted' OR state = 'working' OR state = 'unknown';
 CREATE TABLE IF NOT EXISTS events (
 	task_id TEXT NOT NULL REFERENCES tasks(id),
 	seq     INTEGER NOT NULL,
@@ -143,6 +146,11 @@ CREATE TABLE IF NOT EXISTS push_configs (
 // before schema, whose CREATE ... IF NOT EXISTS adds new tables).
 var migrations = map[int]string{
 	1: `ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT '';`,
+	// v3 indexes only unfinished tasks (what Unfinished reads), so a
+	// task's index entry goes away when it ends instead of moving. (The
+	// index's condition is written with OR, not IN: SQLite evaluates an
+	// IN list through a temporary table on every write.)
+	2: `DROP INDEX IF EXISTS tasks_state;`,
 }
 
 // Open opens the database file at path, creating it and its schema if
@@ -271,6 +279,11 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 		{&s.w.updTask, "UPDATE tasks SET context_id = ?, state = ?, seq = ?, snapshot = ?, updated = ? WHERE id = ?"},
 		{&s.w.insEvent, "INSERT INTO events (task_id, seq, time, body) VALUES (?, ?, ?, ?)"},
 		{&s.w.insMsg, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?)"},
+		{&s.w.insTaskNew, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, snapshot, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"},
+		{&s.w.updTaskAt, "UPDATE tasks SET context_id = ?, state = ?, seq = ?, snapshot = ?, updated = ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?)"},
+		{&s.w.insMsgNew, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?) ON CONFLICT (agent, message_id) DO NOTHING"},
+		{&s.w.delMsg, "DELETE FROM messages WHERE agent = ? AND message_id = ?"},
+		{&s.w.delTask, "DELETE FROM tasks WHERE id = ?"},
 	} {
 		st, err := s.wconn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -290,7 +303,7 @@ func (s *Store) prepareReaders(ctx context.Context) error {
 		{&s.r.events, "SELECT seq, time, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?"},
 		{&s.r.exists, "SELECT 1 FROM tasks WHERE id = ?"},
 		{&s.r.message, "SELECT task_id FROM messages WHERE agent = ? AND message_id = ?"},
-		{&s.r.unfinished, "SELECT agent, owner, seq, snapshot, created, updated FROM tasks WHERE state IN ('submitted', 'working', 'unknown') ORDER BY created, id"},
+		{&s.r.unfinished, "SELECT agent, owner, seq, snapshot, created, updated FROM tasks INDEXED BY tasks_unfinished WHERE state = 'submitted' OR state = 'working' OR state = 'unknown' ORDER BY created, id"},
 	} {
 		st, err := s.rdb.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -503,10 +516,11 @@ func (s *Store) commit(batch []*request) {
 	}
 }
 
-// runTx applies reqs in one transaction, each in its own savepoint, and
-// commits. A request that fails is rolled back to its savepoint and its
-// error stored in results; the others are unaffected. runTx returns an
-// error (and nothing is committed) only if the transaction itself fails.
+// runTx applies reqs in one transaction and commits. A request that must
+// fail (a conflict, an unknown task, a duplicate message id) leaves no
+// trace in the transaction and gets its error in results; the others are
+// unaffected. runTx returns an error (and nothing is committed) only if
+// the transaction itself fails: then commit retries each request alone.
 func (s *Store) runTx(reqs []*request, results []error) (err error) {
 	ctx := context.Background()
 	c := s.wconn
@@ -520,23 +534,11 @@ func (s *Store) runTx(reqs []*request, results []error) (err error) {
 	}()
 	single := len(reqs) == 1
 	for i, r := range reqs {
-		if single {
-			// The transaction is the savepoint.
-			if results[i] = s.apply(ctx, r); results[i] != nil {
-				return results[i]
-			}
-			continue
+		if results[i], err = s.apply(ctx, r, single); err != nil {
+			return err
 		}
-		if _, err := c.ExecContext(ctx, "SAVEPOINT a"); err != nil {
-			return wrap("savepoint", err)
-		}
-		if results[i] = s.apply(ctx, r); results[i] != nil {
-			if _, err := c.ExecContext(ctx, "ROLLBACK TO a"); err != nil {
-				return wrap("rollback to savepoint", err)
-			}
-		}
-		if _, err := c.ExecContext(ctx, "RELEASE a"); err != nil {
-			return wrap("release savepoint", err)
+		if single && results[i] != nil {
+			return results[i] // nothing to commit
 		}
 	}
 	if s.batchHook != nil && !single {
@@ -550,13 +552,123 @@ func (s *Store) runTx(reqs []*request, results []error) (err error) {
 	return nil
 }
 
-// apply performs the checks and writes of one request inside the current
-// transaction. It returns a store sentinel error before writing anything
-// when the request must fail.
-func (s *Store) apply(ctx context.Context, r *request) error {
-	if r.exec != nil {
-		return r.exec(ctx, s.wconn)
+// apply performs one request inside the current transaction. It returns
+// the request's own failure in res, having written nothing of it, or a
+// fatal error (the database failed: the transaction must roll back).
+//
+// The common appends take a fast path whose statements check as they
+// write (no savepoint, no reads): a create inserts its task row if the id
+// is new, then its message ids if they are new, undoing the task row when
+// one is not; an agent's append (no message ids) updates the task row only
+// at the expected seq. Anything else, and every exec request, runs in a
+// savepoint (alone is true when the request is the whole transaction,
+// which then serves as its savepoint).
+func (s *Store) apply(ctx context.Context, r *request, alone bool) (res, fatal error) {
+	a := &r.a
+	fast := r.exec == nil && (a.After == 0 || len(a.MessageIDs) == 0)
+	if fast {
+		return s.applyFast(ctx, r)
 	}
+	if !alone {
+		if _, err := s.wconn.ExecContext(ctx, "SAVEPOINT a"); err != nil {
+			return nil, wrap("savepoint", err)
+		}
+	}
+	if r.exec != nil {
+		res = r.exec(ctx, s.wconn)
+	} else {
+		res = s.applyChecked(ctx, r)
+	}
+	if !alone {
+		if res != nil {
+			if _, err := s.wconn.ExecContext(ctx, "ROLLBACK TO a"); err != nil {
+				return nil, wrap("rollback to savepoint", err)
+			}
+		}
+		if _, err := s.wconn.ExecContext(ctx, "RELEASE a"); err != nil {
+			return nil, wrap("release savepoint", err)
+		}
+	}
+	return res, nil
+}
+
+// applyFast is apply's path for a create, or an append without message
+// ids. See apply.
+func (s *Store) applyFast(ctx context.Context, r *request) (res, fatal error) {
+	a := &r.a
+	last := a.After + int64(len(a.Records))
+	snap := &a.Snapshot
+	state := string(snap.Status.State)
+	if a.After == 0 {
+		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, r.snapshot, r.now, r.now))
+		if err != nil {
+			return nil, wrap("append: write task", err)
+		}
+		if n == 0 {
+			return store.ErrConflict, nil
+		}
+		for i, id := range a.MessageIDs {
+			n, err := rowsAffected(s.w.insMsgNew.ExecContext(ctx, a.Agent, id, a.TaskID))
+			if err != nil {
+				return nil, wrap("append: index message", err)
+			}
+			if n == 0 {
+				// Undo this request: its earlier message ids, then its task.
+				for _, prev := range a.MessageIDs[:i] {
+					if _, err := s.w.delMsg.ExecContext(ctx, a.Agent, prev); err != nil {
+						return nil, wrap("append: undo", err)
+					}
+				}
+				if _, err := s.w.delTask.ExecContext(ctx, a.TaskID); err != nil {
+					return nil, wrap("append: undo", err)
+				}
+				return store.ErrDuplicateMessage, nil
+			}
+		}
+	} else {
+		n, err := rowsAffected(s.w.updTaskAt.ExecContext(ctx, snap.ContextID, state, last, r.snapshot, r.now, a.TaskID, a.After, a.Agent, a.Agent))
+		if err != nil {
+			return nil, wrap("append: write task", err)
+		}
+		if n == 0 {
+			return s.whyNot(ctx, a)
+		}
+	}
+	for i := range a.Records {
+		if _, err := s.w.insEvent.ExecContext(ctx, a.TaskID, a.After+1+int64(i), r.times[i], r.bodies[i]); err != nil {
+			return nil, wrap("append: write event", err)
+		}
+	}
+	return nil, nil
+}
+
+// whyNot explains why an append's conditional update changed no row.
+func (s *Store) whyNot(ctx context.Context, a *store.Append) (res, fatal error) {
+	var seq int64
+	var agent string
+	switch err := s.w.selTask.QueryRowContext(ctx, a.TaskID).Scan(&seq, &agent); {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.ErrNotFound, nil
+	case err != nil:
+		return nil, wrap("append", err)
+	case seq != a.After:
+		return store.ErrConflict, nil
+	default:
+		return fmt.Errorf("sqlite: append: task %q belongs to agent %q, not %q", a.TaskID, agent, a.Agent), nil
+	}
+}
+
+func rowsAffected(r sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
+
+// applyChecked is apply's general path (a continuation that indexes
+// message ids): it reads before writing, inside a savepoint. It returns a
+// store sentinel error before writing anything when the request must fail.
+func (s *Store) applyChecked(ctx context.Context, r *request) error {
 	a := &r.a
 	var seq int64
 	var agent string

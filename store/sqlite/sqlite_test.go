@@ -498,3 +498,47 @@ func TestMigrateFromV1(t *testing.T) {
 		t.Fatalf("push configs table after migration: %v", err)
 	}
 }
+
+// BenchmarkEchoTasks measures the store's share of an echo task as the
+// server writes it: a durable create (the Task, with its message id),
+// then the agent's artifact and final status queued without waiting, and
+// the caller waiting for the final record, from 32 concurrent callers.
+// Task ids are a2a.NewID's.
+//
+//	go test -run '^$' -bench EchoTasks ./store/sqlite
+func BenchmarkEchoTasks(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "a2a.db"), sqlite.Options{})
+	defer s.Close()
+	ctx := context.Background()
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id, ctxID := a2a.NewID(), a2a.NewID()
+			m := a2a.Message{MessageID: a2a.NewID(), Role: a2a.RoleUser, TaskID: id, ContextID: ctxID,
+				Parts: []a2a.Part{a2a.TextPart{Text: "hello, benchmark"}}}
+			task := a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: time.Now()},
+				History: []a2a.Message{m}}
+			c := task
+			if err := s.Append(ctx, store.Append{Agent: "echo", TaskID: id, Records: []store.Record{{Event: &c}},
+				Snapshot: task, MessageIDs: []string{m.MessageID}}); err != nil {
+				b.Error(err)
+				return
+			}
+			art := &a2a.TaskArtifactUpdateEvent{TaskID: id, ContextID: ctxID, LastChunk: true,
+				Artifact: a2a.Artifact{ArtifactID: a2a.NewID(), Name: "echo", Parts: []a2a.Part{a2a.TextPart{Text: "hello, benchmark"}}}}
+			task.Artifacts = []a2a.Artifact{art.Artifact}
+			task.Status.State = a2a.TaskStateWorking
+			r1 := s.AppendAsync(ctx, store.Append{TaskID: id, After: 1, Records: []store.Record{{Event: art}}, Snapshot: task})
+			done := &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: ctxID, Final: true,
+				Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: time.Now()}}
+			task.Status = done.Status
+			r2 := s.AppendAsync(ctx, store.Append{TaskID: id, After: 2, Records: []store.Record{{Event: done}}, Snapshot: task})
+			if err := errors.Join(<-r1, <-r2); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
