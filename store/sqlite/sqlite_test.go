@@ -542,3 +542,89 @@ func BenchmarkEchoTasks(b *testing.B) {
 		}
 	})
 }
+
+// TestFailuresInSharedTransactions queues appends that must fail (a
+// duplicate message id, a create of an existing task, an append at a stale
+// seq, an append to a missing task, another agent's append) in the same
+// group-committed transactions as appends that must succeed: each gets its
+// own outcome, and the failed ones leave no trace.
+func TestFailuresInSharedTransactions(t *testing.T) {
+	var biggest atomic.Int64
+	opts := sqlite.WithBatchHook(sqlite.Options{}, func(n int) error {
+		if int64(n) > biggest.Load() {
+			biggest.Store(int64(n))
+		}
+		return nil
+	})
+	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), opts)
+	defer s.Close()
+	ctx := context.Background()
+	bt := newTask("base", a2a.TaskStateWorking, 1)
+	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "base", Records: []store.Record{{Event: &bt}}, Snapshot: bt, MessageIDs: []string{"taken"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	for round := range 20 {
+		type want struct {
+			res <-chan error
+			err error
+		}
+		var ws []want
+		queue := func(a store.Append, err error) { ws = append(ws, want{s.AppendAsync(ctx, a), err}) }
+		good := fmt.Sprintf("g%d", round)
+		gt := newTask(good, a2a.TaskStateSubmitted, 0)
+		queue(store.Append{Agent: "a", TaskID: good, Records: []store.Record{{Event: &gt}}, Snapshot: gt,
+			MessageIDs: []string{good + "-m1", good + "-m2"}}, nil)
+		dup := fmt.Sprintf("d%d", round)
+		dt := newTask(dup, a2a.TaskStateSubmitted, 0)
+		queue(store.Append{Agent: "a", TaskID: dup, Records: []store.Record{{Event: &dt}}, Snapshot: dt,
+			MessageIDs: []string{dup + "-m1", "taken"}}, store.ErrDuplicateMessage)
+		queue(store.Append{Agent: "a", TaskID: "base", Records: []store.Record{{Event: &dt}}, Snapshot: newTask("base", a2a.TaskStateWorking, 0)}, store.ErrConflict)
+		queue(store.Append{Agent: "a", TaskID: good, After: 1, Records: []store.Record{{Event: status(good, a2a.TaskStateWorking)}},
+			Snapshot: newTask(good, a2a.TaskStateWorking, 0)}, nil)
+		queue(store.Append{Agent: "a", TaskID: good, After: 1, Records: []store.Record{{Event: status(good, a2a.TaskStateFailed)}},
+			Snapshot: newTask(good, a2a.TaskStateFailed, 0)}, store.ErrConflict)
+		queue(store.Append{Agent: "a", TaskID: "missing", After: 1, Records: []store.Record{{Event: status("missing", a2a.TaskStateWorking)}},
+			Snapshot: newTask("missing", a2a.TaskStateWorking, 0)}, store.ErrNotFound)
+		queue(store.Append{Agent: "other", TaskID: good, After: 2, Records: []store.Record{{Event: status(good, a2a.TaskStateFailed)}},
+			Snapshot: newTask(good, a2a.TaskStateFailed, 0)}, errors.New("another agent's task"))
+		queue(store.Append{Agent: "a", TaskID: good, After: 2, Records: []store.Record{{Event: status(good, a2a.TaskStateCompleted)}},
+			Snapshot: newTask(good, a2a.TaskStateCompleted, 0)}, nil)
+		for i, w := range ws {
+			err := <-w.res
+			switch {
+			case w.err == nil && err != nil:
+				t.Fatalf("round %d append %d: %v", round, i, err)
+			case w.err != nil && err == nil:
+				t.Fatalf("round %d append %d succeeded, want %v", round, i, w.err)
+			case errors.Is(w.err, store.ErrDuplicateMessage) || errors.Is(w.err, store.ErrConflict) || errors.Is(w.err, store.ErrNotFound):
+				if !errors.Is(err, w.err) {
+					t.Fatalf("round %d append %d: %v, want %v", round, i, err, w.err)
+				}
+			}
+		}
+		info, err := s.Task(ctx, good)
+		if err != nil || info.Seq != 3 || info.Task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("round %d: task %s = %+v, %v", round, good, info, err)
+		}
+		if _, err := s.Task(ctx, dup); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("round %d: the duplicate's task exists: %v", round, err)
+		}
+		for id, wantTask := range map[string]string{good + "-m1": good, good + "-m2": good, dup + "-m1": "", "taken": "base"} {
+			if got, err := s.MessageTask(ctx, "a", id); err != nil || got != wantTask {
+				t.Fatalf("round %d: MessageTask(%s) = %q, %v; want %q", round, id, got, err, wantTask)
+			}
+		}
+		if info, err := s.Task(ctx, "base"); err != nil || info.Seq != 1 {
+			t.Fatalf("round %d: base = %+v, %v", round, info, err)
+		}
+	}
+	t.Logf("largest batch: %d appends", biggest.Load())
+	if biggest.Load() < 2 {
+		t.Error("no transaction held more than one append")
+	}
+}
+
+func status(taskID string, state a2a.TaskState) *a2a.TaskStatusUpdateEvent {
+	return &a2a.TaskStatusUpdateEvent{TaskID: taskID, ContextID: "ctx", Status: a2a.TaskStatus{State: state}, Final: state.Final()}
+}
