@@ -177,12 +177,10 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams) (store.T
 		return store.TaskInfo{}, a2a.ErrUnauthenticated
 	}
 	msgKey := h.messageKey(ctx, msg.MessageID)
-	if dupID, err := h.e.st.MessageTask(ctx, h.name, msgKey); err != nil {
-		return store.TaskInfo{}, err
-	} else if dupID != "" {
-		return h.duplicate(ctx, &msg, dupID)
-	}
 	if msg.TaskID == "" {
+		// A new task: the store refuses the create of a messageId it has
+		// indexed (ErrDuplicateMessage, below) before the agent runs, so
+		// no read is needed first.
 		task := a2a.Task{ID: a2a.NewID(), ContextID: msg.ContextID}
 		if task.ContextID == "" {
 			task.ContextID = a2a.NewID()
@@ -194,7 +192,8 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams) (store.T
 			h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)})
 		})
 		if errors.Is(err, store.ErrDuplicateMessage) {
-			return h.retryDuplicate(ctx, &msg)
+			orig := p.Message // as sent: msg has the new task's ids
+			return h.retryDuplicate(ctx, &orig)
 		}
 		if err == nil && pushCfg != nil {
 			// From the task's first event on: the log replays what the
@@ -205,7 +204,13 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams) (store.T
 		}
 		return info, err
 	}
-	// Continuation of an existing task (A2A 0.3.0 §6.3 multi-turn).
+	// Continuation of an existing task (A2A 0.3.0 §6.3 multi-turn). A
+	// retry of a message already accepted is answered from the task.
+	if dupID, err := h.e.st.MessageTask(ctx, h.name, msgKey); err != nil {
+		return store.TaskInfo{}, err
+	} else if dupID != "" {
+		return h.duplicate(ctx, &msg, dupID)
+	}
 	cur, err := h.load(ctx, msg.TaskID)
 	if err != nil {
 		return store.TaskInfo{}, err
