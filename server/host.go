@@ -209,10 +209,12 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 	} else if p != nil {
 		from = *p
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	events, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: r.PathValue("id")}, &from)
+	ctx, cancel, detach := streamContext(r.Context(), r, host.opts.Transport)
+	taskID := r.PathValue("id")
+	events, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: taskID}, &from)
 	if err != nil {
+		detach()
+		cancel()
 		status, ae := http.StatusBadRequest, (*a2a.Error)(nil)
 		if !errors.As(err, &ae) {
 			host.opts.Transport.Logger.Error("events endpoint", "task", r.PathValue("id"), "err", err)
@@ -223,13 +225,14 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 		WriteError(w, status, ae)
 		return
 	}
-	writeSSE(ctx, cancel, w, events, host.opts.Transport, func(dst []byte, ev a2a.Event) ([]byte, error) {
+	logger := host.opts.Transport.Logger
+	writeSSE(ctx, cancel, detach, w, events, host.opts.Transport, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		b, err := v03.MarshalEvent(ev)
 		return append(dst, b...), err
 	}, func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
-			host.opts.Transport.Logger.Error("events stream", "task", r.PathValue("id"), "err", err)
+			logger.Error("events stream", "task", taskID, "err", err)
 			e = a2a.ErrInternal
 		}
 		b, _ := v03.MarshalError(e)

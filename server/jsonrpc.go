@@ -354,8 +354,14 @@ func (t *jsonrpcTransport) call(ctx context.Context, req *jsonrpc.Request) ([]by
 // JSON-RPC error response when the client accepts text/event-stream (as
 // the official SDKs do), else a plain application/json error response.
 func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel, detach := streamContext(ctx, r, t.opts)
+	streaming := false
+	defer func() {
+		if !streaming {
+			detach()
+			cancel()
+		}
+	}()
 	var events iter.Seq2[StreamEvent, error]
 	var err error
 	if req.Method == MethodSendStreamingMessage {
@@ -386,15 +392,33 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
-	writeSSE(ctx, cancel, w, events, t.opts, func(dst []byte, ev a2a.Event) ([]byte, error) {
+	// The stream may outlive this handler (writeSSE): keep a copy of the
+	// id, not the request body it points into.
+	id, method := bytes.Clone(req.ID), req.Method
+	streaming = true
+	writeSSE(ctx, cancel, detach, w, events, t.opts, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		b, err := v03.MarshalEvent(ev)
 		if err != nil {
 			return dst, err
 		}
-		return jsonrpc.AppendResult(dst, req.ID, b), nil
+		return jsonrpc.AppendResult(dst, id, b), nil
 	}, func(err error) []byte {
-		return jsonrpc.AppendError(nil, req.ID, t.wireError(err, req.Method, rid))
+		return jsonrpc.AppendError(nil, id, t.wireError(err, method, rid))
 	})
+}
+
+// streamContext returns the context of an SSE stream, with values from
+// parent. A stream that may take its HTTP/1.1 connection over (writeSSE)
+// outlives its handler, so its context does not end with the request's;
+// until then, the request's end cancels it, and detach stops that. cancel
+// ends the stream; writeSSE owns both once called.
+func streamContext(parent context.Context, r *http.Request, opts TransportOptions) (ctx context.Context, cancel context.CancelFunc, detach func() bool) {
+	if opts.KeepAlive > 0 && r.ProtoMajor == 1 {
+		ctx, cancel = context.WithCancel(context.WithoutCancel(parent))
+		return ctx, cancel, context.AfterFunc(r.Context(), cancel)
+	}
+	ctx, cancel = context.WithCancel(parent)
+	return ctx, cancel, func() bool { return true }
 }
 
 // formContentType reports a content type that HTML forms can send.
@@ -430,26 +454,44 @@ func lastEventID(r *http.Request) (*int64, error) {
 	return &n, nil
 }
 
-// writeSSE streams events as SSE frames with keep-alive comments. The
+// writeSSE streams events as SSE frames with keep-alive comments; ctx,
+// cancel and detach come from streamContext, and writeSSE owns them. The
 // sse.Writer serialises the keep-alive goroutine's writes with ours.
-func writeSSE(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, events iter.Seq2[StreamEvent, error], opts TransportOptions,
+//
+// A stream with keep-alives on an HTTP/1.1 connection takes the connection
+// over and goes on in a goroutine of its own while the handler returns, so
+// that a held stream keeps none of net/http's per-connection state (its
+// buffers, the request, the handler's stack); the stream ends when events
+// ends, a write fails, or cancel is called.
+func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, events iter.Seq2[StreamEvent, error], opts TransportOptions,
 	encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
-	out := w
 	if opts.KeepAlive > 0 {
-		// A long-lived stream does not need net/http's per-connection
-		// buffers and background reader: take the connection over.
 		if hw := hijackSSE(w); hw != nil {
-			defer hw.conn.Close()
-			out = hw
+			detach()
+			go func() {
+				defer cancel()
+				defer hw.conn.Close()
+				pumpSSE(ctx, cancel, hw, events, opts, encode, encodeErr)
+			}()
+			return
 		}
 	}
+	defer cancel()
+	defer detach()
+	pumpSSE(ctx, cancel, w, events, opts, encode, encodeErr)
+}
+
+// pumpSSE writes the stream's frames to out until events ends, a write
+// fails or ctx is done.
+func pumpSSE(ctx context.Context, cancel context.CancelFunc, out http.ResponseWriter, events iter.Seq2[StreamEvent, error], opts TransportOptions,
+	encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
 	sw, err := sse.NewWriter(out)
 	if err != nil {
-		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal.WithMessage("streaming is not supported by this connection"))
+		WriteError(out, http.StatusInternalServerError, a2a.ErrInternal.WithMessage("streaming is not supported by this connection"))
 		return
 	}
 	// Close waits for a keep-alive write in progress and refuses later ones:
-	// nothing touches w after this handler returns.
+	// nothing touches out after this returns.
 	defer sw.Close()
 	rc := http.NewResponseController(out)
 	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout)) }
@@ -459,7 +501,6 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, w http.ResponseWri
 		defer keepAlives(opts.KeepAlive).remove(st)
 	}
 	var buf []byte
-	defer func() { buf = nil }()
 	for ev, err := range events {
 		if err != nil {
 			if ctx.Err() == nil {
@@ -474,6 +515,9 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, w http.ResponseWri
 		deadline()
 		if sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf) != nil {
 			return // client gone; the task goes on
+		}
+		if cap(buf) > 4<<10 {
+			buf = nil // a held stream does not pin a large event's buffer
 		}
 	}
 }
