@@ -226,8 +226,8 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 		return
 	}
 	logger := host.opts.Transport.Logger
-	writeSSE(ctx, cancel, detach, w, events, host.opts.Transport, func(dst []byte, ev a2a.Event) ([]byte, error) {
-		b, err := v03.MarshalEvent(ev)
+	writeSSE(ctx, cancel, detach, w, r, events, host.opts.Transport, true, func(dst []byte, ev a2a.Event) ([]byte, error) {
+		b, err := marshalStreamEvent(ev)
 		return append(dst, b...), err
 	}, func(err error) []byte {
 		var e *a2a.Error

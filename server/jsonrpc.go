@@ -396,8 +396,8 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	// id, not the request body it points into.
 	id, method := bytes.Clone(req.ID), req.Method
 	streaming = true
-	writeSSE(ctx, cancel, detach, w, events, t.opts, func(dst []byte, ev a2a.Event) ([]byte, error) {
-		b, err := v03.MarshalEvent(ev)
+	writeSSE(ctx, cancel, detach, w, r, events, t.opts, method == MethodResubscribe, func(dst []byte, ev a2a.Event) ([]byte, error) {
+		b, err := marshalStreamEvent(ev)
 		if err != nil {
 			return dst, err
 		}
@@ -458,49 +458,62 @@ func lastEventID(r *http.Request) (*int64, error) {
 // cancel and detach come from streamContext, and writeSSE owns them. The
 // sse.Writer serialises the keep-alive goroutine's writes with ours.
 //
-// A stream with keep-alives on an HTTP/1.1 connection takes the connection
-// over and goes on in a goroutine of its own while the handler returns, so
-// that a held stream keeps none of net/http's per-connection state (its
-// buffers, the request, the handler's stack); the stream ends when events
-// ends, a write fails, or cancel is called.
-func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, events iter.Seq2[StreamEvent, error], opts TransportOptions,
-	encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
-	if opts.KeepAlive > 0 {
-		if hw := hijackSSE(w); hw != nil {
-			detach()
+// With takeover (tasks/resubscribe and the events endpoint, which follow
+// a task already running: most are held long), keep-alives on and an
+// HTTP/1.1 request, the stream takes its connection over once the status
+// line is sent (with Connection: close; the body stays chunked, so the
+// client can tell its clean end from a cut) and goes on in a goroutine of
+// its own while the handler returns: a held stream then keeps none of
+// net/http's per-connection state (its buffers, the request, the
+// handler's stack). Otherwise (message/stream, which may be short, so its
+// connection stays reusable) the handler writes the stream.
+func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[StreamEvent, error], opts TransportOptions,
+	takeover bool, encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
+	sw, err := sse.NewWriter(w)
+	if err != nil {
+		detach()
+		cancel()
+		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal.WithMessage("streaming is not supported by this connection"))
+		return
+	}
+	if takeover && opts.KeepAlive > 0 && r.ProtoMajor == 1 && r.ProtoMinor >= 1 {
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		var taken *chunkedSSE
+		if rc.Flush() == nil && sw.Replace(func(old http.ResponseWriter, _ bool) (http.ResponseWriter, error) {
+			conn, _, err := http.NewResponseController(old).Hijack()
+			if err != nil {
+				return nil, err
+			}
+			taken = &chunkedSSE{conn: conn}
+			return taken, nil
+		}) == nil {
+			detach() // the stream outlives the request now
 			go func() {
 				defer cancel()
-				defer hw.conn.Close()
-				pumpSSE(ctx, cancel, hw, events, opts, encode, encodeErr)
+				pumpSSE(ctx, cancel, sw, events, opts, encode, encodeErr)
+				_ = sw.Close() // waits for a keep-alive write in progress
+				taken.finish()
 			}()
 			return
 		}
 	}
 	defer cancel()
 	defer detach()
-	pumpSSE(ctx, cancel, w, events, opts, encode, encodeErr)
+	pumpSSE(ctx, cancel, sw, events, opts, encode, encodeErr)
+	_ = sw.Close()
 }
 
-// pumpSSE writes the stream's frames to out until events ends, a write
+// pumpSSE writes the stream's frames to sw until events ends, a write
 // fails or ctx is done.
-func pumpSSE(ctx context.Context, cancel context.CancelFunc, out http.ResponseWriter, events iter.Seq2[StreamEvent, error], opts TransportOptions,
+func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, events iter.Seq2[StreamEvent, error], opts TransportOptions,
 	encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
-	sw, err := sse.NewWriter(out)
-	if err != nil {
-		WriteError(out, http.StatusInternalServerError, a2a.ErrInternal.WithMessage("streaming is not supported by this connection"))
-		return
-	}
-	// Close waits for a keep-alive write in progress and refuses later ones:
-	// nothing touches out after this returns.
-	defer sw.Close()
-	rc := http.NewResponseController(out)
-	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout)) }
 	if opts.KeepAlive > 0 {
-		st := &keepAliveStream{sw: sw, rc: rc, cancel: cancel}
+		st := &keepAliveStream{sw: sw, cancel: cancel}
 		keepAlives(opts.KeepAlive).add(st)
 		defer keepAlives(opts.KeepAlive).remove(st)
 	}
-	var buf []byte
 	for ev, err := range events {
 		if err != nil {
 			if ctx.Err() == nil {
@@ -508,71 +521,100 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, out http.ResponseWr
 			}
 			return
 		}
-		if buf, err = encode(buf[:0], ev.Event); err != nil {
+		// The buffer goes back to the pool after each event: a held,
+		// idle stream keeps none.
+		bp := bufPool.Get().(*[]byte)
+		buf, err := encode((*bp)[:0], ev.Event)
+		if err != nil {
 			_ = sw.Event("", "", encodeErr(fmt.Errorf("encode event: %w", err)))
 			return
 		}
-		deadline()
-		if sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf) != nil {
+		var id [20]byte
+		_ = sw.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout))
+		werr := sw.Event(string(strconv.AppendInt(id[:0], ev.Seq, 10)), "", buf)
+		if cap(buf) <= 64<<10 {
+			*bp = buf
+			bufPool.Put(bp)
+		}
+		if werr != nil {
 			return // client gone; the task goes on
 		}
-		if cap(buf) > 4<<10 {
-			buf = nil // a held stream does not pin a large event's buffer
-		}
 	}
 }
 
-// hijackedSSE is an http.ResponseWriter over a hijacked connection: the
-// response is written by hand, its body delimited by closing the
-// connection (HTTP/1.1 §6.3), so a held stream costs no net/http buffers
-// and no background reader goroutine. A client that goes away is noticed
-// by the next write (an event or a keep-alive), which cancels the stream.
-type hijackedSSE struct {
-	conn        net.Conn
-	header      http.Header
-	wroteHeader bool
+// sharedEncoding is the wire encoding of the event most recently
+// published to streams: every subscriber of a task gets the same event
+// value, so it is encoded once, not once per stream.
+type sharedEncoding struct {
+	ev any // the event's pointer
+	b  []byte
 }
 
-// hijackSSE takes the connection over, or returns nil (HTTP/2, or a
-// ResponseWriter that cannot be hijacked) to stream through w as usual.
-func hijackSSE(w http.ResponseWriter) *hijackedSSE {
-	header := w.Header().Clone()
-	conn, brw, err := http.NewResponseController(w).Hijack()
+var lastEncoding atomic.Pointer[sharedEncoding]
+
+// marshalStreamEvent is v03.MarshalEvent for a stream, sharing the
+// encoding of a published status or artifact update across streams. The
+// returned bytes must not be modified.
+func marshalStreamEvent(ev a2a.Event) ([]byte, error) {
+	var key any
+	switch v := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		key = v
+	case *a2a.TaskArtifactUpdateEvent:
+		key = v
+	default:
+		return v03.MarshalEvent(ev)
+	}
+	if e := lastEncoding.Load(); e != nil && e.ev == key {
+		return e.b, nil
+	}
+	b, err := v03.MarshalEvent(ev)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	_ = brw // its buffers are dropped: nothing more is read from the client
-	return &hijackedSSE{conn: conn, header: header}
+	lastEncoding.Store(&sharedEncoding{ev: key, b: b})
+	return b, nil
 }
 
-func (h *hijackedSSE) Header() http.Header { return h.header }
-
-func (h *hijackedSSE) WriteHeader(code int) {
-	if h.wroteHeader {
-		return
-	}
-	h.wroteHeader = true
-	h.header.Set("Connection", "close")
-	h.header.Del("Content-Length")
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", code, http.StatusText(code))
-	_ = h.header.Write(&b)
-	b.WriteString("\r\n")
-	_, _ = h.conn.Write(b.Bytes())
+// chunkedSSE is an http.ResponseWriter that goes on with a chunked
+// HTTP/1.1 response (RFC 9112 §7.1) on a connection taken over from
+// net/http after the status line and some of the body were sent.
+type chunkedSSE struct {
+	conn net.Conn
+	hdr  [20]byte
 }
 
-func (h *hijackedSSE) Write(p []byte) (int, error) {
-	if !h.wroteHeader {
-		h.WriteHeader(http.StatusOK)
+func (c *chunkedSSE) Header() http.Header { return http.Header{} }
+func (c *chunkedSSE) WriteHeader(int)     {}
+
+// Write sends p as one chunk.
+func (c *chunkedSSE) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil // an empty chunk would end the body
 	}
-	return h.conn.Write(p)
+	h := strconv.AppendInt(c.hdr[:0], int64(len(p)), 16)
+	h = append(h, '\r', '\n')
+	bufs := net.Buffers{h, p, crlf}
+	if _, err := bufs.WriteTo(c.conn); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
+
+var crlf = []byte("\r\n")
 
 // Flush implements http.Flusher: writes go straight to the connection.
-func (h *hijackedSSE) Flush() {}
+func (c *chunkedSSE) Flush() {}
 
 // SetWriteDeadline lets http.ResponseController bound writes.
-func (h *hijackedSSE) SetWriteDeadline(t time.Time) error { return h.conn.SetWriteDeadline(t) }
+func (c *chunkedSSE) SetWriteDeadline(t time.Time) error { return c.conn.SetWriteDeadline(t) }
+
+// finish ends the body and closes the connection.
+func (c *chunkedSSE) finish() {
+	_ = c.conn.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
+	_, _ = c.conn.Write([]byte("0\r\n\r\n"))
+	_ = c.conn.Close()
+}
 
 func parseSeq(v string) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
@@ -587,7 +629,6 @@ type keepAliveStream struct {
 	mu     sync.Mutex // held while writing a keep-alive; closed under it
 	closed bool
 	sw     *sse.Writer
-	rc     *http.ResponseController
 	cancel context.CancelFunc // ends the stream when a keep-alive cannot be written
 }
 
@@ -660,7 +701,7 @@ func (k *keepAliver) loop() {
 		for _, s := range batch {
 			s.mu.Lock()
 			if !s.closed {
-				_ = s.rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
+				_ = s.sw.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
 				if _, err := s.sw.TryComment("keep-alive"); err != nil && s.cancel != nil {
 					s.cancel() // the client is gone
 				}

@@ -42,7 +42,6 @@ type Writer struct {
 	mu          sync.Mutex
 	w           http.ResponseWriter
 	rc          *http.ResponseController
-	buf         []byte
 	wroteHeader bool
 	err         error
 }
@@ -75,7 +74,7 @@ func NewWriter(w http.ResponseWriter) (*Writer, error) {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
-	return &Writer{w: w, rc: rc, buf: make([]byte, 0, 512)}, nil
+	return &Writer{w: w, rc: rc}, nil
 }
 
 // Close marks the Writer closed: every later Event or Comment returns
@@ -131,7 +130,9 @@ func (w *Writer) Event(id, event string, data []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	b := w.buf[:0]
+	bp := framePool.Get().(*[]byte)
+	defer putFrame(bp)
+	b := (*bp)[:0]
 	if id != "" {
 		b = append(b, "id: "...)
 		b = append(b, id...)
@@ -144,6 +145,7 @@ func (w *Writer) Event(id, event string, data []byte) error {
 	}
 	b = appendLines(b, "data:", data)
 	b = append(b, '\n')
+	*bp = b
 	return w.flush(b)
 }
 
@@ -157,9 +159,27 @@ func (w *Writer) Comment(text string) error {
 	if w.err != nil {
 		return w.err
 	}
-	b := appendLinesString(w.buf[:0], ":", text)
+	return w.comment(text)
+}
+
+// comment writes a comment block; w.mu must be held.
+func (w *Writer) comment(text string) error {
+	bp := framePool.Get().(*[]byte)
+	defer putFrame(bp)
+	b := appendLinesString((*bp)[:0], ":", text)
 	b = append(b, '\n')
+	*bp = b
 	return w.flush(b)
+}
+
+// framePool holds the buffers frames are built in: a Writer keeps none
+// between writes, so a held, idle stream costs no buffer.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func putFrame(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		framePool.Put(bp)
+	}
 }
 
 // TryComment is Comment when no other write is in progress; otherwise it
@@ -172,18 +192,42 @@ func (w *Writer) TryComment(text string) (bool, error) {
 	if w.err != nil {
 		return true, w.err
 	}
-	b := appendLinesString(w.buf[:0], ":", text)
-	b = append(b, '\n')
-	return true, w.flush(b)
+	return true, w.comment(text)
+}
+
+// SetWriteDeadline sets the write deadline of the connection under the
+// current ResponseWriter (see [Writer.Replace]); ResponseWriters without
+// deadlines return an error wrapping http.ErrNotSupported.
+func (w *Writer) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	rc := w.rc
+	w.mu.Unlock()
+	return rc.SetWriteDeadline(t)
+}
+
+// Replace swaps the ResponseWriter under the Writer for the one fn
+// returns, between two writes: fn runs with no write in progress and none
+// starts until it returns. fn receives the current ResponseWriter and
+// whether the status line was written. If fn fails, nothing changes and
+// its error is returned; after [Writer.Close] or a write error, fn is not
+// called and that error is returned. Later events and comments go to the
+// new ResponseWriter, which must flush (or write through).
+func (w *Writer) Replace(fn func(old http.ResponseWriter, wroteHeader bool) (http.ResponseWriter, error)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	nw, err := fn(w.w, w.wroteHeader)
+	if err != nil {
+		return err
+	}
+	w.w, w.rc = nw, http.NewResponseController(nw)
+	return nil
 }
 
 // flush writes b in one Write call and flushes. w.mu must be held.
 func (w *Writer) flush(b []byte) error {
-	if cap(b) <= 1024 {
-		w.buf = b // keep a small buffer for reuse; idle streams hold no big one
-	} else {
-		w.buf = nil
-	}
 	if !w.wroteHeader {
 		w.wroteHeader = true
 		w.w.WriteHeader(http.StatusOK)
