@@ -529,9 +529,8 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 			_ = sw.Event("", "", encodeErr(fmt.Errorf("encode event: %w", err)))
 			return
 		}
-		var id [20]byte
 		_ = sw.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout))
-		werr := sw.Event(string(strconv.AppendInt(id[:0], ev.Seq, 10)), "", buf)
+		werr := sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf)
 		if cap(buf) <= 64<<10 {
 			*bp = buf
 			bufPool.Put(bp)

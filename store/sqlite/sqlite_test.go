@@ -356,16 +356,22 @@ func TestCloseWhileAppending(t *testing.T) {
 	}
 }
 
-// TestGroupCommit checks that concurrent appends share transactions.
-func TestGroupCommit(t *testing.T) {
-	var biggest atomic.Int64
+// openCountingBatches opens a store that records the largest number of
+// appends committed in one transaction.
+func openCountingBatches(t *testing.T) (*sqlite.Store, *atomic.Int64) {
+	biggest := new(atomic.Int64)
 	opts := sqlite.WithBatchHook(sqlite.Options{}, func(n int) error {
 		if int64(n) > biggest.Load() {
 			biggest.Store(int64(n))
 		}
 		return nil
 	})
-	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), opts)
+	return open(t, filepath.Join(t.TempDir(), "a2a.db"), opts), biggest
+}
+
+// TestGroupCommit checks that concurrent appends share transactions.
+func TestGroupCommit(t *testing.T) {
+	s, biggest := openCountingBatches(t)
 	defer s.Close()
 	var wg sync.WaitGroup
 	for w := range 32 {
@@ -549,14 +555,7 @@ func BenchmarkEchoTasks(b *testing.B) {
 // group-committed transactions as appends that must succeed: each gets its
 // own outcome, and the failed ones leave no trace.
 func TestFailuresInSharedTransactions(t *testing.T) {
-	var biggest atomic.Int64
-	opts := sqlite.WithBatchHook(sqlite.Options{}, func(n int) error {
-		if int64(n) > biggest.Load() {
-			biggest.Store(int64(n))
-		}
-		return nil
-	})
-	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), opts)
+	s, biggest := openCountingBatches(t)
 	defer s.Close()
 	ctx := context.Background()
 	bt := newTask("base", a2a.TaskStateWorking, 1)
