@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -44,7 +45,7 @@ type Engine struct {
 	mu      sync.Mutex
 	cache   map[string]store.TaskInfo // snapshots of tasks being executed (including queued appends)
 	running map[string]*execution
-	subs    map[string]map[*subscription]struct{}
+	subs    map[string][]*subscription
 	pipes   map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
 	async   store.AsyncAppender
 }
@@ -81,7 +82,7 @@ func NewEngine(st store.Store, opts EngineOptions) *Engine {
 	e := &Engine{
 		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop,
 		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
-		subs: map[string]map[*subscription]struct{}{}, pipes: map[string]*pipe{},
+		subs: map[string][]*subscription{}, pipes: map[string]*pipe{},
 	}
 	e.async, _ = st.(store.AsyncAppender)
 	if opts.Push != nil {
@@ -642,24 +643,24 @@ type subscription struct {
 func (e *Engine) subscribe(taskID string) *subscription {
 	// A small buffer: a subscriber that falls behind is woken to re-read
 	// the log, so the buffer only saves store reads, never events.
-	s := &subscription{ch: make(chan store.Record, 8), wake: make(chan struct{}, 1)}
+	s := &subscription{ch: make(chan store.Record, 4), wake: make(chan struct{}, 1)}
 	e.mu.Lock()
-	m := e.subs[taskID]
-	if m == nil {
-		m = map[*subscription]struct{}{}
-		e.subs[taskID] = m
-	}
-	m[s] = struct{}{}
+	e.subs[taskID] = append(e.subs[taskID], s)
 	e.mu.Unlock()
 	return s
 }
 
 func (e *Engine) unsubscribe(taskID string, s *subscription) {
 	e.mu.Lock()
-	if m := e.subs[taskID]; m != nil {
-		delete(m, s)
-		if len(m) == 0 {
+	l := e.subs[taskID]
+	if i := slices.Index(l, s); i >= 0 {
+		last := len(l) - 1
+		l[i] = l[last]
+		l[last] = nil
+		if last == 0 {
 			delete(e.subs, taskID)
+		} else {
+			e.subs[taskID] = l[:last]
 		}
 	}
 	e.mu.Unlock()
@@ -670,7 +671,7 @@ func (e *Engine) unsubscribe(taskID string, s *subscription) {
 func (e *Engine) publish(taskID string, recs []store.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for s := range e.subs[taskID] {
+	for _, s := range e.subs[taskID] {
 		for _, r := range recs {
 			select {
 			case s.ch <- r:
@@ -684,57 +685,57 @@ func (e *Engine) publish(taskID string, recs []store.Record) {
 	}
 }
 
-// follow yields the task's records with Seq > after, in order and each
-// once: first what the log holds, then live records as they are appended.
-// It never ends by itself; the consumer stops.
-func (e *Engine) follow(ctx context.Context, taskID string, after int64) iter.Seq2[store.Record, error] {
-	return func(yield func(store.Record, error) bool) {
-		sub := e.subscribe(taskID)
-		defer e.unsubscribe(taskID, sub)
-		next := after
-		catchUp := func() bool {
-			for {
-				recs, err := e.st.Events(ctx, taskID, next, 256)
-				if err != nil {
-					yield(store.Record{}, err)
+// follow calls yield with the task's records with Seq > after, in order
+// and each once: first what the log holds, then live records as they are
+// appended, until yield returns false, ctx ends or an error (passed to
+// yield) occurs. more tells yield that the next record is already at hand,
+// so a transport can send both together.
+func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield func(r store.Record, more bool, err error) bool) {
+	sub := e.subscribe(taskID)
+	defer e.unsubscribe(taskID, sub)
+	next := after
+	catchUp := func() bool {
+		for {
+			recs, err := e.st.Events(ctx, taskID, next, 256)
+			if err != nil {
+				yield(store.Record{}, false, err)
+				return false
+			}
+			for i, r := range recs {
+				if !yield(r, i < len(recs)-1, nil) {
 					return false
 				}
-				for _, r := range recs {
-					if !yield(r, nil) {
-						return false
-					}
-					next = r.Seq
-				}
-				if len(recs) < 256 {
-					return true
-				}
+				next = r.Seq
+			}
+			if len(recs) < 256 {
+				return true
 			}
 		}
-		if !catchUp() {
-			return
-		}
-		for {
-			select {
-			case r := <-sub.ch:
-				switch {
-				case r.Seq <= next:
-				case r.Seq == next+1:
-					if !yield(r, nil) {
-						return
-					}
-					next = r.Seq
-				default:
-					if !catchUp() {
-						return
-					}
+	}
+	if !catchUp() {
+		return
+	}
+	for {
+		select {
+		case r := <-sub.ch:
+			switch {
+			case r.Seq <= next:
+			case r.Seq == next+1:
+				if !yield(r, len(sub.ch) > 0, nil) {
+					return
 				}
-			case <-sub.wake:
+				next = r.Seq
+			default:
 				if !catchUp() {
 					return
 				}
-			case <-ctx.Done():
+			}
+		case <-sub.wake:
+			if !catchUp() {
 				return
 			}
+		case <-ctx.Done():
+			return
 		}
 	}
 }
@@ -745,6 +746,11 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64) iter.Se
 type StreamEvent struct {
 	Seq   int64
 	Event a2a.Event
+	// Hold tells a transport that it may hold this event back instead of
+	// sending it at once: the next event is already at hand, or the stream
+	// ends right after this one. Sending the events together (one write,
+	// one TCP segment) delays none of them. False means "send now".
+	Hold bool
 }
 
 // stream yields the events of a task from a starting point until the task
@@ -760,10 +766,10 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 		t := info.Task
 		finalNow := t.Status.State.Final()
 		closing := func() {
-			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}, nil)
+			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}, Hold: true}, nil)
 		}
 		if withSnapshot {
-			if !yield(StreamEvent{Seq: info.Seq, Event: &t}, nil) {
+			if !yield(StreamEvent{Seq: info.Seq, Event: &t, Hold: finalNow}, nil) {
 				return
 			}
 			after = info.Seq
@@ -772,25 +778,28 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 			closing()
 			return
 		}
-		for r, err := range e.follow(ctx, t.ID, after) {
+		e.follow(ctx, t.ID, after, func(r store.Record, more bool, err error) bool {
 			if err != nil {
 				yield(StreamEvent{}, err)
-				return
-			}
-			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event}, nil) {
-				return
+				return false
 			}
 			su, isStatus := r.Event.(*a2a.TaskStatusUpdateEvent)
 			final := isStatus && su.Final
-			if final && r.Seq >= info.Seq {
-				return
+			last := final && r.Seq >= info.Seq
+			replayEnd := r.Seq == info.Seq && finalNow
+			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event, Hold: more || last || replayEnd}, nil) {
+				return false
 			}
-			if r.Seq == info.Seq && finalNow {
+			if last {
+				return false
+			}
+			if replayEnd {
 				if !final {
 					closing()
 				}
-				return
+				return false
 			}
-		}
+			return true
+		})
 	}
 }

@@ -530,7 +530,14 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 			return
 		}
 		_ = sw.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout))
-		werr := sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf)
+		var werr error
+		if ev.Hold {
+			// The next event is at hand or the stream ends next (and with
+			// it the response, which flushes): one write sends both.
+			werr = sw.Queue(strconv.FormatInt(ev.Seq, 10), "", buf)
+		} else {
+			werr = sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf)
+		}
 		if cap(buf) <= 64<<10 {
 			*bp = buf
 			bufPool.Put(bp)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -61,6 +62,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		maxBody                                             int64
 		keepAlive                                           time.Duration
 		tokens, pushAllow                                   []string
+		cpuProfile, memProfile                              string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -193,6 +195,13 @@ agent, extended cards and push notifications; flags override it.`,
 				cfg.push = &pushConfig{keysDir: keys, allow: pushAllow, giveUpAfter: time.Duration(file.Push.GiveUpAfter),
 					algorithm: file.Push.Algorithm, rotateEvery: time.Duration(file.Push.RotateEvery)}
 			}
+			if cpuProfile != "" || memProfile != "" {
+				stop, err := startProfiles(cpuProfile, memProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return serve(cmd.Context(), log, st, all, cfg, stdout)
 		},
 	}
@@ -209,7 +218,42 @@ agent, extended cards and push notifications; flags override it.`,
 	f.StringArrayVar(&tokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	f.BoolVar(&pushOn, "push", false, "enable push notifications (signed with keys kept under --data)")
 	f.StringArrayVar(&pushAllow, "push-allow", nil, "webhook targets allowed although private or loopback: CIDR or host (repeatable; implies --push)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to FILE at shutdown")
+	f.StringVar(&memProfile, "memprofile", "", "write an allocation profile (pprof) to FILE at shutdown")
+	_ = f.MarkHidden("cpuprofile")
+	_ = f.MarkHidden("memprofile")
 	return cmd
+}
+
+// startProfiles starts a CPU profile into cpuFile (when set) and returns
+// the function that stops it and writes the allocation profile into
+// memFile (when set). It is how the hot paths of `serve` are profiled
+// under a real load (see bench/README.md).
+func startProfiles(cpuFile, memFile string) (func(), error) {
+	var cpu *os.File
+	if cpuFile != "" {
+		f, err := os.Create(cpuFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		cpu = f
+	}
+	return func() {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			cpu.Close()
+		}
+		if memFile != "" {
+			if f, err := os.Create(memFile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}, nil
 }
 
 type serveConfig struct {

@@ -33,7 +33,8 @@ var ErrClosed = errors.New("sse: writer closed")
 //
 // Every call to [Writer.Event] or [Writer.Comment] results in exactly one
 // Write followed by one Flush on the underlying ResponseWriter, so each event
-// reaches the client as soon as it is written. A Writer is safe for
+// reaches the client as soon as it is written; [Writer.Queue] writes
+// without flushing, for an event that can leave with the next one. A Writer is safe for
 // concurrent use (for example an event loop and a keep-alive ticker);
 // after the first write error every later call returns that same error.
 // Call [Writer.Close] before the handler returns if other goroutines may
@@ -122,6 +123,38 @@ func canFlush(w http.ResponseWriter) bool {
 // read back by clients as LF. Empty (or nil) data is sent as a single empty
 // data line, so the client still dispatches an event with empty data.
 func (w *Writer) Event(id, event string, data []byte) error {
+	return w.event(id, event, data, true)
+}
+
+// Queue writes one event like [Writer.Event] but does not flush it: it
+// reaches the client with the next flushed event or comment, with
+// [Writer.Flush], or when the response ends. Use it when the next event is
+// already at hand (or the stream ends next), so that several events leave
+// in one write. The caller must make sure a flush follows.
+func (w *Writer) Queue(id, event string, data []byte) error {
+	return w.event(id, event, data, false)
+}
+
+// Flush sends what [Writer.Queue] left unsent. It returns the Writer's
+// first write error, or [ErrClosed] after Close.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if !w.wroteHeader {
+		w.wroteHeader = true
+		w.w.WriteHeader(http.StatusOK)
+	}
+	if err := w.rc.Flush(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+func (w *Writer) event(id, event string, data []byte, flush bool) error {
 	if !validField(id) || !validField(event) {
 		return ErrInvalidField
 	}
@@ -146,7 +179,7 @@ func (w *Writer) Event(id, event string, data []byte) error {
 	b = appendLines(b, "data:", data)
 	b = append(b, '\n')
 	*bp = b
-	return w.flush(b)
+	return w.write(b, flush)
 }
 
 // Comment writes a comment block (": text" followed by a blank line) and
@@ -169,7 +202,7 @@ func (w *Writer) comment(text string) error {
 	b := appendLinesString((*bp)[:0], ":", text)
 	b = append(b, '\n')
 	*bp = b
-	return w.flush(b)
+	return w.write(b, true)
 }
 
 // framePool holds the buffers frames are built in: a Writer keeps none
@@ -226,8 +259,9 @@ func (w *Writer) Replace(fn func(old http.ResponseWriter, wroteHeader bool) (htt
 	return nil
 }
 
-// flush writes b in one Write call and flushes. w.mu must be held.
-func (w *Writer) flush(b []byte) error {
+// write writes b in one Write call and, when flush is set, flushes.
+// w.mu must be held.
+func (w *Writer) write(b []byte, flush bool) error {
 	if !w.wroteHeader {
 		w.wroteHeader = true
 		w.w.WriteHeader(http.StatusOK)
@@ -235,6 +269,9 @@ func (w *Writer) flush(b []byte) error {
 	if _, err := w.w.Write(b); err != nil {
 		w.err = err
 		return err
+	}
+	if !flush {
+		return nil
 	}
 	if err := w.rc.Flush(); err != nil {
 		w.err = err

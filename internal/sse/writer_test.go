@@ -307,3 +307,65 @@ func TestWriterConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestWriterQueueWaitsForFlush(t *testing.T) {
+	rec := newRecorder()
+	w, _ := NewWriter(rec)
+	if err := w.Queue("1", "", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Queue("2", "", []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	if rec.flushes != 0 || len(rec.status) != 1 {
+		t.Fatalf("after two queued events: %d flushes, status %v; want 0 flushes and the status written", rec.flushes, rec.status)
+	}
+	if err := w.Event("3", "", []byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	if rec.flushes != 1 {
+		t.Fatalf("the event after queued ones flushed %d times, want 1", rec.flushes)
+	}
+	if err := w.Queue("4", "", []byte("d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if rec.flushes != 2 {
+		t.Fatalf("Flush: %d flushes, want 2", rec.flushes)
+	}
+	if got, want := rec.body.String(), "id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\nid: 4\ndata: d\n\n"; got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+	_ = w.Close()
+	if err := w.Flush(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush after Close: %v, want ErrClosed", err)
+	}
+	if err := w.Queue("", "", []byte("x")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Queue after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestWriterFlushWritesStatus(t *testing.T) {
+	rec := newRecorder()
+	w, _ := NewWriter(rec)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.status) != 1 || rec.status[0] != http.StatusOK || rec.flushes != 1 {
+		t.Errorf("Flush on a new stream: status %v, %d flushes; want [200] and 1", rec.status, rec.flushes)
+	}
+}
+
+func TestWriterQueueError(t *testing.T) {
+	rec := newRecorder()
+	rec.failErr = errors.New("broken pipe")
+	w, _ := NewWriter(rec)
+	if err := w.Queue("", "", []byte("x")); err == nil {
+		t.Fatal("Queue on a failing connection: no error")
+	}
+	if err := w.Flush(); err == nil || err.Error() != "broken pipe" {
+		t.Errorf("Flush after a failed Queue: %v, want the sticky write error", err)
+	}
+}

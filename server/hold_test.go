@@ -1,0 +1,85 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+// TestStreamHold checks StreamEvent.Hold, which lets the transport send
+// events together: it is set only when the next event is at hand or the
+// stream ends after the event, never on an event that may be followed
+// by a wait.
+func TestStreamHold(t *testing.T) {
+	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if _, err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	step := make(chan struct{})
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
+		if err := u.Working(ctx, "thinking"); err != nil {
+			return err
+		}
+		<-step // until the test saw the working status
+		if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}, false, true); err != nil {
+			return err
+		}
+		return u.Complete(ctx, "")
+	})
+	h := server.NewHandler(eng, "hold", agent, testCard("hold"), server.HandlerOptions{})
+	ctx := context.Background()
+	events, err := h.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var taskID string
+	var got []server.StreamEvent
+	for ev, err := range events {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+		switch e := ev.Event.(type) {
+		case *a2a.Task:
+			taskID = e.ID
+			if ev.Hold {
+				t.Error("the snapshot of a task that goes on is held")
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			if e.Status.State == a2a.TaskStateWorking {
+				if ev.Hold {
+					t.Error("a status-update with nothing behind it is held")
+				}
+				close(step)
+			}
+		}
+	}
+	last := got[len(got)-1]
+	if su, ok := last.Event.(*a2a.TaskStatusUpdateEvent); !ok || !su.Final || !last.Hold {
+		t.Errorf("last event %T (hold %v): want the final status-update, held (the stream ends after it)", last.Event, last.Hold)
+	}
+
+	// A replay of the finished task: every event is at hand.
+	from := int64(0)
+	replay, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: taskID}, &from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ev, err := range replay {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if !ev.Hold {
+			t.Errorf("replayed event %d (%T) not held", ev.Seq, ev.Event)
+		}
+	}
+	if n != len(got) { // the log's first record is the task as created
+		t.Errorf("replay: %d events, want %d", n, len(got))
+	}
+}
