@@ -46,6 +46,11 @@ type Engine struct {
 	cache   map[string]store.TaskInfo // snapshots of tasks being executed (including queued appends)
 	running map[string]*execution
 	subs    map[string][]*subscription
+	// published is the last published seq of each task with an
+	// execution: exact while present (set when the execution starts,
+	// advanced by every publish), so a new subscriber that is not behind
+	// it needs no read of the log.
+	published map[string]int64
 	pipes   map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
 	async   store.AsyncAppender
 }
@@ -82,7 +87,7 @@ func NewEngine(st store.Store, opts EngineOptions) *Engine {
 	e := &Engine{
 		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop,
 		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
-		subs: map[string][]*subscription{}, pipes: map[string]*pipe{},
+		subs: map[string][]*subscription{}, published: map[string]int64{}, pipes: map[string]*pipe{},
 	}
 	e.async, _ = st.(store.AsyncAppender)
 	if opts.Push != nil {
@@ -408,6 +413,7 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request) {
 	}
 	e.running[id] = ex
 	e.cache[id] = info
+	e.published[id] = info.Seq // everything up to it is published: no append is queued
 	e.wg.Add(1)
 	e.mu.Unlock()
 	go func() {
@@ -458,6 +464,7 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	e.mu.Lock()
 	delete(e.running, id)
 	delete(e.cache, id)
+	delete(e.published, id)
 	delete(e.pipes, id) // drained by the settling update above
 	e.mu.Unlock()
 }
@@ -584,6 +591,7 @@ func (e *Engine) failInvalidLocked(t *TaskUpdater, reason string) {
 	if e.running[t.taskID] == t.ex {
 		delete(e.running, t.taskID)
 		delete(e.cache, t.taskID)
+		delete(e.published, t.taskID)
 	}
 	e.mu.Unlock()
 	t.ex.cancel()
@@ -609,6 +617,7 @@ func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.T
 			ex.cancel()
 			delete(e.running, taskID)
 			delete(e.cache, taskID)
+			delete(e.published, taskID)
 		}
 		e.mu.Unlock()
 	}
@@ -640,14 +649,18 @@ type subscription struct {
 	wake chan struct{}
 }
 
-func (e *Engine) subscribe(taskID string) *subscription {
+// subscribe registers a subscriber of the task's published records. It
+// also returns the seq of the last record published before, when the
+// engine knows it exactly (known: the task has an execution here).
+func (e *Engine) subscribe(taskID string) (s *subscription, published int64, known bool) {
 	// A small buffer: a subscriber that falls behind is woken to re-read
 	// the log, so the buffer only saves store reads, never events.
-	s := &subscription{ch: make(chan store.Record, 4), wake: make(chan struct{}, 1)}
+	s = &subscription{ch: make(chan store.Record, 4), wake: make(chan struct{}, 1)}
 	e.mu.Lock()
 	e.subs[taskID] = append(e.subs[taskID], s)
+	published, known = e.published[taskID]
 	e.mu.Unlock()
-	return s
+	return s, published, known
 }
 
 func (e *Engine) unsubscribe(taskID string, s *subscription) {
@@ -671,6 +684,9 @@ func (e *Engine) unsubscribe(taskID string, s *subscription) {
 func (e *Engine) publish(taskID string, recs []store.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if _, ok := e.published[taskID]; ok && len(recs) > 0 {
+		e.published[taskID] = recs[len(recs)-1].Seq
+	}
 	for _, s := range e.subs[taskID] {
 		for _, r := range recs {
 			select {
@@ -691,7 +707,7 @@ func (e *Engine) publish(taskID string, recs []store.Record) {
 // yield) occurs. more tells yield that the next record is already at hand,
 // so a transport can send both together.
 func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield func(r store.Record, more bool, err error) bool) {
-	sub := e.subscribe(taskID)
+	sub, published, known := e.subscribe(taskID)
 	defer e.unsubscribe(taskID, sub)
 	next := after
 	catchUp := func() bool {
@@ -712,7 +728,9 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 			}
 		}
 	}
-	if !catchUp() {
+	// Records up to published came out before the subscription; later
+	// ones reach it. A subscriber not behind published skips the read.
+	if (!known || published > after) && !catchUp() {
 		return
 	}
 	for {
