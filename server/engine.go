@@ -51,8 +51,8 @@ type Engine struct {
 	// advanced by every publish), so a new subscriber that is not behind
 	// it needs no read of the log.
 	published map[string]int64
-	pipes   map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
-	async   store.AsyncAppender
+	pipes     map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
+	async     store.AsyncAppender
 }
 
 // pipe holds a task's agent appends queued in the store, in order: they
