@@ -533,8 +533,24 @@ func (s *Store) runTx(reqs []*request, results []error) (err error) {
 		}
 	}()
 	single := len(reqs) == 1
+	var merged []bool // reqs folded into an earlier request's write
 	for i, r := range reqs {
-		if results[i], err = s.apply(ctx, r, single); err != nil {
+		if merged != nil && merged[i] {
+			continue
+		}
+		var group []int
+		if !single && continuation(r) {
+			group, merged = chain(reqs, i, merged)
+		}
+		if group == nil {
+			results[i], err = s.apply(ctx, r, single)
+		} else {
+			results[i], err = s.applyChain(ctx, reqs, i, group)
+			for _, j := range group {
+				results[j] = results[i]
+			}
+		}
+		if err != nil {
 			return err
 		}
 		if single && results[i] != nil {
@@ -592,6 +608,81 @@ func (s *Store) apply(ctx context.Context, r *request, alone bool) (res, fatal e
 	return res, nil
 }
 
+// continuation reports an append to an existing task without message
+// ids: the kind of request an agent's consecutive events make.
+func continuation(r *request) bool {
+	return r.exec == nil && r.a.After > 0 && len(r.a.MessageIDs) == 0
+}
+
+// chain finds the requests after reqs[i] in the batch that continue the
+// same task's log where the one before ends (an agent's events queued
+// back to back), up to the first request of that task that does not, or
+// any other write (exec). It returns their positions, marked in merged
+// (allocated on first use), or nil when there are none.
+func chain(reqs []*request, i int, merged []bool) ([]int, []bool) {
+	r := reqs[i]
+	last := r.a.After + int64(len(r.a.Records))
+	var group []int
+	for j := i + 1; j < len(reqs); j++ {
+		q := reqs[j]
+		if q.exec != nil {
+			break
+		}
+		if q.a.TaskID != r.a.TaskID {
+			continue
+		}
+		if !continuation(q) || q.a.After != last || q.a.Agent != r.a.Agent {
+			break
+		}
+		if merged == nil {
+			merged = make([]bool, len(reqs))
+		}
+		merged[j] = true
+		group = append(group, j)
+		last += int64(len(q.a.Records))
+	}
+	return group, merged
+}
+
+// applyChain applies reqs[head] and the requests chained to it (group,
+// see chain) as one append: the task row is checked at the head's seq and
+// written once, with the last request's snapshot, then every record is
+// inserted. They share the outcome: if the head cannot apply, the others,
+// computed on top of it, must not either.
+func (s *Store) applyChain(ctx context.Context, reqs []*request, head int, group []int) (res, fatal error) {
+	first := reqs[head]
+	end := reqs[group[len(group)-1]]
+	a := &first.a
+	snap := &end.a.Snapshot
+	last := end.a.After + int64(len(end.a.Records))
+	n, err := rowsAffected(s.w.updTaskAt.ExecContext(ctx, snap.ContextID, string(snap.Status.State), last, end.snapshot, end.now, a.TaskID, a.After, a.Agent, a.Agent))
+	if err != nil {
+		return nil, wrap("append: write task", err)
+	}
+	if n == 0 {
+		return s.whyNot(ctx, a)
+	}
+	if err := s.insertEvents(ctx, first); err != nil {
+		return nil, err
+	}
+	for _, j := range group {
+		if err := s.insertEvents(ctx, reqs[j]); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// insertEvents inserts r's records.
+func (s *Store) insertEvents(ctx context.Context, r *request) error {
+	for i := range r.a.Records {
+		if _, err := s.w.insEvent.ExecContext(ctx, r.a.TaskID, r.a.After+1+int64(i), r.times[i], r.bodies[i]); err != nil {
+			return wrap("append: write event", err)
+		}
+	}
+	return nil
+}
+
 // applyFast is apply's path for a create, or an append without message
 // ids. See apply.
 func (s *Store) applyFast(ctx context.Context, r *request) (res, fatal error) {
@@ -634,10 +725,8 @@ func (s *Store) applyFast(ctx context.Context, r *request) (res, fatal error) {
 			return s.whyNot(ctx, a)
 		}
 	}
-	for i := range a.Records {
-		if _, err := s.w.insEvent.ExecContext(ctx, a.TaskID, a.After+1+int64(i), r.times[i], r.bodies[i]); err != nil {
-			return nil, wrap("append: write event", err)
-		}
+	if err := s.insertEvents(ctx, r); err != nil {
+		return nil, err
 	}
 	return nil, nil
 }

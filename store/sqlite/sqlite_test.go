@@ -627,3 +627,77 @@ func TestFailuresInSharedTransactions(t *testing.T) {
 func status(taskID string, state a2a.TaskState) *a2a.TaskStatusUpdateEvent {
 	return &a2a.TaskStatusUpdateEvent{TaskID: taskID, ContextID: "ctx", Status: a2a.TaskStatus{State: state}, Final: state.Final()}
 }
+
+// TestChainedAppendsInOneTransaction checks that an agent's appends queued
+// back to back, which share a transaction and one write of the task row,
+// keep every record and the last snapshot, and that a chain whose head
+// cannot apply fails as a whole, leaving the other tasks' appends alone.
+func TestChainedAppendsInOneTransaction(t *testing.T) {
+	s, biggest := openCountingBatches(t)
+	defer s.Close()
+	ctx := context.Background()
+	for _, id := range []string{"c", "other"} {
+		tk := newTask(id, a2a.TaskStateSubmitted, 0)
+		if err := s.Append(ctx, store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &tk}}, Snapshot: tk}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(id string, after int64, state a2a.TaskState) store.Append {
+		return store.Append{Agent: "a", TaskID: id, After: after, Records: []store.Record{{Event: status(id, state)}}, Snapshot: newTask(id, state, 0)}
+	}
+
+	release := s.HoldWriter(t)
+	res := []<-chan error{
+		s.AppendAsync(ctx, step("c", 1, a2a.TaskStateWorking)),
+		s.AppendAsync(ctx, step("other", 1, a2a.TaskStateWorking)), // interleaved
+		s.AppendAsync(ctx, step("c", 2, a2a.TaskStateInputRequired)),
+		s.AppendAsync(ctx, step("c", 3, a2a.TaskStateCompleted)),
+	}
+	release()
+	for i, r := range res {
+		if err := <-r; err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	if biggest.Load() < int64(len(res)) {
+		t.Fatalf("largest batch %d, want the %d queued appends in one", biggest.Load(), len(res))
+	}
+	info, err := s.Task(ctx, "c")
+	if err != nil || info.Seq != 4 || info.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("task c = seq %d state %s, %v; want seq 4 completed", info.Seq, info.Task.Status.State, err)
+	}
+	recs, err := s.Events(ctx, "c", 0, 0)
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("events of c: %d, %v; want 4", len(recs), err)
+	}
+	for i, want := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateCompleted} {
+		if su, ok := recs[i+1].Event.(*a2a.TaskStatusUpdateEvent); !ok || su.Status.State != want || recs[i+1].Seq != int64(i+2) {
+			t.Fatalf("record %d = %+v, want status %s", i+2, recs[i+1], want)
+		}
+	}
+
+	// A chain whose head conflicts: all of it fails, nothing is written;
+	// the other task's append in the same transaction succeeds.
+	release = s.HoldWriter(t)
+	res = []<-chan error{
+		s.AppendAsync(ctx, step("other", 1, a2a.TaskStateFailed)), // conflict: other is at seq 2
+		s.AppendAsync(ctx, step("other", 2, a2a.TaskStateFailed)), // would fit alone, but is built on the head
+		s.AppendAsync(ctx, step("c", 4, a2a.TaskStateCompleted)),  // another task: applies
+	}
+	release()
+	if err := <-res[0]; !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("chain head: %v, want ErrConflict", err)
+	}
+	if err := <-res[1]; !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("chained append after a failed head: %v, want ErrConflict", err)
+	}
+	if err := <-res[2]; err != nil {
+		t.Fatalf("the other task's append in the same transaction: %v", err)
+	}
+	if info, err := s.Task(ctx, "other"); err != nil || info.Seq != 2 || info.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("task other = seq %d state %s, %v; want seq 2 working, untouched", info.Seq, info.Task.Status.State, err)
+	}
+	if info, err := s.Task(ctx, "c"); err != nil || info.Seq != 5 {
+		t.Fatalf("task c = seq %d, %v; want 5", info.Seq, err)
+	}
+}
