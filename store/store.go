@@ -135,7 +135,8 @@ type PushConfig struct {
 // as Append, once the append is durable or has failed. Appends queued for
 // one task are applied in the order they were queued, so a caller may queue
 // After = n and After = n+k before the first completes; a failed append
-// makes the later ones fail with ErrConflict, never apply out of order.
+// makes the later ones fail (with ErrConflict, or with its own error when
+// the store applied them together), never apply out of order.
 type AsyncAppender interface {
 	AppendAsync(ctx context.Context, a Append) <-chan error
 }

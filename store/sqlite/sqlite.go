@@ -539,13 +539,17 @@ func (s *Store) runTx(reqs []*request, results []error) (err error) {
 			continue
 		}
 		var group []int
-		if !single && continuation(r) {
+		if !single && fastPath(r) {
 			group, merged = chain(reqs, i, merged)
 		}
 		if group == nil {
 			results[i], err = s.apply(ctx, r, single)
 		} else {
-			results[i], err = s.applyChain(ctx, reqs, i, group)
+			chained := make([]*request, len(group))
+			for k, j := range group {
+				chained[k] = reqs[j]
+			}
+			results[i], err = s.applyFast(ctx, r, chained)
 			for _, j := range group {
 				results[j] = results[i]
 			}
@@ -580,10 +584,8 @@ func (s *Store) runTx(reqs []*request, results []error) (err error) {
 // savepoint (alone is true when the request is the whole transaction,
 // which then serves as its savepoint).
 func (s *Store) apply(ctx context.Context, r *request, alone bool) (res, fatal error) {
-	a := &r.a
-	fast := r.exec == nil && (a.After == 0 || len(a.MessageIDs) == 0)
-	if fast {
-		return s.applyFast(ctx, r)
+	if fastPath(r) {
+		return s.applyFast(ctx, r, nil)
 	}
 	if !alone {
 		if _, err := s.wconn.ExecContext(ctx, "SAVEPOINT a"); err != nil {
@@ -608,17 +610,24 @@ func (s *Store) apply(ctx context.Context, r *request, alone bool) (res, fatal e
 	return res, nil
 }
 
+// fastPath reports a request for applyFast: a create, or an append to an
+// existing task without message ids.
+func fastPath(r *request) bool {
+	return r.exec == nil && (r.a.After == 0 || len(r.a.MessageIDs) == 0)
+}
+
 // continuation reports an append to an existing task without message
 // ids: the kind of request an agent's consecutive events make.
 func continuation(r *request) bool {
 	return r.exec == nil && r.a.After > 0 && len(r.a.MessageIDs) == 0
 }
 
-// chain finds the requests after reqs[i] in the batch that continue the
-// same task's log where the one before ends (an agent's events queued
-// back to back), up to the first request of that task that does not, or
-// any other write (exec). It returns their positions, marked in merged
-// (allocated on first use), or nil when there are none.
+// chain finds the requests after reqs[i] (a fastPath request) in the
+// batch that continue the same task's log where the one before ends (a
+// task's creation and its agent's first events, or an agent's events
+// queued back to back), up to the first request of that task that does
+// not, or any other write (exec). It returns their positions, marked in
+// merged (allocated on first use), or nil when there are none.
 func chain(reqs []*request, i int, merged []bool) ([]int, []bool) {
 	r := reqs[i]
 	last := r.a.After + int64(len(r.a.Records))
@@ -631,7 +640,7 @@ func chain(reqs []*request, i int, merged []bool) ([]int, []bool) {
 		if q.a.TaskID != r.a.TaskID {
 			continue
 		}
-		if !continuation(q) || q.a.After != last || q.a.Agent != r.a.Agent {
+		if !continuation(q) || q.a.After != last || (q.a.Agent != "" && q.a.Agent != r.a.Agent) {
 			break
 		}
 		if merged == nil {
@@ -644,54 +653,22 @@ func chain(reqs []*request, i int, merged []bool) ([]int, []bool) {
 	return group, merged
 }
 
-// applyChain applies reqs[head] and the requests chained to it (group,
-// see chain) as one append: the task row is checked at the head's seq and
-// written once, with the last request's snapshot, then every record is
-// inserted. They share the outcome: if the head cannot apply, the others,
-// computed on top of it, must not either.
-func (s *Store) applyChain(ctx context.Context, reqs []*request, head int, group []int) (res, fatal error) {
-	first := reqs[head]
-	end := reqs[group[len(group)-1]]
-	a := &first.a
-	snap := &end.a.Snapshot
-	last := end.a.After + int64(len(end.a.Records))
-	n, err := rowsAffected(s.w.updTaskAt.ExecContext(ctx, snap.ContextID, string(snap.Status.State), last, end.snapshot, end.now, a.TaskID, a.After, a.Agent, a.Agent))
-	if err != nil {
-		return nil, wrap("append: write task", err)
-	}
-	if n == 0 {
-		return s.whyNot(ctx, a)
-	}
-	if err := s.insertEvents(ctx, first); err != nil {
-		return nil, err
-	}
-	for _, j := range group {
-		if err := s.insertEvents(ctx, reqs[j]); err != nil {
-			return nil, err
-		}
-	}
-	return nil, nil
-}
-
-// insertEvents inserts r's records.
-func (s *Store) insertEvents(ctx context.Context, r *request) error {
-	for i := range r.a.Records {
-		if _, err := s.w.insEvent.ExecContext(ctx, r.a.TaskID, r.a.After+1+int64(i), r.times[i], r.bodies[i]); err != nil {
-			return wrap("append: write event", err)
-		}
-	}
-	return nil
-}
-
 // applyFast is apply's path for a create, or an append without message
-// ids. See apply.
-func (s *Store) applyFast(ctx context.Context, r *request) (res, fatal error) {
+// ids (see apply), with the continuations chained to it (see chain): the
+// task row is written once, with the last request's snapshot, and then
+// every record. Chained requests share the outcome: when the first cannot
+// apply, the others, computed on top of it, must not either.
+func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (res, fatal error) {
 	a := &r.a
-	last := a.After + int64(len(a.Records))
-	snap := &a.Snapshot
+	end := r
+	if len(chained) > 0 {
+		end = chained[len(chained)-1]
+	}
+	last := end.a.After + int64(len(end.a.Records))
+	snap := &end.a.Snapshot
 	state := string(snap.Status.State)
 	if a.After == 0 {
-		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, r.snapshot, r.now, r.now))
+		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, end.snapshot, r.now, end.now))
 		if err != nil {
 			return nil, wrap("append: write task", err)
 		}
@@ -717,7 +694,7 @@ func (s *Store) applyFast(ctx context.Context, r *request) (res, fatal error) {
 			}
 		}
 	} else {
-		n, err := rowsAffected(s.w.updTaskAt.ExecContext(ctx, snap.ContextID, state, last, r.snapshot, r.now, a.TaskID, a.After, a.Agent, a.Agent))
+		n, err := rowsAffected(s.w.updTaskAt.ExecContext(ctx, snap.ContextID, state, last, end.snapshot, end.now, a.TaskID, a.After, a.Agent, a.Agent))
 		if err != nil {
 			return nil, wrap("append: write task", err)
 		}
@@ -728,7 +705,22 @@ func (s *Store) applyFast(ctx context.Context, r *request) (res, fatal error) {
 	if err := s.insertEvents(ctx, r); err != nil {
 		return nil, err
 	}
+	for _, q := range chained {
+		if err := s.insertEvents(ctx, q); err != nil {
+			return nil, err
+		}
+	}
 	return nil, nil
+}
+
+// insertEvents inserts r's records.
+func (s *Store) insertEvents(ctx context.Context, r *request) error {
+	for i := range r.a.Records {
+		if _, err := s.w.insEvent.ExecContext(ctx, r.a.TaskID, r.a.After+1+int64(i), r.times[i], r.bodies[i]); err != nil {
+			return wrap("append: write event", err)
+		}
+	}
+	return nil
 }
 
 // whyNot explains why an append's conditional update changed no row.

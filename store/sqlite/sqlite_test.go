@@ -700,4 +700,37 @@ func TestChainedAppendsInOneTransaction(t *testing.T) {
 	if info, err := s.Task(ctx, "c"); err != nil || info.Seq != 5 {
 		t.Fatalf("task c = seq %d, %v; want 5", info.Seq, err)
 	}
+
+	// A create and its agent's first events in one transaction; a create
+	// whose message id is taken fails with the events chained to it.
+	create := func(id, msg string) store.Append {
+		tk := newTask(id, a2a.TaskStateSubmitted, 0)
+		return store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &tk}}, Snapshot: tk, MessageIDs: []string{msg}}
+	}
+	release = s.HoldWriter(t)
+	res = []<-chan error{
+		s.AppendAsync(ctx, create("n", "m-n")),
+		s.AppendAsync(ctx, create("d", "m-n")), // the same message id
+		s.AppendAsync(ctx, step("n", 1, a2a.TaskStateWorking)),
+		s.AppendAsync(ctx, step("d", 1, a2a.TaskStateWorking)),
+		s.AppendAsync(ctx, step("n", 2, a2a.TaskStateCompleted)),
+	}
+	release()
+	for i, want := range []error{nil, store.ErrDuplicateMessage, nil, store.ErrDuplicateMessage, nil} {
+		if err := <-res[i]; !errors.Is(err, want) {
+			t.Fatalf("create phase, append %d: %v, want %v", i, err, want)
+		}
+	}
+	if info, err := s.Task(ctx, "n"); err != nil || info.Seq != 3 || info.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("task n = seq %d state %s, %v; want seq 3 completed", info.Seq, info.Task.Status.State, err)
+	}
+	if recs, err := s.Events(ctx, "n", 0, 0); err != nil || len(recs) != 3 {
+		t.Fatalf("events of n: %d, %v; want 3", len(recs), err)
+	}
+	if _, err := s.Task(ctx, "d"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the duplicate's task exists: %v", err)
+	}
+	if got, err := s.MessageTask(ctx, "a", "m-n"); err != nil || got != "n" {
+		t.Fatalf("MessageTask(m-n) = %q, %v; want n", got, err)
+	}
 }
