@@ -46,11 +46,11 @@ type Engine struct {
 	cache   map[string]store.TaskInfo // snapshots of tasks being executed (including queued appends)
 	running map[string]*execution
 	subs    map[string][]*subscription
-	// published is the last published seq of each task with an
-	// execution: exact while present (set when the execution starts,
+	// published tells, for each task with an execution, what has been
+	// published: exact while present (set when the execution starts,
 	// advanced by every publish), so a new subscriber that is not behind
-	// it needs no read of the log.
-	published map[string]int64
+	// it, or behind by no more than its tail, needs no read of the log.
+	published map[string]*publishedTail
 	pipes     map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
 	async     store.AsyncAppender
 }
@@ -87,7 +87,7 @@ func NewEngine(st store.Store, opts EngineOptions) *Engine {
 	e := &Engine{
 		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop,
 		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
-		subs: map[string][]*subscription{}, published: map[string]int64{}, pipes: map[string]*pipe{},
+		subs: map[string][]*subscription{}, published: map[string]*publishedTail{}, pipes: map[string]*pipe{},
 	}
 	e.async, _ = st.(store.AsyncAppender)
 	if opts.Push != nil {
@@ -413,7 +413,7 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request) {
 	}
 	e.running[id] = ex
 	e.cache[id] = info
-	e.published[id] = info.Seq // everything up to it is published: no append is queued
+	e.published[id] = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued
 	e.wg.Add(1)
 	e.mu.Unlock()
 	go func() {
@@ -649,18 +649,39 @@ type subscription struct {
 	wake chan struct{}
 }
 
+// publishedTail is what a task with an execution has published: up to
+// seq, the last records of which are in tail (immutable once taken: a
+// trim copies).
+type publishedTail struct {
+	seq  int64
+	tail []store.Record
+}
+
+// tailLen bounds publishedTail.tail.
+const tailLen = 16
+
 // subscribe registers a subscriber of the task's published records. It
-// also returns the seq of the last record published before, when the
-// engine knows it exactly (known: the task has an execution here).
-func (e *Engine) subscribe(taskID string) (s *subscription, published int64, known bool) {
+// also tells what the subscriber missed, published before, when the
+// engine knows it (the task has an execution here): known, with the
+// records after `after` in missed (none when the subscriber is not
+// behind). Otherwise the subscriber must read the log.
+func (e *Engine) subscribe(taskID string, after int64) (s *subscription, missed []store.Record, known bool) {
 	// A small buffer: a subscriber that falls behind is woken to re-read
 	// the log, so the buffer only saves store reads, never events.
 	s = &subscription{ch: make(chan store.Record, 4), wake: make(chan struct{}, 1)}
 	e.mu.Lock()
 	e.subs[taskID] = append(e.subs[taskID], s)
-	published, known = e.published[taskID]
+	if p := e.published[taskID]; p != nil {
+		switch {
+		case p.seq <= after:
+			known = true
+		case len(p.tail) > 0 && p.tail[0].Seq <= after+1:
+			known = true
+			missed = p.tail[after+1-p.tail[0].Seq:]
+		}
+	}
 	e.mu.Unlock()
-	return s, published, known
+	return s, missed, known
 }
 
 func (e *Engine) unsubscribe(taskID string, s *subscription) {
@@ -684,8 +705,12 @@ func (e *Engine) unsubscribe(taskID string, s *subscription) {
 func (e *Engine) publish(taskID string, recs []store.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.published[taskID]; ok && len(recs) > 0 {
-		e.published[taskID] = recs[len(recs)-1].Seq
+	if p := e.published[taskID]; p != nil && len(recs) > 0 {
+		p.seq = recs[len(recs)-1].Seq
+		if n := len(p.tail) + len(recs) - tailLen; n > 0 {
+			p.tail = slices.Clone(p.tail[min(n, len(p.tail)):]) // taken tails stay as they were
+		}
+		p.tail = append(p.tail, recs[max(0, len(recs)-tailLen):]...)
 	}
 	for _, s := range e.subs[taskID] {
 		for _, r := range recs {
@@ -707,7 +732,7 @@ func (e *Engine) publish(taskID string, recs []store.Record) {
 // yield) occurs. more tells yield that the next record is already at hand,
 // so a transport can send both together.
 func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield func(r store.Record, more bool, err error) bool) {
-	sub, published, known := e.subscribe(taskID)
+	sub, missed, known := e.subscribe(taskID, after)
 	defer e.unsubscribe(taskID, sub)
 	next := after
 	catchUp := func() bool {
@@ -728,9 +753,16 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 			}
 		}
 	}
-	// Records up to published came out before the subscription; later
-	// ones reach it. A subscriber not behind published skips the read.
-	if (!known || published > after) && !catchUp() {
+	// Records published before the subscription are in the log (or in
+	// missed, when the engine has them); later ones reach the subscription.
+	if known {
+		for i, r := range missed {
+			if !yield(r, i < len(missed)-1 || len(sub.ch) > 0, nil) {
+				return
+			}
+			next = r.Seq
+		}
+	} else if !catchUp() {
 		return
 	}
 	for {

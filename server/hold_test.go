@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/server"
@@ -81,5 +83,78 @@ func TestStreamHold(t *testing.T) {
 	}
 	if n != len(got) { // the log's first record is the task as created
 		t.Errorf("replay: %d events, want %d", n, len(got))
+	}
+}
+
+// TestFollowRunningTask checks that a subscriber joining a running task
+// gets every event after its starting point once, in order: from the
+// engine's tail of recent events or from the log when the tail does not
+// reach back far enough.
+func TestFollowRunningTask(t *testing.T) {
+	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if _, err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	progressed, finish := make(chan struct{}), make(chan struct{})
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
+		for i := range 20 { // more than the engine's tail holds
+			if err := u.Working(ctx, "step "+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+		close(progressed)
+		<-finish
+		return u.Complete(ctx, "")
+	})
+	h := server.NewHandler(eng, "follow", agent, testCard("follow"), server.HandlerOptions{})
+	ctx := context.Background()
+	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: new(bool)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-progressed // seq 1 (the task) and 2..21 (working) are published
+	type result struct {
+		seqs []int64
+		err  error
+	}
+	var results []chan result
+	for _, from := range []int64{0, 3, 15, 21} {
+		events, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: task.ID}, &from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := make(chan result, 1)
+		results = append(results, c)
+		go func() {
+			var r result
+			for ev, err := range events {
+				if err != nil {
+					r.err = err
+					break
+				}
+				r.seqs = append(r.seqs, ev.Seq)
+			}
+			c <- r
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let every subscriber take what was published
+	close(finish)
+	for i, from := range []int64{0, 3, 15, 21} {
+		r := <-results[i]
+		if r.err != nil {
+			t.Fatalf("from %d: %v", from, r.err)
+		}
+		want := from + 1
+		for _, s := range r.seqs {
+			if s != want {
+				t.Fatalf("from %d: got seqs %v, want %d..22 each once", from, r.seqs, from+1)
+			}
+			want++
+		}
+		if want != 23 {
+			t.Fatalf("from %d: got seqs %v, want %d..22", from, r.seqs, from+1)
+		}
 	}
 }
