@@ -34,8 +34,9 @@ var ErrClosed = errors.New("sse: writer closed")
 // Every call to [Writer.Event] or [Writer.Comment] results in exactly one
 // Write followed by one Flush on the underlying ResponseWriter, so each event
 // reaches the client as soon as it is written; [Writer.Queue] writes
-// without flushing, for an event that can leave with the next one. A Writer is safe for
-// concurrent use (for example an event loop and a keep-alive ticker);
+// without flushing, for an event that can leave with the next one. A
+// Writer is safe for concurrent use (for example an event loop and a
+// keep-alive ticker);
 // after the first write error every later call returns that same error.
 // Call [Writer.Close] before the handler returns if other goroutines may
 // still write.
@@ -143,15 +144,7 @@ func (w *Writer) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
-	if !w.wroteHeader {
-		w.wroteHeader = true
-		w.w.WriteHeader(http.StatusOK)
-	}
-	if err := w.rc.Flush(); err != nil {
-		w.err = err
-		return err
-	}
-	return nil
+	return w.write(nil, true)
 }
 
 func (w *Writer) event(id, event string, data []byte, flush bool) error {
