@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -75,11 +74,7 @@ func (host *Host) Add(h *Handler) {
 	host.handlers[name] = h
 	host.order = append(host.order, name)
 	prefix := "/a2a/" + name
-	inner := NewJSONRPCHandler(h, host.opts.Transport)
-	rpc := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The extended card's url, like the public card's, is the address the client reached.
-		inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), cardURLKey{}, host.BaseURL(r)+prefix)))
-	})
+	rpc := newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix })
 	host.mux.Handle(prefix, rpc)
 	host.mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
 	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h) })
@@ -227,8 +222,7 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 	}
 	logger := host.opts.Transport.Logger
 	writeSSE(ctx, cancel, detach, w, r, events, host.opts.Transport, true, func(dst []byte, ev a2a.Event) ([]byte, error) {
-		b, err := marshalStreamEvent(ev)
-		return append(dst, b...), err
+		return v03.AppendEvent(dst, ev)
 	}, func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {

@@ -88,13 +88,21 @@ func (o TransportOptions) withDefaults() TransportOptions {
 // and tasks/resubscribe (§3.3); other HTTP methods get 405. tasks/resubscribe honours the Last-Event-ID
 // header. Mount it where the agent card's url points.
 func NewJSONRPCHandler(h *Handler, opts TransportOptions) http.Handler {
+	return newJSONRPCHandler(h, opts, nil)
+}
+
+// newJSONRPCHandler is NewJSONRPCHandler with the function that gives the
+// agent's reachable URL for agent/getAuthenticatedExtendedCard (nil: the
+// card's own url).
+func newJSONRPCHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) http.Handler {
 	opts = opts.withDefaults()
-	return authenticate(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts})
+	return authenticate(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL})
 }
 
 type jsonrpcTransport struct {
-	h    *Handler
-	opts TransportOptions
+	h       *Handler
+	opts    TransportOptions
+	cardURL func(*http.Request) string
 }
 
 var (
@@ -180,6 +188,11 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	items, batch := jsonrpc.ParseBody(body)
 	ctx := r.Context()
+	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard) {
+		// The extended card's url, like the public card's, is the address
+		// the client reached; worked out only for the request that needs it.
+		ctx = context.WithValue(ctx, cardURLKey{}, t.cardURL(r))
+	}
 	if !batch {
 		it := &items[0]
 		if it.Err == nil && (it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe) {
@@ -233,11 +246,12 @@ func (t *jsonrpcTransport) answer(dst []byte, ctx context.Context, it *jsonrpc.I
 	if it.Err != nil {
 		return jsonrpc.AppendError(dst, it.ID, it.Err)
 	}
-	res, err := t.call(ctx, &it.Request)
+	n := len(dst)
+	out, err := t.call(jsonrpc.AppendResultHead(dst, it.ID), ctx, &it.Request)
 	if err != nil {
-		return jsonrpc.AppendError(dst, it.ID, t.wireError(err, it.Method, rid))
+		return jsonrpc.AppendError(out[:n], it.ID, t.wireError(err, it.Method, rid))
 	}
-	return jsonrpc.AppendResult(dst, it.ID, res)
+	return append(out, '}')
 }
 
 // wireError maps an error to its JSON-RPC form; internal errors are logged
@@ -256,97 +270,102 @@ func (t *jsonrpcTransport) wireError(err error, method string, rid *requestID) *
 	return a2a.ErrInternal.WithData(map[string]any{"requestId": rid.String()})
 }
 
-func (t *jsonrpcTransport) call(ctx context.Context, req *jsonrpc.Request) ([]byte, error) {
+// call answers one non-streaming request, appending its result's JSON to
+// dst. On error, what it appended must be discarded.
+func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Request) ([]byte, error) {
 	h := t.h
 	switch req.Method {
 	case MethodSendMessage:
 		p, err := v03.DecodeMessageSendParams(req.Params)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		task, err := h.SendMessage(ctx, p)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		return v03.MarshalEvent(task)
+		return v03.AppendEvent(dst, task)
 	case MethodGetTask:
 		p, err := v03.DecodeTaskQueryParams(req.Params)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		task, err := h.GetTask(ctx, p)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		return v03.MarshalEvent(task)
+		return v03.AppendEvent(dst, task)
 	case MethodCancelTask:
 		p, err := v03.DecodeTaskIDParams(req.Params)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		task, err := h.CancelTask(ctx, p)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		return v03.MarshalEvent(task)
+		return v03.AppendEvent(dst, task)
 	case MethodSetPushConfig:
 		p, err := v03.DecodeTaskPushNotificationConfig(req.Params)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		c, err := h.SetPushNotificationConfig(ctx, p)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		return v03.MarshalTaskPushNotificationConfig(c)
+		b, err := v03.MarshalTaskPushNotificationConfig(c)
+		return append(dst, b...), err
 	case MethodGetPushConfig:
 		p, err := v03.DecodeTaskPushConfigParams(req.Params, false)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		c, err := h.GetPushNotificationConfig(ctx, p)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		return v03.MarshalTaskPushNotificationConfig(c)
+		b, err := v03.MarshalTaskPushNotificationConfig(c)
+		return append(dst, b...), err
 	case MethodListPushConfig:
 		p, err := v03.DecodeTaskIDParams(req.Params)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		cs, err := h.ListPushNotificationConfigs(ctx, p)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		out := []byte{'['}
+		dst = append(dst, '[')
 		for i := range cs {
 			if i > 0 {
-				out = append(out, ',')
+				dst = append(dst, ',')
 			}
 			b, err := v03.MarshalTaskPushNotificationConfig(&cs[i])
 			if err != nil {
-				return nil, err
+				return dst, err
 			}
-			out = append(out, b...)
+			dst = append(dst, b...)
 		}
-		return append(out, ']'), nil
+		return append(dst, ']'), nil
 	case MethodDeletePushConfig:
 		p, err := v03.DecodeTaskPushConfigParams(req.Params, true)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		if err := h.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams(p)); err != nil {
-			return nil, err
+			return dst, err
 		}
-		return []byte("null"), nil
+		return append(dst, "null"...), nil
 	case MethodGetExtendedCard:
 		c, err := h.GetAuthenticatedExtendedCard(ctx)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		return v03.MarshalAgentCard(c)
+		b, err := v03.MarshalAgentCard(c)
+		return append(dst, b...), err
 	}
-	return nil, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
+	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
 }
 
 // serveStream answers message/stream and tasks/resubscribe with SSE. A
@@ -397,11 +416,12 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	id, method := bytes.Clone(req.ID), req.Method
 	streaming = true
 	writeSSE(ctx, cancel, detach, w, r, events, t.opts, method == MethodResubscribe, func(dst []byte, ev a2a.Event) ([]byte, error) {
-		b, err := marshalStreamEvent(ev)
+		n := len(dst)
+		dst, err := v03.AppendEvent(jsonrpc.AppendResultHead(dst, id), ev)
 		if err != nil {
-			return dst, err
+			return dst[:n], err
 		}
-		return jsonrpc.AppendResult(dst, id, b), nil
+		return append(dst, '}'), nil
 	}, func(err error) []byte {
 		return jsonrpc.AppendError(nil, id, t.wireError(err, method, rid))
 	})
@@ -546,40 +566,6 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 			return // client gone; the task goes on
 		}
 	}
-}
-
-// sharedEncoding is the wire encoding of the event most recently
-// published to streams: every subscriber of a task gets the same event
-// value, so it is encoded once, not once per stream.
-type sharedEncoding struct {
-	ev any // the event's pointer
-	b  []byte
-}
-
-var lastEncoding atomic.Pointer[sharedEncoding]
-
-// marshalStreamEvent is v03.MarshalEvent for a stream, sharing the
-// encoding of a published status or artifact update across streams. The
-// returned bytes must not be modified.
-func marshalStreamEvent(ev a2a.Event) ([]byte, error) {
-	var key any
-	switch v := ev.(type) {
-	case *a2a.TaskStatusUpdateEvent:
-		key = v
-	case *a2a.TaskArtifactUpdateEvent:
-		key = v
-	default:
-		return v03.MarshalEvent(ev)
-	}
-	if e := lastEncoding.Load(); e != nil && e.ev == key {
-		return e.b, nil
-	}
-	b, err := v03.MarshalEvent(ev)
-	if err != nil {
-		return nil, err
-	}
-	lastEncoding.Store(&sharedEncoding{ev: key, b: b})
-	return b, nil
 }
 
 // chunkedSSE is an http.ResponseWriter that goes on with a chunked

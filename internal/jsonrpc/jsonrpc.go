@@ -125,14 +125,22 @@ func parseOne(v jsontext.Value) Item {
 	return Item{Request: Request{ID: id, Method: method, Params: e.Params}}
 }
 
-// AppendResult appends a success response {"jsonrpc":"2.0","id":…,"result":…}.
-// result must be valid JSON.
+// AppendResult appends a success response {"jsonrpc":"2.0","id":…,"result":…}
+// (JSON-RPC 2.0 §5). result must be valid JSON.
 func AppendResult(dst []byte, id jsontext.Value, result []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"result":`...)
+	dst = AppendResultHead(dst, id)
 	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// AppendResultHead appends the start of a success response, up to where
+// its result goes: {"jsonrpc":"2.0","id":…,"result": . The caller then
+// appends the result's JSON and a closing '}', so a result can be encoded
+// straight into the response.
+func AppendResultHead(dst []byte, id jsontext.Value) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	return append(dst, `,"result":`...)
 }
 
 // AppendError appends an error response {"jsonrpc":"2.0","id":…,"error":{…}}.

@@ -88,77 +88,28 @@ func FormatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
-func fromStatus(s *a2a.TaskStatus) taskStatusJSON {
-	out := taskStatusJSON{State: string(s.State), Timestamp: FormatTime(s.Timestamp)}
-	if s.Message != nil {
-		m := fromMessage(s.Message)
-		out.Message = &m
-	}
-	return out
-}
-
-func fromArtifact(a *a2a.Artifact) artifactJSON {
-	return artifactJSON{ArtifactID: a.ArtifactID, Name: a.Name, Description: a.Description,
-		Parts: fromParts(a.Parts), Extensions: a.Extensions, Metadata: a.Metadata}
-}
-
-func fromTask(t *a2a.Task) taskJSON {
-	out := taskJSON{Kind: KindTask, ID: t.ID, ContextID: t.ContextID, Status: fromStatus(&t.Status), Metadata: t.Metadata}
-	if len(t.History) > 0 {
-		out.History = make([]messageJSON, len(t.History))
-		for i := range t.History {
-			out.History[i] = fromMessage(&t.History[i])
-		}
-	}
-	if len(t.Artifacts) > 0 {
-		out.Artifacts = make([]artifactJSON, len(t.Artifacts))
-		for i := range t.Artifacts {
-			out.Artifacts[i] = fromArtifact(&t.Artifacts[i])
-		}
-	}
-	return out
-}
-
-// wireEvent returns the wire struct for an event, ready for json.Marshal.
-func wireEvent(e a2a.Event) (any, error) {
-	switch e := e.(type) {
-	case *a2a.Task:
-		v := fromTask(e)
-		return &v, nil
-	case *a2a.Message:
-		v := fromMessage(e)
-		return &v, nil
-	case *a2a.TaskStatusUpdateEvent:
-		return &statusUpdateJSON{Kind: KindStatusUpdate, TaskID: e.TaskID, ContextID: e.ContextID,
-			Status: fromStatus(&e.Status), Final: e.Final, Metadata: e.Metadata}, nil
-	case *a2a.TaskArtifactUpdateEvent:
-		return &artifactUpdateJSON{Kind: KindArtifactUpdate, TaskID: e.TaskID, ContextID: e.ContextID,
-			Artifact: fromArtifact(&e.Artifact), Append: e.Append, LastChunk: e.LastChunk, Metadata: e.Metadata}, nil
-	}
-	return nil, errors.New("v03: unknown event type")
-}
-
 // MarshalEvent encodes a *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent
-// or *a2a.TaskArtifactUpdateEvent as its A2A 0.3.0 JSON object (with "kind").
+// or *a2a.TaskArtifactUpdateEvent as its A2A 0.3.0 JSON object (with
+// "kind"; §6.1, §6.4, §7.2.3, §7.2.4). It fails for another or a nil event,
+// a string that is not valid UTF-8, and a metadata value JSON cannot hold
+// (a non-finite number, a channel, …).
 func MarshalEvent(e a2a.Event) ([]byte, error) {
-	v, err := wireEvent(e)
+	b, err := appendEvent(make([]byte, 0, 512), e)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(v, json.Deterministic(true))
+	return b, nil
 }
 
-// AppendEvent is MarshalEvent appending to dst.
+// AppendEvent is MarshalEvent appending to dst; on error it returns dst
+// as it was.
 func AppendEvent(dst []byte, e a2a.Event) ([]byte, error) {
-	v, err := wireEvent(e)
+	n := len(dst)
+	b, err := appendEvent(dst, e)
 	if err != nil {
-		return dst, err
+		return dst[:n], err
 	}
-	b, err := json.Marshal(v, json.Deterministic(true))
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
+	return b, nil
 }
 
 // ---- decoding ----
