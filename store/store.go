@@ -69,7 +69,9 @@ type TaskInfo struct {
 // indexed under (Agent, messageId) → TaskID in the same transaction.
 // Invariants (violations are errors, nothing written): TaskID non-empty,
 // Snapshot.ID == TaskID, at least one record, After >= 0, and when After > 0
-// an Agent that is empty or the task's own.
+// an Agent that is empty or the task's own. Records and Snapshot may be
+// kept by the store as they are: once Append is called, the caller must not
+// modify them or anything they reference (slices, arrays, maps).
 type Append struct {
 	Agent      string
 	Owner      string // on create only: the creating principal's subject

@@ -26,9 +26,9 @@ import (
 // Unfinished has its own History and Artifacts arrays (their elements may
 // be replaced, modified or appended to); everything below them (Parts,
 // maps, the Status.Message pointer) is shared and must not be modified in
-// place, although appending to a Parts slice is safe because the store
-// keeps them at len == cap. Append likewise copies the snapshot's History
-// and Artifacts arrays, not what they point to.
+// place, although appending to a Parts slice is safe because those copies
+// keep them at len == cap. Append keeps the snapshot and records it is given
+// without copying them (store.Append: the caller gives them up).
 type Store struct {
 	seed   maphash.Seed
 	shards [nShards]shard // tasks, spread by id: appends to different tasks rarely contend
@@ -56,10 +56,17 @@ type task struct {
 	push    []store.PushConfig
 }
 
-// own returns info with History and Artifacts arrays of the caller's own.
+// own returns info with History and Artifacts arrays of the caller's own,
+// whose Parts slices are clipped so that appending to them copies.
 func own(info store.TaskInfo) store.TaskInfo {
 	info.Task.History = slices.Clone(info.Task.History)
+	for i := range info.Task.History {
+		info.Task.History[i].Parts = slices.Clip(info.Task.History[i].Parts)
+	}
 	info.Task.Artifacts = slices.Clone(info.Task.Artifacts)
+	for i := range info.Task.Artifacts {
+		info.Task.Artifacts[i].Parts = slices.Clip(info.Task.Artifacts[i].Parts)
+	}
 	return info
 }
 
@@ -128,7 +135,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 
 	// From here on nothing can fail.
 	if t == nil {
-		t = &task{info: store.TaskInfo{Agent: agent, Owner: a.Owner, Created: now}}
+		// Room for a short task's whole log (a create, an artifact, a
+		// final status) in one allocation.
+		t = &task{info: store.TaskInfo{Agent: agent, Owner: a.Owner, Created: now}, records: make([]store.Record, 0, max(4, len(a.Records)))}
 		sh.tasks[a.TaskID] = t
 	}
 	for i, r := range a.Records {
@@ -139,14 +148,6 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		t.records = append(t.records, r)
 	}
 	snap := a.Snapshot
-	snap.History = slices.Clone(snap.History)
-	for i := range snap.History {
-		snap.History[i].Parts = slices.Clip(snap.History[i].Parts)
-	}
-	snap.Artifacts = slices.Clone(snap.Artifacts)
-	for i := range snap.Artifacts {
-		snap.Artifacts[i].Parts = slices.Clip(snap.Artifacts[i].Parts)
-	}
 	t.info.Task = snap
 	t.info.Seq = a.After + int64(len(a.Records))
 	t.info.Updated = now
