@@ -51,8 +51,9 @@ func (s *Store) shard(taskID string) *shard {
 }
 
 type task struct {
-	info    store.TaskInfo
-	records []store.Record // records[i].Seq == i+1
+	info    store.TaskInfo // info.Task is zero while packed
+	records []store.Record // records[i].Seq == i+1; nil while packed
+	packed  []byte         // a finished task's snapshot and records (pack.go), or nil
 	push    []store.PushConfig
 }
 
@@ -133,6 +134,12 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		}
 	}
 
+	if t != nil && t.packed != nil {
+		if err := t.unpack(); err != nil {
+			return err
+		}
+	}
+
 	// From here on nothing can fail.
 	if t == nil {
 		// Room for a short task's whole log (a create, an artifact, a
@@ -159,6 +166,11 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	for _, id := range a.MessageIDs {
 		s.messages[msgKey(agent, id)] = a.TaskID
 	}
+	if snap.Status.State.Terminal() {
+		if b, ok := pack(&t.info.Task, t.records); ok {
+			t.info.Task, t.records, t.packed = a2a.Task{}, nil, b
+		}
+	}
 	return nil
 }
 
@@ -173,7 +185,7 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 	if t == nil {
 		return store.TaskInfo{}, store.ErrNotFound
 	}
-	return own(t.info), nil
+	return t.snapshot()
 }
 
 // Events implements store.Store: up to limit records with Seq > after, in
@@ -186,6 +198,9 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 	t := sh.tasks[taskID]
 	if t == nil {
 		return nil, store.ErrNotFound
+	}
+	if t.packed != nil {
+		return unpackRecords(t.packed, max(after, 0), limit, 0)
 	}
 	n := int64(len(t.records))
 	after = min(max(after, 0), n)
