@@ -22,7 +22,8 @@ import (
 //
 // Values are shared between the store and its callers rather than deeply
 // copied. Events returns a fresh slice, but the Events in it are the ones
-// passed to Append and must not be modified. A Task returned by Task or
+// passed to Append and must not be modified (except for a finished task,
+// which is kept encoded and decoded for each read: see pack.go). A Task returned by Task or
 // Unfinished has its own History and Artifacts arrays (their elements may
 // be replaced, modified or appended to); everything below them (Parts,
 // maps, the Status.Message pointer) is shared and must not be modified in
