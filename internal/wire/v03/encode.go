@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -365,14 +366,27 @@ func appendStatus(dst []byte, s *a2a.TaskStatus) ([]byte, error) {
 	}
 	if !s.Timestamp.IsZero() {
 		dst = append(dst, `,"timestamp":"`...)
-		dst = s.Timestamp.UTC().AppendFormat(dst, timeLayout)
+		dst = appendTime(dst, s.Timestamp)
 		dst = append(dst, '"')
 	}
 	return append(dst, '}'), nil
 }
 
-// timeLayout is FormatTime's layout.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+// appendTime appends t as FormatTime does: 2025-06-01T12:00:00.000Z.
+func appendTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(dst,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+}
 
 // appendArtifact appends an Artifact (A2A 0.3.0 §6.7).
 func appendArtifact(dst []byte, a *a2a.Artifact) ([]byte, error) {

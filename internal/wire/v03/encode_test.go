@@ -151,6 +151,21 @@ func TestEncoderMatchesReference(t *testing.T) {
 	checkSame(t, sampleTask())
 }
 
+func TestAppendTime(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("x", -7200)),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(1763700000, 5e6).In(time.FixedZone("y", 19800)),
+	} {
+		if got, want := string(appendTime(nil, tm)), FormatTime(tm); got != want {
+			t.Errorf("appendTime(%v) = %s, want %s", tm, got, want)
+		}
+	}
+}
+
 func TestEncoderRejectsUnknownEvents(t *testing.T) {
 	for _, e := range []a2a.Event{nil, (*a2a.Task)(nil), (*a2a.Message)(nil), (*a2a.TaskStatusUpdateEvent)(nil), (*a2a.TaskArtifactUpdateEvent)(nil)} {
 		if _, err := MarshalEvent(e); err == nil {
