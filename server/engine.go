@@ -53,6 +53,10 @@ type Engine struct {
 	published map[string]*publishedTail
 	pipes     map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
 	async     store.AsyncAppender
+	// claims holds the message keys (agent + "\x00" + key) of the tasks
+	// being created with a queued create (createQueued), until its outcome
+	// is known; the channel is closed then.
+	claims map[string]chan struct{}
 }
 
 // pipe holds a task's agent appends queued in the store, in order: they
@@ -69,6 +73,7 @@ type queued struct {
 	recs     []store.Record
 	terminal bool
 	res      <-chan error
+	notify   chan<- error // if not nil, receives the outcome once it is handled
 }
 
 type execution struct {
@@ -88,6 +93,7 @@ func NewEngine(st store.Store, opts EngineOptions) *Engine {
 		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop,
 		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
 		subs: map[string][]*subscription{}, published: map[string]*publishedTail{}, pipes: map[string]*pipe{},
+		claims: map[string]chan struct{}{},
 	}
 	e.async, _ = st.(store.AsyncAppender)
 	if opts.Push != nil {
@@ -175,8 +181,13 @@ type errFold struct{ err error }
 func (e errFold) Error() string { return e.err.Error() }
 
 // create stores a new task whose first record is its snapshot and, under
-// the task's lock, calls start (if not nil) with the stored snapshot.
+// the task's lock, calls start (if not nil) with the stored snapshot. It
+// returns store.ErrDuplicateMessage, with nothing stored or started, when
+// one of msgIDs is already indexed for the agent.
 func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task, msgIDs []string, start func(store.TaskInfo)) (store.TaskInfo, error) {
+	if e.async != nil && start != nil {
+		return e.createQueued(ctx, agent, owner, task, msgIDs, start)
+	}
 	l := e.lock(task.ID)
 	l.Lock()
 	defer l.Unlock()
@@ -190,6 +201,102 @@ func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task,
 		start(info)
 	}
 	return info, nil
+}
+
+// createQueued is create for a store that queues appends (a group
+// commit): the create is queued and the execution starts at once, so the
+// agent's first events usually share the create's commit; create returns
+// once the task is durable. Before anything is queued, each message id is
+// claimed in this process (a concurrent create of the same id waits for
+// this one's outcome) and looked up in the store, so an agent never runs
+// for a message the store would refuse as a duplicate. If the create
+// fails all the same (the store failed, or another process indexed the id
+// meanwhile), the execution loses the task before it could publish
+// anything, and its queued events fail with the create.
+func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a.Task, msgIDs []string, start func(store.TaskInfo)) (store.TaskInfo, error) {
+	release, err := e.claim(ctx, agent, msgIDs)
+	if err != nil {
+		return store.TaskInfo{}, err
+	}
+	defer release()
+	for _, id := range msgIDs {
+		if dup, err := e.st.MessageTask(ctx, agent, id); err != nil {
+			return store.TaskInfo{}, err
+		} else if dup != "" {
+			return store.TaskInfo{}, store.ErrDuplicateMessage
+		}
+	}
+	l := e.lock(task.ID)
+	l.Lock()
+	rec := store.Record{Seq: 1, Time: now(), Event: &task}
+	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs})
+	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
+	notify := make(chan error, 1)
+	p := e.pipeOf(task.ID)
+	p.mu.Lock()
+	p.queue = append(p.queue, queued{recs: []store.Record{rec}, res: res, notify: notify})
+	acking := p.acking
+	p.acking = true
+	p.mu.Unlock()
+	if !acking {
+		go e.ack(task.ID, p)
+	}
+	start(info)
+	l.Unlock()
+	if err := <-notify; err != nil {
+		l.Lock()
+		e.mu.Lock()
+		if ex := e.running[task.ID]; ex != nil {
+			ex.cancel()
+		}
+		delete(e.running, task.ID)
+		delete(e.cache, task.ID)
+		delete(e.published, task.ID)
+		e.mu.Unlock()
+		e.drainLocked(task.ID)
+		e.mu.Lock()
+		delete(e.pipes, task.ID)
+		e.mu.Unlock()
+		l.Unlock()
+		return store.TaskInfo{}, err
+	}
+	return info, nil
+}
+
+// claim claims the message keys of msgIDs for a create in this process,
+// waiting while another create holds one. release ends the claims.
+func (e *Engine) claim(ctx context.Context, agent string, msgIDs []string) (release func(), err error) {
+	keys := make([]string, 0, len(msgIDs))
+	release = func() {
+		e.mu.Lock()
+		for _, k := range keys {
+			close(e.claims[k])
+			delete(e.claims, k)
+		}
+		e.mu.Unlock()
+	}
+	for _, id := range msgIDs {
+		k := agent + "\x00" + id
+		for {
+			e.mu.Lock()
+			held, ok := e.claims[k]
+			if !ok {
+				e.claims[k] = make(chan struct{})
+				keys = append(keys, k)
+			}
+			e.mu.Unlock()
+			if !ok {
+				break
+			}
+			select {
+			case <-held:
+			case <-ctx.Done():
+				release()
+				return nil, ctx.Err()
+			}
+		}
+	}
+	return release, nil
 }
 
 // current returns the task's snapshot; the caller holds the task's lock.
@@ -345,6 +452,9 @@ func (e *Engine) ack(taskID string, p *pipe) {
 		q := p.queue[0]
 		p.mu.Unlock()
 		err := <-q.res
+		if q.notify != nil {
+			q.notify <- err
+		}
 		p.mu.Lock()
 		p.queue = p.queue[1:]
 		if err != nil && p.err == nil {
