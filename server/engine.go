@@ -51,6 +51,14 @@ type Engine struct {
 	// advanced by every publish), so a new subscriber that is not behind
 	// it, or behind by no more than its tail, needs no read of the log.
 	published map[string]*publishedTail
+	// ended keeps the published tails of the last endedTails tasks whose
+	// execution ended with the task terminal (no event can follow), in
+	// the order of endedRing: a subscriber that arrives just after the
+	// end, like the waiter of a send whose task finished within its
+	// create's commit, needs no read of the log either.
+	ended     map[string]*publishedTail
+	endedRing [endedTails]string
+	endedNext int
 	pipes     map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
 	async     store.AsyncAppender
 	// claims holds the message keys (agent + "\x00" + key) of the tasks
@@ -93,7 +101,7 @@ func NewEngine(st store.Store, opts EngineOptions) *Engine {
 		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop,
 		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
 		subs: map[string][]*subscription{}, published: map[string]*publishedTail{}, pipes: map[string]*pipe{},
-		claims: map[string]chan struct{}{},
+		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{},
 	}
 	e.async, _ = st.(store.AsyncAppender)
 	if opts.Push != nil {
@@ -556,7 +564,7 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	if execErr != nil {
 		e.log.Error("agent execution failed", "agent", h.name, "task", id, "err", execErr)
 	}
-	_, _, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+	info, _, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		switch st := cur.Task.Status.State; {
 		case st.Final():
 			return nil, nil
@@ -572,11 +580,32 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 		e.log.Error("could not settle task after execution", "agent", h.name, "task", id, "err", err)
 	}
 	e.mu.Lock()
+	if p := e.published[id]; p != nil && err == nil && info.Task.Status.State.Terminal() {
+		e.retireLocked(id, p)
+	}
 	delete(e.running, id)
 	delete(e.cache, id)
 	delete(e.published, id)
 	delete(e.pipes, id) // drained by the settling update above
 	e.mu.Unlock()
+}
+
+// endedTails bounds Engine.ended.
+const endedTails = 1024
+
+// retireLocked keeps the tail of a task that ended terminal in e.ended,
+// dropping the oldest one kept; the caller holds e.mu.
+func (e *Engine) retireLocked(id string, p *publishedTail) {
+	if _, ok := e.ended[id]; ok {
+		e.ended[id] = p // kept already: its ring slot stays
+		return
+	}
+	if old := e.endedRing[e.endedNext]; old != "" {
+		delete(e.ended, old)
+	}
+	e.endedRing[e.endedNext] = id
+	e.endedNext = (e.endedNext + 1) % endedTails
+	e.ended[id] = p
 }
 
 // normalizeMessage fills what an agent may leave out of its messages.
@@ -781,7 +810,11 @@ func (e *Engine) subscribe(taskID string, after int64) (s *subscription, missed 
 	s = &subscription{ch: make(chan store.Record, 4), wake: make(chan struct{}, 1)}
 	e.mu.Lock()
 	e.subs[taskID] = append(e.subs[taskID], s)
-	if p := e.published[taskID]; p != nil {
+	p := e.published[taskID]
+	if p == nil {
+		p = e.ended[taskID]
+	}
+	if p != nil {
 		switch {
 		case p.seq <= after:
 			known = true
@@ -815,7 +848,11 @@ func (e *Engine) unsubscribe(taskID string, s *subscription) {
 func (e *Engine) publish(taskID string, recs []store.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if p := e.published[taskID]; p != nil && len(recs) > 0 {
+	p := e.published[taskID]
+	if p == nil {
+		p = e.ended[taskID] // an ended task gets no events; if it did, its tail stays exact
+	}
+	if p != nil && len(recs) > 0 {
 		p.seq = recs[len(recs)-1].Seq
 		if n := len(p.tail) + len(recs) - tailLen; n > 0 {
 			p.tail = slices.Clone(p.tail[min(n, len(p.tail)):]) // taken tails stay as they were

@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
 
@@ -156,5 +159,72 @@ func TestFollowRunningTask(t *testing.T) {
 		if want != 23 {
 			t.Fatalf("from %d: got seqs %v, want %d..22", from, r.seqs, from+1)
 		}
+	}
+}
+
+// eventsCounter counts the log reads of a store.
+type eventsCounter struct {
+	*memory.Store
+	reads atomic.Int64
+}
+
+func (s *eventsCounter) Events(ctx context.Context, taskID string, after int64, limit int) ([]store.Record, error) {
+	s.reads.Add(1)
+	return s.Store.Events(ctx, taskID, after, limit)
+}
+
+// TestFollowEndedTask checks that a subscriber arriving just after a task
+// ended gets its last events from the engine's tail of recently ended
+// tasks, without a log read, and from the log once that tail is gone.
+func TestFollowEndedTask(t *testing.T) {
+	st := &eventsCounter{Store: memory.New()}
+	eng := server.NewEngine(st, server.EngineOptions{Logger: discardLogger()})
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	h := server.NewHandler(eng, "quick", server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
+		if err := u.Working(ctx, "on it"); err != nil {
+			return err
+		}
+		return u.Complete(ctx, "done")
+	}), testCard("quick"), server.HandlerOptions{})
+	ctx := context.Background()
+	send := func() string {
+		task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task.ID
+	}
+	replay := func(id string) []int64 {
+		from := int64(1)
+		events, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: id}, &from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs []int64
+		for ev, err := range events {
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqs = append(seqs, ev.Seq)
+		}
+		return seqs
+	}
+	id := send()
+	before := st.reads.Load()
+	if got := replay(id); !slices.Equal(got, []int64{2, 3}) {
+		t.Fatalf("replay of the ended task: seqs %v, want [2 3]", got)
+	}
+	if n := st.reads.Load() - before; n != 0 {
+		t.Errorf("%d log reads for a task that just ended", n)
+	}
+	for range 1100 { // more tasks than the engine keeps the tails of
+		send()
+	}
+	before = st.reads.Load()
+	if got := replay(id); !slices.Equal(got, []int64{2, 3}) {
+		t.Fatalf("replay from the log: seqs %v, want [2 3]", got)
+	}
+	if st.reads.Load() == before {
+		t.Error("no log read for a task whose tail the engine no longer keeps")
 	}
 }
