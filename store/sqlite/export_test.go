@@ -33,3 +33,14 @@ func (s *Store) HoldWriter(t interface{ Fatal(...any) }) (release func()) {
 		}
 	}
 }
+
+// MessageFilterLoaded waits until the message id filter has scanned the
+// table and reports whether it is in use.
+func (s *Store) MessageFilterLoaded() bool {
+	<-s.msgs.done
+	return s.msgs.ready.Load()
+}
+
+// MessageFilterAbsent reports whether the filter answers (agent, id)
+// without a read.
+func (s *Store) MessageFilterAbsent(agent, id string) bool { return s.msgs.absent(agent, id) }

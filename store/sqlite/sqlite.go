@@ -78,6 +78,9 @@ type Store struct {
 
 	w writeStmts
 	r readStmts
+
+	msgs     *msgFilter
+	stopScan context.CancelFunc
 }
 
 type writeStmts struct {
@@ -223,6 +226,15 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 
+	var rows int64
+	if err := s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&rows); err != nil {
+		return nil, wrap("open "+path, err)
+	}
+	s.msgs = newMsgFilter(rows)
+	var scan context.Context
+	scan, s.stopScan = context.WithCancel(context.Background())
+	go s.msgs.load(scan, s)
+
 	ok = true
 	go s.writer()
 	return s, nil
@@ -329,6 +341,8 @@ func (s *Store) Close() error {
 	close(s.reqs)
 	s.mu.Unlock()
 	<-s.done
+	s.stopScan()
+	<-s.msgs.done
 	return s.closeDBs()
 }
 
@@ -676,6 +690,7 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 			return store.ErrConflict, nil
 		}
 		for i, id := range a.MessageIDs {
+			s.msgs.add(a.Agent, id)
 			n, err := rowsAffected(s.w.insMsgNew.ExecContext(ctx, a.Agent, id, a.TaskID))
 			if err != nil {
 				return nil, wrap("append: index message", err)
@@ -795,6 +810,7 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 		}
 	}
 	for _, id := range a.MessageIDs {
+		s.msgs.add(agent, id)
 		if _, err := s.w.insMsg.ExecContext(ctx, agent, id, a.TaskID); err != nil {
 			return wrap("append: index message", err)
 		}
@@ -892,10 +908,14 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 
 // MessageTask implements store.Store: the id of the task that indexed
 // (agent, messageID), or "" and no error when there is none; ErrClosed
-// after Close.
+// after Close. A message id never indexed is usually answered without a
+// read (msgFilter).
 func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (string, error) {
 	if s.isShut.Load() {
 		return "", ErrClosed
+	}
+	if s.msgs.absent(agent, messageID) {
+		return "", nil
 	}
 	var id string
 	switch err := s.r.message.QueryRowContext(ctx, agent, messageID).Scan(&id); {

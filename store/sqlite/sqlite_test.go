@@ -734,3 +734,57 @@ func TestChainedAppendsInOneTransaction(t *testing.T) {
 		t.Fatalf("MessageTask(m-n) = %q, %v; want n", got, err)
 	}
 }
+
+// TestMessageFilterAcrossOpen checks that message ids indexed before the
+// store was opened again are found (the filter's scan), and that new ones
+// are answered without a read.
+func TestMessageFilterAcrossOpen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "msgs.db")
+	s, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(s *sqlite.Store, id, msg string) {
+		t.Helper()
+		task := a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+		if err := s.Append(ctx, store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &task}}, Snapshot: task, MessageIDs: []string{msg}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.MessageFilterLoaded() {
+		t.Fatal("filter not in use")
+	}
+	create(s, "t1", "m1")
+	if s.MessageFilterAbsent("a", "m1") {
+		t.Error("an indexed id is absent from the filter")
+	}
+	if !s.MessageFilterAbsent("a", "m-new") {
+		t.Error("a new id is not answered without a read")
+	}
+	s.Close()
+
+	s, err = sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.MessageFilterLoaded() {
+		t.Fatal("filter not in use after the scan")
+	}
+	if id, err := s.MessageTask(ctx, "a", "m1"); err != nil || id != "t1" {
+		t.Fatalf("MessageTask(m1) after reopening = %q, %v", id, err)
+	}
+	if id, err := s.MessageTask(ctx, "a", "m2"); err != nil || id != "" {
+		t.Fatalf("MessageTask(m2) = %q, %v", id, err)
+	}
+	create(s, "t2", "m2")
+	if id, err := s.MessageTask(ctx, "a", "m2"); err != nil || id != "t2" {
+		t.Fatalf("MessageTask(m2) after its create = %q, %v", id, err)
+	}
+	// A duplicate refused by the table is in the filter afterwards.
+	task := a2a.Task{ID: "t3", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "t3", Records: []store.Record{{Event: &task}}, Snapshot: task, MessageIDs: []string{"m1"}}); err != store.ErrDuplicateMessage {
+		t.Fatalf("duplicate create: %v", err)
+	}
+}

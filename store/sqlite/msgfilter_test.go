@@ -1,0 +1,36 @@
+package sqlite
+
+import (
+	"strconv"
+	"testing"
+)
+
+func TestMsgFilter(t *testing.T) {
+	f := newMsgFilter(0)
+	if f.absent("a", "x") {
+		t.Fatal("a filter not loaded answered without a read")
+	}
+	f.ready.Store(true)
+	const n = 100_000
+	for i := range n {
+		f.add("agent", "m-"+strconv.Itoa(i))
+	}
+	for i := range n {
+		if f.absent("agent", "m-"+strconv.Itoa(i)) {
+			t.Fatalf("key %d added but reported absent", i)
+		}
+	}
+	if !f.absent("other", "m-1") && !f.absent("agent\x00m", "-1") {
+		t.Error("keys of other agents look present")
+	}
+	fp := 0
+	for i := range n {
+		if !f.absent("agent", "new-"+strconv.Itoa(i)) {
+			fp++
+		}
+	}
+	// 16 bits per key at a million keys, far fewer here: almost none.
+	if fp > n/1000 {
+		t.Errorf("%d of %d new keys not answered without a read", fp, n)
+	}
+}
