@@ -88,7 +88,12 @@ type writeStmts struct {
 	// The fast path's statements check as they write: each affects no
 	// row where the append must fail.
 	insTaskNew, updTaskAt, insMsgNew, delMsg, delTask *sql.Stmt
+	// insEvents[k-2] inserts k events in one statement.
+	insEvents [maxEventRows - 1]*sql.Stmt
 }
+
+// maxEventRows is the most events one INSERT writes.
+const maxEventRows = 4
 
 type readStmts struct {
 	task, events, exists, message, unfinished *sql.Stmt
@@ -302,6 +307,14 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 			return wrap("prepare", err)
 		}
 		*p.dst = st
+	}
+	for k := 2; k <= maxEventRows; k++ {
+		q := "INSERT INTO events (task_id, seq, time, body) VALUES (?, ?, ?, ?)" + strings.Repeat(", (?, ?, ?, ?)", k-1)
+		st, err := s.wconn.PrepareContext(ctx, q)
+		if err != nil {
+			return wrap("prepare", err)
+		}
+		s.w.insEvents[k-2] = st
 	}
 	return nil
 }
@@ -717,25 +730,45 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 			return s.whyNot(ctx, a)
 		}
 	}
-	if err := s.insertEvents(ctx, r); err != nil {
+	if err := s.insertEvents(ctx, r, chained); err != nil {
 		return nil, err
-	}
-	for _, q := range chained {
-		if err := s.insertEvents(ctx, q); err != nil {
-			return nil, err
-		}
 	}
 	return nil, nil
 }
 
-// insertEvents inserts r's records.
-func (s *Store) insertEvents(ctx context.Context, r *request) error {
-	for i := range r.a.Records {
-		if _, err := s.w.insEvent.ExecContext(ctx, r.a.TaskID, r.a.After+1+int64(i), r.times[i], r.bodies[i]); err != nil {
+// insertEvents inserts the records of r and then of the requests chained
+// to it (all of one task), up to maxEventRows per statement.
+func (s *Store) insertEvents(ctx context.Context, r *request, chained []*request) error {
+	var args [4 * maxEventRows]any
+	n := 0
+	flush := func() error {
+		var err error
+		if n == 1 {
+			_, err = s.w.insEvent.ExecContext(ctx, args[:4]...)
+		} else if n > 1 {
+			_, err = s.w.insEvents[n-2].ExecContext(ctx, args[:4*n]...)
+		}
+		n = 0
+		if err != nil {
 			return wrap("append: write event", err)
 		}
+		return nil
 	}
-	return nil
+	for k := -1; k < len(chained); k++ {
+		q := r
+		if k >= 0 {
+			q = chained[k]
+		}
+		for i := range q.a.Records {
+			args[4*n], args[4*n+1], args[4*n+2], args[4*n+3] = q.a.TaskID, q.a.After+1+int64(i), q.times[i], q.bodies[i]
+			if n++; n == maxEventRows {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
 }
 
 // whyNot explains why an append's conditional update changed no row.

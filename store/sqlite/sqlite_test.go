@@ -788,3 +788,41 @@ func TestMessageFilterAcrossOpen(t *testing.T) {
 		t.Fatalf("duplicate create: %v", err)
 	}
 }
+
+// TestChainedEventsInSeveralStatements checks a chain with more events than
+// one INSERT writes: every one is stored, in order.
+func TestChainedEventsInSeveralStatements(t *testing.T) {
+	s, biggest := openCountingBatches(t)
+	defer s.Close()
+	ctx := context.Background()
+	tk := newTask("many", a2a.TaskStateSubmitted, 0)
+	release := s.HoldWriter(t)
+	res := []<-chan error{s.AppendAsync(ctx, store.Append{Agent: "a", TaskID: "many", Records: []store.Record{{Event: &tk}}, Snapshot: tk})}
+	seq := int64(1)
+	for _, n := range []int{3, 1, 5, 2} { // 12 events in all, with the create
+		recs := make([]store.Record, n)
+		for i := range recs {
+			recs[i] = store.Record{Event: status("many", a2a.TaskStateWorking)}
+		}
+		res = append(res, s.AppendAsync(ctx, store.Append{TaskID: "many", After: seq, Records: recs, Snapshot: newTask("many", a2a.TaskStateWorking, 0)}))
+		seq += int64(n)
+	}
+	release()
+	for i, r := range res {
+		if err := <-r; err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	if biggest.Load() < int64(len(res)) {
+		t.Fatalf("largest batch %d, want the %d queued appends in one", biggest.Load(), len(res))
+	}
+	recs, err := s.Events(ctx, "many", 0, 0)
+	if err != nil || int64(len(recs)) != seq {
+		t.Fatalf("events: %d, %v; want %d", len(recs), err, seq)
+	}
+	for i, r := range recs {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("record %d has seq %d", i, r.Seq)
+		}
+	}
+}
