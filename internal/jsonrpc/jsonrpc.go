@@ -52,6 +52,11 @@ var nullID = jsontext.Value("null")
 // -32700 and a null id; an empty batch yields one -32600 item.
 func ParseBody(body []byte) (items []Item, batch bool) {
 	v := jsontext.Value(bytes.TrimSpace(body))
+	if len(v) > 0 && v[0] == '{' && v.IsValid() {
+		// The usual request: one object, valid JSON without a repeated
+		// member name at any depth.
+		return []Item{parseValid(v)}, false
+	}
 	if len(v) == 0 || !v.IsValid(jsontext.AllowDuplicateNames(true)) {
 		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrParse}}, false
 	}
@@ -72,6 +77,155 @@ func ParseBody(body []byte) (items []Item, batch bool) {
 	}
 	return items, true
 }
+
+// parseValid is parseOne for an object that is valid JSON and repeats no
+// member name at any depth (jsontext.Value.IsValid with its defaults): it
+// finds the envelope's members with a plain scan, and its Request points
+// into v, copying nothing. It answers exactly as parseOne does.
+func parseValid(v jsontext.Value) Item {
+	var id, version, method, params jsontext.Value // nil: absent
+	i := 1
+	for {
+		i = skipSpace(v, i)
+		if v[i] == '}' {
+			break
+		}
+		ks := i
+		i = skipString(v, i)
+		key := v[ks:i]
+		i = skipSpace(v, i) + 1 // ':'
+		i = skipSpace(v, i)
+		vs := i
+		i = skipValue(v, i)
+		val := v[vs:i]
+		switch {
+		case isName(key, "id"):
+			id = val
+		case isName(key, "jsonrpc"):
+			version = val
+		case isName(key, "method"):
+			method = val
+		case isName(key, "params"):
+			params = val
+		}
+		if i = skipSpace(v, i); v[i] == ',' {
+			i++
+		}
+	}
+	rid := nullID
+	if id != nil {
+		switch id.Kind() {
+		case '"', 'n':
+			rid = id
+		case '0':
+			f, err := strconv.ParseFloat(string(id), 64)
+			if err != nil || f != math.Trunc(f) {
+				return invalid(nullID, "id must be a string, an integer or null")
+			}
+			rid = id
+		default:
+			return invalid(nullID, "id must be a string, an integer or null")
+		}
+	}
+	// A null jsonrpc or method is absent, as for json.Unmarshal into a pointer.
+	if version == nil || version.Kind() == 'n' {
+		return invalid(rid, `missing "jsonrpc" member`)
+	}
+	if version.Kind() != '"' || unquote(version) != Version {
+		return invalid(rid, `"jsonrpc" must be exactly "2.0"`)
+	}
+	if method == nil || method.Kind() == 'n' {
+		return invalid(rid, `missing "method" member`)
+	}
+	var name string
+	if method.Kind() != '"' {
+		return invalid(rid, `"method" must be a non-empty string`)
+	}
+	if name = unquote(method); name == "" {
+		return invalid(rid, `"method" must be a non-empty string`)
+	}
+	if params != nil {
+		if k := params.Kind(); k != '{' && k != '[' && k != 'n' {
+			return Item{Request: Request{ID: rid, Method: name}, Err: a2a.InvalidParams("/params", "params must be a JSON object")}
+		}
+	}
+	return Item{Request: Request{ID: rid, Method: name, Params: params}}
+}
+
+// The scanners below take valid JSON and an index where a token starts,
+// and return the index after it.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func skipString(b []byte, i int) int {
+	for i++; b[i] != '"'; i++ {
+		if b[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// isName reports whether the JSON string s is name.
+func isName(s []byte, name string) bool {
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s[1:len(s)-1]) == name
+	}
+	return unquote(s) == name
+}
+
+// unquote returns the value of a valid JSON string, without an allocation
+// for the method names of A2A.
+func unquote(s []byte) string {
+	if bytes.IndexByte(s, '\\') < 0 {
+		raw := s[1 : len(s)-1]
+		for _, m := range knownMethods {
+			if string(raw) == m {
+				return m
+			}
+		}
+		return string(raw)
+	}
+	b, err := jsontext.AppendUnquote(nil, s)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+var knownMethods = [...]string{Version, "message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe",
+	"tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list",
+	"tasks/pushNotificationConfig/delete", "agent/getAuthenticatedExtendedCard"}
 
 func invalid(id jsontext.Value, msg string) Item {
 	return Item{Request: Request{ID: id}, Err: a2a.ErrInvalidRequest.WithMessage("Invalid Request: %s", msg)}
