@@ -505,7 +505,11 @@ func (e *Engine) owns(taskID string, ex *execution) bool {
 // caller holds the task's lock. An execution still registered for the task
 // (one that left the task input-required and has not returned yet) is
 // superseded: its context is cancelled and its updater refuses events.
-func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request) {
+//
+// When inline is not nil, the execution is not started: *inline is set
+// to the function that runs it, for the caller to call (after releasing
+// the task's lock) on its own goroutine.
+func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inline *func()) {
 	id := info.Task.ID
 	ctx, cancel := context.WithCancel(e.base)
 	ex := &execution{cancel: cancel}
@@ -537,13 +541,18 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request) {
 	e.published[id] = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued
 	e.wg.Add(1)
 	e.mu.Unlock()
-	e.spawn(func() {
+	run := func() {
 		defer e.wg.Done()
 		defer cancel()
 		t := &TaskUpdater{e: e, agent: h.name, taskID: id, ctxID: info.Task.ContextID, ex: ex}
 		err := e.execute(ctx, h, req, t)
 		e.finish(h, id, ex, err)
-	})
+	}
+	if inline != nil {
+		*inline = run
+		return
+	}
+	e.spawn(run)
 }
 
 // workerIdle is how long a worker goroutine waits for another execution.

@@ -151,7 +151,14 @@ func mediaMatch(a, b string) bool {
 // accepted for this agent is not processed again: if it is the same message
 // (a retry), the task it went to is returned as it is now; a different
 // message reusing the id is -32602.
-func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams) (store.TaskInfo, error) {
+//
+// When inline is not nil and the store appends at once (no group commit
+// to share with the agent's first events), an execution started for the
+// message is not started but left in *inline for the caller to run.
+func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *func()) (store.TaskInfo, error) {
+	if h.e.async != nil {
+		inline = nil
+	}
 	msg := p.Message
 	if p.Configuration != nil && !h.outputModesOK(p.Configuration.AcceptedOutputModes) {
 		return store.TaskInfo{}, a2a.ErrContentTypeNotSupported.WithMessage(
@@ -189,7 +196,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams) (store.T
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
-			h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)})
+			h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)}, inline)
 		})
 		if errors.Is(err, store.ErrDuplicateMessage) {
 			orig := p.Message // as sent: msg has the new task's ids
@@ -246,7 +253,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams) (store.T
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)})
+		h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)}, inline)
 	}
 	l.Unlock()
 	if err == nil && pushCfg != nil {
@@ -314,7 +321,18 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // right after the first durable state. The returned Task honours
 // configuration.historyLength.
 func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
-	info, err := h.accept(ctx, &p)
+	// A blocking send runs the agent on this goroutine (when the store
+	// allows, see accept): it would only wait for it otherwise, and the
+	// answer needs no hand-over between goroutines.
+	var run func()
+	var inline *func()
+	if p.Configuration.IsBlocking() {
+		inline = &run
+	}
+	info, err := h.accept(ctx, &p, inline)
+	if run != nil {
+		run()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +378,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPar
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
-	info, err := h.accept(ctx, &p)
+	info, err := h.accept(ctx, &p, nil)
 	if err != nil {
 		return nil, err
 	}
