@@ -489,6 +489,11 @@ func (s *Store) writer() {
 	batch := make([]*request, 0, s.maxBatch)
 	for r := range s.reqs {
 		batch = append(batch[:0], r)
+		// Let the goroutines that are ready to run go first: under load
+		// some are about to queue an append (an agent's next event right
+		// after its task's create), which then shares this transaction
+		// instead of waiting for the next. Alone, this returns at once.
+		runtime.Gosched()
 	fill:
 		for len(batch) < s.maxBatch {
 			select {
