@@ -14,8 +14,18 @@ import (
 // Execute runs once per accepted message: for the message that creates a
 // task, and again for each message that continues a task waiting in
 // input-required or auth-required. It reports progress through t: status
-// updates, artifacts (whole or in chunks) and agent messages; each call
-// returns only after the event is durable and visible to clients.
+// updates, artifacts (whole or in chunks) and agent messages. With a store
+// that appends at once (memory) each call returns once the event is stored
+// and visible to clients; with one that commits in groups (SQLite) it
+// returns once the event is queued, and clients see the events, in order,
+// only once they are durable.
+//
+// A message is executed once: a retry of a messageId already accepted is
+// answered from its task. With SQLite, a new task's agent starts while the
+// task's creation is being committed (so its first events share that
+// commit); if the process dies in that moment, before the client got any
+// answer, the task is not stored, and the client's retry runs the agent
+// again.
 //
 // When Execute returns nil, a task still submitted or working is completed;
 // a task the agent left in input-required or auth-required waits for the
@@ -45,6 +55,23 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, t *TaskUpdater) er
 // is logged; the task is canceled regardless.
 type Canceler interface {
 	Cancel(ctx context.Context, task a2a.Task) error
+}
+
+// InlineAgent is optionally implemented by a request/response Agent:
+// one whose Execute returns as soon as the task is final (terminal,
+// input-required or auth-required) and does nothing slow after that, nor
+// waits for anything but its own work. For such an agent (when Inline
+// reports true), a blocking message/send (A2A 0.3.0 §7.1) runs Execute on
+// the request's own goroutine instead of handing it to another and waiting:
+// that saves two goroutine hand-overs per call. The answer then comes when
+// Execute returns, so an agent that goes on after the final state, or that
+// waits in input-required for the next message, must not claim this.
+// (With a store that commits in groups, such as SQLite, executions always
+// run on their own goroutine: the agent's first events share the commit
+// of the task's creation.)
+type InlineAgent interface {
+	Agent
+	Inline() bool
 }
 
 // Request is what an execution is given.

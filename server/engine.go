@@ -221,9 +221,11 @@ func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task,
 // claimed in this process (a concurrent create of the same id waits for
 // this one's outcome) and looked up in the store, so an agent never runs
 // for a message the store would refuse as a duplicate. If the create
-// fails all the same (the store failed, or another process indexed the id
-// meanwhile), the execution loses the task before it could publish
-// anything, and its queued events fail with the create.
+// fails all the same (the store failed, or another process sharing the
+// store indexed the id), the execution loses the task before it could
+// publish anything, and its queued events fail with the create. If the
+// process dies before the create is durable, the agent ran for a task
+// that is not stored, and that no client was told of (see Agent).
 func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a.Task, msgIDs []string, start func(store.TaskInfo)) (store.TaskInfo, error) {
 	release, err := e.claim(ctx, agent, msgIDs)
 	if err != nil {
@@ -288,6 +290,9 @@ func (e *Engine) claim(ctx context.Context, agent string, msgIDs []string) (rele
 	}
 	for _, id := range msgIDs {
 		k := agent + "\x00" + id
+		if slices.Contains(keys, k) {
+			continue // the same id twice: claimed already
+		}
 		for {
 			e.mu.Lock()
 			held, ok := e.claims[k]
@@ -624,8 +629,8 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 		e.log.Error("could not settle task after execution", "agent", h.name, "task", id, "err", err)
 	}
 	e.mu.Lock()
-	if p := e.published[id]; p != nil && err == nil && info.Task.Status.State.Terminal() {
-		e.retireLocked(id, p)
+	if p := e.published[id]; p != nil && err == nil && info.Task.Status.State.Terminal() && p.seq == info.Seq {
+		e.retireLocked(id, p) // exact: it holds the task's last event
 	}
 	delete(e.running, id)
 	delete(e.cache, id)

@@ -18,7 +18,9 @@ import (
 // Handler answers the A2A operations for one agent, independent of any
 // transport: a transport decodes a request, calls one Handler method and
 // encodes the result. Errors returned are *a2a.Error for protocol errors;
-// any other error is an internal failure (-32603 on the wire).
+// any other error is an internal failure (-32603 on the wire). Tasks it
+// returns share their slices and maps with the engine and the store: they
+// are to be read (encoded), not modified.
 type Handler struct {
 	e     *Engine
 	name  string
@@ -152,11 +154,12 @@ func mediaMatch(a, b string) bool {
 // (a retry), the task it went to is returned as it is now; a different
 // message reusing the id is -32602.
 //
-// When inline is not nil and the store appends at once (no group commit
-// to share with the agent's first events), an execution started for the
-// message is not started but left in *inline for the caller to run.
+// When inline is not nil, the agent is an InlineAgent and the store
+// appends at once (no group commit to share with the agent's first
+// events), an execution started for the message is not started but left
+// in *inline for the caller to run.
 func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *func()) (store.TaskInfo, error) {
-	if h.e.async != nil {
+	if ia, ok := h.agent.(InlineAgent); h.e.async != nil || !ok || !ia.Inline() {
 		inline = nil
 	}
 	msg := p.Message
@@ -317,13 +320,13 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 
 // SendMessage implements message/send (A2A 0.3.0 §7.1): it starts or
 // continues a task; when blocking (the default) it returns once the task is
-// terminal or interrupted (or ctx ends: then the error is ctx's), otherwise
-// right after the first durable state. The returned Task honours
-// configuration.historyLength.
+// terminal or interrupted (or ctx ends: then the error is ctx's; for an
+// InlineAgent, once Execute has returned), otherwise right after the first
+// durable state. The returned Task honours configuration.historyLength.
 func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
-	// A blocking send runs the agent on this goroutine (when the store
-	// allows, see accept): it would only wait for it otherwise, and the
-	// answer needs no hand-over between goroutines.
+	// A blocking send runs an InlineAgent on this goroutine (when the
+	// store allows, see accept): it would only wait for it otherwise, and
+	// the answer needs no hand-over between goroutines.
 	var run func()
 	var inline *func()
 	if p.Configuration.IsBlocking() {

@@ -40,6 +40,10 @@ func (Echo) Card() a2a.AgentCard {
 			Examples: []string{"hello"}})
 }
 
+// Inline implements server.InlineAgent: Execute returns once the task is
+// completed.
+func (Echo) Inline() bool { return true }
+
 // Execute implements server.Agent.
 func (Echo) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
 	chunks := chunkParts(req.Message.Parts)
@@ -94,6 +98,10 @@ func (Chat) Card() a2a.AgentCard {
 		a2a.AgentSkill{ID: "chat", Name: "Chat", Description: "Multi-turn echo that waits for input.", Tags: []string{"chat", "multi-turn"},
 			Examples: []string{"hello", "bye"}})
 }
+
+// Inline implements server.InlineAgent: each turn's Execute returns
+// once the task is input-required or completed.
+func (Chat) Inline() bool { return true }
 
 // Execute implements server.Agent.
 func (Chat) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {

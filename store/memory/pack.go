@@ -30,9 +30,16 @@ import (
 
 var packBuf = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
+// maxPacked is the largest packed task. A task with more (file parts,
+// long texts) stays as Go values: its bulk is byte slices and strings,
+// which the collector does not scan anyway, and which the values share
+// between the snapshot and the records where the JSON would hold them
+// twice, base64-encoded.
+const maxPacked = 16 << 10
+
 // pack encodes a finished task, or reports false when one of its events
-// could not be decoded again (store.CheckEvent) or encoded: such a task
-// stays unpacked.
+// could not be decoded again (store.CheckEvent) or encoded, or when it
+// would take more than maxPacked bytes: such a task stays unpacked.
 func pack(snap *a2a.Task, records []store.Record) ([]byte, bool) {
 	if v03.CheckEvent(snap) != nil {
 		return nil, false
@@ -46,7 +53,8 @@ func pack(snap *a2a.Task, records []store.Record) ([]byte, bool) {
 	defer packBuf.Put(bp)
 	b, ok := appendJSON((*bp)[:0], snap)
 	for _, r := range records {
-		if !ok {
+		if !ok || len(b) > maxPacked {
+			ok = false
 			break
 		}
 		b = binary.LittleEndian.AppendUint64(b, uint64(r.Time.UnixNano()))
@@ -55,7 +63,7 @@ func pack(snap *a2a.Task, records []store.Record) ([]byte, bool) {
 	if cap(b) <= 64<<10 {
 		*bp = b
 	}
-	if !ok {
+	if !ok || len(b) > maxPacked {
 		return nil, false
 	}
 	return slices.Clone(b), true

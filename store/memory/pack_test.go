@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,6 +136,23 @@ func TestUnencodableTaskStaysUnpacked(t *testing.T) {
 	}
 	if diff := cmp.Diff(recs, got, cmpOpts); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
+	}
+}
+
+func TestLargeTaskStaysUnpacked(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	big := strings.Repeat("x", maxPacked)
+	final, _ := finishTask(t, s, "t3", big)
+	if s.packed("t3") {
+		t.Fatal("a task larger than maxPacked was packed")
+	}
+	info, err := s.Task(ctx, "t3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(final, info.Task, cmpOpts); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 }
 

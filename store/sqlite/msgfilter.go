@@ -13,16 +13,16 @@ import (
 // filter may hold is looked up; a key it does not hold was never indexed
 // by this Store, nor was it in the table when the Store was opened.
 //
-// The writer adds each key before inserting it (an insert that then fails
-// or rolls back leaves a harmless false positive). The keys already in the
+// The writer adds each key before it checks or inserts it (an insert that
+// then fails or rolls back leaves a harmless false positive). The keys already in the
 // table are added by a scan that runs in the background after Open; until
 // it is done, every MessageTask reads. The filter is sized at Open for
 // twice the table's rows, at least a million keys: with 16 bits per key and
 // 4 probes about 0.24 % of new keys are looked up anyway; beyond that
 // size, more are, until the next Open sizes it again. A key that another
-// process sharing the database file indexed is not in the filter: the
-// table's unique index still refuses it at commit, and the failed insert
-// adds it to the filter.
+// process sharing the database file indexed after Open is not in the
+// filter until this Store tries to index it too: the table still refuses
+// it then (ErrDuplicateMessage), and from then on MessageTask reads it.
 type msgFilter struct {
 	seed  maphash.Seed
 	words []atomic.Uint64

@@ -823,6 +823,7 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 		agent = a.Agent
 	}
 	for _, id := range a.MessageIDs {
+		s.msgs.add(agent, id) // also when it turns out indexed already (by another process)
 		var one int
 		switch err := s.w.selMsg.QueryRowContext(ctx, agent, id).Scan(&one); {
 		case err == nil:
@@ -848,7 +849,6 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 		}
 	}
 	for _, id := range a.MessageIDs {
-		s.msgs.add(agent, id)
 		if _, err := s.w.insMsg.ExecContext(ctx, agent, id, a.TaskID); err != nil {
 			return wrap("append: index message", err)
 		}

@@ -826,3 +826,46 @@ func TestChainedEventsInSeveralStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageFilterSharedFile: an id that another Store on the same file
+// indexed is refused here too, and from then on MessageTask finds it,
+// whether the refused append was a create or a continuation.
+func TestMessageFilterSharedFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a.MessageFilterLoaded()
+	b.MessageFilterLoaded()
+	tk := a2a.Task{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}
+	if err := a.Append(ctx, store.Append{Agent: "ag", TaskID: "t1", Records: []store.Record{{Event: &tk}}, Snapshot: tk, MessageIDs: []string{"m1"}}); err != nil {
+		t.Fatal(err)
+	}
+	m := a2a.Message{MessageID: "m2", Role: a2a.RoleUser, TaskID: "t1", ContextID: "c", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}
+	if err := a.Append(ctx, store.Append{Agent: "ag", TaskID: "t1", After: 1, Records: []store.Record{{Event: &m}}, Snapshot: tk, MessageIDs: []string{"m2"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A continuation with m2 through b: refused, then found.
+	if err := b.Append(ctx, store.Append{Agent: "ag", TaskID: "t1", After: 2, Records: []store.Record{{Event: &m}}, Snapshot: tk, MessageIDs: []string{"m2"}}); err != store.ErrDuplicateMessage {
+		t.Fatalf("continuation with an id indexed by the other store: %v", err)
+	}
+	if id, err := b.MessageTask(ctx, "ag", "m2"); err != nil || id != "t1" {
+		t.Fatalf("MessageTask(m2) after the refused continuation = %q, %v; want t1", id, err)
+	}
+	// A create with m1 through b: refused, then found.
+	t2 := a2a.Task{ID: "t2", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+	if err := b.Append(ctx, store.Append{Agent: "ag", TaskID: "t2", Records: []store.Record{{Event: &t2}}, Snapshot: t2, MessageIDs: []string{"m1"}}); err != store.ErrDuplicateMessage {
+		t.Fatalf("create with an id indexed by the other store: %v", err)
+	}
+	if id, err := b.MessageTask(ctx, "ag", "m1"); err != nil || id != "t1" {
+		t.Fatalf("MessageTask(m1) after the refused create = %q, %v; want t1", id, err)
+	}
+}
