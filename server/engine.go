@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"log/slog"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -581,6 +582,7 @@ func (e *Engine) worker(f func()) {
 	for {
 		f()
 		f = nil
+		pprof.SetGoroutineLabels(context.Background()) // what the agent set stays with it
 		idle.Reset(workerIdle)
 		select {
 		case f = <-e.work:
