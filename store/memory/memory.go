@@ -23,13 +23,14 @@ import (
 // Values are shared between the store and its callers rather than deeply
 // copied. Events returns a fresh slice, but the Events in it are the ones
 // passed to Append and must not be modified (except for a finished task,
-// which is kept encoded and decoded for each read: see pack.go). A Task returned by Task or
-// Unfinished has its own History and Artifacts arrays (their elements may
-// be replaced, modified or appended to); everything below them (Parts,
-// maps, the Status.Message pointer) is shared and must not be modified in
-// place, although appending to a Parts slice is safe because those copies
-// keep them at len == cap. Append keeps the snapshot and records it is given
-// without copying them (store.Append: the caller gives them up).
+// which is kept encoded and decoded for each read: see pack.go). A Task
+// returned by Task or Unfinished has its own History and Artifacts arrays
+// (their elements may be replaced, modified or appended to); everything
+// below them (Parts, maps, the Status.Message pointer) is shared and must
+// not be modified in place, although appending to a Parts slice is safe
+// because those copies keep them at len == cap. Append keeps the snapshot
+// and records it is given without copying them (store.Append: the caller
+// gives them up).
 type Store struct {
 	seed   maphash.Seed
 	shards [nShards]shard // tasks, spread by id: appends to different tasks rarely contend
