@@ -57,6 +57,12 @@ func ParseBody(body []byte) (items []Item, batch bool) {
 		// member name at any depth.
 		return []Item{parseValid(v)}, false
 	}
+	return parseGeneral(v)
+}
+
+// parseGeneral is ParseBody for any trimmed body: objects go through
+// parseOne (json.Unmarshal of the envelope), batches member by member.
+func parseGeneral(v jsontext.Value) (items []Item, batch bool) {
 	if len(v) == 0 || !v.IsValid(jsontext.AllowDuplicateNames(true)) {
 		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrParse}}, false
 	}

@@ -4,35 +4,14 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/a2abridge/a2abridge/a2a"
 )
 
-// refParseBody is ParseBody as it was before parseValid: every object goes
-// through parseOne (json.Unmarshal of the envelope). ParseBody must answer
-// every body exactly as it does.
+// refParseBody is ParseBody without parseValid: every object goes through
+// parseOne (json.Unmarshal of the envelope), as before parseValid existed.
+// ParseBody must answer every body exactly as it does.
 func refParseBody(body []byte) (items []Item, batch bool) {
-	v := jsontext.Value(bytes.TrimSpace(body))
-	if len(v) == 0 || !v.IsValid(jsontext.AllowDuplicateNames(true)) {
-		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrParse}}, false
-	}
-	if v.Kind() != '[' {
-		return []Item{parseOne(v)}, false
-	}
-	var members []jsontext.Value
-	if err := json.Unmarshal(v, &members, jsontext.AllowDuplicateNames(true)); err != nil {
-		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrParse}}, false
-	}
-	if len(members) == 0 {
-		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrInvalidRequest.WithMessage("Invalid Request: empty batch")}}, false
-	}
-	items = make([]Item, len(members))
-	for i, m := range members {
-		items[i] = parseOne(m)
-	}
-	return items, true
+	return parseGeneral(jsontext.Value(bytes.TrimSpace(body)))
 }
 
 func sameItems(t *testing.T, body []byte) {

@@ -358,6 +358,20 @@ func TestCloseWhileAppending(t *testing.T) {
 
 // openCountingBatches opens a store that records the largest number of
 // appends committed in one transaction.
+// allInOneBatch fails t unless every append in res succeeded, in one
+// transaction (biggest: from openCountingBatches).
+func allInOneBatch(t *testing.T, res []<-chan error, biggest *atomic.Int64) {
+	t.Helper()
+	for i, r := range res {
+		if err := <-r; err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	if biggest.Load() < int64(len(res)) {
+		t.Fatalf("largest batch %d, want the %d queued appends in one", biggest.Load(), len(res))
+	}
+}
+
 func openCountingBatches(t *testing.T) (*sqlite.Store, *atomic.Int64) {
 	biggest := new(atomic.Int64)
 	opts := sqlite.WithBatchHook(sqlite.Options{}, func(n int) error {
@@ -654,14 +668,7 @@ func TestChainedAppendsInOneTransaction(t *testing.T) {
 		s.AppendAsync(ctx, step("c", 3, a2a.TaskStateCompleted)),
 	}
 	release()
-	for i, r := range res {
-		if err := <-r; err != nil {
-			t.Fatalf("append %d: %v", i, err)
-		}
-	}
-	if biggest.Load() < int64(len(res)) {
-		t.Fatalf("largest batch %d, want the %d queued appends in one", biggest.Load(), len(res))
-	}
+	allInOneBatch(t, res, biggest)
 	info, err := s.Task(ctx, "c")
 	if err != nil || info.Seq != 4 || info.Task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("task c = seq %d state %s, %v; want seq 4 completed", info.Seq, info.Task.Status.State, err)
@@ -808,14 +815,7 @@ func TestChainedEventsInSeveralStatements(t *testing.T) {
 		seq += int64(n)
 	}
 	release()
-	for i, r := range res {
-		if err := <-r; err != nil {
-			t.Fatalf("append %d: %v", i, err)
-		}
-	}
-	if biggest.Load() < int64(len(res)) {
-		t.Fatalf("largest batch %d, want the %d queued appends in one", biggest.Load(), len(res))
-	}
+	allInOneBatch(t, res, biggest)
 	recs, err := s.Events(ctx, "many", 0, 0)
 	if err != nil || int64(len(recs)) != seq {
 		t.Fatalf("events: %d, %v; want %d", len(recs), err, seq)

@@ -80,29 +80,15 @@ func appendString(dst []byte, s string) ([]byte, error) {
 	return append(dst, '"'), nil
 }
 
-// appendMember appends `"name":` (name needs no escaping) after a comma
-// unless first.
-func appendMember(dst []byte, name string, first bool) []byte {
-	if !first {
-		dst = append(dst, ',')
-	}
-	dst = append(dst, '"')
-	dst = append(dst, name...)
-	return append(dst, '"', ':')
-}
-
-func appendStringMember(dst []byte, name, v string, first bool) ([]byte, error) {
-	return appendString(appendMember(dst, name, first), v)
-}
-
+// appendStrings appends ss as a JSON array of strings.
 func appendStrings(dst []byte, ss []string) ([]byte, error) {
 	dst = append(dst, '[')
 	var err error
-	for i, s := range ss {
+	for i, v := range ss {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = appendString(dst, s); err != nil {
+		if dst, err = appendString(dst, v); err != nil {
 			return dst, err
 		}
 	}
@@ -219,157 +205,156 @@ func appendAny(dst []byte, v any) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-// appendMetadata appends `,"metadata":{…}` unless m is empty.
-func appendMetadata(dst []byte, m map[string]any) ([]byte, error) {
-	if len(m) == 0 {
-		return dst, nil
-	}
-	return appendObject(appendMember(dst, "metadata", false), m)
+// encoder writes the structured values into b. Its first error sticks:
+// later writes go on (their output is dropped) and err reports it.
+type encoder struct {
+	b   []byte
+	err error
 }
 
-func appendParts(dst []byte, ps []a2a.Part) ([]byte, error) {
-	dst = append(dst, '[')
+// str appends v as a JSON string.
+func (e *encoder) str(v string) {
 	var err error
+	if e.b, err = appendString(e.b, v); err != nil && e.err == nil {
+		e.err = err
+	}
+}
+
+// member appends `,"name":` (name needs no escaping).
+func (e *encoder) member(name string) {
+	e.b = append(e.b, ',', '"')
+	e.b = append(e.b, name...)
+	e.b = append(e.b, '"', ':')
+}
+
+// optional appends `,"name":"v"` unless v is empty.
+func (e *encoder) optional(name, v string) {
+	if v != "" {
+		e.member(name)
+		e.str(v)
+	}
+}
+
+// stringList appends `,"name":[…]` unless ss is empty.
+func (e *encoder) stringList(name string, ss []string) {
+	if len(ss) > 0 {
+		e.member(name)
+		var err error
+		if e.b, err = appendStrings(e.b, ss); err != nil && e.err == nil {
+			e.err = err
+		}
+	}
+}
+
+// object appends m as a JSON object (a nil map is {}).
+func (e *encoder) object(m map[string]any) {
+	var err error
+	if e.b, err = appendObject(e.b, m); err != nil && e.err == nil {
+		e.err = err
+	}
+}
+
+// metadata appends `,"metadata":{…}` unless m is empty.
+func (e *encoder) metadata(m map[string]any) {
+	if len(m) > 0 {
+		e.member("metadata")
+		e.object(m)
+	}
+}
+
+func (e *encoder) parts(ps []a2a.Part) {
+	e.b = append(e.b, '[')
 	for i, p := range ps {
 		if i > 0 {
-			dst = append(dst, ',')
+			e.b = append(e.b, ',')
 		}
-		if dst, err = appendPart(dst, p); err != nil {
-			return dst, err
-		}
+		e.part(p)
 	}
-	return append(dst, ']'), nil
+	e.b = append(e.b, ']')
 }
 
-// appendPart appends one Part (A2A 0.3.0 §6.5); a nil Part is encoded as
-// an empty TextPart so the output stays valid.
-func appendPart(dst []byte, p a2a.Part) ([]byte, error) {
+// part appends one Part (A2A 0.3.0 §6.5); a nil Part is encoded as an
+// empty TextPart so the output stays valid.
+func (e *encoder) part(p a2a.Part) {
 	switch q := p.(type) {
 	case *a2a.TextPart:
+		p = nil
 		if q != nil {
 			p = *q
-		} else {
-			p = nil
 		}
 	case *a2a.FilePart:
+		p = nil
 		if q != nil {
 			p = *q
-		} else {
-			p = nil
 		}
 	case *a2a.DataPart:
+		p = nil
 		if q != nil {
 			p = *q
-		} else {
-			p = nil
 		}
 	}
-	var err error
-	var meta map[string]any
 	switch p := p.(type) {
 	case a2a.TextPart:
-		dst = append(dst, `{"kind":"text","text":`...)
-		if dst, err = appendString(dst, p.Text); err != nil {
-			return dst, err
-		}
-		meta = p.Metadata
+		e.b = append(e.b, `{"kind":"text","text":`...)
+		e.str(p.Text)
+		e.metadata(p.Metadata)
 	case a2a.FilePart:
-		dst = append(dst, `{"kind":"file","file":{`...)
-		first := true
-		if p.File.Name != "" {
-			if dst, err = appendStringMember(dst, "name", p.File.Name, first); err != nil {
-				return dst, err
-			}
-			first = false
-		}
-		if p.File.MimeType != "" {
-			if dst, err = appendStringMember(dst, "mimeType", p.File.MimeType, first); err != nil {
-				return dst, err
-			}
-			first = false
-		}
+		e.b = append(e.b, `{"kind":"file","file":{`...)
+		n := len(e.b)
+		e.optional("name", p.File.Name)
+		e.optional("mimeType", p.File.MimeType)
 		if p.File.Bytes != nil || p.File.URI == "" {
-			dst = appendMember(dst, "bytes", first)
-			dst = append(dst, '"')
-			dst = base64.StdEncoding.AppendEncode(dst, p.File.Bytes)
-			dst = append(dst, '"')
-		} else if dst, err = appendStringMember(dst, "uri", p.File.URI, first); err != nil {
-			return dst, err
+			e.member("bytes")
+			e.b = append(e.b, '"')
+			e.b = base64.StdEncoding.AppendEncode(e.b, p.File.Bytes)
+			e.b = append(e.b, '"')
+		} else {
+			e.member("uri")
+			e.str(p.File.URI)
 		}
-		dst = append(dst, '}')
-		meta = p.Metadata
+		e.b = slices.Delete(e.b, n, n+1) // the first member's comma
+		e.b = append(e.b, '}')
+		e.metadata(p.Metadata)
 	case a2a.DataPart:
-		dst = append(dst, `{"kind":"data","data":`...)
-		if dst, err = appendObject(dst, p.Data); err != nil {
-			return dst, err
-		}
-		meta = p.Metadata
+		e.b = append(e.b, `{"kind":"data","data":`...)
+		e.object(p.Data)
+		e.metadata(p.Metadata)
 	default:
-		return append(dst, `{"kind":"text","text":""}`...), nil
+		e.b = append(e.b, `{"kind":"text","text":""`...)
 	}
-	if dst, err = appendMetadata(dst, meta); err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
+	e.b = append(e.b, '}')
 }
 
-// appendMessage appends a Message (A2A 0.3.0 §6.4).
-func appendMessage(dst []byte, m *a2a.Message) ([]byte, error) {
-	var err error
-	dst = append(dst, `{"kind":"message","messageId":`...)
-	if dst, err = appendString(dst, m.MessageID); err != nil {
-		return dst, err
-	}
-	if dst, err = appendStringMember(dst, "role", string(m.Role), false); err != nil {
-		return dst, err
-	}
-	if dst, err = appendParts(appendMember(dst, "parts", false), m.Parts); err != nil {
-		return dst, err
-	}
-	if m.ContextID != "" {
-		if dst, err = appendStringMember(dst, "contextId", m.ContextID, false); err != nil {
-			return dst, err
-		}
-	}
-	if m.TaskID != "" {
-		if dst, err = appendStringMember(dst, "taskId", m.TaskID, false); err != nil {
-			return dst, err
-		}
-	}
-	if len(m.ReferenceTaskIDs) > 0 {
-		if dst, err = appendStrings(appendMember(dst, "referenceTaskIds", false), m.ReferenceTaskIDs); err != nil {
-			return dst, err
-		}
-	}
-	if len(m.Extensions) > 0 {
-		if dst, err = appendStrings(appendMember(dst, "extensions", false), m.Extensions); err != nil {
-			return dst, err
-		}
-	}
-	if dst, err = appendMetadata(dst, m.Metadata); err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
+// message appends a Message (A2A 0.3.0 §6.4).
+func (e *encoder) message(m *a2a.Message) {
+	e.b = append(e.b, `{"kind":"message","messageId":`...)
+	e.str(m.MessageID)
+	e.member("role")
+	e.str(string(m.Role))
+	e.member("parts")
+	e.parts(m.Parts)
+	e.optional("contextId", m.ContextID)
+	e.optional("taskId", m.TaskID)
+	e.stringList("referenceTaskIds", m.ReferenceTaskIDs)
+	e.stringList("extensions", m.Extensions)
+	e.metadata(m.Metadata)
+	e.b = append(e.b, '}')
 }
 
-// appendStatus appends a TaskStatus (A2A 0.3.0 §6.2).
-func appendStatus(dst []byte, s *a2a.TaskStatus) ([]byte, error) {
-	var err error
-	dst = append(dst, `{"state":`...)
-	if dst, err = appendString(dst, string(s.State)); err != nil {
-		return dst, err
-	}
+// status appends a TaskStatus (A2A 0.3.0 §6.2).
+func (e *encoder) status(s *a2a.TaskStatus) {
+	e.b = append(e.b, `{"state":`...)
+	e.str(string(s.State))
 	if s.Message != nil {
-		if dst, err = appendMessage(appendMember(dst, "message", false), s.Message); err != nil {
-			return dst, err
-		}
+		e.member("message")
+		e.message(s.Message)
 	}
 	if !s.Timestamp.IsZero() {
-		dst = append(dst, `,"timestamp":"`...)
-		dst = appendTime(dst, s.Timestamp)
-		dst = append(dst, '"')
+		e.b = append(e.b, `,"timestamp":"`...)
+		e.b = appendTime(e.b, s.Timestamp)
+		e.b = append(e.b, '"')
 	}
-	return append(dst, '}'), nil
+	e.b = append(e.b, '}')
 }
 
 // appendTime appends t as FormatTime does: 2025-06-01T12:00:00.000Z.
@@ -388,138 +373,104 @@ func appendTime(dst []byte, t time.Time) []byte {
 		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
-// appendArtifact appends an Artifact (A2A 0.3.0 §6.7).
-func appendArtifact(dst []byte, a *a2a.Artifact) ([]byte, error) {
-	var err error
-	dst = append(dst, `{"artifactId":`...)
-	if dst, err = appendString(dst, a.ArtifactID); err != nil {
-		return dst, err
-	}
-	if a.Name != "" {
-		if dst, err = appendStringMember(dst, "name", a.Name, false); err != nil {
-			return dst, err
-		}
-	}
-	if a.Description != "" {
-		if dst, err = appendStringMember(dst, "description", a.Description, false); err != nil {
-			return dst, err
-		}
-	}
-	if dst, err = appendParts(appendMember(dst, "parts", false), a.Parts); err != nil {
-		return dst, err
-	}
-	if len(a.Extensions) > 0 {
-		if dst, err = appendStrings(appendMember(dst, "extensions", false), a.Extensions); err != nil {
-			return dst, err
-		}
-	}
-	if dst, err = appendMetadata(dst, a.Metadata); err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
+// artifact appends an Artifact (A2A 0.3.0 §6.7).
+func (e *encoder) artifact(a *a2a.Artifact) {
+	e.b = append(e.b, `{"artifactId":`...)
+	e.str(a.ArtifactID)
+	e.optional("name", a.Name)
+	e.optional("description", a.Description)
+	e.member("parts")
+	e.parts(a.Parts)
+	e.stringList("extensions", a.Extensions)
+	e.metadata(a.Metadata)
+	e.b = append(e.b, '}')
 }
 
-// appendTask appends a Task (A2A 0.3.0 §6.1).
-func appendTask(dst []byte, t *a2a.Task) ([]byte, error) {
-	var err error
-	dst = append(dst, `{"kind":"task","id":`...)
-	if dst, err = appendString(dst, t.ID); err != nil {
-		return dst, err
-	}
-	if dst, err = appendStringMember(dst, "contextId", t.ContextID, false); err != nil {
-		return dst, err
-	}
-	if dst, err = appendStatus(appendMember(dst, "status", false), &t.Status); err != nil {
-		return dst, err
-	}
+// task appends a Task (A2A 0.3.0 §6.1).
+func (e *encoder) task(t *a2a.Task) {
+	e.b = append(e.b, `{"kind":"task","id":`...)
+	e.str(t.ID)
+	e.member("contextId")
+	e.str(t.ContextID)
+	e.member("status")
+	e.status(&t.Status)
 	if len(t.History) > 0 {
-		dst = appendMember(dst, "history", false)
-		dst = append(dst, '[')
+		e.member("history")
+		e.b = append(e.b, '[')
 		for i := range t.History {
 			if i > 0 {
-				dst = append(dst, ',')
+				e.b = append(e.b, ',')
 			}
-			if dst, err = appendMessage(dst, &t.History[i]); err != nil {
-				return dst, err
-			}
+			e.message(&t.History[i])
 		}
-		dst = append(dst, ']')
+		e.b = append(e.b, ']')
 	}
 	if len(t.Artifacts) > 0 {
-		dst = appendMember(dst, "artifacts", false)
-		dst = append(dst, '[')
+		e.member("artifacts")
+		e.b = append(e.b, '[')
 		for i := range t.Artifacts {
 			if i > 0 {
-				dst = append(dst, ',')
+				e.b = append(e.b, ',')
 			}
-			if dst, err = appendArtifact(dst, &t.Artifacts[i]); err != nil {
-				return dst, err
-			}
+			e.artifact(&t.Artifacts[i])
 		}
-		dst = append(dst, ']')
+		e.b = append(e.b, ']')
 	}
-	if dst, err = appendMetadata(dst, t.Metadata); err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
+	e.metadata(t.Metadata)
+	e.b = append(e.b, '}')
 }
 
 // appendEvent appends any of the four event kinds; on error dst may hold a
 // partial encoding after its original length.
-func appendEvent(dst []byte, e a2a.Event) ([]byte, error) {
-	var err error
-	switch e := e.(type) {
+func appendEvent(dst []byte, ev a2a.Event) ([]byte, error) {
+	e := encoder{b: dst}
+	switch v := ev.(type) {
 	case *a2a.Task:
-		if e != nil {
-			return appendTask(dst, e)
+		if v == nil {
+			return dst, errUnknownEvent
 		}
+		e.task(v)
 	case *a2a.Message:
-		if e != nil {
-			return appendMessage(dst, e)
+		if v == nil {
+			return dst, errUnknownEvent
 		}
+		e.message(v)
 	case *a2a.TaskStatusUpdateEvent:
-		if e == nil {
-			break
+		if v == nil {
+			return dst, errUnknownEvent
 		}
-		dst = append(dst, `{"kind":"status-update","taskId":`...)
-		if dst, err = appendString(dst, e.TaskID); err != nil {
-			return dst, err
-		}
-		if dst, err = appendStringMember(dst, "contextId", e.ContextID, false); err != nil {
-			return dst, err
-		}
-		if dst, err = appendStatus(appendMember(dst, "status", false), &e.Status); err != nil {
-			return dst, err
-		}
-		dst = strconv.AppendBool(appendMember(dst, "final", false), e.Final)
-		if dst, err = appendMetadata(dst, e.Metadata); err != nil {
-			return dst, err
-		}
-		return append(dst, '}'), nil
+		e.b = append(e.b, `{"kind":"status-update","taskId":`...)
+		e.str(v.TaskID)
+		e.member("contextId")
+		e.str(v.ContextID)
+		e.member("status")
+		e.status(&v.Status)
+		e.member("final")
+		e.b = strconv.AppendBool(e.b, v.Final)
+		e.metadata(v.Metadata)
+		e.b = append(e.b, '}')
 	case *a2a.TaskArtifactUpdateEvent:
-		if e == nil {
-			break
+		if v == nil {
+			return dst, errUnknownEvent
 		}
-		dst = append(dst, `{"kind":"artifact-update","taskId":`...)
-		if dst, err = appendString(dst, e.TaskID); err != nil {
-			return dst, err
+		e.b = append(e.b, `{"kind":"artifact-update","taskId":`...)
+		e.str(v.TaskID)
+		e.member("contextId")
+		e.str(v.ContextID)
+		e.member("artifact")
+		e.artifact(&v.Artifact)
+		if v.Append {
+			e.b = append(e.b, `,"append":true`...)
 		}
-		if dst, err = appendStringMember(dst, "contextId", e.ContextID, false); err != nil {
-			return dst, err
+		if v.LastChunk {
+			e.b = append(e.b, `,"lastChunk":true`...)
 		}
-		if dst, err = appendArtifact(appendMember(dst, "artifact", false), &e.Artifact); err != nil {
-			return dst, err
-		}
-		if e.Append {
-			dst = append(dst, `,"append":true`...)
-		}
-		if e.LastChunk {
-			dst = append(dst, `,"lastChunk":true`...)
-		}
-		if dst, err = appendMetadata(dst, e.Metadata); err != nil {
-			return dst, err
-		}
-		return append(dst, '}'), nil
+		e.metadata(v.Metadata)
+		e.b = append(e.b, '}')
+	default:
+		return dst, errUnknownEvent
 	}
-	return dst, errors.New("v03: unknown event type")
+	return e.b, e.err
 }
+
+var errUnknownEvent = errors.New("v03: unknown event type")
