@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	taskfold "github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -199,7 +200,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
-			h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)}, inline)
+			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx)}, inline)
 		})
 		if errors.Is(err, store.ErrDuplicateMessage) {
 			orig := p.Message // as sent: msg has the new task's ids
@@ -256,7 +257,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, &Request{Message: msg, Task: info.Task, Params: *p, Principal: principal(ctx)}, inline)
+		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx)}, inline)
 	}
 	l.Unlock()
 	if err == nil && pushCfg != nil {
@@ -346,7 +347,7 @@ func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2
 	if p.Configuration.IsBlocking() && !info.Task.Status.State.Final() {
 		// The events are folded as they come: the final snapshot needs no
 		// read of the store (a rare fold error falls back to one).
-		t, folded := info.Task, true
+		t, folded := taskfold.Detach(info.Task), true
 		for ev, err := range h.e.stream(ctx, info, info.Seq, false) {
 			if err != nil {
 				return nil, err

@@ -65,7 +65,11 @@ type TaskInfo struct {
 
 // Append is one atomic write: Records (numbered After+1, After+2, …) are
 // added to task TaskID's log and Snapshot becomes the task's snapshot.
-// After == 0 creates the task (Agent must be set). MessageIDs, if any, are
+// Snapshot must be the fold of the task's records 1..After+len(Records)
+// (as the engine computes it): a store may keep it as it is, or keep only
+// some snapshots as checkpoints and fold the records after one when it
+// reads the task, so that an append costs in proportion to its records,
+// not to the task. After == 0 creates the task (Agent must be set). MessageIDs, if any, are
 // indexed under (Agent, messageId) → TaskID in the same transaction.
 // Invariants (violations are errors, nothing written): TaskID non-empty,
 // Snapshot.ID == TaskID, at least one record, After >= 0, and when After > 0
@@ -117,6 +121,16 @@ type Store interface {
 	// PendingPush returns every config whose cursor is behind its task's
 	// last sequence number: deliveries owed, e.g. after a restart.
 	PendingPush(ctx context.Context) ([]PushConfig, error)
+	// DeleteFinished deletes tasks in a terminal state (completed,
+	// canceled, failed, rejected) whose last append was before `before`,
+	// oldest first, with their records, message index entries and push
+	// notification configs (retention). A task with push notifications
+	// still owed (PendingPush) is kept until they are delivered or given
+	// up. Each call does a bounded amount of work, about limit tasks
+	// (limit <= 0: 256) and fewer when they are large, so that appends are
+	// never held up for long; it returns how many tasks it deleted and
+	// more = true when candidates remain (call it again).
+	DeleteFinished(ctx context.Context, before time.Time, limit int) (deleted int, more bool, err error)
 	// Close releases resources; later calls may return ErrClosed.
 	Close() error
 }

@@ -38,6 +38,12 @@ type Store struct {
 	// msgMu guards messages; it is taken after a shard's lock, never before.
 	msgMu    sync.RWMutex
 	messages map[string]string // agent + "\x00" + messageID → task id
+
+	// finMu guards fin (retention.go); it is taken after a shard's lock
+	// (and msgMu), never before either.
+	finMu       sync.Mutex
+	fin         finished
+	maxFinished int64 // Options.MaxFinishedBytes resolved; < 0: no cap
 }
 
 const nShards = 32
@@ -57,6 +63,11 @@ type task struct {
 	records []store.Record // records[i].Seq == i+1; nil while packed
 	packed  []byte         // a finished task's snapshot and records (pack.go), or nil
 	push    []store.PushConfig
+	msgKeys []string // the message index keys of the task (deleted with it)
+	// finished is set once the task is in Store.fin, holding size bytes
+	// (guarded by finMu).
+	finished bool
+	size     int64
 }
 
 // own returns info with History and Artifacts arrays of the caller's own,
@@ -73,9 +84,15 @@ func own(info store.TaskInfo) store.TaskInfo {
 	return info
 }
 
-// New returns an empty Store.
-func New() *Store {
-	s := &Store{seed: maphash.MakeSeed(), messages: make(map[string]string)}
+// New returns an empty Store with the default Options.
+func New() *Store { return NewWithOptions(Options{}) }
+
+// NewWithOptions returns an empty Store tuned by o.
+func NewWithOptions(o Options) *Store {
+	s := &Store{seed: maphash.MakeSeed(), messages: make(map[string]string), maxFinished: o.MaxFinishedBytes}
+	if s.maxFinished == 0 {
+		s.maxFinished = DefaultMaxFinishedBytes
+	}
 	for i := range s.shards {
 		s.shards[i] = shard{tasks: make(map[string]*task), unfinished: make(map[string]struct{})}
 	}
@@ -106,8 +123,17 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	now := time.Now()
+	fin, finished, err := s.append(&a)
+	if finished {
+		s.finish(fin)
+	}
+	return err
+}
 
+// append is Append under the task's shard lock; it returns the entry of
+// Store.fin to queue when the task just finished.
+func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err error) {
+	now := time.Now()
 	sh := s.shard(a.TaskID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -116,13 +142,13 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	agent := a.Agent
 	switch {
 	case a.After == 0 && t != nil:
-		return store.ErrConflict
+		return fin, false, store.ErrConflict
 	case a.After > 0 && t == nil:
-		return store.ErrNotFound
+		return fin, false, store.ErrNotFound
 	case t != nil && t.info.Seq != a.After:
-		return store.ErrConflict
+		return fin, false, store.ErrConflict
 	case t != nil && agent != "" && agent != t.info.Agent:
-		return fmt.Errorf("memory: append: task %q belongs to agent %q, not %q", a.TaskID, t.info.Agent, agent)
+		return fin, false, fmt.Errorf("memory: append: task %q belongs to agent %q, not %q", a.TaskID, t.info.Agent, agent)
 	case t != nil:
 		agent = t.info.Agent
 	}
@@ -130,15 +156,18 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		s.msgMu.Lock()
 		defer s.msgMu.Unlock()
 	}
+	var keys []string
 	for _, id := range a.MessageIDs {
-		if _, ok := s.messages[msgKey(agent, id)]; ok {
-			return store.ErrDuplicateMessage
+		k := msgKey(agent, id)
+		if _, ok := s.messages[k]; ok {
+			return fin, false, store.ErrDuplicateMessage
 		}
+		keys = append(keys, k)
 	}
 
 	if t != nil && t.packed != nil {
 		if err := t.unpack(); err != nil {
-			return err
+			return fin, false, err
 		}
 	}
 
@@ -165,15 +194,17 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	} else {
 		delete(sh.unfinished, a.TaskID)
 	}
-	for _, id := range a.MessageIDs {
-		s.messages[msgKey(agent, id)] = a.TaskID
+	for _, k := range keys {
+		s.messages[k] = a.TaskID
 	}
+	t.msgKeys = append(t.msgKeys, keys...)
 	if snap.Status.State.Terminal() {
 		if b, ok := pack(&t.info.Task, t.records); ok {
 			t.info.Task, t.records, t.packed = a2a.Task{}, nil, b
 		}
+		fin, finished = s.finishedLocked(a.TaskID, t, now)
 	}
-	return nil
+	return fin, finished, nil
 }
 
 // Task implements store.Store: it returns the task's snapshot, or

@@ -13,6 +13,16 @@
 //
 // Events and snapshots are stored in the A2A 0.3.0 JSON encoding of
 // package internal/wire/v03.
+//
+// Appending costs in proportion to what is appended, never to the task: a
+// task's row holds its bookkeeping (state, last sequence number, times),
+// and its snapshot is written apart, as a checkpoint, only when the events
+// logged since the last one outweigh it (checkpointDue). Reading a task
+// folds the events after its checkpoint onto it (internal/fold.Replay).
+// So a task whose artifact grows in many small chunks writes each chunk
+// once, plus checkpoints whose sizes grow geometrically: a small multiple
+// of the task's size in all, where writing the whole snapshot with every
+// append would be quadratic.
 package sqlite
 
 import (
@@ -29,13 +39,14 @@ import (
 	_ "modernc.org/sqlite" // registers driver "sqlite"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open refuses a database with a higher version.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrClosed is returned by every method of a Store after Close, and by an
 // Append still queued (not yet taken into a transaction) when Close is
@@ -84,7 +95,7 @@ type Store struct {
 }
 
 type writeStmts struct {
-	selTask, selMsg, insTask, updTask, insEvent, insMsg *sql.Stmt
+	selTask, selMsg, insTask, updTask, insEvent, insMsg, putSnap, resetTail *sql.Stmt
 	// The fast path's statements check as they write: each affects no
 	// row where the append must fail.
 	insTaskNew, updTaskAt, insMsgNew, delMsg, delTask *sql.Stmt
@@ -99,21 +110,42 @@ type readStmts struct {
 	task, events, exists, message, unfinished *sql.Stmt
 }
 
+// Checkpoints: a task's snapshot is written again once the encoded events
+// after it weigh checkpointFactor times as much as it (and at least
+// checkpointFactor × checkpointMin bytes). Reading a task then decodes at
+// most its snapshot and checkpointFactor times that in events; writing it
+// costs its events plus snapshots growing geometrically.
+const (
+	checkpointFactor = 4
+	checkpointMin    = 16 << 10
+)
+
+// checkpointDue reports whether a task whose events after its stored
+// snapshot (of snapSize bytes; 0: none) weigh tail bytes gets a new one.
+func checkpointDue(tail, snapSize int64) bool {
+	return tail >= checkpointFactor*max(snapSize, checkpointMin)
+}
+
 // request is one Append (or, with exec set, another write) on its way to
 // the writer, encoded by the caller.
 type request struct {
-	ctx      context.Context
-	exec     func(ctx context.Context, c *sql.Conn) error
-	a        store.Append
-	snapshot []byte
-	bodies   [][]byte
-	times    []int64 // unix nanoseconds of each record
-	now      int64   // unix nanoseconds of the Append call
-	res      chan error
+	ctx    context.Context
+	exec   func(ctx context.Context, c *sql.Conn) error
+	a      store.Append
+	bodies [][]byte
+	size   int64   // the bodies' total length
+	times  []int64 // unix nanoseconds of each record
+	now    int64   // unix nanoseconds of the Append call
+	res    chan error
 }
 
 var _ store.Store = (*Store)(nil)
 
+// The schema. tasks.tail is the encoded size of the events after the
+// task's snapshot (all of them when it has none), snap_size the size of
+// that snapshot; snapshots holds at most one checkpoint per task, the
+// fold of its records 1..seq. tasks_finished serves retention
+// (DeleteFinished), messages_task the deletion of a task's message ids.
 const schema = `
 CREATE TABLE IF NOT EXISTS tasks (
 	id         TEXT PRIMARY KEY,
@@ -122,11 +154,18 @@ CREATE TABLE IF NOT EXISTS tasks (
 	context_id TEXT NOT NULL,
 	state      TEXT NOT NULL,
 	seq        INTEGER NOT NULL,
-	snapshot   BLOB NOT NULL,
 	created    INTEGER NOT NULL,
-	updated    INTEGER NOT NULL
+	updated    INTEGER NOT NULL,
+	tail       INTEGER NOT NULL DEFAULT 0,
+	snap_size  INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks(created, id) WHERE state = 'submitted' OR state = 'working' OR state = 'unknown';
+CREATE INDEX IF NOT EXISTS tasks_finished ON tasks(updated, id) WHERE state = 'completed' OR state = 'canceled' OR state = 'failed' OR state = 'rejected';
+CREATE TABLE IF NOT EXISTS snapshots (
+	task_id TEXT PRIMARY KEY REFERENCES tasks(id),
+	seq     INTEGER NOT NULL,
+	body    BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS events (
 	task_id TEXT NOT NULL REFERENCES tasks(id),
 	seq     INTEGER NOT NULL,
@@ -140,6 +179,7 @@ CREATE TABLE IF NOT EXISTS messages (
 	task_id    TEXT NOT NULL REFERENCES tasks(id),
 	PRIMARY KEY (agent, message_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS messages_task ON messages(task_id);
 CREATE TABLE IF NOT EXISTS push_configs (
 	task_id   TEXT NOT NULL REFERENCES tasks(id),
 	config_id TEXT NOT NULL,
@@ -159,6 +199,20 @@ var migrations = map[int]string{
 	// index's condition is written with OR, not IN: SQLite evaluates an
 	// IN list through a temporary table on every write.)
 	2: `DROP INDEX IF EXISTS tasks_state;`,
+	// v4 moves each task's snapshot out of its row into snapshots, where
+	// it is written only as a checkpoint: an append updates a small row
+	// instead of rewriting the whole task (SQLite rewrites a row, blob
+	// included, on every UPDATE).
+	3: `CREATE TABLE snapshots (
+	task_id TEXT PRIMARY KEY REFERENCES tasks(id),
+	seq     INTEGER NOT NULL,
+	body    BLOB NOT NULL
+);
+INSERT INTO snapshots (task_id, seq, body) SELECT id, seq, snapshot FROM tasks;
+ALTER TABLE tasks ADD COLUMN tail INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN snap_size INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET snap_size = length(snapshot);
+ALTER TABLE tasks DROP COLUMN snapshot;`,
 }
 
 // Open opens the database file at path, creating it and its schema if
@@ -292,12 +346,14 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 	}{
 		{&s.w.selTask, "SELECT seq, agent FROM tasks WHERE id = ?"},
 		{&s.w.selMsg, "SELECT 1 FROM messages WHERE agent = ? AND message_id = ?"},
-		{&s.w.insTask, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, snapshot, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
-		{&s.w.updTask, "UPDATE tasks SET context_id = ?, state = ?, seq = ?, snapshot = ?, updated = ? WHERE id = ?"},
+		{&s.w.insTask, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{&s.w.updTask, "UPDATE tasks SET state = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? RETURNING tail, snap_size"},
 		{&s.w.insEvent, "INSERT INTO events (task_id, seq, time, body) VALUES (?, ?, ?, ?)"},
 		{&s.w.insMsg, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?)"},
-		{&s.w.insTaskNew, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, snapshot, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"},
-		{&s.w.updTaskAt, "UPDATE tasks SET context_id = ?, state = ?, seq = ?, snapshot = ?, updated = ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?)"},
+		{&s.w.insTaskNew, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"},
+		{&s.w.updTaskAt, "UPDATE tasks SET state = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?) RETURNING tail, snap_size"},
+		{&s.w.putSnap, "INSERT INTO snapshots (task_id, seq, body) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET seq = excluded.seq, body = excluded.body"},
+		{&s.w.resetTail, "UPDATE tasks SET tail = 0, snap_size = ? WHERE id = ?"},
 		{&s.w.insMsgNew, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?) ON CONFLICT (agent, message_id) DO NOTHING"},
 		{&s.w.delMsg, "DELETE FROM messages WHERE agent = ? AND message_id = ?"},
 		{&s.w.delTask, "DELETE FROM tasks WHERE id = ?"},
@@ -324,11 +380,11 @@ func (s *Store) prepareReaders(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.r.task, "SELECT agent, owner, seq, snapshot, created, updated FROM tasks WHERE id = ?"},
+		{&s.r.task, "SELECT t.agent, t.owner, t.seq, t.created, t.updated, s.seq, s.body FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.id = ?"},
 		{&s.r.events, "SELECT seq, time, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?"},
 		{&s.r.exists, "SELECT 1 FROM tasks WHERE id = ?"},
 		{&s.r.message, "SELECT task_id FROM messages WHERE agent = ? AND message_id = ?"},
-		{&s.r.unfinished, "SELECT agent, owner, seq, snapshot, created, updated FROM tasks INDEXED BY tasks_unfinished WHERE state = 'submitted' OR state = 'working' OR state = 'unknown' ORDER BY created, id"},
+		{&s.r.unfinished, "SELECT t.agent, t.owner, t.seq, t.created, t.updated, s.seq, s.body, t.id FROM tasks t INDEXED BY tasks_unfinished LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.state = 'submitted' OR t.state = 'working' OR t.state = 'unknown' ORDER BY t.created, t.id"},
 	} {
 		st, err := s.rdb.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -362,6 +418,7 @@ func (s *Store) Close() error {
 func (s *Store) closeDBs() error {
 	var errs []error
 	for _, st := range []*sql.Stmt{s.w.selTask, s.w.selMsg, s.w.insTask, s.w.updTask, s.w.insEvent, s.w.insMsg,
+		s.w.putSnap, s.w.resetTail, s.w.insTaskNew, s.w.updTaskAt, s.w.insMsgNew, s.w.delMsg, s.w.delTask,
 		s.r.task, s.r.events, s.r.exists, s.r.message, s.r.unfinished} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -411,12 +468,16 @@ func validate(a *store.Append) error {
 // negative After, no Agent on create, no Records, a Record without Event,
 // with a non-zero Seq that is not its position After+1, After+2, …, or a
 // Time outside years 1678–2261, Snapshot.ID different from TaskID, an empty
-// message id, an Agent that is not the task's), or an event or snapshot
-// that the wire codec cannot encode or decode back (a Task without
-// ContextID or with an invalid state, a Message without MessageID, Role or
-// a valid Part, …); and the database's error if the commit fails. Records with Seq 0
-// are numbered by the store; a zero Time becomes the time of the call. On
-// any error nothing is written.
+// message id, an Agent that is not the task's), or an event that the wire
+// codec cannot encode or decode back (a Task without ContextID or with an
+// invalid state, a Message without MessageID, Role or a valid Part, …);
+// and the database's error if the commit fails. Records with Seq 0 are
+// numbered by the store; a zero Time becomes the time of the call. On any
+// error nothing is written.
+//
+// Snapshot is kept only when a checkpoint is due (see the package doc);
+// it must be the fold of the task's records (store.Append). Its state is
+// what Unfinished and DeleteFinished go by.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
 	return <-s.AppendAsync(ctx, a)
 }
@@ -436,17 +497,18 @@ func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 	if err := validate(&a); err != nil {
 		return done(err)
 	}
+	if !a.Snapshot.Status.State.Valid() {
+		return done(fmt.Errorf("sqlite: append: snapshot state %q is not a task state", a.Snapshot.Status.State))
+	}
 	now := time.Now().UnixNano()
 	r := &request{ctx: ctx, a: a, now: now, res: make(chan error, 1),
 		bodies: make([][]byte, len(a.Records)), times: make([]int64, len(a.Records))}
 	var err error
-	if r.snapshot, err = encode(&a.Snapshot); err != nil {
-		return done(fmt.Errorf("sqlite: append: snapshot: %w", err))
-	}
 	for i, rec := range a.Records {
 		if r.bodies[i], err = encode(rec.Event); err != nil {
 			return done(fmt.Errorf("sqlite: append: record %d: %w", i, err))
 		}
+		r.size += int64(len(r.bodies[i]))
 		r.times[i] = now
 		if !rec.Time.IsZero() {
 			r.times[i] = rec.Time.UnixNano()
@@ -699,8 +761,13 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 	last := end.a.After + int64(len(end.a.Records))
 	snap := &end.a.Snapshot
 	state := string(snap.Status.State)
+	size := r.size
+	for _, q := range chained {
+		size += q.size
+	}
+	tail, snapSize := size, int64(0)
 	if a.After == 0 {
-		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, end.snapshot, r.now, end.now))
+		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, r.now, end.now, size))
 		if err != nil {
 			return nil, wrap("append: write task", err)
 		}
@@ -727,18 +794,40 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 			}
 		}
 	} else {
-		n, err := rowsAffected(s.w.updTaskAt.ExecContext(ctx, snap.ContextID, state, last, end.snapshot, end.now, a.TaskID, a.After, a.Agent, a.Agent))
+		err := s.w.updTaskAt.QueryRowContext(ctx, state, last, end.now, size, a.TaskID, a.After, a.Agent, a.Agent).Scan(&tail, &snapSize)
+		if errors.Is(err, sql.ErrNoRows) {
+			return s.whyNot(ctx, a)
+		}
 		if err != nil {
 			return nil, wrap("append: write task", err)
-		}
-		if n == 0 {
-			return s.whyNot(ctx, a)
 		}
 	}
 	if err := s.insertEvents(ctx, r, chained); err != nil {
 		return nil, err
 	}
-	return nil, nil
+	return nil, s.checkpoint(ctx, a.TaskID, last, snap, tail, snapSize)
+}
+
+// checkpoint writes snap, the task's snapshot at seq last, when its events
+// after the stored snapshot (tail bytes; the stored one has snapSize) call
+// for it (checkpointDue). A snapshot the codec cannot encode is not
+// written: reads then fold from the previous checkpoint, as they would
+// anyway. It returns only the database's errors.
+func (s *Store) checkpoint(ctx context.Context, taskID string, last int64, snap *a2a.Task, tail, snapSize int64) error {
+	if !checkpointDue(tail, snapSize) {
+		return nil
+	}
+	body, err := encode(snap)
+	if err != nil {
+		return nil
+	}
+	if _, err := s.w.putSnap.ExecContext(ctx, taskID, last, body); err != nil {
+		return wrap("append: write snapshot", err)
+	}
+	if _, err := s.w.resetTail.ExecContext(ctx, len(body), taskID); err != nil {
+		return wrap("append: write snapshot", err)
+	}
+	return nil
 }
 
 // insertEvents inserts the records of r and then of the requests chained
@@ -835,10 +924,11 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 
 	last := a.After + int64(len(a.Records))
 	snap := &a.Snapshot
+	tail, snapSize := r.size, int64(0)
 	if exists {
-		_, err = s.w.updTask.ExecContext(ctx, snap.ContextID, string(snap.Status.State), last, r.snapshot, r.now, a.TaskID)
+		err = s.w.updTask.QueryRowContext(ctx, string(snap.Status.State), last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
 	} else {
-		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.snapshot, r.now, r.now)
+		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.now, r.now, r.size)
 	}
 	if err != nil {
 		return wrap("append: write task", err)
@@ -853,47 +943,84 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 			return wrap("append: index message", err)
 		}
 	}
-	return nil
+	return s.checkpoint(ctx, a.TaskID, last, snap, tail, snapSize)
 }
 
-// Task implements store.Store: the task's snapshot, store.ErrNotFound, or
-// ErrClosed after Close. Created and Updated are in UTC.
+// Task implements store.Store: the task's snapshot (its checkpoint with
+// the events after it folded on), store.ErrNotFound, or ErrClosed after
+// Close. Created and Updated are in UTC.
 func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error) {
 	if s.isShut.Load() {
 		return store.TaskInfo{}, ErrClosed
 	}
-	info, err := scanTask(s.r.task.QueryRowContext(ctx, taskID))
+	row, err := scanTask(s.r.task.QueryRowContext(ctx, taskID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.TaskInfo{}, store.ErrNotFound
 	}
 	if err != nil {
 		return store.TaskInfo{}, wrap("task "+taskID, err)
 	}
-	return info, nil
+	return s.fold(ctx, taskID, row)
+}
+
+// taskRow is a task's row with its checkpoint, as read.
+type taskRow struct {
+	info    store.TaskInfo // all but Task
+	snapSeq int64          // 0: no checkpoint
+	snap    []byte
 }
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanTask(row scanner) (store.TaskInfo, error) {
+// scanTask reads the columns agent, owner, seq, created, updated, the
+// checkpoint's seq and body (NULL when there is none), then extra.
+func scanTask(row scanner, extra ...any) (taskRow, error) {
 	var (
-		info             store.TaskInfo
-		body             []byte
+		r                taskRow
 		created, updated int64
+		snapSeq          sql.NullInt64
 	)
-	if err := row.Scan(&info.Agent, &info.Owner, &info.Seq, &body, &created, &updated); err != nil {
-		return info, err
+	dest := append([]any{&r.info.Agent, &r.info.Owner, &r.info.Seq, &created, &updated, &snapSeq, &r.snap}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return r, err
 	}
-	e, err := v03.UnmarshalEvent(body)
-	if err != nil {
-		return info, fmt.Errorf("decode snapshot: %w", err)
+	r.snapSeq = snapSeq.Int64
+	r.info.Created = time.Unix(0, created).UTC()
+	r.info.Updated = time.Unix(0, updated).UTC()
+	return r, nil
+}
+
+// fold builds the task of row: its checkpoint, if any, with the records
+// after it up to the row's seq folded on (fold.Replay). Records missing
+// from the log mean the task is being deleted (DeleteFinished):
+// store.ErrNotFound.
+func (s *Store) fold(ctx context.Context, taskID string, row taskRow) (store.TaskInfo, error) {
+	info := row.info
+	if row.snap != nil {
+		e, err := v03.UnmarshalEvent(row.snap)
+		if err != nil {
+			return info, fmt.Errorf("sqlite: task %s: decode snapshot: %w", taskID, err)
+		}
+		t, ok := e.(*a2a.Task)
+		if !ok {
+			return info, fmt.Errorf("sqlite: task %s: decode snapshot: got %T, want *a2a.Task", taskID, e)
+		}
+		info.Task = *t
 	}
-	t, ok := e.(*a2a.Task)
-	if !ok {
-		return info, fmt.Errorf("decode snapshot: got %T, want *a2a.Task", e)
+	if n := info.Seq - row.snapSeq; n > 0 {
+		recs, err := s.Events(ctx, taskID, row.snapSeq, int(n))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (int64(len(recs)) != n || recs[0].Seq != row.snapSeq+1)) {
+			return store.TaskInfo{}, store.ErrNotFound
+		}
+		if err != nil {
+			return store.TaskInfo{}, err
+		}
+		for _, r := range recs {
+			if info.Task, err = fold.Replay(info.Task, r.Event); err != nil {
+				return store.TaskInfo{}, fmt.Errorf("sqlite: task %s: fold record %d: %w", taskID, r.Seq, err)
+			}
+		}
 	}
-	info.Task = *t
-	info.Created = time.Unix(0, created).UTC()
-	info.Updated = time.Unix(0, updated).UTC()
 	return info, nil
 }
 
@@ -976,17 +1103,32 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 	if err != nil {
 		return nil, wrap("unfinished", err)
 	}
-	defer rows.Close()
-	var out []store.TaskInfo
+	var found []taskRow
+	var ids []string
 	for rows.Next() {
-		info, err := scanTask(rows)
+		var id string
+		row, err := scanTask(rows, &id)
 		if err != nil {
+			rows.Close()
 			return nil, wrap("unfinished", err)
 		}
-		out = append(out, info)
+		found, ids = append(found, row), append(ids, id)
 	}
-	if err := rows.Err(); err != nil {
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
 		return nil, wrap("unfinished", err)
+	}
+	out := make([]store.TaskInfo, 0, len(found))
+	for i, row := range found {
+		info, err := s.fold(ctx, ids[i], row)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
 	}
 	return out, nil
 }

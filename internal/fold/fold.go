@@ -1,0 +1,146 @@
+// Package fold folds a task's event log into its Task snapshot: the Task
+// is the fold of its log (A2A 0.3.0 §6.1, "life of a task"). The engine
+// folds each event as it appends it; the stores fold the events after
+// their last stored snapshot when they read a task.
+//
+// Folding costs in proportion to the event, not to the task: Apply
+// appends to the task's History and to an artifact's Parts in place,
+// within the spare capacity of their arrays. An older snapshot sharing an
+// array never sees those elements (it keeps its own, shorter, length), so
+// snapshots handed to readers stay valid. The rule that makes this safe:
+// only one writer appends to a snapshot's arrays — the owner of the
+// task's latest snapshot (the engine, under the task's lock, or a store
+// folding what it just read). Anyone else who wants to fold a snapshot it
+// was given (or to append to its slices) first takes a Detach()ed copy.
+package fold
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/a2abridge/a2abridge/a2a"
+)
+
+// ValidTransition reports whether a task may move from state from to to
+// (A2A 0.3.0 §6.3, life of a task). Terminal states are final; nothing
+// returns to submitted; a status update may repeat working (progress).
+func ValidTransition(from, to a2a.TaskState) bool {
+	if from.Terminal() || to == a2a.TaskStateSubmitted || !to.Valid() {
+		return false
+	}
+	switch from {
+	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
+		// Waiting on the client: resumed (working) or ended.
+		return to == a2a.TaskStateWorking || to.Terminal() || to == from
+	}
+	return true
+}
+
+// Apply applies one log event to the task snapshot t and returns the new
+// snapshot: a *a2a.Task (the log's first record) replaces t, a
+// *a2a.Message is appended to History, a *a2a.TaskStatusUpdateEvent sets
+// Status (its message, if any, is appended to History), and a
+// *a2a.TaskArtifactUpdateEvent adds or replaces an artifact or appends
+// parts to it (A2A 0.3.0 §7.2.4). It returns an error, with t unchanged,
+// for a transition the state machine forbids (ValidTransition), an
+// artifact update on a terminal task, or an unknown event type.
+//
+// The caller must own t's spare capacity (see the package doc): the
+// History array and every artifact's Parts array may be appended to in
+// place. The cost is constant per event, apart from an artifact update,
+// which copies the Artifacts array (one element per artifact, not per
+// part). Nothing t references is modified below its length.
+func Apply(t a2a.Task, ev a2a.Event) (a2a.Task, error) {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		return Detach(*e), nil
+	case *a2a.Message:
+		t.History = append(t.History, *e)
+	case *a2a.TaskStatusUpdateEvent:
+		if !ValidTransition(t.Status.State, e.Status.State) {
+			return t, fmt.Errorf("invalid state transition %s → %s", t.Status.State, e.Status.State)
+		}
+		t.Status = e.Status
+		if e.Status.Message != nil {
+			t.History = append(t.History, *e.Status.Message)
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		if t.Status.State.Terminal() {
+			return t, fmt.Errorf("artifact update on a task in terminal state %s", t.Status.State)
+		}
+		t.Artifacts = applyArtifact(t.Artifacts, e)
+	default:
+		return t, fmt.Errorf("unknown event type %T", ev)
+	}
+	return t, nil
+}
+
+// applyArtifact folds an artifact update into arts. The element that
+// changes is written into a copy of the array (older snapshots share the
+// old one); a new artifact is appended in place.
+func applyArtifact(arts []a2a.Artifact, e *a2a.TaskArtifactUpdateEvent) []a2a.Artifact {
+	added := e.Artifact
+	// The event's Parts array belongs to the log record: clipped, an
+	// append to the artifact copies it instead of writing past its end.
+	added.Parts = slices.Clip(added.Parts)
+	for i := range arts {
+		if arts[i].ArtifactID != added.ArtifactID {
+			continue
+		}
+		out := slices.Clone(arts)
+		if !e.Append {
+			out[i] = added
+			return out
+		}
+		a := &out[i]
+		a.Parts = append(a.Parts, added.Parts...)
+		if added.Name != "" {
+			a.Name = added.Name
+		}
+		if added.Description != "" {
+			a.Description = added.Description
+		}
+		if added.Metadata != nil {
+			a.Metadata = added.Metadata
+		}
+		return out
+	}
+	return append(arts, added)
+}
+
+// Detach returns t with arrays whose spare capacity nobody else appends
+// to: History and every artifact's Parts are clipped (an append copies
+// them), in a new Artifacts array. It costs one element per artifact. Use
+// it before folding (Apply) or appending to a snapshot one does not own.
+func Detach(t a2a.Task) a2a.Task {
+	t.History = slices.Clip(t.History)
+	if t.Artifacts != nil {
+		arts := make([]a2a.Artifact, len(t.Artifacts))
+		for i, a := range t.Artifacts {
+			a.Parts = slices.Clip(a.Parts)
+			arts[i] = a
+		}
+		t.Artifacts = arts
+	}
+	return t
+}
+
+// Replay is Apply without the state machine's checks, for a store reading
+// back a log whose events were checked when they were appended: it never
+// fails on a transition or on an artifact update after a terminal state.
+// It returns an error only for an unknown event type. The caller must own
+// t's spare capacity, as for Apply.
+func Replay(t a2a.Task, ev a2a.Event) (a2a.Task, error) {
+	switch e := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		t.Status = e.Status
+		if e.Status.Message != nil {
+			t.History = append(t.History, *e.Status.Message)
+		}
+		return t, nil
+	case *a2a.TaskArtifactUpdateEvent:
+		t.Artifacts = applyArtifact(t.Artifacts, e)
+		return t, nil
+	}
+	return Apply(t, ev)
+}

@@ -1,0 +1,220 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// Options tunes a Store. The zero value is ready to use.
+type Options struct {
+	// MaxFinishedBytes caps what the tasks that have finished (reached a
+	// terminal state) hold, in bytes of their A2A JSON (exact for a task
+	// kept packed, estimated from its parts' sizes otherwise). When an
+	// Append takes the total beyond it, the tasks that finished first are
+	// deleted, as DeleteFinished does, until it fits again; a task with
+	// push notifications still owed is kept until they are delivered or
+	// given up. Tasks still running are not counted and never deleted.
+	// Zero means DefaultMaxFinishedBytes; negative means no cap.
+	MaxFinishedBytes int64
+}
+
+// DefaultMaxFinishedBytes is the default Options.MaxFinishedBytes: 256 MiB.
+const DefaultMaxFinishedBytes = 256 << 20
+
+// finishedTask is an entry of Store.fin: a task that reached a terminal
+// state at `at`, holding size bytes.
+type finishedTask struct {
+	id   string
+	at   time.Time
+	size int64
+}
+
+// finished is the queue of finished tasks in the order they finished
+// (apart from the few requeued because push notifications were owed), and
+// the bytes they hold.
+type finished struct {
+	q     []finishedTask
+	head  int
+	bytes int64
+}
+
+func (f *finished) len() int { return len(f.q) - f.head }
+
+func (f *finished) push(e finishedTask) {
+	if f.head > 0 && f.head >= len(f.q)/2 {
+		f.q = slices.Delete(f.q, 0, f.head) // compact: amortised O(1) per entry
+		f.head = 0
+	}
+	f.q = append(f.q, e)
+}
+
+func (f *finished) pop() finishedTask {
+	e := f.q[f.head]
+	f.q[f.head] = finishedTask{}
+	f.head++
+	return e
+}
+
+// finishedSize estimates what a finished task that stays unpacked holds:
+// its records' JSON, where the snapshot shares the records' values.
+func finishedSize(records []store.Record) int64 {
+	n := int64(0)
+	for _, r := range records {
+		n += 128 // the event's envelope: kind, ids, status, timestamps
+		switch e := r.Event.(type) {
+		case *a2a.Task:
+			for _, m := range e.History {
+				n += partsSize(m.Parts)
+			}
+		case *a2a.Message:
+			n += partsSize(e.Parts)
+		case *a2a.TaskStatusUpdateEvent:
+			if e.Status.Message != nil {
+				n += partsSize(e.Status.Message.Parts)
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			n += partsSize(e.Artifact.Parts)
+		}
+	}
+	return n
+}
+
+func partsSize(parts []a2a.Part) int64 {
+	n := int64(0)
+	for _, p := range parts {
+		n += 32
+		switch p := p.(type) {
+		case a2a.TextPart:
+			n += int64(len(p.Text))
+		case a2a.FilePart:
+			n += int64(len(p.File.Bytes)*4/3 + len(p.File.URI) + len(p.File.Name) + len(p.File.MimeType))
+		case a2a.DataPart:
+			n += 64 * int64(len(p.Data))
+		}
+	}
+	return n
+}
+
+// finishedLocked records, under the task's shard lock, that t reached or
+// stayed in a terminal state with the append just made; it returns the
+// queue entry to add (ok) for a task that just finished. The caller
+// pushes it once the shard lock is released (finish).
+func (s *Store) finishedLocked(id string, t *task, now time.Time) (finishedTask, bool) {
+	size := int64(len(t.packed))
+	if t.packed == nil {
+		size = finishedSize(t.records)
+	}
+	s.finMu.Lock()
+	defer s.finMu.Unlock()
+	if t.finished {
+		s.fin.bytes += size - t.size // appended to after it finished: its entry stays
+		t.size = size
+		return finishedTask{}, false
+	}
+	t.finished, t.size = true, size
+	return finishedTask{id: id, at: now, size: size}, true
+}
+
+// finish queues a task that just finished and deletes the oldest finished
+// tasks while they hold more than the cap.
+func (s *Store) finish(e finishedTask) {
+	s.finMu.Lock()
+	s.fin.push(e)
+	s.fin.bytes += e.size
+	over := s.maxFinished >= 0 && s.fin.bytes > s.maxFinished
+	s.finMu.Unlock()
+	if over {
+		s.evict(func(f *finished, _ finishedTask) bool { return s.maxFinished >= 0 && f.bytes > s.maxFinished }, -1)
+	}
+}
+
+// evict deletes finished tasks from the head of the queue while due says
+// so, at most limit of them (limit < 0: no limit). A task that is owed
+// push notifications is requeued at the tail; one that was deleted
+// already, or that is no longer finished, is dropped from the queue. It
+// returns how many tasks it deleted and whether due still held when it
+// stopped (more to do).
+func (s *Store) evict(due func(f *finished, head finishedTask) bool, limit int) (deleted int, more bool) {
+	s.finMu.Lock()
+	budget := s.fin.len() // each entry is looked at once per call
+	s.finMu.Unlock()
+	for ; budget > 0; budget-- {
+		s.finMu.Lock()
+		if s.fin.len() == 0 || !due(&s.fin, s.fin.q[s.fin.head]) {
+			s.finMu.Unlock()
+			return deleted, false
+		}
+		if limit >= 0 && deleted >= limit {
+			s.finMu.Unlock()
+			return deleted, true
+		}
+		e := s.fin.pop()
+		s.finMu.Unlock()
+
+		sh := s.shard(e.id)
+		sh.mu.Lock()
+		t := sh.tasks[e.id]
+		switch {
+		case t == nil || !t.finished:
+			if t != nil {
+				s.finMu.Lock()
+				s.fin.bytes -= t.size
+				s.finMu.Unlock()
+				t.size = 0
+			}
+		case t.owesPush():
+			s.finMu.Lock()
+			s.fin.push(e)
+			s.finMu.Unlock()
+		default:
+			s.deleteLocked(sh, e.id, t)
+			s.finMu.Lock()
+			s.fin.bytes -= t.size
+			s.finMu.Unlock()
+			deleted++
+		}
+		sh.mu.Unlock()
+	}
+	return deleted, true
+}
+
+// owesPush reports whether a push notification config of t is behind its log.
+func (t *task) owesPush() bool {
+	for _, p := range t.push {
+		if p.Delivered < t.info.Seq {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteLocked removes task id, t, with its message ids; the caller holds
+// sh.mu.
+func (s *Store) deleteLocked(sh *shard, id string, t *task) {
+	delete(sh.tasks, id)
+	delete(sh.unfinished, id)
+	if len(t.msgKeys) > 0 {
+		s.msgMu.Lock()
+		for _, k := range t.msgKeys {
+			if s.messages[k] == id {
+				delete(s.messages, k)
+			}
+		}
+		s.msgMu.Unlock()
+	}
+}
+
+// DeleteFinished implements store.Store (retention): it deletes the tasks
+// that finished before `before`, in the order they finished, at most
+// limit (<= 0: 256) per call. It never fails.
+func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int) (int, bool, error) {
+	if limit <= 0 {
+		limit = 256
+	}
+	n, more := s.evict(func(_ *finished, head finishedTask) bool { return head.at.Before(before) }, limit)
+	return n, more, nil
+}
