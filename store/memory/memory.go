@@ -203,6 +203,13 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err er
 			t.info.Task, t.records, t.packed = a2a.Task{}, nil, b
 		}
 		fin, finished = s.finishedLocked(a.TaskID, t, now)
+	} else if t.finished {
+		// Appended to out of a terminal state (the store does not check
+		// transitions): no longer finished, its queue entry is dropped.
+		s.finMu.Lock()
+		s.fin.bytes -= t.size
+		s.finMu.Unlock()
+		t.finished, t.size = false, 0
 	}
 	return fin, finished, nil
 }

@@ -33,12 +33,13 @@ type finishedTask struct {
 	size int64
 }
 
-// finished is the queue of finished tasks in the order they finished
-// (apart from the few requeued because push notifications were owed), and
-// the bytes they hold.
+// finished is the queue of finished tasks in the order they finished,
+// the tasks taken off it while push notifications were owed to them
+// (owed, in the same order), and the bytes they all hold.
 type finished struct {
 	q     []finishedTask
 	head  int
+	owed  []finishedTask
 	bytes int64
 }
 
@@ -132,17 +133,37 @@ func (s *Store) finish(e finishedTask) {
 	}
 }
 
-// evict deletes finished tasks from the head of the queue while due says
-// so, at most limit of them (limit < 0: no limit). A task that is owed
-// push notifications is requeued at the tail; one that was deleted
-// already, or that is no longer finished, is dropped from the queue. It
-// returns how many tasks it deleted and whether due still held when it
-// stopped (more to do).
-func (s *Store) evict(due func(f *finished, head finishedTask) bool, limit int) (deleted int, more bool) {
+// evict deletes finished tasks while due says so, at most limit of them
+// (limit < 0: no limit): first those set aside because push
+// notifications were owed to them and that owe nothing now, then from the
+// head of the queue. A task still owed push notifications is set aside
+// (owed); one that was deleted already, or that is no longer finished, is
+// dropped. It returns how many tasks it deleted and whether due still held
+// when it stopped (more to do). Locks: finMu and a shard's lock are never
+// held together here but in that order of nesting (shard, then finMu).
+func (s *Store) evict(due func(f *finished, e finishedTask) bool, limit int) (deleted int, more bool) {
 	s.finMu.Lock()
-	budget := s.fin.len() // each entry is looked at once per call
+	owed := slices.Clone(s.fin.owed)
 	s.finMu.Unlock()
-	for ; budget > 0; budget-- {
+	for _, o := range owed {
+		if limit >= 0 && deleted >= limit {
+			return deleted, true
+		}
+		sh := s.shard(o.id)
+		sh.mu.Lock()
+		s.finMu.Lock()
+		i := slices.Index(s.fin.owed, o)
+		ok := i >= 0 && due(&s.fin, o)
+		if ok {
+			s.fin.owed = slices.Delete(s.fin.owed, i, i+1)
+		}
+		s.finMu.Unlock()
+		if ok && s.settleLocked(sh, o) {
+			deleted++
+		}
+		sh.mu.Unlock()
+	}
+	for { // each turn takes an entry off the queue
 		s.finMu.Lock()
 		if s.fin.len() == 0 || !due(&s.fin, s.fin.q[s.fin.head]) {
 			s.finMu.Unlock()
@@ -154,32 +175,37 @@ func (s *Store) evict(due func(f *finished, head finishedTask) bool, limit int) 
 		}
 		e := s.fin.pop()
 		s.finMu.Unlock()
-
 		sh := s.shard(e.id)
 		sh.mu.Lock()
-		t := sh.tasks[e.id]
-		switch {
-		case t == nil || !t.finished:
-			if t != nil {
-				s.finMu.Lock()
-				s.fin.bytes -= t.size
-				s.finMu.Unlock()
-				t.size = 0
-			}
-		case t.owesPush():
-			s.finMu.Lock()
-			s.fin.push(e)
-			s.finMu.Unlock()
-		default:
-			s.deleteLocked(sh, e.id, t)
-			s.finMu.Lock()
-			s.fin.bytes -= t.size
-			s.finMu.Unlock()
+		if s.settleLocked(sh, e) {
 			deleted++
 		}
 		sh.mu.Unlock()
 	}
-	return deleted, true
+}
+
+// settleLocked deletes the finished task of entry e, taken off the queue
+// or the owed list, or sets it aside while push notifications are owed to
+// it; it reports whether it deleted the task. The caller holds the
+// task's shard lock.
+func (s *Store) settleLocked(sh *shard, e finishedTask) bool {
+	t := sh.tasks[e.id]
+	switch {
+	case t == nil:
+		return false
+	case !t.finished:
+		return false // its bytes were taken off when it left the terminal state
+	case t.owesPush():
+		s.finMu.Lock()
+		s.fin.owed = append(s.fin.owed, e)
+		s.finMu.Unlock()
+		return false
+	}
+	s.deleteLocked(sh, e.id, t)
+	s.finMu.Lock()
+	s.fin.bytes -= t.size
+	s.finMu.Unlock()
+	return true
 }
 
 // owesPush reports whether a push notification config of t is behind its log.

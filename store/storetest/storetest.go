@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -51,6 +53,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentSameTask", testConcurrentSameTask},
 		{"Owner", testOwner},
 		{"PushConfigs", testPushConfigs},
+		{"LongTask", testLongTask},
+		{"DeleteFinished", testDeleteFinished},
+		{"DeleteFinishedLimit", testDeleteFinishedLimit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -841,5 +846,218 @@ func testPushConfigs(t *testing.T, s store.Store) {
 	}
 	if got, err := s.PushConfigs(ctx, "unknown"); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("unknown task: %+v %v", got, err)
+	}
+}
+
+// pipeline appends in order, each append waiting for none before it when
+// the store queues appends (store.AsyncAppender), as the engine does with
+// an agent's events; wait returns the first error.
+type pipeline struct {
+	s       store.Store
+	pending []<-chan error
+}
+
+func (p *pipeline) append(ctx context.Context, a store.Append) error {
+	if q, ok := p.s.(store.AsyncAppender); ok {
+		p.pending = append(p.pending, q.AppendAsync(ctx, a))
+		if len(p.pending) < 256 {
+			return nil
+		}
+		return p.wait()
+	}
+	return p.s.Append(ctx, a)
+}
+
+func (p *pipeline) wait() error {
+	var first error
+	for _, c := range p.pending {
+		if err := <-c; err != nil && first == nil {
+			first = err
+		}
+	}
+	p.pending = p.pending[:0]
+	return first
+}
+
+// testLongTask appends thousands of events to one task (an artifact in
+// small chunks, with messages and status updates among them), each with
+// the snapshot folded as the engine folds it: the task read back is the
+// fold of its log at every step (a store that keeps checkpoints folds the
+// events after the last one), and so are its records.
+func testLongTask(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	p := &pipeline{s: s}
+	created := a2a.Task{ID: "long", ContextID: "ctx-long", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted},
+		History: []a2a.Message{*textMessage("m0", "long", "start")}}
+	task, _ := fold.Apply(a2a.Task{}, &created)
+	c := created
+	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "long", Records: []store.Record{{Event: &c}}, Snapshot: task, MessageIDs: []string{"m0"}}); err != nil {
+		t.Fatal(err)
+	}
+	seq := int64(1)
+	const n = 3000
+	for i := 1; i <= n; i++ {
+		var ev a2a.Event
+		switch {
+		case i == 1:
+			ev = statusEvent("long", a2a.TaskStateWorking)
+		case i%500 == 0:
+			su := statusEvent("long", a2a.TaskStateWorking)
+			su.Status.Message = &a2a.Message{MessageID: fmt.Sprint("progress-", i), Role: a2a.RoleAgent, TaskID: "long", ContextID: "ctx-long",
+				Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprint(i, " chunks")}}}
+			ev = su
+		case i%97 == 0:
+			ev = &a2a.Message{MessageID: fmt.Sprint("note-", i), Role: a2a.RoleAgent, TaskID: "long", ContextID: "ctx-long",
+				Parts: []a2a.Part{a2a.TextPart{Text: "note"}}}
+		default:
+			ev = &a2a.TaskArtifactUpdateEvent{TaskID: "long", ContextID: "ctx-long", Append: i > 2,
+				Artifact: a2a.Artifact{ArtifactID: "out", Name: "out", Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("%04d:%s", i, strings.Repeat("x", 120))}}}}
+		}
+		if i == n {
+			ev = statusEvent("long", a2a.TaskStateCompleted)
+		}
+		var err error
+		if task, err = fold.Apply(task, ev); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if err := p.append(ctx, store.Append{TaskID: "long", After: seq, Records: []store.Record{{Event: ev}}, Snapshot: task}); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		seq++
+		if i%300 == 0 || i == n {
+			if err := p.wait(); err != nil {
+				t.Fatalf("append before %d: %v", i, err)
+			}
+			info := mustTask(t, s, "long")
+			if info.Seq != seq {
+				t.Fatalf("after %d events: Seq %d, want %d", i, info.Seq, seq)
+			}
+			if diff := cmp.Diff(task, info.Task, cmpOpts); diff != "" {
+				t.Fatalf("after %d events, the task read back is not the fold of its log (-want +got):\n%s", i, diff)
+			}
+		}
+	}
+	recs := mustEvents(t, s, "long", 0, 0)
+	if !slices.Equal(seqs(recs), span(1, seq)) {
+		t.Fatalf("Events: %d records, want %d", len(recs), seq)
+	}
+	var again a2a.Task
+	for _, r := range recs {
+		var err error
+		if again, err = fold.Apply(again, r.Event); err != nil {
+			t.Fatalf("fold of record %d: %v", r.Seq, err)
+		}
+	}
+	if diff := cmp.Diff(task, again, cmpOpts); diff != "" {
+		t.Errorf("the fold of Events is not the task (-want +got):\n%s", diff)
+	}
+	if parts := len(again.Artifacts[0].Parts); parts < n*9/10 {
+		t.Errorf("artifact of %d parts", parts)
+	}
+}
+
+// testDeleteFinished: retention deletes the tasks that finished before the
+// cut-off, with their records, message ids and push configs, and keeps
+// running tasks, newer ones and those owed push notifications until they
+// are delivered.
+func testDeleteFinished(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if n, more, err := s.DeleteFinished(ctx, time.Now(), 0); n != 0 || more || err != nil {
+		t.Fatalf("DeleteFinished on an empty store = %d, %v, %v", n, more, err)
+	}
+	create(t, s, "a", "done", a2a.TaskStateWorking, "m-done")
+	appendStatus(t, s, "done", 1, 1, a2a.TaskStateCompleted)
+	if err := s.SetPushConfig(ctx, "done", a2a.PushNotificationConfig{ID: "c", URL: "http://x"}, 2); err != nil {
+		t.Fatal(err)
+	}
+	create(t, s, "failed", "failed", a2a.TaskStateFailed, "m-failed")
+	create(t, s, "a", "running", a2a.TaskStateWorking, "m-running")
+	create(t, s, "a", "waiting", a2a.TaskStateInputRequired)
+	create(t, s, "a", "owed", a2a.TaskStateSubmitted)
+	if err := s.SetPushConfig(ctx, "owed", a2a.PushNotificationConfig{ID: "c", URL: "http://x"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendStatus(t, s, "owed", 1, 1, a2a.TaskStateCanceled)
+	time.Sleep(5 * time.Millisecond)
+	cut := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	create(t, s, "a", "new", a2a.TaskStateRejected, "m-new")
+
+	n, more, err := s.DeleteFinished(ctx, cut, 0)
+	if n != 2 || more || err != nil {
+		t.Fatalf("DeleteFinished = %d, %v, %v; want 2 deleted, no more", n, more, err)
+	}
+	for _, id := range []string{"done", "failed"} {
+		if _, err := s.Task(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Task(%s) after deletion: %v, want ErrNotFound", id, err)
+		}
+		if _, err := s.Events(ctx, id, 0, 0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Events(%s) after deletion: %v, want ErrNotFound", id, err)
+		}
+		if got, err := s.PushConfigs(ctx, id); err != nil || len(got) != 0 {
+			t.Errorf("PushConfigs(%s) after deletion = %v, %v", id, got, err)
+		}
+	}
+	for agent, key := range map[string]string{"a": "m-done", "failed": "m-failed"} {
+		if id, err := s.MessageTask(ctx, agent, key); id != "" || err != nil {
+			t.Errorf("MessageTask(%s) after deletion = %q, %v", key, id, err)
+		}
+	}
+	if err := s.SetPushConfig(ctx, "done", a2a.PushNotificationConfig{ID: "c", URL: "http://x"}, 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SetPushConfig on a deleted task: %v, want ErrNotFound", err)
+	}
+	for _, id := range []string{"running", "waiting", "owed", "new"} {
+		mustTask(t, s, id)
+	}
+	if id, _ := s.MessageTask(ctx, "a", "m-running"); id != "running" {
+		t.Errorf("MessageTask(m-running) = %q", id)
+	}
+	// Delivered: the owed task goes at the next call.
+	if err := s.MarkPushDelivered(ctx, "owed", "c", 2); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := s.DeleteFinished(ctx, cut, 0); n != 1 || err != nil {
+		t.Fatalf("DeleteFinished after delivery = %d, %v; want 1", n, err)
+	}
+	if _, err := s.Task(ctx, "owed"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Task(owed): %v, want ErrNotFound", err)
+	}
+	// A message id freed by a deletion can be used again.
+	create(t, s, "a", "again", a2a.TaskStateWorking, "m-done")
+	if n, _, err := s.DeleteFinished(ctx, time.Now(), 0); n != 1 || err != nil {
+		t.Fatalf("DeleteFinished of the rest = %d, %v; want 1 (new)", n, err)
+	}
+	for _, id := range []string{"running", "waiting", "again"} {
+		mustTask(t, s, id)
+	}
+}
+
+// testDeleteFinishedLimit: a call deletes at most limit tasks, oldest
+// first, and says whether more remain.
+func testDeleteFinishedLimit(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i := range 5 {
+		create(t, s, "a", fmt.Sprint("t", i), a2a.TaskStateCompleted)
+		time.Sleep(time.Millisecond)
+	}
+	cut := time.Now()
+	var got []int
+	for range 4 {
+		n, more, err := s.DeleteFinished(ctx, cut, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+		if !more {
+			break
+		}
+	}
+	if !slices.Equal(got, []int{2, 2, 1}) {
+		t.Errorf("deleted per call: %v, want [2 2 1]", got)
+	}
+	for i := range 5 {
+		if _, err := s.Task(ctx, fmt.Sprint("t", i)); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("t%d: %v", i, err)
+		}
 	}
 }
