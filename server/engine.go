@@ -24,6 +24,13 @@ type EngineOptions struct {
 	// Push enables push notifications; nil disables them (the
 	// tasks/pushNotificationConfig methods then answer -32003).
 	Push *PushOptions
+	// Retention is how long a task is kept after it finished (reached a
+	// terminal state: completed, canceled, failed, rejected): a background
+	// sweep then deletes it with its events, message ids and push
+	// notification configs (Store.DeleteFinished), once its push
+	// notifications are delivered or given up. Zero (or negative) keeps
+	// finished tasks forever.
+	Retention time.Duration
 }
 
 // Engine runs tasks on a Store: it appends each task's events to its
@@ -110,6 +117,9 @@ func NewEngine(st store.Store, opts EngineOptions) *Engine {
 	e.async, _ = st.(store.AsyncAppender)
 	if opts.Push != nil {
 		e.push = newPusher(e, *opts.Push)
+	}
+	if opts.Retention > 0 {
+		go e.retain(opts.Retention) // until Close; not waited for (a sweep cut short loses nothing)
 	}
 	return e
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -25,6 +27,12 @@ type serveFile struct {
 	Data      string `yaml:"data"`
 	Memory    bool   `yaml:"memory"`
 	Default   string `yaml:"default"`
+	// Retention is how long finished tasks are kept (0: forever); unset:
+	// DefaultRetention.
+	Retention *duration `yaml:"retention"`
+	// MemoryCap caps what finished tasks hold with the in-memory store,
+	// in bytes ("256MiB", "1GB", 1048576; 0: no cap); unset: the default.
+	MemoryCap *byteSize `yaml:"memory_cap"`
 	Push      struct {
 		Enabled     bool     `yaml:"enabled"`
 		Allow       []string `yaml:"allow"`
@@ -79,6 +87,28 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*d = duration(v)
 	return nil
+}
+
+// byteSize is a size in bytes written as a number or with a unit (256MiB,
+// 1.5GB, 512KiB; SI and IEC units).
+type byteSize int64
+
+func (b *byteSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := parseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = byteSize(v)
+	return nil
+}
+
+// parseByteSize reads a size such as 256MiB, 1GB or 1048576.
+func parseByteSize(s string) (int64, error) {
+	v, err := humanize.ParseBytes(s)
+	if err != nil || v > math.MaxInt64 {
+		return 0, fmt.Errorf("%q is not a size in bytes (e.g. 268435456, 256MiB, 1GB)", s)
+	}
+	return int64(v), nil
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

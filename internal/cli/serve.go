@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -60,7 +61,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		addr, dataDir, def, publicURL, logLevel, configPath string
 		mem, pushOn                                         bool
 		maxBody                                             int64
-		keepAlive                                           time.Duration
+		keepAlive, retention                                time.Duration
+		memoryCap                                           string
 		tokens, pushAllow                                   []string
 		cpuProfile, memProfile                              string
 	)
@@ -104,6 +106,19 @@ agent, extended cards and push notifications; flags override it.`,
 			pick("default", &def, file.Default)
 			if !fl.Changed("memory") && file.Memory {
 				mem = true
+			}
+			if !fl.Changed("retain") && file.Retention != nil {
+				retention = time.Duration(*file.Retention)
+			}
+			if retention < 0 {
+				return usageError{fmt.Errorf("--retain %s: want a duration of 0 (keep forever) or more", retention)}
+			}
+			capBytes, err := parseByteSize(memoryCap)
+			if err != nil {
+				return usageError{fmt.Errorf("--memory-cap: %w", err)}
+			}
+			if !fl.Changed("memory-cap") && file.MemoryCap != nil {
+				capBytes = int64(*file.MemoryCap)
 			}
 			if !fl.Changed("push") && file.Push.Enabled {
 				pushOn = true
@@ -171,8 +186,16 @@ agent, extended cards and push notifications; flags override it.`,
 
 			var st store.Store
 			if mem {
-				st = memory.New()
-				log.Info("using the in-memory store: tasks are lost when the process exits")
+				o := memory.Options{MaxFinishedBytes: capBytes}
+				if capBytes == 0 {
+					o.MaxFinishedBytes = -1 // --memory-cap 0: no cap
+				}
+				st = memory.NewWithOptions(o)
+				capText := "none"
+				if capBytes > 0 {
+					capText = humanize.IBytes(uint64(capBytes))
+				}
+				log.Info("using the in-memory store: tasks are lost when the process exits", "memory_cap", capText)
 			} else {
 				if err := os.MkdirAll(dataDir, 0o700); err != nil {
 					return fmt.Errorf("create data directory: %w", err)
@@ -186,7 +209,7 @@ agent, extended cards and push notifications; flags override it.`,
 				log.Info("using the SQLite store", "path", path)
 			}
 			defer st.Close()
-			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts}
+			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts, retention: retention}
 			if pushOn {
 				keys := file.Push.Keys
 				if keys == "" && !mem {
@@ -210,6 +233,8 @@ agent, extended cards and push notifications; flags override it.`,
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free port)")
 	f.StringVar(&dataDir, "data", defaultDataDir(), "directory of the SQLite database (and push signing keys)")
 	f.BoolVar(&mem, "memory", false, "keep tasks in memory only (lost on exit)")
+	f.DurationVar(&retention, "retain", DefaultRetention, "keep finished tasks this long, then delete them with their events (0: forever)")
+	f.StringVar(&memoryCap, "memory-cap", "256MiB", "with --memory: most bytes finished tasks may hold; the oldest go first (0: no cap)")
 	f.StringVar(&def, "default", "echo", "agent that also answers at / (echo, chat or slow)")
 	f.StringVar(&publicURL, "public-url", "", "base URL written into agent cards (default: the address each client used)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -256,10 +281,14 @@ func startProfiles(cpuFile, memFile string) (func(), error) {
 	}, nil
 }
 
+// DefaultRetention is how long `serve` keeps finished tasks by default
+// (--retain, retention:): 30 days.
+const DefaultRetention = 720 * time.Hour
+
 type serveConfig struct {
 	addr, def, publicURL string
 	maxBody              int64
-	keepAlive            time.Duration
+	keepAlive, retention time.Duration
 	agentOpts            map[string]server.HandlerOptions
 	push                 *pushConfig
 }
@@ -282,7 +311,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 	if cfg.publicURL != "" {
 		base = strings.TrimRight(cfg.publicURL, "/")
 	}
-	eo := server.EngineOptions{Logger: log}
+	eo := server.EngineOptions{Logger: log, Retention: cfg.retention}
 	var jwks http.Handler
 	if p := cfg.push; p != nil {
 		signer, err := push.NewSigner(push.SignerOptions{Dir: p.keysDir, Issuer: base, Algorithm: p.algorithm})
@@ -341,7 +370,11 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 		// No WriteTimeout: SSE streams may stay open for hours.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("a2abridge serving", "addr", ln.Addr().String(), "default", cfg.def, "card", base+"/.well-known/agent-card.json")
+	keep := "forever"
+	if cfg.retention > 0 {
+		keep = cfg.retention.String()
+	}
+	log.Info("a2abridge serving", "addr", ln.Addr().String(), "default", cfg.def, "card", base+"/.well-known/agent-card.json", "retain_finished", keep)
 	fmt.Fprintf(stdout, "a2abridge listening on http://%s (default agent %q; agents: ", ln.Addr(), cfg.def)
 	for i, b := range all {
 		if i > 0 {

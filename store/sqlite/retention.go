@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -10,12 +12,46 @@ import (
 // that its transaction holds the writer for milliseconds, not seconds.
 const deleteBudget = 4096
 
-// DeleteFinished implements store.Store (retention). A task is deleted in
-// one transaction when it has at most deleteBudget records; a larger one
-// loses its oldest records in transactions of that many first (a reader
-// of its log meanwhile sees the later records only, and Task may answer
-// store.ErrNotFound when it needs them), then the rest with its row. It returns ErrClosed
-// after Close.
+// retentionStmts are the writer's statements for DeleteFinished. The
+// deletes of a batch of tasks take their ids as one JSON array.
+type retentionStmts struct {
+	candidates, lowest, trim *sql.Stmt
+	del                      [5]*sql.Stmt // events, snapshots, messages, push_configs, tasks
+}
+
+func (s *Store) prepareRetention(ctx context.Context) error {
+	ids := "(SELECT value FROM json_each(?))"
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.ret.candidates, `SELECT id, seq FROM tasks INDEXED BY tasks_finished
+			WHERE (state = 'completed' OR state = 'canceled' OR state = 'failed' OR state = 'rejected') AND updated < ?
+			AND NOT EXISTS (SELECT 1 FROM push_configs p WHERE p.task_id = tasks.id AND p.delivered < tasks.seq)
+			ORDER BY updated, id LIMIT ?`},
+		{&s.ret.lowest, "SELECT min(seq) FROM events WHERE task_id = ?"},
+		{&s.ret.trim, "DELETE FROM events WHERE task_id = ? AND seq < ?"},
+		{&s.ret.del[0], "DELETE FROM events WHERE task_id IN " + ids},
+		{&s.ret.del[1], "DELETE FROM snapshots WHERE task_id IN " + ids},
+		{&s.ret.del[2], "DELETE FROM messages WHERE task_id IN " + ids},
+		{&s.ret.del[3], "DELETE FROM push_configs WHERE task_id IN " + ids},
+		{&s.ret.del[4], "DELETE FROM tasks WHERE id IN " + ids},
+	} {
+		st, err := s.wconn.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return wrap("prepare", err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+// DeleteFinished implements store.Store (retention). Tasks of up to
+// deleteBudget records in all are deleted together, in one transaction;
+// a larger task first loses its oldest records, deleteBudget per call (a
+// reader of its log meanwhile sees the later records only, and Task may
+// answer store.ErrNotFound when it needs them), then the rest with its
+// row. It returns ErrClosed after Close.
 func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int) (int, bool, error) {
 	if limit <= 0 {
 		limit = 256
@@ -39,10 +75,7 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 			id  string
 			seq int64
 		}
-		rows, err := c.QueryContext(ctx, `SELECT id, seq FROM tasks INDEXED BY tasks_finished
-			WHERE (state = 'completed' OR state = 'canceled' OR state = 'failed' OR state = 'rejected') AND updated < ?
-			AND NOT EXISTS (SELECT 1 FROM push_configs p WHERE p.task_id = tasks.id AND p.delivered < tasks.seq)
-			ORDER BY updated, id LIMIT ?`, cut, limit+1)
+		rows, err := s.ret.candidates.QueryContext(ctx, cut, limit+1)
 		if err != nil {
 			return wrap("delete finished", err)
 		}
@@ -63,41 +96,48 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 		if len(cands) > limit {
 			cands, more = cands[:limit], true
 		}
+		var ids []string
 		budget := int64(deleteBudget)
 		for _, k := range cands {
-			if budget <= 0 {
-				more = true
-				break
-			}
-			var low sql.NullInt64
-			if err := c.QueryRowContext(ctx, "SELECT min(seq) FROM events WHERE task_id = ?", k.id).Scan(&low); err != nil {
-				return wrap("delete finished", err)
-			}
-			if low.Valid {
-				upto := low.Int64 + budget // records below it go
-				n, err := rowsAffected(c.ExecContext(ctx, "DELETE FROM events WHERE task_id = ? AND seq < ?", k.id, upto))
-				if err != nil {
+			records := k.seq
+			if records > budget {
+				// Records may have gone already (a large task is trimmed
+				// over several calls): count what remains.
+				var low sql.NullInt64
+				if err := s.ret.lowest.QueryRowContext(ctx, k.id).Scan(&low); err != nil {
 					return wrap("delete finished", err)
 				}
-				budget -= n
-				if upto <= k.seq {
-					more = true // records remain: the next call goes on
+				records = 0
+				if low.Valid {
+					records = k.seq - low.Int64 + 1
+				}
+				if records > budget {
+					more = true
+					if len(ids) == 0 {
+						// Alone in this call: its oldest records go.
+						if _, err := s.ret.trim.ExecContext(ctx, k.id, low.Int64+budget); err != nil {
+							return wrap("delete finished", err)
+						}
+					}
 					break
 				}
 			}
-			for _, q := range []string{
-				"DELETE FROM snapshots WHERE task_id = ?",
-				"DELETE FROM messages WHERE task_id = ?",
-				"DELETE FROM push_configs WHERE task_id = ?",
-				"DELETE FROM tasks WHERE id = ?",
-			} {
-				if _, err := c.ExecContext(ctx, q, k.id); err != nil {
-					return wrap("delete finished", err)
-				}
-			}
-			budget--
-			deleted++
+			ids = append(ids, k.id)
+			budget -= records
 		}
+		if len(ids) == 0 {
+			return nil
+		}
+		list, err := json.Marshal(ids)
+		if err != nil {
+			return fmt.Errorf("sqlite: delete finished: %w", err)
+		}
+		for _, st := range s.ret.del {
+			if _, err := st.ExecContext(ctx, list); err != nil {
+				return wrap("delete finished", err)
+			}
+		}
+		deleted = len(ids)
 		return nil
 	})
 	if err != nil {

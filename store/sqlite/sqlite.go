@@ -87,8 +87,9 @@ type Store struct {
 	reqs   chan *request
 	done   chan struct{} // closed when the writer goroutine has exited
 
-	w writeStmts
-	r readStmts
+	w   writeStmts
+	r   readStmts
+	ret retentionStmts
 
 	msgs     *msgFilter
 	stopScan context.CancelFunc
@@ -271,6 +272,9 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.prepareWriter(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.prepareRetention(ctx); err != nil {
 		return nil, err
 	}
 
