@@ -164,11 +164,34 @@ func (p *pusher) kickConfig(taskID, configID string) {
 	go p.work(key, taskID, configID, wake)
 }
 
-// work delivers until nothing is pending and no wake-up came meanwhile.
+// pushLinger is how long a push worker waits for its task's next events
+// after it delivered everything, keeping what it folded: while a task
+// streams, its worker folds each event once instead of the whole log.
+const pushLinger = time.Second
+
+// pushState is a push worker's fold of its task's log: task is the fold of
+// records 1..seq.
+type pushState struct {
+	task a2a.Task
+	seq  int64
+}
+
+// work delivers until nothing is pending and no wake-up came for
+// pushLinger (or the engine stops).
 func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
 	defer p.e.wg.Done()
+	var st pushState
+	linger := time.NewTimer(pushLinger)
+	defer linger.Stop()
 	for {
-		p.deliver(p.e.base, taskID, configID)
+		p.deliver(p.e.base, taskID, configID, &st)
+		linger.Reset(pushLinger)
+		select {
+		case <-wake:
+			continue
+		case <-linger.C:
+		case <-p.e.base.Done():
+		}
 		p.mu.Lock()
 		select {
 		case <-wake:
@@ -196,59 +219,78 @@ func (p *pusher) current(ctx context.Context, taskID, configID string) (store.Pu
 	return store.PushConfig{}, false
 }
 
+// pushPage is how many records deliver reads at a time.
+const pushPage = 256
+
 // deliver posts the task snapshot for the config's pending events, in
 // order, advancing its durable cursor. Every status change gets its own
-// notification; a run of artifact updates is covered by one notification
-// after its last update (the snapshot then holds all of them).
-func (p *pusher) deliver(ctx context.Context, taskID, configID string) {
+// notification; an artifact gets one when its last chunk arrives, or when
+// a record other than an artifact update follows it (a run of artifact
+// updates is covered by one notification after it, the snapshot then
+// holding all of them; chunks still streaming are covered by the next).
+// st carries the worker's fold of the log across calls, so each record is
+// read and folded once.
+func (p *pusher) deliver(ctx context.Context, taskID, configID string, st *pushState) {
 	c, ok := p.current(ctx, taskID, configID)
 	if !ok {
 		return
 	}
-	info, err := p.e.st.Task(ctx, taskID)
-	if err != nil || c.Delivered >= info.Seq {
-		return
-	}
-	recs, err := p.e.st.Events(ctx, taskID, 0, int(info.Seq))
-	if err != nil {
-		p.e.log.Error("push: read task log", "task", taskID, "err", err)
-		return
-	}
-	var task a2a.Task
-	for i, r := range recs {
-		if task, err = fold(task, r.Event); err != nil {
-			p.e.log.Error("push: fold task log", "task", taskID, "seq", r.Seq, "err", err)
+	for {
+		// One record more than the page: the next one decides whether an
+		// artifact update ends a run.
+		recs, err := p.e.st.Events(ctx, taskID, st.seq, pushPage+1)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+				p.e.log.Error("push: read task log", "task", taskID, "err", err)
+			}
 			return
 		}
-		if r.Seq <= c.Delivered {
-			continue
-		}
-		notify := false
-		switch r.Event.(type) {
-		case *a2a.Task, *a2a.TaskStatusUpdateEvent:
-			notify = true
-		case *a2a.TaskArtifactUpdateEvent:
-			_, nextIsArtifact := nextEvent(recs, i).(*a2a.TaskArtifactUpdateEvent)
-			notify = !nextIsArtifact
-		}
-		if notify {
+		page := recs[:min(len(recs), pushPage)]
+		covered := c.Delivered
+		for i, r := range page {
+			if st.task, err = fold(st.task, r.Event); err != nil {
+				p.e.log.Error("push: fold task log", "task", taskID, "seq", r.Seq, "err", err)
+				return
+			}
+			st.seq = r.Seq
+			if r.Seq <= c.Delivered {
+				continue
+			}
+			notify := false
+			switch ev := r.Event.(type) {
+			case *a2a.Task, *a2a.TaskStatusUpdateEvent:
+				notify = true
+			case *a2a.TaskArtifactUpdateEvent:
+				next := nextEvent(recs, i)
+				_, nextIsArtifact := next.(*a2a.TaskArtifactUpdateEvent)
+				notify = ev.LastChunk || (next != nil && !nextIsArtifact)
+			}
+			if !notify {
+				covered = r.Seq // skipped, or covered by a later notification
+				continue
+			}
 			var alive bool
-			if c, alive = p.post(ctx, c, &task, r); !alive {
+			if c, alive = p.post(ctx, c, &st.task, r); !alive {
 				return // stopping, or the config was deleted
 			}
+			covered = r.Seq
+			if err := p.e.st.MarkPushDelivered(context.WithoutCancel(ctx), taskID, configID, r.Seq); err != nil {
+				p.e.log.Error("push: advance cursor", "task", taskID, "config", configID, "err", err)
+				return
+			}
+			c.Delivered = r.Seq
 		}
-		if err := p.e.st.MarkPushDelivered(context.WithoutCancel(ctx), taskID, configID, r.Seq); err != nil {
-			p.e.log.Error("push: advance cursor", "task", taskID, "config", configID, "err", err)
+		if covered > c.Delivered {
+			if err := p.e.st.MarkPushDelivered(context.WithoutCancel(ctx), taskID, configID, covered); err != nil {
+				p.e.log.Error("push: advance cursor", "task", taskID, "config", configID, "err", err)
+				return
+			}
+			c.Delivered = covered
+		}
+		if len(recs) <= pushPage {
 			return
 		}
 	}
-}
-
-func nextEvent(recs []store.Record, i int) a2a.Event {
-	if i+1 < len(recs) {
-		return recs[i+1].Event
-	}
-	return nil
 }
 
 // post delivers one notification, retrying with backoff until it succeeds
@@ -373,4 +415,12 @@ func (h *Handler) setPushConfig(ctx context.Context, taskID string, cfg a2a.Push
 	p.configured(taskID)
 	p.kickConfig(taskID, cfg.ID)
 	return cfg, nil
+}
+
+// nextEvent is the event of the record after recs[i], or nil.
+func nextEvent(recs []store.Record, i int) a2a.Event {
+	if i+1 < len(recs) {
+		return recs[i+1].Event
+	}
+	return nil
 }

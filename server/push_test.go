@@ -261,3 +261,31 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 		t.Fatal("more configs than the limit were accepted")
 	}
 }
+
+// TestPushChunkedArtifact: an artifact streamed in 4,096 chunks is
+// notified when its last chunk arrives (and with the final status), not
+// once per chunk, and the notifications carry it whole.
+func TestPushChunkedArtifact(t *testing.T) {
+	t.Parallel()
+	hk := newHook(t)
+	eng, h := pushEngine(t, memory.New(), &fakeSigner{})
+	defer eng.Close(context.Background())
+	text := strings.Repeat("0123456789abcdef", 4096*4) // 4,096 chunks of 64 bytes
+	_, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text}),
+		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []delivery
+	for {
+		got = hk.wait(t, len(got)+1)
+		if got[len(got)-1].state == "completed" {
+			break
+		}
+	}
+	// submitted (the create), working or completed states, and the
+	// artifact's last chunk: a handful, not thousands.
+	if len(got) > 6 || got[len(got)-1].artifacts != 1 {
+		t.Fatalf("%d notifications for 4,096 chunks: %+v", len(got), got)
+	}
+}
