@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -95,6 +94,11 @@ func loadServeFile(path string) (*serveFile, error) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// Unknown keys first, on the file as written (before ${NAME}
+	// expansion: keys are reported, never values).
+	if err := checkKeys(&doc, reflect.TypeFor[serveFile](), ""); err != nil {
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
 	var missing []string
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
@@ -120,14 +124,13 @@ func loadServeFile(path string) (*serveFile, error) {
 		slices.Sort(missing)
 		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(slices.Compact(missing), ", "))
 	}
-	expanded, err := yaml.Marshal(&doc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	// Decoded from the expanded tree itself, so errors name the lines of
+	// the file as written.
 	var f serveFile
-	dec := yaml.NewDecoder(bytes.NewReader(expanded))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && err != io.EOF {
+	if doc.Kind == 0 {
+		return &f, nil // an empty file
+	}
+	if err := doc.Decode(&f); err != nil {
 		if len(envRef.FindAll(raw, -1)) > 0 {
 			// The decoder quotes values, which may be expanded secrets.
 			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, redactYAMLError(err))
