@@ -70,4 +70,3 @@ func pushURLField(data any) bool {
 	f, _ := m["field"].(string)
 	return strings.HasSuffix(f, "pushNotificationConfig/url")
 }
-

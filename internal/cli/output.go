@@ -87,7 +87,7 @@ type streamPrinter struct {
 	start time.Time
 	json  bool
 	// The artifact whose chunks continue the current line.
-	open           bool
+	open                   bool
 	openTask, openArtifact string
 }
 
@@ -274,4 +274,3 @@ func partText(p a2a.Part) string {
 	}
 	return ""
 }
-
