@@ -519,10 +519,17 @@ func (e *clientEnv) stopped(ctx context.Context, prog *progress, err error) erro
 		return &stoppedError{sig: sig, hint: hint}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &hinted{err: fmt.Errorf("--timeout %s expired: %w", e.timeout, context.DeadlineExceeded), hint: hint}
+		return &hinted{err: timeoutError{e.timeout}, hint: hint}
 	}
 	return err
 }
+
+// timeoutError is --timeout expiring; errors.Is(err,
+// context.DeadlineExceeded) holds.
+type timeoutError struct{ d time.Duration }
+
+func (e timeoutError) Error() string        { return fmt.Sprintf("--timeout %s expired", e.d) }
+func (e timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // continueHint says what became of the task and gives the commands that
 // follow it and cancel it. Credentials are never repeated.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,10 @@ func testHost(t *testing.T) (*httptest.Server, *sync.Map) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("X-Test"); v != "" {
 			seen.Store("X-Test", v)
+		}
+		if r.Method == http.MethodPost {
+			n, _ := seen.LoadOrStore("POST", &atomic.Int64{})
+			n.(*atomic.Int64).Add(1)
 		}
 		host.ServeHTTP(w, r)
 	}))

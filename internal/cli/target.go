@@ -72,7 +72,7 @@ func resolveTarget(arg string, f *connFlags) (*target, error) {
 		t.flags = append(t.flags, "--profile", f.profile)
 	}
 	switch {
-	case strings.Contains(arg, "://"):
+	case hasScheme.MatchString(arg):
 	case profileName.MatchString(arg):
 		p, err := findProfile(arg)
 		if err != nil {
@@ -163,7 +163,7 @@ func parseHeaders(kvs []string) (http.Header, error) {
 // (localhost, 127.0.0.0/8, ::1); any other host needs an explicit scheme.
 // It returns an absolute http or https URL or a usage error.
 func normalizeURL(raw string) (string, error) {
-	if strings.Contains(raw, "://") {
+	if hasScheme.MatchString(raw) {
 		p, err := url.Parse(raw)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return "", usageError{fmt.Errorf("%q is not an http(s) URL", raw)}
@@ -179,6 +179,9 @@ func normalizeURL(raw string) (string, error) {
 	}
 	return "http://" + raw, nil
 }
+
+// hasScheme matches a URL that starts with a scheme (RFC 3986 §3.1).
+var hasScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 
 func loopbackHost(h string) bool {
 	if strings.EqualFold(h, "localhost") {

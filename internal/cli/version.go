@@ -26,7 +26,7 @@ type versionInfo struct {
 	// vcs.time, vcs.modified), when the build had one.
 	Commit     string `json:"commit,omitempty"`
 	CommitTime string `json:"commitTime,omitempty"`
-	Modified   bool   `json:"modified,omitempty"`
+	Modified   bool   `json:"modified,omitzero"`
 	Go         string `json:"go"`
 	Platform   string `json:"platform"`
 	// ProtocolVersions are the A2A protocol versions spoken.

@@ -72,8 +72,8 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *unknownKeyError {
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-				continue
+			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" || k.ShortTag() == "!!null" {
+				continue // as yaml.v3, which skips null keys
 			}
 			ft, ok := fields[k.Value]
 			if !ok {
@@ -123,7 +123,7 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() && !f.Anonymous {
 			continue
 		}
 		tag := f.Tag.Get("yaml")
