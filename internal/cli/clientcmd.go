@@ -122,7 +122,8 @@ func (e *clientEnv) dial(ctx context.Context, arg string) (*client.Client, error
 	return client.Dial(ctx, e.tgt.url, o)
 }
 
-const urlHelp = `URL is the agent's base URL (its card is looked up under
+const urlHelp = `
+URL is the agent's base URL (its card is looked up under
 /.well-known/agent-card.json), its card URL, or the name of a profile of the
 client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
 [::1]) default to http://.`

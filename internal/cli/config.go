@@ -17,7 +17,9 @@ import (
 
 // serveFile is the `a2abridge serve --config FILE` format (YAML). Values
 // may reference environment variables as ${NAME}; an unset variable is an
-// error. Flags given on the command line override the file.
+// error. Flags given on the command line override the file. A key that is
+// not a field's yaml tag is an error naming its line and the closest valid
+// key (checkKeys derives the valid keys from the tags by reflection).
 type serveFile struct {
 	Addr      string `yaml:"addr"`
 	PublicURL string `yaml:"public_url"`

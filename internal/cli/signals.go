@@ -84,10 +84,13 @@ func (in *interrupts) loop(sigs <-chan os.Signal, done <-chan struct{}) {
 type signalError struct{ sig os.Signal }
 
 func (e signalError) Error() string {
-	if e.sig == os.Interrupt {
+	switch e.sig {
+	case os.Interrupt:
 		return "interrupted"
+	case syscall.SIGTERM:
+		return "stopped by SIGTERM"
 	}
-	return fmt.Sprintf("stopped by %v", e.sig)
+	return fmt.Sprintf("stopped by signal %v", e.sig)
 }
 
 // exitCodeFor is the shell's convention: 128 + the signal number.
