@@ -93,7 +93,7 @@ func resolveTarget(arg string, f *connFlags) (*target, error) {
 	u, err := normalizeURL(arg)
 	if err != nil {
 		if prof == nil && profileName.MatchString(arg) {
-			return nil, usageError{fmt.Errorf("%w (nor is it a profile in %s)", err, clientConfigPath())}
+			return nil, usageError{fmt.Errorf("%q has no scheme and is not a profile in %s: add https:// (or http://); only loopback hosts (localhost, 127.0.0.0/8, ::1) default to http://", arg, clientConfigPath())}
 		}
 		return nil, err
 	}

@@ -236,7 +236,7 @@ profiles:
 		want string
 	}{
 		{[]string{"send", "unset", "x"}, "A2ABRIDGE_SURELY_UNSET_TOKEN"},
-		{[]string{"send", "nosuch", "x"}, "nor is it a profile"},
+		{[]string{"send", "nosuch", "x"}, `"nosuch" has no scheme and is not a profile in`},
 		{[]string{"send", "keyless", "x"}, "has no url"},
 		{[]string{"send", echo, "x", "--profile", "nosuch"}, "no such profile"},
 		{[]string{"send", "good", "x", "--profile", "bad"}, "give one"},
