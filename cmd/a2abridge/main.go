@@ -2,17 +2,14 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/a2abridge/a2abridge/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	// cli.Main wires SIGINT and SIGTERM itself: a chat needs each Ctrl-C
+	// delivered to whatever waits at that moment (a turn, the prompt), not
+	// one context cancelled for good.
+	os.Exit(cli.Main(os.Args[1:]))
 }

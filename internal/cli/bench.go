@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -17,13 +15,16 @@ import (
 )
 
 // newBenchCmd is `a2abridge bench URL`: a load generator for any A2A
-// JSON-RPC endpoint. It reads the client commands' persistent flags
-// (--header, --token, --timeout, --json, --human) from the root.
+// JSON-RPC endpoint. Its --header, --token, --profile, --json and --human
+// work as for the client commands.
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		o     bench.Options
-		mode  string
-		quiet bool
+		o       bench.Options
+		mode    string
+		quiet   bool
+		conn    connFlags
+		out     outFlags
+		timeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "bench URL",
@@ -53,10 +54,11 @@ not a terminal).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
-			if err := checkURL(args[0]); err != nil {
+			tgt, err := resolveTarget(args[0], &conn)
+			if err != nil {
 				return err
 			}
-			o.URL = args[0]
+			o.URL = tgt.url
 			o.Mode = bench.Mode(mode)
 			switch o.Mode {
 			case bench.ModeSend, bench.ModeStream, bench.ModeResubscribe, bench.ModeIdle:
@@ -78,36 +80,28 @@ not a terminal).`,
 			if fl.Changed("requests") {
 				o.Duration = 0
 			}
-			if v, _ := fl.GetString("api-key"); v != "" {
-				return usageError{errors.New("bench sends no API key: pass it with --header NAME:VALUE")}
+			if tgt.apiKey != "" {
+				return usageError{errors.New("bench sends no API key (from the environment or a profile): pass it with --header NAME:VALUE")}
 			}
-			hs, _ := fl.GetStringArray("header")
-			h := http.Header{}
-			for _, kv := range hs {
-				k, v, ok := strings.Cut(kv, ":")
-				if !ok || strings.TrimSpace(k) == "" {
-					return usageError{fmt.Errorf("--header %q: want NAME:VALUE", kv)}
-				}
-				h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-			}
-			if tok, _ := fl.GetString("token"); tok != "" {
-				h.Set("Authorization", "Bearer "+tok)
+			h := tgt.headers.Clone()
+			if tgt.token != "" && h.Get("Authorization") == "" {
+				h.Set("Authorization", "Bearer "+tgt.token)
 			}
 			o.Header = h
 			if !quiet {
 				o.Progress = stderr
 			}
 			ctx := cmd.Context()
-			if t, _ := fl.GetDuration("timeout"); t > 0 {
+			if timeout > 0 {
 				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, t)
+				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
 			res, err := bench.Run(ctx, o)
 			if err != nil {
 				return err
 			}
-			if benchJSON(fl.GetBool, stdout) {
+			if out.json || (!out.human && pipedFile(stdout)) {
 				b, err := json.Marshal(res, json.Deterministic(true))
 				if err != nil {
 					return err
@@ -136,22 +130,15 @@ not a terminal).`,
 	f.StringVar(&o.IdleTask, "idle-task", "", "idle mode: follow this existing task instead of starting one")
 	f.StringVar(&o.IdleText, "idle-text", bench.DefaultIdleText, "idle mode: text of the message that starts a task")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
+	conn.register(f, false)
+	f.DurationVar(&timeout, "timeout", 0, "overall limit of the run, warm-up included (0: none)")
+	out.register(f)
 	return cmd
 }
 
-// benchJSON reports whether to print JSON: --json, or stdout is not a
-// terminal and --human is not set (as the other client commands decide).
-func benchJSON(get func(string) (bool, error), stdout io.Writer) bool {
-	if v, _ := get("json"); v {
-		return true
-	}
-	if v, _ := get("human"); v {
-		return false
-	}
-	f, ok := stdout.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice == 0
+// pipedFile reports whether w is a file or pipe that is not a terminal
+// (false for anything but an *os.File, such as a test's buffer).
+func pipedFile(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && !isTerminal(f)
 }

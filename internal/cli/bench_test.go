@@ -39,7 +39,7 @@ func TestBenchCommand(t *testing.T) {
 		{"bench", ts.URL, "--duration", "1s", "--requests", "5"},
 		{"bench", ts.URL, "--mode", "idle", "--requests", "5"},
 		{"bench", ts.URL, "-c", "0"},
-		{"bench", "localhost:1"},
+		{"bench", "example.com:1"}, // no scheme, not loopback
 		{"bench", ts.URL, "--header", "nocolon"},
 	} {
 		if _, errs, code := run(t, "", args...); code != ExitUsage {
@@ -49,5 +49,13 @@ func TestBenchCommand(t *testing.T) {
 	// Nothing listening: a transport error.
 	if _, errs, code := run(t, "", "bench", "http://127.0.0.1:1/", "-n", "1"); code != ExitTransport {
 		t.Errorf("closed port: exit %d (%s)", code, errs)
+	}
+	// A loopback host without a scheme is http://.
+	if _, errs, code := run(t, "", "bench", "localhost:1", "-n", "1"); code != ExitTransport || !strings.Contains(errs, "http://localhost:1") {
+		t.Errorf("localhost:1: exit %d (%s)", code, errs)
+	}
+	// Client-only flags do not exist on bench.
+	if _, errs, code := run(t, "", "bench", ts.URL, "--api-key", "k"); code != ExitUsage || !strings.Contains(errs, "unknown flag") {
+		t.Errorf("--api-key on bench: exit %d (%s)", code, errs)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -26,6 +25,9 @@ func newCheckCmd(_ io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		report, text, longText string
 		categories, only       []string
 		list, quiet            bool
+		conn                   connFlags
+		out                    outFlags
+		timeout                time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "check URL",
@@ -38,7 +40,9 @@ receiver the checker runs on 127.0.0.1), the authenticated extended card, and
 every response against the A2A 0.3.0 JSON Schema.
 
 URL is the agent's base URL (its card is looked up under
-/.well-known/agent-card.json) or the card's URL. Each check has an id, the
+/.well-known/agent-card.json), the card's URL, or a profile of the client config
+file (credentials: --token, $A2ABRIDGE_CLIENT_TOKEN, --api-key, --profile, as
+for the client commands). Each check has an id, the
 section of the specification it enforces, a level (MUST, SHOULD, MAY) and a
 result (pass, fail, skip, n/a) with evidence: the requests sent and the
 responses that decided it.
@@ -61,7 +65,7 @@ Exit status: 0 when no MUST check failed, 1 when at least one did, 2 for
 usage errors.`,
 		Example: `  a2abridge check http://127.0.0.1:8080
   a2abridge check http://127.0.0.1:8080/a2a/slow --text 0 --long-text 5 --report report.md
-  a2abridge check https://agent.example.com --token "$TOKEN" --category rpc,stream
+  A2ABRIDGE_CLIENT_TOKEN=s3cret a2abridge check https://agent.example.com --category rpc,stream
   a2abridge check --list`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if list {
@@ -73,26 +77,12 @@ usage errors.`,
 			if list {
 				return checkListChecks(stdout)
 			}
-			fl := cmd.Flags()
-			headers, _ := fl.GetStringArray("header")
-			token, _ := fl.GetString("token")
-			apiKey, _ := fl.GetString("api-key")
-			timeout, _ := fl.GetDuration("timeout")
-			asJSON, _ := fl.GetBool("json")
-			human, _ := fl.GetBool("human")
 			if timeout < 0 {
 				return usageError{errors.New("--timeout must not be negative")}
 			}
-			if err := checkURL(args[0]); err != nil {
+			tgt, err := resolveTarget(args[0], &conn)
+			if err != nil {
 				return err
-			}
-			h := http.Header{}
-			for _, kv := range headers {
-				k, v, ok := strings.Cut(kv, ":")
-				if !ok || strings.TrimSpace(k) == "" {
-					return usageError{fmt.Errorf("--header %q: want NAME:VALUE", kv)}
-				}
-				h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 			}
 			if _, err := check.Select(checkSplitList(categories), checkSplitList(only)); err != nil {
 				return usageError{err}
@@ -107,7 +97,7 @@ usage errors.`,
 				rf = f
 			}
 			o := check.Options{
-				URL: args[0], Header: h, Token: token, APIKey: apiKey, Timeout: timeout,
+				URL: tgt.url, Header: tgt.headers, Token: tgt.token, APIKey: tgt.apiKey, Timeout: timeout,
 				Text: text, LongText: longText,
 				Categories: checkSplitList(categories), Only: checkSplitList(only),
 			}
@@ -118,7 +108,7 @@ usage errors.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if asJSON || (!human && !checkIsTerminal(stdout)) {
+			if out.json || (!out.human && !checkIsTerminal(stdout)) {
 				err = rep.WriteJSON(stdout)
 			} else {
 				fmt.Fprintln(stdout)
@@ -155,6 +145,9 @@ usage errors.`,
 	f.StringVar(&longText, "long-text", "", "a message that keeps the agent busy for a few seconds, for the cancel and resubscribe probes (default: --text)")
 	f.BoolVar(&list, "list", false, "list the checks (id, level, section, title) and exit")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	conn.register(f, true)
+	f.DurationVar(&timeout, "timeout", check.DefaultTimeout, "limit of each request and each stream")
+	out.register(f)
 	return cmd
 }
 
@@ -170,14 +163,7 @@ func checkSplitList(vs []string) []string {
 	return out
 }
 
-func checkIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func checkIsTerminal(w io.Writer) bool { return isTerminal(w) }
 
 // checkProgressPrinter shows each check as it runs (on a terminal the running
 // check's line is rewritten in place).

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,31 +14,39 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
 )
 
-// globalFlags are the client commands' persistent flags.
-type globalFlags struct {
-	headers []string
-	token   string
-	apiKey  string
-	timeout time.Duration
-	json    bool
-	human   bool
+// outFlags choose the output format.
+type outFlags struct {
+	json  bool
+	human bool
 }
 
+func (o *outFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print raw A2A JSON, one value per line (default when stdout is not a terminal)")
+	fs.BoolVar(&o.human, "human", false, "print human-readable output even when stdout is not a terminal")
+}
+
+// clientEnv is what the client commands share: their flags (one set,
+// registered on each command that uses it), the streams, the signal
+// router, and the target of the running command.
 type clientEnv struct {
-	g      *globalFlags
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
+	conn    connFlags
+	out     outFlags
+	timeout time.Duration
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	intr    *interrupts
+	tgt     *target
 }
 
 func isTransport(err error) bool {
@@ -48,134 +55,143 @@ func isTransport(err error) bool {
 	return errors.As(err, &ne) || errors.As(err, &ue) || errors.Is(err, client.ErrStreamEnded) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// jsonOut reports whether output is JSON: --json, or stdout is not a
-// terminal and --human is not set.
-// printable replaces control characters (ANSI escapes from a hostile
-// server, say) in text shown to a person.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
-			return r
-		}
-		return '�'
-	}, s)
+// clientFlags registers the client commands' flags on cmd.
+func (e *clientEnv) clientFlags(cmd *cobra.Command) *cobra.Command {
+	fs := cmd.Flags()
+	e.conn.register(fs, true)
+	fs.DurationVar(&e.timeout, "timeout", 0, "give up after this long (e.g. 30s; 0: wait as long as it takes)")
+	e.out.register(fs)
+	return cmd
 }
 
+// jsonOut reports whether output is JSON: --json, or stdout is a file or
+// pipe (not a terminal) and --human is not set.
 func (e *clientEnv) jsonOut() bool {
-	if e.g.json {
+	if e.out.json {
 		return true
 	}
-	if e.g.human {
+	if e.out.human {
 		return false
 	}
-	f, ok := e.stdout.(*os.File)
-	if !ok {
-		return false
+	return pipedFile(e.stdout)
+}
+
+// color reports whether human output is coloured: stdout is a capable
+// terminal, NO_COLOR is not set, TERM is not "dumb".
+func (e *clientEnv) color() bool { return !e.jsonOut() && fancyTerminal(e.stdout) }
+
+// paint shows text in the colour of state s when output is coloured.
+func (e *clientEnv) paint(s a2a.TaskState, text string) string {
+	if !e.color() {
+		return text
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice == 0
+	return stateColor(s) + text + sgrReset
 }
 
 func (e *clientEnv) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	if e.g.timeout > 0 {
-		return context.WithTimeout(cmd.Context(), e.g.timeout)
+	if e.timeout < 0 {
+		e.timeout = 0
+	}
+	if e.timeout > 0 {
+		return context.WithTimeout(cmd.Context(), e.timeout)
 	}
 	return context.WithCancel(cmd.Context())
 }
 
-func (e *clientEnv) options() (client.Options, error) {
-	h := http.Header{}
-	for _, kv := range e.g.headers {
-		k, v, ok := strings.Cut(kv, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return client.Options{}, usageError{fmt.Errorf("--header %q: want NAME:VALUE", kv)}
-		}
-		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+// target resolves the URL argument (a URL or a profile name) with the
+// connection flags and remembers it for hints.
+func (e *clientEnv) target(arg string) (*target, client.Options, error) {
+	t, err := resolveTarget(arg, &e.conn)
+	if err != nil {
+		return nil, client.Options{}, err
 	}
-	o := client.Options{Token: e.g.token, APIKey: e.g.apiKey}
-	if len(h) > 0 {
+	e.tgt = t
+	o := client.Options{Token: t.token, APIKey: t.apiKey}
+	if len(t.headers) > 0 {
+		h := t.headers
 		o.Headers = func(context.Context, string) (http.Header, error) { return h, nil }
 	}
-	return o, nil
+	return t, o, nil
 }
 
-// checkURL rejects what is not an absolute http(s) URL, as a usage error.
-func checkURL(u string) error {
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return usageError{fmt.Errorf("%q is not an http(s) URL", u)}
-	}
-	return nil
-}
-
-func (e *clientEnv) dial(ctx context.Context, u string) (*client.Client, error) {
-	if err := checkURL(u); err != nil {
-		return nil, err
-	}
-	o, err := e.options()
+func (e *clientEnv) dial(ctx context.Context, arg string) (*client.Client, error) {
+	_, o, err := e.target(arg)
 	if err != nil {
 		return nil, err
 	}
-	return client.Dial(ctx, u, o)
+	return client.Dial(ctx, e.tgt.url, o)
 }
 
-func addClientCommands(root *cobra.Command, stdin io.Reader, stdout, stderr io.Writer) {
-	g := &globalFlags{}
-	pf := root.PersistentFlags()
-	pf.StringArrayVar(&g.headers, "header", nil, "extra request header NAME:VALUE (repeatable)")
-	pf.StringVar(&g.token, "token", "", "bearer token (sent as the card's security schemes require)")
-	pf.StringVar(&g.apiKey, "api-key", "", "API key (placed where the card's apiKey scheme says)")
-	pf.DurationVar(&g.timeout, "timeout", 0, "overall timeout of the command (0: none)")
-	pf.BoolVar(&g.json, "json", false, "print raw A2A JSON results, one per line (default when stdout is not a terminal)")
-	pf.BoolVar(&g.human, "human", false, "print human-readable output even when stdout is not a terminal")
-	e := &clientEnv{g: g, stdin: stdin, stdout: stdout, stderr: stderr}
+const urlHelp = `
+URL is the agent's base URL (its card is looked up under
+/.well-known/agent-card.json), its card URL, or the name of a profile of the
+client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
+[::1]) default to http://.`
 
-	root.AddCommand(&cobra.Command{
+func addClientCommands(root *cobra.Command, e *clientEnv) {
+	root.AddCommand(e.clientFlags(&cobra.Command{
 		Use:   "card URL",
 		Short: "Fetch and validate an agent's card (base URL or card URL)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Fetch an agent's Agent Card, validate it (A2A 0.3.0 §5.5) and print it: name,
+version, protocol version, endpoint and transport, capabilities, input and
+output modes, security schemes and skills. With --json, the card as served.
+` + urlHelp,
+		Example: `  a2abridge card localhost:8080
+  a2abridge card https://agents.example.com/a2a/echo/.well-known/agent-card.json --json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
 			defer cancel()
-			if err := checkURL(args[0]); err != nil {
-				return err
-			}
-			o, err := e.options()
+			t, o, err := e.target(args[0])
 			if err != nil {
 				return err
 			}
-			card, err := client.Resolve(ctx, args[0], o)
+			card, err := client.Resolve(ctx, t.url, o)
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			return e.printCard(&card)
 		},
-	})
-	root.AddCommand(&cobra.Command{
+	}))
+	root.AddCommand(e.clientFlags(&cobra.Command{
 		Use:   "extended-card URL",
 		Short: "Call agent/getAuthenticatedExtendedCard",
-		Args:  cobra.ExactArgs(1),
+		Long: `Call agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10) and print the
+extended Agent Card the agent shows to authenticated callers. It needs
+credentials (--token, $` + envClientToken + `, a profile, or --api-key); an
+agent without an extended card answers -32007.
+` + urlHelp,
+		Example: `  a2abridge extended-card http://127.0.0.1:8080 --token "$TOKEN"
+  A2ABRIDGE_CLIENT_TOKEN=s3cret a2abridge extended-card localhost:8080`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			card, err := c.GetAuthenticatedExtendedCard(ctx)
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			return e.printCard(card)
 		},
-	})
+	}))
 	root.AddCommand(e.sendCmd(false), e.sendCmd(true))
 
 	var history int
 	get := &cobra.Command{
 		Use:   "get URL TASK",
 		Short: "Call tasks/get",
-		Args:  cobra.ExactArgs(2),
+		Long: `Call tasks/get (A2A 0.3.0 §7.3) and print the task: its state, context,
+status message, artifacts and, with --history N, its N most recent messages.
+The exit status reflects the task: 5 when it failed or was rejected, 6 when it
+was canceled, 0 otherwise (input-required and auth-required included).
+` + urlHelp,
+		Example: `  a2abridge get localhost:8080 0f6c3d7e-4b1a-4c47-9a3e-2f0e8f9b1c2d
+  a2abridge get http://127.0.0.1:8080/a2a/slow "$TASK" --history 2 --json`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := a2a.TaskQueryParams{ID: args[1]}
 			if cmd.Flags().Changed("history") {
@@ -188,42 +204,64 @@ func addClientCommands(root *cobra.Command, stdin io.Reader, stdout, stderr io.W
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			t, err := c.GetTask(ctx, p)
 			if err != nil {
+				return e.stopped(ctx, nil, err)
+			}
+			if err := e.printResult(t, 0); err != nil {
 				return err
 			}
-			return e.printResult(t, 0)
+			return taskOutcome(t, false)
 		},
 	}
 	get.Flags().IntVar(&history, "history", 0, "historyLength: at most N most recent messages")
-	root.AddCommand(get)
+	root.AddCommand(e.clientFlags(get))
 
-	root.AddCommand(&cobra.Command{
+	root.AddCommand(e.clientFlags(&cobra.Command{
 		Use:   "cancel URL TASK",
 		Short: "Call tasks/cancel",
-		Args:  cobra.ExactArgs(2),
+		Long: `Call tasks/cancel (A2A 0.3.0 §7.4) and print the task the agent returns.
+A task that is now canceled is success (exit status 0); one that ended failed
+or rejected instead exits 5. A task that had already ended answers -32002
+(exit status 3).
+` + urlHelp,
+		Example: `  a2abridge cancel http://127.0.0.1:8080/a2a/slow "$TASK"`,
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			t, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: args[1]})
 			if err != nil {
+				return e.stopped(ctx, nil, err)
+			}
+			if err := e.printResult(t, 0); err != nil {
 				return err
 			}
-			return e.printResult(t, 0)
+			return taskOutcome(t, true)
 		},
-	})
+	}))
 
 	var from string
 	resub := &cobra.Command{
 		Use:   "resubscribe URL TASK",
 		Short: "Call tasks/resubscribe and print events until the task is final",
-		Args:  cobra.ExactArgs(2),
+		Long: `Call tasks/resubscribe (A2A 0.3.0 §7.9) and print the task's events as they
+arrive, until it is final (terminal, input-required or auth-required). --from N
+resumes after event N (sent as Last-Event-ID; a2abridge servers replay every
+event after it, so no update is missed); without it the stream starts with the
+task as it is now. stream --json prints each event's id as "eventId". Ctrl-C
+stops following (the task goes on) and prints how to continue. The exit status
+reflects the task's last state, as for get.
+` + urlHelp,
+		Example: `  a2abridge resubscribe http://127.0.0.1:8080/a2a/slow "$TASK"
+  a2abridge resubscribe http://127.0.0.1:8080/a2a/slow "$TASK" --from 3 --json`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.ContainsAny(from, "\r\n") {
 				return usageError{fmt.Errorf("--from %q: not a valid event id", from)}
@@ -232,15 +270,16 @@ func addClientCommands(root *cobra.Command, stdin io.Reader, stdout, stderr io.W
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
-			return e.printStream(c.Resubscribe(ctx, a2a.TaskIDParams{ID: args[1]}, from), time.Now())
+			prog := &progress{taskID: args[1], lastID: from}
+			return e.runStream(ctx, c.Resubscribe(ctx, a2a.TaskIDParams{ID: args[1]}, from), time.Now(), prog)
 		},
 	}
 	resub.Flags().StringVar(&from, "from", "", "resume after this event id (sent as Last-Event-ID; a2abridge ids are event numbers)")
-	root.AddCommand(resub)
+	root.AddCommand(e.clientFlags(resub))
 	root.AddCommand(e.pushCmd())
-	root.AddCommand(e.chatCmd())
+	root.AddCommand(e.clientFlags(e.chatCmd()))
 }
 
 type sendFlags struct {
@@ -252,39 +291,72 @@ type sendFlags struct {
 
 func (e *clientEnv) sendCmd(stream bool) *cobra.Command {
 	f := &sendFlags{}
-	use, short := "send URL TEXT", "Call message/send"
-	if stream {
-		use, short = "stream URL TEXT", "Call message/stream and print events as they arrive"
-	}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			text := ""
-			if len(args) == 2 {
-				text = args[1]
+		Use:   "send URL [TEXT]",
+		Short: "Call message/send",
+		Long: `Call message/send (A2A 0.3.0 §7.1) with a message made of TEXT and the parts
+given by --file, --file-uri and --data, and print the result: the task (or the
+agent's direct message). The call waits until the task is final unless
+--no-blocking; on a terminal a spinner on stderr shows the wait. TEXT "-" reads
+the text from stdin, as does an omitted TEXT when stdin is not a terminal and
+no other part is given (echo hi | a2abridge send URL); one trailing newline is
+dropped. Ctrl-C stops waiting (the task goes on) and prints how to follow or
+cancel it. The exit status reflects the task: 5 failed or rejected, 6
+canceled.
+` + urlHelp,
+		Example: `  a2abridge send localhost:8080 hello
+  a2abridge send http://127.0.0.1:8080 hello --data '{"n":1}' --file notes.txt
+  git diff | a2abridge send https://agents.example.com/a2a/review -
+  a2abridge send http://127.0.0.1:8080/a2a/slow 60 --no-blocking --json`,
+		Args: cobra.RangeArgs(1, 2),
+	}
+	if stream {
+		cmd.Use, cmd.Short = "stream URL [TEXT]", "Call message/stream and print events as they arrive"
+		cmd.Long = `Call message/stream (A2A 0.3.0 §7.2) with the same message as send and print
+the events as they arrive, each with the time since the call and its SSE event
+id (#N). Text that an artifact streams in chunks is printed as it comes, on one
+line. With --json each line is {"eventId":"N","result":EVENT}, EVENT being the
+A2A event as received, so resubscribe --from N can continue from any line. If
+the connection breaks, the stream is resumed where it stopped. Ctrl-C stops
+following (the task goes on) and prints how to resubscribe or cancel. TEXT is
+read from stdin as for send. The exit status reflects the task's last state.
+` + urlHelp
+		cmd.Example = `  a2abridge stream http://127.0.0.1:8080/a2a/slow 5
+  a2abridge stream localhost:8080 "a long text" --json | jq -c .result.kind
+  echo hello | a2abridge stream localhost:8080`
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx, cancel := e.ctx(cmd)
+		defer cancel()
+		text, err := e.messageText(ctx, args, f)
+		if err != nil {
+			return e.stopped(ctx, nil, err)
+		}
+		p, err := f.params(text, cmd.Flags().Changed("history"))
+		if err != nil {
+			return err
+		}
+		c, err := e.dial(ctx, args[0])
+		if err != nil {
+			return e.stopped(ctx, nil, err)
+		}
+		start := time.Now()
+		if stream {
+			return e.runStream(ctx, c.SendStreamingMessage(ctx, p), start, &progress{})
+		}
+		sp := startSpinner(e.stderr, "waiting for the agent")
+		res, err := c.SendMessage(ctx, p)
+		sp.stop()
+		if err != nil {
+			if ctx.Err() != nil {
+				return e.stopped(ctx, e.findSent(ctx, c, p), err)
 			}
-			p, err := f.params(text, cmd.Flags().Changed("history"))
-			if err != nil {
-				return err
-			}
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			if stream {
-				return e.printStream(c.SendStreamingMessage(ctx, p), start)
-			}
-			res, err := c.SendMessage(ctx, p)
-			if err != nil {
-				return err
-			}
-			return e.printResult(res, time.Since(start))
-		},
+			return err
+		}
+		if err := e.printResult(res, time.Since(start)); err != nil {
+			return err
+		}
+		return taskOutcome(res, false)
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.task, "task", "", "taskId: continue this task")
@@ -297,7 +369,50 @@ func (e *clientEnv) sendCmd(stream bool) *cobra.Command {
 	fl.BoolVar(&f.noBlocking, "no-blocking", false, "return after the first state instead of waiting (send)")
 	fl.StringVar(&f.pushURL, "push-url", "", "push notification webhook for this task")
 	fl.StringVar(&f.pushToken, "push-token", "", "token sent with push notifications")
-	return cmd
+	return e.clientFlags(cmd)
+}
+
+// maxStdinText bounds a TEXT read from stdin.
+const maxStdinText = 16 << 20
+
+// messageText returns the message's TEXT: the argument, or stdin when the
+// argument is "-", or when it is omitted, no other part is given and stdin
+// is not a terminal. One trailing newline is dropped.
+func (e *clientEnv) messageText(ctx context.Context, args []string, f *sendFlags) (string, error) {
+	if len(args) == 2 && args[1] != "-" {
+		return args[1], nil
+	}
+	if len(args) == 1 && (len(f.files) > 0 || f.fileURI != "" || f.dataJSON != "" || isTerminal(e.stdin)) {
+		return "", nil
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	rc := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(e.stdin, maxStdinText+1))
+		rc <- result{b, err}
+	}()
+	var r result
+	select {
+	case r = <-rc:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	if r.err != nil {
+		return "", fmt.Errorf("reading TEXT from stdin: %w", r.err)
+	}
+	if len(r.b) > maxStdinText {
+		return "", usageError{fmt.Errorf("TEXT from stdin is over %d MiB: attach large content with --file", maxStdinText>>20)}
+	}
+	if !utf8.Valid(r.b) {
+		return "", usageError{errors.New("stdin is not UTF-8 text: attach binary content with --file PATH")}
+	}
+	s := string(r.b)
+	s = strings.TrimSuffix(s, "\n")
+	s = strings.TrimSuffix(s, "\r")
+	return s, nil
 }
 
 func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams, error) {
@@ -334,7 +449,7 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams,
 		parts = append(parts, a2a.DataPart{Data: d})
 	}
 	if len(parts) == 0 {
-		return a2a.MessageSendParams{}, usageError{errors.New("nothing to send: give TEXT, --file, --file-uri or --data")}
+		return a2a.MessageSendParams{}, usageError{errors.New("nothing to send: give TEXT (or - for stdin), --file, --file-uri or --data")}
 	}
 	msg := a2a.NewMessage(a2a.RoleUser, parts...)
 	msg.TaskID, msg.ContextID = f.task, f.contextID
@@ -361,24 +476,203 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams,
 	return p, nil
 }
 
+// progress follows a task through what a command has seen of it, to say
+// how to continue when the command stops early.
+type progress struct {
+	taskID string
+	state  a2a.TaskState
+	lastID string // the last SSE event id
+	// message: the agent answered with a Message, there is no task to
+	// continue.
+	message bool
+}
+
+func (p *progress) see(ev a2a.Event, sseID string) {
+	if sseID != "" {
+		p.lastID = sseID
+	}
+	switch v := ev.(type) {
+	case *a2a.Task:
+		p.taskID, p.state = v.ID, v.Status.State
+	case *a2a.TaskStatusUpdateEvent:
+		p.taskID, p.state = v.TaskID, v.Status.State
+	case *a2a.TaskArtifactUpdateEvent:
+		p.taskID = v.TaskID
+	case *a2a.Message:
+		if v.TaskID == "" {
+			p.message = true
+		}
+	}
+}
+
+// stopped turns the error of a command that ctx stopped (Ctrl-C, SIGTERM,
+// --timeout) into one that says so, with how to continue with the task
+// when one is known; other errors are returned as they are.
+func (e *clientEnv) stopped(ctx context.Context, prog *progress, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	var hint []string
+	if prog != nil {
+		hint = e.continueHint(prog)
+	}
+	if sig, ok := stoppedBy(ctx); ok {
+		return &stoppedError{sig: sig, hint: hint}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &hinted{err: timeoutError{e.timeout}, hint: hint}
+	}
+	return err
+}
+
+// timeoutError is --timeout expiring; errors.Is(err,
+// context.DeadlineExceeded) holds.
+type timeoutError struct{ d time.Duration }
+
+func (e timeoutError) Error() string        { return fmt.Sprintf("--timeout %s expired", e.d) }
+func (e timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// continueHint says what became of the task and gives the commands that
+// follow it and cancel it. Credentials are never repeated.
+func (e *clientEnv) continueHint(p *progress) []string {
+	if p.taskID == "" {
+		if p.message {
+			return nil
+		}
+		return []string{"the agent had not named a task yet: use a2abridge stream to see the task id as soon as the task is created"}
+	}
+	name := ""
+	var extra []string
+	if e.tgt != nil {
+		name, extra = e.tgt.name, e.tgt.flags
+	}
+	cmdline := func(words ...string) string {
+		q := make([]string, 0, len(words)+len(extra)+1)
+		q = append(q, "a2abridge")
+		for _, w := range append(words, extra...) {
+			q = append(q, shellQuote(w))
+		}
+		return strings.Join(q, " ")
+	}
+	var out []string
+	state := string(p.state)
+	if state == "" {
+		state = "running"
+	}
+	if p.state.Terminal() {
+		out = append(out, fmt.Sprintf("task %s is %s", p.taskID, state),
+			"see it:    "+cmdline("get", name, p.taskID))
+	} else {
+		follow := []string{"resubscribe", name, p.taskID}
+		if p.lastID != "" {
+			follow = append(follow, "--from", p.lastID)
+		}
+		out = append(out, fmt.Sprintf("task %s is %s", p.taskID, state),
+			"follow it: "+cmdline(follow...),
+			"cancel it: "+cmdline("cancel", name, p.taskID))
+	}
+	if e.tgt != nil && e.tgt.secretFlags {
+		out = append(out, "(add the --token, --api-key or --header options you gave)")
+	}
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-[]", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// findSent learns the task of a message/send that was stopped before the
+// agent answered. Servers that declare a2a.ExtensionEventLog process a
+// messageId once and answer a repeat with the task it created, so the
+// message is sent again, non-blocking, under the same messageId; with
+// other servers a repeat could start a second task, so nothing is sent.
+// The lookup has its own 5 s limit; a second Ctrl-C ends the process.
+func (e *clientEnv) findSent(ctx context.Context, c *client.Client, p a2a.MessageSendParams) *progress {
+	prog := &progress{}
+	card := c.Card()
+	if !slices.ContainsFunc(card.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == a2a.ExtensionEventLog }) {
+		return prog
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	q := p
+	cfg := a2a.MessageSendConfiguration{}
+	if p.Configuration != nil {
+		cfg = *p.Configuration
+	}
+	nb := false
+	cfg.Blocking = &nb
+	q.Configuration = &cfg
+	if res, err := c.SendMessage(lctx, q); err == nil {
+		prog.see(res, "")
+	}
+	return prog
+}
+
+// runStream prints a stream's events as they come and returns the task's
+// outcome; prog is what is known of the task beforehand.
+func (e *clientEnv) runStream(ctx context.Context, events func(func(client.StreamEvent, error) bool), start time.Time, prog *progress) error {
+	sp := &streamPrinter{e: e, start: start, json: e.jsonOut()}
+	for ev, err := range events {
+		if err != nil {
+			sp.closeLine()
+			return e.stopped(ctx, prog, err)
+		}
+		prog.see(ev.Event, ev.ID)
+		if err := sp.print(ev); err != nil {
+			return err
+		}
+	}
+	sp.closeLine()
+	if ctx.Err() != nil {
+		return e.stopped(ctx, prog, ctx.Err())
+	}
+	if prog.message {
+		return nil
+	}
+	return stateOutcome(prog.taskID, prog.state, false)
+}
+
 func (e *clientEnv) pushCmd() *cobra.Command {
-	push := &cobra.Command{Use: "push", Short: "Manage a task's push notification configs (tasks/pushNotificationConfig/*)"}
+	push := &cobra.Command{
+		Use:   "push",
+		Short: "Manage a task's push notification configs (tasks/pushNotificationConfig/*); receive notifications",
+		Long: `Manage the push notification configs of a task (A2A 0.3.0 §7.5–7.8: set, get,
+list, delete) and receive notifications on a local webhook that verifies them
+(listen). The server must run with --push (or push.enabled), and a webhook on a
+loopback or private address must be allowed there with --push-allow.`,
+		Example: `  a2abridge push listen --addr 127.0.0.1:9000 --server http://127.0.0.1:8080
+  a2abridge push set http://127.0.0.1:8080 "$TASK" http://127.0.0.1:9000/hook --push-token t0k
+  a2abridge push list http://127.0.0.1:8080 "$TASK"`,
+	}
 	var token, id string
 	set := &cobra.Command{
 		Use:   "set URL TASK WEBHOOK_URL",
 		Short: "tasks/pushNotificationConfig/set",
-		Args:  cobra.ExactArgs(3),
+		Long: `Call tasks/pushNotificationConfig/set (A2A 0.3.0 §7.5): the agent will POST the
+task to WEBHOOK_URL at each change. --push-token is sent back in each
+notification's X-A2A-Notification-Token; --id names the config (default:
+chosen by the server).
+` + urlHelp,
+		Example: `  a2abridge push set http://127.0.0.1:8080/a2a/slow "$TASK" http://127.0.0.1:9000/hook --push-token t0k`,
+		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			out, err := c.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: args[1],
 				PushNotificationConfig: a2a.PushNotificationConfig{ID: id, URL: args[2], Token: token}})
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			return e.printPush([]a2a.TaskPushNotificationConfig{*out})
 		},
@@ -388,13 +682,17 @@ func (e *clientEnv) pushCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use:   "get URL TASK [CONFIG_ID]",
 		Short: "tasks/pushNotificationConfig/get",
-		Args:  cobra.RangeArgs(2, 3),
+		Long: `Call tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6) and print one push
+notification config of the task: CONFIG_ID, or the task's first config.
+` + urlHelp,
+		Example: `  a2abridge push get http://127.0.0.1:8080 "$TASK" "$CONFIG"`,
+		Args:    cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			p := a2a.GetTaskPushNotificationConfigParams{ID: args[1]}
 			if len(args) == 3 {
@@ -402,7 +700,7 @@ func (e *clientEnv) pushCmd() *cobra.Command {
 			}
 			out, err := c.GetPushNotificationConfig(ctx, p)
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			return e.printPush([]a2a.TaskPushNotificationConfig{*out})
 		},
@@ -410,17 +708,21 @@ func (e *clientEnv) pushCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list URL TASK",
 		Short: "tasks/pushNotificationConfig/list",
-		Args:  cobra.ExactArgs(2),
+		Long: `Call tasks/pushNotificationConfig/list (A2A 0.3.0 §7.7) and print every push
+notification config of the task, one per line.
+` + urlHelp,
+		Example: `  a2abridge push list http://127.0.0.1:8080 "$TASK" --json`,
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			out, err := c.ListPushNotificationConfigs(ctx, a2a.TaskIDParams{ID: args[1]})
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			return e.printPush(out)
 		},
@@ -428,16 +730,21 @@ func (e *clientEnv) pushCmd() *cobra.Command {
 	del := &cobra.Command{
 		Use:   "delete URL TASK CONFIG_ID",
 		Short: "tasks/pushNotificationConfig/delete",
-		Args:  cobra.ExactArgs(3),
+		Long: `Call tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8): the task's config
+CONFIG_ID is removed and no further notifications go to its webhook. --json
+prints null.
+` + urlHelp,
+		Example: `  a2abridge push delete http://127.0.0.1:8080 "$TASK" "$CONFIG"`,
+		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
 			defer cancel()
 			c, err := e.dial(ctx, args[0])
 			if err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			if err := c.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: args[1], PushNotificationConfigID: args[2]}); err != nil {
-				return err
+				return e.stopped(ctx, nil, err)
 			}
 			if e.jsonOut() {
 				_, err = fmt.Fprintln(e.stdout, "null")
@@ -447,316 +754,8 @@ func (e *clientEnv) pushCmd() *cobra.Command {
 			return err
 		},
 	}
-	push.AddCommand(set, get, list, del, e.listenCmd())
+	listen := e.listenCmd()
+	e.out.register(listen.Flags())
+	push.AddCommand(e.clientFlags(set), e.clientFlags(get), e.clientFlags(list), e.clientFlags(del), listen)
 	return push
-}
-
-// chatCmd is an interactive session: each input line is streamed to the
-// agent; task and context are kept across turns.
-func (e *clientEnv) chatCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "chat URL",
-		Short: "Talk to an agent interactively (keeps task and context across turns)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			card := c.Card()
-			fmt.Fprintf(e.stdout, "Connected to %s (%s). Type a message; /new starts a new task, /quit leaves.\n", card.Name, c.URL())
-			in := bufio.NewScanner(e.stdin)
-			in.Buffer(nil, 1<<20)
-			var taskID, contextID string
-			for {
-				fmt.Fprint(e.stdout, "you> ")
-				if !in.Scan() {
-					fmt.Fprintln(e.stdout)
-					return in.Err()
-				}
-				line := strings.TrimSpace(in.Text())
-				switch line {
-				case "":
-					continue
-				case "/quit", "/exit":
-					return nil
-				case "/new":
-					taskID = ""
-					fmt.Fprintln(e.stdout, "(new task)")
-					continue
-				}
-				msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: line})
-				msg.TaskID, msg.ContextID = taskID, contextID
-				p := a2a.MessageSendParams{Message: msg}
-				var state a2a.TaskState
-				var turnErr error
-				if card.Capabilities.Streaming {
-					for ev, err := range c.SendStreamingMessage(ctx, p) {
-						if err != nil {
-							turnErr = err
-							break
-						}
-						taskID, contextID, state = track(ev.Event, taskID, contextID, state)
-						e.chatEvent(ev.Event)
-					}
-				} else {
-					res, err := c.SendMessage(ctx, p)
-					turnErr = err
-					if err == nil {
-						taskID, contextID, state = track(res, taskID, contextID, state)
-						e.printHuman(res, 0)
-					}
-				}
-				if turnErr != nil {
-					var ae *a2a.Error
-					if !errors.As(turnErr, &ae) {
-						return turnErr
-					}
-					fmt.Fprintf(e.stdout, "agent error %d: %s\n", ae.Code, ae.Message)
-					taskID = ""
-					continue
-				}
-				switch {
-				case state.Interrupted():
-					// The agent waits for our next line on the same task.
-				case state.Terminal():
-					fmt.Fprintf(e.stdout, "(task %s; the next message starts a new task in the same context)\n", state)
-					taskID = ""
-				}
-			}
-		},
-	}
-}
-
-func track(ev a2a.Event, taskID, contextID string, state a2a.TaskState) (string, string, a2a.TaskState) {
-	switch v := ev.(type) {
-	case *a2a.Task:
-		return v.ID, v.ContextID, v.Status.State
-	case *a2a.TaskStatusUpdateEvent:
-		return v.TaskID, v.ContextID, v.Status.State
-	case *a2a.Message:
-		if v.ContextID != "" {
-			contextID = v.ContextID
-		}
-		return "", contextID, a2a.TaskStateCompleted
-	}
-	return taskID, contextID, state
-}
-
-// chatEvent shows one streamed event in a conversation.
-func (e *clientEnv) chatEvent(ev a2a.Event) {
-	switch v := ev.(type) {
-	case *a2a.TaskStatusUpdateEvent:
-		if v.Status.Message != nil {
-			fmt.Fprintf(e.stdout, "agent> %s\n", partsText(v.Status.Message.Parts))
-		}
-		if v.Status.State != a2a.TaskStateWorking || v.Status.Message == nil {
-			fmt.Fprintf(e.stdout, "       [%s]\n", v.Status.State)
-		}
-	case *a2a.TaskArtifactUpdateEvent:
-		fmt.Fprintf(e.stdout, "agent> %s%s\n", artifactLabel(&v.Artifact), partsText(v.Artifact.Parts))
-	case *a2a.Message:
-		fmt.Fprintf(e.stdout, "agent> %s\n", partsText(v.Parts))
-	}
-}
-
-func artifactLabel(a *a2a.Artifact) string {
-	if a.Name != "" {
-		return "[" + a.Name + "] "
-	}
-	return ""
-}
-
-// printResult prints a message/send, tasks/get or tasks/cancel result.
-func (e *clientEnv) printResult(ev a2a.Event, took time.Duration) error {
-	if e.jsonOut() {
-		b, err := v03.MarshalEvent(ev)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
-		return err
-	}
-	e.printHuman(ev, took)
-	return nil
-}
-
-func (e *clientEnv) printHuman(ev a2a.Event, took time.Duration) {
-	w := e.stdout
-	switch v := ev.(type) {
-	case *a2a.Task:
-		fmt.Fprintf(w, "Task %s  %s", v.ID, strings.ToUpper(string(v.Status.State)))
-		if took > 0 {
-			fmt.Fprintf(w, "  (%s)", took.Round(time.Millisecond))
-		}
-		fmt.Fprintf(w, "\n  context  %s\n", v.ContextID)
-		if v.Status.Message != nil {
-			fmt.Fprintf(w, "  status   %s\n", partsText(v.Status.Message.Parts))
-		}
-		if !v.Status.Timestamp.IsZero() {
-			fmt.Fprintf(w, "  updated  %s\n", v.Status.Timestamp.Format(time.RFC3339))
-		}
-		for _, a := range v.Artifacts {
-			fmt.Fprintf(w, "  artifact %s%s\n", artifactLabel(&a), partsText(a.Parts))
-		}
-		if len(v.History) > 0 {
-			fmt.Fprintf(w, "  history  %d message(s)\n", len(v.History))
-			for _, m := range v.History {
-				fmt.Fprintf(w, "    %-5s  %s\n", m.Role, partsText(m.Parts))
-			}
-		}
-	case *a2a.Message:
-		fmt.Fprintf(w, "Message %s from %s\n  %s\n", v.MessageID, v.Role, partsText(v.Parts))
-	}
-}
-
-// printStream prints a stream's events as they come.
-func (e *clientEnv) printStream(events func(func(client.StreamEvent, error) bool), start time.Time) error {
-	asJSON := e.jsonOut()
-	for ev, err := range events {
-		if err != nil {
-			return err
-		}
-		if asJSON {
-			if ev.Resumed {
-				fmt.Fprintf(e.stderr, "a2abridge: stream resumed (gap: %v)\n", ev.Gap)
-			}
-			b, err := v03.MarshalEvent(ev.Event)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "%s\n", b)
-			continue
-		}
-		prefix := fmt.Sprintf("%7s", fmt.Sprintf("+%dms", time.Since(start).Milliseconds()))
-		if ev.ID != "" {
-			prefix += fmt.Sprintf(" #%s", ev.ID)
-		}
-		if ev.Gap {
-			fmt.Fprintf(e.stdout, "%s  (stream resumed; the server did not replay, so updates in between may be missing)\n", prefix)
-		} else if ev.Resumed {
-			fmt.Fprintf(e.stdout, "%s  (stream resumed)\n", prefix)
-		}
-		switch v := ev.Event.(type) {
-		case *a2a.Task:
-			fmt.Fprintf(e.stdout, "%s  task %s %s (context %s)\n", prefix, v.ID, v.Status.State, v.ContextID)
-		case *a2a.TaskStatusUpdateEvent:
-			line := fmt.Sprintf("%s  status %s", prefix, v.Status.State)
-			if v.Status.Message != nil {
-				line += ": " + partsText(v.Status.Message.Parts)
-			}
-			if v.Final {
-				line += "  [final]"
-			}
-			fmt.Fprintln(e.stdout, line)
-		case *a2a.TaskArtifactUpdateEvent:
-			flags := ""
-			if v.Append {
-				flags += " +append"
-			}
-			if v.LastChunk {
-				flags += " +last"
-			}
-			fmt.Fprintf(e.stdout, "%s  artifact %s%s%s\n", prefix, artifactLabel(&v.Artifact), partsText(v.Artifact.Parts), flags)
-		case *a2a.Message:
-			fmt.Fprintf(e.stdout, "%s  message from %s: %s\n", prefix, v.Role, partsText(v.Parts))
-		}
-	}
-	return nil
-}
-
-func (e *clientEnv) printCard(c *a2a.AgentCard) error {
-	if e.jsonOut() {
-		b, err := v03.MarshalAgentCard(c)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
-		return err
-	}
-	w := e.stdout
-	fmt.Fprintf(w, "%s\n", printable(fmt.Sprintf("%s %s  (A2A %s)\n  %s", c.Name, c.Version, c.ProtocolVersion, c.Description)))
-	fmt.Fprintf(w, "  url        %s (%s)\n", c.URL, orDefault(c.PreferredTransport, "JSONRPC"))
-	for _, i := range c.AdditionalInterfaces {
-		fmt.Fprintf(w, "  also       %s (%s)\n", i.URL, i.Transport)
-	}
-	fmt.Fprintf(w, "  streaming %v, push notifications %v, state history %v, extended card %v\n",
-		c.Capabilities.Streaming, c.Capabilities.PushNotifications, c.Capabilities.StateTransitionHistory, c.SupportsAuthenticatedExtendedCard)
-	fmt.Fprintf(w, "  input      %s\n  output     %s\n", strings.Join(c.DefaultInputModes, ", "), strings.Join(c.DefaultOutputModes, ", "))
-	names := make([]string, 0, len(c.SecuritySchemes))
-	for name := range c.SecuritySchemes {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "  security   %s: %s\n", name, c.SecuritySchemes[name].SchemeType())
-	}
-	for _, s := range c.Skills {
-		fmt.Fprintf(w, "  skill      %s\n", printable(s.ID+": "+s.Description))
-	}
-	return nil
-}
-
-func (e *clientEnv) printPush(cs []a2a.TaskPushNotificationConfig) error {
-	for i := range cs {
-		if e.jsonOut() {
-			b, err := v03.MarshalTaskPushNotificationConfig(&cs[i])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "%s\n", b)
-			continue
-		}
-		c := cs[i].PushNotificationConfig
-		fmt.Fprintf(e.stdout, "task %s  config %s  → %s\n", cs[i].TaskID, orDefault(c.ID, "(no id)"), c.URL)
-	}
-	if len(cs) == 0 && !e.jsonOut() {
-		fmt.Fprintln(e.stdout, "no push notification configs")
-	}
-	return nil
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
-// partsText renders parts on one line: text as is (consecutive text parts,
-// such as streamed chunks, run together), data as JSON, files by name.
-func partsText(ps []a2a.Part) string {
-	return printable(rawPartsText(ps))
-}
-
-func rawPartsText(ps []a2a.Part) string {
-	var b strings.Builder
-	prevText := false
-	for _, p := range ps {
-		_, isText := p.(a2a.TextPart)
-		if b.Len() > 0 && !(isText && prevText) {
-			b.WriteByte(' ')
-		}
-		prevText = isText
-		b.WriteString(partText(p))
-	}
-	return b.String()
-}
-
-func partText(p a2a.Part) string {
-	switch v := p.(type) {
-	case a2a.TextPart:
-		return v.Text
-	case a2a.DataPart:
-		b, _ := json.Marshal(v.Data, json.Deterministic(true))
-		return string(b)
-	case a2a.FilePart:
-		if v.File.HasBytes() {
-			return fmt.Sprintf("<file %s, %s, %d bytes>", orDefault(v.File.Name, "unnamed"), orDefault(v.File.MimeType, "?"), len(v.File.Bytes))
-		}
-		return fmt.Sprintf("<file %s>", v.File.URI)
-	}
-	return ""
 }

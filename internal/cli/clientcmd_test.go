@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,10 @@ func testHost(t *testing.T) (*httptest.Server, *sync.Map) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("X-Test"); v != "" {
 			seen.Store("X-Test", v)
+		}
+		if r.Method == http.MethodPost {
+			n, _ := seen.LoadOrStore("POST", &atomic.Int64{})
+			n.(*atomic.Int64).Add(1)
 		}
 		host.ServeHTTP(w, r)
 	}))
@@ -80,6 +85,23 @@ func lines(t *testing.T, out string) []wireTask {
 	return res
 }
 
+// streamLines parses stream --json output: the events and their ids.
+func streamLines(t *testing.T, out string) ([]wireTask, []string) {
+	t.Helper()
+	var evs []wireTask
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var top map[string]jsontext.Value
+		var id string
+		var ev wireTask
+		if err := json.Unmarshal([]byte(l), &top); err != nil || len(top) != 2 || json.Unmarshal(top["eventId"], &id) != nil || json.Unmarshal(top["result"], &ev) != nil || ev.Kind == "" {
+			t.Fatalf("not a stream line {eventId, result}: %q (%v)", l, err)
+		}
+		evs, ids = append(evs, ev), append(ids, id)
+	}
+	return evs, ids
+}
+
 func TestClientCommands(t *testing.T) {
 	ts, seen := testHost(t)
 	out, errs, code := run(t, "", "card", ts.URL, "--json")
@@ -110,16 +132,23 @@ func TestClientCommands(t *testing.T) {
 		t.Fatalf("get: %d %s", code, out)
 	}
 
+	// stream --json: {"eventId":"N","result":EVENT} per line; the ids are
+	// the task's event numbers, so --from can continue from any line.
 	out, _, code = run(t, "", "stream", ts.URL+"/a2a/slow", "0", "--json")
-	evs := lines(t, out)
+	evs, ids := streamLines(t, out)
 	if code != ExitOK || evs[0].Kind != "task" || !evs[len(evs)-1].Final || evs[len(evs)-1].Status.State != "completed" {
 		t.Fatalf("stream: %d %s", code, out)
 	}
+	for i, id := range ids {
+		if id != fmt.Sprint(i+1) {
+			t.Fatalf("stream --json event ids %q, want 1, 2, 3…", ids)
+		}
+	}
 
-	out, _, code = run(t, "", "resubscribe", ts.URL+"/a2a/slow", evs[0].ID, "--from", "2", "--json")
-	rs := lines(t, out)
-	if code != ExitOK || len(rs) != len(evs)-2 || !rs[len(rs)-1].Final {
-		t.Fatalf("resubscribe --from 2: %d events of %d: %s", len(rs), len(evs), out)
+	out, _, code = run(t, "", "resubscribe", ts.URL+"/a2a/slow", evs[0].ID, "--from", ids[1], "--json")
+	rs, rids := streamLines(t, out)
+	if code != ExitOK || len(rs) != len(evs)-2 || !rs[len(rs)-1].Final || rids[0] != ids[2] {
+		t.Fatalf("resubscribe --from %s: %d events of %d: %s", ids[1], len(rs), len(evs), out)
 	}
 
 	out, _, code = run(t, "", "send", ts.URL+"/a2a/slow", "30", "--no-blocking", "--json")

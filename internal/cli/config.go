@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,7 +19,9 @@ import (
 
 // serveFile is the `a2abridge serve --config FILE` format (YAML). Values
 // may reference environment variables as ${NAME}; an unset variable is an
-// error. Flags given on the command line override the file.
+// error. Flags given on the command line override the file. A key that is
+// not a field's yaml tag is an error naming its line and the closest valid
+// key (checkKeys derives the valid keys from the tags by reflection).
 type serveFile struct {
 	Addr      string `yaml:"addr"`
 	PublicURL string `yaml:"public_url"`
@@ -125,6 +126,11 @@ func loadServeFile(path string) (*serveFile, error) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// Unknown keys first, on the file as written (before ${NAME}
+	// expansion: keys are reported, never values).
+	if err := checkKeys(&doc, reflect.TypeFor[serveFile](), ""); err != nil {
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
 	var missing []string
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
@@ -150,14 +156,13 @@ func loadServeFile(path string) (*serveFile, error) {
 		slices.Sort(missing)
 		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(slices.Compact(missing), ", "))
 	}
-	expanded, err := yaml.Marshal(&doc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	// Decoded from the expanded tree itself, so errors name the lines of
+	// the file as written.
 	var f serveFile
-	dec := yaml.NewDecoder(bytes.NewReader(expanded))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && err != io.EOF {
+	if doc.Kind == 0 {
+		return &f, nil // an empty file
+	}
+	if err := doc.Decode(&f); err != nil {
 		if len(envRef.FindAll(raw, -1)) > 0 {
 			// The decoder quotes values, which may be expanded secrets.
 			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, redactYAMLError(err))

@@ -34,14 +34,29 @@ server, whose keys are at BASE_URL/.well-known/jwks.json) to verify each
 notification's JWT: signature, freshness (iat/exp), replay (jti), body hash
 and audience (the URL the notification was posted to, unless --audience).
 --push-token also checks the X-A2A-Notification-Token header. Rejected
-notifications are answered 401 and printed as such.`,
+notifications are answered 401 and printed as such.
+
+The banner ("listening on …") goes to stderr, so stdout holds only the
+notifications: one line each, or with --json (the default when stdout is not a
+terminal) one JSON object each: {"received":RFC3339 time,"task":TASK,
+"verdict":"verified (…)" | "not verified" | "REJECTED: …"} ("body" instead of
+"task" when the body is not JSON).`,
+		Example: `  a2abridge push listen --addr 127.0.0.1:9000 --server http://127.0.0.1:8080 --push-token t0k
+  a2abridge push listen --jwks https://agents.example.com/.well-known/jwks.json --json > notifications.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if serverURL != "" && jwksURL == "" {
-				if err := checkURL(serverURL); err != nil {
-					return err
+				u, err := normalizeURL(serverURL)
+				if err != nil {
+					return usageError{fmt.Errorf("--server: %w", err)}
 				}
-				jwksURL = strings.TrimRight(serverURL, "/") + "/.well-known/jwks.json"
+				jwksURL = strings.TrimRight(u, "/") + "/.well-known/jwks.json"
+			} else if jwksURL != "" {
+				u, err := normalizeURL(jwksURL)
+				if err != nil {
+					return usageError{fmt.Errorf("--jwks: %w", err)}
+				}
+				jwksURL = u
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -56,7 +71,7 @@ notifications are answered 401 and printed as such.`,
 			if jwksURL != "" {
 				verifying = "verifying with " + jwksURL
 			}
-			fmt.Fprintf(e.stdout, "listening on %s (%s); use %s/hook as the push URL\n", base, verifying, base)
+			fmt.Fprintf(e.stderr, "listening on %s (%s); use %s/hook as the push URL\n", base, verifying, base)
 			var out sync.Mutex
 			srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method != http.MethodPost {

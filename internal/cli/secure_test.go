@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,18 +52,19 @@ func waitLines(t *testing.T, w *lineWriter, want string, n int, timeout time.Dur
 	return got
 }
 
-// startListener runs `a2abridge push listen` in-process.
+// startListener runs `a2abridge push listen` in-process; its banner goes
+// to stderr.
 func startListener(t *testing.T, args ...string) *lineWriter {
 	t.Helper()
-	out := newLineWriter()
+	out, errw := newLineWriter(), newLineWriter()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, append([]string{"push", "listen", "--human"}, args...), nil, out, io.Discard)
+		Run(ctx, append([]string{"push", "listen", "--human"}, args...), nil, out, errw)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	waitLines(t, out, "listening on", 1, 10*time.Second)
+	waitLines(t, errw, "listening on", 1, 10*time.Second)
 	return out
 }
 
@@ -153,7 +153,17 @@ func TestConfigErrors(t *testing.T) {
 		{"agents:\n  echo:\n    auth:\n", "block is empty"},
 		{"auth:\n  none: true\n  bearer_tokens: {me: x}\n", "choose one"},
 		{"agents:\n  echo:\n    card_requires_auth: true\n", "card_requires_auth needs authentication"},
-		{"memory: ${A2ABRIDGE_TEST_BOOL}\nauth: {bearer_tokens: {me: x}}\nadress: ${A2ABRIDGE_TEST_SECRET}\n", "details withheld"},
+		// An unknown key is named with its line (as written, comments
+		// included) whatever the file references; its value is not shown.
+		{"memory: ${A2ABRIDGE_TEST_BOOL}\nauth: {bearer_tokens: {me: x}}\n# a comment\nadress: ${A2ABRIDGE_TEST_SECRET}\n", `.yaml:4: unknown key "adress"`},
+		// A value of the wrong type, in a file that references the
+		// environment: the decoder's message would quote the value.
+		{"memory: ${A2ABRIDGE_TEST_SECRET}\n", "details withheld"},
+		{"push:\n  enabeld: true\n", `.yaml:2: unknown key "enabeld" in push: did you mean "enabled"?`},
+		{"\n# typo below\npusj:\n  enabled: true\n", `.yaml:3: unknown key "pusj": did you mean "push"?`},
+		{"agents:\n  echo:\n    extended_card:\n      skills:\n        - id: x\n          nmae: y\n", `.yaml:6: unknown key "nmae" in agents.echo.extended_card.skills[0]: did you mean "name"?`},
+		{"auth:\n  jwt:\n    jwks: https://x\n", `unknown key "jwks" in auth.jwt (valid keys: audience, clock_skew, issuer, jwks_url)`},
+		{"push:\n  give_up_after: soon\n# pad\n", "line 2:"},
 	}
 	t.Setenv("A2ABRIDGE_TEST_BOOL", "true")
 	t.Setenv("A2ABRIDGE_TEST_SECRET", "hunter2")

@@ -77,7 +77,13 @@ POST / and GET /.well-known/agent-card.json. Tasks are kept in SQLite under
 --data (durable across restarts and kill -9) unless --memory is given.
 
 --config FILE (YAML, see examples/secure.yaml) configures authentication per
-agent, extended cards and push notifications; flags override it.`,
+agent, extended cards and push notifications; flags override it. An unknown
+key in the file is an error naming its line and the closest valid key.
+SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
+		Example: `  a2abridge serve
+  a2abridge serve --addr 0.0.0.0:8080 --public-url https://agents.example.com --data /var/lib/a2abridge
+  a2abridge serve --memory --push --push-allow 127.0.0.1:9000
+  A2ABRIDGE_TOKEN=s3cret a2abridge serve --config examples/secure.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var lvl slog.Level
@@ -242,7 +248,7 @@ agent, extended cards and push notifications; flags override it.`,
 	f.DurationVar(&keepAlive, "keep-alive", server.DefaultKeepAlive, "SSE keep-alive comment interval")
 	f.StringArrayVar(&tokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	f.BoolVar(&pushOn, "push", false, "enable push notifications (signed with keys kept under --data)")
-	f.StringArrayVar(&pushAllow, "push-allow", nil, "webhook targets allowed although private or loopback: CIDR or host (repeatable; implies --push)")
+	f.StringArrayVar(&pushAllow, "push-allow", nil, "webhook targets allowed although private or loopback: CIDR, IP[:PORT], HOST[:PORT] or *.DOMAIN (repeatable; implies --push)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to FILE at shutdown")
 	f.StringVar(&memProfile, "memprofile", "", "write an allocation profile (pprof) to FILE at shutdown")
 	_ = f.MarkHidden("cpuprofile")

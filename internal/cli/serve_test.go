@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,16 +27,10 @@ const childEnv = "A2ABRIDGE_TEST_CHILD_ARGS"
 
 func TestMain(m *testing.M) {
 	if args := os.Getenv(childEnv); args != "" {
-		ctx, stop := signalContext()
-		code := Run(ctx, strings.Split(args, "\x1f"), os.Stdin, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
+		// The child is a2abridge as main runs it.
+		os.Exit(Main(strings.Split(args, "\x1f")))
 	}
 	os.Exit(m.Run())
-}
-
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 func freeAddr(t *testing.T) string {

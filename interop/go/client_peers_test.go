@@ -1029,11 +1029,14 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 type cliResult struct {
 	code           int
 	stdout, stderr string
-	lines          []map[string]any // stdout, one JSON value per line
+	lines          []map[string]any // stdout, one JSON value per line (stream, resubscribe: each line's result)
+	eventIDs       []string         // stream, resubscribe: each line's eventId ("" when absent)
 }
 
 // runCLI runs the a2abridge binary with args plus --json and returns its
-// exit code and output; stdout lines must each be JSON.
+// exit code and output; stdout lines must each be JSON. stream and
+// resubscribe lines are {"eventId":ID,"result":EVENT}: lines holds the
+// events, eventIDs the ids.
 func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
@@ -1065,6 +1068,15 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 			if err := json.Unmarshal([]byte(line), &v); err != nil {
 				t.Fatalf("a2abridge %s: stdout line %q is not a JSON object: %v", strings.Join(args, " "), line, err)
 			}
+		}
+		if args[0] == "stream" || args[0] == "resubscribe" {
+			ev, ok := v["result"].(map[string]any)
+			id, idOK := v["eventId"].(string)
+			if _, has := v["eventId"]; !ok || (has && !idOK) {
+				t.Fatalf("a2abridge %s: stdout line %q is not {\"eventId\":ID,\"result\":EVENT}", strings.Join(args, " "), line)
+			}
+			v = ev
+			r.eventIDs = append(r.eventIDs, id)
 		}
 		r.lines = append(r.lines, v)
 	}
