@@ -16,12 +16,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
 )
 
 // outFlags choose the output format.
@@ -443,7 +443,7 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams,
 	}
 	if f.dataJSON != "" {
 		var d map[string]any
-		if err := json.Unmarshal([]byte(f.dataJSON), &d); err != nil || d == nil {
+		if err := v03.UnmarshalValue([]byte(f.dataJSON), &d); err != nil || d == nil {
 			return a2a.MessageSendParams{}, usageError{fmt.Errorf("--data: want a JSON object, got %.40q", f.dataJSON)}
 		}
 		parts = append(parts, a2a.DataPart{Data: d})

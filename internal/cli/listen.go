@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -144,9 +146,8 @@ func audienceOK(aud, want string, r *http.Request) bool {
 func (e *clientEnv) printNotification(body []byte, verdict string) {
 	if e.jsonOut() {
 		line := map[string]any{"verdict": verdict, "received": time.Now().UTC().Format(time.RFC3339Nano)}
-		var task any
-		if json.Unmarshal(body, &task) == nil {
-			line["task"] = task
+		if v := jsontext.Value(bytes.TrimSpace(body)); v.IsValid() {
+			line["task"] = v // as received: numbers keep their text
 		} else {
 			line["body"] = string(body)
 		}

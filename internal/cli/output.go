@@ -7,7 +7,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -264,7 +263,7 @@ func partText(p a2a.Part) string {
 	case a2a.TextPart:
 		return v.Text
 	case a2a.DataPart:
-		b, _ := json.Marshal(v.Data, json.Deterministic(true))
+		b, _ := v03.MarshalValue(v.Data)
 		return string(b)
 	case a2a.FilePart:
 		if v.File.HasBytes() {

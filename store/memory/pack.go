@@ -21,7 +21,8 @@ import (
 // the same memory, 1.5 KB of JSON per task against as much in Go values.)
 // Reading a packed task decodes it, as the SQLite store does on every
 // read; like there, what comes back is the JSON round trip of what was
-// appended (metadata numbers as float64, parts as values, times in UTC).
+// appended (numbers as json.Number with their text, parts as values, times
+// in UTC).
 //
 // Layout: the snapshot as a little-endian uint32 length and its JSON;
 // then, for each record in order (its Seq is its position), its Time as a

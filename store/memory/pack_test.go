@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func finishTask(t *testing.T, s *Store, id, text string) (a2a.Task, []store.Reco
 	ctx := context.Background()
 	at := time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)
 	msg := a2a.Message{MessageID: "m-" + id, Role: a2a.RoleUser, TaskID: id, ContextID: "c",
-		Parts: []a2a.Part{a2a.TextPart{Text: text, Metadata: map[string]any{"n": 1.5}}, a2a.DataPart{Data: map[string]any{"k": []any{"v", true}}},
+		Parts: []a2a.Part{a2a.TextPart{Text: text, Metadata: map[string]any{"n": json.Number("1.5")}}, a2a.DataPart{Data: map[string]any{"k": []any{"v", true}}},
 			a2a.FilePart{File: a2a.File{Name: "f", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 255}}}}}
 	created := a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: at}, History: []a2a.Message{msg}}
 	recs := []store.Record{{Seq: 1, Time: at, Event: &created}}

@@ -11,6 +11,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PushConfigs", testPushConfigs},
 		{"LongTask", testLongTask},
 		{"DeleteFinished", testDeleteFinished},
+		{"Numbers", testNumbers},
 		{"DeleteFinishedLimit", testDeleteFinishedLimit},
 	}
 	for _, tc := range tests {
@@ -537,7 +539,7 @@ func testUnfinished(t *testing.T, s store.Store) {
 // richTask is a snapshot using every kind of part and event field.
 func richTask(id string) a2a.Task {
 	ts := time.Date(2025, 6, 7, 8, 9, 10, 123000000, time.UTC)
-	meta := map[string]any{"s": "x", "n": 1.5, "b": true, "nil": nil, "list": []any{"a", 2.0, map[string]any{"k": "v"}},
+	meta := map[string]any{"s": "x", "n": json.Number("1.5"), "b": true, "nil": nil, "list": []any{"a", json.Number("2"), map[string]any{"k": "v"}},
 		"obj": map[string]any{"deep": map[string]any{"er": []any{}}}}
 	user := a2a.Message{
 		MessageID: "m-user", Role: a2a.RoleUser, ContextID: "ctx", TaskID: id,
@@ -546,7 +548,7 @@ func richTask(id string) a2a.Task {
 			a2a.TextPart{Text: "hello ✓ \"quoted\"\n", Metadata: map[string]any{"lang": "en"}},
 			a2a.FilePart{File: a2a.File{Name: "a.bin", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 2, 255}}},
 			a2a.FilePart{File: a2a.File{Name: "b.txt", MimeType: "text/plain", URI: "https://example.com/b.txt"}},
-			a2a.DataPart{Data: map[string]any{"answer": 42.0, "nested": []any{true, nil}}, Metadata: map[string]any{"m": "d"}},
+			a2a.DataPart{Data: map[string]any{"answer": json.Number("42"), "nested": []any{true, nil}}, Metadata: map[string]any{"m": "d"}},
 		},
 	}
 	agent := a2a.Message{MessageID: "m-agent", Role: a2a.RoleAgent, ContextID: "ctx", TaskID: id,
@@ -575,7 +577,7 @@ func testSnapshotRoundTrip(t *testing.T, s store.Store) {
 		&task.History[0],
 		&a2a.TaskStatusUpdateEvent{TaskID: "rt", ContextID: "ctx", Status: task.Status, Metadata: map[string]any{"why": "because"}},
 		&a2a.TaskArtifactUpdateEvent{TaskID: "rt", ContextID: "ctx", Artifact: task.Artifacts[0], Append: true, LastChunk: true,
-			Metadata: map[string]any{"n": 3.0}},
+			Metadata: map[string]any{"n": json.Number("3.0")}},
 		&a2a.TaskStatusUpdateEvent{TaskID: "rt", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}, Final: true},
 	}
 	recs := make([]store.Record, len(events))
@@ -1058,6 +1060,54 @@ func testDeleteFinishedLimit(t *testing.T, s store.Store) {
 	for i := range 5 {
 		if _, err := s.Task(ctx, fmt.Sprint("t", i)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("t%d: %v", i, err)
+		}
+	}
+}
+
+// bigNumbers are numbers that a float64 would change, as JSON text.
+var bigNumbers = map[string]any{
+	"big":     json.Number("123456789012345678901234567890"),
+	"exact":   json.Number("9007199254740993"),
+	"huge":    json.Number("1e400"),
+	"precise": json.Number("0.1000000000000000055511151231257827"),
+	"zeros":   []any{json.Number("-0"), json.Number("0.10"), json.Number("1E+2")},
+	"nested":  map[string]any{"n": json.Number("-12345678901234567890.5")},
+}
+
+// testNumbers: numbers in data parts and metadata, in history and in
+// artifacts, read back with their exact text (json.Number), whether the
+// store keeps values or JSON, before and after the task finished.
+func testNumbers(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	msg := a2a.Message{MessageID: "m", Role: a2a.RoleUser, TaskID: "num", ContextID: "ctx-num", Metadata: bigNumbers,
+		Parts: []a2a.Part{a2a.DataPart{Data: bigNumbers, Metadata: bigNumbers}}}
+	created := a2a.Task{ID: "num", ContextID: "ctx-num", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted},
+		History: []a2a.Message{msg}, Metadata: bigNumbers}
+	task, _ := fold.Apply(a2a.Task{}, &created)
+	c := created
+	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "num", Records: []store.Record{{Event: &c}}, Snapshot: task}); err != nil {
+		t.Fatal(err)
+	}
+	art := &a2a.TaskArtifactUpdateEvent{TaskID: "num", ContextID: "ctx-num", Metadata: bigNumbers,
+		Artifact: a2a.Artifact{ArtifactID: "a", Metadata: bigNumbers, Parts: []a2a.Part{a2a.DataPart{Data: bigNumbers}}}}
+	done := &a2a.TaskStatusUpdateEvent{TaskID: "num", ContextID: "ctx-num", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}, Final: true, Metadata: bigNumbers}
+	seq := int64(1)
+	for _, ev := range []a2a.Event{art, done} {
+		task, _ = fold.Apply(task, ev)
+		if err := s.Append(ctx, store.Append{TaskID: "num", After: seq, Records: []store.Record{{Event: ev}}, Snapshot: task}); err != nil {
+			t.Fatal(err)
+		}
+		seq++
+		info := mustTask(t, s, "num")
+		if diff := cmp.Diff(task, info.Task, cmpOpts); diff != "" {
+			t.Fatalf("task after %T (-want +got):\n%s", ev, diff)
+		}
+	}
+	recs := mustEvents(t, s, "num", 0, 0)
+	want := []a2a.Event{&created, art, done}
+	for i, r := range recs {
+		if diff := cmp.Diff(want[i], r.Event, cmpOpts); diff != "" {
+			t.Errorf("record %d (-want +got):\n%s", r.Seq, diff)
 		}
 	}
 }

@@ -141,7 +141,7 @@ func MarshalAgentCard(c *a2a.AgentCard) ([]byte, error) {
 			w.SecuritySchemes[k] = fromScheme(s)
 		}
 	}
-	return json.Marshal(&w, json.Deterministic(true))
+	return json.Marshal(&w, encodeOpts)
 }
 
 func fromScheme(s a2a.SecurityScheme) securitySchemeJSON {
@@ -180,7 +180,7 @@ func fromFlow(f *a2a.OAuthFlow) *oauthFlowJSON {
 // *a2a.Error (-32602) naming the field.
 func UnmarshalAgentCard(b []byte) (a2a.AgentCard, error) {
 	var w agentCardJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.Unmarshal(b, &w, decodeOpts); err != nil {
 		return a2a.AgentCard{}, decodeErr("", err)
 	}
 	for _, f := range []struct{ name, v string }{{"name", w.Name}, {"url", w.URL}, {"version", w.Version}, {"protocolVersion", w.ProtocolVersion}} {

@@ -313,7 +313,7 @@ func toTask(path string, t *taskJSON) (a2a.Task, *a2a.Error) {
 // *a2a.Error (-32602) naming the field.
 func UnmarshalEvent(b []byte) (a2a.Event, error) {
 	var e eventJSON
-	if err := json.Unmarshal(b, &e); err != nil {
+	if err := json.Unmarshal(b, &e, decodeOpts); err != nil {
 		return nil, decodeErr("", err)
 	}
 	return e.toEvent()

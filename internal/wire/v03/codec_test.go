@@ -1,6 +1,7 @@
 package v03
 
 import (
+	stdjson "encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -19,7 +20,10 @@ func sampleTask() *a2a.Task {
 	msg := a2a.Message{MessageID: "m1", Role: a2a.RoleUser, ContextID: "c1", TaskID: "t1",
 		Parts: []a2a.Part{
 			a2a.TextPart{Text: "hi", Metadata: map[string]any{"k": "v"}},
-			a2a.DataPart{Data: map[string]any{"n": 1.5, "a": []any{true, nil, "x"}}},
+			// Numbers decode as json.Number, their literal text kept.
+			a2a.DataPart{Data: map[string]any{"n": stdjson.Number("1.5"), "a": []any{true, nil, "x"},
+				"big": stdjson.Number("123456789012345678901234567890"), "exact": stdjson.Number("9007199254740993"),
+				"huge": stdjson.Number("1e400"), "zeros": []any{stdjson.Number("-0"), stdjson.Number("0.10")}}},
 			a2a.FilePart{File: a2a.File{Name: "f.bin", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 2, 255}}},
 			a2a.FilePart{File: a2a.File{URI: "https://example.com/x.png", MimeType: "image/png"}},
 			a2a.FilePart{File: a2a.File{Bytes: []byte{}}},

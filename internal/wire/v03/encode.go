@@ -2,6 +2,7 @@ package v03
 
 import (
 	"encoding/base64"
+	stdjson "encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -17,7 +18,7 @@ import (
 // The event encoder below writes the A2A 0.3.0 JSON of Tasks, Messages and
 // the two update events straight into the caller's buffer: no wire structs,
 // no reflection, no intermediate copy. Its output is byte for byte what
-// json.Marshal(…, json.Deterministic(true)) makes of the wire structs in
+// json.Marshal(…, encodeOpts) makes of the wire structs in
 // types.go (codec_test.go checks this against that reference encoder):
 // members in struct order, omitted optional members, map keys sorted, and
 // strings escaped as json/v2 does (only '"', '\\' and control characters;
@@ -158,15 +159,25 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
 	return dst, nil
 }
 
-// appendAny appends a metadata or data value: the types JSON decoding
-// yields (nil, bool, float64, string, []any, map[string]any) and the
-// integer types directly, anything else through json.Marshal.
+// errBadNumber is returned for a json.Number whose text is not a JSON
+// number (a Go caller can put anything in one).
+var errBadNumber = errors.New("v03: a json.Number holds text that is not a JSON number")
+
+// appendAny appends a metadata or data value: the types decoding yields
+// (nil, bool, json.Number, string, []any, map[string]any), float64 and the
+// integer types directly, anything else through json.Marshal. A
+// json.Number is written as its literal text.
 func appendAny(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
 		return appendString(dst, v)
+	case stdjson.Number:
+		if !validNumber(string(v)) {
+			return dst, errBadNumber
+		}
+		return append(dst, v...), nil
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case float64:
@@ -198,7 +209,7 @@ func appendAny(dst []byte, v any) ([]byte, error) {
 	case []string:
 		return appendStrings(dst, v)
 	}
-	b, err := json.Marshal(v, json.Deterministic(true))
+	b, err := json.Marshal(v, encodeOpts)
 	if err != nil {
 		return dst, err
 	}

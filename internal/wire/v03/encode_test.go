@@ -2,6 +2,7 @@ package v03
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -72,7 +73,7 @@ func refMarshalEvent(e a2a.Event) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(v, json.Deterministic(true))
+	return json.Marshal(v, encodeOpts)
 }
 
 // checkSame fails t unless MarshalEvent and the reference encoder agree on e.
@@ -140,7 +141,12 @@ func TestEncoderMatchesReference(t *testing.T) {
 		[]any{}, []any(nil), map[string]any{}, map[string]any(nil), []string{"a", "b\n"}, []string(nil),
 		map[string]any{"b": 1.0, "a": 2.0, "": nil, "é": "x", "A": []any{map[string]any{"y": 1.0, "x": 2.0}}},
 		point{1, 2}, &point{3, 4}, (*point)(nil), map[string]int{"b": 1, "a": 2}, []byte("raw"),
-		math.NaN(), math.Inf(1), float32(math.Inf(-1)), make(chan int), map[string]any{"bad\xff": 1.0}}
+		math.NaN(), math.Inf(1), float32(math.Inf(-1)), make(chan int), map[string]any{"bad\xff": 1.0},
+		// Numbers by their literal text, and texts that are not numbers.
+		stdjson.Number("123456789012345678901234567890"), stdjson.Number("9007199254740993"), stdjson.Number("1e400"),
+		stdjson.Number("-0"), stdjson.Number("0.10"), stdjson.Number("-1.5E-07"), []any{stdjson.Number("1"), stdjson.Number("2.50")},
+		stdjson.Number(""), stdjson.Number("abc"), stdjson.Number("01"), stdjson.Number("1."), stdjson.Number("+1"),
+		stdjson.Number(".5"), stdjson.Number("1e"), stdjson.Number("1 "), stdjson.Number("NaN"), stdjson.Number("1,2")}
 	for _, s := range strs {
 		for _, v := range vals {
 			for _, e := range eventsAround(s, v) {
@@ -188,11 +194,15 @@ func FuzzMarshalEvent(f *testing.F) {
 	f.Add(b, "x", 1.5)
 	f.Add([]byte(`{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false,"metadata":{"a":[1,{"b":null}]}}`), "\x00\"\\\u2028", 1e-9)
 	f.Add([]byte(`{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"data","data":{"z":1,"a":2}}]}`), "\xff", -0.0)
+	f.Add([]byte(`{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"data","data":{"big":123456789012345678901234567890,"p":9007199254740993,"e":1E+400,"z":-0.0}}]}`), "1e-7", 0.1)
 	f.Fuzz(func(t *testing.T, raw []byte, s string, n float64) {
 		if e, err := UnmarshalEvent(raw); err == nil {
 			checkSame(t, e)
 		}
 		for _, e := range eventsAround(s, n) {
+			checkSame(t, e)
+		}
+		for _, e := range eventsAround("s", stdjson.Number(s)) {
 			checkSame(t, e)
 		}
 	})

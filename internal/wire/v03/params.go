@@ -23,7 +23,7 @@ func unmarshalParams(raw []byte, v any) *a2a.Error {
 			break
 		}
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := json.Unmarshal(raw, v, decodeOpts); err != nil {
 		return decodeErr("/params", err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func EncodeMessageSendParams(p *a2a.MessageSendParams) ([]byte, error) {
 			w.Configuration.PushNotificationConfig = fromPushConfig(c.PushNotificationConfig)
 		}
 	}
-	return json.Marshal(&w, json.Deterministic(true))
+	return json.Marshal(&w, encodeOpts)
 }
 
 func toPushConfig(path string, c *pushNotificationConfigJSON) (a2a.PushNotificationConfig, *a2a.Error) {
@@ -119,7 +119,7 @@ func DecodeTaskQueryParams(raw []byte) (a2a.TaskQueryParams, error) {
 // EncodeTaskQueryParams encodes tasks/get params.
 func EncodeTaskQueryParams(p *a2a.TaskQueryParams) ([]byte, error) {
 	id := p.ID
-	return json.Marshal(&taskQueryParamsJSON{ID: &id, HistoryLength: p.HistoryLength, Metadata: p.Metadata}, json.Deterministic(true))
+	return json.Marshal(&taskQueryParamsJSON{ID: &id, HistoryLength: p.HistoryLength, Metadata: p.Metadata}, encodeOpts)
 }
 
 // DecodeTaskIDParams decodes tasks/cancel, tasks/resubscribe and
@@ -138,7 +138,7 @@ func DecodeTaskIDParams(raw []byte) (a2a.TaskIDParams, error) {
 // EncodeTaskIDParams encodes TaskIdParams.
 func EncodeTaskIDParams(p *a2a.TaskIDParams) ([]byte, error) {
 	id := p.ID
-	return json.Marshal(&taskIDParamsJSON{ID: &id, Metadata: p.Metadata}, json.Deterministic(true))
+	return json.Marshal(&taskIDParamsJSON{ID: &id, Metadata: p.Metadata}, encodeOpts)
 }
 
 // DecodeTaskPushNotificationConfig decodes tasks/pushNotificationConfig/set
@@ -163,7 +163,7 @@ func DecodeTaskPushNotificationConfig(raw []byte) (a2a.TaskPushNotificationConfi
 
 // MarshalTaskPushNotificationConfig encodes a TaskPushNotificationConfig.
 func MarshalTaskPushNotificationConfig(c *a2a.TaskPushNotificationConfig) ([]byte, error) {
-	return json.Marshal(&taskPushNotificationConfigJSON{TaskID: c.TaskID, PushNotificationConfig: fromPushConfig(&c.PushNotificationConfig)}, json.Deterministic(true))
+	return json.Marshal(&taskPushNotificationConfigJSON{TaskID: c.TaskID, PushNotificationConfig: fromPushConfig(&c.PushNotificationConfig)}, encodeOpts)
 }
 
 // DecodeTaskPushConfigParams decodes tasks/pushNotificationConfig/get and
@@ -192,14 +192,14 @@ func MarshalError(e *a2a.Error) ([]byte, error) {
 		Message string `json:"message"`
 		Data    any    `json:"data,omitempty"`
 	}
-	return json.Marshal(&errJSON{Code: e.Code, Message: e.Message, Data: e.Data}, json.Deterministic(true))
+	return json.Marshal(&errJSON{Code: e.Code, Message: e.Message, Data: e.Data}, encodeOpts)
 }
 
 // UnmarshalTaskPushNotificationConfig decodes a TaskPushNotificationConfig
 // (the result of tasks/pushNotificationConfig/set and /get).
 func UnmarshalTaskPushNotificationConfig(raw []byte) (a2a.TaskPushNotificationConfig, error) {
 	var p taskPushNotificationConfigJSON
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := json.Unmarshal(raw, &p, decodeOpts); err != nil {
 		return a2a.TaskPushNotificationConfig{}, decodeErr("", err)
 	}
 	if p.PushNotificationConfig == nil {
@@ -216,7 +216,7 @@ func UnmarshalTaskPushNotificationConfig(raw []byte) (a2a.TaskPushNotificationCo
 // tasks/pushNotificationConfig/list.
 func UnmarshalTaskPushNotificationConfigs(raw []byte) ([]a2a.TaskPushNotificationConfig, error) {
 	var items []jsontext.Value
-	if err := json.Unmarshal(raw, &items); err != nil {
+	if err := json.Unmarshal(raw, &items, decodeOpts); err != nil {
 		return nil, decodeErr("", err)
 	}
 	out := make([]a2a.TaskPushNotificationConfig, 0, len(items))
@@ -239,5 +239,5 @@ func EncodeTaskPushConfigParams(p *a2a.GetTaskPushNotificationConfigParams) ([]b
 		c := p.PushNotificationConfigID
 		w.PushNotificationConfigID = &c
 	}
-	return json.Marshal(&w, json.Deterministic(true))
+	return json.Marshal(&w, encodeOpts)
 }

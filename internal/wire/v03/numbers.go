@@ -1,0 +1,105 @@
+package v03
+
+import (
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Structured JSON values (a DataPart's data, metadata, extension params)
+// go through byte for byte: a number is decoded as an encoding/json.Number
+// holding its literal text, and a json.Number is encoded as that literal.
+// A float64 would round 123456789012345678901234567890 to
+// 1.2345678901234568e+29 and 9007199254740993 to 9007199254740992.
+
+// numberLiteral decodes a JSON number into an `any` as a json.Number
+// with its exact text; other values decode as usual.
+var numberLiteral = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+	if dec.PeekKind() != '0' {
+		return errors.ErrUnsupported
+	}
+	val, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*v = stdjson.Number(val)
+	return nil
+})
+
+// numberMarshaler encodes a json.Number as its literal, which must be a
+// JSON number.
+var numberMarshaler = json.MarshalToFunc(func(enc *jsontext.Encoder, n stdjson.Number) error {
+	if !validNumber(string(n)) {
+		return fmt.Errorf("v03: %q is not a JSON number", string(n))
+	}
+	return enc.WriteValue(jsontext.Value(n))
+})
+
+var (
+	// decodeOpts are the options of every decoding in this package.
+	decodeOpts = json.WithUnmarshalers(numberLiteral)
+	// encodeOpts are the options of every encoding through json.Marshal.
+	encodeOpts = json.JoinOptions(json.Deterministic(true), json.WithMarshalers(numberMarshaler))
+)
+
+// validNumber reports whether s is a JSON number (RFC 8259 §6):
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// UnmarshalValue decodes JSON text into v as this package decodes
+// structured values: numbers inside `any` values become json.Number
+// with their exact text. For a DataPart's data given on a command line,
+// say.
+func UnmarshalValue(b []byte, v any) error {
+	return json.Unmarshal(b, v, decodeOpts)
+}
+
+// MarshalValue encodes a structured value (what a DataPart's data or a
+// metadata map holds) as this package does: map keys sorted, a
+// json.Number as its literal text (an error when that text is not a JSON
+// number).
+func MarshalValue(v any) ([]byte, error) {
+	return appendAny(nil, v)
+}

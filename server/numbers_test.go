@@ -1,0 +1,56 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+// TestDataNumbersExact: numbers in a DataPart and in metadata come back
+// with their exact text (no float64 rounding) in the send answer, in
+// tasks/get (history and artifact), on both stores, before and after a
+// finished task is packed or checkpointed.
+func TestDataNumbersExact(t *testing.T) {
+	const data = `{"big":123456789012345678901234567890,"exact":9007199254740993,"huge":1e400,"precise":0.1000000000000000055511151231257827,"neg":-12345678901234567890.5,"z":-0,"t":0.10}`
+	want := []string{"123456789012345678901234567890", "9007199254740993", "1e400",
+		"0.1000000000000000055511151231257827", "-12345678901234567890.5", `"z":-0`, `"t":0.10`}
+	for _, tc := range []struct {
+		name string
+		open func(testing.TB) store.Store
+	}{
+		{"memory", func(testing.TB) store.Store { return memory.New() }},
+		{"sqlite", sqliteStore},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServer(t, testServerOptions{store: tc.open(t)})
+			params := `{"message":{"kind":"message","role":"user","messageId":"num-1","metadata":{"m":9007199254740993},` +
+				`"parts":[{"kind":"data","data":` + data + `}]}}`
+			_, b := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+params+`}`)
+			check := func(what string, b []byte) {
+				t.Helper()
+				s := string(b)
+				for _, w := range want {
+					// Once in the history, once in the artifact.
+					if n := strings.Count(s, w); n < 2 {
+						t.Errorf("%s: %q appears %d times, want 2 or more:\n%s", what, w, n, s)
+					}
+				}
+				if !strings.Contains(s, `"m":9007199254740993`) {
+					t.Errorf("%s: message metadata number changed:\n%s", what, s)
+				}
+				if strings.Contains(s, "e+29") || strings.Contains(s, "9007199254740992") {
+					t.Errorf("%s: a number was rounded:\n%s", what, s)
+				}
+			}
+			check("message/send", b)
+			res := call(t, ts.URL+"/a2a/echo", "message/send", params) // the same messageId: the same task
+			if res.Result.ID == "" {
+				t.Fatalf("repeated send: no task id")
+			}
+			_, g := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+res.Result.ID+`"}}`)
+			check("tasks/get", g)
+		})
+	}
+}
