@@ -28,7 +28,10 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // newServer hosts echo (default), chat and slow (fast steps) on a memory store.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quiet()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))

@@ -15,7 +15,11 @@ import (
 // Discover an agent from its base URL, send a message, then stream one.
 func Example() {
 	// An agent to talk to: a2abridge's echo agent on a local test server.
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer eng.Close(context.Background())
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))

@@ -38,7 +38,10 @@ func secureHost(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{}})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := server.NewHost(server.HostOptions{Default: "secure", Transport: server.TransportOptions{Logger: discardLogger()}})
 	ext := testCard("secure")
 	ext.Description = "extended: admin skills"
@@ -190,7 +193,10 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 func TestJSONRPCHandlerAuthenticatesByItself(t *testing.T) {
 	t.Parallel()
 	bearer, _ := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer eng.Close(context.Background())
 	h := server.NewHandler(eng, "x", whoAmI, testCard("x"), server.HandlerOptions{Auth: auth.Set{bearer}})
 	ts := httptest.NewServer(server.NewJSONRPCHandler(h, server.TransportOptions{Logger: discardLogger()}))

@@ -45,8 +45,17 @@ type Engine struct {
 
 	base     context.Context
 	stopBase context.CancelFunc
+	// draining refuses new messages (Shutdown, Close); closing also
+	// fails what executions leave unfinished (Close). Both are set under
+	// mu, so no execution is registered in wg after Shutdown waits on it.
+	draining atomic.Bool
 	closing  atomic.Bool
 	wg       sync.WaitGroup
+	// streamsDone is closed once Close has waited for the executions: a
+	// stream still following a task then ends (its client resubscribes
+	// to another process later).
+	streamsDone chan struct{}
+	closeOnce   sync.Once
 
 	locks [64]sync.Mutex // per-task append serialisation, striped by id
 	push  *pusher        // nil when push notifications are disabled
@@ -100,16 +109,24 @@ type execution struct {
 	canceled atomic.Bool
 }
 
-// NewEngine returns an Engine on st. The engine does not own st: close st
-// after Engine.Close.
-func NewEngine(st store.Store, opts EngineOptions) *Engine {
+// NewEngine returns an Engine on st, recovered from a previous run and
+// ready to serve. Recovery cannot be skipped: every task that st holds
+// submitted, working or unknown (its execution died with the process
+// that ran it, e.g. under kill -9) is failed with RecoveryMessage, so no
+// client waits forever, and push notifications still pending are
+// delivered (with opts.Push). ctx bounds recovery only, not the Engine's
+// life. The engine does not own st: close st after Engine.Close.
+//
+// Errors: those of st while reading the unfinished tasks or appending
+// their failure (wrapped, "engine start: …"); the engine is unusable then.
+func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	base, stop := context.WithCancel(context.Background())
 	e := &Engine{
-		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop,
+		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop, streamsDone: make(chan struct{}),
 		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
 		subs: map[string][]*subscription{}, published: map[string]*publishedTail{}, pipes: map[string]*pipe{},
 		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{}, work: make(chan func()),
@@ -118,27 +135,30 @@ func NewEngine(st store.Store, opts EngineOptions) *Engine {
 	if opts.Push != nil {
 		e.push = newPusher(e, *opts.Push)
 	}
+	if err := e.recover(ctx); err != nil {
+		stop()
+		return nil, err
+	}
 	if opts.Retention > 0 {
 		go e.retain(opts.Retention) // until Close; not waited for (a sweep cut short loses nothing)
 	}
-	return e
+	return e, nil
 }
 
 // PushEnabled reports whether push notifications are enabled.
 func (e *Engine) PushEnabled() bool { return e.push != nil }
 
-// RecoveryMessage is the status message of tasks found running at Start:
+// RecoveryMessage is the status message of tasks found running by NewEngine:
 // their executions died with the previous process.
 const RecoveryMessage = "The server stopped while this task was running; the task cannot be resumed."
 
-// Start recovers from a previous run: every task left submitted, working
-// or unknown (its execution died with the process) is failed with
-// RecoveryMessage, so that no client waits forever. It returns the number
-// of tasks failed.
-func (e *Engine) Start(ctx context.Context) (int, error) {
+// recover fails every task left submitted, working or unknown by a
+// previous process with RecoveryMessage and starts the delivery of pending
+// push notifications (NewEngine).
+func (e *Engine) recover(ctx context.Context) error {
 	infos, err := e.st.Unfinished(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("engine start: %w", err)
+		return fmt.Errorf("engine start: %w", err)
 	}
 	n := 0
 	for _, info := range infos {
@@ -149,7 +169,7 @@ func (e *Engine) Start(ctx context.Context) (int, error) {
 			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, RecoveryMessage)}, nil
 		})
 		if err != nil {
-			return n, fmt.Errorf("engine start: recover task %s: %w", info.Task.ID, err)
+			return fmt.Errorf("engine start: recover task %s: %w", info.Task.ID, err)
 		}
 		if len(recs) == 0 {
 			continue
@@ -157,18 +177,53 @@ func (e *Engine) Start(ctx context.Context) (int, error) {
 		n++
 		e.log.Warn("failed task left running by a previous process", "task", info.Task.ID, "agent", info.Agent)
 	}
+	if n > 0 {
+		e.log.Warn("recovered interrupted tasks", "failed", n)
+	}
 	if e.push != nil {
 		if err := e.push.start(ctx); err != nil {
-			return n, fmt.Errorf("engine start: pending push notifications: %w", err)
+			return fmt.Errorf("engine start: pending push notifications: %w", err)
 		}
 	}
-	return n, nil
+	return nil
 }
 
-// Close cancels every running execution, fails the tasks they leave
-// unfinished, and waits for them (bounded by ctx).
+// Shutdown stops the engine gracefully: new messages are refused at once
+// (JSON-RPC -32603 "The server is shutting down; try again later"), running
+// executions may finish until ctx is done (the grace period), then Close
+// cancels the ones left and fails their tasks with a reason ("The server
+// shut down while this task was running."). Streams following those tasks
+// get that final status-update; streams of tasks with no execution here
+// end. Reads (tasks/get, resubscribe) keep working until Close. It returns
+// the number of tasks failed because the grace period ended, and Close's
+// error.
+func (e *Engine) Shutdown(ctx context.Context) (int, error) {
+	e.mu.Lock()
+	e.draining.Store(true)
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return 0, e.Close(context.WithoutCancel(ctx))
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	n := len(e.running)
+	e.mu.Unlock()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return n, e.Close(cctx)
+}
+
+// Close stops the engine now: new messages are refused, every running
+// execution is cancelled, the tasks they leave unfinished are failed with
+// a reason, and Close waits for them (bounded by ctx: ctx.Err() when it
+// ends first); then the streams still open end. Use Shutdown for a grace
+// period. Calling Close again waits again.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
+	e.draining.Store(true)
 	e.closing.Store(true)
 	e.mu.Unlock()
 	e.stopBase()
@@ -176,8 +231,10 @@ func (e *Engine) Close(ctx context.Context) error {
 	go func() { e.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		e.closeOnce.Do(func() { close(e.streamsDone) })
 		return nil
 	case <-ctx.Done():
+		e.closeOnce.Do(func() { close(e.streamsDone) })
 		return ctx.Err()
 	}
 }
@@ -507,7 +564,8 @@ func (e *Engine) ack(taskID string, p *pipe) {
 
 // ---- executions ----
 
-// ErrShuttingDown is returned for new messages once Engine.Close has begun.
+// errShuttingDown is returned for new messages once Engine.Shutdown or
+// Engine.Close has begun.
 var errShuttingDown = &a2a.Error{Code: a2a.CodeInternalError, Message: "The server is shutting down; try again later"}
 
 // owns reports whether ex is the task's current execution.
@@ -530,7 +588,7 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 	ctx, cancel := context.WithCancel(e.base)
 	ex := &execution{cancel: cancel}
 	e.mu.Lock()
-	if e.closing.Load() {
+	if e.draining.Load() {
 		e.mu.Unlock()
 		cancel()
 		_, _, _ = e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
@@ -622,7 +680,11 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	if !e.owns(id, ex) {
 		return
 	}
-	if execErr != nil {
+	switch {
+	case execErr == nil:
+	case e.closing.Load() && errors.Is(execErr, context.Canceled):
+		e.log.Info("execution stopped by shutdown", "agent", h.name, "task", id)
+	default:
 		e.log.Error("agent execution failed", "agent", h.name, "task", id, "err", execErr)
 	}
 	info, _, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
@@ -992,6 +1054,11 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 			if !catchUp() {
 				return
 			}
+		case <-e.streamsDone:
+			// The engine closed: what its executions appended last is
+			// in the log (their final events among it); then the stream ends.
+			catchUp()
+			return
 		case <-ctx.Done():
 			return
 		}

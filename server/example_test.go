@@ -24,7 +24,11 @@ func Example() {
 		}
 		return t.Complete(ctx, "")
 	})
-	eng := server.NewEngine(memory.New(), server.EngineOptions{})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer eng.Close(context.Background())
 	host := server.NewHost(server.HostOptions{})
 	host.Add(server.NewHandler(eng, "greeter", greeter, a2a.AgentCard{

@@ -180,7 +180,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			}
 		}
 	}
-	if h.e.closing.Load() {
+	if h.e.draining.Load() {
 		return store.TaskInfo{}, errShuttingDown
 	}
 	owner, ok := h.owner(ctx)

@@ -70,8 +70,8 @@ func newTestServer(t testing.TB, o testServerOptions) *testServer {
 	if st == nil {
 		st = memory.New()
 	}
-	eng := server.NewEngine(st, server.EngineOptions{Logger: discardLogger()})
-	if _, err := eng.Start(context.Background()); err != nil {
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
 		t.Fatal(err)
 	}
 	o.transport.Logger = discardLogger()

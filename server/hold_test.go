@@ -19,8 +19,8 @@ import (
 // stream ends after the event, never on an event that may be followed
 // by a wait.
 func TestStreamHold(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if _, err := eng.Start(context.Background()); err != nil {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
@@ -94,8 +94,8 @@ func TestStreamHold(t *testing.T) {
 // engine's tail of recent events or from the log when the tail does not
 // reach back far enough.
 func TestFollowRunningTask(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if _, err := eng.Start(context.Background()); err != nil {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
@@ -178,7 +178,10 @@ func (s *eventsCounter) Events(ctx context.Context, taskID string, after int64, 
 // tasks, without a log read, and from the log once that tail is gone.
 func TestFollowEndedTask(t *testing.T) {
 	st := &eventsCounter{Store: memory.New()}
-	eng := server.NewEngine(st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	h := server.NewHandler(eng, "quick", server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
 		if err := u.Working(ctx, "on it"); err != nil {

@@ -16,7 +16,10 @@ import (
 // agent does after that, and when the client gives up.
 func TestBlockingSendAnswersAtFinalState(t *testing.T) {
 	newHandler := func(t *testing.T, agent server.AgentFunc) *server.Handler {
-		eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+		eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() { eng.Close(context.Background()) })
 		return server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	}
@@ -106,7 +109,10 @@ func goroutineID() uint64 {
 // An InlineAgent runs on the goroutine of a blocking send (memory store),
 // and on its own for a non-blocking one.
 func TestInlineAgentRunsOnTheSendersGoroutine(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer eng.Close(context.Background())
 	agent := inlineAgent{ran: make(chan uint64, 2)}
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})

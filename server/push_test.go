@@ -84,9 +84,9 @@ func (h *hook) wait(t *testing.T, n int) []delivery {
 }
 
 func pushEngine(t *testing.T, st store.Store, signer server.PushSigner) (*server.Engine, *server.Handler) {
-	eng := server.NewEngine(st, server.EngineOptions{Logger: discardLogger(),
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(),
 		Push: &server.PushOptions{Signer: signer, RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
-	if _, err := eng.Start(context.Background()); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	return eng, server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
@@ -184,16 +184,19 @@ func TestPushDisabledAndRefusedURL(t *testing.T) {
 	if r2 := call(t, ts.URL+"/", "tasks/pushNotificationConfig/set", fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"url":"http://x"}}`, r.Result.ID)); r2.Error == nil || r2.Error.Code != a2a.CodePushNotificationNotSupported {
 		t.Fatalf("push disabled: %+v", r2)
 	}
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{
 		CheckURL: func(u string) error {
 			if strings.Contains(u, "169.254") {
 				return fmt.Errorf("link-local address")
 			}
 			return nil
 		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer eng.Close(context.Background())
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
-	_, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+	_, err = h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
 		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://169.254.169.254/latest"}}})
 	if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams {
 		t.Fatalf("metadata URL: %v", err)

@@ -19,7 +19,10 @@ import (
 // still run the agent once: sent again after the first, or concurrently.
 func TestQueuedCreateRunsAgentOncePerMessage(t *testing.T) {
 	var runs atomic.Int64
-	eng := server.NewEngine(sqliteStore(t), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), sqliteStore(t), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer eng.Close(context.Background())
 	h := server.NewHandler(eng, "a", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		runs.Add(1)
@@ -99,7 +102,10 @@ func (s *queueStore) AppendAsync(ctx context.Context, a store.Append) <-chan err
 func TestQueuedCreateFailure(t *testing.T) {
 	st := &queueStore{Store: memory.New(), delay: 20 * time.Millisecond}
 	st.failCreates.Store(true)
-	eng := server.NewEngine(st, server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer eng.Close(context.Background())
 	started := make(chan struct{}, 1)
 	ended := make(chan error, 1)

@@ -34,7 +34,10 @@ func (a hookAgent) Cancel(ctx context.Context, task a2a.Task) error {
 // tasks/cancel on an input-required task races with a continuation message:
 // the task ends canceled, but execution 2 runs on with a live context.
 func TestCancelRacesContinuation(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := hookAgent{ex2: make(chan error, 1)}
 	h := server.NewHandler(eng, "a", a, card(), server.HandlerOptions{})
 	ctx := context.Background()

@@ -14,7 +14,10 @@ import (
 // A client retries a continuation (same messageId) while the first attempt
 // is in flight: the retry should get the task (dedupe), not -32004.
 func TestConcurrentDuplicateContinuation(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {
 			return u.RequireInput(ctx, "?")

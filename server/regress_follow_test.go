@@ -27,7 +27,10 @@ func TestFollowStress(t *testing.T) {
 				defer s.Close()
 				st = s
 			}
-			eng := server.NewEngine(st, server.EngineOptions{Logger: quiet()})
+			eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: quiet()})
+			if err != nil {
+				t.Fatal(err)
+			}
 			const N = 600
 			agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 				for i := range N {

@@ -24,7 +24,10 @@ func (panicHook) Cancel(ctx context.Context, task a2a.Task) error { panic("hook 
 // run in goroutines net/http does not guard) must not kill the process: the
 // task is canceled and the batch answered.
 func TestBatchCancelHookPanicIsContained(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := server.NewHandler(eng, "a", panicHook{}, card(), server.HandlerOptions{})
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
 	host.Add(h)

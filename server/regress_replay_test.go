@@ -14,7 +14,10 @@ import (
 // is not terminal). A resubscribe with Last-Event-ID replays past the final
 // input-required event, then waits forever for another final event.
 func TestReplayPastInterruptedEnds(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if err := u.RequireInput(ctx, "which one?"); err != nil {
 			return err

@@ -12,7 +12,10 @@ import (
 
 // Same race with no sleep at all: the agent returns right after RequireInput.
 func TestStaleExecutionRaceNoSleep(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var closed atomic.Int64
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {

@@ -28,7 +28,10 @@ func userMsg(text, taskID string) a2a.MessageSendParams {
 // answers at once. Execution 1's finish() completes the task that
 // execution 2 is still working on.
 func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ex2Err := make(chan error, 1)
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {

@@ -15,7 +15,10 @@ import (
 )
 
 func newHost(t *testing.T) *httptest.Server {
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
 	host.Add(server.NewHandler(eng, "echo", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error { return nil }), card(), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)

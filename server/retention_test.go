@@ -23,7 +23,10 @@ func TestRetention(t *testing.T) {
 			if name == "memory" {
 				st = memory.New()
 			}
-			eng := server.NewEngine(st, server.EngineOptions{Logger: discardLogger(), Retention: 300 * time.Millisecond})
+			eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(), Retention: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
 			defer eng.Close(context.Background())
 			echo := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
 			wait := server.NewHandler(eng, "wait", waitAgent{canceled: make(chan string, 1)}, testCard("wait"), server.HandlerOptions{})

@@ -1,16 +1,48 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
 )
 
+// childEnv makes the test binary run the example's main (with the
+// arguments in the variable, \x1f-separated), so tests can kill it.
+const childEnv = "REVERSE_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(childEnv); ok {
+		os.Args = append([]string{"reverse"}, strings.Split(args, "\x1f")...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 func TestReverseAgent(t *testing.T) {
-	h, stop := NewServer()
-	defer stop()
+	h, eng, err := NewServer(context.Background(), memory.New(), Reverse{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	resp, err := http.Post(ts.URL+"/", "application/json", strings.NewReader(
@@ -33,5 +65,319 @@ func TestReverseAgent(t *testing.T) {
 	card.Body.Close()
 	if !strings.Contains(string(cb), `"url":"`+ts.URL+`/a2a/reverse"`) {
 		t.Fatalf("card url is not reachable address: %s", cb)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the child's stderr copier.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type child struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *lockedBuffer
+}
+
+// start runs the example as its own process on 127.0.0.1 and waits until
+// it listens.
+func start(t *testing.T, args ...string) *child {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"-addr", addr}, args...), "\x1f"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, base: "http://" + addr, stderr: &lockedBuffer{}}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on") {
+				ready <- true
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("reverse exited before listening: %s", c.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("reverse did not start: %s", c.stderr)
+	}
+	return c
+}
+
+// exited waits (bounded) for the child to exit and returns its status.
+func (c *child) exited(t *testing.T) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(30 * time.Second):
+		t.Fatalf("reverse did not exit: %s", c.stderr)
+		return -1
+	}
+}
+
+type result struct {
+	Kind   string `json:"kind"`
+	ID     string `json:"id"`
+	TaskID string `json:"taskId"`
+	Final  bool   `json:"final"`
+	Status struct {
+		State   string `json:"state"`
+		Message *struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"message"`
+	} `json:"status"`
+}
+
+func (r result) statusText() string {
+	if r.Status.Message == nil || len(r.Status.Message.Parts) == 0 {
+		return ""
+	}
+	return r.Status.Message.Parts[0].Text
+}
+
+// stream posts a streaming JSON-RPC request and returns its events as they
+// arrive; the channel closes when the stream ends, cleanly or cut.
+func stream(t *testing.T, url, method, params string, lastEventID string) <-chan result {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)))
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan result, 256)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		rd := sse.NewReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
+			}
+			var f struct {
+				Result result `json:"result"`
+			}
+			if json.Unmarshal(ev.Data, &f) == nil {
+				ch <- f.Result
+			}
+		}
+	}()
+	return ch
+}
+
+// drain collects a stream's events until it ends; a stream still open
+// after the timeout fails the test (a client that hangs).
+func drain(t *testing.T, ch <-chan result, timeout time.Duration) []result {
+	t.Helper()
+	var out []result
+	deadline := time.After(timeout)
+	for {
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, r)
+		case <-deadline:
+			t.Fatalf("stream still open after %s (%d events): the client hangs", timeout, len(out))
+		}
+	}
+}
+
+func get(t *testing.T, base, id string) result {
+	t.Helper()
+	resp, err := http.Post(base+"/", "application/json", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":%q}}`, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var f struct {
+		Result result `json:"result"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("tasks/get: %v: %s", err, b)
+	}
+	return f.Result
+}
+
+func words(n int) string { return strings.TrimSpace(strings.Repeat("w ", n)) }
+
+func sendParams(id, text string) string {
+	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}}`, id, text)
+}
+
+// TestKill9LeavesNoTaskWorking kills the SDK-built server (this example,
+// not `a2abridge serve`) with SIGKILL in the middle of a streamed task and
+// of a blocking send, restarts it on the same data directory, and checks
+// that nothing waits forever: both clients see their connection end, the
+// tasks are failed with server.RecoveryMessage, and a resubscription ends
+// with that final status.
+func TestKill9LeavesNoTaskWorking(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	c := start(t, "-data", dir, "-word-delay", "100ms")
+	events := stream(t, c.base+"/", "message/stream", sendParams("k-stream", words(300)), "")
+	var task result
+	var seen int
+	for r := range events {
+		seen++
+		if r.Kind == "task" {
+			task = r
+		}
+		if seen == 4 { // the task, working, two words: mid-task
+			break
+		}
+	}
+	if task.ID == "" {
+		t.Fatal("no task in the stream")
+	}
+	sendDone := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(c.base+"/", "application/json", strings.NewReader(
+			`{"jsonrpc":"2.0","id":2,"method":"message/send","params":`+sendParams("k-send", words(300))+`}`))
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		sendDone <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the send's task is working
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, events, 10*time.Second) // the cut stream ends: the client is not left hanging
+	select {
+	case err := <-sendDone:
+		if err == nil {
+			t.Fatal("the blocking send was answered although its server was killed mid-task")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocking send still waits after its server was killed")
+	}
+	_ = c.cmd.Wait()
+
+	c2 := start(t, "-data", dir)
+	got := get(t, c2.base, task.ID)
+	if got.Status.State != "failed" || got.statusText() != server.RecoveryMessage {
+		t.Fatalf("after restart the streamed task is %q (%q), want failed with the recovery message", got.Status.State, got.statusText())
+	}
+	// The task of the blocking send: found by its messageId (a repeated
+	// send answers the task the first one created).
+	resp, err := http.Post(c2.base+"/", "application/json", strings.NewReader(
+		`{"jsonrpc":"2.0","id":3,"method":"message/send","params":`+sendParams("k-send", words(300))+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var sent struct {
+		Result result `json:"result"`
+	}
+	_ = json.Unmarshal(b, &sent)
+	if sent.Result.Status.State != "failed" || sent.Result.statusText() != server.RecoveryMessage {
+		t.Fatalf("after restart the blocking send's task answers %s", b)
+	}
+	// A client resuming the stream ends with the final failed status.
+	rs := drain(t, stream(t, c2.base+"/", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, task.ID), "3"), 10*time.Second)
+	if len(rs) == 0 || !rs[len(rs)-1].Final || rs[len(rs)-1].Status.State != "failed" {
+		t.Fatalf("resubscription after the crash ended with %+v", rs)
+	}
+}
+
+// TestGracefulShutdown: SIGTERM lets a short task finish within the grace
+// period and fails a long one when it ends, each stream getting its final
+// event; the process exits 0 without an ERROR log line.
+func TestGracefulShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	c := start(t, "-data", dir, "-word-delay", "100ms", "-grace", "1500ms")
+	short := stream(t, c.base+"/", "message/stream", sendParams("g-short", words(5)), "")
+	long := stream(t, c.base+"/", "message/stream", sendParams("g-long", words(300)), "")
+	var longTask result
+	for r := range long {
+		if r.Kind == "task" {
+			longTask = r
+			break
+		}
+	}
+	<-short // the short task has started
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	// During the grace period: new messages are refused, with an error.
+	if resp, err := http.Post(c.base+"/", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"message/send","params":`+sendParams("g-new", "x")+`}`)); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"error"`) {
+			t.Fatalf("a new message during shutdown was accepted: %s", b)
+		}
+	}
+	ss := drain(t, short, 10*time.Second)
+	if last := ss[len(ss)-1]; !last.Final || last.Status.State != "completed" {
+		t.Fatalf("the short task's stream ended with %+v, want completed within the grace period", last)
+	}
+	ls := drain(t, long, 10*time.Second)
+	if last := ls[len(ls)-1]; !last.Final || last.Status.State != "failed" || !strings.Contains(last.statusText(), "shut down") {
+		t.Fatalf("the long task's stream ended with %+v, want failed by the shutdown", last)
+	}
+	if code := c.exited(t); code != 0 {
+		t.Fatalf("exit status %d: %s", code, c.stderr)
+	}
+	if strings.Contains(c.stderr.String(), "level=ERROR") {
+		t.Fatalf("an ordinary shutdown logged an error:\n%s", c.stderr)
+	}
+	c2 := start(t, "-data", dir)
+	if got := get(t, c2.base, longTask.ID); got.Status.State != "failed" || !strings.Contains(got.statusText(), "shut down") {
+		t.Fatalf("after restart the long task is %q (%q)", got.Status.State, got.statusText())
 	}
 }

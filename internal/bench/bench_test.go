@@ -118,7 +118,10 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // testServer is a2abridge's server with the built-in agents, in memory.
 func testServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quiet(), KeepAlive: 50 * time.Millisecond}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 60, Step: 200 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))

@@ -69,7 +69,10 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 		eo.Push = &server.PushOptions{Client: hc, CheckURL: func(u string) error { return push.CheckURL(u, allow) },
 			RetryBase: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond}
 	}
-	eng := server.NewEngine(memory.New(), eo)
+	eng, err := server.NewEngine(context.Background(), memory.New(), eo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quietLog(), KeepAlive: 100 * time.Millisecond}})
 	var ho server.HandlerOptions
 	var echoOpts server.HandlerOptions

@@ -26,7 +26,10 @@ import (
 
 func testHost(t *testing.T) (*httptest.Server, *sync.Map) {
 	t.Helper()
-	eng := server.NewEngine(memory.New(), server.EngineOptions{Logger: quietLog()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quietLog()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))

@@ -34,7 +34,10 @@ type serveFile struct {
 	// MemoryCap caps what finished tasks hold with the in-memory store,
 	// in bytes ("256MiB", "1GB", 1048576; 0: no cap); unset: the default.
 	MemoryCap *byteSize `yaml:"memory_cap"`
-	Push      struct {
+	// ShutdownGrace is how long running tasks may finish at SIGTERM or
+	// SIGINT before they are failed; unset: DefaultShutdownGrace.
+	ShutdownGrace *duration `yaml:"shutdown_grace"`
+	Push          struct {
 		Enabled     bool     `yaml:"enabled"`
 		Allow       []string `yaml:"allow"`
 		GiveUpAfter duration `yaml:"give_up_after"`

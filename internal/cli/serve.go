@@ -61,7 +61,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		addr, dataDir, def, publicURL, logLevel, configPath string
 		mem, pushOn                                         bool
 		maxBody                                             int64
-		keepAlive, retention                                time.Duration
+		keepAlive, retention, shutdownGrace                 time.Duration
 		memoryCap                                           string
 		tokens, pushAllow                                   []string
 		cpuProfile, memProfile                              string
@@ -118,6 +118,12 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			}
 			if retention < 0 {
 				return usageError{fmt.Errorf("--retain %s: want a duration of 0 (keep forever) or more", retention)}
+			}
+			if !fl.Changed("shutdown-grace") && file.ShutdownGrace != nil {
+				shutdownGrace = time.Duration(*file.ShutdownGrace)
+			}
+			if shutdownGrace < 0 {
+				return usageError{fmt.Errorf("--shutdown-grace %s: want a duration of 0 (fail running tasks at once) or more", shutdownGrace)}
 			}
 			capBytes, err := parseByteSize(memoryCap)
 			if err != nil {
@@ -215,7 +221,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				log.Info("using the SQLite store", "path", path)
 			}
 			defer st.Close()
-			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts, retention: retention}
+			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts, retention: retention, shutdownGrace: shutdownGrace}
 			if pushOn {
 				keys := file.Push.Keys
 				if keys == "" && !mem {
@@ -240,6 +246,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.StringVar(&dataDir, "data", defaultDataDir(), "directory of the SQLite database (and push signing keys)")
 	f.BoolVar(&mem, "memory", false, "keep tasks in memory only (lost on exit)")
 	f.DurationVar(&retention, "retain", DefaultRetention, "keep finished tasks this long, then delete them with their events (0: forever)")
+	f.DurationVar(&shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "at SIGTERM or SIGINT, how long running tasks may finish before they are failed")
 	f.StringVar(&memoryCap, "memory-cap", "256MiB", "with --memory: most bytes finished tasks may hold; the oldest go first (0: no cap)")
 	f.StringVar(&def, "default", "echo", "agent that also answers at / (echo, chat or slow)")
 	f.StringVar(&publicURL, "public-url", "", "base URL written into agent cards (default: the address each client used)")
@@ -291,10 +298,15 @@ func startProfiles(cpuFile, memFile string) (func(), error) {
 // (--retain, retention:): 30 days.
 const DefaultRetention = 720 * time.Hour
 
+// DefaultShutdownGrace is how long `serve` lets running tasks finish after
+// SIGTERM or SIGINT by default (--shutdown-grace, shutdown_grace:).
+const DefaultShutdownGrace = 30 * time.Second
+
 type serveConfig struct {
 	addr, def, publicURL string
 	maxBody              int64
 	keepAlive, retention time.Duration
+	shutdownGrace        time.Duration
 	agentOpts            map[string]server.HandlerOptions
 	push                 *pushConfig
 }
@@ -352,11 +364,9 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 		jwks = signer.Handler()
 		log.Info("push notifications enabled", "jwks", base+"/.well-known/jwks.json", "kid", signer.KeyID(), "allow", allow)
 	}
-	eng := server.NewEngine(st, eo)
-	if n, err := eng.Start(ctx); err != nil {
+	eng, err := server.NewEngine(ctx, st, eo)
+	if err != nil {
 		return err
-	} else if n > 0 {
-		log.Warn("recovered interrupted tasks", "failed", n)
 	}
 	host := server.NewHost(server.HostOptions{
 		PublicURL: cfg.publicURL, Default: cfg.def, JWKS: jwks,
@@ -396,16 +406,29 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Graceful shutdown: the listener closes and new messages are refused
+	// at once; running tasks may finish for the grace period, then the rest
+	// are failed with a reason (their streams get that final event, streams
+	// of other tasks end); then the server's last answers are waited for.
+	log.Info("shutting down", "grace", cfg.shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGrace+10*time.Second)
 	defer cancel()
-	// Stop executions first so open streams see their tasks end, then close the listener.
-	_ = eng.Close(sctx)
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	gctx, cancelGrace := context.WithTimeout(context.Background(), cfg.shutdownGrace)
+	defer cancelGrace()
+	n, err := eng.Shutdown(gctx)
+	if err != nil {
+		log.Warn("tasks still running after the shutdown grace period were not all settled", "err", err)
+	} else if n > 0 {
+		log.Info("tasks failed at the end of the shutdown grace period", "tasks", n)
 	}
-	if errors.Is(sctx.Err(), context.DeadlineExceeded) {
+	if err := <-shut; err != nil {
 		_ = srv.Close()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
 	}
+	log.Info("stopped")
 	return nil
 }

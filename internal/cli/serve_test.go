@@ -242,9 +242,12 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestGracefulShutdown sends SIGTERM to `a2abridge serve` while a task runs
-// and a stream is open: the process exits 0, the stream ends with the task
-// failed (not cut mid-way), and after a restart the task says why.
+// TestGracefulShutdown sends SIGTERM to `a2abridge serve` while two tasks
+// run and streams are open: the task that ends within --shutdown-grace
+// completes, the other is failed when the grace period ends (its stream
+// gets that final event, not a cut), a new message meanwhile is refused,
+// the process exits 0 without an ERROR log line, and after a restart the
+// failed task says why.
 func TestGracefulShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -252,36 +255,59 @@ func TestGracefulShutdown(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	base := "http://" + addr
-	child := startChild(t, "--data", dir, "--addr", addr)
-	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg("60", "g-slow", "")+`}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	child := startChild(t, "--data", dir, "--addr", addr, "--shutdown-grace", "2s")
+	open := func(secs, id string) (*sse.Reader, rpcTask) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg(secs, id, "")+`}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		rd := sse.NewReader(resp.Body)
+		first, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap rpcTask
+		_ = json.Unmarshal(first.Data, &snap)
+		return rd, snap
 	}
-	defer resp.Body.Close()
-	rd := sse.NewReader(resp.Body)
-	first, err := rd.Next()
-	if err != nil {
-		t.Fatal(err)
+	last := func(rd *sse.Reader) rpcTask {
+		var last rpcTask
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return last
+			}
+			_ = json.Unmarshal(ev.Data, &last)
+		}
 	}
-	var snap rpcTask
-	_ = json.Unmarshal(first.Data, &snap)
+	longRd, snap := open("60", "g-slow")
+	shortRd, _ := open("1", "g-short")
 	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	var last rpcTask
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			break
+	time.Sleep(300 * time.Millisecond)
+	// The listener is closed: a new connection is refused (or, if it got
+	// in first, the message is answered with an error).
+	if resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+msg("x", "g-new", "")+`}`)); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"error"`) {
+			t.Fatalf("a new message during the shutdown was accepted: %s", b)
 		}
-		_ = json.Unmarshal(ev.Data, &last)
 	}
-	if !last.Result.Final || last.Result.Status.State != "failed" {
-		t.Fatalf("stream ended with %+v, want the final failed status", last.Result)
+	if got := last(shortRd); !got.Result.Final || got.Result.Status.State != "completed" {
+		t.Fatalf("the short task's stream ended with %+v, want completed within the grace period", got.Result)
+	}
+	if got := last(longRd); !got.Result.Final || got.Result.Status.State != "failed" {
+		t.Fatalf("stream ended with %+v, want the final failed status", got.Result)
 	}
 	if err := child.Wait(); err != nil {
 		t.Fatalf("serve did not exit cleanly: %v", err)
+	}
+	if stderr := child.Stderr.(*bytes.Buffer).String(); strings.Contains(stderr, "level=ERROR") {
+		t.Fatalf("an ordinary shutdown logged an error:\n%s", stderr)
 	}
 	startChild(t, "--data", dir, "--addr", addr)
 	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, snap.Result.ID))

@@ -44,7 +44,10 @@ func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	if allow != nil {
 		eo.Push = &server.PushOptions{CheckURL: func(u string) error { return push.CheckURL(u, allow) }}
 	}
-	eng := server.NewEngine(memory.New(), eo)
+	eng, err := server.NewEngine(context.Background(), memory.New(), eo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := server.NewHost(server.HostOptions{Default: "chat", Transport: server.TransportOptions{Logger: quietLog()}})
 	ho := server.HandlerOptions{}
 	if authed {
