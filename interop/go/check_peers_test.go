@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,6 +114,37 @@ func runCheck(t *testing.T, url string, args ...string) *checkReport {
 	return &rep
 }
 
+// readmeRow asserts that README.md's table of what `check` reports has the
+// row (server cell starting with server, agent cell agent) with the
+// measured score and pass / fail / skip / n/a counts, so the README cannot
+// go stale.
+func readmeRow(t *testing.T, rep *checkReport, server, agent string) {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := fmt.Sprintf("%.1f %%", rep.Score)
+	if score == "100.0 %" {
+		score = "100 %"
+	}
+	counts := fmt.Sprintf("%d / %d / %d / %d", rep.Counts.Pass, rep.Counts.Fail, rep.Counts.Skip, rep.Counts.NotApplicable)
+	for _, line := range strings.Split(string(md), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 6 || !strings.HasPrefix(strings.TrimSpace(cells[1]), server) || strings.TrimSpace(cells[2]) != agent {
+			continue
+		}
+		if got := strings.TrimSpace(cells[3]); got != score {
+			t.Errorf("README.md says %s %s scores %s; measured %s", server, agent, got, score)
+		}
+		if got := strings.TrimSpace(cells[4]); got != counts {
+			t.Errorf("README.md says %s %s has %s (pass / fail / skip / n/a); measured %s", server, agent, got, counts)
+		}
+		return
+	}
+	t.Errorf("README.md has no row for %s %s in the table of what check reports (measured %s, %s)", server, agent, score, counts)
+}
+
 // mustAllPass asserts that no MUST failed.
 func mustAllPass(t *testing.T, rep *checkReport) {
 	t.Helper()
@@ -188,6 +220,7 @@ func TestCheckPeers(t *testing.T) {
 			t.Parallel()
 			rep := runCheck(t, ours+"/a2a/chat")
 			mustAllPass(t, rep)
+			readmeRow(t, rep, "`a2abridge serve --push-allow 127.0.0.0/8`", "`chat`")
 			rep.expect(t, "message.continue", "pass")
 			rep.expect(t, "message.context-mismatch", "pass")
 		})
@@ -195,6 +228,7 @@ func TestCheckPeers(t *testing.T) {
 			t.Parallel()
 			rep := runCheck(t, ours+"/a2a/slow", slowArgs...)
 			mustAllPass(t, rep)
+			readmeRow(t, rep, "`a2abridge serve --push-allow 127.0.0.0/8`", "`slow`")
 			for _, id := range []string{"tasks.cancel-running", "tasks.cancel-state", "stream.resubscribe-running",
 				"push.set", "push.get", "push.list", "push.delete", "push.delivery", "push.token", "rpc.content-type", "rpc.batch"} {
 				rep.expect(t, id, "pass")
@@ -217,6 +251,7 @@ func TestCheckPeers(t *testing.T) {
 		t.Run("slow", func(t *testing.T) {
 			t.Parallel()
 			rep := runCheck(t, a2ago+"/a2a/slow", slowArgs...)
+			readmeRow(t, rep, "a2a-go v0.3.15", "`slow`")
 			// a2a-go v0.3.15 answers JSON-RPC with Content-Type text/plain.
 			rep.expect(t, "rpc.content-type", "fail", `"text/plain; charset=utf-8"`)
 			// It rejects batches with -32602.
@@ -253,6 +288,7 @@ func TestCheckPeers(t *testing.T) {
 		t.Run("slow", func(t *testing.T) {
 			t.Parallel()
 			rep := runCheck(t, js.base+"/a2a/slow", slowArgs...)
+			readmeRow(t, rep, "@a2a-js/sdk 0.3.14", "`slow`")
 			rep.expect(t, "rpc.content-type", "pass")
 			// express answers a parse error with HTTP 400.
 			rep.expect(t, "rpc.http-status", "fail", "-32700 → HTTP 400")
@@ -280,6 +316,7 @@ func TestCheckPeers(t *testing.T) {
 		t.Run("slow", func(t *testing.T) {
 			t.Parallel()
 			rep := runCheck(t, trpc+"/a2a/slow/", slowArgs...)
+			readmeRow(t, rep, "trpc-a2a-go v0.2.5", "`slow`")
 			// trpc-a2a-go answers JSON-RPC errors with HTTP 500 (and 400/404).
 			rep.expect(t, "rpc.http-status", "fail", "-32001 → HTTP 500", "-32601 → HTTP 404")
 			rep.expect(t, "rpc.missing-method", "fail", "HTTP 404", "-32601")
