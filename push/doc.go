@@ -14,10 +14,12 @@
 //     "Authorization: Bearer <jwt>" header of a notification against the
 //     sender's JWK Set, fetched over HTTP and cached, and checks expiry,
 //     freshness, audience, issuer, replay (jti) and the body hash.
-//   - [NewGuardedClient] and [CheckURL] (the sender): an *http.Client that
-//     refuses, at dial time, to connect to loopback, private, link-local,
-//     CGNAT, multicast or unspecified addresses unless they are allowlisted,
-//     which is the SSRF protection the specification asks a server to apply to
+//   - [NewGuardedClient], [CheckURL] and [CheckURLContext] (the sender): an
+//     *http.Client that refuses, at dial time, to connect to loopback,
+//     private, link-local, CGNAT, multicast or unspecified addresses unless
+//     they are allowlisted, and the same check on a webhook URL when it is
+//     configured (CheckURLContext also resolves its host name), which is the
+//     SSRF protection the specification asks a server to apply to
 //     client-supplied webhook URLs.
 //
 // The token is a compact JWS with the protected header

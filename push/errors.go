@@ -41,3 +41,10 @@ var (
 // link-local, CGNAT, multicast, unspecified or otherwise non-public, and not
 // allowlisted. Test for it with errors.Is.
 var ErrForbiddenAddress = errors.New("push: forbidden address")
+
+// ErrUnresolvedHost is returned (wrapped, with detail) by [CheckURLContext]
+// when a webhook URL's host name cannot be resolved, so what it points at
+// cannot be checked: the name does not exist (NXDOMAIN) or has no address,
+// or the lookup failed or did not finish within [ResolveTimeout] (the
+// message then says to try again later). Test for it with errors.Is.
+var ErrUnresolvedHost = errors.New("push: cannot resolve webhook host")

@@ -121,42 +121,128 @@ func guardedDial(d *net.Dialer, allow allowList) func(ctx context.Context, netwo
 // must be http or https, there must be a host, and a host that is a literal
 // IP address must not be forbidden (see [NewGuardedClient]) unless allow
 // (same syntax as GuardOptions.Allow) allows it. Hostnames are not resolved
-// here; [NewGuardedClient] checks what they resolve to at dial time. A
-// forbidden address yields an error wrapping [ErrForbiddenAddress].
+// here ([CheckURLContext] resolves them); [NewGuardedClient] checks what
+// they resolve to at dial time. A forbidden address yields an error
+// wrapping [ErrForbiddenAddress].
 func CheckURL(raw string, allow []string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("push: invalid webhook URL: %w", err)
 	}
-	return checkURL(u, parseAllow(allow))
+	_, _, err = checkURL(u, parseAllow(allow))
+	return err
 }
 
-// checkURL is CheckURL on a parsed URL.
-func checkURL(u *url.URL, allow allowList) error {
+// ResolveTimeout bounds the host name lookup of [CheckURLContext]; a
+// shorter deadline on its context wins.
+const ResolveTimeout = 2 * time.Second
+
+// Resolver looks up the IP addresses of a host name, as
+// (*net.Resolver).LookupNetIP does: network is "ip" and host a name, never
+// an IP literal. *net.Resolver implements it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// CheckURLContext is [CheckURL] for a webhook URL being configured (A2A
+// 0.3.0 §7.5 tasks/pushNotificationConfig/set, §9.5, and the "Webhook URL
+// Validation" duty of §10.2), and it also resolves a host that is a name,
+// with r (nil means net.DefaultResolver) and at most [ResolveTimeout]:
+//
+//   - if any resolved address is forbidden (as defined by
+//     [NewGuardedClient]) and allow does not allow it (by CIDR, IP or
+//     IP:port), the error wraps [ErrForbiddenAddress] and names the host and
+//     the address;
+//   - if the name has no address (NXDOMAIN, or no A or AAAA record), or the
+//     lookup fails or times out, the error wraps [ErrUnresolvedHost]: a
+//     webhook that cannot be checked is refused, not accepted unchecked.
+//
+// A literal IP is only checked as by CheckURL. A host name that allow
+// lists (exactly, with its port, or by a "*.domain" wildcard) is not
+// resolved: as at dial time, it is allowed whatever it resolves to. The
+// lookup's own error text is not repeated (it can name the server's DNS
+// resolver). Passing this check does not make a name safe for later: it
+// may resolve elsewhere by the time a notification is sent (DNS
+// rebinding), which is why [NewGuardedClient] checks every connection.
+func CheckURLContext(ctx context.Context, raw string, allow []string, r Resolver) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("push: invalid webhook URL: %w", err)
+	}
+	a := parseAllow(allow)
+	host, port, err := checkURL(u, a)
+	if err != nil {
+		return err
+	}
+	if _, err := netip.ParseAddr(host); err == nil || a.allowsHost(host, strconv.Itoa(int(port))) {
+		return nil
+	}
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, ResolveTimeout)
+	defer cancel()
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return lookupError(host, err)
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("%w: %q has no address", ErrUnresolvedHost, host)
+	}
+	for _, ip := range addrs {
+		if a.checkAddrPort(netip.AddrPortFrom(ip, port)) != nil {
+			return fmt.Errorf("%w: host %q resolves to %s, which is not a public address", ErrForbiddenAddress, host, ip)
+		}
+	}
+	return nil
+}
+
+// lookupError describes a failed lookup of host without the resolver's
+// address (a *net.DNSError's text names the DNS server).
+func lookupError(host string, err error) error {
+	var de *net.DNSError
+	isDNS := errors.As(err, &de)
+	switch {
+	case isDNS && de.IsNotFound:
+		return fmt.Errorf("%w: %q: no such host", ErrUnresolvedHost, host)
+	case errors.Is(err, context.DeadlineExceeded), isDNS && de.IsTimeout:
+		return fmt.Errorf("%w: looking up %q timed out; try again later", ErrUnresolvedHost, host)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: looking up %q was canceled", ErrUnresolvedHost, host)
+	case isDNS:
+		return fmt.Errorf("%w: looking up %q failed (%s); try again later", ErrUnresolvedHost, host, de.Err)
+	}
+	return fmt.Errorf("%w: looking up %q failed (%v); try again later", ErrUnresolvedHost, host, err)
+}
+
+// checkURL is CheckURL on a parsed URL; it returns the host (without
+// brackets) and the port (the scheme's default when the URL has none).
+func checkURL(u *url.URL, allow allowList) (host string, port uint16, err error) {
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 	default:
-		return fmt.Errorf("push: webhook URL scheme must be http or https, not %q", u.Scheme)
+		return "", 0, fmt.Errorf("push: webhook URL scheme must be http or https, not %q", u.Scheme)
 	}
-	host := u.Hostname()
+	host = u.Hostname()
 	if host == "" {
-		return errors.New("push: webhook URL has no host")
+		return "", 0, errors.New("push: webhook URL has no host")
 	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	ps := u.Port()
+	if ps == "" {
+		ps = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
 	}
-	pn, err := strconv.ParseUint(port, 10, 16)
+	pn, err := strconv.ParseUint(ps, 10, 16)
 	if err != nil {
-		return fmt.Errorf("push: invalid webhook URL port %q", port)
+		return "", 0, fmt.Errorf("push: invalid webhook URL port %q", ps)
 	}
+	port = uint16(pn)
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return allow.checkAddrPort(netip.AddrPortFrom(ip, uint16(pn)))
+		return host, port, allow.checkAddrPort(netip.AddrPortFrom(ip, port))
 	}
 	if strings.ContainsAny(host, "%/\\") {
-		return fmt.Errorf("push: invalid webhook URL host %q", host)
+		return "", 0, fmt.Errorf("push: invalid webhook URL host %q", host)
 	}
-	return nil
+	return host, port, nil
 }
 
 // allowList is a parsed GuardOptions.Allow.

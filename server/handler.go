@@ -153,7 +153,8 @@ func mediaMatch(a, b string) bool {
 // starts the agent's execution. A message whose messageId was already
 // accepted for this agent is not processed again: if it is the same message
 // (a retry), the task it went to is returned as it is now; a different
-// message reusing the id is -32602.
+// message reusing the id is -32602. A push config's webhook URL is
+// checked before the task is created or continued.
 //
 // When inline is not nil, the agent is an InlineAgent and the store
 // appends at once (no group commit to share with the agent's first
@@ -174,11 +175,6 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			return store.TaskInfo{}, a2a.ErrPushNotificationNotSupported
 		}
 		pushCfg = p.Configuration.PushNotificationConfig
-		if check := h.e.push.o.CheckURL; check != nil {
-			if err := check(pushCfg.URL); err != nil {
-				return store.TaskInfo{}, a2a.InvalidParams("/params/configuration/pushNotificationConfig/url", "webhook URL not allowed: "+err.Error())
-			}
-		}
 	}
 	if h.e.draining.Load() {
 		return store.TaskInfo{}, errShuttingDown
@@ -186,6 +182,14 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 	owner, ok := h.owner(ctx)
 	if !ok {
 		return store.TaskInfo{}, a2a.ErrUnauthenticated
+	}
+	if pushCfg != nil {
+		// Before the task is created or continued: a refused webhook
+		// leaves nothing behind. Checked once: setPushConfig, below,
+		// stores it without resolving its host again.
+		if err := h.checkPushURL(ctx, "/params/configuration/pushNotificationConfig/url", pushCfg.URL); err != nil {
+			return store.TaskInfo{}, err
+		}
 	}
 	msgKey := h.messageKey(ctx, msg.MessageID)
 	if msg.TaskID == "" {
@@ -324,6 +328,10 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // terminal or interrupted (or ctx ends: then the error is ctx's; for an
 // InlineAgent, once Execute has returned), otherwise right after the first
 // durable state. The returned Task honours configuration.historyLength.
+// A configuration.pushNotificationConfig is checked (PushOptions.CheckURL,
+// A2A 0.3.0 §9.5) before anything is stored: a refused webhook is -32602
+// naming /params/configuration/pushNotificationConfig/url, and no task is
+// created or continued.
 func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
 	// A blocking send runs an InlineAgent on this goroutine (when the
 	// store allows, see accept): it would only wait for it otherwise, and
@@ -444,10 +452,17 @@ func (h *Handler) Resubscribe(ctx context.Context, p a2a.TaskIDParams, from *int
 // (A2A 0.3.0 §7.5): it registers (or, with the same id, replaces) a
 // webhook for the task; deliveries start with the task's next event. A
 // config without id gets one. -32003 when push notifications are disabled,
-// -32001 for an unknown task, -32602 for a webhook URL that is not allowed.
+// -32001 for an unknown task, -32602 naming
+// /params/pushNotificationConfig/url for a webhook URL that
+// PushOptions.CheckURL refuses (e.g. a host that resolves to a loopback,
+// private or metadata address, or does not resolve), in which case
+// nothing is stored.
 func (h *Handler) SetPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
 	info, err := h.load(ctx, c.TaskID)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.checkPushURL(ctx, "/params/pushNotificationConfig/url", c.PushNotificationConfig.URL); err != nil {
 		return nil, err
 	}
 	cfg, err := h.setPushConfig(ctx, c.TaskID, c.PushNotificationConfig, info.Seq)

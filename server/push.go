@@ -35,9 +35,16 @@ type PushOptions struct {
 	// Client performs deliveries; nil means http.DefaultClient. Use an
 	// SSRF-guarded client (push.NewGuardedClient) in production.
 	Client *http.Client
-	// CheckURL validates a webhook URL when a config is set (e.g.
-	// push.CheckURL with an allowlist); an error is answered -32602.
-	CheckURL func(rawURL string) error
+	// CheckURL validates a webhook URL when a config is set, by
+	// tasks/pushNotificationConfig/set or by message/send's
+	// configuration.pushNotificationConfig (A2A 0.3.0 §7.5, §9.5, §10.2),
+	// before anything is stored; ctx is the request's. An error is
+	// answered -32602 Invalid params naming the url field, with the
+	// error's text as the reason. Use push.CheckURLContext with the
+	// delivery client's allowlist: it also resolves the host and refuses
+	// a name that resolves to a forbidden address or does not resolve
+	// (within push.ResolveTimeout); nil accepts every URL.
+	CheckURL func(ctx context.Context, rawURL string) error
 	// GiveUpAfter is how long an event's notification is retried before
 	// it is skipped (logged); 0 means 24 h.
 	GiveUpAfter time.Duration
@@ -384,17 +391,29 @@ var errPushConfigNotFound = func(id string) error {
 	return a2a.InvalidParams("/params/pushNotificationConfigId", fmt.Sprintf("no push notification config %q for this task", id))
 }
 
-// setPushConfig validates and stores a config; cursor is where its
-// deliveries start in the task's log.
+// checkPushURL validates a webhook URL with PushOptions.CheckURL (which
+// may resolve its host): -32602 naming field (the url's JSON pointer in
+// the params) when it is refused, -32003 when push is disabled.
+func (h *Handler) checkPushURL(ctx context.Context, field, rawURL string) error {
+	p := h.e.push
+	if p == nil {
+		return a2a.ErrPushNotificationNotSupported
+	}
+	if p.o.CheckURL == nil {
+		return nil
+	}
+	if err := p.o.CheckURL(ctx, rawURL); err != nil {
+		return a2a.InvalidParams(field, "webhook URL not allowed: "+err.Error())
+	}
+	return nil
+}
+
+// setPushConfig stores a config whose URL checkPushURL accepted; cursor
+// is where its deliveries start in the task's log.
 func (h *Handler) setPushConfig(ctx context.Context, taskID string, cfg a2a.PushNotificationConfig, cursor int64) (a2a.PushNotificationConfig, error) {
 	p := h.e.push
 	if p == nil {
 		return cfg, a2a.ErrPushNotificationNotSupported
-	}
-	if p.o.CheckURL != nil {
-		if err := p.o.CheckURL(cfg.URL); err != nil {
-			return cfg, a2a.InvalidParams("/params/pushNotificationConfig/url", "webhook URL not allowed: "+err.Error())
-		}
 	}
 	if cfg.ID == "" {
 		cfg.ID = a2a.NewID()

@@ -185,7 +185,7 @@ func TestPushDisabledAndRefusedURL(t *testing.T) {
 		t.Fatalf("push disabled: %+v", r2)
 	}
 	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{
-		CheckURL: func(u string) error {
+		CheckURL: func(_ context.Context, u string) error {
 			if strings.Contains(u, "169.254") {
 				return fmt.Errorf("link-local address")
 			}

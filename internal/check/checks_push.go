@@ -9,7 +9,9 @@ import (
 
 // fallbackWebhook is used for the push config methods when the server
 // refuses the loopback receiver: a name that never resolves, so nothing
-// is ever delivered anywhere.
+// is ever delivered anywhere. A server that resolves webhook hosts when
+// they are set (a2abridge serve does) refuses it too; the config checks
+// are then skipped.
 const fallbackWebhook = "http://a2a-check.invalid/webhook"
 
 func init() {
@@ -105,6 +107,10 @@ func checkPushSet(ctx context.Context, p *Probe) Result {
 	m := r.resultObj()
 	note := ""
 	if ps.fallback {
+		if looksLikeURLRefusal(r) {
+			// Nothing left to set without sending notifications elsewhere.
+			return skip("%s, and %s too: %s (a2abridge serve needs --push-allow 127.0.0.0/8)", ps.refused, fallbackWebhook, r.describe()).with(r.ex)
+		}
 		note = fmt.Sprintf(" (with %s, because %s)", fallbackWebhook, ps.refused)
 	}
 	if r.Err != nil || m == nil {

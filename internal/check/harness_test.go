@@ -5,8 +5,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +37,13 @@ type hostOpts struct {
 	pushDeny bool                     // push notifications, loopback refused
 	pushHook func(*http.Request) bool // runs on every delivery (may edit it); false drops it
 	auth     bool                     // bearer token testToken on every agent, extended card on echo
+}
+
+// noHosts is a push.Resolver for which no host name exists.
+type noHosts struct{}
+
+func (noHosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -66,7 +75,9 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 				return inner.RoundTrip(r)
 			})
 		}
-		eo.Push = &server.PushOptions{Client: hc, CheckURL: func(u string) error { return push.CheckURL(u, allow) },
+		// As a2abridge serve checks webhooks; no host name resolves here.
+		check := func(ctx context.Context, u string) error { return push.CheckURLContext(ctx, u, allow, noHosts{}) }
+		eo.Push = &server.PushOptions{Client: hc, CheckURL: check,
 			RetryBase: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond}
 	}
 	eng, err := server.NewEngine(context.Background(), memory.New(), eo)

@@ -319,6 +319,22 @@ type pushConfig struct {
 	rotateEvery time.Duration
 }
 
+// checkWebhook is the server's PushOptions.CheckURL: a webhook URL is
+// refused at set time when it is, or its host resolves (with r, nil for
+// the system resolver) to, a loopback, private, link-local or metadata
+// address that allow (--push-allow) does not list, or when its host does
+// not resolve; the delivery client checks again at dial time. A refused
+// address names the flag that allows it.
+func checkWebhook(allow []string, r push.Resolver) func(context.Context, string) error {
+	return func(ctx context.Context, u string) error {
+		err := push.CheckURLContext(ctx, u, allow, r)
+		if errors.Is(err, push.ErrForbiddenAddress) {
+			return fmt.Errorf("%w; the server's operator can allow it with --push-allow", err)
+		}
+		return err
+	}
+}
+
 func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin, cfg serveConfig, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -358,7 +374,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 		eo.Push = &server.PushOptions{
 			Signer:      signer,
 			Client:      push.NewGuardedClient(push.GuardOptions{Allow: allow}),
-			CheckURL:    func(u string) error { return push.CheckURL(u, allow) },
+			CheckURL:    checkWebhook(allow, nil),
 			GiveUpAfter: p.giveUpAfter,
 		}
 		jwks = signer.Handler()

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -20,7 +22,6 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
-	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -35,14 +36,26 @@ func (a endAgent) Execute(ctx context.Context, _ *server.Request, t *server.Task
 	return t.SetStatus(ctx, a.state, t.TextMessage("ended "+string(a.state)))
 }
 
+// fakeHosts resolves host names from a map (lowercase names; a name not
+// there does not exist), without DNS.
+type fakeHosts map[string][]netip.Addr
+
+func (f fakeHosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := f[strings.ToLower(host)]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
 // stateHost serves agents failed, rejected, canceled and chat, with bearer
 // authentication (token "tok") when authed, and push notifications with
-// webhooks limited to allow when push is set.
+// webhooks limited to allow when push is set, checked as a2abridge serve
+// does (hooks.example resolves to 10.0.0.1, nothing else resolves).
 func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	t.Helper()
 	eo := server.EngineOptions{Logger: quietLog()}
 	if allow != nil {
-		eo.Push = &server.PushOptions{CheckURL: func(u string) error { return push.CheckURL(u, allow) }}
+		eo.Push = &server.PushOptions{CheckURL: checkWebhook(allow, fakeHosts{"hooks.example": {netip.MustParseAddr("10.0.0.1")}})}
 	}
 	eng, err := server.NewEngine(context.Background(), memory.New(), eo)
 	if err != nil {
@@ -562,9 +575,21 @@ func TestErrorHints(t *testing.T) {
 		t.Errorf("push not enabled: %d %q", code, errs)
 	}
 	pushing := stateHost(t, false, []string{})
+	const refusedHint = "hint: the server refused this webhook URL"
 	_, errs, code = run(t, "", "send", pushing.URL+"/a2a/echo", "x", "--push-url", "http://127.0.0.1:9/hook")
-	if code != ExitA2AError || !strings.Contains(errs, "--push-allow") {
+	if code != ExitA2AError || !strings.Contains(errs, refusedHint) || !strings.Contains(errs, "--push-allow HOST:PORT") {
 		t.Errorf("webhook refused: %d %q", code, errs)
+	}
+	// A host name that resolves to a private address is refused when set,
+	// naming the address, with the same hint.
+	_, errs, code = run(t, "", "send", pushing.URL+"/a2a/echo", "x", "--push-url", "http://hooks.example:9/hook")
+	if code != ExitA2AError || !strings.Contains(errs, "resolves to 10.0.0.1") || !strings.Contains(errs, refusedHint) {
+		t.Errorf("webhook resolving to a private address: %d %q", code, errs)
+	}
+	out, _, _ = run(t, "", "send", pushing.URL+"/a2a/chat", "x", "--json")
+	_, errs, code = run(t, "", "push", "set", pushing.URL+"/a2a/chat", lines(t, out)[0].ID, "http://hooks.example:9/hook")
+	if code != ExitA2AError || !strings.Contains(errs, "resolves to 10.0.0.1") || !strings.Contains(errs, refusedHint) {
+		t.Errorf("push set of a webhook resolving to a private address: %d %q", code, errs)
 	}
 	_, errs, code = run(t, "", "get", "http://127.0.0.1:1", "t")
 	if code != ExitTransport || !strings.Contains(errs, "is the server running at that address") {

@@ -238,10 +238,12 @@ func TestCheckPeers(t *testing.T) {
 			t.Parallel()
 			rep := runCheck(t, secure+"/a2a/echo", "--token", "check-token-0123456789")
 			mustAllPass(t, rep)
-			for _, id := range []string{"auth.unauthenticated", "auth.challenge", "auth.extended-card", "auth.extended-card-unauth", "push.set"} {
+			for _, id := range []string{"auth.unauthenticated", "auth.challenge", "auth.extended-card", "auth.extended-card-unauth"} {
 				rep.expect(t, id, "pass")
 			}
-			// --push without --push-allow refuses the checker's loopback webhook.
+			// --push without --push-allow refuses the checker's loopback
+			// webhook, and its fallback, a name that does not resolve.
+			rep.expect(t, "push.set", "skip", "refused the loopback webhook", "a2a-check.invalid/webhook too")
 			rep.expect(t, "push.delivery", "skip", "refused the loopback webhook")
 		})
 	})
