@@ -209,7 +209,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				path := filepath.Join(dataDir, "a2abridge.db")
 				s, err := sqlite.Open(path, sqlite.Options{})
-				if le := (*sqlite.LockedError)(nil); errors.As(err, &le) {
+				var le *sqlite.LockedError
+				if errors.As(err, &le) {
 					return dataInUse(dataDir, le.PID)
 				}
 				if err != nil {
