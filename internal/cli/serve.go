@@ -74,7 +74,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 Each agent answers at POST /a2a/{name} with its card at
 GET /a2a/{name}/.well-known/agent-card.json; the default agent also answers at
 POST / and GET /.well-known/agent-card.json. Tasks are kept in SQLite under
---data (durable across restarts and kill -9) unless --memory is given.
+--data (durable across restarts and kill -9) unless --memory is given; a
+second serve on the same --data refuses to start (exit 1) while the first runs.
 
 --config FILE (YAML, see examples/secure.yaml) configures authentication per
 agent, extended cards and push notifications; flags override it. An unknown
@@ -214,6 +215,10 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				path := filepath.Join(dataDir, "a2abridge.db")
 				s, err := sqlite.Open(path, sqlite.Options{})
+				var le *sqlite.LockedError
+				if errors.As(err, &le) {
+					return dataInUse(dataDir, le.PID)
+				}
 				if err != nil {
 					return fmt.Errorf("open store %s: %w", path, err)
 				}
@@ -261,6 +266,20 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	_ = f.MarkHidden("cpuprofile")
 	_ = f.MarkHidden("memprofile")
 	return cmd
+}
+
+// dataInUse is the error of a serve whose data directory dir is held by
+// another process (pid; 0 if unknown): a second server would fail the
+// first one's running tasks as left by a dead process.
+func dataInUse(dir string, pid int) error {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	holder := "pid unknown"
+	if pid > 0 {
+		holder = fmt.Sprintf("pid %d", pid)
+	}
+	return fmt.Errorf("the data directory %s is in use by another a2abridge process (%s); stop it or use another --data directory", dir, holder)
 }
 
 // startProfiles starts a CPU profile into cpuFile (when set) and returns

@@ -65,6 +65,12 @@ type Options struct {
 	// another process sharing the database file before failing with a
 	// "database is locked" error. Zero or negative means 5 seconds.
 	BusyTimeout time.Duration
+	// Shared lets several Stores that all set it have the database open
+	// at once, in one process or several (SQLite keeps their writes
+	// consistent). By default a Store has its database to itself: Open
+	// fails with ErrLocked while any other Store has it open, and a
+	// Store opened with Shared is refused while one without it has it.
+	Shared bool
 
 	// batchHook, if set, is called before COMMIT of a transaction holding
 	// n > 1 Appends; an error fails the transaction (tests only).
@@ -93,6 +99,8 @@ type Store struct {
 
 	msgs     *msgFilter
 	stopScan context.CancelFunc
+
+	lock *dbLock // the database's lock file, held until closeDBs
 }
 
 type writeStmts struct {
@@ -221,6 +229,15 @@ ALTER TABLE tasks DROP COLUMN snapshot;`,
 // or absolute; not ":memory:", not a "file:" URI, no '?'). It fails if
 // the file is not a SQLite database, cannot be put in WAL mode, or has a
 // schema version newer than SchemaVersion. Close the Store when done.
+//
+// Before opening the database, Open locks the file path+LockSuffix
+// (created next to it; flock(2) on Unix, LockFileEx on Windows, no lock
+// on other systems) and writes the process id into it. The lock is
+// exclusive unless Options.Shared is set. If another Store holds it in a
+// conflicting mode, in this process or another one, Open fails at once
+// with a *LockedError (errors.Is(err, ErrLocked)) naming path and the
+// holder's pid. The lock is released by Close, or by the system when the
+// process ends, however it ends (kill -9 included).
 func Open(path string, opts Options) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("sqlite: open %q: want a plain file path", path)
@@ -242,6 +259,10 @@ func Open(path string, opts Options) (*Store, error) {
 		reqs:      make(chan *request, opts.MaxBatch),
 		done:      make(chan struct{}),
 	}
+	var err error
+	if s.lock, err = acquireLock(path, opts.Shared); err != nil {
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -249,7 +270,6 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 	}()
 
-	var err error
 	if s.wdb, err = sql.Open("sqlite", path+"?"+common+"&_journal_mode=WAL"); err != nil {
 		return nil, wrap("open", err)
 	}
@@ -399,10 +419,11 @@ func (s *Store) prepareReaders(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the writer and closes the database. An Append being
-// committed when Close is called completes; Appends still queued fail with
-// ErrClosed, as does every call made after Close. Close waits for reads in
-// progress. Calling Close again returns nil.
+// Close stops the writer, closes the database and then releases its lock
+// (see Open). An Append being committed when Close is called completes;
+// Appends still queued fail with ErrClosed, as does every call made after
+// Close. Close waits for reads in progress. Calling Close again returns
+// nil.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -437,6 +458,9 @@ func (s *Store) closeDBs() error {
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
 	}
+	// Unlocked last: the next Store opens the database once this one is
+	// done with it.
+	errs = append(errs, s.lock.release())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %v", err)
 	}

@@ -851,12 +851,12 @@ func TestChainedEventsInSeveralStatements(t *testing.T) {
 func TestMessageFilterSharedFile(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	a, err := sqlite.Open(path, sqlite.Options{})
+	a, err := sqlite.Open(path, sqlite.Options{Shared: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := sqlite.Open(path, sqlite.Options{})
+	b, err := sqlite.Open(path, sqlite.Options{Shared: true})
 	if err != nil {
 		t.Fatal(err)
 	}

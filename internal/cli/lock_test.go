@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// waitWorking waits until the task id at url is working (a generous
+// limit, not a timing assertion).
+func waitWorking(t *testing.T, url, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := rpc(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
+		switch st := r.Result.Status.State; {
+		case st == "working":
+			return
+		case st != "submitted" || time.Now().After(deadline):
+			t.Fatalf("task %s: %q, want working", id, st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeDataDirLocked: a second `a2abridge serve` on the data directory
+// of a running one exits 1 with one line naming the directory and the
+// first one's pid, and the first one's running task goes on (a second
+// server would have failed it as left by a dead process). Once the first
+// is killed with SIGKILL, the kernel has released its lock: a third serve
+// starts on the directory and fails the task left running, as after any
+// crash.
+func TestServeDataDirLocked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	first := startChild(t, "--data", dir, "--addr", addr)
+	r := rpc(t, base+"/a2a/slow", "message/send", msg("60", "lock-slow", `,"configuration":{"blocking":false}`))
+	id := r.Result.ID
+	if id == "" {
+		t.Fatalf("message/send: %+v", r)
+	}
+	waitWorking(t, base+"/a2a/slow", id)
+
+	second := startCLI(t, "serve", "--data", dir, "--addr", freeAddr(t))
+	deadline := time.After(30 * time.Second)
+wait:
+	for {
+		select {
+		case <-second.done:
+			break wait
+		case <-deadline:
+			t.Fatalf("the second serve did not exit; stdout %q stderr %q", second.out.String(), second.err.String())
+		case <-time.After(20 * time.Millisecond):
+			if strings.Contains(second.out.String(), "listening on") {
+				t.Fatalf("a second serve started on the data directory in use: %q", second.out.String())
+			}
+		}
+	}
+	want := fmt.Sprintf("a2abridge: the data directory %s is in use by another a2abridge process (pid %d); stop it or use another --data directory\n", dir, first.Process.Pid)
+	if second.code != ExitFailure || second.err.String() != want || second.out.String() != "" {
+		t.Fatalf("second serve: exit %d, stdout %q, stderr %q; want exit %d and stderr %q", second.code, second.out.String(), second.err.String(), ExitFailure, want)
+	}
+	// The first server's task still runs, and the server still answers.
+	waitWorking(t, base+"/a2a/slow", id)
+	if r := rpc(t, base+"/a2a/echo", "message/send", msg("still here", "lock-echo", "")); r.Result.Status.State != "completed" {
+		t.Fatalf("echo on the first server after the refusal: %+v", r)
+	}
+
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	startChild(t, "--data", dir, "--addr", addr)
+	r = rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
+	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
+		t.Fatalf("running task after kill -9 and restart: %+v", r.Result.Status)
+	}
+}
