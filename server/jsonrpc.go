@@ -41,6 +41,10 @@ const (
 // DefaultMaxBodyBytes is the default request body limit: 10 MiB.
 const DefaultMaxBodyBytes = 10 << 20
 
+// DefaultMaxBatch is the default limit on the members of one JSON-RPC
+// batch request (JSON-RPC 2.0 §6): 100.
+const DefaultMaxBatch = 100
+
 // maxBatchConcurrency bounds how many members of one batch run at once.
 const maxBatchConcurrency = 8
 
@@ -55,6 +59,12 @@ const DefaultKeepAlive = 15 * time.Second
 type TransportOptions struct {
 	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxBatch limits the members of one JSON-RPC batch (JSON-RPC 2.0 §6);
+	// < 1 means DefaultMaxBatch. A larger batch is answered with one
+	// -32600 error object (id null) naming its size and the limit, and
+	// none of its members runs: one request starts at most MaxBatch
+	// calls (tasks).
+	MaxBatch int
 	// KeepAlive is the interval of SSE keep-alive comments; 0 means
 	// DefaultKeepAlive, negative disables them.
 	KeepAlive time.Duration
@@ -72,6 +82,9 @@ func (o TransportOptions) withDefaults() TransportOptions {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxBatch < 1 {
+		o.MaxBatch = DefaultMaxBatch
 	}
 	if o.KeepAlive == 0 {
 		o.KeepAlive = DefaultKeepAlive
@@ -186,7 +199,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusOK, rerr)
 		return
 	}
-	items, batch := jsonrpc.ParseBody(body)
+	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
 	ctx := r.Context()
 	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
