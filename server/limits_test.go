@@ -1,8 +1,13 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -100,4 +105,97 @@ func TestHugeBatchOfEmptyObjectsGetsOneError(t *testing.T) {
 		!strings.Contains(r.Error.Message, "200000") || !strings.Contains(r.Error.Message, fmt.Sprint(server.DefaultMaxBatch)) {
 		t.Fatalf("HTTP %d %s (%v)", resp.StatusCode, b, err)
 	}
+}
+
+// slowBody opens a raw connection to addr, sends the headers of a POST
+// announcing a body of declared bytes and then one byte every gap for as
+// long as the connection takes them. It returns the first line of the
+// answer ("" when there was none) once the server has closed the
+// connection, or an error when the connection was still open after wait.
+func slowBody(t *testing.T, addr, path string, declared int, gap, wait time.Duration) (string, error) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", path, addr, declared)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tk := time.NewTicker(gap)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				if _, err := conn.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	rd := bufio.NewReader(conn)
+	line, err := rd.ReadString('\n')
+	if err == nil {
+		_, err = io.Copy(io.Discard, rd) // the rest of the answer, up to the close
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return strings.TrimSpace(line), fmt.Errorf("the connection was still open after %s (answer %q)", wait, strings.TrimSpace(line))
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// A body that trickles in is cut at TransportOptions.BodyReadTimeout: HTTP
+// 408 and a closed connection (net/http does not go on reading the rest),
+// instead of holding the connection (and a buffer of the announced size)
+// for as long as the client likes.
+func TestSlowBodyTimesOut(t *testing.T) {
+	t.Parallel()
+	ts, runs := countingHost(t, server.TransportOptions{BodyReadTimeout: 300 * time.Millisecond})
+	addr := strings.TrimPrefix(ts.URL, "http://")
+	// Unbounded, this body would take 100000 × 50 ms.
+	line, err := slowBody(t, addr, "/a2a/count", 100000, 50*time.Millisecond, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("answer: %q", line)
+	if line != "" && !strings.HasPrefix(line, "HTTP/1.1 408") {
+		t.Fatalf("slow body answered %q, want 408 or a closed connection", line)
+	}
+	if runs.Load() != 0 {
+		t.Fatal("a request whose body never arrived ran")
+	}
+	// A prompt request on a new connection is not affected.
+	if r := call(t, ts.URL+"/a2a/count", "message/send", sendParams("hi", "prompt", "")); r.Result.Status.State != "completed" {
+		t.Fatalf("prompt request after a slow one: %+v", r)
+	}
+}
+
+// The body deadline ends with the body: a blocking message/send and an SSE
+// stream that outlast it are answered in full, and the connection is
+// reused.
+func TestBodyReadTimeoutDoesNotCutLongRequests(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{BodyReadTimeout: 100 * time.Millisecond}})
+	// slow runs 1 s here, ten times the body deadline.
+	r := call(t, ts.URL+"/a2a/slow", "message/send", sendParams("1", "long-send", ""))
+	if r.Error != nil || r.Result.Status.State != "completed" {
+		t.Fatalf("blocking send outlasting the body deadline: %+v", r)
+	}
+	ch, _ := openStream(t, context.Background(), ts.URL+"/a2a/slow", `{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+sendParams("1", "long-stream", "")+`}`)
+	frames := collect(t, ch, 30*time.Second)
+	if len(frames) == 0 || !frames[len(frames)-1].res.Result.Final || frames[len(frames)-1].res.Result.Status.State != "completed" {
+		t.Fatalf("stream outlasting the body deadline ended early: %d frames", len(frames))
+	}
+	// And the kept-alive connection still serves the next request.
+	resp, err := http.Get(ts.URL + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }
