@@ -8,7 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"strings"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
@@ -74,7 +77,8 @@ func (o HostOptions) Validate() error {
 //	GET  /a2a/{name}/tasks/{id}/events?from=N         SSE replay from sequence N, then live events
 //
 // and the default agent also at POST / and GET /.well-known/agent-card.json
-// (the legacy /.well-known/agent.json too).
+// (the legacy /.well-known/agent.json too). Any path under /a2a/{name} for
+// a name that is not hosted gets HTTP 404 with a JSON list of the agents.
 type Host struct {
 	opts     HostOptions
 	allowed  []hostPort // AllowedHosts, parsed
@@ -178,8 +182,78 @@ func (host *Host) defaultHandler() *Handler {
 	return nil
 }
 
-// ServeHTTP implements http.Handler.
-func (host *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) { host.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. A path under /a2a/{name} that names
+// no hosted agent gets HTTP 404 with a JSON body that lists the agents
+// (serveUnknownAgent); other unknown paths get net/http's plain 404.
+func (host *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/a2a/"); ok {
+		name, _, _ := strings.Cut(rest, "/")
+		// An unclean path (with //, . or ..) is left to the mux, which
+		// redirects it to the clean one.
+		if _, known := host.handlers[name]; !known && name != "" && cleanPath(r.URL.Path) {
+			host.serveUnknownAgent(w, r, name)
+			return
+		}
+	}
+	host.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p is already in the form http.ServeMux
+// routes without a redirect: path.Clean's, keeping a trailing slash.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// unknownAgentBody is the JSON body of the 404 for an unknown agent.
+type unknownAgentBody struct {
+	Error   string         `json:"error"`
+	Message string         `json:"message"`
+	Agents  []agentListing `json:"agents"`
+}
+
+// agentListing is one hosted agent in unknownAgentBody.
+type agentListing struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	Card string `json:"card"`
+}
+
+// serveUnknownAgent answers a request under /a2a/{name} for an agent that
+// is not hosted: HTTP 404 and
+//
+//	{"error":"agent not found","message":"No agent named \"x\" is hosted here …",
+//	 "agents":[{"name":"echo","url":"http://…/a2a/echo","card":"http://…/a2a/echo/.well-known/agent-card.json"},…]}
+//
+// with the URLs from BaseURL. Agents whose card requires authentication are
+// not listed. The body of the request, if any, is not read.
+func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name string) {
+	abandonBody(w, r)
+	base := host.BaseURL(r)
+	if len(name) > 100 {
+		name = name[:100] + "…"
+	}
+	body := unknownAgentBody{Error: "agent not found", Agents: []agentListing{},
+		Message: fmt.Sprintf("No agent named %q is hosted here; the agents are listed in \"agents\"", strings.ToValidUTF8(name, "\uFFFD"))}
+	for _, n := range host.order {
+		if host.handlers[n].opts.CardRequiresAuth {
+			continue
+		}
+		u := base + "/a2a/" + n
+		body.Agents = append(body.Agents, agentListing{Name: n, URL: u, Card: u + "/.well-known/agent-card.json"})
+	}
+	b, err := json.Marshal(body, json.Deterministic(true))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	host.varyOnBaseURL(w)
+	w.Header().Set("Cache-Control", "no-cache")
+	writeJSON(w, http.StatusNotFound, b)
+}
 
 func (host *Host) serveDefault(w http.ResponseWriter, r *http.Request) {
 	h := host.defaultHandler()
@@ -201,7 +275,8 @@ func (host *Host) serveDefaultCard(w http.ResponseWriter, r *http.Request) {
 
 // BaseURL returns the base URL (scheme://host[:port], or PublicURL with
 // its prefix; no trailing slash) that agent cards (A2A 0.3.0 §5.3, §5.6)
-// and the extended card name for r. It is PublicURL when set. Otherwise:
+// and the extended card name for r, and under which the 404 for an
+// unknown agent lists the agents. It is PublicURL when set. Otherwise:
 //
 //   - the scheme is a trusted proxy's X-Forwarded-Proto (else Forwarded
 //     proto=) when it is http or https, else https on TLS, else http;

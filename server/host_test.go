@@ -79,7 +79,8 @@ const wantVary = "Host, X-Forwarded-Host, X-Forwarded-Proto, Forwarded"
 
 // The reported attack, over a real connection: a Host header of the
 // caller's choosing is not written into the card (nor into the extended
-// card), and the card varies on the headers its url depends on.
+// card, nor into the 404 listing), and the card varies on the headers its
+// url depends on.
 func TestCardURLIgnoresCallersHost(t *testing.T) {
 	t.Parallel()
 	ts := httptest.NewServer(cardHost(t, server.HostOptions{}))
@@ -101,6 +102,9 @@ func TestCardURLIgnoresCallersHost(t *testing.T) {
 	}
 	if v := resp.Header.Get("Vary"); v != wantVary {
 		t.Fatalf("Vary %q, want %q", v, wantVary)
+	}
+	if resp, b := get("/a2a/nosuch"); resp.StatusCode != 404 || strings.Contains(b, "evil") || !strings.Contains(b, ts.URL+"/a2a/echo") {
+		t.Fatalf("404 for Host: evil.example: %d %s", resp.StatusCode, b)
 	}
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/a2a/echo", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"agent/getAuthenticatedExtendedCard"}`))
 	req.Host = "evil.example"
@@ -194,6 +198,55 @@ func TestHostOptionsValidate(t *testing.T) {
 	for _, bad := range []string{"", "a b", "[::1", "h:0", "h:65536", "http://h", "h/x", "*.example.com", "a..b", "fe80::1%eth0"} {
 		if err := (server.HostOptions{AllowedHosts: []string{bad}}).Validate(); err == nil || !strings.Contains(err.Error(), "allowed host") {
 			t.Errorf("%q: %v, want an error", bad, err)
+		}
+	}
+}
+
+// A path under /a2a/ that names no agent gets a 404 whose JSON body lists
+// the agents, their URLs and card URLs (not those whose card requires
+// authentication); other unknown paths keep net/http's plain 404, and a
+// known agent's routes are unchanged.
+func TestUnknownAgent404ListsAgents(t *testing.T) {
+	t.Parallel()
+	ts := secureHost(t) // agents "secure" and "locked" (whose card requires authentication)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/a2a/nosuch"}, {http.MethodPost, "/a2a/nosuch"}, {http.MethodGet, "/a2a/nosuch/"},
+		{http.MethodGet, "/a2a/nosuch/.well-known/agent-card.json"}, {http.MethodGet, "/a2a/nosuch/tasks/x/events"},
+		{http.MethodGet, "/a2a/%ff"},
+	} {
+		req, _ := http.NewRequest(c.method, ts.URL+c.path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := readAll(t, resp)
+		var body struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+			Agents  []struct {
+				Name, URL, Card string
+			} `json:"agents"`
+		}
+		if err := json.Unmarshal(b, &body, json.MatchCaseInsensitiveNames(true)); err != nil || resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s %s: HTTP %d %q %v: %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Content-Type"), err, b)
+		}
+		want := ts.URL + "/a2a/secure"
+		if body.Error == "" || !strings.Contains(body.Message, "No agent named") || len(body.Agents) != 1 ||
+			body.Agents[0].Name != "secure" || body.Agents[0].URL != want || body.Agents[0].Card != want+"/.well-known/agent-card.json" {
+			t.Fatalf("%s %s: %s", c.method, c.path, b)
+		}
+	}
+	for path, status := range map[string]int{
+		"/nosuch": 404, "/a2a/": 404, "/a2a/secure/nosuch": 404, // plain net/http 404s
+		"/a2a/secure/.well-known/agent-card.json": 200, "/a2a/secure": 401, "/a2a/./secure/.well-known/agent-card.json": 200,
+	} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := readAll(t, resp)
+		if resp.StatusCode != status || status == 404 && strings.Contains(string(b), `"agents"`) {
+			t.Errorf("GET %s: HTTP %d, want %d: %s", path, resp.StatusCode, status, b)
 		}
 	}
 }
