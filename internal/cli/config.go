@@ -34,7 +34,19 @@ type serveFile struct {
 	// MemoryCap caps what finished tasks hold with the in-memory store,
 	// in bytes ("256MiB", "1GB", 1048576; 0: no cap); unset: the default.
 	MemoryCap *byteSize `yaml:"memory_cap"`
-	Push      struct {
+	// MaxBatch limits the requests of one JSON-RPC batch (1 or more);
+	// unset: server.DefaultMaxBatch.
+	MaxBatch *int `yaml:"max_batch"`
+	// BodyReadTimeout is the time a client has to send a request body
+	// (0: no limit); unset: server.DefaultBodyReadTimeout.
+	BodyReadTimeout *duration `yaml:"body_read_timeout"`
+	// TrustedProxies are the reverse proxies (CIDR prefixes or IPs) whose
+	// forwarding headers are believed (server.HostOptions.TrustedProxies).
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// AllowedHosts are the Host headers (HOST or HOST:PORT) that may be
+	// written into agent cards (server.HostOptions.AllowedHosts).
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	Push         struct {
 		Enabled     bool     `yaml:"enabled"`
 		Allow       []string `yaml:"allow"`
 		GiveUpAfter duration `yaml:"give_up_after"`
