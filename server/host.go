@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,11 +30,11 @@ type HostOptions struct {
 	// a /32 or /128) of the reverse proxies in front of the Host. Only
 	// when a request's immediate peer (its RemoteAddr) is in one of them
 	// are its forwarding headers believed: X-Forwarded-Proto and
-	// X-Forwarded-Host, else proto= and host= of the RFC 7239 Forwarded
-	// header, each from its last (rightmost) value, the one the nearest
-	// proxy wrote. Such a proxy must set or remove these headers, not
-	// pass a client's through. Empty: no peer is trusted and forwarding
-	// headers are ignored.
+	// X-Forwarded-Host, or, when it sends neither, proto= and host= of the
+	// RFC 7239 Forwarded header; each from its last (rightmost) value, the
+	// one the nearest proxy wrote. Such a proxy must set or remove these
+	// headers, not pass a client's through. Empty: no peer is trusted and
+	// forwarding headers are ignored.
 	TrustedProxies []netip.Prefix
 	// AllowedHosts are the names clients use to reach the Host: "HOST"
 	// matches that host name or IP on any port, "HOST:PORT" (or
@@ -278,15 +277,17 @@ func (host *Host) serveDefaultCard(w http.ResponseWriter, r *http.Request) {
 // and the extended card name for r, and under which the 404 for an
 // unknown agent lists the agents. It is PublicURL when set. Otherwise:
 //
-//   - the scheme is a trusted proxy's X-Forwarded-Proto (else Forwarded
-//     proto=) when it is http or https, else https on TLS, else http;
-//   - the host is a trusted proxy's X-Forwarded-Host (else Forwarded
-//     host=) when AllowedHosts is empty or it matches them; else the
+//   - the scheme is a trusted proxy's X-Forwarded-Proto when it is http
+//     or https, else https on TLS, else http;
+//   - the host is a trusted proxy's X-Forwarded-Host when AllowedHosts is
+//     empty or it matches them; else the
 //     Host header when it matches AllowedHosts, or when it is a loopback
 //     name on a connection to a loopback address; else the local address
 //     the connection reached (http.LocalAddrContextKey); else "localhost".
 //
-// A proxy is trusted when r.RemoteAddr is in TrustedProxies. A value that
+// A proxy is trusted when r.RemoteAddr is in TrustedProxies; one that
+// sends neither X-Forwarded-Host nor X-Forwarded-Proto may send RFC 7239
+// Forwarded instead (its host= and proto=). A value that
 // is not HOST[:PORT] or [IPv6][:PORT] is never used, so the result is
 // always a valid URL. Without PublicURL it depends on the request's Host,
 // X-Forwarded-Host, X-Forwarded-Proto and Forwarded headers, which answers
@@ -302,9 +303,10 @@ func (host *Host) BaseURL(r *http.Request) string {
 	name := ""
 	if host.trustedPeer(r) {
 		fwdHost, fwdProto := lastListValue(r.Header, "X-Forwarded-Host"), lastListValue(r.Header, "X-Forwarded-Proto")
-		if fwdHost == "" || fwdProto == "" {
-			h, p := lastForwarded(r.Header)
-			fwdHost, fwdProto = cmp.Or(fwdHost, h), cmp.Or(fwdProto, p)
+		if fwdHost == "" && fwdProto == "" {
+			// Forwarded only from a proxy that sends no X-Forwarded-*:
+			// one that sets those may pass a client's Forwarded through.
+			fwdHost, fwdProto = lastForwarded(r.Header)
 		}
 		if p := strings.ToLower(fwdProto); p == "https" || p == "http" {
 			scheme = p
