@@ -2,10 +2,15 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/url"
+	"net/netip"
+	"path"
 	"strings"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
@@ -15,10 +20,33 @@ import (
 // HostOptions configure a Host. The zero value is ready to use.
 type HostOptions struct {
 	// PublicURL is the externally reachable base URL (scheme://host[:port][/prefix])
-	// written into agent cards. Empty: derived per request from its Host
-	// header (and TLS / X-Forwarded-Proto), so the card's url is the address
-	// the client already reached.
+	// written into agent cards. It wins over everything below, and cards
+	// are then the same for every request. Empty: derived per request
+	// (Host.BaseURL) from what the caller may choose only within these
+	// options: a trusted proxy's forwarding headers, an allowed Host
+	// header, else the address the connection reached.
 	PublicURL string
+	// TrustedProxies are the networks (CIDR prefixes; a single address is
+	// a /32 or /128) of the reverse proxies in front of the Host. Only
+	// when a request's immediate peer (its RemoteAddr) is in one of them
+	// are its forwarding headers believed: X-Forwarded-Proto and
+	// X-Forwarded-Host, or, when it sends neither, proto= and host= of the
+	// RFC 7239 Forwarded header; each from its last (rightmost) value, the
+	// one the nearest proxy wrote. Such a proxy must set or remove these
+	// headers, not pass a client's through. Empty: no peer is trusted and
+	// forwarding headers are ignored.
+	TrustedProxies []netip.Prefix
+	// AllowedHosts are the names clients use to reach the Host: "HOST"
+	// matches that host name or IP on any port, "HOST:PORT" (or
+	// "[IPv6]:PORT") only on that port; case is ignored. A Host header is
+	// written into cards only when it matches one, and, when the list is
+	// not empty, so is a trusted proxy's forwarded host. Whatever the
+	// list, a loopback name (localhost, *.localhost, 127.0.0.0/8, ::1) in
+	// the Host header is accepted on a connection to a loopback address,
+	// so that local clients get back the URL they used. Entries that are
+	// not host names or IP addresses are ignored (HostOptions.Validate
+	// reports them).
+	AllowedHosts []string
 	// Default names the agent that also answers at "/" and
 	// "/.well-known/agent-card.json"; empty: the first agent added.
 	Default string
@@ -29,16 +57,30 @@ type HostOptions struct {
 	JWKS http.Handler
 }
 
+// Validate reports the first entry of AllowedHosts that NewHost would
+// ignore: one that is not HOST, HOST:PORT, an IPv6 address or
+// [IPv6]:PORT, with a port from 1 to 65535.
+func (o HostOptions) Validate() error {
+	for _, a := range o.AllowedHosts {
+		if _, ok := parseAllowedHost(a); !ok {
+			return fmt.Errorf("allowed host %q: want HOST or HOST:PORT (a name or an IP address, port 1-65535)", a)
+		}
+	}
+	return nil
+}
+
 // Host serves several agents over HTTP, each under /a2a/{name}:
 //
 //	POST /a2a/{name}                                  JSON-RPC 2.0 (A2A 0.3.0 §7)
 //	GET  /a2a/{name}/.well-known/agent-card.json      Agent Card (§5.3)
-//	GET  /a2a/{name}/tasks/{id}/events?from=N         SSE replay from sequence N, then live events
+//	GET  /a2a/{name}/tasks/{id}/events?from=N         SSE: the events after sequence N, then live events
 //
 // and the default agent also at POST / and GET /.well-known/agent-card.json
-// (the legacy /.well-known/agent.json too).
+// (the legacy /.well-known/agent.json too). Any path under /a2a/{name} for
+// a name that is not hosted gets HTTP 404 with a JSON list of the agents.
 type Host struct {
 	opts     HostOptions
+	allowed  []hostPort // AllowedHosts, parsed
 	mux      *http.ServeMux
 	handlers map[string]*Handler
 	routes   map[string]agentRoutes
@@ -58,6 +100,11 @@ func NewHost(opts HostOptions) *Host {
 	opts.Transport = opts.Transport.withDefaults()
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
 	h := &Host{opts: opts, mux: http.NewServeMux(), handlers: map[string]*Handler{}, routes: map[string]agentRoutes{}}
+	for _, a := range opts.AllowedHosts {
+		if hp, ok := parseAllowedHost(a); ok {
+			h.allowed = append(h.allowed, hp)
+		}
+	}
 	h.mux.HandleFunc("POST /{$}", h.serveDefault)
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveDefaultCard)
 	h.mux.HandleFunc("GET /.well-known/agent.json", h.serveDefaultCard)
@@ -134,8 +181,78 @@ func (host *Host) defaultHandler() *Handler {
 	return nil
 }
 
-// ServeHTTP implements http.Handler.
-func (host *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) { host.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. A path under /a2a/{name} that names
+// no hosted agent gets HTTP 404 with a JSON body that lists the agents
+// (serveUnknownAgent); other unknown paths get net/http's plain 404.
+func (host *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/a2a/"); ok {
+		name, _, _ := strings.Cut(rest, "/")
+		// An unclean path (with //, . or ..) is left to the mux, which
+		// redirects it to the clean one.
+		if _, known := host.handlers[name]; !known && name != "" && cleanPath(r.URL.Path) {
+			host.serveUnknownAgent(w, r, name)
+			return
+		}
+	}
+	host.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p is already in the form http.ServeMux
+// routes without a redirect: path.Clean's, keeping a trailing slash.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// unknownAgentBody is the JSON body of the 404 for an unknown agent.
+type unknownAgentBody struct {
+	Error   string         `json:"error"`
+	Message string         `json:"message"`
+	Agents  []agentListing `json:"agents"`
+}
+
+// agentListing is one hosted agent in unknownAgentBody.
+type agentListing struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	Card string `json:"card"`
+}
+
+// serveUnknownAgent answers a request under /a2a/{name} for an agent that
+// is not hosted: HTTP 404 and
+//
+//	{"error":"agent not found","message":"No agent named \"x\" is hosted here …",
+//	 "agents":[{"name":"echo","url":"http://…/a2a/echo","card":"http://…/a2a/echo/.well-known/agent-card.json"},…]}
+//
+// with the URLs from BaseURL. Agents whose card requires authentication are
+// not listed. The body of the request, if any, is not read.
+func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name string) {
+	abandonBody(w, r)
+	base := host.BaseURL(r)
+	if len(name) > 100 {
+		name = name[:100] + "…"
+	}
+	body := unknownAgentBody{Error: "agent not found", Agents: []agentListing{},
+		Message: fmt.Sprintf("No agent named %q is hosted here; the agents are listed in \"agents\"", strings.ToValidUTF8(name, "\uFFFD"))}
+	for _, n := range host.order {
+		if host.handlers[n].opts.CardRequiresAuth {
+			continue
+		}
+		u := base + "/a2a/" + n
+		body.Agents = append(body.Agents, agentListing{Name: n, URL: u, Card: u + "/.well-known/agent-card.json"})
+	}
+	b, err := json.Marshal(body, json.Deterministic(true))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	host.varyOnBaseURL(w)
+	w.Header().Set("Cache-Control", "no-cache")
+	writeJSON(w, http.StatusNotFound, b)
+}
 
 func (host *Host) serveDefault(w http.ResponseWriter, r *http.Request) {
 	h := host.defaultHandler()
@@ -155,7 +272,26 @@ func (host *Host) serveDefaultCard(w http.ResponseWriter, r *http.Request) {
 	host.routes[h.Name()].card.ServeHTTP(w, r)
 }
 
-// BaseURL returns the public base URL for r: PublicURL, or derived from r.
+// BaseURL returns the base URL (scheme://host[:port], or PublicURL with
+// its prefix; no trailing slash) that agent cards (A2A 0.3.0 §5.3, §5.6)
+// and the extended card name for r, and under which the 404 for an
+// unknown agent lists the agents. It is PublicURL when set. Otherwise:
+//
+//   - the scheme is a trusted proxy's X-Forwarded-Proto when it is http
+//     or https, else https on TLS, else http;
+//   - the host is a trusted proxy's X-Forwarded-Host when AllowedHosts is
+//     empty or it matches them; else the
+//     Host header when it matches AllowedHosts, or when it is a loopback
+//     name on a connection to a loopback address; else the local address
+//     the connection reached (http.LocalAddrContextKey); else "localhost".
+//
+// A proxy is trusted when r.RemoteAddr is in TrustedProxies; one that
+// sends neither X-Forwarded-Host nor X-Forwarded-Proto may send RFC 7239
+// Forwarded instead (its host= and proto=). A value that
+// is not HOST[:PORT] or [IPv6][:PORT] is never used, so the result is
+// always a valid URL. Without PublicURL it depends on the request's Host,
+// X-Forwarded-Host, X-Forwarded-Proto and Forwarded headers, which answers
+// that carry it name in Vary.
 func (host *Host) BaseURL(r *http.Request) string {
 	if host.opts.PublicURL != "" {
 		return host.opts.PublicURL
@@ -164,11 +300,275 @@ func (host *Host) BaseURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
+	name := ""
+	if host.trustedPeer(r) {
+		fwdHost, fwdProto := lastListValue(r.Header, "X-Forwarded-Host"), lastListValue(r.Header, "X-Forwarded-Proto")
+		if fwdHost == "" && fwdProto == "" {
+			// Forwarded only from a proxy that sends no X-Forwarded-*:
+			// one that sets those may pass a client's Forwarded through.
+			fwdHost, fwdProto = lastForwarded(r.Header)
+		}
+		if p := strings.ToLower(fwdProto); p == "https" || p == "http" {
+			scheme = p
+		}
+		if hp, ok := parseHostPort(fwdHost); ok && (len(host.allowed) == 0 || host.allows(hp)) {
+			name = hp.String()
+		}
 	}
-	u := url.URL{Scheme: scheme, Host: r.Host}
-	return u.String()
+	if name == "" {
+		if hp, ok := parseHostPort(r.Host); ok && (host.allows(hp) || hp.loopback() && localAddr(r).Addr().IsLoopback()) {
+			name = hp.String()
+		}
+	}
+	if name == "" {
+		if a := localAddr(r); a.IsValid() {
+			name = a.String()
+		} else {
+			name = "localhost"
+		}
+	}
+	return scheme + "://" + name
+}
+
+// varyOnBaseURL names in Vary the request headers BaseURL reads (none
+// with PublicURL): a shared cache must not hand one client a URL that
+// another chose.
+func (host *Host) varyOnBaseURL(w http.ResponseWriter) {
+	if host.opts.PublicURL == "" {
+		w.Header()["Vary"] = varyBaseURL // shared, never modified
+	}
+}
+
+var varyBaseURL = []string{"Host, X-Forwarded-Host, X-Forwarded-Proto, Forwarded"}
+
+// trustedPeer reports whether r's immediate peer is in TrustedProxies.
+func (host *Host) trustedPeer(r *http.Request) bool {
+	if len(host.opts.TrustedProxies) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	a := ap.Addr().Unmap().WithZone("")
+	for _, p := range host.opts.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// allows reports whether hp matches AllowedHosts.
+func (host *Host) allows(hp hostPort) bool {
+	for _, a := range host.allowed {
+		if a.host == hp.host && (a.port == "" || a.port == hp.port) {
+			return true
+		}
+	}
+	return false
+}
+
+// localAddr is the address (IP and port) the connection of r reached;
+// invalid when unknown, as for a request that did not come through a
+// net/http server on a TCP listener.
+func localAddr(r *http.Request) netip.AddrPort {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+			return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
+		}
+	}
+	return netip.AddrPort{}
+}
+
+// hostPort is a syntactically valid host (a lower-case name, an IPv4
+// address or a bracketed IPv6 address) and port ("" when absent).
+type hostPort struct{ host, port string }
+
+func (hp hostPort) String() string {
+	if hp.port == "" {
+		return hp.host
+	}
+	return hp.host + ":" + hp.port
+}
+
+// loopback reports a name that always means this machine: localhost,
+// *.localhost (RFC 6761 §6.3), or a loopback IP address.
+func (hp hostPort) loopback() bool {
+	if hp.host == "localhost" || strings.HasSuffix(hp.host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(hp.host, "[]"))
+	return err == nil && a.IsLoopback()
+}
+
+// parseHostPort parses s as HOST, HOST:PORT, [IPv6] or [IPv6]:PORT (the
+// forms of a Host header, RFC 9110 §7.2): HOST is a name of letters,
+// digits, '-' and '_' in non-empty dot-separated labels, or an IPv4
+// address; the port is 1-65535. Anything else ("", "a b", "[::1",
+// "h:0", "h/x") is not ok.
+func parseHostPort(s string) (hostPort, bool) {
+	if s == "" || len(s) > 300 {
+		return hostPort{}, false
+	}
+	var h, port string
+	if s[0] == '[' {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return hostPort{}, false
+		}
+		a, err := netip.ParseAddr(s[1:end])
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return hostPort{}, false
+		}
+		h = "[" + a.String() + "]"
+		rest := s[end+1:]
+		if rest != "" {
+			p, ok := strings.CutPrefix(rest, ":")
+			if !ok {
+				return hostPort{}, false
+			}
+			port = p
+		}
+	} else {
+		h = s
+		if i := strings.LastIndexByte(s, ':'); i >= 0 {
+			h, port = s[:i], s[i+1:]
+		}
+		if !validHostName(h) {
+			return hostPort{}, false
+		}
+		h = strings.ToLower(h)
+	}
+	if s[len(s)-1] == ':' || port != "" && !validPort(port) {
+		return hostPort{}, false
+	}
+	return hostPort{host: h, port: port}, true
+}
+
+// parseAllowedHost parses an AllowedHosts entry: what parseHostPort takes,
+// or a bare IPv6 address.
+func parseAllowedHost(s string) (hostPort, bool) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil && a.Is6() && a.Zone() == "" {
+		return hostPort{host: "[" + a.String() + "]"}, true
+	}
+	return parseHostPort(s)
+}
+
+func validHostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	label := 0
+	for i := 0; i < len(h); i++ {
+		switch c := h[i]; {
+		case c == '.':
+			if label == 0 {
+				return false
+			}
+			label = 0
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_':
+			label++
+		default:
+			return false
+		}
+	}
+	return label > 0
+}
+
+func validPort(p string) bool {
+	if len(p) == 0 || len(p) > 5 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+		n = n*10 + int(p[i]-'0')
+	}
+	return n >= 1 && n <= 65535
+}
+
+// lastListValue returns the last comma-separated value of the last
+// header line named key, trimmed: the one the nearest proxy added.
+func lastListValue(h http.Header, key string) string {
+	vs := h.Values(key)
+	if len(vs) == 0 {
+		return ""
+	}
+	v := vs[len(vs)-1]
+	if i := strings.LastIndexByte(v, ','); i >= 0 {
+		v = v[i+1:]
+	}
+	return strings.TrimSpace(v)
+}
+
+// lastForwarded returns host= and proto= of the last element of the
+// Forwarded header (RFC 7239 §4: elements separated by commas, pairs by
+// semicolons, values tokens or quoted strings).
+func lastForwarded(h http.Header) (host, proto string) {
+	vs := h.Values("Forwarded")
+	if len(vs) == 0 {
+		return "", ""
+	}
+	elems := splitUnquoted(vs[len(vs)-1], ',')
+	for _, pair := range splitUnquoted(elems[len(elems)-1], ';') {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = unquotePair(v[1 : len(v)-1])
+		}
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "host":
+			host = v
+		case "proto":
+			proto = v
+		}
+	}
+	return host, proto
+}
+
+// splitUnquoted splits s at each sep outside a quoted string.
+func splitUnquoted(s string, sep byte) []string {
+	var out []string
+	start, quoted := 0, false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if quoted {
+				i++
+			}
+		case '"':
+			quoted = !quoted
+		case sep:
+			if !quoted {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// unquotePair undoes the quoted-pairs (backslash escapes) of a quoted
+// string's content.
+func unquotePair(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler) {
@@ -179,12 +579,13 @@ func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler) 
 		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
 		return
 	}
+	host.varyOnBaseURL(w)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeJSON(w, http.StatusOK, b)
 }
 
-// serveEvents streams a task's log from ?from=N (default 0: everything),
+// serveEvents streams a task's events after ?from=N (default 0: everything),
 // then live events, as SSE; each frame's id is the event's sequence number
 // and its data the event's A2A 0.3.0 JSON (a Task, Message, status-update or
 // artifact-update). Last-Event-ID, when present, overrides from.

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,8 +43,21 @@ const (
 // DefaultMaxBodyBytes is the default request body limit: 10 MiB.
 const DefaultMaxBodyBytes = 10 << 20
 
+// DefaultMaxBatch is the default limit on the members of one JSON-RPC
+// batch request (JSON-RPC 2.0 §6): 100.
+const DefaultMaxBatch = 100
+
+// DefaultBodyReadTimeout is the default time a client has to send a
+// request body once its headers have arrived: 30 s.
+const DefaultBodyReadTimeout = 30 * time.Second
+
 // maxBatchConcurrency bounds how many members of one batch run at once.
 const maxBatchConcurrency = 8
+
+// maxInitialBody caps the buffer allocated for a request body before any
+// of it has arrived, whatever its Content-Length says: 64 KiB. The buffer
+// grows as data arrives.
+const maxInitialBody = 64 << 10
 
 // DefaultStreamWriteTimeout is how long one SSE write may block on a client
 // that does not read before the stream is abandoned.
@@ -55,6 +70,24 @@ const DefaultKeepAlive = 15 * time.Second
 type TransportOptions struct {
 	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxBatch limits the members of one JSON-RPC batch (JSON-RPC 2.0 §6);
+	// < 1 means DefaultMaxBatch. A larger batch is answered with one
+	// -32600 error object (id null) naming its size and the limit, and
+	// none of its members runs: one request starts at most MaxBatch
+	// calls (tasks).
+	MaxBatch int
+	// BodyReadTimeout bounds the time to receive a request body, from
+	// when the transport starts reading it; 0 means
+	// DefaultBodyReadTimeout, negative disables it. A body that takes
+	// longer is answered with HTTP 408 and a -32600 error, and the
+	// connection is closed. It is the connection's read deadline
+	// (http.ResponseController.SetReadDeadline) while the body is read,
+	// cleared once the body is in, so it never cuts a long response such
+	// as an SSE stream; where the ResponseWriter cannot set deadlines the
+	// body is read without one. Whenever a request is refused before its
+	// body is read in full (wrong method, body over MaxBodyBytes, a
+	// timeout), the connection is closed without reading the rest.
+	BodyReadTimeout time.Duration
 	// KeepAlive is the interval of SSE keep-alive comments; 0 means
 	// DefaultKeepAlive, negative disables them.
 	KeepAlive time.Duration
@@ -72,6 +105,12 @@ func (o TransportOptions) withDefaults() TransportOptions {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxBatch < 1 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if o.KeepAlive == 0 {
 		o.KeepAlive = DefaultKeepAlive
@@ -143,32 +182,113 @@ func WriteError(w http.ResponseWriter, status int, e *a2a.Error) {
 	writeJSON(w, status, jsonrpc.AppendError(nil, nil, e))
 }
 
-// readBody reads at most limit bytes; a larger body is an *a2a.Error.
-func readBody(r *http.Request, limit int64) ([]byte, *a2a.Error) {
+// readBody reads r's body: at most limit bytes, within timeout when it is
+// positive. It returns the body, or the HTTP status and the error to answer
+// with: 200 and -32600 for a body over the limit, 408 and -32600 for one
+// that did not arrive in time, 200 and -32600 for one that could not be
+// read. After a body read in full, the connection's read deadline is
+// cleared (the response may be a long SSE stream); after a failure the
+// rest of the body is abandoned (abandonBody).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, int, *a2a.Error) {
 	if r.ContentLength > limit {
-		return nil, a2a.ErrInvalidRequest.WithMessage("Request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
+		abandonBody(w, r)
+		return nil, http.StatusOK, a2a.ErrInvalidRequest.WithMessage("Request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
-	var b []byte
-	var err error
-	if n := r.ContentLength; n >= 0 {
-		// One allocation of the announced size.
-		b = make([]byte, n)
-		_, err = io.ReadFull(r.Body, b)
-	} else {
-		b, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+	rc := http.NewResponseController(w)
+	deadline := timeout > 0 && r.ContentLength != 0 && rc.SetReadDeadline(time.Now().Add(timeout)) == nil
+	b, err := readAll(r.Body, r.ContentLength, limit)
+	if err == nil {
+		if deadline {
+			// net/http clears it too once an HTTP/1.1 body hits its end;
+			// this also covers HTTP/2 streams.
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return b, 0, nil
 	}
-	if err != nil {
-		return nil, a2a.ErrInvalidRequest.WithMessage("Could not read the request body")
+	abandonBody(w, r)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		return nil, http.StatusOK, a2a.ErrInvalidRequest.WithMessage("Request body exceeds the limit of %d bytes", limit)
+	case isTimeout(err):
+		return nil, http.StatusRequestTimeout, a2a.ErrInvalidRequest.WithMessage("Request body not received within %s", timeout)
 	}
-	if int64(len(b)) > limit {
-		return nil, a2a.ErrInvalidRequest.WithMessage("Request body exceeds the limit of %d bytes", limit)
+	return nil, http.StatusOK, a2a.ErrInvalidRequest.WithMessage("Could not read the request body")
+}
+
+// abandonBody gives up the unread rest of r's body before an error
+// answer: the connection closes after the answer, and its read deadline is
+// set to now, so that net/http does not first wait for up to 256 KiB more
+// of the body (which it would read with no deadline) from a client that
+// sends it slowly.
+func abandonBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
 	}
-	return b, nil
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+var errBodyTooLarge = errors.New("request body too large")
+
+// readAll reads rd to its end, at most limit bytes (more is
+// errBodyTooLarge). The buffer starts at min(declared, 64 KiB) bytes (512
+// when declared is unknown, < 0) and grows as data arrives, never beyond
+// declared: a client that announces 10 MiB and sends a byte costs 64 KiB,
+// not 10 MiB.
+func readAll(rd io.Reader, declared, limit int64) ([]byte, error) {
+	size := int64(512)
+	if declared >= 0 {
+		size = min(declared, maxInitialBody)
+	}
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			if int64(len(b)) > limit {
+				return nil, errBodyTooLarge
+			}
+			if declared >= 0 && int64(len(b)) >= declared {
+				// All that was announced is here: expect the end without
+				// growing for it. (net/http never reads past Content-Length;
+				// another reader's extra bytes are taken as of unknown length.)
+				var one [1]byte
+				if _, err := io.ReadFull(rd, one[:]); err == io.EOF {
+					return b, nil
+				} else if err != nil {
+					return nil, err
+				}
+				b, declared = append(b, one[0]), -1
+				continue
+			}
+			grow := max(cap(b), 512)
+			if declared >= 0 {
+				grow = int(min(int64(grow), declared-int64(len(b))))
+			}
+			b = slices.Grow(b, grow)
+		}
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, errBodyTooLarge
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// isTimeout reports a read that failed on its deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rid := &requestID{}
 	if r.Method != http.MethodPost {
+		abandonBody(w, r)
 		w.Header().Set("Allow", http.MethodPost)
 		WriteError(w, http.StatusMethodNotAllowed, a2a.ErrInvalidRequest.WithMessage("A2A JSON-RPC requests must use POST"))
 		return
@@ -176,17 +296,16 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(t.h.opts.Auth) > 0 && formContentType(r) {
 		// A browser can send these cross-site with the user's cookies
 		// (an API key in a cookie): refuse them on authenticated agents.
+		abandonBody(w, r)
 		WriteError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json"))
 		return
 	}
-	body, rerr := readBody(r, t.opts.MaxBodyBytes)
+	body, status, rerr := readBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
 	if rerr != nil {
-		// Close the connection: the rest of an oversized body is not read.
-		w.Header().Set("Connection", "close")
-		WriteError(w, http.StatusOK, rerr)
+		WriteError(w, status, rerr) // the connection closes after it (abandonBody)
 		return
 	}
-	items, batch := jsonrpc.ParseBody(body)
+	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
 	ctx := r.Context()
 	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard) {
 		// The extended card's url, like the public card's, is the address

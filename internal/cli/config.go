@@ -37,7 +37,19 @@ type serveFile struct {
 	// ShutdownGrace is how long running tasks may finish at SIGTERM or
 	// SIGINT before they are failed; unset: DefaultShutdownGrace.
 	ShutdownGrace *duration `yaml:"shutdown_grace"`
-	Push          struct {
+	// MaxBatch limits the requests of one JSON-RPC batch (1 or more);
+	// unset: server.DefaultMaxBatch.
+	MaxBatch *int `yaml:"max_batch"`
+	// BodyReadTimeout is the time a client has to send a request body
+	// (0: no limit); unset: server.DefaultBodyReadTimeout.
+	BodyReadTimeout *duration `yaml:"body_read_timeout"`
+	// TrustedProxies are the reverse proxies (CIDR prefixes or IPs) whose
+	// forwarding headers are believed (server.HostOptions.TrustedProxies).
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// AllowedHosts are the Host headers (HOST or HOST:PORT) that may be
+	// written into agent cards (server.HostOptions.AllowedHosts).
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	Push         struct {
 		Enabled     bool     `yaml:"enabled"`
 		Allow       []string `yaml:"allow"`
 		GiveUpAfter duration `yaml:"give_up_after"`

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -61,9 +62,10 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		addr, dataDir, def, publicURL, logLevel, configPath string
 		mem, pushOn                                         bool
 		maxBody                                             int64
-		keepAlive, retention, shutdownGrace                 time.Duration
+		maxBatch                                            int
+		keepAlive, retention, bodyTimeout, shutdownGrace    time.Duration
 		memoryCap                                           string
-		tokens, pushAllow                                   []string
+		tokens, pushAllow, trustedProxies, allowedHosts     []string
 		cpuProfile, memProfile                              string
 	)
 	cmd := &cobra.Command{
@@ -141,6 +143,38 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			}
 			if len(pushAllow) > 0 {
 				pushOn = true
+			}
+			if !fl.Changed("max-batch") && file.MaxBatch != nil {
+				maxBatch = *file.MaxBatch
+			}
+			if maxBatch < 1 {
+				return usageError{fmt.Errorf("--max-batch %d (max_batch): want 1 or more", maxBatch)}
+			}
+			if !fl.Changed("body-read-timeout") && file.BodyReadTimeout != nil {
+				bodyTimeout = time.Duration(*file.BodyReadTimeout)
+			}
+			if bodyTimeout < 0 {
+				return usageError{fmt.Errorf("--body-read-timeout %s (body_read_timeout): want a duration of 0 (no limit) or more", bodyTimeout)}
+			}
+			proxies, err := parseTrustedProxies(trustedProxies, "--trusted-proxy")
+			if err != nil {
+				return usageError{err}
+			}
+			if !fl.Changed("trusted-proxy") {
+				p, err := parseTrustedProxies(file.TrustedProxies, "--config: trusted_proxies")
+				if err != nil {
+					return usageError{err}
+				}
+				proxies = append(proxies, p...)
+			}
+			if err := checkAllowedHosts(allowedHosts, "--allowed-host"); err != nil {
+				return usageError{err}
+			}
+			if !fl.Changed("allowed-host") {
+				if err := checkAllowedHosts(file.AllowedHosts, "--config: allowed_hosts"); err != nil {
+					return usageError{err}
+				}
+				allowedHosts = append(allowedHosts, file.AllowedHosts...)
 			}
 
 			all := builtins()
@@ -226,7 +260,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				log.Info("using the SQLite store", "path", path)
 			}
 			defer st.Close()
-			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts, retention: retention, shutdownGrace: shutdownGrace}
+			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts, retention: retention,
+				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts}
 			if pushOn {
 				keys := file.Push.Keys
 				if keys == "" && !mem {
@@ -254,9 +289,13 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.DurationVar(&shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "at SIGTERM or SIGINT, how long running tasks may finish before they are failed")
 	f.StringVar(&memoryCap, "memory-cap", "256MiB", "with --memory: most bytes finished tasks may hold; the oldest go first (0: no cap)")
 	f.StringVar(&def, "default", "echo", "agent that also answers at / (echo, chat or slow)")
-	f.StringVar(&publicURL, "public-url", "", "base URL written into agent cards (default: the address each client used)")
+	f.StringVar(&publicURL, "public-url", "", "base URL written into agent cards (default: an allowed Host, a trusted proxy's forwarded host, or the address the connection reached)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "request body limit in bytes")
+	f.IntVar(&maxBatch, "max-batch", server.DefaultMaxBatch, "most requests in one JSON-RPC batch; a larger batch gets one -32600 error and none of it runs")
+	f.DurationVar(&bodyTimeout, "body-read-timeout", server.DefaultBodyReadTimeout, "time a client has to send a request body; a slower one gets HTTP 408 (0: no limit)")
+	f.StringArrayVar(&trustedProxies, "trusted-proxy", nil, "reverse proxy whose X-Forwarded-Host/-Proto and Forwarded headers are believed: CIDR or IP (repeatable)")
+	f.StringArrayVar(&allowedHosts, "allowed-host", nil, "Host header that may be written into agent cards: HOST or HOST:PORT (repeatable; default: loopback names only)")
 	f.DurationVar(&keepAlive, "keep-alive", server.DefaultKeepAlive, "SSE keep-alive comment interval")
 	f.StringArrayVar(&tokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	f.BoolVar(&pushOn, "push", false, "enable push notifications (signed with keys kept under --data)")
@@ -280,6 +319,73 @@ func dataInUse(dir string, pid int) error {
 		holder = fmt.Sprintf("pid %d", pid)
 	}
 	return fmt.Errorf("the data directory %s is in use by another a2abridge process (%s); stop it or use another --data directory", dir, holder)
+}
+
+// serveHeaderTimeout is how long `serve` waits for a request's headers.
+const serveHeaderTimeout = 10 * time.Second
+
+// newHTTPServer returns the http.Server of `serve` for h. Headers must
+// arrive within headerTimeout; the body of each request within
+// headerTimeout + bodyTimeout (ReadTimeout; bodyTimeout 0: no limit),
+// which net/http clears once the body has been read to its end, so it
+// bounds the reading of bodies that no handler reads (a GET with a body,
+// which net/http drains after the handler) and never cuts an SSE stream
+// or a long blocking call. The JSON-RPC transport bounds its own body
+// reads with TransportOptions.BodyReadTimeout (HTTP 408). There is no
+// WriteTimeout: SSE streams may stay open for hours (each SSE write has
+// its own deadline).
+func newHTTPServer(h http.Handler, log *slog.Logger, headerTimeout, bodyTimeout time.Duration) *http.Server {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if bodyTimeout > 0 {
+		srv.ReadTimeout = headerTimeout + bodyTimeout
+	}
+	return srv
+}
+
+// isLoopbackListener reports a listener on a loopback address.
+func isLoopbackListener(ln net.Listener) bool {
+	ap, err := netip.ParseAddrPort(ln.Addr().String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
+// parseTrustedProxies parses --trusted-proxy / trusted_proxies values:
+// CIDR prefixes, or single IP addresses (a /32 or /128). key names the
+// option in errors.
+func parseTrustedProxies(vals []string, key string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range vals {
+		s := strings.TrimSpace(v)
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("%s %q: not a CIDR prefix or an IP address (e.g. 10.0.0.0/8, 192.168.1.10, fd00::/8)", key, v)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			// Peers are compared unmapped: ::ffff:10.0.0.0/104 is 10.0.0.0/8.
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// checkAllowedHosts validates --allowed-host / allowed_hosts values (see
+// server.HostOptions.AllowedHosts); key names the option in errors.
+func checkAllowedHosts(vals []string, key string) error {
+	for _, h := range vals {
+		if err := (server.HostOptions{AllowedHosts: []string{h}}).Validate(); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return nil
 }
 
 // startProfiles starts a CPU profile into cpuFile (when set) and returns
@@ -322,12 +428,15 @@ const DefaultRetention = 720 * time.Hour
 const DefaultShutdownGrace = 30 * time.Second
 
 type serveConfig struct {
-	addr, def, publicURL string
-	maxBody              int64
-	keepAlive, retention time.Duration
-	shutdownGrace        time.Duration
-	agentOpts            map[string]server.HandlerOptions
-	push                 *pushConfig
+	addr, def, publicURL              string
+	maxBody                           int64
+	maxBatch                          int
+	keepAlive, retention, bodyTimeout time.Duration
+	shutdownGrace                     time.Duration
+	trustedProxies                    []netip.Prefix
+	allowedHosts                      []string
+	agentOpts                         map[string]server.HandlerOptions
+	push                              *pushConfig
 }
 
 type pushConfig struct {
@@ -403,9 +512,15 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 	if err != nil {
 		return err
 	}
+	bodyTimeout := cfg.bodyTimeout
+	if bodyTimeout == 0 {
+		bodyTimeout = -1 // --body-read-timeout 0: no limit
+	}
 	host := server.NewHost(server.HostOptions{
 		PublicURL: cfg.publicURL, Default: cfg.def, JWKS: jwks,
-		Transport: server.TransportOptions{Logger: log, MaxBodyBytes: cfg.maxBody, KeepAlive: cfg.keepAlive},
+		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.allowedHosts,
+		Transport: server.TransportOptions{Logger: log, MaxBodyBytes: cfg.maxBody, KeepAlive: cfg.keepAlive,
+			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout},
 	})
 	for _, b := range all {
 		o := cfg.agentOpts[b.name]
@@ -414,13 +529,10 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 			log.Info("agent requires authentication", "agent", b.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
 	}
-	srv := &http.Server{
-		Handler:           host,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		// No WriteTimeout: SSE streams may stay open for hours.
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	if cfg.publicURL == "" && len(cfg.allowedHosts) == 0 && !isLoopbackListener(ln) {
+		log.Info("agent cards name the address each connection reached, or a loopback name on loopback; set --public-url or --allowed-host to name this server otherwise", "addr", ln.Addr().String())
 	}
+	srv := newHTTPServer(host, log, serveHeaderTimeout, cfg.bodyTimeout)
 	keep := "forever"
 	if cfg.retention > 0 {
 		keep = cfg.retention.String()

@@ -46,42 +46,69 @@ type envelope struct {
 
 var nullID = jsontext.Value("null")
 
-// ParseBody parses a request body: a single request object or a batch array.
-// It returns one Item per request (one for a single request) and whether the
-// body was a batch. A body that is not JSON at all yields one item with
-// -32700 and a null id; an empty batch yields one -32600 item.
-func ParseBody(body []byte) (items []Item, batch bool) {
+// ParseBody parses a request body: a single request object or a batch
+// array (JSON-RPC 2.0 §6). It returns one Item per request (one for a
+// single request) and whether the body was a batch. A body that is not JSON
+// at all yields one item with -32700 and a null id; an empty batch, or one
+// of more than maxBatch members (maxBatch < 1: no limit), yields one -32600
+// item with a null id and batch false, so that it is answered with a single
+// error object and no member runs. The members of a batch are counted with
+// a scan that allocates nothing: only the first maxBatch are ever parsed, so
+// the work of an oversized batch is one pass over its bytes.
+func ParseBody(body []byte, maxBatch int) (items []Item, batch bool) {
 	v := jsontext.Value(bytes.TrimSpace(body))
 	if len(v) > 0 && v[0] == '{' && v.IsValid() {
 		// The usual request: one object, valid JSON without a repeated
 		// member name at any depth.
 		return []Item{parseValid(v)}, false
 	}
-	return parseGeneral(v)
+	return parseGeneral(v, maxBatch)
 }
 
 // parseGeneral is ParseBody for any trimmed body: objects go through
 // parseOne (json.Unmarshal of the envelope), batches member by member.
-func parseGeneral(v jsontext.Value) (items []Item, batch bool) {
+func parseGeneral(v jsontext.Value, maxBatch int) (items []Item, batch bool) {
 	if len(v) == 0 || !v.IsValid(jsontext.AllowDuplicateNames(true)) {
 		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrParse}}, false
 	}
 	if v.Kind() != '[' {
 		return []Item{parseOne(v)}, false
 	}
-	var members []jsontext.Value
-	if err := json.Unmarshal(v, &members, jsontext.AllowDuplicateNames(true)); err != nil {
-		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrParse}}, false
-	}
-	if len(members) == 0 {
+	members, n := batchMembers(v, maxBatch)
+	if n == 0 {
 		// JSON-RPC 2.0 §6: an empty array is answered with a single error object.
 		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrInvalidRequest.WithMessage("Invalid Request: empty batch")}}, false
+	}
+	if maxBatch > 0 && n > maxBatch {
+		return []Item{{Request: Request{ID: nullID}, Err: a2a.ErrInvalidRequest.WithMessage(
+			"Invalid Request: batch of %d requests exceeds the limit of %d", n, maxBatch)}}, false
 	}
 	items = make([]Item, len(members))
 	for i, m := range members {
 		items[i] = parseOne(m)
 	}
 	return items, true
+}
+
+// batchMembers returns the raw members of the valid JSON array v (slices
+// of v, at most max of them when max > 0) and how many members v has. It
+// scans with the scanners below and allocates only the slice it returns.
+func batchMembers(v jsontext.Value, max int) (members []jsontext.Value, n int) {
+	i := 1
+	for {
+		i = skipSpace(v, i)
+		if v[i] == ']' {
+			return members, n
+		}
+		start := i
+		i = skipValue(v, i)
+		if n++; max <= 0 || n <= max {
+			members = append(members, v[start:i])
+		}
+		if i = skipSpace(v, i); v[i] == ',' {
+			i++
+		}
+	}
 }
 
 // parseValid is parseOne for an object that is valid JSON and repeats no

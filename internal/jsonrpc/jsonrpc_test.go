@@ -35,7 +35,7 @@ func TestParseBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			items, batch := ParseBody([]byte(tt.body))
+			items, batch := ParseBody([]byte(tt.body), 0)
 			if batch != tt.batch || len(items) != len(tt.codes) {
 				t.Fatalf("batch=%v items=%d, want %v %d", batch, len(items), tt.batch, len(tt.codes))
 			}
@@ -101,7 +101,7 @@ func FuzzParseBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		items, _ := ParseBody(body)
+		items, _ := ParseBody(body, 0)
 		if len(items) == 0 {
 			t.Fatal("no items")
 		}

@@ -11,12 +11,12 @@ import (
 // parseOne (json.Unmarshal of the envelope), as before parseValid existed.
 // ParseBody must answer every body exactly as it does.
 func refParseBody(body []byte) (items []Item, batch bool) {
-	return parseGeneral(jsontext.Value(bytes.TrimSpace(body)))
+	return parseGeneral(jsontext.Value(bytes.TrimSpace(body)), 0)
 }
 
 func sameItems(t *testing.T, body []byte) {
 	t.Helper()
-	got, gb := ParseBody(body)
+	got, gb := ParseBody(body, 0)
 	want, wb := refParseBody(body)
 	if gb != wb || len(got) != len(want) {
 		t.Fatalf("%q: batch %v, %d items; reference %v, %d", body, gb, len(got), wb, len(want))
@@ -75,7 +75,7 @@ func BenchmarkParseBody(b *testing.B) {
 	b.Run("ParseBody", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			ParseBody(body)
+			ParseBody(body, 0)
 		}
 	})
 }

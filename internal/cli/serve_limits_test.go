@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+// startServe runs `a2abridge serve --memory args...` in this process on a
+// free loopback port and returns its base URL.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	out, errw := newLineWriter(), newLineWriter()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, append([]string{"serve", "--memory", "--addr", addr, "--log-level", "error"}, args...), nil, out, errw)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	waitLines(t, out, "listening on", 1, 10*time.Second)
+	return "http://" + addr
+}
+
+// The new serve options are validated at startup: a bad value is a usage
+// error that names the flag or the config key.
+func TestServeLimitOptionErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trusted-proxy", "10.0.0.0/33"}, `--trusted-proxy "10.0.0.0/33": not a CIDR prefix or an IP address`},
+		{[]string{"--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "proxy.example"}, `--trusted-proxy "proxy.example"`},
+		{[]string{"--config", "trusted_proxies: [10.0.0.0/8, nope]\n"}, `--config: trusted_proxies "nope": not a CIDR prefix`},
+		{[]string{"--allowed-host", "a b"}, `--allowed-host: allowed host "a b"`},
+		{[]string{"--config", "allowed_hosts:\n  - http://agents.example.com\n"}, `--config: allowed_hosts: allowed host "http://agents.example.com"`},
+		{[]string{"--max-batch", "0"}, "--max-batch 0 (max_batch): want 1 or more"},
+		{[]string{"--config", "max_batch: -5\n"}, "--max-batch -5 (max_batch)"},
+		{[]string{"--config", "max_batch: many\n"}, "line 1: cannot unmarshal"},
+		{[]string{"--body-read-timeout", "-1s"}, "--body-read-timeout -1s (body_read_timeout)"},
+		{[]string{"--config", "body_read_timeout: soon\n"}, "not a duration"},
+		{[]string{"--config", "trusted_proxie: [10.0.0.0/8]\n"}, `unknown key "trusted_proxie": did you mean "trusted_proxies"?`},
+	} {
+		args := c.args
+		if args[0] == "--config" {
+			args = []string{"--config", write(fmt.Sprintf("%d.yaml", i), args[1])}
+		}
+		_, errs, code := run(t, "", append([]string{"serve", "--memory", "--addr", "127.0.0.1:0"}, args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want usage error with %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+type cardDoc struct {
+	URL string `json:"url"`
+}
+
+// getCard fetches the default agent's card as a client reaching the server
+// with Host header hostHdr and headers hdr (name, value, …).
+func getCard(t *testing.T, base, hostHdr string, hdr ...string) (cardDoc, *http.Response) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/.well-known/agent-card.json", nil)
+	if hostHdr != "" {
+		req.Host = hostHdr
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var c cardDoc
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("card: %v: %s", err, b)
+	}
+	return c, resp
+}
+
+// The options reach the server, from flags and from the config file.
+func TestServeLimitOptions(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("max_batch: 2\nbody_read_timeout: 20s\ntrusted_proxies: [127.0.0.1]\nallowed_hosts: [agents.example.com]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"flags":  {"--max-batch", "2", "--trusted-proxy", "127.0.0.0/8", "--allowed-host", "agents.example.com", "--body-read-timeout", "20s"},
+		"config": {"--config", cfg},
+	} {
+		t.Run(name, func(t *testing.T) {
+			base := startServe(t, args...)
+			m := func(i int) string {
+				return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"message/send","params":%s}`, i, msg("hi", fmt.Sprintf("lim-%s-%d", name, i), ""))
+			}
+			resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader("["+m(1)+","+m(2)+","+m(3)+"]"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.HasPrefix(string(b), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600`) || !strings.Contains(string(b), "batch of 3 requests exceeds the limit of 2") {
+				t.Fatalf("batch of 3 with a limit of 2: %s", b)
+			}
+			// An allowed Host is used; another is not.
+			if c, resp := getCard(t, base, "agents.example.com:8080"); c.URL != "http://agents.example.com:8080/a2a/echo" || resp.Header.Get("Vary") == "" {
+				t.Fatalf("card for an allowed host: %+v, Vary %q", c, resp.Header.Get("Vary"))
+			}
+			if c, _ := getCard(t, base, "evil.example"); c.URL != base+"/a2a/echo" {
+				t.Fatalf("card for Host: evil.example: %+v", c)
+			}
+			// Forwarding headers from 127.0.0.1, a trusted proxy here.
+			if c, _ := getCard(t, base, "internal:8080", "X-Forwarded-Host", "agents.example.com", "X-Forwarded-Proto", "https"); c.URL != "https://agents.example.com/a2a/echo" {
+				t.Fatalf("card through a trusted proxy: %+v", c)
+			}
+		})
+	}
+	// Without options: loopback names are kept, forwarding headers ignored.
+	base := startServe(t)
+	port := base[strings.LastIndexByte(base, ':'):]
+	if c, _ := getCard(t, base, "localhost"+port, "X-Forwarded-Host", "evil.example", "X-Forwarded-Proto", "https"); c.URL != "http://localhost"+port+"/a2a/echo" {
+		t.Fatalf("default card for localhost: %+v", c)
+	}
+}
+
+// The http.Server of serve bounds the reading of bodies that no handler
+// reads (net/http drains up to 256 KiB of them after the handler, with no
+// deadline of its own), and does not cut SSE streams or blocking calls
+// that outlast that bound.
+func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quietLog(), BodyReadTimeout: 300 * time.Millisecond}})
+	host.Add(server.NewHandler(eng, "slow", agents.Slow{Step: 100 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
+	srv := newHTTPServer(host, quietLog(), 200*time.Millisecond, 300*time.Millisecond)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		eng.Close(ctx)
+	})
+	addr := ln.Addr().String()
+	base := "http://" + addr
+
+	// A GET with a body that trickles in: the card is answered at once,
+	// then the server stops reading and closes.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /a2a/slow/.well-known/agent-card.json HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\nx", addr)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				if _, err := conn.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	rd := bufio.NewReader(conn)
+	if _, err = rd.ReadString('\n'); err == nil {
+		_, err = io.Copy(io.Discard, rd)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("the connection of a trickling body that no handler reads was still open after 20s")
+	}
+
+	// Calls that outlast ReadTimeout (500 ms here): 2 s of work.
+	resp, err := http.Post(base+"/a2a/slow", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+msg("2", "long-send", "")+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r rpcTask
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_ = json.Unmarshal(b, &r)
+	if r.Result.Status.State != "completed" {
+		t.Fatalf("blocking send outlasting ReadTimeout: %+v", r)
+	}
+	resp, err = http.Post(base+"/a2a/slow", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+msg("2", "long-stream", "")+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var last rpcTask
+	sr := sse.NewReader(resp.Body)
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			break
+		}
+		_ = json.Unmarshal(ev.Data, &last)
+	}
+	if !last.Result.Final || last.Result.Status.State != "completed" {
+		t.Fatalf("stream outlasting ReadTimeout ended with %+v", last.Result)
+	}
+}
