@@ -6,7 +6,9 @@
 // The types here are version-neutral Go values with no JSON encoding of
 // their own: each protocol version's wire format (A2A 0.3.0 JSON with
 // "kind" discriminators today, A2A 1.0 ProtoJSON later) lives in its own
-// codec. The package does no I/O.
+// codec. The package does no I/O. Numbers inside structured values (a
+// DataPart's Data, Metadata maps) are encoding/json.Number, their text kept
+// exactly as received (see DataPart).
 //
 //	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello"})
 //	task := a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}

@@ -82,6 +82,15 @@ type FilePart struct {
 }
 
 // DataPart is structured JSON object content (A2A 0.3.0 §6.5.3).
+//
+// Data, like every Metadata map in this package, holds what JSON decoding
+// yields: nil, bool, string, []any, map[string]any, and numbers as
+// encoding/json.Number holding their literal text (so
+// 123456789012345678901234567890 and 9007199254740993 go through exactly;
+// use Number.Int64 or Number.Float64 to compute with one). An agent may
+// also put float64, the integer types or json-encodable Go values there; a
+// json.Number it sets must be a JSON number, and NaN or infinite floats
+// cannot be sent (TaskUpdater refuses such an event with ErrInvalidEvent).
 type DataPart struct {
 	Data     map[string]any
 	Metadata map[string]any

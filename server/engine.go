@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -37,7 +38,8 @@ type EngineOptions struct {
 // ordered log (durably, before anyone sees them), folds them into the Task
 // snapshot, enforces the state machine, runs agent executions, and fans
 // new events out to streams. One Engine serves any number of agents
-// (Handlers). Create with NewEngine, call Start once, Close at shutdown.
+// (Handlers). NewEngine makes it (recovering the store); Shutdown (with a
+// grace period) or Close stops it.
 type Engine struct {
 	st   store.Store
 	log  *slog.Logger
@@ -56,6 +58,9 @@ type Engine struct {
 	// to another process later).
 	streamsDone chan struct{}
 	closeOnce   sync.Once
+	// closeFailed counts the tasks that Close failed because their
+	// executions were still running (Shutdown's result).
+	closeFailed atomic.Int64
 
 	locks [64]sync.Mutex // per-task append serialisation, striped by id
 	push  *pusher        // nil when push notifications are disabled
@@ -188,14 +193,20 @@ func (e *Engine) recover(ctx context.Context) error {
 	return nil
 }
 
+// closeBound bounds the Close that Shutdown makes after its grace period:
+// how long cancelled executions get to return.
+const closeBound = 10 * time.Second
+
 // Shutdown stops the engine gracefully: new messages are refused at once
 // (JSON-RPC -32603 "The server is shutting down; try again later"), running
-// executions may finish until ctx is done (the grace period), then Close
-// cancels the ones left and fails their tasks with a reason ("The server
-// shut down while this task was running."). Streams following those tasks
-// get that final status-update; streams of tasks with no execution here
-// end. Reads (tasks/get, resubscribe) keep working until Close. It returns
-// the number of tasks failed because the grace period ended, and Close's
+// executions may finish until ctx is done (the grace period; push
+// deliveries are not waited for: those still owed are delivered after the
+// next start), then Close cancels the executions left, gives them up to
+// 10 s to return, and fails their tasks with a reason ("The server shut
+// down while this task was running."). Streams following those tasks get
+// that final status-update; streams of tasks with no execution here end.
+// Reads (tasks/get, resubscribe) keep working until Close. It returns the
+// number of tasks failed because the grace period ended, and Close's
 // error.
 func (e *Engine) Shutdown(ctx context.Context) (int, error) {
 	e.mu.Lock()
@@ -205,38 +216,45 @@ func (e *Engine) Shutdown(ctx context.Context) (int, error) {
 	go func() { e.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return 0, e.Close(context.WithoutCancel(ctx))
 	case <-ctx.Done():
 	}
-	e.mu.Lock()
-	n := len(e.running)
-	e.mu.Unlock()
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeBound)
 	defer cancel()
-	return n, e.Close(cctx)
+	err := e.Close(cctx)
+	return int(e.closeFailed.Load()), err
 }
 
 // Close stops the engine now: new messages are refused, every running
 // execution is cancelled, the tasks they leave unfinished are failed with
-// a reason, and Close waits for them (bounded by ctx: ctx.Err() when it
-// ends first); then the streams still open end. Use Shutdown for a grace
-// period. Calling Close again waits again.
+// a reason, and Close waits for them and for the push delivery workers
+// (bounded by ctx: ctx.Err() when it ends first); then the streams still
+// open end. Use Shutdown for a grace period. Calling Close again waits
+// again.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	e.draining.Store(true)
 	e.closing.Store(true)
 	e.mu.Unlock()
+	if e.push != nil {
+		e.push.close()
+	}
 	e.stopBase()
 	done := make(chan struct{})
-	go func() { e.wg.Wait(); close(done) }()
+	go func() {
+		e.wg.Wait()
+		if e.push != nil {
+			e.push.wg.Wait()
+		}
+		close(done)
+	}()
+	var err error
 	select {
 	case <-done:
-		e.closeOnce.Do(func() { close(e.streamsDone) })
-		return nil
 	case <-ctx.Done():
-		e.closeOnce.Do(func() { close(e.streamsDone) })
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	e.closeOnce.Do(func() { close(e.streamsDone) })
+	return err
 }
 
 func (e *Engine) lock(taskID string) *sync.Mutex {
@@ -687,11 +705,12 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	default:
 		e.log.Error("agent execution failed", "agent", h.name, "task", id, "err", execErr)
 	}
-	info, _, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+	closing := e.closing.Load()
+	info, recs, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		switch st := cur.Task.Status.State; {
 		case st.Final():
 			return nil, nil
-		case e.closing.Load():
+		case closing:
 			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, "The server shut down while this task was running.")}, nil
 		case execErr != nil:
 			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, "The agent failed while processing the task.")}, nil
@@ -701,6 +720,8 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	})
 	if err != nil {
 		e.log.Error("could not settle task after execution", "agent", h.name, "task", id, "err", err)
+	} else if closing && len(recs) > 0 {
+		e.closeFailed.Add(1)
 	}
 	e.mu.Lock()
 	if p := e.published[id]; p != nil && err == nil && info.Task.Status.State.Terminal() && p.seq == info.Seq {
@@ -785,6 +806,11 @@ func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 		out = &c
 	default:
 		bad = "unsupported event type"
+	}
+	if bad == "" {
+		if err := v03.CheckEventValues(out); err != nil {
+			bad = "a value that cannot be written as JSON: " + err.Error()
+		}
 	}
 	l := e.lock(t.taskID)
 	l.Lock()

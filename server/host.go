@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -99,6 +100,14 @@ type agentRoutes struct {
 func NewHost(opts HostOptions) *Host {
 	opts.Transport = opts.Transport.withDefaults()
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
+	opts.TrustedProxies = slices.Clone(opts.TrustedProxies)
+	for i, p := range opts.TrustedProxies {
+		// Peers are compared unmapped: ::ffff:10.0.0.0/104 is 10.0.0.0/8.
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		opts.TrustedProxies[i] = p.Masked()
+	}
 	h := &Host{opts: opts, mux: http.NewServeMux(), handlers: map[string]*Handler{}, routes: map[string]agentRoutes{}}
 	for _, a := range opts.AllowedHosts {
 		if hp, ok := parseAllowedHost(a); ok {

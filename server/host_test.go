@@ -254,3 +254,15 @@ func TestUnknownAgent404ListsAgents(t *testing.T) {
 		}
 	}
 }
+
+// A trusted proxy given as an IPv4-mapped IPv6 prefix trusts the IPv4
+// peers it covers (peers are compared unmapped).
+func TestTrustedProxyMappedPrefix(t *testing.T) {
+	t.Parallel()
+	host := cardHost(t, server.HostOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.0/104")}})
+	got, _ := cardURL(t, host, cardRequest("10.1.2.3:40000", "192.0.2.10:8080", "ignored.example",
+		"X-Forwarded-Host", "agents.example.com", "X-Forwarded-Proto", "https"))
+	if got != "https://agents.example.com/a2a/echo" {
+		t.Fatalf("card url %q: the mapped prefix of the proxy was not trusted", got)
+	}
+}

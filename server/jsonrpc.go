@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,9 +218,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 // answer: the connection closes after the answer, and its read deadline is
 // set to now, so that net/http does not first wait for up to 256 KiB more
 // of the body (which it would read with no deadline) from a client that
-// sends it slowly.
+// sends it slowly. Only HTTP/1.x: an HTTP/2 stream is reset on its own,
+// and "Connection: close" there would end the whole connection (GOAWAY),
+// with every other stream on it.
 func abandonBody(w http.ResponseWriter, r *http.Request) {
-	if r.Body == nil || r.Body == http.NoBody {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || r.ProtoMajor != 1 {
 		return
 	}
 	w.Header().Set("Connection", "close")
@@ -263,7 +264,10 @@ func readAll(rd io.Reader, declared, limit int64) ([]byte, error) {
 			if declared >= 0 {
 				grow = int(min(int64(grow), declared-int64(len(b))))
 			}
-			b = slices.Grow(b, grow)
+			grow = int(min(int64(grow), limit+1-int64(len(b)))) // one byte past the limit tells it is exceeded
+			nb := make([]byte, len(b), len(b)+grow)             // exactly: append's rounding would pass the limit
+			copy(nb, b)
+			b = nb
 		}
 		n, err := rd.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

@@ -1,8 +1,16 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/server"
 
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -51,6 +59,46 @@ func TestDataNumbersExact(t *testing.T) {
 			}
 			_, g := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+res.Result.ID+`"}}`)
 			check("tasks/get", g)
+		})
+	}
+}
+
+// TestAgentValueThatIsNotJSON: an agent that puts a value no client could
+// read (a json.Number that is not a number, NaN) into an event gets
+// ErrInvalidEvent, and its task is failed with a reason naming the value,
+// and stays readable; nothing unreadable is stored.
+func TestAgentValueThatIsNotJSON(t *testing.T) {
+	for name, v := range map[string]any{"bad number": json.Number("abc"), "NaN": math.NaN(), "channel": make(chan int)} {
+		t.Run(name, func(t *testing.T) {
+			eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close(context.Background())
+			got := make(chan error, 1)
+			h := server.NewHandler(eng, "bad", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+				err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.DataPart{Data: map[string]any{"n": []any{1, v}}}}}, false, true)
+				got <- err
+				return err
+			}), testCard("bad"), server.HandlerOptions{})
+			task, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-got; !errors.Is(err, server.ErrInvalidEvent) {
+				t.Fatalf("AddArtifact: %v, want ErrInvalidEvent", err)
+			}
+			read, err := h.GetTask(context.Background(), a2a.TaskQueryParams{ID: task.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if read.Status.State != a2a.TaskStateFailed || len(read.Artifacts) != 0 || read.Status.Message == nil ||
+				!strings.Contains(read.Status.Message.Parts[0].(a2a.TextPart).Text, "artifact.parts[0].data.n[1]") {
+				t.Fatalf("task after the bad value: %+v", read.Status)
+			}
+			if _, err := v03.MarshalEvent(read); err != nil {
+				t.Fatalf("the task cannot be encoded: %v", err)
+			}
 		})
 	}
 }

@@ -63,6 +63,16 @@ type pusher struct {
 	mu      sync.Mutex
 	workers map[string]chan struct{} // task id + "\x00" + config id → wake channel of its worker
 	known   map[string]bool          // task id → has push configs (memo of the store)
+	closed  bool                     // no worker starts once set (under mu)
+	wg      sync.WaitGroup           // the workers; Engine.Close waits for them
+}
+
+// close keeps new workers from starting; Engine.Close then cancels the
+// running ones (their context is the engine's) and waits on wg.
+func (p *pusher) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
 }
 
 // Limits of push delivery.
@@ -162,12 +172,12 @@ func (p *pusher) kickConfig(taskID, configID string) {
 		}
 		return
 	}
-	if p.e.closing.Load() {
+	if p.closed {
 		return
 	}
 	wake := make(chan struct{}, 1)
 	p.workers[key] = wake
-	p.e.wg.Add(1)
+	p.wg.Add(1)
 	go p.work(key, taskID, configID, wake)
 }
 
@@ -186,7 +196,7 @@ type pushState struct {
 // work delivers until nothing is pending and no wake-up came for
 // pushLinger (or the engine stops).
 func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
-	defer p.e.wg.Done()
+	defer p.wg.Done()
 	var st pushState
 	linger := time.NewTimer(pushLinger)
 	defer linger.Stop()

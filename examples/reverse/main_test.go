@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -92,41 +91,35 @@ type child struct {
 	stderr *lockedBuffer
 }
 
-// start runs the example as its own process on 127.0.0.1 and waits until
-// it listens.
+// start runs the example as its own process on a free 127.0.0.1 port
+// (it picks it: -addr 127.0.0.1:0) and waits until it listens.
 func start(t *testing.T, args ...string) *child {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"-addr", addr}, args...), "\x1f"))
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"-addr", "127.0.0.1:0"}, args...), "\x1f"))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, base: "http://" + addr, stderr: &lockedBuffer{}}
+	c := &child{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ready := make(chan bool, 1)
+	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on") {
-				ready <- true
+			if _, url, ok := strings.Cut(sc.Text(), "listening on "); ok {
+				ready <- url
 			}
 		}
-		ready <- false
+		ready <- ""
 	}()
 	select {
-	case ok := <-ready:
-		if !ok {
+	case c.base = <-ready:
+		if c.base == "" {
 			t.Fatalf("reverse exited before listening: %s", c.stderr)
 		}
 	case <-time.After(30 * time.Second):
@@ -288,7 +281,28 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 		}
 		sendDone <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the send's task is working
+	// The send's task is stored and working once the same message sent
+	// again without waiting answers it (a repeated messageId is answered
+	// from its task).
+	for i := 0; ; i++ {
+		resp, err := http.Post(c.base+"/", "application/json", strings.NewReader(
+			`{"jsonrpc":"2.0","id":4,"method":"message/send","params":`+strings.TrimSuffix(sendParams("k-send", words(300)), "}")+`,"configuration":{"blocking":false}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Result result `json:"result"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&f)
+		resp.Body.Close()
+		if f.Result.Status.State == "working" {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the blocking send's task is not working: %+v", f.Result)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +353,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
-	c := start(t, "-data", dir, "-word-delay", "100ms", "-grace", "1500ms")
+	c := start(t, "-data", dir, "-word-delay", "100ms", "-grace", "5s")
 	short := stream(t, c.base+"/", "message/stream", sendParams("g-short", words(5)), "")
 	long := stream(t, c.base+"/", "message/stream", sendParams("g-long", words(300)), "")
 	var longTask result
@@ -362,11 +376,17 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Fatalf("a new message during shutdown was accepted: %s", b)
 		}
 	}
-	ss := drain(t, short, 10*time.Second)
+	ss := drain(t, short, 20*time.Second)
+	if len(ss) == 0 {
+		t.Fatal("the short task's stream ended without an event")
+	}
 	if last := ss[len(ss)-1]; !last.Final || last.Status.State != "completed" {
 		t.Fatalf("the short task's stream ended with %+v, want completed within the grace period", last)
 	}
-	ls := drain(t, long, 10*time.Second)
+	ls := drain(t, long, 20*time.Second)
+	if len(ls) == 0 {
+		t.Fatal("the long task's stream ended without an event")
+	}
 	if last := ls[len(ls)-1]; !last.Final || last.Status.State != "failed" || !strings.Contains(last.statusText(), "shut down") {
 		t.Fatalf("the long task's stream ended with %+v, want failed by the shutdown", last)
 	}

@@ -368,11 +368,7 @@ func parseTrustedProxies(vals []string, key string) ([]netip.Prefix, error) {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
-		if p.Addr().Is4In6() && p.Bits() >= 96 {
-			// Peers are compared unmapped: ::ffff:10.0.0.0/104 is 10.0.0.0/8.
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		out = append(out, p.Masked())
+		out = append(out, p) // server.NewHost normalises (unmaps, masks) it
 	}
 	return out, nil
 }
@@ -380,10 +376,8 @@ func parseTrustedProxies(vals []string, key string) ([]netip.Prefix, error) {
 // checkAllowedHosts validates --allowed-host / allowed_hosts values (see
 // server.HostOptions.AllowedHosts); key names the option in errors.
 func checkAllowedHosts(vals []string, key string) error {
-	for _, h := range vals {
-		if err := (server.HostOptions{AllowedHosts: []string{h}}).Validate(); err != nil {
-			return fmt.Errorf("%s: %w", key, err)
-		}
+	if err := (server.HostOptions{AllowedHosts: vals}).Validate(); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
 }

@@ -70,6 +70,9 @@ type Options struct {
 	// consistent). By default a Store has its database to itself: Open
 	// fails with ErrLocked while any other Store has it open, and a
 	// Store opened with Shared is refused while one without it has it.
+	// Only for tools and tests that read a database a server has open: a
+	// server.NewEngine on a shared Store fails, as left by a dead process,
+	// the tasks that the other Stores' engines are running.
 	Shared bool
 
 	// batchHook, if set, is called before COMMIT of a transaction holding
