@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 )
@@ -43,7 +45,14 @@ func hintsFor(err error, credsGiven bool) []string {
 	case errors.As(err, &he) && he.StatusCode == http.StatusForbidden:
 		out = append(out, "hint: the agent refused access with these credentials (HTTP 403)")
 	case errors.As(err, &he) && he.StatusCode == http.StatusNotFound:
-		out = append(out, "hint: nothing answers at this URL: give the agent's base URL (a2abridge serve: http://HOST:PORT/a2a/NAME) or its card URL")
+		if agents := hostedAgents(he.Body); len(agents) > 0 {
+			out = append(out, "hint: no agent by that name is hosted there; the server hosts:")
+			for _, a := range agents {
+				out = append(out, "  "+a)
+			}
+		} else {
+			out = append(out, "hint: nothing answers at this URL: give the agent's base URL (a2abridge serve: http://HOST:PORT/a2a/NAME) or its card URL")
+		}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		addr := "that address"
 		var oe *net.OpError
@@ -56,6 +65,30 @@ func hintsFor(err error, credsGiven bool) []string {
 		if errors.As(err, &de) && de.IsNotFound {
 			out = append(out, fmt.Sprintf("hint: the host name %q does not resolve: check the URL", de.Name))
 		}
+	}
+	return out
+}
+
+// hostedAgents reads the agents an a2abridge server lists in its 404 for
+// an unknown agent ({"agents":[{"name","url"},…]}): "NAME  URL" each, at
+// most 20 (and a count of the rest); nil for any other body.
+func hostedAgents(body string) []string {
+	var b struct {
+		Agents []struct {
+			Name string `json:"name"`
+			URL  string `json:"url"`
+		} `json:"agents"`
+	}
+	if json.Unmarshal([]byte(body), &b) != nil {
+		return nil
+	}
+	var out []string
+	for i, a := range b.Agents {
+		if i == 20 {
+			out = append(out, fmt.Sprintf("… and %d more", len(b.Agents)-20))
+			break
+		}
+		out = append(out, oneLine(a.Name)+"  "+oneLine(a.URL))
 	}
 	return out
 }

@@ -591,6 +591,12 @@ func TestErrorHints(t *testing.T) {
 	if code != ExitA2AError || !strings.Contains(errs, "resolves to 10.0.0.1") || !strings.Contains(errs, refusedHint) {
 		t.Errorf("push set of a webhook resolving to a private address: %d %q", code, errs)
 	}
+	// An unknown agent: the server's 404 lists the hosted agents, and so
+	// does the hint.
+	_, errs, code = run(t, "", "card", plain.URL+"/a2a/nosuch")
+	if code != ExitTransport || !strings.Contains(errs, "no agent by that name is hosted there") || !strings.Contains(errs, "echo  "+plain.URL+"/a2a/echo") {
+		t.Errorf("unknown agent: %d %q", code, errs)
+	}
 	_, errs, code = run(t, "", "get", "http://127.0.0.1:1", "t")
 	if code != ExitTransport || !strings.Contains(errs, "is the server running at that address") {
 		t.Errorf("connection refused: %d %q", code, errs)
