@@ -235,6 +235,13 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			"contextId does not match the task's contextId")
 	}
 	msg.ContextID = cur.Task.ContextID
+	if pushCfg != nil {
+		// Refused before the message is accepted, not after (nothing of it
+		// is then stored).
+		if err := h.pushConfigRoom(ctx, msg.TaskID, pushCfg.ID, "/params/configuration/pushNotificationConfig"); err != nil {
+			return store.TaskInfo{}, err
+		}
+	}
 	l := h.e.lock(msg.TaskID)
 	l.Lock()
 	// Under the task's lock: a retry of this very message that raced us

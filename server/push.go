@@ -428,12 +428,8 @@ func (h *Handler) setPushConfig(ctx context.Context, taskID string, cfg a2a.Push
 	if cfg.ID == "" {
 		cfg.ID = a2a.NewID()
 	}
-	existing, err := h.e.st.PushConfigs(ctx, taskID)
-	if err != nil {
+	if err := h.pushConfigRoom(ctx, taskID, cfg.ID, "/params/pushNotificationConfig"); err != nil {
 		return cfg, err
-	}
-	if len(existing) >= MaxPushConfigsPerTask && !slices.ContainsFunc(existing, func(c store.PushConfig) bool { return c.Config.ID == cfg.ID }) {
-		return cfg, a2a.InvalidParams("/params/pushNotificationConfig", fmt.Sprintf("a task has at most %d push notification configs", MaxPushConfigsPerTask))
 	}
 	if err := h.e.st.SetPushConfig(ctx, taskID, cfg, cursor); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -444,6 +440,20 @@ func (h *Handler) setPushConfig(ctx context.Context, taskID string, cfg a2a.Push
 	p.configured(taskID)
 	p.kickConfig(taskID, cfg.ID)
 	return cfg, nil
+}
+
+// pushConfigRoom refuses (-32602, naming field) a config that would be
+// the task's MaxPushConfigsPerTask+1th; replacing one of its configs (by
+// id) is always allowed.
+func (h *Handler) pushConfigRoom(ctx context.Context, taskID, configID, field string) error {
+	existing, err := h.e.st.PushConfigs(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	if len(existing) >= MaxPushConfigsPerTask && (configID == "" || !slices.ContainsFunc(existing, func(c store.PushConfig) bool { return c.Config.ID == configID })) {
+		return a2a.InvalidParams(field, fmt.Sprintf("a task has at most %d push notification configs", MaxPushConfigsPerTask))
+	}
+	return nil
 }
 
 // nextEvent is the event of the record after recs[i], or nil.

@@ -263,6 +263,26 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 		PushNotificationConfig: a2a.PushNotificationConfig{ID: "one-too-many", URL: good.srv.URL}}); err == nil {
 		t.Fatal("more configs than the limit were accepted")
 	}
+	// A message continuing the task with one config too many is refused
+	// whole: the task does not take the message.
+	before, err := chat.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
+	m.TaskID = task.ID
+	_, err = chat.SendMessage(ctx, a2a.MessageSendParams{Message: m,
+		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: good.srv.URL}}})
+	if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams {
+		t.Fatalf("a continuation with one config too many: %v, want -32602", err)
+	}
+	after, err := chat.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.History) != len(before.History) || after.Status.State != before.Status.State {
+		t.Fatalf("the refused message changed the task: %d → %d messages, %s → %s", len(before.History), len(after.History), before.Status.State, after.Status.State)
+	}
 }
 
 // TestPushChunkedArtifact: an artifact streamed in 4,096 chunks is
