@@ -263,16 +263,32 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 		PushNotificationConfig: a2a.PushNotificationConfig{ID: "one-too-many", URL: good.srv.URL}}); err == nil {
 		t.Fatal("more configs than the limit were accepted")
 	}
-	// A message continuing the task with one config too many is refused
-	// whole: the task does not take the message.
-	before, err := chat.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestPushConfigLimitOnContinuation: a message continuing a task
+// (input-required) with a push config that would be the task's eleventh is
+// refused whole with -32602: the task does not take the message.
+func TestPushConfigLimitOnContinuation(t *testing.T) {
+	t.Parallel()
+	hk := newHook(t)
+	eng, _ := pushEngine(t, memory.New(), nil)
+	defer eng.Close(context.Background())
+	chat := server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{})
+	ctx := context.Background()
+	task, err := chat.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("send: %v %v", task, err)
 	}
-	m = a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
+	for i := range server.MaxPushConfigsPerTask {
+		if _, err := chat.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+			PushNotificationConfig: a2a.PushNotificationConfig{ID: fmt.Sprintf("c%d", i), URL: hk.srv.URL}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
 	m.TaskID = task.ID
 	_, err = chat.SendMessage(ctx, a2a.MessageSendParams{Message: m,
-		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: good.srv.URL}}})
+		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams {
 		t.Fatalf("a continuation with one config too many: %v, want -32602", err)
 	}
@@ -280,8 +296,8 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after.History) != len(before.History) || after.Status.State != before.Status.State {
-		t.Fatalf("the refused message changed the task: %d → %d messages, %s → %s", len(before.History), len(after.History), before.Status.State, after.Status.State)
+	if len(after.History) != len(task.History) || after.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("the refused message changed the task: %d → %d messages, state %s", len(task.History), len(after.History), after.Status.State)
 	}
 }
 
