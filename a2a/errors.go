@@ -16,6 +16,11 @@ const (
 	CodeContentTypeNotSupported                = -32005
 	CodeInvalidAgentResponse                   = -32006
 	CodeAuthenticatedExtendedCardNotConfigured = -32007
+	// CodeExtensionSupportRequired and CodeVersionNotSupported are A2A 1.0
+	// codes (A2A 1.0 §5.4): a required extension the client does not
+	// support, and an A2A-Version the interface does not serve.
+	CodeExtensionSupportRequired = -32008
+	CodeVersionNotSupported      = -32009
 	// CodeUnauthenticated is a2abridge's code (in JSON-RPC's
 	// implementation-defined range; A2A 0.3.0 §4.4 leaves it open) for a
 	// request without valid credentials, answered with HTTP 401.
@@ -67,6 +72,8 @@ var (
 	ErrContentTypeNotSupported                = &Error{Code: CodeContentTypeNotSupported, Message: "Incompatible content types"}
 	ErrInvalidAgentResponse                   = &Error{Code: CodeInvalidAgentResponse, Message: "Invalid agent response"}
 	ErrAuthenticatedExtendedCardNotConfigured = &Error{Code: CodeAuthenticatedExtendedCardNotConfigured, Message: "Authenticated Extended Card is not configured"}
+	ErrExtensionSupportRequired               = &Error{Code: CodeExtensionSupportRequired, Message: "Extension support required"}
+	ErrVersionNotSupported                    = &Error{Code: CodeVersionNotSupported, Message: "Protocol version not supported"}
 	ErrUnauthenticated                        = &Error{Code: CodeUnauthenticated, Message: "Authentication required"}
 )
 

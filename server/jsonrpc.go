@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,6 +311,16 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
+	if v, ok := RequestedVersion(r); !ok {
+		// Every request of the body is answered with the error (a body
+		// that did not parse keeps its own error).
+		verr := versionNotSupported(v)
+		for i := range items {
+			if items[i].Err == nil {
+				items[i].Err = verr
+			}
+		}
+	}
 	ctx := r.Context()
 	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
@@ -321,6 +332,17 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if it.Err == nil && (it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe) {
 			t.serveStream(ctx, w, r, &it.Request, rid)
 			return
+		}
+		streamingMethod := it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe
+		if (it.Err != nil || !knownMethod(it.Method)) && (acceptsOnlySSE(r) || streamingMethod && acceptsSSE(r)) {
+			// A streaming client (a2a-go v2, @a2a-js/sdk) reads errors
+			// only from inside an event stream, also for a method or a
+			// version we do not serve: the error is the stream's one event.
+			if sw, err := sse.NewWriter(w); err == nil {
+				_ = sw.Event("", "", t.answer(nil, ctx, it, rid))
+				_ = sw.Close()
+				return
+			}
 		}
 		bp := bufPool.Get().(*[]byte)
 		out := t.answer((*bp)[:0], ctx, it, rid)
@@ -572,6 +594,96 @@ func formContentType(r *http.Request) bool {
 		return true
 	}
 	return false
+}
+
+// HeaderA2AVersion names the A2A 1.0 service parameter that carries the
+// protocol version (Major.Minor) a request uses (A2A 1.0 §3.6, §14.2.1):
+// a header, or a query parameter of the same name.
+const HeaderA2AVersion = "A2A-Version"
+
+// ServedVersions are the A2A protocol versions (Major.Minor) the JSON-RPC
+// transport serves.
+var ServedVersions = []string{"0.3"}
+
+// RequestedVersion returns the A2A-Version of r (its header, else its
+// query parameter; trimmed) and whether the transport serves it. Empty
+// means 0.3 (A2A 1.0 §3.6.2); a patch number is not considered ("0.3.0" is
+// 0.3). A version that is not Major.Minor[.Patch] digits is not served.
+func RequestedVersion(r *http.Request) (string, bool) {
+	v := r.Header.Get(HeaderA2AVersion)
+	if v == "" && r.URL.RawQuery != "" {
+		v = r.URL.Query().Get(HeaderA2AVersion)
+	}
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return v, true
+	}
+	mm, ok := majorMinor(v)
+	return v, ok && slices.Contains(ServedVersions, mm)
+}
+
+// majorMinor returns "MAJOR.MINOR" of a version "MAJOR.MINOR[.PATCH]"
+// (decimal digits each), and false for anything else.
+func majorMinor(v string) (string, bool) {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 9 || strings.Trim(p, "0123456789") != "" {
+			return "", false
+		}
+	}
+	return parts[0] + "." + parts[1], true
+}
+
+// versionNotSupported is the VersionNotSupportedError (-32009, A2A 1.0
+// §3.6.2, §5.4) for a request that asked for version v.
+func versionNotSupported(v string) *a2a.Error {
+	return a2a.ErrVersionNotSupported.WithMessage("A2A-Version %q is not supported by this agent; it serves %s",
+		printableASCII(v, 32), strings.Join(ServedVersions, ", ")).
+		WithData(map[string]any{"requestedVersion": printableASCII(v, 32), "supportedVersions": ServedVersions})
+}
+
+// printableASCII is s with anything but printable ASCII replaced by '?',
+// cut to max bytes: for echoing a client's value in an error.
+func printableASCII(s string, max int) string {
+	b := []byte(s)
+	if len(b) > max {
+		b = b[:max]
+	}
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
+
+// knownMethod reports whether the transport serves method (A2A 0.3.0 §7).
+func knownMethod(method string) bool {
+	switch method {
+	case MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodCancelTask, MethodResubscribe,
+		MethodSetPushConfig, MethodGetPushConfig, MethodListPushConfig, MethodDeletePushConfig, MethodGetExtendedCard:
+		return true
+	}
+	return false
+}
+
+// acceptsOnlySSE reports whether the request's Accept header names
+// text/event-stream and neither application/json nor a wildcard: a
+// streaming client.
+func acceptsOnlySSE(r *http.Request) bool {
+	if !acceptsSSE(r) {
+		return false
+	}
+	for _, v := range r.Header.Values("Accept") {
+		v = strings.ToLower(v)
+		if strings.Contains(v, "application/json") || strings.Contains(v, "*/*") || strings.Contains(v, "application/*") {
+			return false
+		}
+	}
+	return true
 }
 
 // acceptsSSE reports whether the request's Accept header names text/event-stream.
