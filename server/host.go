@@ -77,7 +77,12 @@ func (o HostOptions) Validate() error {
 //	GET  /a2a/{name}/tasks/{id}/events?from=N         SSE: the events after sequence N, then live events
 //
 // and the default agent also at POST / and GET /.well-known/agent-card.json
-// (the legacy /.well-known/agent.json too). Any path under /a2a/{name} for
+// (the legacy /.well-known/agent.json too), and at the short routes
+//
+//	POST /rpc                                         JSON-RPC 2.0, as POST /
+//	GET  /stream/{id}?from=N                          its task's events, as /a2a/{name}/tasks/{id}/events
+//
+// Any path under /a2a/{name} for
 // a name that is not hosted gets HTTP 404 with a JSON list of the agents.
 type Host struct {
 	opts     HostOptions
@@ -93,7 +98,7 @@ type cardURLKey struct{}
 
 // agentRoutes are one agent's HTTP handlers, authentication applied.
 type agentRoutes struct {
-	rpc, card http.Handler
+	rpc, card, events http.Handler
 }
 
 // NewHost returns an empty Host.
@@ -115,6 +120,8 @@ func NewHost(opts HostOptions) *Host {
 		}
 	}
 	h.mux.HandleFunc("POST /{$}", h.serveDefault)
+	h.mux.HandleFunc("POST /rpc", h.serveDefault)
+	h.mux.HandleFunc("GET /stream/{id}", h.serveDefaultEvents)
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveDefaultCard)
 	h.mux.HandleFunc("GET /.well-known/agent.json", h.serveDefaultCard)
 	if opts.JWKS != nil {
@@ -137,10 +144,11 @@ func (host *Host) Add(h *Handler) {
 	if h.opts.CardRequiresAuth {
 		card = authenticate(h, host.opts.Transport.Logger, card)
 	}
-	host.routes[name] = agentRoutes{rpc: rpc, card: card}
+	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }))
+	host.routes[name] = agentRoutes{rpc: rpc, card: card, events: events}
 	host.mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	host.mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
-	host.mux.Handle("GET "+prefix+"/tasks/{id}/events", authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) })))
+	host.mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
 }
 
 // authenticate runs h's authentication before next (A2A 0.3.0 §4.4):
@@ -279,6 +287,15 @@ func (host *Host) serveDefaultCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	host.routes[h.Name()].card.ServeHTTP(w, r)
+}
+
+func (host *Host) serveDefaultEvents(w http.ResponseWriter, r *http.Request) {
+	h := host.defaultHandler()
+	if h == nil {
+		http.NotFound(w, r)
+		return
+	}
+	host.routes[h.Name()].events.ServeHTTP(w, r)
 }
 
 // BaseURL returns the base URL (scheme://host[:port], or PublicURL with

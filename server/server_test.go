@@ -364,3 +364,53 @@ func TestRecoveryFailsTasksLeftRunning(t *testing.T) {
 		t.Fatalf("recovery message %q", got)
 	}
 }
+
+// TestShortRoutes: the default agent (echo) also answers JSON-RPC at
+// POST /rpc, and GET /stream/{id}?from=N replays its task's events after N
+// (as Last-Event-ID: N does) and ends with the final one; an unknown task
+// there is a 404.
+func TestShortRoutes(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	r := call(t, ts.URL+"/rpc", "message/send", sendParams("short", "short-1", ""))
+	if r.Result.Status.State != "completed" {
+		t.Fatalf("POST /rpc: %+v", r)
+	}
+	read := func(url string, hdr ...string) []string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return []string{strconv.Itoa(resp.StatusCode)}
+		}
+		var ids []string
+		rd := sse.NewReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return ids
+			}
+			ids = append(ids, ev.ID)
+		}
+	}
+	all := read(ts.URL + "/stream/" + r.Result.ID)
+	if len(all) < 3 || all[0] != "1" {
+		t.Fatalf("GET /stream/{id}: events %v", all)
+	}
+	if got := read(ts.URL + "/stream/" + r.Result.ID + "?from=2"); len(got) != len(all)-2 || got[0] != "3" {
+		t.Fatalf("?from=2: events %v of %v", got, all)
+	}
+	if got := read(ts.URL+"/stream/"+r.Result.ID, "Last-Event-ID", "2"); len(got) != len(all)-2 || got[0] != "3" {
+		t.Fatalf("Last-Event-ID: 2: events %v of %v", got, all)
+	}
+	if got := read(ts.URL + "/stream/no-such-task"); len(got) != 1 || got[0] != "404" {
+		t.Fatalf("unknown task: %v", got)
+	}
+}
