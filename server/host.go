@@ -119,11 +119,13 @@ func NewHost(opts HostOptions) *Host {
 			h.allowed = append(h.allowed, hp)
 		}
 	}
-	h.mux.HandleFunc("POST /{$}", h.serveDefault)
-	h.mux.HandleFunc("POST /rpc", h.serveDefault)
-	h.mux.HandleFunc("GET /stream/{id}", h.serveDefaultEvents)
-	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveDefaultCard)
-	h.mux.HandleFunc("GET /.well-known/agent.json", h.serveDefaultCard)
+	rpc := h.toDefault(func(r agentRoutes) http.Handler { return r.rpc })
+	card := h.toDefault(func(r agentRoutes) http.Handler { return r.card })
+	h.mux.Handle("POST /{$}", rpc)
+	h.mux.Handle("POST /rpc", rpc)
+	h.mux.Handle("GET /stream/{id}", h.toDefault(func(r agentRoutes) http.Handler { return r.events }))
+	h.mux.Handle("GET /.well-known/agent-card.json", card)
+	h.mux.Handle("GET /.well-known/agent.json", card)
 	if opts.JWKS != nil {
 		h.mux.Handle("GET /.well-known/jwks.json", opts.JWKS)
 	}
@@ -271,31 +273,17 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 	writeJSON(w, http.StatusNotFound, b)
 }
 
-func (host *Host) serveDefault(w http.ResponseWriter, r *http.Request) {
-	h := host.defaultHandler()
-	if h == nil {
-		http.NotFound(w, r)
-		return
+// toDefault returns the handler that passes a request to one of the
+// default agent's routes (pick), or answers 404 when no agent is hosted.
+func (host *Host) toDefault(pick func(agentRoutes) http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := host.defaultHandler()
+		if h == nil {
+			http.NotFound(w, r)
+			return
+		}
+		pick(host.routes[h.Name()]).ServeHTTP(w, r)
 	}
-	host.routes[h.Name()].rpc.ServeHTTP(w, r)
-}
-
-func (host *Host) serveDefaultCard(w http.ResponseWriter, r *http.Request) {
-	h := host.defaultHandler()
-	if h == nil {
-		http.NotFound(w, r)
-		return
-	}
-	host.routes[h.Name()].card.ServeHTTP(w, r)
-}
-
-func (host *Host) serveDefaultEvents(w http.ResponseWriter, r *http.Request) {
-	h := host.defaultHandler()
-	if h == nil {
-		http.NotFound(w, r)
-		return
-	}
-	host.routes[h.Name()].events.ServeHTTP(w, r)
 }
 
 // BaseURL returns the base URL (scheme://host[:port], or PublicURL with
