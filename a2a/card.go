@@ -11,7 +11,14 @@ const ProtocolVersion = "0.3.0"
 // retrying message/send are safe.
 const ExtensionEventLog = "urn:a2abridge:ext:event-log:v1"
 
-// Transport names (A2A 0.3.0 §5.5.5).
+// Protocol versions served and understood (A2A 1.0 §3.6; "0.3" covers 0.3.0).
+const (
+	Version03 = "0.3"
+	Version10 = "1.0"
+)
+
+// Transport names (A2A 0.3.0 §5.5.5), the protocol bindings of A2A 1.0
+// §5 ("JSONRPC", "GRPC", "HTTP+JSON").
 const (
 	TransportJSONRPC  = "JSONRPC"
 	TransportGRPC     = "GRPC"
@@ -41,12 +48,21 @@ type AgentCard struct {
 	Skills                            []AgentSkill
 	SupportsAuthenticatedExtendedCard bool
 	Signatures                        []AgentCardSignature
+	// SupportedInterfaces (A2A 1.0 §4.4.1) lists every endpoint with its
+	// protocol binding and version, preferred first. Security holds the
+	// card's security requirements for both versions (1.0
+	// securityRequirements).
+	SupportedInterfaces []AgentInterface
 }
 
-// AgentInterface is a URL and the transport spoken there (A2A 0.3.0 §5.5.5).
+// AgentInterface is a URL and the transport spoken there (A2A 0.3.0
+// §5.5.5; A2A 1.0 §4.4.2, where Transport is the protocolBinding and
+// ProtocolVersion and Tenant are added).
 type AgentInterface struct {
-	URL       string
-	Transport string
+	URL             string
+	Transport       string
+	ProtocolVersion string
+	Tenant          string
 }
 
 // AgentProvider is the organisation behind an agent (A2A 0.3.0 §5.5.1).
@@ -61,6 +77,9 @@ type AgentCapabilities struct {
 	PushNotifications      bool
 	StateTransitionHistory bool
 	Extensions             []AgentExtension
+	// ExtendedAgentCard (A2A 1.0 §4.4.3) is the 1.0 name of the card's
+	// supportsAuthenticatedExtendedCard; both are written from either.
+	ExtendedAgentCard bool
 }
 
 // AgentExtension declares a protocol extension (A2A 0.3.0 §5.5.2.1).

@@ -1,15 +1,21 @@
 package a2a
 
+import "time"
+
 // MessageSendParams are the params of message/send and message/stream
-// (A2A 0.3.0 §7.1, §7.2).
+// (A2A 0.3.0 §7.1, §7.2), SendMessage and SendStreamingMessage (A2A 1.0
+// §3.1.1, §3.1.2). Tenant (1.0 only) scopes the call: tasks of one tenant
+// are not found from another.
 type MessageSendParams struct {
+	Tenant        string
 	Message       Message
 	Configuration *MessageSendConfiguration
 	Metadata      map[string]any
 }
 
-// MessageSendConfiguration tunes a message/send call (A2A 0.3.0 §7.1.1).
-// A nil Blocking means true. A nil HistoryLength means "no limit"; 0 means
+// MessageSendConfiguration tunes a message/send call (A2A 0.3.0 §7.1.1;
+// A2A 1.0 SendMessageConfiguration, whose returnImmediately is the
+// negation of Blocking). A nil Blocking means true. A nil HistoryLength means "no limit"; 0 means
 // no history in the result.
 type MessageSendConfiguration struct {
 	AcceptedOutputModes    []string
@@ -23,16 +29,20 @@ func (c *MessageSendConfiguration) IsBlocking() bool {
 	return c == nil || c.Blocking == nil || *c.Blocking
 }
 
-// TaskQueryParams are the params of tasks/get (A2A 0.3.0 §7.3).
+// TaskQueryParams are the params of tasks/get (A2A 0.3.0 §7.3) and
+// GetTask (A2A 1.0 §3.1.3).
 type TaskQueryParams struct {
+	Tenant        string
 	ID            string
 	HistoryLength *int
 	Metadata      map[string]any
 }
 
 // TaskIDParams are the params of tasks/cancel and tasks/resubscribe
-// (A2A 0.3.0 §7.4, §7.9).
+// (A2A 0.3.0 §7.4, §7.9), CancelTask and SubscribeToTask (A2A 1.0 §3.1.5,
+// §3.1.6), and of listing a task's push notification configs.
 type TaskIDParams struct {
+	Tenant   string
 	ID       string
 	Metadata map[string]any
 }
@@ -47,14 +57,18 @@ type PushNotificationConfig struct {
 }
 
 // PushNotificationAuthenticationInfo names the schemes (e.g. "Bearer") the
-// server uses to authenticate itself to the webhook (A2A 0.3.0 §6.9).
+// server uses to authenticate itself to the webhook (A2A 0.3.0 §6.9; A2A
+// 1.0 AuthenticationInfo has one scheme: Schemes[0]).
 type PushNotificationAuthenticationInfo struct {
 	Schemes     []string
 	Credentials string
 }
 
-// TaskPushNotificationConfig binds a PushNotificationConfig to a task (A2A 0.3.0 §6.10).
+// TaskPushNotificationConfig binds a PushNotificationConfig to a task (A2A
+// 0.3.0 §6.10; A2A 1.0 §4.3, where the config's fields are flattened into
+// it and Tenant scopes it).
 type TaskPushNotificationConfig struct {
+	Tenant                 string
 	TaskID                 string
 	PushNotificationConfig PushNotificationConfig
 }
@@ -62,6 +76,7 @@ type TaskPushNotificationConfig struct {
 // GetTaskPushNotificationConfigParams are the params of
 // tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6).
 type GetTaskPushNotificationConfigParams struct {
+	Tenant                   string
 	ID                       string
 	PushNotificationConfigID string
 	Metadata                 map[string]any
@@ -70,7 +85,41 @@ type GetTaskPushNotificationConfigParams struct {
 // DeleteTaskPushNotificationConfigParams are the params of
 // tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8).
 type DeleteTaskPushNotificationConfigParams struct {
+	Tenant                   string
 	ID                       string
 	PushNotificationConfigID string
 	Metadata                 map[string]any
 }
+
+// ListTasksParams are the params of ListTasks (A2A 1.0 §3.1.4): filters
+// (ContextID, Status, StatusTimestampAfter; zero values do not filter),
+// paging (PageSize nil means 50, at most 100; PageToken is the previous
+// page's NextPageToken, "" for the first page) and shaping (HistoryLength
+// as for GetTask; artifacts only when IncludeArtifacts).
+type ListTasksParams struct {
+	Tenant               string
+	ContextID            string
+	Status               TaskState
+	PageSize             *int
+	PageToken            string
+	HistoryLength        *int
+	StatusTimestampAfter time.Time
+	IncludeArtifacts     bool
+}
+
+// ListTasksResult is the result of ListTasks (A2A 1.0 §3.1.4): tasks
+// newest status timestamp first; NextPageToken is "" on the last page;
+// PageSize is the page size used and TotalSize the number of tasks
+// matching the filters.
+type ListTasksResult struct {
+	Tasks         []Task
+	NextPageToken string
+	PageSize      int
+	TotalSize     int
+}
+
+// ListTasks page sizes (A2A 1.0 §3.1.4).
+const (
+	ListTasksDefaultPageSize = 50
+	ListTasksMaxPageSize     = 100
+)

@@ -61,27 +61,45 @@ func (s TaskState) Interrupted() bool {
 // Final reports whether a status update in state s ends a stream: terminal or interrupted.
 func (s TaskState) Final() bool { return s.Terminal() || s.Interrupted() }
 
-// Part is one piece of content in a Message or Artifact (A2A 0.3.0 §6.5):
-// exactly one of TextPart, FilePart or DataPart. The set is closed.
+// Part is one piece of content in a Message or Artifact: exactly one of
+// TextPart (1.0 "text"), FilePart (1.0 "raw" bytes or "url"; 0.3 file with
+// bytes or uri) or DataPart (1.0 "data", any JSON value; 0.3 a JSON
+// object). Every part may carry metadata, a media type and a file name
+// (A2A 1.0 §4.1.6; A2A 0.3.0 §6.5). The set is closed.
+//
+// The model is the superset of both protocol versions; the 0.3 edge drops
+// what 0.3 cannot carry (a TextPart's or DataPart's media type and file
+// name) and wraps a DataPart whose Data is not an object as
+// {"value": Data} with metadata "data_part_compat": true, which it unwraps
+// again on input (the convention of the official a2a-go SDK).
 type Part interface {
 	// PartMetadata returns the part's optional metadata (may be nil).
 	PartMetadata() map[string]any
 	isPart()
 }
 
-// TextPart is plain text content (A2A 0.3.0 §6.5.1).
+// TextPart is text content (A2A 1.0 §4.1.6 "text"; A2A 0.3.0 §6.5.1).
+// MediaType (e.g. "text/markdown"; "" means text/plain) and Filename are
+// optional and carried by A2A 1.0 only.
 type TextPart struct {
-	Text     string
-	Metadata map[string]any
+	Text      string
+	MediaType string
+	Filename  string
+	Metadata  map[string]any
 }
 
-// FilePart is file content, by value or by reference (A2A 0.3.0 §6.5.2).
+// FilePart is file content, by value or by reference (A2A 1.0 §4.1.6 "raw"
+// and "url"; A2A 0.3.0 §6.5.2). File.Name and File.MimeType are the part's
+// filename and mediaType in A2A 1.0.
 type FilePart struct {
 	File     File
 	Metadata map[string]any
 }
 
-// DataPart is structured JSON object content (A2A 0.3.0 §6.5.3).
+// DataPart is structured JSON content (A2A 1.0 §4.1.6 "data"; A2A 0.3.0
+// §6.5.3). In A2A 1.0 Data may be any JSON value; in 0.3 it is an object
+// (see Part for how other values cross the 0.3 edge). MediaType and
+// Filename are optional and carried by A2A 1.0 only.
 //
 // Data, like every Metadata map in this package, holds what JSON decoding
 // yields: nil, bool, string, []any, map[string]any, and numbers as
@@ -91,9 +109,18 @@ type FilePart struct {
 // also put float64, the integer types or json-encodable Go values there; a
 // json.Number it sets must be a JSON number, and NaN or infinite floats
 // cannot be sent (TaskUpdater refuses such an event with ErrInvalidEvent).
+// A nil Data is the JSON null.
 type DataPart struct {
-	Data     map[string]any
-	Metadata map[string]any
+	Data      any
+	MediaType string
+	Filename  string
+	Metadata  map[string]any
+}
+
+// Object returns Data as a JSON object, or nil when Data is not one.
+func (p DataPart) Object() map[string]any {
+	m, _ := p.Data.(map[string]any)
+	return m
 }
 
 func (TextPart) isPart() {}
@@ -109,8 +136,10 @@ func (p FilePart) PartMetadata() map[string]any { return p.Metadata }
 // PartMetadata implements Part.
 func (p DataPart) PartMetadata() map[string]any { return p.Metadata }
 
-// File is the content of a FilePart (A2A 0.3.0 §6.6): exactly one of Bytes
-// (FileWithBytes; a non-nil slice, possibly empty) or URI (FileWithUri) is set.
+// File is the content of a FilePart (A2A 0.3.0 §6.6; A2A 1.0 §4.1.6):
+// exactly one of Bytes (1.0 "raw", 0.3 FileWithBytes; a non-nil slice,
+// possibly empty) or URI (1.0 "url", 0.3 FileWithUri) is set. Name is the
+// 1.0 filename and MimeType the 1.0 mediaType.
 type File struct {
 	Name     string
 	MimeType string

@@ -90,11 +90,19 @@ func partsSize(parts []a2a.Part) int64 {
 		n += 32
 		switch p := p.(type) {
 		case a2a.TextPart:
-			n += int64(len(p.Text))
+			n += int64(len(p.Text) + len(p.MediaType) + len(p.Filename))
 		case a2a.FilePart:
 			n += int64(len(p.File.Bytes)*4/3 + len(p.File.URI) + len(p.File.Name) + len(p.File.MimeType))
 		case a2a.DataPart:
-			n += 64 * int64(len(p.Data))
+			n += 64
+			switch d := p.Data.(type) {
+			case map[string]any:
+				n += 64 * int64(len(d))
+			case []any:
+				n += 64 * int64(len(d))
+			case string:
+				n += int64(len(d))
+			}
 		}
 	}
 	return n

@@ -120,7 +120,7 @@ func MarshalAgentCard(c *a2a.AgentCard) ([]byte, error) {
 		Skills: make([]agentSkillJSON, len(c.Skills)),
 	}
 	for _, i := range c.AdditionalInterfaces {
-		w.AdditionalInterfaces = append(w.AdditionalInterfaces, agentInterfaceJSON(i))
+		w.AdditionalInterfaces = append(w.AdditionalInterfaces, agentInterfaceJSON{URL: i.URL, Transport: i.Transport})
 	}
 	if c.Provider != nil {
 		w.Provider = &agentProviderJSON{Organization: c.Provider.Organization, URL: c.Provider.URL}
@@ -195,7 +195,7 @@ func UnmarshalAgentCard(b []byte) (a2a.AgentCard, error) {
 		DefaultOutputModes: w.DefaultOutputModes, SupportsAuthenticatedExtendedCard: w.SupportsAuthenticatedExtendedCard,
 	}
 	for _, i := range w.AdditionalInterfaces {
-		c.AdditionalInterfaces = append(c.AdditionalInterfaces, a2a.AgentInterface(i))
+		c.AdditionalInterfaces = append(c.AdditionalInterfaces, a2a.AgentInterface{URL: i.URL, Transport: i.Transport})
 	}
 	if w.Provider != nil {
 		c.Provider = &a2a.AgentProvider{Organization: w.Provider.Organization, URL: w.Provider.URL}

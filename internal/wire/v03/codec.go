@@ -44,11 +44,8 @@ func fromParts(ps []a2a.Part) []partJSON {
 		case a2a.FilePart:
 			out[i] = partJSON{Kind: KindFile, File: fromFile(p.File), Metadata: p.Metadata}
 		case a2a.DataPart:
-			d := p.Data
-			if d == nil {
-				d = map[string]any{}
-			}
-			out[i] = partJSON{Kind: KindData, Data: &d, Metadata: p.Metadata}
+			d, meta := CompatData(p)
+			out[i] = partJSON{Kind: KindData, Data: &d, Metadata: meta}
 		default:
 			// A nil Part: encode as empty text so the output stays valid.
 			e := ""
@@ -175,7 +172,7 @@ func toParts(path string, in []partJSON) ([]a2a.Part, *a2a.Error) {
 			if p.Data == nil || *p.Data == nil {
 				return nil, a2a.InvalidParams(pp+"/data", "required field missing")
 			}
-			out[i] = a2a.DataPart{Data: *p.Data, Metadata: p.Metadata}
+			out[i] = FromCompatData(*p.Data, p.Metadata)
 		case "":
 			return nil, a2a.InvalidParams(pp+"/kind", "required field missing")
 		default:
@@ -369,4 +366,48 @@ func (e *eventJSON) toEvent() (a2a.Event, error) {
 		return nil, a2a.InvalidParams("/kind", "required field missing")
 	}
 	return nil, a2a.InvalidParams("/kind", "unknown kind "+strconv.Quote(e.Kind))
+}
+
+// DataPartCompatKey is the metadata key that marks a 0.3 DataPart whose
+// object wraps a non-object A2A 1.0 data value as {"value": …} (the
+// convention of the official a2a-go SDK's 0.3 compatibility layer).
+const DataPartCompatKey = "data_part_compat"
+
+// CompatData returns the 0.3 data object and metadata of p: Data itself
+// when it is an object (nil becomes {}), else {"value": Data} with
+// DataPartCompatKey set to true in a copy of the metadata.
+func CompatData(p a2a.DataPart) (data, metadata map[string]any) {
+	switch d := p.Data.(type) {
+	case map[string]any:
+		return d, p.Metadata
+	case nil:
+		return map[string]any{}, p.Metadata
+	}
+	meta := make(map[string]any, len(p.Metadata)+1)
+	for k, v := range p.Metadata {
+		meta[k] = v
+	}
+	meta[DataPartCompatKey] = true
+	return map[string]any{"value": p.Data}, meta
+}
+
+// FromCompatData is the inverse of CompatData: a 0.3 data object marked
+// with DataPartCompatKey and holding only "value" becomes that value, and
+// the mark is dropped from the metadata.
+func FromCompatData(data, metadata map[string]any) a2a.DataPart {
+	if mark, _ := metadata[DataPartCompatKey].(bool); mark && len(data) == 1 {
+		if v, ok := data["value"]; ok {
+			meta := make(map[string]any, len(metadata)-1)
+			for k, x := range metadata {
+				if k != DataPartCompatKey {
+					meta[k] = x
+				}
+			}
+			if len(meta) == 0 {
+				meta = nil
+			}
+			return a2a.DataPart{Data: v, Metadata: meta}
+		}
+	}
+	return a2a.DataPart{Data: data, Metadata: metadata}
 }

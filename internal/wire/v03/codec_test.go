@@ -3,6 +3,7 @@ package v03
 import (
 	stdjson "encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,43 @@ func TestCheckEventRefuses(t *testing.T) {
 			if _, err := UnmarshalEvent(b); err == nil {
 				t.Errorf("%s: refused by CheckEvent but decodes", name)
 			}
+		}
+	}
+}
+
+// A 1.0 data value that is not an object crosses the 0.3 edge wrapped as
+// {"value": …} with the data_part_compat mark, and comes back unwrapped;
+// an object is written as it is.
+func TestDataPartCompat(t *testing.T) {
+	for _, data := range []any{"text", []any{stdjson.Number("1"), "x"}, stdjson.Number("42"), true, nil, map[string]any{"k": "v"}} {
+		msg := &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.DataPart{Data: data, Metadata: map[string]any{"own": "x"}}}}
+		b, err := MarshalEvent(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var generic map[string]any
+		if err := stdjson.Unmarshal(b, &generic); err != nil {
+			t.Fatal(err)
+		}
+		part := generic["parts"].([]any)[0].(map[string]any)
+		if _, isObject := data.(map[string]any); isObject || data == nil {
+			if part["metadata"].(map[string]any)[DataPartCompatKey] != nil {
+				t.Errorf("%v: object data marked as wrapped: %s", data, b)
+			}
+		} else if part["metadata"].(map[string]any)[DataPartCompatKey] != true {
+			t.Errorf("%v: wrapped data not marked: %s", data, b)
+		}
+		ev, err := UnmarshalEvent(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ev.(*a2a.Message).Parts[0].(a2a.DataPart)
+		want := data
+		if want == nil {
+			want = map[string]any{}
+		}
+		if !reflect.DeepEqual(got.Data, want) || !reflect.DeepEqual(got.Metadata, map[string]any{"own": "x"}) {
+			t.Errorf("round trip of %#v: got %#v, metadata %v (wire %s)", data, got.Data, got.Metadata, b)
 		}
 	}
 }

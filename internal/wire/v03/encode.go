@@ -327,9 +327,10 @@ func (e *encoder) part(p a2a.Part) {
 		e.b = append(e.b, '}')
 		e.metadata(p.Metadata)
 	case a2a.DataPart:
+		d, meta := CompatData(p)
 		e.b = append(e.b, `{"kind":"data","data":`...)
-		e.object(p.Data)
-		e.metadata(p.Metadata)
+		e.object(d)
+		e.metadata(meta)
 	default:
 		e.b = append(e.b, `{"kind":"text","text":""`...)
 	}

@@ -155,7 +155,7 @@ func valuesParts(path string, parts []a2a.Part) error {
 			return err
 		}
 		if d, ok := p.(a2a.DataPart); ok {
-			if err := valuesMap(at+".data", d.Data); err != nil {
+			if err := checkValue(at+".data", d.Data); err != nil {
 				return err
 			}
 		}
