@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -70,6 +71,7 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 		card.SecuritySchemes, card.Security = opts.Auth.CardSecurity()
 	}
 	card.SupportsAuthenticatedExtendedCard = opts.ExtendedCard != nil && len(opts.Auth) > 0
+	card.Capabilities.ExtendedAgentCard = card.SupportsAuthenticatedExtendedCard
 	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts}
 }
 
@@ -101,16 +103,36 @@ func (h *Handler) load(ctx context.Context, id string) (store.TaskInfo, error) {
 // different schemes or issuers never collide). ok is false when the agent
 // requires authentication and the request carries no principal (a
 // transport that skipped authentication): nothing may be done then.
+//
+// A tenant (A2A 1.0 §3.2, the request's tenant field or REST path prefix,
+// put in ctx by withTenant) scopes the key further: t"<tenant>"/ before
+// it, so a task of one tenant is not found from another.
 func (h *Handler) owner(ctx context.Context) (key string, ok bool) {
+	tenant, _ := ctx.Value(tenantKey{}).(string)
+	if tenant != "" {
+		key = "t" + strconv.Quote(tenant) + "/"
+	}
 	if len(h.opts.Auth) == 0 {
-		return "", true
+		return key, true
 	}
 	p, found := auth.FromContext(ctx)
 	if !found || p == nil {
 		return "", false
 	}
 	iss, _ := p.Claims["iss"].(string)
-	return fmt.Sprintf("%q/%q/%q", p.Scheme, iss, p.Subject), true
+	return key + fmt.Sprintf("%q/%q/%q", p.Scheme, iss, p.Subject), true
+}
+
+type tenantKey struct{}
+
+// withTenant scopes ctx to a tenant ("" is the default tenant).
+func withTenant(ctx context.Context, tenant string) context.Context {
+	if tenant == "" {
+		if old, _ := ctx.Value(tenantKey{}).(string); old == "" {
+			return ctx
+		}
+	}
+	return context.WithValue(ctx, tenantKey{}, tenant)
 }
 
 // messageKey scopes a messageId to the caller, so that one principal can
@@ -330,7 +352,8 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ea, eb)
 }
 
-// SendMessage implements message/send (A2A 0.3.0 §7.1): it starts or
+// SendMessage implements SendMessage (A2A 1.0 §3.1.1) and message/send
+// (A2A 0.3.0 §7.1): it starts or
 // continues a task; when blocking (the default) it returns once the task is
 // terminal or interrupted (or ctx ends: then the error is ctx's; for an
 // InlineAgent, once Execute has returned), otherwise right after the first
@@ -340,6 +363,7 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // naming /params/configuration/pushNotificationConfig/url, and no task is
 // created or continued.
 func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
+	ctx = withTenant(ctx, p.Tenant)
 	// A blocking send runs an InlineAgent on this goroutine (when the
 	// store allows, see accept): it would only wait for it otherwise, and
 	// the answer needs no hand-over between goroutines.
@@ -388,7 +412,8 @@ func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2
 	return &t, nil
 }
 
-// SendStreamingMessage implements message/stream (A2A 0.3.0 §7.2): after
+// SendStreamingMessage implements SendStreamingMessage (A2A 1.0 §3.1.2)
+// and message/stream (A2A 0.3.0 §7.2): after
 // the message is accepted it returns the task's events, starting with the
 // Task snapshot and ending with a status-update whose final is true. A
 // request error is returned before any event. Dropping the stream does not
@@ -397,6 +422,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPar
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
+	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.accept(ctx, &p, nil)
 	if err != nil {
 		return nil, err
@@ -404,8 +430,10 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPar
 	return h.e.stream(ctx, info, info.Seq, true), nil
 }
 
-// GetTask implements tasks/get (A2A 0.3.0 §7.3). Unknown id: -32001.
+// GetTask implements GetTask (A2A 1.0 §3.1.3) and tasks/get (A2A 0.3.0
+// §7.3). Unknown id: -32001.
 func (h *Handler) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task, error) {
+	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.load(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -414,10 +442,12 @@ func (h *Handler) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task
 	return &t, nil
 }
 
-// CancelTask implements tasks/cancel (A2A 0.3.0 §7.4): the execution's
+// CancelTask implements CancelTask (A2A 1.0 §3.1.5) and tasks/cancel (A2A
+// 0.3.0 §7.4): the execution's
 // context is cancelled, the agent's Canceler hook runs, and the task ends
 // canceled. Unknown id: -32001; a terminal task: -32002.
 func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task, error) {
+	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.load(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -432,15 +462,17 @@ func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task
 	return &info.Task, nil
 }
 
-// Resubscribe implements tasks/resubscribe (A2A 0.3.0 §7.9). With from nil
+// SubscribeToTask implements SubscribeToTask (A2A 1.0 §3.1.6) and
+// tasks/resubscribe (A2A 0.3.0 §7.9). With from nil
 // the stream starts with the Task snapshot, then live events; with from set
 // (the SSE Last-Event-ID) it replays every event after sequence *from, then
 // live events. Either way it ends with a final status-update, at once for a
 // task that is already terminal or interrupted. Unknown id: -32001.
-func (h *Handler) Resubscribe(ctx context.Context, p a2a.TaskIDParams, from *int64) (iter.Seq2[StreamEvent, error], error) {
+func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, from *int64) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
+	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.load(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -455,8 +487,9 @@ func (h *Handler) Resubscribe(ctx context.Context, p a2a.TaskIDParams, from *int
 	return h.e.stream(ctx, info, after, false), nil
 }
 
-// SetPushNotificationConfig implements tasks/pushNotificationConfig/set
-// (A2A 0.3.0 §7.5): it registers (or, with the same id, replaces) a
+// CreateTaskPushNotificationConfig implements
+// CreateTaskPushNotificationConfig (A2A 1.0 §3.1.7) and
+// tasks/pushNotificationConfig/set (A2A 0.3.0 §7.5): it registers (or, with the same id, replaces) a
 // webhook for the task; deliveries start with the task's next event. A
 // config without id gets one. -32003 when push notifications are disabled,
 // -32001 for an unknown task, -32602 naming
@@ -464,7 +497,8 @@ func (h *Handler) Resubscribe(ctx context.Context, p a2a.TaskIDParams, from *int
 // PushOptions.CheckURL refuses (e.g. a host that resolves to a loopback,
 // private or metadata address, or does not resolve), in which case
 // nothing is stored.
-func (h *Handler) SetPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	ctx = withTenant(ctx, c.Tenant)
 	info, err := h.load(ctx, c.TaskID)
 	if err != nil {
 		return nil, err
@@ -476,13 +510,15 @@ func (h *Handler) SetPushNotificationConfig(ctx context.Context, c a2a.TaskPushN
 	if err != nil {
 		return nil, err
 	}
-	return &a2a.TaskPushNotificationConfig{TaskID: c.TaskID, PushNotificationConfig: cfg}, nil
+	return &a2a.TaskPushNotificationConfig{Tenant: c.Tenant, TaskID: c.TaskID, PushNotificationConfig: cfg}, nil
 }
 
-// GetPushNotificationConfig implements tasks/pushNotificationConfig/get
-// (A2A 0.3.0 §7.6): the config with the given id, or the task's first one
+// GetTaskPushNotificationConfig implements GetTaskPushNotificationConfig
+// (A2A 1.0 §3.1.8) and tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6):
+// the config with the given id, or the task's first one
 // when no id is given. -32602 when there is no such config.
-func (h *Handler) GetPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
+func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
+	ctx = withTenant(ctx, p.Tenant)
 	cfgs, err := h.pushConfigs(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -495,16 +531,22 @@ func (h *Handler) GetPushNotificationConfig(ctx context.Context, p a2a.GetTaskPu
 	return nil, errPushConfigNotFound(p.PushNotificationConfigID)
 }
 
-// ListPushNotificationConfigs implements tasks/pushNotificationConfig/list
-// (A2A 0.3.0 §7.7): every config of the task, in registration order.
-func (h *Handler) ListPushNotificationConfigs(ctx context.Context, p a2a.TaskIDParams) ([]a2a.TaskPushNotificationConfig, error) {
+// ListTaskPushNotificationConfigs implements
+// ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9) and
+// tasks/pushNotificationConfig/list (A2A 0.3.0 §7.7): every config of the
+// task, in registration order (one page: a task has at most
+// PushOptions.MaxConfigsPerTask).
+func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.TaskIDParams) ([]a2a.TaskPushNotificationConfig, error) {
+	ctx = withTenant(ctx, p.Tenant)
 	return h.pushConfigs(ctx, p.ID)
 }
 
-// DeletePushNotificationConfig implements
+// DeleteTaskPushNotificationConfig implements
+// DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10) and
 // tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). -32602 when there
 // is no such config.
-func (h *Handler) DeletePushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
+func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
+	ctx = withTenant(ctx, p.Tenant)
 	if _, err := h.pushConfigs(ctx, p.ID); err != nil {
 		return err
 	}
@@ -532,15 +574,16 @@ func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPus
 	out := make([]a2a.TaskPushNotificationConfig, len(cs))
 	for i, c := range cs {
 		out[i] = a2a.TaskPushNotificationConfig{TaskID: taskID, PushNotificationConfig: c.Config}
+		out[i].Tenant, _ = ctx.Value(tenantKey{}).(string)
 	}
 	return out, nil
 }
 
-// GetAuthenticatedExtendedCard implements agent/getAuthenticatedExtendedCard
-// (A2A 0.3.0 §7.10): the extended card for an authenticated caller; -32007
+// GetExtendedAgentCard implements GetExtendedAgentCard (A2A 1.0 §3.1.11)
+// and agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10): the extended card for an authenticated caller; -32007
 // when none is configured. (Unauthenticated requests never get here: the
 // transport answers them 401.)
-func (h *Handler) GetAuthenticatedExtendedCard(ctx context.Context) (*a2a.AgentCard, error) {
+func (h *Handler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
 	if h.opts.ExtendedCard == nil || len(h.opts.Auth) == 0 {
 		return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
 	}
@@ -549,11 +592,11 @@ func (h *Handler) GetAuthenticatedExtendedCard(ctx context.Context) (*a2a.AgentC
 	}
 	c := *h.opts.ExtendedCard
 	pub := h.card
-	c.URL, c.PreferredTransport, c.AdditionalInterfaces = pub.URL, pub.PreferredTransport, pub.AdditionalInterfaces
+	c.URL, c.PreferredTransport, c.AdditionalInterfaces, c.SupportedInterfaces = pub.URL, pub.PreferredTransport, pub.AdditionalInterfaces, pub.SupportedInterfaces
 	if u, ok := ctx.Value(cardURLKey{}).(string); ok && u != "" {
-		c.URL = u
+		c = cardAt(c, u)
 	}
-	c.SecuritySchemes, c.Security, c.SupportsAuthenticatedExtendedCard = pub.SecuritySchemes, pub.Security, true
+	c.SecuritySchemes, c.Security, c.SupportsAuthenticatedExtendedCard, c.Capabilities.ExtendedAgentCard = pub.SecuritySchemes, pub.Security, true, true
 	c.Capabilities.PushNotifications, c.Capabilities.Extensions = pub.Capabilities.PushNotifications, pub.Capabilities.Extensions
 	if c.ProtocolVersion == "" {
 		c.ProtocolVersion = pub.ProtocolVersion

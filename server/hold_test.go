@@ -70,7 +70,7 @@ func TestStreamHold(t *testing.T) {
 
 	// A replay of the finished task: every event is at hand.
 	from := int64(0)
-	replay, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: taskID}, &from)
+	replay, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: taskID}, &from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestFollowRunningTask(t *testing.T) {
 	}
 	var results []chan result
 	for _, from := range []int64{0, 3, 15, 21} {
-		events, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: task.ID}, &from)
+		events, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, &from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestFollowEndedTask(t *testing.T) {
 	}
 	replay := func(id string) []int64 {
 		from := int64(1)
-		events, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: id}, &from)
+		events, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, &from)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -585,9 +585,28 @@ func unquotePair(s string) string {
 	return b.String()
 }
 
+// ServedInterfaces lists the protocol bindings and versions every agent
+// serves at its URL, preferred first: JSON-RPC 1.0, HTTP+JSON 1.0
+// (REST paths below the URL) and JSON-RPC 0.3 (A2A 1.0 §4.4.2, §5).
+func ServedInterfaces(url string) []a2a.AgentInterface {
+	return []a2a.AgentInterface{
+		{URL: url, Transport: a2a.TransportJSONRPC, ProtocolVersion: a2a.Version10},
+		{URL: url, Transport: a2a.TransportHTTPJSON, ProtocolVersion: a2a.Version10},
+		{URL: url, Transport: a2a.TransportJSONRPC, ProtocolVersion: a2a.Version03},
+	}
+}
+
+// cardAt is c as served at url: url is the 0.3 url (JSON-RPC) and every
+// served interface is listed in supportedInterfaces.
+func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
+	c.URL = url
+	c.PreferredTransport = a2a.TransportJSONRPC
+	c.SupportedInterfaces = ServedInterfaces(url)
+	return c
+}
+
 func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler) {
-	c := h.Card()
-	c.URL = host.BaseURL(r) + "/a2a/" + h.Name()
+	c := cardAt(h.Card(), host.BaseURL(r)+"/a2a/"+h.Name())
 	b, err := v03.MarshalAgentCard(&c)
 	if err != nil {
 		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
@@ -621,7 +640,7 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 	}
 	ctx, cancel, detach := streamContext(r.Context(), r, host.opts.Transport)
 	taskID := r.PathValue("id")
-	events, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: taskID}, &from)
+	events, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: taskID}, &from)
 	if err != nil {
 		detach()
 		cancel()

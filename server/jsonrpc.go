@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"log/slog"
@@ -38,6 +37,23 @@ const (
 	MethodListPushConfig       = "tasks/pushNotificationConfig/list"
 	MethodDeletePushConfig     = "tasks/pushNotificationConfig/delete"
 	MethodGetExtendedCard      = "agent/getAuthenticatedExtendedCard"
+)
+
+// A2A 1.0 JSON-RPC method names (A2A 1.0 §9.4). They never collide with
+// the 0.3 names: a request is dispatched by its method, and the
+// A2A-Version it names must be the method's.
+const (
+	Method10SendMessage          = "SendMessage"
+	Method10SendStreamingMessage = "SendStreamingMessage"
+	Method10GetTask              = "GetTask"
+	Method10ListTasks            = "ListTasks"
+	Method10CancelTask           = "CancelTask"
+	Method10SubscribeToTask      = "SubscribeToTask"
+	Method10CreatePushConfig     = "CreateTaskPushNotificationConfig"
+	Method10GetPushConfig        = "GetTaskPushNotificationConfig"
+	Method10ListPushConfigs      = "ListTaskPushNotificationConfigs"
+	Method10DeletePushConfig     = "DeleteTaskPushNotificationConfig"
+	Method10GetExtendedCard      = "GetExtendedAgentCard"
 )
 
 // DefaultMaxBodyBytes is the default request body limit: 10 MiB.
@@ -311,13 +327,19 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
-	if v, ok := RequestedVersion(r); !ok {
+	if version, raw, ok := RequestedVersion(r); !ok {
 		// Every request of the body is answered with the error (a body
 		// that did not parse keeps its own error).
-		verr := versionNotSupported(v)
+		verr := versionNotSupported(raw)
 		for i := range items {
 			if items[i].Err == nil {
 				items[i].Err = verr
+			}
+		}
+	} else {
+		for i := range items {
+			if f := methodVersion(items[i].Method); items[i].Err == nil && f != "" && f != version {
+				items[i].Err = wrongFamily(items[i].Method, f, version)
 			}
 		}
 	}
@@ -455,7 +477,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		c, err := h.SetPushNotificationConfig(ctx, p)
+		c, err := h.CreateTaskPushNotificationConfig(ctx, p)
 		if err != nil {
 			return dst, err
 		}
@@ -466,7 +488,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		c, err := h.GetPushNotificationConfig(ctx, p)
+		c, err := h.GetTaskPushNotificationConfig(ctx, p)
 		if err != nil {
 			return dst, err
 		}
@@ -477,7 +499,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		cs, err := h.ListPushNotificationConfigs(ctx, p)
+		cs, err := h.ListTaskPushNotificationConfigs(ctx, p)
 		if err != nil {
 			return dst, err
 		}
@@ -498,12 +520,12 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		if err := h.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams(p)); err != nil {
+		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams(p)); err != nil {
 			return dst, err
 		}
 		return append(dst, "null"...), nil
 	case MethodGetExtendedCard:
-		c, err := h.GetAuthenticatedExtendedCard(ctx)
+		c, err := h.GetExtendedAgentCard(ctx)
 		if err != nil {
 			return dst, err
 		}
@@ -538,7 +560,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 		if p, err = v03.DecodeTaskIDParams(req.Params); err == nil {
 			var from *int64
 			if from, err = lastEventID(r); err == nil {
-				events, err = t.h.Resubscribe(ctx, p, from)
+				events, err = t.h.SubscribeToTask(ctx, p, from)
 			}
 		}
 	}
@@ -572,20 +594,6 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	})
 }
 
-// streamContext returns the context of an SSE stream, with values from
-// parent. A stream that may take its HTTP/1.1 connection over (writeSSE)
-// outlives its handler, so its context does not end with the request's;
-// until then, the request's end cancels it, and detach stops that. cancel
-// ends the stream; writeSSE owns both once called.
-func streamContext(parent context.Context, r *http.Request, opts TransportOptions) (ctx context.Context, cancel context.CancelFunc, detach func() bool) {
-	if opts.KeepAlive > 0 && r.ProtoMajor == 1 {
-		ctx, cancel = context.WithCancel(context.WithoutCancel(parent))
-		return ctx, cancel, context.AfterFunc(r.Context(), cancel)
-	}
-	ctx, cancel = context.WithCancel(parent)
-	return ctx, cancel, func() bool { return true }
-}
-
 // formContentType reports a content type that HTML forms can send.
 func formContentType(r *http.Request) bool {
 	mt, _, _ := strings.Cut(strings.ToLower(r.Header.Get("Content-Type")), ";")
@@ -601,25 +609,53 @@ func formContentType(r *http.Request) bool {
 // a header, or a query parameter of the same name.
 const HeaderA2AVersion = "A2A-Version"
 
-// ServedVersions are the A2A protocol versions (Major.Minor) the JSON-RPC
-// transport serves.
-var ServedVersions = []string{"0.3"}
+// ServedVersions are the A2A protocol versions (Major.Minor) the
+// transports serve.
+var ServedVersions = []string{a2a.Version03, a2a.Version10}
 
-// RequestedVersion returns the A2A-Version of r (its header, else its
-// query parameter; trimmed) and whether the transport serves it. Empty
-// means 0.3 (A2A 1.0 §3.6.2); a patch number is not considered ("0.3.0" is
-// 0.3). A version that is not Major.Minor[.Patch] digits is not served.
-func RequestedVersion(r *http.Request) (string, bool) {
+// RequestedVersion returns the A2A protocol version r asks for, as
+// Major.Minor ("0.3" when it names none: A2A 1.0 §3.6.2), the raw value of
+// its A2A-Version header (else its query parameter of that name; trimmed),
+// and whether the transports serve that version. A patch number is not
+// considered ("0.3.0" is 0.3); a value that is not
+// Major.Minor[.Patch] digits is not served.
+func RequestedVersion(r *http.Request) (version, raw string, ok bool) {
 	v := r.Header.Get(HeaderA2AVersion)
 	if v == "" && r.URL.RawQuery != "" {
 		v = r.URL.Query().Get(HeaderA2AVersion)
 	}
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return v, true
+		return a2a.Version03, v, true
 	}
 	mm, ok := majorMinor(v)
-	return v, ok && slices.Contains(ServedVersions, mm)
+	return mm, v, ok && slices.Contains(ServedVersions, mm)
+}
+
+// methodVersion returns the protocol version whose JSON-RPC method names
+// include method ("0.3": A2A 0.3.0 §7; "1.0": A2A 1.0 §9.4), or "".
+func methodVersion(method string) string {
+	switch method {
+	case MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodCancelTask, MethodResubscribe,
+		MethodSetPushConfig, MethodGetPushConfig, MethodListPushConfig, MethodDeletePushConfig, MethodGetExtendedCard:
+		return a2a.Version03
+	case Method10SendMessage, Method10SendStreamingMessage, Method10GetTask, Method10ListTasks, Method10CancelTask,
+		Method10SubscribeToTask, Method10CreatePushConfig, Method10GetPushConfig, Method10ListPushConfigs,
+		Method10DeletePushConfig, Method10GetExtendedCard:
+		return a2a.Version10
+	}
+	return ""
+}
+
+// wrongFamily is the VersionNotSupportedError (-32009) for a method of
+// one protocol version called with another version requested.
+func wrongFamily(method, family, version string) *a2a.Error {
+	hint := "send no A2A-Version header, or A2A-Version: 0.3"
+	if family == a2a.Version10 {
+		hint = "send the header A2A-Version: 1.0"
+	}
+	return a2a.ErrVersionNotSupported.WithMessage("Method %s is A2A %s but the request asked for A2A %s: %s", method, family, version, hint).
+		WithData(map[string]any{"requestedVersion": version, "supportedVersions": ServedVersions})
 }
 
 // majorMinor returns "MAJOR.MINOR" of a version "MAJOR.MINOR[.PATCH]"
@@ -660,284 +696,6 @@ func printableASCII(s string, max int) string {
 	return string(b)
 }
 
-// knownMethod reports whether the transport serves method (A2A 0.3.0 §7).
-func knownMethod(method string) bool {
-	switch method {
-	case MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodCancelTask, MethodResubscribe,
-		MethodSetPushConfig, MethodGetPushConfig, MethodListPushConfig, MethodDeletePushConfig, MethodGetExtendedCard:
-		return true
-	}
-	return false
-}
-
-// acceptsOnlySSE reports whether the request's Accept header names
-// text/event-stream and neither application/json nor a wildcard: a
-// streaming client.
-func acceptsOnlySSE(r *http.Request) bool {
-	if !acceptsSSE(r) {
-		return false
-	}
-	for _, v := range r.Header.Values("Accept") {
-		v = strings.ToLower(v)
-		if strings.Contains(v, "application/json") || strings.Contains(v, "*/*") || strings.Contains(v, "application/*") {
-			return false
-		}
-	}
-	return true
-}
-
-// acceptsSSE reports whether the request's Accept header names text/event-stream.
-func acceptsSSE(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		if strings.Contains(strings.ToLower(v), "text/event-stream") {
-			return true
-		}
-	}
-	return false
-}
-
-// lastEventID parses the Last-Event-ID header (A2A resume point).
-func lastEventID(r *http.Request) (*int64, error) {
-	v := r.Header.Get("Last-Event-ID")
-	if v == "" {
-		return nil, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return nil, a2a.InvalidParams("Last-Event-ID", "Last-Event-ID must be a non-negative event sequence number")
-	}
-	return &n, nil
-}
-
-// writeSSE streams events as SSE frames with keep-alive comments; ctx,
-// cancel and detach come from streamContext, and writeSSE owns them. The
-// sse.Writer serialises the keep-alive goroutine's writes with ours.
-//
-// With takeover (tasks/resubscribe and the events endpoint, which follow
-// a task already running: most are held long), keep-alives on and an
-// HTTP/1.1 request, the stream takes its connection over once the status
-// line is sent (with Connection: close; the body stays chunked, so the
-// client can tell its clean end from a cut) and goes on in a goroutine of
-// its own while the handler returns: a held stream then keeps none of
-// net/http's per-connection state (its buffers, the request, the
-// handler's stack). Otherwise (message/stream, which may be short, so its
-// connection stays reusable) the handler writes the stream.
-func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[StreamEvent, error], opts TransportOptions,
-	takeover bool, encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
-	sw, err := sse.NewWriter(w)
-	if err != nil {
-		detach()
-		cancel()
-		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal.WithMessage("streaming is not supported by this connection"))
-		return
-	}
-	if takeover && opts.KeepAlive > 0 && r.ProtoMajor == 1 && r.ProtoMinor >= 1 {
-		w.Header().Set("Connection", "close")
-		w.WriteHeader(http.StatusOK)
-		rc := http.NewResponseController(w)
-		var taken *chunkedSSE
-		if rc.Flush() == nil && sw.Replace(func(old http.ResponseWriter, _ bool) (http.ResponseWriter, error) {
-			conn, _, err := http.NewResponseController(old).Hijack()
-			if err != nil {
-				return nil, err
-			}
-			taken = &chunkedSSE{conn: conn}
-			return taken, nil
-		}) == nil {
-			detach() // the stream outlives the request now
-			go func() {
-				defer cancel()
-				pumpSSE(ctx, cancel, sw, events, opts, encode, encodeErr)
-				_ = sw.Close() // waits for a keep-alive write in progress
-				taken.finish()
-			}()
-			return
-		}
-	}
-	defer cancel()
-	defer detach()
-	pumpSSE(ctx, cancel, sw, events, opts, encode, encodeErr)
-	_ = sw.Close()
-}
-
-// pumpSSE writes the stream's frames to sw until events ends, a write
-// fails or ctx is done.
-func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, events iter.Seq2[StreamEvent, error], opts TransportOptions,
-	encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
-	if opts.KeepAlive > 0 {
-		st := &keepAliveStream{sw: sw, cancel: cancel}
-		keepAlives(opts.KeepAlive).add(st)
-		defer keepAlives(opts.KeepAlive).remove(st)
-	}
-	for ev, err := range events {
-		if err != nil {
-			if ctx.Err() == nil {
-				_ = sw.Event("", "", encodeErr(err))
-			}
-			return
-		}
-		// The buffer goes back to the pool after each event: a held,
-		// idle stream keeps none.
-		bp := bufPool.Get().(*[]byte)
-		buf, err := encode((*bp)[:0], ev.Event)
-		if err != nil {
-			_ = sw.Event("", "", encodeErr(fmt.Errorf("encode event: %w", err)))
-			return
-		}
-		_ = sw.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout))
-		var werr error
-		if ev.Hold {
-			// The next event is at hand or the stream ends next (and with
-			// it the response, which flushes): one write sends both.
-			werr = sw.Queue(strconv.FormatInt(ev.Seq, 10), "", buf)
-		} else {
-			werr = sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf)
-		}
-		if cap(buf) <= 64<<10 {
-			*bp = buf
-			bufPool.Put(bp)
-		}
-		if werr != nil {
-			return // client gone; the task goes on
-		}
-	}
-}
-
-// chunkedSSE is an http.ResponseWriter that goes on with a chunked
-// HTTP/1.1 response (RFC 9112 §7.1) on a connection taken over from
-// net/http after the status line and some of the body were sent.
-type chunkedSSE struct {
-	conn net.Conn
-	hdr  [20]byte
-}
-
-func (c *chunkedSSE) Header() http.Header { return http.Header{} }
-func (c *chunkedSSE) WriteHeader(int)     {}
-
-// Write sends p as one chunk.
-func (c *chunkedSSE) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil // an empty chunk would end the body
-	}
-	h := strconv.AppendInt(c.hdr[:0], int64(len(p)), 16)
-	h = append(h, '\r', '\n')
-	bufs := net.Buffers{h, p, crlf}
-	if _, err := bufs.WriteTo(c.conn); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-var crlf = []byte("\r\n")
-
-// Flush implements http.Flusher: writes go straight to the connection.
-func (c *chunkedSSE) Flush() {}
-
-// SetWriteDeadline lets http.ResponseController bound writes.
-func (c *chunkedSSE) SetWriteDeadline(t time.Time) error { return c.conn.SetWriteDeadline(t) }
-
-// finish ends the body and closes the connection.
-func (c *chunkedSSE) finish() {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
-	_, _ = c.conn.Write([]byte("0\r\n\r\n"))
-	_ = c.conn.Close()
-}
-
-func parseSeq(v string) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, errors.New("bad sequence")
-	}
-	return n, nil
-}
-
-// keepAliveStream is one open SSE stream that gets keep-alive comments.
-type keepAliveStream struct {
-	mu     sync.Mutex // held while writing a keep-alive; closed under it
-	closed bool
-	sw     *sse.Writer
-	cancel context.CancelFunc // ends the stream when a keep-alive cannot be written
-}
-
-// keepAliver writes the keep-alive comments of every open stream of one
-// interval from a single goroutine (instead of one timer goroutine per
-// stream: ten thousand idle streams cost ten thousand fewer goroutines). A
-// stream busy writing an event is skipped; a write to a client that does
-// not read is bounded by a short deadline and ends that stream.
-type keepAliver struct {
-	interval time.Duration
-	mu       sync.Mutex
-	streams  map[*keepAliveStream]struct{}
-	running  bool
-}
-
-var (
-	keepAliversMu sync.Mutex
-	keepAliversBy = map[time.Duration]*keepAliver{}
-)
-
-func keepAlives(interval time.Duration) *keepAliver {
-	keepAliversMu.Lock()
-	defer keepAliversMu.Unlock()
-	k := keepAliversBy[interval]
-	if k == nil {
-		k = &keepAliver{interval: interval, streams: map[*keepAliveStream]struct{}{}}
-		keepAliversBy[interval] = k
-	}
-	return k
-}
-
-func (k *keepAliver) add(s *keepAliveStream) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.streams[s] = struct{}{}
-	if !k.running {
-		k.running = true
-		go k.loop()
-	}
-}
-
-// remove unregisters s; after it returns no keep-alive touches the
-// response (whose connection may serve another request next).
-func (k *keepAliver) remove(s *keepAliveStream) {
-	k.mu.Lock()
-	delete(k.streams, s)
-	k.mu.Unlock()
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-}
-
-// loop ticks while streams are open and exits when none is left.
-func (k *keepAliver) loop() {
-	tk := time.NewTicker(k.interval)
-	defer tk.Stop()
-	var batch []*keepAliveStream
-	for range tk.C {
-		k.mu.Lock()
-		if len(k.streams) == 0 {
-			k.running = false
-			k.mu.Unlock()
-			return
-		}
-		batch = batch[:0]
-		for s := range k.streams {
-			batch = append(batch, s)
-		}
-		k.mu.Unlock()
-		for _, s := range batch {
-			s.mu.Lock()
-			if !s.closed {
-				_ = s.sw.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
-				if _, err := s.sw.TryComment("keep-alive"); err != nil && s.cancel != nil {
-					s.cancel() // the client is gone
-				}
-			}
-			s.mu.Unlock()
-		}
-		clear(batch)
-	}
-}
-
-// keepAliveWriteTimeout bounds one keep-alive write.
-const keepAliveWriteTimeout = 2 * time.Second
+// knownMethod reports whether the transport serves method (A2A 0.3.0 §7,
+// A2A 1.0 §9.4).
+func knownMethod(method string) bool { return methodVersion(method) != "" }

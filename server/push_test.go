@@ -126,18 +126,18 @@ func TestPushDeliversEveryStateChangeInOrder(t *testing.T) {
 		}
 	}
 	// The config methods.
-	cs, err := h.ListPushNotificationConfigs(context.Background(), a2a.TaskIDParams{ID: task.ID})
+	cs, err := h.ListTaskPushNotificationConfigs(context.Background(), a2a.TaskIDParams{ID: task.ID})
 	if err != nil || len(cs) != 1 || cs[0].PushNotificationConfig.ID == "" {
 		t.Fatalf("list: %+v %v", cs, err)
 	}
 	id := cs[0].PushNotificationConfig.ID
-	if c, err := h.GetPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigParams{ID: task.ID}); err != nil || c.PushNotificationConfig.ID != id {
+	if c, err := h.GetTaskPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigParams{ID: task.ID}); err != nil || c.PushNotificationConfig.ID != id {
 		t.Fatalf("get first: %+v %v", c, err)
 	}
-	if err := h.DeletePushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: id}); err != nil {
+	if err := h.DeleteTaskPushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: id}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.GetPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: id}); err == nil {
+	if _, err := h.GetTaskPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: id}); err == nil {
 		t.Fatal("deleted config still found")
 	}
 }
@@ -223,7 +223,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("send: %v %v", task, err)
 	}
-	if _, err := chat.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+	if _, err := chat.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 		PushNotificationConfig: a2a.PushNotificationConfig{ID: "good", URL: good.srv.URL}}); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := chat.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "dead"}); err != nil {
+	if err := chat.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "dead"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // an attempt in flight may finish
@@ -256,10 +256,10 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 		t.Fatalf("deleted webhook got %d more notifications", later-n)
 	}
 	for i := range server.MaxPushConfigsPerTask {
-		chat.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+		chat.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 			PushNotificationConfig: a2a.PushNotificationConfig{ID: fmt.Sprintf("c%d", i), URL: good.srv.URL}})
 	}
-	if _, err := chat.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+	if _, err := chat.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 		PushNotificationConfig: a2a.PushNotificationConfig{ID: "one-too-many", URL: good.srv.URL}}); err == nil {
 		t.Fatal("more configs than the limit were accepted")
 	}
@@ -280,7 +280,7 @@ func TestPushConfigLimitOnContinuation(t *testing.T) {
 		t.Fatalf("send: %v %v", task, err)
 	}
 	for i := range server.MaxPushConfigsPerTask {
-		if _, err := chat.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+		if _, err := chat.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 			PushNotificationConfig: a2a.PushNotificationConfig{ID: fmt.Sprintf("c%d", i), URL: hk.srv.URL}}); err != nil {
 			t.Fatal(err)
 		}

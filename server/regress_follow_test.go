@@ -60,7 +60,7 @@ func TestFollowStress(t *testing.T) {
 						defer wg.Done()
 						time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 						from := int64(rand.IntN(2))
-						evs, err := h.Resubscribe(ctx, a2a.TaskIDParams{ID: id}, &from)
+						evs, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, &from)
 						if err != nil {
 							t.Error(err)
 							return

@@ -34,7 +34,7 @@ func TestReplayPastInterruptedEnds(t *testing.T) {
 	from := int64(0)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	evs, err := h.Resubscribe(sctx, a2a.TaskIDParams{ID: t1.ID}, &from)
+	evs, err := h.SubscribeToTask(sctx, a2a.TaskIDParams{ID: t1.ID}, &from)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,9 +43,10 @@ func TestA2AVersion(t *testing.T) {
 		{"0.3", "", []string{"A2A-Version", "0.3"}, true},
 		{"0.3.0", "", []string{"A2A-Version", " 0.3.0 "}, true},
 		{"query 0.3", "?A2A-Version=0.3", nil, true},
-		{"1.0", "", []string{"A2A-Version", "1.0"}, false},
+		{"1.0 with a 0.3 method", "", []string{"A2A-Version", "1.0"}, false},
 		{"0.5", "", []string{"A2A-Version", "0.5"}, false},
-		{"query 1.0", "?A2A-Version=1.0", nil, false},
+		{"query 1.0 with a 0.3 method", "?A2A-Version=1.0", nil, false},
+		{"2.0", "", []string{"A2A-Version", "2.0"}, false},
 		{"garbage", "", []string{"A2A-Version", "0.3x"}, false},
 		{"too many parts", "", []string{"A2A-Version", "0.3.0.1"}, false},
 		{"header wins", "?A2A-Version=0.3", []string{"A2A-Version", "2.0"}, false},
@@ -64,7 +65,7 @@ func TestA2AVersion(t *testing.T) {
 				return
 			}
 			if r.Error == nil || r.Error.Code != a2a.CodeVersionNotSupported || r.ID != id ||
-				!strings.Contains(r.Error.Message, "serves 0.3") || r.Error.Data["supportedVersions"] == nil {
+				!strings.Contains(r.Error.Message, "0.3") || r.Error.Data["supportedVersions"] == nil {
 				t.Fatalf("want -32009 with the id and the served versions: %s", b)
 			}
 			schematest.Validate(t, "JSONRPCErrorResponse", b)
