@@ -49,11 +49,18 @@ type TaskIDParams struct {
 
 // PushNotificationConfig is where and how a server delivers push
 // notifications for a task (A2A 0.3.0 §6.8).
+//
+// ProtocolVersion is not a wire field: it is the protocol version ("0.3",
+// the zero value, or "1.0") of the request that created the config, set
+// by the codec that decoded it. It decides the shape of the notifications
+// (A2A 0.3.0 §9.5: the Task, with X-A2A-Notification-Token; A2A 1.0
+// §4.3.3: a StreamResponse, with Authorization from Authentication).
 type PushNotificationConfig struct {
-	ID             string
-	URL            string
-	Token          string
-	Authentication *PushNotificationAuthenticationInfo
+	ID              string
+	URL             string
+	Token           string
+	Authentication  *PushNotificationAuthenticationInfo
+	ProtocolVersion string
 }
 
 // PushNotificationAuthenticationInfo names the schemes (e.g. "Bearer") the

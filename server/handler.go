@@ -209,6 +209,9 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		// Before the task is created or continued: a refused webhook
 		// leaves nothing behind. Checked once: setPushConfig, below,
 		// stores it without resolving its host again.
+		if err := checkPushHeaders("/params/configuration/pushNotificationConfig", *pushCfg); err != nil {
+			return store.TaskInfo{}, err
+		}
 		if err := h.checkPushURL(ctx, "/params/configuration/pushNotificationConfig/url", pushCfg.URL); err != nil {
 			return store.TaskInfo{}, err
 		}
@@ -442,6 +445,50 @@ func (h *Handler) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task
 	return &t, nil
 }
 
+// ListTasks implements ListTasks (A2A 1.0 §3.1.4): this agent's tasks
+// that the caller owns (and of its tenant), filtered by contextId, state
+// and status timestamp, newest status timestamp first, one page at a
+// time: PageSize nil means 50 and more than 100 is -32602; PageToken is
+// the NextPageToken of the previous page ("" on the last page), and a
+// token that is not one is -32602. HistoryLength applies to each task as
+// for GetTask; artifacts are left out unless IncludeArtifacts.
+func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.ListTasksResult, error) {
+	ctx = withTenant(ctx, p.Tenant)
+	owner, ok := h.owner(ctx)
+	if !ok {
+		return nil, a2a.ErrUnauthenticated
+	}
+	size := a2a.ListTasksDefaultPageSize
+	if p.PageSize != nil {
+		size = *p.PageSize
+	}
+	switch {
+	case size < 1 || size > a2a.ListTasksMaxPageSize:
+		return nil, a2a.InvalidParams("/params/pageSize", fmt.Sprintf("pageSize must be between 1 and %d", a2a.ListTasksMaxPageSize))
+	case p.HistoryLength != nil && *p.HistoryLength < 0:
+		return nil, a2a.InvalidParams("/params/historyLength", "historyLength must not be negative")
+	case p.Status != "" && !p.Status.Valid():
+		return nil, a2a.InvalidParams("/params/status", fmt.Sprintf("unknown task state %q", p.Status))
+	}
+	page, err := h.e.st.ListTasks(ctx, store.TaskQuery{Agent: h.name, Owner: owner, ContextID: p.ContextID, State: p.Status,
+		StatusAfter: p.StatusTimestampAfter, Limit: size, Cursor: p.PageToken})
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return nil, a2a.InvalidParams("/params/pageToken", "pageToken is not a token this server gave out")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &a2a.ListTasksResult{Tasks: make([]a2a.Task, len(page.Tasks)), NextPageToken: page.Next, PageSize: size, TotalSize: page.Total}
+	for i, info := range page.Tasks {
+		t := withHistoryLength(info.Task, p.HistoryLength)
+		if !p.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		out.Tasks[i] = t
+	}
+	return out, nil
+}
+
 // CancelTask implements CancelTask (A2A 1.0 §3.1.5) and tasks/cancel (A2A
 // 0.3.0 §7.4): the execution's
 // context is cancelled, the agent's Canceler hook runs, and the task ends
@@ -469,6 +516,14 @@ func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task
 // live events. Either way it ends with a final status-update, at once for a
 // task that is already terminal or interrupted. Unknown id: -32001.
 func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, from *int64) (iter.Seq2[StreamEvent, error], error) {
+	return h.subscribe(ctx, p, from, false)
+}
+
+// subscribe is SubscribeToTask; with refuseTerminal (A2A 1.0 §3.1.6), a
+// subscription without a resume point (from nil) to a task in a terminal
+// state is UnsupportedOperationError (-32004). A resume (from set) replays
+// what the client missed, terminal or not.
+func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64, refuseTerminal bool) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
@@ -478,6 +533,9 @@ func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, from 
 		return nil, err
 	}
 	if from == nil {
+		if st := info.Task.Status.State; refuseTerminal && st.Terminal() {
+			return nil, a2a.ErrUnsupportedOperation.WithMessage("Task %s is already %s: there is nothing to subscribe to (GetTask returns it)", p.ID, st)
+		}
 		return h.e.stream(ctx, info, info.Seq, true), nil
 	}
 	after := max(*from, 0)
@@ -501,6 +559,9 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.Ta
 	ctx = withTenant(ctx, c.Tenant)
 	info, err := h.load(ctx, c.TaskID)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPushHeaders("/params/pushNotificationConfig", c.PushNotificationConfig); err != nil {
 		return nil, err
 	}
 	if err := h.checkPushURL(ctx, "/params/pushNotificationConfig/url", c.PushNotificationConfig.URL); err != nil {

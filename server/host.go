@@ -144,9 +144,18 @@ func (host *Host) Add(h *Handler) {
 	host.mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
 	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h) })
 	if h.opts.CardRequiresAuth {
-		card = authenticate(h, host.opts.Transport.Logger, card)
+		card = authenticate(h, host.opts.Transport.Logger, card, WriteError)
 	}
-	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }))
+	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), WriteError)
+	rest := newRESTHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix })
+	restRoutes := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sub, _ := strings.CutPrefix(r.URL.EscapedPath(), prefix+"/")
+		if !rest.serveREST(w, r, sub) {
+			abandonBody(w, r)
+			v10.WriteRESTError(w, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
+		}
+	})
+	host.mux.Handle(prefix+"/{rest...}", authenticate(h, host.opts.Transport.Logger, restRoutes, v10.WriteRESTError))
 	host.routes[name] = agentRoutes{rpc: rpc, card: card, events: events}
 	host.mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	host.mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
@@ -158,7 +167,10 @@ func (host *Host) Add(h *Handler) {
 // challenge per scheme and a JSON-RPC error body (-32000); an identity
 // provider that cannot be reached gets 503. The principal is put in the
 // request's context (auth.FromContext). Without schemes it returns next.
-func authenticate(h *Handler, log *slog.Logger, next http.Handler) http.Handler {
+//
+// writeErr writes the error in the form of the binding next serves
+// (WriteError for JSON-RPC, v10.WriteRESTError for HTTP+JSON).
+func authenticate(h *Handler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, int, *a2a.Error)) http.Handler {
 	set := h.opts.Auth
 	if len(set) == 0 {
 		return next
@@ -173,7 +185,7 @@ func authenticate(h *Handler, log *slog.Logger, next http.Handler) http.Handler 
 			w.Header().Set("Cache-Control", "no-store")
 			if errors.Is(err, auth.ErrUnavailable) {
 				log.Error("authentication unavailable", "agent", h.Name(), "err", err)
-				WriteError(w, http.StatusServiceUnavailable, a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable"))
+				writeErr(w, http.StatusServiceUnavailable, a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable"))
 				return
 			}
 			for _, c := range set.ChallengesFor(err) {
@@ -183,7 +195,7 @@ func authenticate(h *Handler, log *slog.Logger, next http.Handler) http.Handler 
 			if errors.Is(err, auth.ErrInvalidCredentials) {
 				e = e.WithMessage("Invalid credentials: %s", auth.Reason(err))
 			}
-			WriteError(w, http.StatusUnauthorized, e)
+			writeErr(w, http.StatusUnauthorized, e)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), p)))

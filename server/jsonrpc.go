@@ -23,6 +23,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // A2A 0.3.0 JSON-RPC method names (§7).
@@ -151,7 +152,7 @@ func NewJSONRPCHandler(h *Handler, opts TransportOptions) http.Handler {
 // card's own url).
 func newJSONRPCHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) http.Handler {
 	opts = opts.withDefaults()
-	return authenticate(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL})
+	return authenticate(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL}, WriteError)
 }
 
 type jsonrpcTransport struct {
@@ -344,18 +345,18 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
-	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard) {
+	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard || items[0].Method == Method10GetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
 		// the client reached; worked out only for the request that needs it.
 		ctx = context.WithValue(ctx, cardURLKey{}, t.cardURL(r))
 	}
 	if !batch {
 		it := &items[0]
-		if it.Err == nil && (it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe) {
+		if it.Err == nil && streamingMethod(it.Method) {
 			t.serveStream(ctx, w, r, &it.Request, rid)
 			return
 		}
-		streamingMethod := it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe
+		streamingMethod := streamingMethod(it.Method)
 		if (it.Err != nil || !knownMethod(it.Method)) && (acceptsOnlySSE(r) || streamingMethod && acceptsSSE(r)) {
 			// A streaming client (a2a-go v2, @a2a-js/sdk) reads errors
 			// only from inside an event stream, also for a method or a
@@ -380,7 +381,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sem := make(chan struct{}, maxBatchConcurrency)
 	for i := range items {
 		it := &items[i]
-		if it.Err == nil && (it.Method == MethodSendStreamingMessage || it.Method == MethodResubscribe) {
+		if it.Err == nil && streamingMethod(it.Method) {
 			it.Err = a2a.ErrInvalidRequest.WithMessage("Invalid Request: streaming method %s cannot be used in a batch", it.Method)
 		}
 		wg.Add(1)
@@ -411,14 +412,34 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answer appends the response to one non-streaming request.
 func (t *jsonrpcTransport) answer(dst []byte, ctx context.Context, it *jsonrpc.Item, rid *requestID) []byte {
 	if it.Err != nil {
-		return jsonrpc.AppendError(dst, it.ID, it.Err)
+		return appendError(dst, it.ID, it.Method, it.Err)
 	}
 	n := len(dst)
 	out, err := t.call(jsonrpc.AppendResultHead(dst, it.ID), ctx, &it.Request)
 	if err != nil {
-		return jsonrpc.AppendError(out[:n], it.ID, t.wireError(err, it.Method, rid))
+		return appendError(out[:n], it.ID, it.Method, t.wireError(err, it.Method, rid))
 	}
 	return append(out, '}')
+}
+
+// appendError appends a JSON-RPC error response in the form of the
+// method's protocol version: A2A 1.0 errors carry a google.rpc.ErrorInfo
+// in data (A2A 1.0 §9.5); 0.3 errors, and those of a request whose
+// method is unknown, are plain.
+func appendError(dst []byte, id []byte, method string, e *a2a.Error) []byte {
+	if methodVersion(method) == a2a.Version10 {
+		e = v10.JSONRPCError(e)
+	}
+	return jsonrpc.AppendError(dst, id, e)
+}
+
+// streamingMethod reports whether method answers with an SSE stream.
+func streamingMethod(method string) bool {
+	switch method {
+	case MethodSendStreamingMessage, MethodResubscribe, Method10SendStreamingMessage, Method10SubscribeToTask:
+		return true
+	}
+	return false
 }
 
 // wireError maps an error to its JSON-RPC form; internal errors are logged
@@ -532,6 +553,101 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		b, err := v03.MarshalAgentCard(c)
 		return append(dst, b...), err
 	}
+	return t.call10(dst, ctx, req)
+}
+
+// call10 answers one non-streaming A2A 1.0 request (A2A 1.0 §9.4),
+// appending its result's JSON to dst. On error, what it appended must be
+// discarded.
+func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.Request) ([]byte, error) {
+	h := t.h
+	switch req.Method {
+	case Method10SendMessage:
+		p, err := v10.DecodeSendMessageRequest(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		task, err := h.SendMessage(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendSendMessageResponse(dst, task)
+	case Method10GetTask:
+		p, err := v10.DecodeGetTaskRequest(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		task, err := h.GetTask(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendTask(dst, task)
+	case Method10ListTasks:
+		p, err := v10.DecodeListTasksRequest(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		res, err := h.ListTasks(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendListTasksResponse(dst, res, p.IncludeArtifacts)
+	case Method10CancelTask:
+		p, err := v10.DecodeCancelTaskRequest(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		task, err := h.CancelTask(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendTask(dst, task)
+	case Method10CreatePushConfig:
+		c, err := v10.DecodeTaskPushNotificationConfig(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		out, err := h.CreateTaskPushNotificationConfig(ctx, c)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendTaskPushNotificationConfig(dst, out)
+	case Method10GetPushConfig:
+		p, err := v10.DecodeGetTaskPushNotificationConfigRequest(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		c, err := h.GetTaskPushNotificationConfig(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendTaskPushNotificationConfig(dst, c)
+	case Method10ListPushConfigs:
+		p, err := v10.DecodeListTaskPushNotificationConfigsRequest(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		cs, err := h.ListTaskPushNotificationConfigs(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs)
+	case Method10DeletePushConfig:
+		p, err := v10.DecodeDeleteTaskPushNotificationConfigRequest(req.Params)
+		if err != nil {
+			return dst, err
+		}
+		if err := h.DeleteTaskPushNotificationConfig(ctx, p); err != nil {
+			return dst, err
+		}
+		return append(dst, "{}"...), nil
+	case Method10GetExtendedCard:
+		c, err := h.GetExtendedAgentCard(ctx)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendAgentCard(dst, c)
+	}
 	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
 }
 
@@ -550,22 +666,33 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	}()
 	var events iter.Seq2[StreamEvent, error]
 	var err error
-	if req.Method == MethodSendStreamingMessage {
+	switch req.Method {
+	case MethodSendStreamingMessage:
 		var p a2a.MessageSendParams
 		if p, err = v03.DecodeMessageSendParams(req.Params); err == nil {
 			events, err = t.h.SendStreamingMessage(ctx, p)
 		}
-	} else {
+	case Method10SendStreamingMessage:
+		var p a2a.MessageSendParams
+		if p, err = v10.DecodeSendMessageRequest(req.Params); err == nil {
+			events, err = t.h.SendStreamingMessage(ctx, p)
+		}
+	case MethodResubscribe, Method10SubscribeToTask:
 		var p a2a.TaskIDParams
-		if p, err = v03.DecodeTaskIDParams(req.Params); err == nil {
+		if req.Method == MethodResubscribe {
+			p, err = v03.DecodeTaskIDParams(req.Params)
+		} else {
+			p, err = v10.DecodeSubscribeToTaskRequest(req.Params)
+		}
+		if err == nil {
 			var from *int64
 			if from, err = lastEventID(r); err == nil {
-				events, err = t.h.SubscribeToTask(ctx, p, from)
+				events, err = t.h.subscribe(ctx, p, from, req.Method == Method10SubscribeToTask)
 			}
 		}
 	}
 	if err != nil {
-		body := jsonrpc.AppendError(nil, req.ID, t.wireError(err, req.Method, rid))
+		body := appendError(nil, req.ID, req.Method, t.wireError(err, req.Method, rid))
 		if acceptsSSE(r) {
 			// Streaming clients (a2a-go, @a2a-js/sdk) read errors only from
 			// inside the event stream: send the error as its one event.
@@ -582,15 +709,19 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	// id, not the request body it points into.
 	id, method := bytes.Clone(req.ID), req.Method
 	streaming = true
-	writeSSE(ctx, cancel, detach, w, r, events, t.opts, method == MethodResubscribe, func(dst []byte, ev a2a.Event) ([]byte, error) {
+	appendEvent := v03.AppendEvent
+	if methodVersion(method) == a2a.Version10 {
+		appendEvent = v10.AppendStreamResponse
+	}
+	writeSSE(ctx, cancel, detach, w, r, events, t.opts, method == MethodResubscribe || method == Method10SubscribeToTask, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		n := len(dst)
-		dst, err := v03.AppendEvent(jsonrpc.AppendResultHead(dst, id), ev)
+		dst, err := appendEvent(jsonrpc.AppendResultHead(dst, id), ev)
 		if err != nil {
 			return dst[:n], err
 		}
 		return append(dst, '}'), nil
 	}, func(err error) []byte {
-		return jsonrpc.AppendError(nil, id, t.wireError(err, method, rid))
+		return appendError(nil, id, method, t.wireError(err, method, rid))
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -315,11 +316,18 @@ func (p *pusher) deliver(ctx context.Context, taskID, configID string, st *pushS
 // is read again: a deleted config stops (false); a replaced one is used as
 // it is now. It returns the config used, and false when ctx ends.
 func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r store.Record) (store.PushConfig, bool) {
-	body, err := v03.MarshalEvent(task)
+	// A 0.3 config gets the Task (A2A 0.3.0 §9.5); a 1.0 config a
+	// StreamResponse holding the Task (A2A 1.0 §4.3.3), which carries
+	// every event coalesced into this notification.
+	marshal := v03.MarshalEvent
+	if c.Config.ProtocolVersion == a2a.Version10 {
+		marshal = func(e a2a.Event) ([]byte, error) { return v10.AppendStreamResponse(nil, e) }
+	}
+	body, err := marshal(task)
 	if err == nil && len(body) > maxPushBody {
 		t := *task
 		t.History = nil
-		body, err = v03.MarshalEvent(&t)
+		body, err = marshal(&t)
 	}
 	if err != nil || len(body) > maxPushBody {
 		p.e.log.Error("push: notification not sent: task too large to encode", "task", c.TaskID, "bytes", len(body), "err", err)
@@ -373,7 +381,15 @@ func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskI
 		req.Header.Set(HeaderNotificationToken, cfg.Token)
 	}
 	basic := cfg.Authentication != nil && slices.ContainsFunc(cfg.Authentication.Schemes, func(s string) bool { return strings.EqualFold(s, "Basic") })
+	// A 1.0 config's authentication is sent as it is given (A2A 1.0
+	// §4.3.3: "Authorization: {scheme} {credentials}").
+	scheme10 := ""
+	if cfg.ProtocolVersion == a2a.Version10 && cfg.Authentication != nil && len(cfg.Authentication.Schemes) > 0 && cfg.Authentication.Credentials != "" {
+		scheme10 = cfg.Authentication.Schemes[0]
+	}
 	switch {
+	case scheme10 != "":
+		req.Header.Set("Authorization", scheme10+" "+cfg.Authentication.Credentials)
 	case basic && cfg.Authentication.Credentials != "":
 		req.Header.Set("Authorization", "Basic "+cfg.Authentication.Credentials)
 	case p.o.Signer != nil:
@@ -416,6 +432,36 @@ func (h *Handler) checkPushURL(ctx context.Context, field, rawURL string) error 
 		return a2a.InvalidParams(field, "webhook URL not allowed: "+err.Error())
 	}
 	return nil
+}
+
+// checkPushHeaders refuses (-32602, naming the field below prefix) a
+// config whose token or authentication could not be sent as HTTP header
+// values: the scheme must be an RFC 9110 token, the token and credentials
+// visible ASCII and spaces (no CR, LF or other control characters).
+func checkPushHeaders(prefix string, cfg a2a.PushNotificationConfig) error {
+	if !headerValueOK(cfg.Token) {
+		return a2a.InvalidParams(prefix+"/token", "token must be visible ASCII characters and spaces")
+	}
+	if a := cfg.Authentication; a != nil {
+		for i, sc := range a.Schemes {
+			if sc == "" || strings.Trim(sc, "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+				return a2a.InvalidParams(fmt.Sprintf("%s/authentication/schemes/%d", prefix, i), "an authentication scheme is a token such as Bearer or Basic")
+			}
+		}
+		if !headerValueOK(a.Credentials) {
+			return a2a.InvalidParams(prefix+"/authentication/credentials", "credentials must be visible ASCII characters and spaces")
+		}
+	}
+	return nil
+}
+
+func headerValueOK(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // setPushConfig stores a config whose URL checkPushURL accepted; cursor
