@@ -255,18 +255,28 @@ func v1StartOurs(t *testing.T) *v1Target {
 	return tg
 }
 
-// v1StartGoPeer builds and starts cmd/peer-a2agov2 (with --compat if set).
-func v1StartGoPeer(t *testing.T, compat bool) *v1Target {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "peer-a2agov2")
+// v1PeerBin builds cmd/peer-a2agov2 once per test binary, next to the
+// a2abridge binary that TestMain builds (and removes).
+var v1PeerBin = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(filepath.Dir(binPath), "peer-a2agov2")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, v1PeerPkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+		return "", fmt.Errorf("%v: %v\n%s", cmd.Args, err, out)
+	}
+	return bin, nil
+})
+
+// v1StartGoPeer starts cmd/peer-a2agov2 (with --compat if set).
+func v1StartGoPeer(t *testing.T, compat bool) *v1Target {
+	t.Helper()
+	bin, err := v1PeerBin()
+	if err != nil {
+		t.Fatal(err)
 	}
 	args := []string{"--keep-alive", "250ms", "--log-level", "info"}
 	if compat {
