@@ -6,7 +6,12 @@
 #               the a2a-go peer, and our client + CLI against a2abridge, the
 #               a2a-go peer and the JS peer (TestOurClient)
 #   interop/js  @a2a-js/sdk client (node --test, builds the binary with go)
-# Both suites always run; the exit status is non-zero if either failed.
+# and the A2A 1.0 suites (a2a-go v2 client: go/v1_client_test.go; @a2a-js/sdk
+# 1.3.0 client: js/v1.test.mjs), each run against its SDK peers
+# (go/cmd/peer-a2agov2, js/peer-server-v1.mjs) and, with
+# A2ABRIDGE_INTEROP_V1=1 in the environment, against `a2abridge serve` too
+# (skipped with a message otherwise).
+# All suites always run; the exit status is non-zero if any failed.
 # Needs only Go and Node.js/npm (registry access for go modules and npm ci).
 set -uo pipefail
 
@@ -34,13 +39,31 @@ run_suite() {
 	fi
 }
 
-# Before the Go suite, which runs our client against the JS peer
-# (js/peer-server.mjs); without js/node_modules it skips that peer.
+# js_tests_except_v1 runs node --test on every js/*.test.mjs but the A2A 1.0 suite.
+js_tests_except_v1() {
+	local files=() f
+	for f in *.test.mjs; do
+		[[ $f == v1.test.mjs ]] || files+=("$f")
+	done
+	node --test "${files[@]}"
+}
+
+if [[ ${A2ABRIDGE_INTEROP_V1:-} == 1 ]]; then
+	v1_target="SDK peers and a2abridge serve"
+else
+	v1_target="SDK peers; a2abridge serve skipped, set A2ABRIDGE_INTEROP_V1=1 to add it"
+fi
+
+# Before the Go suites, which run our client against the JS peer
+# (js/peer-server.mjs) and the a2a-go v2 client against the JS 1.0 peer
+# (js/peer-server-v1.mjs); without js/node_modules they skip those peers.
 run_suite "js dependencies (npm ci)" "$here/js" npm ci --no-audit --no-fund
 # The scenarios mostly wait on slow tasks and streams: run more of them at
 # once than GOMAXPROCS (the default -parallel) allows on small machines.
-run_suite "go (a2a-go; our client and CLI vs a2abridge, a2a-go, JS)" "$here/go" go test -count=1 -parallel 8 ./...
-run_suite "js (@a2a-js/sdk)" "$here/js" node --test
+run_suite "go (a2a-go; our client and CLI vs a2abridge, a2a-go, JS)" "$here/go" go test -count=1 -parallel 8 -skip '^TestV1Client' ./...
+run_suite "go A2A 1.0 (a2a-go v2 client vs $v1_target)" "$here/go" go test -count=1 -parallel 8 -run '^TestV1Client' ./...
+run_suite "js (@a2a-js/sdk)" "$here/js" js_tests_except_v1
+run_suite "js A2A 1.0 (@a2a-js/sdk 1.3.0 client vs $v1_target)" "$here/js" node --test v1.test.mjs
 
 if ((${#failed[@]})); then
 	echo "interop: failed: ${failed[*]}" >&2

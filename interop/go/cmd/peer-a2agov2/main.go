@@ -1,0 +1,536 @@
+// Command peer-a2agov2 is a PEER A2A 1.0 server built only from the official
+// Go SDK v2 (github.com/a2aproject/a2a-go/v2 v2.4.0, packages a2asrv,
+// a2asrv/push and, with --compat, a2acompat/a2av0). It hosts the same three
+// agents as `a2abridge serve` and cmd/peer-a2ago (echo, chat, slow), each
+// behind its own a2asrv request handler (and so its own in-memory task store
+// and push config store), serving both A2A 1.0 bindings:
+//
+//	POST /a2a/{echo,chat,slow}                              JSON-RPC 1.0 (a2asrv.NewJSONRPCHandler)
+//	     /a2a/{echo,chat,slow}/rest/...                     HTTP+JSON 1.0 (a2asrv.NewRESTHandler): POST message:send, ...
+//	GET  /a2a/{echo,chat,slow}/.well-known/agent-card.json  card (a2asrv.NewStaticAgentCardHandler)
+//	GET  /.well-known/agent-card.json                       the echo agent's card (the default agent)
+//
+// The card lists supportedInterfaces [JSONRPC 1.0 at /a2a/{name},
+// HTTP+JSON 1.0 at /a2a/{name}/rest], in that order. With --compat the same
+// handler is also served over A2A 0.3 (a2acompat/a2av0):
+//
+//	POST /a2a/{name}/v0.3                                   JSON-RPC 0.3 (a2av0.NewJSONRPCHandler)
+//	     /a2a/{name}/v0.3/v1/...                            HTTP+JSON 0.3 (a2av0.NewRESTHandler)
+//
+// and the card is produced by a2av0.NewStaticAgentCardProducer (a union of
+// the 1.0 and 0.3 card fields; url/preferredTransport name the 0.3 JSON-RPC
+// endpoint) with the two 0.3 interfaces added to supportedInterfaces.
+//
+// Two deliberate departures from the SDK's defaults, both needed by tests:
+//
+//   - Every caller is the authenticated user --list-user (default
+//     "anonymous", set by a CallInterceptor). The SDK's default in-memory
+//     task store answers ListTasks with ErrUnauthenticated when the call
+//     has no user name; --list-user "" restores that default.
+//   - Push notifications are enabled (push.NewInMemoryStore +
+//     push.NewHTTPPushSender) with AllowPrivateNetworks, because the tests'
+//     webhooks listen on 127.0.0.1, which the sender's SSRF guard refuses by
+//     default.
+//
+// --wire-log FILE appends every HTTP exchange (request line, headers, body;
+// status, headers, body, streams included) to FILE ("-" = stderr), for the
+// wire notes in interop/V1_WIRE_NOTES.md.
+//
+// Usage:
+//
+//	peer-a2agov2 [--addr 127.0.0.1:0] [--compat] [--keep-alive 0] [--step 1s]
+//	             [--list-user anonymous] [--wire-log FILE] [--log-level warn]
+//
+// Once listening it prints `peer listening on http://ADDR` on stdout. SIGINT
+// or SIGTERM stops it (exit status 0).
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "peer-a2agov2:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
+	compat := flag.Bool("compat", false, "also serve A2A 0.3 (JSON-RPC and HTTP+JSON) through a2acompat/a2av0, with a 0.3-compatible card")
+	keepAlive := flag.Duration("keep-alive", 0, "SSE keep-alive comment interval (a2asrv.WithTransportKeepAlive); 0 keeps the SDK default: none")
+	step := flag.Duration("step", time.Second, "interval of the slow agent's progress updates (its task lasts N seconds either way)")
+	listUser := flag.String("list-user", "anonymous", "authenticated user name given to every call (the SDK's task store refuses ListTasks without one); empty = SDK default")
+	wireLog := flag.String("wire-log", "", "append every HTTP exchange to this file (- = stderr)")
+	logLevel := flag.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *step <= 0 {
+		return fmt.Errorf("--step must be positive")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+
+	var transportOpts []a2asrv.TransportOption
+	if *keepAlive > 0 {
+		transportOpts = append(transportOpts, a2asrv.WithTransportKeepAlive(*keepAlive))
+	}
+	mux := http.NewServeMux()
+	for _, ag := range agents(*step) {
+		prefix := "/a2a/" + ag.name
+		card := ag.card(base + prefix)
+		opts := []a2asrv.RequestHandlerOption{
+			a2asrv.WithLogger(logger),
+			a2asrv.WithPushNotifications(push.NewInMemoryStore(),
+				push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})),
+		}
+		if *listUser != "" {
+			opts = append(opts, a2asrv.WithCallInterceptors(userInterceptor{name: *listUser}))
+		}
+		handler := a2asrv.NewHandler(ag.exec, opts...)
+
+		mux.Handle(prefix, a2asrv.NewJSONRPCHandler(handler, transportOpts...))
+		mux.Handle(prefix+"/rest/", http.StripPrefix(prefix+"/rest", a2asrv.NewRESTHandler(handler, transportOpts...)))
+		var cardHandler http.Handler
+		if *compat {
+			card.SupportedInterfaces = append(card.SupportedInterfaces,
+				&a2a.AgentInterface{URL: base + prefix + "/v0.3", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+				&a2a.AgentInterface{URL: base + prefix + "/v0.3", ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version})
+			mux.Handle(prefix+"/v0.3", a2av0.NewJSONRPCHandler(handler, transportOpts...))
+			mux.Handle(prefix+"/v0.3/", http.StripPrefix(prefix+"/v0.3", a2av0.NewRESTHandler(handler, transportOpts...)))
+			cardHandler = a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card))
+		} else {
+			cardHandler = a2asrv.NewStaticAgentCardHandler(card)
+		}
+		mux.Handle(prefix+a2asrv.WellKnownAgentCardPath, cardHandler)
+		if ag.name == "echo" {
+			mux.Handle(a2asrv.WellKnownAgentCardPath, cardHandler)
+		}
+	}
+
+	var root http.Handler = mux
+	if *wireLog != "" {
+		w := io.Writer(os.Stderr)
+		if *wireLog != "-" {
+			f, err := os.OpenFile(*wireLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				return fmt.Errorf("--wire-log: %w", err)
+			}
+			defer f.Close()
+			w = f
+		}
+		root = &wireLogger{next: mux, out: w}
+	}
+
+	// Cancelling baseCtx on shutdown ends the request contexts, and so the
+	// open SSE streams, which http.Server.Shutdown would otherwise wait for.
+	baseCtx, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	srv := &http.Server{
+		Handler:           root,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	}
+	// Catch the signals before announcing the address: a SIGINT right after
+	// the listening line must still be a clean stop.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Printf("peer listening on %s\n", base)
+
+	select {
+	case err := <-served:
+		return err
+	case s := <-sig:
+		logger.Info("shutting down", "signal", s.String())
+	}
+	signal.Stop(sig)
+	cancelBase()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// userInterceptor makes every call an authenticated user's, so that the
+// SDK's in-memory task store serves ListTasks (see the package doc).
+type userInterceptor struct {
+	a2asrv.PassthroughCallInterceptor
+	name string
+}
+
+func (u userInterceptor) Before(ctx context.Context, callCtx *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
+	callCtx.User = a2asrv.NewAuthenticatedUser(u.name, nil)
+	return ctx, nil, nil
+}
+
+// agent is one hosted agent: its path segment, card data and executor.
+type agent struct {
+	name  string
+	desc  string
+	skill a2a.AgentSkill
+	exec  a2asrv.AgentExecutor
+}
+
+func agents(step time.Duration) []agent {
+	return []agent{
+		{
+			name: "echo", desc: "Echoes each message back as an artifact, streamed in chunks.",
+			skill: a2a.AgentSkill{ID: "echo", Name: "Echo", Description: "Returns the parts it is sent.",
+				Tags: []string{"echo", "test"}, Examples: []string{"hello"}},
+			exec: echoExecutor{},
+		},
+		{
+			name: "chat", desc: "A multi-turn conversation: echoes each turn and asks for more; say \"bye\" to finish.",
+			skill: a2a.AgentSkill{ID: "chat", Name: "Chat", Description: "Multi-turn echo that waits for input.",
+				Tags: []string{"chat", "multi-turn"}, Examples: []string{"hello", "bye"}},
+			exec: chatExecutor{},
+		},
+		{
+			name: "slow", desc: "Works for N seconds (send a number; default 10) with progress updates; cancellable.",
+			skill: a2a.AgentSkill{ID: "slow", Name: "Slow", Description: "A long-running, cancellable task.",
+				Tags: []string{"slow", "cancel", "test"}, Examples: []string{"5"}},
+			exec: slowExecutor{step: step},
+		},
+	}
+}
+
+func (ag agent) card(url string) *a2a.AgentCard {
+	modes := []string{"text/plain", "application/json", "application/octet-stream"}
+	return &a2a.AgentCard{
+		Name:        ag.name,
+		Description: ag.desc,
+		SupportedInterfaces: []*a2a.AgentInterface{
+			a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC),
+			a2a.NewAgentInterface(url+"/rest", a2a.TransportProtocolHTTPJSON),
+		},
+		Version:            "1.0.0",
+		Provider:           &a2a.AgentProvider{Org: "a2abridge interop (a2a-go v2 peer)", URL: "https://github.com/a2aproject/a2a-go"},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
+		DefaultInputModes:  modes,
+		DefaultOutputModes: modes,
+		Skills:             []a2a.AgentSkill{ag.skill},
+	}
+}
+
+// newTask is the submitted Task of a message that starts a task, so that
+// SendStreamingMessage opens with a Task event (as the SDK's own examples
+// do); follow-up messages (a stored task) start with status-updates.
+func newTask(ec *a2asrv.ExecutorContext) *a2a.Task {
+	if ec.StoredTask != nil {
+		return nil
+	}
+	return a2a.NewSubmittedTask(ec, ec.Message)
+}
+
+// status is a status-update; an agent message is attached if text is set.
+func status(ec *a2asrv.ExecutorContext, state a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
+	var msg *a2a.Message
+	if text != "" {
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(text))
+	}
+	return a2a.NewStatusUpdateEvent(ec, state, msg)
+}
+
+// cancel is the Cancel of every agent: one canceled status-update. The SDK
+// applies it to the stored task; a running execution then fails its next
+// update and its context is canceled.
+func cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(status(ec, a2a.TaskStateCanceled, ""), nil)
+	}
+}
+
+func textOf(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p != nil {
+			b.WriteString(p.Text())
+		}
+	}
+	return b.String()
+}
+
+// A text part longer than echoChunk bytes is streamed in several artifact
+// chunks of echoChunk bytes (as `a2abridge serve` does), but in at most
+// echoMaxChunks chunks (as cmd/peer-a2ago does).
+const (
+	echoChunk     = 64
+	echoMaxChunks = 32
+)
+
+// echoExecutor: Task(submitted), the artifact "echo" in one artifact-update
+// per part (long texts split in echoChunk-byte pieces; append on all but the
+// first, lastChunk on the last), then a completed status-update.
+type echoExecutor struct{}
+
+func (echoExecutor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if t := newTask(ec); t != nil && !yield(t, nil) {
+			return
+		}
+		chunks := chunkParts(ec.Message.Parts)
+		id := a2a.NewArtifactID()
+		for i, p := range chunks {
+			ev := &a2a.TaskArtifactUpdateEvent{
+				TaskID: ec.TaskID, ContextID: ec.ContextID,
+				Append: i > 0, LastChunk: i == len(chunks)-1,
+				Artifact: &a2a.Artifact{ID: id, Name: "echo", Parts: a2a.ContentParts{p}},
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		yield(status(ec, a2a.TaskStateCompleted, ""), nil)
+	}
+}
+
+func (echoExecutor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return cancel(ctx, ec)
+}
+
+func chunkParts(parts a2a.ContentParts) []*a2a.Part {
+	var out []*a2a.Part
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		text, ok := p.Content.(a2a.Text)
+		if !ok || len(text) <= echoChunk {
+			out = append(out, p)
+			continue
+		}
+		size := max(echoChunk, (len(text)+echoMaxChunks-1)/echoMaxChunks)
+		for s := string(text); len(s) > 0; {
+			n := min(size, len(s))
+			for n < len(s) && n > 0 && s[n]&0xC0 == 0x80 { // keep UTF-8 sequences whole
+				n--
+			}
+			if n == 0 {
+				n = min(size, len(s))
+			}
+			out = append(out, &a2a.Part{Content: a2a.Text(s[:n]), MediaType: p.MediaType, Metadata: p.Metadata})
+			s = s[n:]
+		}
+	}
+	return out
+}
+
+// chatExecutor: every turn ends in an input-required status-update whose
+// agent message quotes the text; "bye" completes the task.
+type chatExecutor struct{}
+
+func (chatExecutor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if t := newTask(ec); t != nil && !yield(t, nil) {
+			return
+		}
+		// The user messages before this one, plus this one (the SDK may or
+		// may not have appended it to the stored history already).
+		turn := 1
+		if ec.StoredTask != nil {
+			for _, m := range ec.StoredTask.History {
+				if m.Role == a2a.MessageRoleUser && m.ID != ec.Message.ID {
+					turn++
+				}
+			}
+		}
+		text := textOf(ec.Message.Parts)
+		if strings.EqualFold(strings.TrimSpace(text), "bye") {
+			yield(status(ec, a2a.TaskStateCompleted, fmt.Sprintf("Goodbye! (%d turns)", turn)), nil)
+			return
+		}
+		yield(status(ec, a2a.TaskStateInputRequired,
+			fmt.Sprintf("turn %d: you said %q. Say more, or \"bye\" to finish.", turn, text)), nil)
+	}
+}
+
+func (chatExecutor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return cancel(ctx, ec)
+}
+
+// slowExecutor works for N seconds (the message text, default 10) with a
+// working status-update every step, then the artifact "result" and a
+// completed status-update. A cancel ends it with canceled.
+type slowExecutor struct{ step time.Duration }
+
+func (s slowExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if t := newTask(ec); t != nil && !yield(t, nil) {
+			return
+		}
+		secs := 10
+		if n, err := strconv.Atoi(strings.TrimSpace(textOf(ec.Message.Parts))); err == nil && n >= 0 && n <= 3600 {
+			secs = n
+		}
+		total := time.Duration(secs) * time.Second
+		if !yield(status(ec, a2a.TaskStateWorking, fmt.Sprintf("working for %s", total)), nil) {
+			return
+		}
+		start := time.Now()
+		tk := time.NewTicker(s.step)
+		defer tk.Stop()
+		for time.Since(start) < total {
+			select {
+			case <-ctx.Done(): // canceled: the SDK has applied the canceled status
+				return
+			case <-tk.C:
+				done := min(time.Since(start), total)
+				if !yield(status(ec, a2a.TaskStateWorking, fmt.Sprintf("progress: %d%%", int(100*done/total))), nil) {
+					return
+				}
+			}
+		}
+		art := &a2a.TaskArtifactUpdateEvent{
+			TaskID: ec.TaskID, ContextID: ec.ContextID, LastChunk: true,
+			Artifact: &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "result",
+				Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprintf("done after %s", total))}},
+		}
+		if !yield(art, nil) {
+			return
+		}
+		yield(status(ec, a2a.TaskStateCompleted, ""), nil)
+	}
+}
+
+func (slowExecutor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return cancel(ctx, ec)
+}
+
+// wireLogger writes each HTTP exchange to out once the handler returns:
+// request line, headers and body, then status, headers and the body as
+// written (an SSE stream in full). Bodies are cut at wireLogMax bytes.
+type wireLogger struct {
+	next http.Handler
+	mu   sync.Mutex
+	out  io.Writer
+	seq  atomic.Int64
+}
+
+const wireLogMax = 16 << 10
+
+func (l *wireLogger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := l.seq.Add(1)
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	start := time.Now()
+	l.next.ServeHTTP(rec, r)
+
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "=== #%d %s %s (%s)\n", n, r.Method, r.URL.RequestURI(), time.Since(start).Round(time.Millisecond))
+	writeHeaders(&b, "> ", r.Header)
+	writeBody(&b, "> ", body)
+	fmt.Fprintf(&b, "< %d %s\n", rec.status, http.StatusText(rec.status))
+	writeHeaders(&b, "< ", w.Header())
+	writeBody(&b, "< ", rec.body.Bytes())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = l.out.Write(b.Bytes())
+}
+
+func writeHeaders(b *bytes.Buffer, prefix string, h http.Header) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			fmt.Fprintf(b, "%s%s: %s\n", prefix, k, v)
+		}
+	}
+}
+
+func writeBody(b *bytes.Buffer, prefix string, body []byte) {
+	if len(body) == 0 {
+		return
+	}
+	cut := ""
+	if len(body) > wireLogMax {
+		body, cut = body[:wireLogMax], fmt.Sprintf(" … (%d bytes cut)", len(body)-wireLogMax)
+	}
+	b.WriteString(prefix + "\n")
+	for _, line := range strings.Split(strings.TrimRight(string(body), "\n"), "\n") {
+		b.WriteString(prefix + line + "\n")
+	}
+	if cut != "" {
+		b.WriteString(prefix + cut + "\n")
+	}
+}
+
+// recorder keeps a copy of the status and body; Flush passes through, so
+// SSE streams still reach the client event by event.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+	mu     sync.Mutex
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	r.mu.Lock()
+	r.body.Write(p)
+	r.mu.Unlock()
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
