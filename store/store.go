@@ -29,6 +29,9 @@ var (
 	ErrDuplicateMessage = errors.New("store: duplicate messageId")
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrInvalidCursor: a TaskQuery's Cursor is not one that the store
+	// returned (TaskPage.Next) for a query with the same filters.
+	ErrInvalidCursor = errors.New("store: invalid cursor")
 )
 
 // Record is one entry of a task's event log. Seq is the record's position
@@ -121,6 +124,19 @@ type Store interface {
 	// PendingPush returns every config whose cursor is behind its task's
 	// last sequence number: deliveries owed, e.g. after a restart.
 	PendingPush(ctx context.Context) ([]PushConfig, error)
+	// ListTasks returns one page of the tasks that q selects (A2A 1.0
+	// §3.1.4), most recently updated first: in descending order of their
+	// snapshot's Status.Timestamp (a task without one comes last), ties
+	// by descending task id. Paging is by keyset: q.Cursor is the
+	// previous page's Next, and a page starts after the last task of the
+	// previous one, so that tasks created meanwhile (which come first)
+	// neither repeat nor hide tasks on later pages; a task whose status
+	// changes while a client pages through may move to a page already
+	// read, or appear twice. The work done is about q's page of tasks,
+	// not every task, apart from counting Total. It returns
+	// ErrInvalidCursor for a Cursor that is not a Next of a query with
+	// the same Agent, Owner, ContextID, State and StatusAfter.
+	ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	// DeleteFinished deletes tasks in a terminal state (completed,
 	// canceled, failed, rejected) whose last append was before `before`,
 	// oldest first, with their records, message index entries and push
@@ -133,6 +149,51 @@ type Store interface {
 	DeleteFinished(ctx context.Context, before time.Time, limit int) (deleted int, more bool, err error)
 	// Close releases resources; later calls may return ErrClosed.
 	Close() error
+}
+
+// TaskQuery selects the tasks of ListTasks: those of agent Agent created
+// by owner Owner (both matched exactly; "" is the owner of tasks created
+// without authentication), and, when set, in context ContextID, in state
+// State and whose status timestamp is at or after StatusAfter (A2A 1.0
+// ListTasksRequest.status_timestamp_after: "greater than or equal"; a
+// task without a status timestamp never is). Zero values do not filter.
+type TaskQuery struct {
+	Agent       string
+	Owner       string
+	ContextID   string
+	State       a2a.TaskState
+	StatusAfter time.Time
+	// Limit is the most tasks on the page: <= 0 means DefaultTaskLimit,
+	// and more than MaxTaskLimit means MaxTaskLimit.
+	Limit int
+	// Cursor is the previous page's TaskPage.Next; "" for the first page.
+	Cursor string
+}
+
+// ListTasks page sizes (TaskQuery.Limit).
+const (
+	DefaultTaskLimit = 50
+	MaxTaskLimit     = 1000
+)
+
+// PageLimit returns q.Limit resolved as documented at TaskQuery.Limit.
+func (q *TaskQuery) PageLimit() int {
+	switch {
+	case q.Limit <= 0:
+		return DefaultTaskLimit
+	case q.Limit > MaxTaskLimit:
+		return MaxTaskLimit
+	}
+	return q.Limit
+}
+
+// TaskPage is one page of ListTasks: up to the query's limit of tasks in
+// order, Next the cursor of the following page ("" on the last one), and
+// Total the number of tasks the query's filters select, ignoring paging.
+type TaskPage struct {
+	Tasks []TaskInfo
+	Next  string
+	Total int
 }
 
 // PushConfig is a push notification config registered for a task, with

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/internal/listing"
 )
 
 // Store is an in-memory store.Store. The zero value is not usable; call New.
@@ -64,6 +65,11 @@ type task struct {
 	packed  []byte         // a finished task's snapshot and records (pack.go), or nil
 	push    []store.PushConfig
 	msgKeys []string // the message index keys of the task (deleted with it)
+	// What ListTasks filters and orders by, from the latest snapshot
+	// (kept apart from info.Task, which is zero while packed).
+	contextID string
+	state     a2a.TaskState
+	status    int64 // listing.StatusKey of the snapshot's status timestamp
 	// finished is set once the task is in Store.fin, holding size bytes
 	// (guarded by finMu).
 	finished bool
@@ -187,6 +193,7 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err er
 	}
 	snap := a.Snapshot
 	t.info.Task = snap
+	t.contextID, t.state, t.status = snap.ContextID, snap.Status.State, listing.StatusKey(snap.Status.Timestamp)
 	t.info.Seq = a.After + int64(len(a.Records))
 	t.info.Updated = now
 	if unfinished(snap.Status.State) {
@@ -279,6 +286,78 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 		return cmp.Compare(a.Task.ID, b.Task.ID)
 	})
 	return out, nil
+}
+
+// ListTasks implements store.Store. It looks at every task (this store
+// keeps no index), in O(tasks × log page size) time, and copies only the
+// page's snapshots, as Task does. It returns store.ErrInvalidCursor as
+// documented there, and no other error.
+func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPage, error) {
+	after, paged, err := listing.After(&q)
+	if err != nil {
+		return store.TaskPage{}, err
+	}
+	limit := q.PageLimit()
+	type hit struct {
+		key listing.Key
+		t   *task
+	}
+	order := func(a, b hit) int {
+		if a.key.Before(b.key) {
+			return -1
+		}
+		if b.key.Before(a.key) {
+			return 1
+		}
+		return 0
+	}
+	// hits keeps the first tasks in order after the cursor: at most
+	// 2×limit, cut back to limit+1 whenever it fills up.
+	var hits []hit
+	total := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for id, t := range sh.tasks {
+			if t.info.Agent != q.Agent || t.info.Owner != q.Owner || !listing.Match(&q, t.contextID, t.state, t.status) {
+				continue
+			}
+			total++
+			k := listing.Key{Status: t.status, ID: id}
+			if paged && !after.Before(k) {
+				continue
+			}
+			hits = append(hits, hit{k, t})
+			if len(hits) >= 2*(limit+1) {
+				slices.SortFunc(hits, order)
+				clear(hits[limit+1:])
+				hits = hits[:limit+1]
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	slices.SortFunc(hits, order)
+	page := store.TaskPage{Total: total, Tasks: make([]store.TaskInfo, 0, min(limit, len(hits)))}
+	for i, h := range hits {
+		if i == limit {
+			page.Next = listing.Cursor(&q, hits[i-1].key)
+			break
+		}
+		sh := s.shard(h.key.ID)
+		sh.mu.RLock()
+		var info store.TaskInfo
+		if sh.tasks[h.key.ID] == h.t { // not deleted meanwhile
+			info, err = h.t.snapshot()
+		}
+		sh.mu.RUnlock()
+		if err != nil {
+			return store.TaskPage{}, err
+		}
+		if info.Task.ID != "" {
+			page.Tasks = append(page.Tasks, info)
+		}
+	}
+	return page, nil
 }
 
 // SetPushConfig implements store.Store.

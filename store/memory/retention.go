@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 // Options tunes a Store. The zero value is ready to use.
 type Options struct {
 	// MaxFinishedBytes caps what the tasks that have finished (reached a
-	// terminal state) hold, in bytes of their A2A JSON (exact for a task
-	// kept packed, estimated from its parts' sizes otherwise). When an
+	// terminal state) hold, in bytes of their stored records (exact for a
+	// task kept packed, estimated from its parts' sizes otherwise). When an
 	// Append takes the total beyond it, the tasks that finished first are
 	// deleted, as DeleteFinished does, until it fits again; a task with
 	// push notifications still owed is kept until they are delivered or
@@ -61,7 +62,7 @@ func (f *finished) pop() finishedTask {
 }
 
 // finishedSize estimates what a finished task that stays unpacked holds:
-// its records' JSON, where the snapshot shares the records' values.
+// its records' values, which the snapshot shares.
 func finishedSize(records []store.Record) int64 {
 	n := int64(0)
 	for _, r := range records {
@@ -90,22 +91,71 @@ func partsSize(parts []a2a.Part) int64 {
 		n += 32
 		switch p := p.(type) {
 		case a2a.TextPart:
-			n += int64(len(p.Text) + len(p.MediaType) + len(p.Filename))
+			n += textSize(&p)
+		case *a2a.TextPart:
+			n += textSize(p)
 		case a2a.FilePart:
-			n += int64(len(p.File.Bytes)*4/3 + len(p.File.URI) + len(p.File.Name) + len(p.File.MimeType))
+			n += fileSize(&p)
+		case *a2a.FilePart:
+			n += fileSize(p)
 		case a2a.DataPart:
-			n += 64
-			switch d := p.Data.(type) {
-			case map[string]any:
-				n += 64 * int64(len(d))
-			case []any:
-				n += 64 * int64(len(d))
-			case string:
-				n += int64(len(d))
-			}
+			n += dataSize(&p)
+		case *a2a.DataPart:
+			n += dataSize(p)
 		}
 	}
 	return n
+}
+
+func textSize(p *a2a.TextPart) int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(len(p.Text)+len(p.MediaType)+len(p.Filename)) + valueSize(p.Metadata, 0)
+}
+
+func fileSize(p *a2a.FilePart) int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(len(p.File.Bytes)+len(p.File.URI)+len(p.File.Name)+len(p.File.MimeType)) + valueSize(p.Metadata, 0)
+}
+
+func dataSize(p *a2a.DataPart) int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(len(p.MediaType)+len(p.Filename)) + valueSize(p.Data, 0) + valueSize(p.Metadata, 0)
+}
+
+// valueSize estimates the bytes a JSON value holds (a DataPart's Data, a
+// part's metadata), nested values included, down to a depth of 64 (below
+// that, a value counts as 64 bytes).
+func valueSize(v any, depth int) int64 {
+	if depth > 64 {
+		return 64
+	}
+	switch v := v.(type) {
+	case nil, bool:
+		return 8
+	case string:
+		return 16 + int64(len(v))
+	case json.Number:
+		return 16 + int64(len(v))
+	case map[string]any:
+		n := int64(48)
+		for k, x := range v {
+			n += 16 + int64(len(k)) + valueSize(x, depth+1)
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, x := range v {
+			n += valueSize(x, depth+1)
+		}
+		return n
+	}
+	return 64
 }
 
 // finishedLocked records, under the task's shard lock, that t reached or

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -34,16 +34,12 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context, c *sql.C
 	return <-r.res
 }
 
-func encodePush(taskID string, c a2a.PushNotificationConfig) ([]byte, error) {
-	return v03.MarshalTaskPushNotificationConfig(&a2a.TaskPushNotificationConfig{TaskID: taskID, PushNotificationConfig: c})
-}
-
 // SetPushConfig implements store.Store.
 func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNotificationConfig, cursor int64) error {
 	if c.ID == "" {
 		return errors.New("sqlite: push config without id")
 	}
-	body, err := encodePush(taskID, c)
+	body, err := record.MarshalPushConfig(&c)
 	if err != nil {
 		return fmt.Errorf("sqlite: encode push config: %w", err)
 	}
@@ -111,11 +107,9 @@ func (s *Store) queryPush(ctx context.Context, q string, args ...any) ([]store.P
 		if err := rows.Scan(&p.TaskID, &body, &p.Delivered, &created); err != nil {
 			return nil, wrap("push configs", err)
 		}
-		c, err := v03.UnmarshalTaskPushNotificationConfig(body)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: decode push config: %v", err)
+		if p.Config, err = record.UnmarshalPushConfig(body); err != nil {
+			return nil, fmt.Errorf("sqlite: decode push config of task %s: %w", p.TaskID, err)
 		}
-		p.Config = c.PushNotificationConfig
 		p.Created = time.Unix(0, created).UTC()
 		out = append(out, p)
 	}

@@ -11,8 +11,11 @@
 // Reads use a separate pool of read-only connections and see every Append
 // that has returned.
 //
-// Events and snapshots are stored in the A2A 0.3.0 JSON encoding of
-// package internal/wire/v03.
+// Events, snapshots and push notification configs are stored as records
+// of package internal/record: a versioned format of a2abridge's own,
+// which holds every field of the domain model whatever protocol version a
+// client speaks. (Up to schema version 4 they were A2A 0.3.0 JSON; Open
+// converts such a database, see migrate.go.)
 //
 // Appending costs in proportion to what is appended, never to the task: a
 // task's row holds its bookkeeping (state, last sequence number, times),
@@ -23,6 +26,11 @@
 // once, plus checkpoints whose sizes grow geometrically: a small multiple
 // of the task's size in all, where writing the whole snapshot with every
 // append would be quadratic.
+//
+// A task's row also holds what ListTasks filters and orders by (agent,
+// owner, context id, state, status time), in indexes that serve each page
+// from its first row; an append of artifact updates only (a streamed
+// artifact's chunks) leaves those columns, and so the indexes, alone.
 package sqlite
 
 import (
@@ -40,13 +48,14 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/fold"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/internal/listing"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open refuses a database with a higher version.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ErrClosed is returned by every method of a Store after Close, and by an
 // Append still queued (not yet taken into a transaction) when Close is
@@ -99,6 +108,7 @@ type Store struct {
 	w   writeStmts
 	r   readStmts
 	ret retentionStmts
+	ls  listStmts
 
 	msgs     *msgFilter
 	stopScan context.CancelFunc
@@ -111,6 +121,10 @@ type writeStmts struct {
 	// The fast path's statements check as they write: each affects no
 	// row where the append must fail.
 	insTaskNew, updTaskAt, insMsgNew, delMsg, delTask *sql.Stmt
+	// updTaskQuiet and updTaskAtQuiet are updTask and updTaskAt for an
+	// append of artifact updates only: they leave the indexed state and
+	// status time alone (see request.statusChange).
+	updTaskQuiet, updTaskAtQuiet *sql.Stmt
 	// insEvents[k-2] inserts k events in one statement.
 	insEvents [maxEventRows - 1]*sql.Stmt
 }
@@ -148,16 +162,27 @@ type request struct {
 	size   int64   // the bodies' total length
 	times  []int64 // unix nanoseconds of each record
 	now    int64   // unix nanoseconds of the Append call
-	res    chan error
+	// status is the snapshot's status time (listing.StatusKey), and
+	// statusChange whether a record may change the task's status: one
+	// that is not an artifact update (the fold changes the status only
+	// with a Task or a status update; a message is counted too, to be
+	// lenient with callers that set the state along with one).
+	status       int64
+	statusChange bool
+	res          chan error
 }
 
 var _ store.Store = (*Store)(nil)
 
 // The schema. tasks.tail is the encoded size of the events after the
 // task's snapshot (all of them when it has none), snap_size the size of
-// that snapshot; snapshots holds at most one checkpoint per task, the
-// fold of its records 1..seq. tasks_finished serves retention
-// (DeleteFinished), messages_task the deletion of a task's message ids.
+// that snapshot, status_ts the snapshot's status time
+// (listing.StatusKey: Unix nanoseconds, or the lowest int64 for none);
+// snapshots holds at most one checkpoint per task, the fold of its
+// records 1..seq. tasks_finished serves retention (DeleteFinished),
+// messages_task the deletion of a task's message ids, tasks_list_time,
+// tasks_list_context and tasks_list_state ListTasks. events.body,
+// snapshots.body and push_configs.body are records (internal/record).
 const schema = `
 CREATE TABLE IF NOT EXISTS tasks (
 	id         TEXT PRIMARY KEY,
@@ -169,10 +194,14 @@ CREATE TABLE IF NOT EXISTS tasks (
 	created    INTEGER NOT NULL,
 	updated    INTEGER NOT NULL,
 	tail       INTEGER NOT NULL DEFAULT 0,
-	snap_size  INTEGER NOT NULL DEFAULT 0
+	snap_size  INTEGER NOT NULL DEFAULT 0,
+	status_ts  INTEGER NOT NULL DEFAULT -9223372036854775808
 );
 CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks(created, id) WHERE state = 'submitted' OR state = 'working' OR state = 'unknown';
 CREATE INDEX IF NOT EXISTS tasks_finished ON tasks(updated, id) WHERE state = 'completed' OR state = 'canceled' OR state = 'failed' OR state = 'rejected';
+CREATE INDEX IF NOT EXISTS tasks_list_time ON tasks(agent, owner, status_ts, id);
+CREATE INDEX IF NOT EXISTS tasks_list_context ON tasks(agent, owner, context_id, status_ts, id);
+CREATE INDEX IF NOT EXISTS tasks_list_state ON tasks(agent, owner, state, status_ts, id);
 CREATE TABLE IF NOT EXISTS snapshots (
 	task_id TEXT PRIMARY KEY REFERENCES tasks(id),
 	seq     INTEGER NOT NULL,
@@ -202,36 +231,14 @@ CREATE TABLE IF NOT EXISTS push_configs (
 );
 `
 
-// migrations[v] upgrades a database from schema version v to v+1 (run
-// before schema, whose CREATE ... IF NOT EXISTS adds new tables).
-var migrations = map[int]string{
-	1: `ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT '';`,
-	// v3 indexes only unfinished tasks (what Unfinished reads), so a
-	// task's index entry goes away when it ends instead of moving. (The
-	// index's condition is written with OR, not IN: SQLite evaluates an
-	// IN list through a temporary table on every write.)
-	2: `DROP INDEX IF EXISTS tasks_state;`,
-	// v4 moves each task's snapshot out of its row into snapshots, where
-	// it is written only as a checkpoint: an append updates a small row
-	// instead of rewriting the whole task (SQLite rewrites a row, blob
-	// included, on every UPDATE).
-	3: `CREATE TABLE snapshots (
-	task_id TEXT PRIMARY KEY REFERENCES tasks(id),
-	seq     INTEGER NOT NULL,
-	body    BLOB NOT NULL
-);
-INSERT INTO snapshots (task_id, seq, body) SELECT id, seq, snapshot FROM tasks;
-ALTER TABLE tasks ADD COLUMN tail INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE tasks ADD COLUMN snap_size INTEGER NOT NULL DEFAULT 0;
-UPDATE tasks SET snap_size = length(snapshot);
-ALTER TABLE tasks DROP COLUMN snapshot;`,
-}
-
 // Open opens the database file at path, creating it and its schema if
 // needed, and starts the writer goroutine. path is a file name (relative
 // or absolute; not ":memory:", not a "file:" URI, no '?'). It fails if
 // the file is not a SQLite database, cannot be put in WAL mode, or has a
-// schema version newer than SchemaVersion. Close the Store when done.
+// schema version newer than SchemaVersion. A database of an older
+// version is upgraded in place, in one transaction (see migrate.go): if
+// that fails (a row that does not decode, say), Open fails and the
+// database is left as it was. Close the Store when done.
 //
 // Before opening the database, Open locks the file path+LockSuffix
 // (created next to it; flock(2) on Unix, LockFileEx on Windows, no lock
@@ -326,46 +333,6 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// migrate creates the schema in a new database and checks the version of
-// an existing one.
-func (s *Store) migrate(ctx context.Context) (err error) {
-	c := s.wconn
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return wrap("begin", err)
-	}
-	defer func() {
-		if err != nil {
-			_, _ = c.ExecContext(ctx, "ROLLBACK")
-		}
-	}()
-	var v int
-	if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return wrap("read schema version", err)
-	}
-	if v > SchemaVersion {
-		return fmt.Errorf("sqlite: database schema version %d is newer than %d", v, SchemaVersion)
-	}
-	if v > 0 {
-		for from := v; from < SchemaVersion; from++ {
-			if _, err := c.ExecContext(ctx, migrations[from]); err != nil {
-				return wrap(fmt.Sprintf("migrate schema %d→%d", from, from+1), err)
-			}
-		}
-	}
-	if _, err := c.ExecContext(ctx, schema); err != nil {
-		return wrap("create schema", err)
-	}
-	if v < SchemaVersion {
-		if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
-			return wrap("set schema version", err)
-		}
-	}
-	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		return wrap("commit schema", err)
-	}
-	return nil
-}
-
 func (s *Store) prepareWriter(ctx context.Context) error {
 	for _, p := range []struct {
 		dst **sql.Stmt
@@ -373,12 +340,14 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 	}{
 		{&s.w.selTask, "SELECT seq, agent FROM tasks WHERE id = ?"},
 		{&s.w.selMsg, "SELECT 1 FROM messages WHERE agent = ? AND message_id = ?"},
-		{&s.w.insTask, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
-		{&s.w.updTask, "UPDATE tasks SET state = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? RETURNING tail, snap_size"},
+		{&s.w.insTask, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{&s.w.updTask, "UPDATE tasks SET state = ?, status_ts = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? RETURNING tail, snap_size"},
+		{&s.w.updTaskQuiet, "UPDATE tasks SET seq = ?, updated = ?, tail = tail + ? WHERE id = ? RETURNING tail, snap_size"},
 		{&s.w.insEvent, "INSERT INTO events (task_id, seq, time, body) VALUES (?, ?, ?, ?)"},
 		{&s.w.insMsg, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?)"},
-		{&s.w.insTaskNew, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"},
-		{&s.w.updTaskAt, "UPDATE tasks SET state = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?) RETURNING tail, snap_size"},
+		{&s.w.insTaskNew, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"},
+		{&s.w.updTaskAt, "UPDATE tasks SET state = ?, status_ts = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?) RETURNING tail, snap_size"},
+		{&s.w.updTaskAtQuiet, "UPDATE tasks SET seq = ?, updated = ?, tail = tail + ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?) RETURNING tail, snap_size"},
 		{&s.w.putSnap, "INSERT INTO snapshots (task_id, seq, body) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET seq = excluded.seq, body = excluded.body"},
 		{&s.w.resetTail, "UPDATE tasks SET tail = 0, snap_size = ? WHERE id = ?"},
 		{&s.w.insMsgNew, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?) ON CONFLICT (agent, message_id) DO NOTHING"},
@@ -445,8 +414,10 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errs []error
+	errs = append(errs, s.ls.close())
 	for _, st := range []*sql.Stmt{s.w.selTask, s.w.selMsg, s.w.insTask, s.w.updTask, s.w.insEvent, s.w.insMsg,
 		s.w.putSnap, s.w.resetTail, s.w.insTaskNew, s.w.updTaskAt, s.w.insMsgNew, s.w.delMsg, s.w.delTask,
+		s.w.updTaskQuiet, s.w.updTaskAtQuiet,
 		s.r.task, s.r.events, s.r.exists, s.r.message, s.r.unfinished} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -499,16 +470,21 @@ func validate(a *store.Append) error {
 // negative After, no Agent on create, no Records, a Record without Event,
 // with a non-zero Seq that is not its position After+1, After+2, …, or a
 // Time outside years 1678–2261, Snapshot.ID different from TaskID, an empty
-// message id, an Agent that is not the task's), or an event that the wire
-// codec cannot encode or decode back (a Task without ContextID or with an
-// invalid state, a Message without MessageID, Role or a valid Part, …);
-// and the database's error if the commit fails. Records with Seq 0 are
+// message id, an Agent that is not the task's), or an event that breaks
+// the invariants readers rely on (record.CheckEvent: a Task without
+// ContextID or with an invalid state, a Message without MessageID, Role
+// or a valid Part, …) or that the record format cannot hold (a string
+// that is not UTF-8, a value that is not JSON, a status timestamp outside
+// years 1–9999); and the database's error if the commit fails. Records with Seq 0 are
 // numbered by the store; a zero Time becomes the time of the call. On any
 // error nothing is written.
 //
 // Snapshot is kept only when a checkpoint is due (see the package doc);
 // it must be the fold of the task's records (store.Append). Its state is
-// what Unfinished and DeleteFinished go by.
+// what Unfinished and DeleteFinished go by, its state and status time
+// what ListTasks goes by; an append whose records are all artifact
+// updates leaves those as they were (the fold changes neither), sparing
+// the indexes a write for every chunk of a streamed artifact.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
 	return <-s.AppendAsync(ctx, a)
 }
@@ -533,9 +509,13 @@ func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 	}
 	now := time.Now().UnixNano()
 	r := &request{ctx: ctx, a: a, now: now, res: make(chan error, 1),
-		bodies: make([][]byte, len(a.Records)), times: make([]int64, len(a.Records))}
+		bodies: make([][]byte, len(a.Records)), times: make([]int64, len(a.Records)),
+		status: listing.StatusKey(a.Snapshot.Status.Timestamp)}
 	var err error
 	for i, rec := range a.Records {
+		if _, chunk := rec.Event.(*a2a.TaskArtifactUpdateEvent); !chunk {
+			r.statusChange = true
+		}
 		if r.bodies[i], err = encode(rec.Event); err != nil {
 			return done(fmt.Errorf("sqlite: append: record %d: %w", i, err))
 		}
@@ -561,18 +541,15 @@ func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 	return r.res // the writer always answers
 }
 
-// encode encodes e with the wire codec and checks that the codec reads
-// the result back, so that nothing unreadable is ever stored (a snapshot
-// without ContextID, say, would otherwise break every later Unfinished).
+// encode encodes e as a record after checking the invariants every
+// reader relies on, so that nothing unreadable is ever stored (a
+// snapshot without ContextID, say, would otherwise break every later
+// Unfinished).
 func encode(e a2a.Event) ([]byte, error) {
-	if err := v03.CheckEvent(e); err != nil {
-		return nil, fmt.Errorf("encoding would not decode: %w", err)
+	if err := record.CheckEvent(e); err != nil {
+		return nil, err
 	}
-	b, err := v03.MarshalEvent(e)
-	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
-	}
-	return b, nil
+	return record.MarshalEvent(e)
 }
 
 // writer is the only goroutine writing to the database. It exits when
@@ -792,13 +769,14 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 	last := end.a.After + int64(len(end.a.Records))
 	snap := &end.a.Snapshot
 	state := string(snap.Status.State)
-	size := r.size
+	size, statusChange := r.size, r.statusChange
 	for _, q := range chained {
 		size += q.size
+		statusChange = statusChange || q.statusChange
 	}
 	tail, snapSize := size, int64(0)
 	if a.After == 0 {
-		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, r.now, end.now, size))
+		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, r.now, end.now, size, end.status))
 		if err != nil {
 			return nil, wrap("append: write task", err)
 		}
@@ -825,7 +803,12 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 			}
 		}
 	} else {
-		err := s.w.updTaskAt.QueryRowContext(ctx, state, last, end.now, size, a.TaskID, a.After, a.Agent, a.Agent).Scan(&tail, &snapSize)
+		var err error
+		if statusChange {
+			err = s.w.updTaskAt.QueryRowContext(ctx, state, end.status, last, end.now, size, a.TaskID, a.After, a.Agent, a.Agent).Scan(&tail, &snapSize)
+		} else {
+			err = s.w.updTaskAtQuiet.QueryRowContext(ctx, last, end.now, size, a.TaskID, a.After, a.Agent, a.Agent).Scan(&tail, &snapSize)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return s.whyNot(ctx, a)
 		}
@@ -956,10 +939,13 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 	last := a.After + int64(len(a.Records))
 	snap := &a.Snapshot
 	tail, snapSize := r.size, int64(0)
-	if exists {
-		err = s.w.updTask.QueryRowContext(ctx, string(snap.Status.State), last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
-	} else {
-		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.now, r.now, r.size)
+	switch {
+	case exists && r.statusChange:
+		err = s.w.updTask.QueryRowContext(ctx, string(snap.Status.State), r.status, last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
+	case exists:
+		err = s.w.updTaskQuiet.QueryRowContext(ctx, last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
+	default:
+		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.now, r.now, r.size, r.status)
 	}
 	if err != nil {
 		return wrap("append: write task", err)
@@ -1028,15 +1014,11 @@ func scanTask(row scanner, extra ...any) (taskRow, error) {
 func (s *Store) fold(ctx context.Context, taskID string, row taskRow) (store.TaskInfo, error) {
 	info := row.info
 	if row.snap != nil {
-		e, err := v03.UnmarshalEvent(row.snap)
+		t, err := record.UnmarshalTask(row.snap)
 		if err != nil {
 			return info, fmt.Errorf("sqlite: task %s: decode snapshot: %w", taskID, err)
 		}
-		t, ok := e.(*a2a.Task)
-		if !ok {
-			return info, fmt.Errorf("sqlite: task %s: decode snapshot: got %T, want *a2a.Task", taskID, e)
-		}
-		info.Task = *t
+		info.Task = t
 	}
 	if n := info.Seq - row.snapSeq; n > 0 {
 		recs, err := s.Events(ctx, taskID, row.snapSeq, int(n))
@@ -1081,7 +1063,7 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 		if err := rows.Scan(&rec.Seq, &tm, &body); err != nil {
 			return nil, wrap("events "+taskID, err)
 		}
-		if rec.Event, err = v03.UnmarshalEvent(body); err != nil {
+		if rec.Event, err = record.UnmarshalEvent(body); err != nil {
 			return nil, fmt.Errorf("sqlite: events %s: decode record %d: %w", taskID, rec.Seq, err)
 		}
 		rec.Time = time.Unix(0, tm).UTC()

@@ -421,9 +421,11 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-// TestUndecodable: what the codec cannot read back is refused, not stored.
-// (A snapshot is stored only as a checkpoint, and one that would not
-// decode is skipped: TestCheckpointUndecodable.)
+// TestUndecodable: what breaks the invariants readers rely on
+// (record.CheckEvent: a Task without ContextID, an invalid state, a
+// message without id or role) is refused, not stored. (A snapshot is
+// stored only as a checkpoint, and one that breaks them is skipped:
+// TestCheckpoints.)
 func TestUndecodable(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), sqlite.Options{})

@@ -58,6 +58,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DeleteFinished", testDeleteFinished},
 		{"Numbers", testNumbers},
 		{"DeleteFinishedLimit", testDeleteFinishedLimit},
+		{"ListTasksPaging", testListTasksPaging},
+		{"ListTasksFilters", testListTasksFilters},
+		{"ListTasksScope", testListTasksScope},
+		{"ListTasksCursor", testListTasksCursor},
+		{"ListTasksMoving", testListTasksMoving},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -546,9 +551,13 @@ func richTask(id string) a2a.Task {
 		ReferenceTaskIDs: []string{"other"}, Extensions: []string{"https://example.com/ext"}, Metadata: meta,
 		Parts: []a2a.Part{
 			a2a.TextPart{Text: "hello ✓ \"quoted\"\n", Metadata: map[string]any{"lang": "en"}},
+			a2a.TextPart{Text: "# 1.0 fields", MediaType: "text/markdown", Filename: "notes.md"},
 			a2a.FilePart{File: a2a.File{Name: "a.bin", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 2, 255}}},
 			a2a.FilePart{File: a2a.File{Name: "b.txt", MimeType: "text/plain", URI: "https://example.com/b.txt"}},
 			a2a.DataPart{Data: map[string]any{"answer": json.Number("42"), "nested": []any{true, nil}}, Metadata: map[string]any{"m": "d"}},
+			a2a.DataPart{Data: []any{json.Number("123456789012345678901234567890"), "x"}, MediaType: "application/json", Filename: "list.json"},
+			a2a.DataPart{Data: "a string"},
+			a2a.DataPart{Data: nil},
 		},
 	}
 	agent := a2a.Message{MessageID: "m-agent", Role: a2a.RoleAgent, ContextID: "ctx", TaskID: id,
@@ -611,11 +620,11 @@ func testSnapshotRoundTrip(t *testing.T, s store.Store) {
 	}
 	// File bytes stay bytes (not a URI), URIs stay URIs.
 	parts := info.Task.History[0].Parts
-	if f, ok := parts[1].(a2a.FilePart); !ok || !f.File.HasBytes() || f.File.URI != "" {
-		t.Errorf("file part by value came back as %#v", parts[1])
+	if f, ok := parts[2].(a2a.FilePart); !ok || !f.File.HasBytes() || f.File.URI != "" {
+		t.Errorf("file part by value came back as %#v", parts[2])
 	}
-	if f, ok := parts[2].(a2a.FilePart); !ok || f.File.HasBytes() || f.File.URI == "" {
-		t.Errorf("file part by reference came back as %#v", parts[2])
+	if f, ok := parts[3].(a2a.FilePart); !ok || f.File.HasBytes() || f.File.URI == "" {
+		t.Errorf("file part by reference came back as %#v", parts[3])
 	}
 }
 
