@@ -54,7 +54,7 @@
 //	4 artifact update str taskId, str contextId, artifact, one flags
 //	                  byte (bit 0: append, bit 1: lastChunk), map metadata
 //	5 push config     str id, str url, str token, bool hasAuthentication,
-//	                  [strs schemes, str credentials]
+//	                  [strs schemes, str credentials], str protocolVersion
 //
 // Nothing may follow the body. A nil map or slice and an empty one are
 // both written as count 0 and read back as nil (History, Artifacts,
@@ -258,6 +258,7 @@ func MarshalPushConfig(c *a2a.PushNotificationConfig) ([]byte, error) {
 		enc.strs(c.Authentication.Schemes)
 		enc.str(c.Authentication.Credentials)
 	}
+	enc.str(c.ProtocolVersion)
 	if enc.err != nil {
 		return nil, enc.err
 	}
@@ -281,6 +282,7 @@ func UnmarshalPushConfig(b []byte) (a2a.PushNotificationConfig, error) {
 	if d.bool() {
 		c.Authentication = &a2a.PushNotificationAuthenticationInfo{Schemes: d.strs(), Credentials: d.str()}
 	}
+	c.ProtocolVersion = d.str()
 	if err := d.end(); err != nil {
 		return a2a.PushNotificationConfig{}, err
 	}

@@ -306,6 +306,7 @@ func TestPushConfig(t *testing.T) {
 		{ID: "c1", URL: "https://hooks.example.com/a2a", Token: "tok ✓"},
 		{ID: "c2", URL: "https://x", Authentication: &a2a.PushNotificationAuthenticationInfo{}},
 		{ID: "c3", URL: "https://x", Token: "t", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Basic", "Bearer"}, Credentials: "secret"}},
+		{ID: "c4", URL: "https://x", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "c"}, ProtocolVersion: "1.0"},
 	} {
 		b, err := MarshalPushConfig(&c)
 		if err != nil {
