@@ -83,3 +83,40 @@ func InvalidParams(field, reason string) *Error {
 	return &Error{Code: CodeInvalidParams, Message: "Invalid parameters: " + reason,
 		Data: map[string]any{"field": field, "reason": reason}}
 }
+
+// reasons are the google.rpc.ErrorInfo reasons of the codes (A2A 1.0
+// §3.3.2, §9.5, §11.6): the A2A error type in UPPER_SNAKE_CASE without
+// "Error"; for the JSON-RPC codes and CodeUnauthenticated, the names the
+// official SDKs use.
+var reasons = map[int]string{
+	CodeParseError:                             "PARSE_ERROR",
+	CodeInvalidRequest:                         "INVALID_REQUEST",
+	CodeMethodNotFound:                         "METHOD_NOT_FOUND",
+	CodeInvalidParams:                          "INVALID_PARAMS",
+	CodeInternalError:                          "INTERNAL_ERROR",
+	CodeTaskNotFound:                           "TASK_NOT_FOUND",
+	CodeTaskNotCancelable:                      "TASK_NOT_CANCELABLE",
+	CodePushNotificationNotSupported:           "PUSH_NOTIFICATION_NOT_SUPPORTED",
+	CodeUnsupportedOperation:                   "UNSUPPORTED_OPERATION",
+	CodeContentTypeNotSupported:                "CONTENT_TYPE_NOT_SUPPORTED",
+	CodeInvalidAgentResponse:                   "INVALID_AGENT_RESPONSE",
+	CodeAuthenticatedExtendedCardNotConfigured: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+	CodeExtensionSupportRequired:               "EXTENSION_SUPPORT_REQUIRED",
+	CodeVersionNotSupported:                    "VERSION_NOT_SUPPORTED",
+	CodeUnauthenticated:                        "UNAUTHENTICATED",
+}
+
+// Reason returns the google.rpc.ErrorInfo reason of an error code
+// ("TASK_NOT_FOUND" for CodeTaskNotFound; A2A 1.0 §11.6), or "" for a code
+// this package does not define.
+func Reason(code int) string { return reasons[code] }
+
+// CodeForReason returns the code whose Reason is reason.
+func CodeForReason(reason string) (int, bool) {
+	for c, r := range reasons {
+		if r == reason {
+			return c, true
+		}
+	}
+	return 0, false
+}

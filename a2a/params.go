@@ -130,3 +130,14 @@ const (
 	ListTasksDefaultPageSize = 50
 	ListTasksMaxPageSize     = 100
 )
+
+// ListTaskPushNotificationConfigsParams are the params of
+// ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9): the task's configs,
+// paged (PageSize nil means the server's default; PageToken is the
+// previous page's next page token, "" for the first page).
+type ListTaskPushNotificationConfigsParams struct {
+	Tenant    string
+	TaskID    string
+	PageSize  *int
+	PageToken string
+}

@@ -1,12 +1,15 @@
 // Package schematest validates JSON documents against the A2A protocol
-// 0.3.0 JSON Schema, for other packages' tests:
+// JSON Schemas (0.3.0 and 1.0.1), for other packages' tests:
 //
 //	schematest.Validate(t, "Task", b)
 //
 // checks that b is a valid #/definitions/Task. It is a test-friendly face
 // of internal/schema (the schema embedded in the binary, a copy of
 // testdata/schema/a2a-v0.3.0.json, checked byte for byte by that package's
-// tests).
+// tests). Validate10 does the same against the A2A 1.0.1 schema bundle,
+// testdata/schema/a2a-v1.0.1.json:
+//
+//	schematest.Validate10(t, "StreamResponse", b)
 package schematest
 
 import (

@@ -202,3 +202,29 @@ func (f *fakeTB) Errorf(format string, args ...any) {
 	f.failed = true
 	f.msg += fmt.Sprintf(format, args...)
 }
+
+func TestValid10Documents(t *testing.T) {
+	for _, tt := range []struct{ definition, doc string }{
+		{"Task", `{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-10-28T10:30:00.000Z"},"artifacts":[{"artifactId":"a","parts":[{"text":"x"}]}]}`},
+		{"Stream Response", `{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`},
+		{"StreamResponse", `{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"raw":"AAE=","mediaType":"application/octet-stream"}]}}`},
+		{"Part", `{"data":[1,2],"media_type":"application/json"}`},
+	} {
+		if err := Check10(tt.definition, []byte(tt.doc)); err != nil {
+			t.Errorf("%s: %v", tt.definition, err)
+		}
+	}
+	for _, tt := range []struct{ definition, doc string }{
+		{"Task", `{"id":"t","kind":"task"}`},
+		{"Task Status", `{"state":"working"}`},
+		{"Part", `{"raw":"!!"}`},
+		{"Task Status", `{"timestamp":"yesterday"}`},
+	} {
+		if Check10(tt.definition, []byte(tt.doc)) == nil {
+			t.Errorf("%s accepted: %s", tt.definition, tt.doc)
+		}
+	}
+	if Check10("NoSuchThing", []byte(`{}`)) == nil {
+		t.Error("unknown definition accepted")
+	}
+}

@@ -1,0 +1,357 @@
+package v10
+
+import (
+	"github.com/a2abridge/a2abridge/a2a"
+)
+
+// Request decoders for the JSON-RPC binding (A2A 1.0 §9): raw is the
+// "params" member of the request (nil when absent). Errors are *a2a.Error
+// InvalidParams (-32602) whose data names the field as a JSON Pointer
+// under /params ("/params/message/parts/0/raw").
+
+var (
+	sendMessageFields = newFields("tenant", "message", "configuration", "metadata")
+	sendConfigFields  = newFields("acceptedOutputModes", "taskPushNotificationConfig", "historyLength", "returnImmediately")
+	getTaskFields     = newFields("tenant", "id", "historyLength")
+	listTasksFields   = newFields("tenant", "contextId", "status", "pageSize", "pageToken", "historyLength",
+		"statusTimestampAfter", "includeArtifacts")
+	taskIDFields         = newFields("tenant", "id", "metadata")
+	pushConfigIDFields   = newFields("tenant", "taskId", "id")
+	listPushConfigFields = newFields("tenant", "taskId", "pageSize", "pageToken")
+	tenantFields         = newFields("tenant")
+)
+
+const paramsPrefix = "/params"
+
+// DecodeSendMessageRequest decodes the params of SendMessage and
+// SendStreamingMessage, a SendMessageRequest (A2A 1.0 §3.2.1): tenant,
+// message (required, with at least one part), configuration
+// (acceptedOutputModes; taskPushNotificationConfig, whose tenant and taskId
+// are ignored; historyLength >= 0; returnImmediately, the negation of
+// a2a.MessageSendConfiguration.Blocking: true gives Blocking false, false
+// or absent leaves Blocking nil, blocking) and metadata.
+func DecodeSendMessageRequest(raw []byte) (a2a.MessageSendParams, error) {
+	return decodeSendMessage(raw, paramsPrefix, false)
+}
+
+func decodeSendMessage(raw []byte, prefix string, rest bool) (a2a.MessageSendParams, error) {
+	var p a2a.MessageSendParams
+	d := newDecoder(raw, prefix, rest)
+	defer d.release()
+	var hasMessage bool
+	err := d.document(raw, false, func() error {
+		_, err := d.object(sendMessageFields, func(name string) error {
+			var err error
+			switch name {
+			case "tenant":
+				p.Tenant, err = d.str()
+			case "message":
+				p.Message, hasMessage, err = d.message(true)
+			case "configuration":
+				p.Configuration, err = d.sendConfig()
+			case "metadata":
+				p.Metadata, err = d.structValue()
+			}
+			return err
+		})
+		if err == nil && !hasMessage {
+			return d.missing("message")
+		}
+		return err
+	})
+	if err != nil {
+		return a2a.MessageSendParams{}, err
+	}
+	return p, nil
+}
+
+// sendConfig reads a SendMessageConfiguration (A2A 1.0 §3.2.2).
+func (d *decoder) sendConfig() (*a2a.MessageSendConfiguration, error) {
+	c := &a2a.MessageSendConfiguration{}
+	present, err := d.object(sendConfigFields, func(name string) error {
+		var err error
+		switch name {
+		case "acceptedOutputModes":
+			c.AcceptedOutputModes, err = d.strs()
+		case "taskPushNotificationConfig":
+			var pc a2a.TaskPushNotificationConfig
+			var ok bool
+			if pc, ok, err = d.pushConfig(); ok && err == nil {
+				c.PushNotificationConfig = &pc.PushNotificationConfig
+			}
+		case "historyLength":
+			c.HistoryLength, err = d.nonNegative()
+		case "returnImmediately":
+			var ri bool
+			if ri, err = d.boolean(); ri {
+				blocking := false
+				c.Blocking = &blocking
+			}
+		}
+		return err
+	})
+	if !present {
+		c = nil
+	}
+	return c, err
+}
+
+// DecodeGetTaskRequest decodes the params of GetTask, a GetTaskRequest
+// (A2A 1.0 §3.1.3): tenant, id (required), historyLength (>= 0).
+func DecodeGetTaskRequest(raw []byte) (a2a.TaskQueryParams, error) {
+	var p a2a.TaskQueryParams
+	d := newDecoder(raw, paramsPrefix, false)
+	defer d.release()
+	err := d.document(raw, true, func() error {
+		_, err := d.object(getTaskFields, func(name string) error {
+			var err error
+			switch name {
+			case "tenant":
+				p.Tenant, err = d.str()
+			case "id":
+				p.ID, err = d.str()
+			case "historyLength":
+				p.HistoryLength, err = d.nonNegative()
+			}
+			return err
+		})
+		if err == nil && p.ID == "" {
+			return d.missing("id")
+		}
+		return err
+	})
+	if err != nil {
+		return a2a.TaskQueryParams{}, err
+	}
+	return p, nil
+}
+
+// DecodeListTasksRequest decodes the params of ListTasks, a
+// ListTasksRequest (A2A 1.0 §3.1.4); all fields are optional: tenant,
+// contextId, status (an enum name or number; TASK_STATE_UNSPECIFIED does
+// not filter), pageSize (1 to 100), pageToken, historyLength (>= 0),
+// statusTimestampAfter (RFC 3339), includeArtifacts.
+func DecodeListTasksRequest(raw []byte) (a2a.ListTasksParams, error) {
+	var p a2a.ListTasksParams
+	d := newDecoder(raw, paramsPrefix, false)
+	defer d.release()
+	err := d.document(raw, true, func() error {
+		_, err := d.object(listTasksFields, func(name string) error {
+			var err error
+			switch name {
+			case "tenant":
+				p.Tenant, err = d.str()
+			case "contextId":
+				p.ContextID, err = d.str()
+			case "status":
+				var n int
+				if n, err = d.enum(taskStateNames, "task state"); err == nil && n != 0 {
+					p.Status = taskStates[n]
+				}
+			case "pageSize":
+				var n int
+				if n, err = d.int32(); err == nil {
+					if n < 1 || n > a2a.ListTasksMaxPageSize {
+						err = d.fail("pageSize must be between 1 and 100")
+					}
+					p.PageSize = &n
+				}
+			case "pageToken":
+				p.PageToken, err = d.str()
+			case "historyLength":
+				p.HistoryLength, err = d.nonNegative()
+			case "statusTimestampAfter":
+				p.StatusTimestampAfter, err = d.timestamp()
+			case "includeArtifacts":
+				p.IncludeArtifacts, err = d.boolean()
+			}
+			return err
+		})
+		return err
+	})
+	if err != nil {
+		return a2a.ListTasksParams{}, err
+	}
+	return p, nil
+}
+
+// DecodeCancelTaskRequest decodes the params of CancelTask, a
+// CancelTaskRequest (A2A 1.0 §3.1.5): tenant, id (required), metadata.
+func DecodeCancelTaskRequest(raw []byte) (a2a.TaskIDParams, error) {
+	return decodeTaskID(raw, paramsPrefix, false, "")
+}
+
+// DecodeSubscribeToTaskRequest decodes the params of SubscribeToTask, a
+// SubscribeToTaskRequest (A2A 1.0 §3.1.6): tenant, id (required).
+func DecodeSubscribeToTaskRequest(raw []byte) (a2a.TaskIDParams, error) {
+	return decodeTaskID(raw, paramsPrefix, false, "")
+}
+
+// decodeTaskID reads {tenant, id, metadata}; pathID, when not "", is the
+// id of a REST path, which a body's id must match.
+func decodeTaskID(raw []byte, prefix string, rest bool, pathID string) (a2a.TaskIDParams, error) {
+	var p a2a.TaskIDParams
+	d := newDecoder(raw, prefix, rest)
+	defer d.release()
+	err := d.document(raw, true, func() error {
+		_, err := d.object(taskIDFields, func(name string) error {
+			var err error
+			switch name {
+			case "tenant":
+				p.Tenant, err = d.str()
+			case "id":
+				if p.ID, err = d.str(); err == nil && pathID != "" && p.ID != "" && p.ID != pathID {
+					err = d.fail("id differs from the id in the path")
+				}
+			case "metadata":
+				p.Metadata, err = d.structValue()
+			}
+			return err
+		})
+		if err == nil && p.ID == "" && pathID == "" {
+			return d.missing("id")
+		}
+		return err
+	})
+	if err != nil {
+		return a2a.TaskIDParams{}, err
+	}
+	return p, nil
+}
+
+// DecodeTaskPushNotificationConfig decodes the params of
+// CreateTaskPushNotificationConfig, a TaskPushNotificationConfig (A2A 1.0
+// §3.1.7, flattened): tenant, id (optional; the server may assign one),
+// taskId (required), url (required), token, authentication {scheme
+// (required), credentials}. The one scheme is Authentication.Schemes[0].
+func DecodeTaskPushNotificationConfig(raw []byte) (a2a.TaskPushNotificationConfig, error) {
+	return decodeCreatePushConfig(raw, paramsPrefix, false, "")
+}
+
+func decodeCreatePushConfig(raw []byte, prefix string, rest bool, pathTaskID string) (a2a.TaskPushNotificationConfig, error) {
+	var c a2a.TaskPushNotificationConfig
+	d := newDecoder(raw, prefix, rest)
+	defer d.release()
+	err := d.document(raw, false, func() error {
+		var err error
+		c, _, err = d.pushConfig()
+		if err != nil {
+			return err
+		}
+		switch {
+		case pathTaskID == "" && c.TaskID == "":
+			return d.missing("taskId")
+		case pathTaskID != "" && c.TaskID != "" && c.TaskID != pathTaskID:
+			return a2a.InvalidParams(d.ptr()+"/taskId", "taskId differs from the task id in the path")
+		}
+		return nil
+	})
+	if err != nil {
+		return a2a.TaskPushNotificationConfig{}, err
+	}
+	return c, nil
+}
+
+// DecodeGetTaskPushNotificationConfigRequest decodes the params of
+// GetTaskPushNotificationConfig (A2A 1.0 §3.1.8): tenant, taskId and id
+// (both required). In the result ID is the task's id and
+// PushNotificationConfigID the config's.
+func DecodeGetTaskPushNotificationConfigRequest(raw []byte) (a2a.GetTaskPushNotificationConfigParams, error) {
+	return decodePushConfigID(raw)
+}
+
+// DecodeDeleteTaskPushNotificationConfigRequest decodes the params of
+// DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10): tenant, taskId and
+// id (both required).
+func DecodeDeleteTaskPushNotificationConfigRequest(raw []byte) (a2a.DeleteTaskPushNotificationConfigParams, error) {
+	p, err := decodePushConfigID(raw)
+	return a2a.DeleteTaskPushNotificationConfigParams(p), err
+}
+
+func decodePushConfigID(raw []byte) (a2a.GetTaskPushNotificationConfigParams, error) {
+	var p a2a.GetTaskPushNotificationConfigParams
+	d := newDecoder(raw, paramsPrefix, false)
+	defer d.release()
+	err := d.document(raw, true, func() error {
+		_, err := d.object(pushConfigIDFields, func(name string) error {
+			var err error
+			switch name {
+			case "tenant":
+				p.Tenant, err = d.str()
+			case "taskId":
+				p.ID, err = d.str()
+			case "id":
+				p.PushNotificationConfigID, err = d.str()
+			}
+			return err
+		})
+		switch {
+		case err != nil:
+			return err
+		case p.ID == "":
+			return d.missing("taskId")
+		case p.PushNotificationConfigID == "":
+			return d.missing("id")
+		}
+		return nil
+	})
+	if err != nil {
+		return a2a.GetTaskPushNotificationConfigParams{}, err
+	}
+	return p, nil
+}
+
+// DecodeListTaskPushNotificationConfigsRequest decodes the params of
+// ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9): tenant, taskId
+// (required), pageSize (>= 0; 0 is unset), pageToken.
+func DecodeListTaskPushNotificationConfigsRequest(raw []byte) (a2a.ListTaskPushNotificationConfigsParams, error) {
+	var p a2a.ListTaskPushNotificationConfigsParams
+	d := newDecoder(raw, paramsPrefix, false)
+	defer d.release()
+	err := d.document(raw, true, func() error {
+		_, err := d.object(listPushConfigFields, func(name string) error {
+			var err error
+			switch name {
+			case "tenant":
+				p.Tenant, err = d.str()
+			case "taskId":
+				p.TaskID, err = d.str()
+			case "pageSize":
+				var n *int
+				if n, err = d.nonNegative(); err == nil && *n > 0 {
+					p.PageSize = n
+				}
+			case "pageToken":
+				p.PageToken, err = d.str()
+			}
+			return err
+		})
+		if err == nil && p.TaskID == "" {
+			return d.missing("taskId")
+		}
+		return err
+	})
+	if err != nil {
+		return a2a.ListTaskPushNotificationConfigsParams{}, err
+	}
+	return p, nil
+}
+
+// DecodeGetExtendedAgentCardRequest decodes the params of
+// GetExtendedAgentCard (A2A 1.0 §3.1.11), which may be absent: the tenant.
+func DecodeGetExtendedAgentCardRequest(raw []byte) (tenant string, err error) {
+	d := newDecoder(raw, paramsPrefix, false)
+	defer d.release()
+	err = d.document(raw, true, func() error {
+		_, err := d.object(tenantFields, func(string) error {
+			var err error
+			tenant, err = d.str()
+			return err
+		})
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return tenant, nil
+}
