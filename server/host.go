@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
 )
 
@@ -96,6 +98,9 @@ type Host struct {
 // cardURLKey carries the agent's reachable URL in a request's context.
 type cardURLKey struct{}
 
+// restRouteKey carries a parsed HTTP+JSON route past authentication.
+type restRouteKey struct{}
+
 // agentRoutes are one agent's HTTP handlers, authentication applied.
 type agentRoutes struct {
 	rpc, card, events http.Handler
@@ -148,14 +153,22 @@ func (host *Host) Add(h *Handler) {
 	}
 	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), WriteError)
 	rest := newRESTHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix })
-	restRoutes := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	restServe := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, _ := r.Context().Value(restRouteKey{}).(restRoute)
+		rest.serveREST(w, r, rt)
+	}), writeRESTError)
+	// Routed before authentication: a path that names no operation is a
+	// 404 for everyone.
+	host.mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sub, _ := strings.CutPrefix(r.URL.EscapedPath(), prefix+"/")
-		if !rest.serveREST(w, r, sub) {
+		rt, ok := parseRESTPath(r.Method, sub)
+		if !ok {
 			abandonBody(w, r)
-			v10.WriteRESTError(w, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
+			writeRESTError(w, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
+			return
 		}
-	})
-	host.mux.Handle(prefix+"/{rest...}", authenticate(h, host.opts.Transport.Logger, restRoutes, v10.WriteRESTError))
+		restServe.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), restRouteKey{}, rt)))
+	}))
 	host.routes[name] = agentRoutes{rpc: rpc, card: card, events: events}
 	host.mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	host.mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
@@ -608,6 +621,11 @@ func ServedInterfaces(url string) []a2a.AgentInterface {
 	}
 }
 
+// cardOptions shape the served card: security requirement scopes are
+// written as bare arrays, the only form a2a-go v2 (up to v2.4.0) can read
+// (its issue #430); ProtoJSON's {"list": […]} makes it reject the card.
+var cardOptions = wirecard.Options{ScopeArrays: true}
+
 // cardAt is c as served at url: url is the 0.3 url (JSON-RPC) and every
 // served interface is listed in supportedInterfaces.
 func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
@@ -619,7 +637,7 @@ func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
 
 func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler) {
 	c := cardAt(h.Card(), host.BaseURL(r)+"/a2a/"+h.Name())
-	b, err := v03.MarshalAgentCard(&c)
+	b, err := wirecard.MarshalUnion(&c, cardOptions)
 	if err != nil {
 		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
 		return
@@ -669,7 +687,7 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 	logger := host.opts.Transport.Logger
 	writeSSE(ctx, cancel, detach, w, r, events, host.opts.Transport, true, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		return v03.AppendEvent(dst, ev)
-	}, func(err error) []byte {
+	}, "", func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
 			logger.Error("events stream", "task", taskID, "err", err)

@@ -428,7 +428,7 @@ func (t *jsonrpcTransport) answer(dst []byte, ctx context.Context, it *jsonrpc.I
 // method is unknown, are plain.
 func appendError(dst []byte, id []byte, method string, e *a2a.Error) []byte {
 	if methodVersion(method) == a2a.Version10 {
-		e = v10.JSONRPCError(e)
+		return append(v10.AppendError(jsonrpc.AppendErrorHead(dst, id), e), '}')
 	}
 	return jsonrpc.AppendError(dst, id, e)
 }
@@ -627,11 +627,11 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		if err != nil {
 			return dst, err
 		}
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, p)
+		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.TaskIDParams{Tenant: p.Tenant, ID: p.TaskID})
 		if err != nil {
 			return dst, err
 		}
-		return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs)
+		return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
 	case Method10DeletePushConfig:
 		p, err := v10.DecodeDeleteTaskPushNotificationConfigRequest(req.Params)
 		if err != nil {
@@ -646,7 +646,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		if err != nil {
 			return dst, err
 		}
-		return v10.AppendAgentCard(dst, c)
+		return v10.AppendAgentCard(dst, c, v10.CardOptions{})
 	}
 	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
 }
@@ -720,7 +720,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 			return dst[:n], err
 		}
 		return append(dst, '}'), nil
-	}, func(err error) []byte {
+	}, "", func(err error) []byte {
 		return appendError(nil, id, method, t.wireError(err, method, rid))
 	})
 }

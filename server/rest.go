@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -133,60 +135,98 @@ func routeSegments(method string, segs []string) (restRoute, bool) {
 	return restRoute{}, false
 }
 
-// serveREST answers one REST request whose path below the agent's URL is
-// rest (escaped, without the leading slash). found is false when the path
-// names no REST route: the caller answers 404.
-func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rest string) (found bool) {
-	rt, ok := parseRESTPath(r.Method, rest)
-	if !ok {
-		return false
-	}
+// serveREST answers one REST request routed to rt (parseRESTPath).
+func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt restRoute) {
 	if rt.op == "" {
 		abandonBody(w, r)
 		w.Header().Set("Allow", rt.allow)
-		v10.WriteRESTError(w, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
-		return true
+		writeRESTError(w, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
+		return
 	}
 	if version, raw, ok := RequestedVersion(r); !ok {
 		abandonBody(w, r)
-		v10.WriteRESTError(w, 0, versionNotSupported(raw))
-		return true
+		writeRESTError(w, 0, versionNotSupported(raw))
+		return
 	} else if version != a2a.Version10 {
 		abandonBody(w, r)
-		v10.WriteRESTError(w, 0, wrongFamily(r.Method+" "+r.URL.Path, a2a.Version10, version))
-		return true
+		writeRESTError(w, 0, wrongFamily(r.Method+" "+r.URL.Path, a2a.Version10, version))
+		return
 	}
 	ctx := r.Context()
 	var body []byte
 	if r.Method == http.MethodPost {
 		if len(t.h.opts.Auth) > 0 && formContentType(r) {
 			abandonBody(w, r)
-			v10.WriteRESTError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
-			return true
+			writeRESTError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
+			return
 		}
 		b, status, rerr := readBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
 		if rerr != nil {
-			v10.WriteRESTError(w, status, rerr)
-			return true
+			writeRESTError(w, status, rerr)
+			return
 		}
 		body = b
 	}
 	switch rt.op {
 	case Method10SendStreamingMessage, Method10SubscribeToTask:
 		t.serveStream(ctx, w, r, rt, body)
-		return true
+		return
 	}
 	out, err := t.call(ctx, r, rt, body)
 	if err != nil {
-		v10.WriteRESTError(w, 0, t.wireError(err, rt.op))
-		return true
+		writeRESTError(w, 0, t.wireError(err, rt.op))
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	status := http.StatusOK
-	_ = status
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
-	return true
+}
+
+// writeRESTError answers with e as a google.rpc.Status body (A2A 1.0
+// §11.6), with HTTP status status, or, when status is 0, the one A2A 1.0
+// §5.4 maps e's code to.
+func writeRESTError(w http.ResponseWriter, status int, e *a2a.Error) {
+	body, code := v10.AppendRESTError(nil, e)
+	if status != 0 && status != code {
+		// The body names the status the response has.
+		if i := bytes.Index(body, []byte(`","message":`)); i > 0 {
+			body = append([]byte(fmt.Sprintf(`{"error":{"code":%d,"status":"%s`, status, googleCode(status))), body[i:]...)
+		}
+		code = status
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// googleCode names the google.rpc.Code of an HTTP status the transport
+// answers with itself (AIP-193's mapping).
+func googleCode(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return "UNIMPLEMENTED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusConflict:
+		return "ABORTED"
+	}
+	if status >= 500 {
+		return "INTERNAL"
+	}
+	return "INVALID_ARGUMENT"
 }
 
 // wireError maps an error to its protocol form; internal errors are logged
@@ -210,12 +250,9 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 	q := r.URL.Query()
 	switch rt.op {
 	case Method10SendMessage:
-		p, err := v10.DecodeSendMessageRequest(body)
+		p, err := v10.DecodeRESTSendMessage(rt.tenant, body)
 		if err != nil {
 			return nil, err
-		}
-		if p.Tenant == "" {
-			p.Tenant = rt.tenant
 		}
 		task, err := h.SendMessage(ctx, p)
 		if err != nil {
@@ -223,47 +260,40 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		}
 		return v10.AppendSendMessageResponse(nil, task)
 	case Method10GetTask:
-		p, err := v10.DecodeGetTaskQuery(rt.taskID, q)
+		p, err := v10.DecodeRESTGetTask(rt.tenant, rt.taskID, q)
 		if err != nil {
 			return nil, err
 		}
-		p.Tenant = rt.tenant
 		task, err := h.GetTask(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		return v10.AppendTask(nil, task)
 	case Method10ListTasks:
-		p, err := v10.DecodeListTasksQuery(q)
+		p, err := v10.DecodeRESTListTasks(rt.tenant, q)
 		if err != nil {
 			return nil, err
 		}
-		p.Tenant = rt.tenant
 		res, err := h.ListTasks(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		return v10.AppendListTasksResponse(nil, res, p.IncludeArtifacts)
 	case Method10CancelTask:
-		p, err := v10.DecodeCancelTaskBody(rt.taskID, body)
+		p, err := v10.DecodeRESTTaskAction(rt.tenant, rt.taskID, body)
 		if err != nil {
 			return nil, err
 		}
-		p.Tenant = rt.tenant
 		task, err := h.CancelTask(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		return v10.AppendTask(nil, task)
 	case Method10CreatePushConfig:
-		c, err := v10.DecodeTaskPushNotificationConfig(body)
+		c, err := v10.DecodeRESTCreatePushConfig(rt.tenant, rt.taskID, body)
 		if err != nil {
 			return nil, err
 		}
-		if c.TaskID != "" && c.TaskID != rt.taskID {
-			return nil, a2a.InvalidParams("/taskId", fmt.Sprintf("taskId %q is not the task of the path (%q)", c.TaskID, rt.taskID))
-		}
-		c.TaskID, c.Tenant = rt.taskID, rt.tenant
 		out, err := h.CreateTaskPushNotificationConfig(ctx, c)
 		if err != nil {
 			return nil, err
@@ -280,7 +310,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendListTaskPushNotificationConfigsResponse(nil, cs)
+		return v10.AppendListTaskPushNotificationConfigsResponse(nil, cs, "")
 	case Method10DeletePushConfig:
 		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config}); err != nil {
 			return nil, err
@@ -294,7 +324,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendAgentCard(nil, c)
+		return v10.AppendAgentCard(nil, c, v10.CardOptions{})
 	}
 	return nil, a2a.ErrUnsupportedOperation
 }
@@ -318,10 +348,7 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 	switch rt.op {
 	case Method10SendStreamingMessage:
 		var p a2a.MessageSendParams
-		if p, err = v10.DecodeSendMessageRequest(body); err == nil {
-			if p.Tenant == "" {
-				p.Tenant = rt.tenant
-			}
+		if p, err = v10.DecodeRESTSendMessage(rt.tenant, body); err == nil {
 			events, err = t.h.SendStreamingMessage(ctx, p)
 		}
 	case Method10SubscribeToTask:
@@ -333,21 +360,22 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 	}
 	if err != nil {
 		e := t.wireError(err, rt.op)
-		if acceptsOnlySSE(r) {
-			v10.WriteRESTErrorEvent(w, e)
-			return
-		}
-		v10.WriteRESTError(w, 0, e)
+		// Before the first event: a non-2xx google.rpc.Status, which both
+		// official 1.x clients read (interop/V1_WIRE_NOTES.md §1.7).
+		writeRESTError(w, 0, e)
 		return
 	}
 	streaming = true
 	logger := t.opts.Logger
-	writeSSE(ctx, cancel, detach, w, r, events, t.opts, takeover, v10.AppendStreamResponse, func(err error) []byte {
+	// An error after the first event is an "error" event holding the
+	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).
+	writeSSE(ctx, cancel, detach, w, r, events, t.opts, takeover, v10.AppendStreamResponse, "error", func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
 			logger.Error("stream", "method", rt.op, "binding", "HTTP+JSON", "err", err)
 			e = a2a.ErrInternal
 		}
-		return v10.AppendRESTError(nil, e)
+		b, _ := v10.AppendRESTError(nil, e)
+		return b
 	})
 }

@@ -87,7 +87,7 @@ func lastEventID(r *http.Request) (*int64, error) {
 // handler's stack). Otherwise (message/stream, which may be short, so its
 // connection stays reusable) the handler writes the stream.
 func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[StreamEvent, error], opts TransportOptions,
-	takeover bool, encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
+	takeover bool, encode func([]byte, a2a.Event) ([]byte, error), errEvent string, encodeErr func(error) []byte) {
 	sw, err := sse.NewWriter(w)
 	if err != nil {
 		detach()
@@ -111,7 +111,7 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool
 			detach() // the stream outlives the request now
 			go func() {
 				defer cancel()
-				pumpSSE(ctx, cancel, sw, events, opts, encode, encodeErr)
+				pumpSSE(ctx, cancel, sw, events, opts, encode, errEvent, encodeErr)
 				_ = sw.Close() // waits for a keep-alive write in progress
 				taken.finish()
 			}()
@@ -120,14 +120,14 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool
 	}
 	defer cancel()
 	defer detach()
-	pumpSSE(ctx, cancel, sw, events, opts, encode, encodeErr)
+	pumpSSE(ctx, cancel, sw, events, opts, encode, errEvent, encodeErr)
 	_ = sw.Close()
 }
 
 // pumpSSE writes the stream's frames to sw until events ends, a write
 // fails or ctx is done.
 func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, events iter.Seq2[StreamEvent, error], opts TransportOptions,
-	encode func([]byte, a2a.Event) ([]byte, error), encodeErr func(error) []byte) {
+	encode func([]byte, a2a.Event) ([]byte, error), errEvent string, encodeErr func(error) []byte) {
 	if opts.KeepAlive > 0 {
 		st := &keepAliveStream{sw: sw, cancel: cancel}
 		keepAlives(opts.KeepAlive).add(st)
@@ -136,7 +136,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 	for ev, err := range events {
 		if err != nil {
 			if ctx.Err() == nil {
-				_ = sw.Event("", "", encodeErr(err))
+				_ = sw.Event("", errEvent, encodeErr(err))
 			}
 			return
 		}
@@ -145,7 +145,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 		bp := bufPool.Get().(*[]byte)
 		buf, err := encode((*bp)[:0], ev.Event)
 		if err != nil {
-			_ = sw.Event("", "", encodeErr(fmt.Errorf("encode event: %w", err)))
+			_ = sw.Event("", errEvent, encodeErr(fmt.Errorf("encode event: %w", err)))
 			return
 		}
 		_ = sw.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout))

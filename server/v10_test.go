@@ -346,7 +346,9 @@ func TestListTasks10(t *testing.T) {
 	var ids []string
 	for i := range 5 {
 		r := rpc10(t, url, "SendMessage", v10SendParams(fmt.Sprint("list ", i), fmt.Sprint("list-", i), ""))
-		var res struct{ Task v10Task }
+		var res struct {
+			Task v10Task `json:"task"`
+		}
 		if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
 			t.Fatalf("send %d: %+v", i, r.Error)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/schematest"
@@ -19,7 +20,7 @@ type versionAnswer struct {
 	Error *struct {
 		Code    int            `json:"code"`
 		Message string         `json:"message"`
-		Data    map[string]any `json:"data"`
+		Data    jsontext.Value `json:"data"`
 	} `json:"error"`
 }
 
@@ -65,7 +66,7 @@ func TestA2AVersion(t *testing.T) {
 				return
 			}
 			if r.Error == nil || r.Error.Code != a2a.CodeVersionNotSupported || r.ID != id ||
-				!strings.Contains(r.Error.Message, "0.3") || r.Error.Data["supportedVersions"] == nil {
+				!strings.Contains(r.Error.Message, "0.3") || !strings.Contains(string(r.Error.Data), "supportedVersions") {
 				t.Fatalf("want -32009 with the id and the served versions: %s", b)
 			}
 			schematest.Validate(t, "JSONRPCErrorResponse", b)
@@ -119,7 +120,8 @@ func TestStreamingErrorsAsSSE(t *testing.T) {
 		return ct, r
 	}
 	stream := `{"jsonrpc":"2.0","id":7,"method":"message/stream","params":` + sendParams("x", "sse-1", "") + `}`
-	unknown := `{"jsonrpc":"2.0","id":8,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]}}}`
+	stream10 := `{"jsonrpc":"2.0","id":8,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]}}}`
+	unknown := `{"jsonrpc":"2.0","id":8,"method":"tasks/frobnicate","params":{}}`
 	for _, c := range []struct {
 		name, body string
 		hdr        []string
@@ -127,7 +129,8 @@ func TestStreamingErrorsAsSSE(t *testing.T) {
 		code       int
 	}{
 		{"stream, unserved version", stream, []string{"Accept", "text/event-stream", "A2A-Version", "1.0"}, "text/event-stream", a2a.CodeVersionNotSupported},
-		{"1.0 method, version 1.0", unknown, []string{"Accept", "text/event-stream", "A2A-Version", "1.0"}, "text/event-stream", a2a.CodeVersionNotSupported},
+		{"1.0 method without a version", stream10, []string{"Accept", "text/event-stream"}, "text/event-stream", a2a.CodeVersionNotSupported},
+		{"1.0 method, version 0.3", stream10, []string{"Accept", "text/event-stream", "A2A-Version", "0.3"}, "text/event-stream", a2a.CodeVersionNotSupported},
 		{"unknown method", unknown, []string{"Accept", "text/event-stream"}, "text/event-stream", a2a.CodeMethodNotFound},
 		{"unknown method, JSON accepted", unknown, []string{"Accept", "application/json, text/event-stream"}, "application/json", a2a.CodeMethodNotFound},
 		{"stream, unserved version, JSON client", stream, []string{"A2A-Version", "1.0"}, "application/json", a2a.CodeVersionNotSupported},

@@ -330,6 +330,15 @@ func AppendResultHead(dst []byte, id jsontext.Value) []byte {
 	return append(dst, `,"result":`...)
 }
 
+// AppendErrorHead appends the start of an error response,
+// {"jsonrpc":"2.0","id":…,"error":, for an error object the caller
+// appends (then '}').
+func AppendErrorHead(dst []byte, id jsontext.Value) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	return append(dst, `,"error":`...)
+}
+
 // AppendError appends an error response {"jsonrpc":"2.0","id":…,"error":{…}}.
 // Invalid UTF-8 in e.Message (which may quote client input) is replaced
 // with U+FFFD; e.Data is encoded as JSON and dropped if it cannot be.
