@@ -174,5 +174,8 @@ func (t *TaskUpdater) RequireInput(ctx context.Context, question string) error {
 
 const cancelHookTimeout = 10 * time.Second
 
-// now is the engine clock, truncated to milliseconds (the wire precision).
-func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+// now is the engine clock in UTC, to the microsecond: the wire formats
+// write milliseconds, but the stores keep more, so that ListTasks (A2A 1.0
+// §3.1.4) orders tasks whose status changed within one millisecond as
+// they changed.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

@@ -433,6 +433,32 @@ func appendError(dst []byte, id []byte, method string, e *a2a.Error) []byte {
 	return jsonrpc.AppendError(dst, id, e)
 }
 
+// pushConfigErr10 is err as A2A 1.0 says it: a push notification config
+// that does not exist is TaskNotFoundError (A2A 1.0 §3.1.8, §3.1.10),
+// where 0.3 answers -32602.
+func pushConfigErr10(err error) error {
+	if ae, ok := err.(*a2a.Error); ok && ae.Code == a2a.CodeInvalidParams {
+		if d, _ := ae.Data.(map[string]any); d != nil && d["field"] == pushConfigIDField {
+			return a2a.ErrTaskNotFound.WithMessage("%s", strings.TrimPrefix(ae.Message, "Invalid parameters: "))
+		}
+	}
+	return err
+}
+
+// pushIn10 marks the push notification config of a 1.0 SendMessage, if
+// any, as a 1.0 config: its notifications take the 1.0 shape (A2A 1.0
+// §4.3.3).
+func pushIn10(p a2a.MessageSendParams) a2a.MessageSendParams {
+	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
+		c := *p.Configuration
+		pc := *c.PushNotificationConfig
+		pc.ProtocolVersion = a2a.Version10
+		c.PushNotificationConfig = &pc
+		p.Configuration = &c
+	}
+	return p
+}
+
 // streamingMethod reports whether method answers with an SSE stream.
 func streamingMethod(method string) bool {
 	switch method {
@@ -511,7 +537,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		}
 		c, err := h.GetTaskPushNotificationConfig(ctx, p)
 		if err != nil {
-			return dst, err
+			return dst, pushConfigErr10(err)
 		}
 		b, err := v03.MarshalTaskPushNotificationConfig(c)
 		return append(dst, b...), err
@@ -567,7 +593,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		if err != nil {
 			return dst, err
 		}
-		task, err := h.SendMessage(ctx, p)
+		task, err := h.SendMessage(ctx, pushIn10(p))
 		if err != nil {
 			return dst, err
 		}
@@ -607,6 +633,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		if err != nil {
 			return dst, err
 		}
+		c.PushNotificationConfig.ProtocolVersion = a2a.Version10
 		out, err := h.CreateTaskPushNotificationConfig(ctx, c)
 		if err != nil {
 			return dst, err
@@ -619,7 +646,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		}
 		c, err := h.GetTaskPushNotificationConfig(ctx, p)
 		if err != nil {
-			return dst, err
+			return dst, pushConfigErr10(err)
 		}
 		return v10.AppendTaskPushNotificationConfig(dst, c)
 	case Method10ListPushConfigs:
@@ -638,7 +665,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 			return dst, err
 		}
 		if err := h.DeleteTaskPushNotificationConfig(ctx, p); err != nil {
-			return dst, err
+			return dst, pushConfigErr10(err)
 		}
 		return append(dst, "{}"...), nil
 	case Method10GetExtendedCard:
@@ -675,7 +702,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	case Method10SendStreamingMessage:
 		var p a2a.MessageSendParams
 		if p, err = v10.DecodeSendMessageRequest(req.Params); err == nil {
-			events, err = t.h.SendStreamingMessage(ctx, p)
+			events, err = t.h.SendStreamingMessage(ctx, pushIn10(p))
 		}
 	case MethodResubscribe, Method10SubscribeToTask:
 		var p a2a.TaskIDParams

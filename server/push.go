@@ -413,8 +413,13 @@ func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskI
 
 // ---- the tasks/pushNotificationConfig methods ----
 
+// pushConfigIDField is the field an unknown push notification config id
+// is reported on (-32602 in A2A 0.3; the 1.0 bindings turn it into
+// TaskNotFoundError).
+const pushConfigIDField = "/params/pushNotificationConfigId"
+
 var errPushConfigNotFound = func(id string) error {
-	return a2a.InvalidParams("/params/pushNotificationConfigId", fmt.Sprintf("no push notification config %q for this task", id))
+	return a2a.InvalidParams(pushConfigIDField, fmt.Sprintf("no push notification config %q for this task", id))
 }
 
 // checkPushURL validates a webhook URL with PushOptions.CheckURL (which

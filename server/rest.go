@@ -254,7 +254,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		task, err := h.SendMessage(ctx, p)
+		task, err := h.SendMessage(ctx, pushIn10(p))
 		if err != nil {
 			return nil, err
 		}
@@ -294,6 +294,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
+		c.PushNotificationConfig.ProtocolVersion = a2a.Version10
 		out, err := h.CreateTaskPushNotificationConfig(ctx, c)
 		if err != nil {
 			return nil, err
@@ -302,7 +303,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 	case Method10GetPushConfig:
 		c, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config})
 		if err != nil {
-			return nil, err
+			return nil, pushConfigErr10(err)
 		}
 		return v10.AppendTaskPushNotificationConfig(nil, c)
 	case Method10ListPushConfigs:
@@ -313,7 +314,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		return v10.AppendListTaskPushNotificationConfigsResponse(nil, cs, "")
 	case Method10DeletePushConfig:
 		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config}); err != nil {
-			return nil, err
+			return nil, pushConfigErr10(err)
 		}
 		return []byte("{}"), nil
 	case Method10GetExtendedCard:
@@ -349,7 +350,7 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 	case Method10SendStreamingMessage:
 		var p a2a.MessageSendParams
 		if p, err = v10.DecodeRESTSendMessage(rt.tenant, body); err == nil {
-			events, err = t.h.SendStreamingMessage(ctx, p)
+			events, err = t.h.SendStreamingMessage(ctx, pushIn10(p))
 		}
 	case Method10SubscribeToTask:
 		var from *int64
