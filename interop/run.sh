@@ -8,9 +8,8 @@
 #   interop/js  @a2a-js/sdk client (node --test, builds the binary with go)
 # and the A2A 1.0 suites (a2a-go v2 client: go/v1_client_test.go; @a2a-js/sdk
 # 1.3.0 client: js/v1.test.mjs), each run against its SDK peers
-# (go/cmd/peer-a2agov2, js/peer-server-v1.mjs) and, with
-# A2ABRIDGE_INTEROP_V1=1 in the environment, against `a2abridge serve` too
-# (skipped with a message otherwise).
+# (go/cmd/peer-a2agov2, js/peer-server-v1.mjs) and against
+# `a2abridge serve`.
 # All suites always run; the exit status is non-zero if any failed.
 # Needs only Go and Node.js/npm (registry access for go modules and npm ci).
 set -uo pipefail
@@ -48,11 +47,7 @@ js_tests_except_v1() {
 	node --test "${files[@]}"
 }
 
-if [[ ${A2ABRIDGE_INTEROP_V1:-} == 1 ]]; then
-	v1_target="SDK peers and a2abridge serve"
-else
-	v1_target="SDK peers; a2abridge serve skipped, set A2ABRIDGE_INTEROP_V1=1 to add it"
-fi
+v1_target="SDK peers and a2abridge serve"
 
 # Before the Go suites, which run our client against the JS peer
 # (js/peer-server.mjs) and the a2a-go v2 client against the JS 1.0 peer

@@ -6,7 +6,7 @@ package interop
 // scenario (card → send → stream → get → list → cancel → subscribe → push
 // config CRUD) once per binding against each target:
 //
-//	a2abridge     `a2abridge serve --memory` (gated: runs only with A2ABRIDGE_INTEROP_V1=1)
+//	a2abridge     `a2abridge serve --memory`
 //	peer-a2agov2  cmd/peer-a2agov2 (a2a-go v2 server), which validates the scenario itself
 //	peer-js-v1    ../js/peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server; skipped without ../js/node_modules)
 //
@@ -41,8 +41,6 @@ import (
 )
 
 const (
-	// v1Gate enables the a2abridge target of the A2A 1.0 suites.
-	v1Gate = "A2ABRIDGE_INTEROP_V1"
 	// v1PeerPkg is the a2a-go v2 peer command, built from this module.
 	v1PeerPkg = "./cmd/peer-a2agov2"
 )
@@ -247,10 +245,6 @@ func TestV1ClientCompatPeer(t *testing.T) {
 
 func v1StartOurs(t *testing.T) *v1Target {
 	tg := &v1Target{name: "a2abridge", kind: v1Ours}
-	if os.Getenv(v1Gate) != "1" {
-		tg.skip = fmt.Sprintf("`a2abridge serve` does not speak A2A 1.0 yet: set %s=1 to run this target", v1Gate)
-		return tg
-	}
 	tg.base = startServer(t, "--memory", "--push-allow", "127.0.0.0/8").base
 	return tg
 }

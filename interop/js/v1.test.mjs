@@ -4,7 +4,7 @@
 // scenario (card → send → stream → get → list → cancel → subscribe → push
 // config CRUD) once per binding against each target:
 //
-//   a2abridge     `a2abridge serve --memory` (gated: runs only with A2ABRIDGE_INTEROP_V1=1)
+//   a2abridge     `a2abridge serve --memory`
 //   peer-js-v1    peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server), which validates the scenario
 //   peer-a2agov2  ../go/cmd/peer-a2agov2 (a2a-go v2 server), built with `go build`
 //
@@ -13,7 +13,7 @@
 // SDK departs from the specification the scenario asserts what that SDK does
 // (see QUIRKS); the a2abridge target is held to the specification.
 //
-// Run: npm ci && node --test v1.test.mjs   (A2ABRIDGE_INTEROP_V1=1 adds the a2abridge target)
+// Run: npm ci && node --test v1.test.mjs
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,7 +33,6 @@ import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver } from '@
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
-const GATE = 'A2ABRIDGE_INTEROP_V1';
 const MAIN_PKG = 'github.com/a2abridge/a2abridge/cmd/a2abridge';
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
@@ -132,7 +131,7 @@ async function stop(srv) {
 const TARGETS = [
   {
     name: 'a2abridge',
-    skip: process.env[GATE] === '1' ? false : `\`a2abridge serve\` does not speak A2A 1.0 yet: set ${GATE}=1 to run this target`,
+    skip: false,
     quirks: { sendTerminal: 'UNSUPPORTED_OPERATION', subscribeTerminal: 'UNSUPPORTED_OPERATION', pushGetDeleted: 'TASK_NOT_FOUND', pushTokenHeader: 'either' },
     async start() {
       const bin = path.join(tmp, 'a2abridge');
