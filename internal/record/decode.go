@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // decoder reads a record from s, a copy of the input that the decoded
@@ -179,7 +180,7 @@ func (d *decoder) value() any {
 		return d.str()
 	case tagNumber:
 		v := d.raw()
-		if !validNumber(v) {
+		if !wirejson.ValidNumber(v) {
 			d.fail("number %q", v)
 			return nil
 		}

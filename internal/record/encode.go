@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // The encoder appends straight into the caller's buffer: no intermediate
@@ -158,7 +159,7 @@ func (e *encoder) value(v any) {
 		e.b = append(e.b, tagString)
 		e.str(v)
 	case stdjson.Number:
-		if !validNumber(string(v)) {
+		if !wirejson.ValidNumber(string(v)) {
 			e.fail(errBadNumber)
 		}
 		e.b = append(e.b, tagNumber)
@@ -267,7 +268,7 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 // json.Number with its text.
 var (
 	numberMarshaler = json.MarshalToFunc(func(enc *jsontext.Encoder, n stdjson.Number) error {
-		if !validNumber(string(n)) {
+		if !wirejson.ValidNumber(string(n)) {
 			return errBadNumber
 		}
 		return enc.WriteValue(jsontext.Value(n))
@@ -430,47 +431,4 @@ func (e *encoder) task(t *a2a.Task) {
 		e.artifact(&t.Artifacts[i])
 	}
 	e.meta(t.Metadata)
-}
-
-// validNumber reports whether s is a JSON number (RFC 8259 §6):
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	return i == len(s)
 }

@@ -2,17 +2,12 @@ package v03
 
 import (
 	"encoding/base64"
-	stdjson "encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strconv"
-	"time"
-	"unicode/utf8"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // The event encoder below writes the A2A 0.3.0 JSON of Tasks, Messages and
@@ -25,196 +20,8 @@ import (
 // invalid UTF-8 is an error). Metadata values of types other than the
 // ones JSON decoding yields are encoded by json.Marshal.
 
-// errInvalidUTF8 is returned for a string that is not valid UTF-8, which
-// JSON text cannot carry (RFC 8259 §8.1).
-var errInvalidUTF8 = errors.New("v03: string is not valid UTF-8")
-
-// safeASCII[c] is true for the bytes a JSON string holds unescaped.
-var safeASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) ([]byte, error) {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if safeASCII[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			return dst, errInvalidUTF8
-		}
-		i += n
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"'), nil
-}
-
-// appendStrings appends ss as a JSON array of strings.
-func appendStrings(dst []byte, ss []string) ([]byte, error) {
-	dst = append(dst, '[')
-	var err error
-	for i, v := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, err = appendString(dst, v); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, ']'), nil
-}
-
-// appendObject appends m as a JSON object with its keys in byte order (a
-// nil map is {}).
-func appendObject(dst []byte, m map[string]any) ([]byte, error) {
-	var err error
-	switch len(m) {
-	case 0:
-		return append(dst, '{', '}'), nil
-	case 1:
-		dst = append(dst, '{')
-		for k, v := range m {
-			if dst, err = appendString(dst, k); err != nil {
-				return dst, err
-			}
-			dst = append(dst, ':')
-			if dst, err = appendAny(dst, v); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, '}'), nil
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, err = appendString(dst, k); err != nil {
-			return dst, err
-		}
-		dst = append(dst, ':')
-		if dst, err = appendAny(dst, m[k]); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
-}
-
-// appendFloat appends f as json/v2 does: the shortest representation that
-// reads back the same, in exponent form below 1e-6 and from 1e21 on.
-func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return dst, errors.New("v03: metadata holds a non-finite number")
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, bits)
-	if format == 'e' {
-		// e-09 → e-9
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst, nil
-}
-
-// errBadNumber is returned for a json.Number whose text is not a JSON
-// number (a Go caller can put anything in one).
-var errBadNumber = errors.New("v03: a json.Number holds text that is not a JSON number")
-
-// appendAny appends a metadata or data value: the types decoding yields
-// (nil, bool, json.Number, string, []any, map[string]any), float64 and the
-// integer types directly, anything else through json.Marshal. A
-// json.Number is written as its literal text.
-func appendAny(dst []byte, v any) ([]byte, error) {
-	switch v := v.(type) {
-	case nil:
-		return append(dst, "null"...), nil
-	case string:
-		return appendString(dst, v)
-	case stdjson.Number:
-		if !validNumber(string(v)) {
-			return dst, errBadNumber
-		}
-		return append(dst, v...), nil
-	case bool:
-		return strconv.AppendBool(dst, v), nil
-	case float64:
-		return appendFloat(dst, v, 64)
-	case float32:
-		return appendFloat(dst, float64(v), 32)
-	case int:
-		return strconv.AppendInt(dst, int64(v), 10), nil
-	case int64:
-		return strconv.AppendInt(dst, v, 10), nil
-	case int32:
-		return strconv.AppendInt(dst, int64(v), 10), nil
-	case uint64:
-		return strconv.AppendUint(dst, v, 10), nil
-	case map[string]any:
-		return appendObject(dst, v)
-	case []any:
-		dst = append(dst, '[')
-		var err error
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = appendAny(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
-	case []string:
-		return appendStrings(dst, v)
-	}
-	b, err := json.Marshal(v, encodeOpts)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
-}
+// The JSON primitives (strings, string lists, objects, values, times)
+// are internal/wire/wirejson's, shared with the 1.0 codec.
 
 // encoder writes the structured values into b. Its first error sticks:
 // later writes go on (their output is dropped) and err reports it.
@@ -226,7 +33,7 @@ type encoder struct {
 // str appends v as a JSON string.
 func (e *encoder) str(v string) {
 	var err error
-	if e.b, err = appendString(e.b, v); err != nil && e.err == nil {
+	if e.b, err = wirejson.AppendString(e.b, v); err != nil && e.err == nil {
 		e.err = err
 	}
 }
@@ -251,7 +58,7 @@ func (e *encoder) stringList(name string, ss []string) {
 	if len(ss) > 0 {
 		e.member(name)
 		var err error
-		if e.b, err = appendStrings(e.b, ss); err != nil && e.err == nil {
+		if e.b, err = wirejson.AppendStrings(e.b, ss); err != nil && e.err == nil {
 			e.err = err
 		}
 	}
@@ -260,7 +67,7 @@ func (e *encoder) stringList(name string, ss []string) {
 // object appends m as a JSON object (a nil map is {}).
 func (e *encoder) object(m map[string]any) {
 	var err error
-	if e.b, err = appendObject(e.b, m); err != nil && e.err == nil {
+	if e.b, err = wirejson.AppendObject(e.b, m); err != nil && e.err == nil {
 		e.err = err
 	}
 }
@@ -363,26 +170,10 @@ func (e *encoder) status(s *a2a.TaskStatus) {
 	}
 	if !s.Timestamp.IsZero() {
 		e.b = append(e.b, `,"timestamp":"`...)
-		e.b = appendTime(e.b, s.Timestamp)
+		e.b = wirejson.AppendTime(e.b, s.Timestamp)
 		e.b = append(e.b, '"')
 	}
 	e.b = append(e.b, '}')
-}
-
-// appendTime appends t as FormatTime does: 2025-06-01T12:00:00.000Z.
-func appendTime(dst []byte, t time.Time) []byte {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return t.AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
-	}
-	hour, minute, sec := t.Clock()
-	ms := t.Nanosecond() / 1e6
-	return append(dst,
-		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
-		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
-		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
-		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // artifact appends an Artifact (A2A 0.3.0 §6.7).

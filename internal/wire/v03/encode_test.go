@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // The reference encoder: the wire structs of types.go through json/v2, as
@@ -166,8 +167,8 @@ func TestAppendTime(t *testing.T) {
 		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Unix(1763700000, 5e6).In(time.FixedZone("y", 19800)),
 	} {
-		if got, want := string(appendTime(nil, tm)), FormatTime(tm); got != want {
-			t.Errorf("appendTime(%v) = %s, want %s", tm, got, want)
+		if got, want := string(wirejson.AppendTime(nil, tm)), FormatTime(tm); got != want {
+			t.Errorf("wirejson.AppendTime(%v) = %s, want %s", tm, got, want)
 		}
 	}
 }
@@ -182,7 +183,7 @@ func TestEncoderRejectsUnknownEvents(t *testing.T) {
 
 func TestEncoderInvalidUTF8Error(t *testing.T) {
 	_, err := MarshalEvent(&a2a.Task{ID: "t\xff"})
-	if !errors.Is(err, errInvalidUTF8) || !strings.Contains(err.Error(), "UTF-8") {
+	if !errors.Is(err, wirejson.ErrInvalidUTF8) || !strings.Contains(err.Error(), "UTF-8") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // Structured JSON values (a DataPart's data, metadata, extension params)
@@ -36,7 +37,7 @@ var numberLiteral = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) e
 // numberMarshaler encodes a json.Number as its literal, which must be a
 // JSON number.
 var numberMarshaler = json.MarshalToFunc(func(enc *jsontext.Encoder, n stdjson.Number) error {
-	if !validNumber(string(n)) {
+	if !wirejson.ValidNumber(string(n)) {
 		return fmt.Errorf("v03: %q is not a JSON number", string(n))
 	}
 	return enc.WriteValue(jsontext.Value(n))
@@ -48,49 +49,6 @@ var (
 	// encodeOpts are the options of every encoding through json.Marshal.
 	encodeOpts = json.JoinOptions(json.Deterministic(true), json.WithMarshalers(numberMarshaler))
 )
-
-// validNumber reports whether s is a JSON number (RFC 8259 §6):
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	return i == len(s)
-}
 
 // UnmarshalValue decodes JSON text into v as this package decodes
 // structured values: numbers inside `any` values become json.Number
@@ -105,7 +63,7 @@ func UnmarshalValue(b []byte, v any) error {
 // json.Number as its literal text (an error when that text is not a JSON
 // number).
 func MarshalValue(v any) ([]byte, error) {
-	return appendAny(nil, v)
+	return wirejson.AppendAny(nil, v)
 }
 
 // CheckEventValues reports the first structured value of ev (a metadata
@@ -179,7 +137,7 @@ func checkValue(path string, v any) error {
 	case nil, bool, string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, []string:
 		return nil
 	case stdjson.Number:
-		if !validNumber(string(v)) {
+		if !wirejson.ValidNumber(string(v)) {
 			return fmt.Errorf("%s: %q is not a JSON number", path, string(v))
 		}
 	case float64:
@@ -197,7 +155,7 @@ func checkValue(path string, v any) error {
 			}
 		}
 	default:
-		if _, err := appendAny(nil, v); err != nil {
+		if _, err := wirejson.AppendAny(nil, v); err != nil {
 			return fmt.Errorf("%s: a %T cannot be written as JSON", path, v)
 		}
 	}
