@@ -152,21 +152,22 @@ func withSignature(card []byte, sig Signature) ([]byte, error) {
 	_ = enc.WriteToken(jsontext.BeginObject)
 	var sigs []jsontext.Value
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformedCard, err)
 		}
+		name := tok.String()
 		v, err := dec.ReadValue()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformedCard, err)
 		}
-		if name.String() == "signatures" {
+		if name == "signatures" {
 			if err := json.Unmarshal(v, &sigs); err != nil {
 				return nil, fmt.Errorf("%w: signatures: %v", ErrMalformedCard, err)
 			}
 			continue
 		}
-		if err := errors.Join(enc.WriteToken(name), enc.WriteValue(v)); err != nil {
+		if err := errors.Join(enc.WriteToken(jsontext.String(name)), enc.WriteValue(v)); err != nil {
 			return nil, err
 		}
 	}
