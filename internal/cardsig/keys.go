@@ -187,6 +187,9 @@ type Key struct {
 	// Algorithm is the JWK's "alg", or "" when it names none (then any
 	// algorithm of the key's type may be used).
 	Algorithm string
+	// Source says where the key came from, for messages ("JWKS
+	// https://…").
+	Source string
 }
 
 // PublicJWK is the public JWK (RFC 7517) of pub with kid, "use": "sig" and

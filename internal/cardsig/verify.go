@@ -53,6 +53,8 @@ type Verified struct {
 	Index int
 	// KeyID, Algorithm and JKU are from its protected header.
 	KeyID, Algorithm, JKU string
+	// Source is the Source of the key it verified with.
+	Source string
 }
 
 // Verify checks the signatures of an Agent Card document, as received
@@ -139,6 +141,7 @@ func verifyOne(ctx context.Context, s Signature, payload []byte, algs []string, 
 			continue
 		}
 		if jwsbb.Verify(k.Public, h.Alg, input, sig) == nil {
+			v.Source = k.Source
 			return v, nil
 		}
 		errs = append(errs, fmt.Errorf("%w with key %q (%s)", ErrBadSignature, k.ID, h.Alg))
@@ -198,4 +201,40 @@ func parseProtected(s Signature) (header, error) {
 		}
 	}
 	return h, nil
+}
+
+// ErrUncovered is wrapped by CheckCovered's errors.
+var ErrUncovered = errors.New("endpoint not covered by the signature")
+
+// CheckCovered reports an A2A 0.3 endpoint of a union card (url, or an
+// additionalInterfaces url) that is not also among its
+// supportedInterfaces: the signature covers only the latter, so a client
+// that trusts the card because it verified must not use the former.
+func CheckCovered(card []byte) error {
+	var doc struct {
+		URL        string `json:"url"`
+		Additional []struct {
+			URL string `json:"url"`
+		} `json:"additionalInterfaces"`
+		Supported []struct {
+			URL string `json:"url"`
+		} `json:"supportedInterfaces"`
+	}
+	if err := json.Unmarshal(card, &doc); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformedCard, err)
+	}
+	signed := make(map[string]bool, len(doc.Supported))
+	for _, it := range doc.Supported {
+		signed[it.URL] = true
+	}
+	urls := []string{doc.URL}
+	for _, it := range doc.Additional {
+		urls = append(urls, it.URL)
+	}
+	for _, u := range urls {
+		if u != "" && !signed[u] {
+			return fmt.Errorf("%w: the A2A 0.3 endpoint %q is not among the signed supportedInterfaces", ErrUncovered, u)
+		}
+	}
+	return nil
 }
