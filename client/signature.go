@@ -135,6 +135,9 @@ func NewCardVerifier(o CardVerifierOptions) (*CardVerifier, error) {
 	}
 	if len(o.JWKS) > 0 {
 		ks, err := cardsig.ParseJWKS(o.JWKS)
+		if err == nil && len(ks) == 0 {
+			err = errors.New("no signature key with a kid")
+		}
 		if err != nil {
 			return nil, fmt.Errorf("a2a client: card JWKS: %w", err)
 		}

@@ -189,6 +189,7 @@ func TestNewCardVerifierErrors(t *testing.T) {
 	}{
 		{client.CardVerifierOptions{Keys: map[string]crypto.PublicKey{"x": "not a key"}}, `card key "x"`},
 		{client.CardVerifierOptions{JWKS: []byte(`{"keys":1}`)}, "card JWKS"},
+		{client.CardVerifierOptions{JWKS: []byte(`{"keys":[]}`)}, "card JWKS: no signature key with a kid"},
 		{client.CardVerifierOptions{JWKSURL: "ftp://x"}, "not an absolute http(s) URL"},
 	} {
 		if _, err := client.NewCardVerifier(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
