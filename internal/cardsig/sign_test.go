@@ -66,7 +66,9 @@ func newSigner(t *testing.T, alg, kid string) *Signer {
 	return s
 }
 
-func keyOf(s *Signer) Key { return Key{ID: s.KeyID(), Public: s.key.Public(), Algorithm: s.Algorithm()} }
+func keyOf(s *Signer) Key {
+	return Key{ID: s.KeyID(), Public: s.key.Public(), Algorithm: s.Algorithm()}
+}
 
 func TestSignVerifyRoundTrip(t *testing.T) {
 	for _, alg := range []string{"ES256", "RS256", "PS256", "EdDSA"} {
@@ -119,9 +121,13 @@ func TestVerifyTamperedCardFails(t *testing.T) {
 	s := newSigner(t, "ES256", "k")
 	signed, _ := s.Sign([]byte(testCard), "")
 	for name, tamper := range map[string]func(string) string{
-		"name":                func(c string) string { return strings.Replace(c, `"name":"echo"`, `"name":"evil"`, 1) },
-		"supportedInterfaces": func(c string) string { return strings.Replace(c, `"url":"https://a.example/a2a/echo","protocolBinding"`, `"url":"https://evil.example","protocolBinding"`, 1) },
-		"capability added":    func(c string) string { return strings.Replace(c, `"streaming":true`, `"streaming":true,"pushNotifications":false`, 1) },
+		"name": func(c string) string { return strings.Replace(c, `"name":"echo"`, `"name":"evil"`, 1) },
+		"supportedInterfaces": func(c string) string {
+			return strings.Replace(c, `"url":"https://a.example/a2a/echo","protocolBinding"`, `"url":"https://evil.example","protocolBinding"`, 1)
+		},
+		"capability added": func(c string) string {
+			return strings.Replace(c, `"streaming":true`, `"streaming":true,"pushNotifications":false`, 1)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := tamper(string(signed))
