@@ -457,5 +457,7 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 	if err != nil {
 		return nil, err
 	}
-	return t.h.subscribe(ctx, p, from, true)
+	// A2A 1.0 refuses to subscribe to a task in a terminal state (§3.1.6);
+	// 0.3 replays it, as tasks/resubscribe does.
+	return t.h.subscribe(ctx, p, from, t.codec.version == a2a.Version10)
 }

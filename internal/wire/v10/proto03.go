@@ -190,9 +190,8 @@ func (e *encoder) part03(p a2a.Part) {
 	case a2a.FilePart:
 		e.b = append(e.b, `{"file":{`...)
 		if p.File.Bytes != nil || p.File.URI == "" {
-			e.b = append(e.b, `"fileWithBytes":"`...)
+			e.b = append(e.b, `"fileWithBytes":`...)
 			e.b = wirejson.AppendBase64(e.b, p.File.Bytes)
-			e.b = append(e.b, '"')
 		} else {
 			e.b = append(e.b, `"fileWithUri":`...)
 			e.str(p.File.URI)
@@ -218,8 +217,10 @@ func (e *encoder) part03(p a2a.Part) {
 // POST /v1/message:stream (A2A 0.3.0 §7.1, §7.2, REST), a SendMessageRequest
 // of the 0.3 proto: message (also by its proto name, request; required,
 // with at least one part in content), configuration {acceptedOutputModes,
-// pushNotification, historyLength >= 0, blocking} and metadata. A
-// configuration without blocking leaves Blocking nil (the server waits).
+// pushNotification, historyLength >= 0, blocking} and metadata. As proto3
+// reads it, a configuration without blocking is blocking false (Blocking
+// points to false; @a2a-js/sdk 0.3.14 sends a non-blocking request so); no
+// configuration leaves Blocking nil (the server waits).
 // Errors are *a2a.Error: ErrParse (-32700) for a body that is not JSON,
 // else InvalidParams (-32602) naming the field ("/message/content/0/file").
 func DecodeREST03SendMessage(body []byte) (a2a.MessageSendParams, error) {
@@ -277,7 +278,12 @@ func (d *decoder) sendConfig03() (*a2a.MessageSendConfiguration, error) {
 		return err
 	})
 	if !present {
-		c = nil
+		return nil, err
+	}
+	if c.Blocking == nil {
+		// proto3: an absent bool is false. @a2a-js/sdk 0.3.14 asks for a
+		// non-blocking send exactly so, by leaving blocking out.
+		c.Blocking = new(bool)
 	}
 	return c, err
 }
