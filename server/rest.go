@@ -228,6 +228,9 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		}
 		b, status, rerr := readBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
 		if rerr != nil {
+			if status == http.StatusOK {
+				status = 0 // JSON-RPC's 200; here, the status of the error's code
+			}
 			t.writeError(w, status, rerr)
 			return
 		}
