@@ -21,8 +21,9 @@ import (
 //     "mimeType", "name"}} or {"data": {"data": {…}}}, with "metadata"
 //     (an a2a-go addition the others ignore). A data value that is not an
 //     object is wrapped as {"value": …} with the metadata mark of
-//     v03.CompatData, as on 0.3 JSON-RPC. A text part's MediaType and
-//     Filename have no 0.3 field and are not written;
+//     v03.CompatData, as on 0.3 JSON-RPC, and a null one is {}. The
+//     MediaType and Filename of text and data parts have no 0.3 field
+//     and are not written;
 //   - TaskState TASK_STATE_CANCELLED (1.0: TASK_STATE_CANCELED);
 //   - TaskStatusUpdateEvent.final, written when true;
 //   - SendMessageConfiguration {acceptedOutputModes, pushNotification,
