@@ -112,10 +112,10 @@ func faultCases() []faultCase {
 		{id: "card.protocol-version", f: card(func(m map[string]any) { m["protocolVersion"] = "0.2.5" })},
 		{id: "card.preferred-transport", f: card(func(m map[string]any) { delete(m, "preferredTransport") })},
 		{id: "card.url", f: card(func(m map[string]any) { m["url"] = "http://127.0.0.1:1/a2a/slow" })},
-		{id: "card.interfaces", clean: NotApplicable, f: card(func(m map[string]any) {
+		{id: "card.interfaces", f: card(func(m map[string]any) {
 			m["additionalInterfaces"] = []any{map[string]any{"url": m["url"], "transport": "GRPC"}}
 		})},
-		{id: "card.interfaces-complete", clean: NotApplicable, f: card(func(m map[string]any) {
+		{id: "card.interfaces-complete", f: card(func(m map[string]any) {
 			m["additionalInterfaces"] = []any{map[string]any{"url": "http://127.0.0.1:1/grpc", "transport": "GRPC"}}
 		})},
 		{id: "card.cap-streaming", clean: NotApplicable, f: card(func(m map[string]any) {
