@@ -38,19 +38,16 @@ func (i Interface) String() string {
 	return s
 }
 
-// Protocol versions and bindings Options.Protocol and Options.Binding
-// accept, besides "" (chosen from the card).
-var (
-	protocols = []string{a2a.Version03, a2a.Version10}
-	bindings  = []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON}
-)
+// protocols are the versions Options.Protocol accepts, besides "" (the
+// card decides).
+var protocols = []string{a2a.Version03, a2a.Version10}
 
 // checkChoice validates Options.Protocol and Options.Binding and returns
 // them in canonical spelling.
 func checkChoice(o *Options) (protocol, binding string, err error) {
 	protocol, binding = o.Protocol, o.Binding
 	if protocol != "" {
-		if protocol = versionOf(protocol); protocol == "" {
+		if protocol = forcedVersion(protocol); protocol == "" {
 			return "", "", fmt.Errorf("a2a client: Options.Protocol %q: want %q or %q", o.Protocol, a2a.Version03, a2a.Version10)
 		}
 	}
@@ -75,6 +72,17 @@ func versionOf(v string) string {
 		return a2a.Version10
 	case v == "0.3" || strings.HasPrefix(v, "0.3."):
 		return a2a.Version03
+	}
+	return ""
+}
+
+// forcedVersion reads Options.Protocol: "0.3" or "1.0", also with a patch
+// number ("0.3.0", "1.0.1"); "" for anything else.
+func forcedVersion(v string) string {
+	for _, want := range protocols {
+		if v == want || strings.HasPrefix(v, want+".") && !strings.Contains(v[len(want)+1:], ".") {
+			return want
+		}
 	}
 	return ""
 }
