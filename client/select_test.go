@@ -213,7 +213,7 @@ func TestStreamErrorsPerBinding(t *testing.T) {
 			io.WriteString(w, status)
 		}, 0},
 		{"REST event: error (a2abridge, a2a-js)", a2a.TransportHTTPJSON, sse("data: "+task+"\n\n", "event: error\ndata: "+status+"\n\n"), 1},
-		{"REST bare error frame (a2a-go v2)", a2a.TransportHTTPJSON, sse("data: "+status+"\n\n"), 0},
+		{"REST bare error frame (a2a-go v2)", a2a.TransportHTTPJSON, sse("data: " + status + "\n\n"), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := fake(t, card10, tc.h)
