@@ -26,13 +26,13 @@ import (
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newServer hosts echo (default), chat and slow (fast steps) on a memory store.
-func newServer(t *testing.T) *httptest.Server {
+func newServer(t testing.TB) *httptest.Server {
 	t.Helper()
 	return newServerWith(t, server.EngineOptions{})
 }
 
 // newServerWith is newServer on an engine with options o (its Logger is set).
-func newServerWith(t *testing.T, o server.EngineOptions) *httptest.Server {
+func newServerWith(t testing.TB, o server.EngineOptions) *httptest.Server {
 	t.Helper()
 	o.Logger = quiet()
 	eng, err := server.NewEngine(context.Background(), memory.New(), o)

@@ -51,14 +51,14 @@ func pushPath(taskID string) string { return taskPath(taskID) + "/pushNotificati
 // sendCall is the call of SendMessage (stream false) or
 // SendStreamingMessage. A message without MessageID gets a fresh one, one
 // without Role is the user's.
-func (c *Client) sendCall(p *a2a.MessageSendParams, stream bool) (*call, error) {
+func (c *Client) sendCall(p *a2a.MessageSendParams, stream bool) (call, error) {
 	if p.Message.MessageID == "" {
 		p.Message.MessageID = a2a.NewID()
 	}
 	if p.Message.Role == "" {
 		p.Message.Role = a2a.RoleUser
 	}
-	cl := &call{retry: c.sendRetryable(), verb: http.MethodPost}
+	cl := call{retry: c.sendRetryable(), verb: http.MethodPost}
 	var err error
 	if !c.v10 {
 		cl.method = pick(stream, "message/send", "message/stream")
@@ -93,7 +93,7 @@ func (c *Client) SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.call(ctx, cl)
+	raw, err := c.call(ctx, &cl)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (c *Client) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task,
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.call(ctx, cl)
+	raw, err := c.call(ctx, &cl)
 	if err != nil {
 		return nil, err
 	}
@@ -214,8 +214,8 @@ func (c *Client) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task,
 // taskIDCall is the call of CancelTask or SubscribeToTask (subscribe
 // true): over HTTP+JSON, POST /tasks/{id}{action} with no body unless
 // there is metadata (the official 1.x clients send none).
-func (c *Client) taskIDCall(p *a2a.TaskIDParams, method03, method10, action string, subscribe bool) (*call, error) {
-	cl := &call{method: method03, retry: subscribe}
+func (c *Client) taskIDCall(p *a2a.TaskIDParams, method03, method10, action string, subscribe bool) (call, error) {
+	cl := call{method: method03, retry: subscribe}
 	var err error
 	if !c.v10 {
 		cl.params, err = v03.EncodeTaskIDParams(p)

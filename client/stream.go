@@ -83,7 +83,7 @@ func (c *Client) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, lastEv
 	return c.stream(ctx, cl, false, p.ID, lastEventID)
 }
 
-func (c *Client) subscribeCall(p a2a.TaskIDParams) (*call, error) {
+func (c *Client) subscribeCall(p a2a.TaskIDParams) (call, error) {
 	return c.taskIDCall(&p, "tasks/resubscribe", "SubscribeToTask", ":subscribe", true)
 }
 
@@ -182,7 +182,7 @@ const idleReset = 30 * time.Second
 
 // stream runs the stream of cl0 (send: a message stream, else a
 // subscription to taskID0), resuming it as SendStreamingMessage says.
-func (c *Client) stream(ctx context.Context, cl0 *call, send bool, taskID0, lastID0 string) iter.Seq2[StreamEvent, error] {
+func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastID0 string) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		// Per-iteration state: the sequence may be ranged over again.
 		cl, taskID, lastID := cl0, taskID0, lastID0
@@ -197,7 +197,7 @@ func (c *Client) stream(ctx context.Context, cl0 *call, send bool, taskID0, last
 		var lastRaw []byte
 		for {
 			opened := time.Now()
-			resp, reqID, err := c.openStream(ctx, cl, lastID)
+			resp, reqID, err := c.openStream(ctx, &cl, lastID)
 			if err != nil {
 				if resumed {
 					c.settled(ctx, cl0.tenant, taskID, err, yield)
@@ -218,7 +218,7 @@ func (c *Client) stream(ctx context.Context, cl0 *call, send bool, taskID0, last
 				if len(ev.Data) == 0 {
 					continue
 				}
-				e, raw, err := c.frame(cl, reqID, &ev)
+				e, raw, err := c.frame(&cl, reqID, &ev)
 				if err != nil {
 					resp.Body.Close()
 					yield(StreamEvent{}, err)
