@@ -55,8 +55,11 @@ type HostOptions struct {
 	Default string
 	// Transport configures the JSON-RPC transport of every agent.
 	Transport TransportOptions
-	// JWKS, if set, is served at GET /.well-known/jwks.json: the public
-	// keys that verify push notification JWTs (push.Signer.Handler).
+	// JWKS, if set, is served at GET /.well-known/jwks.json (JWKSPath):
+	// the public keys that verify push notification JWTs
+	// (push.Signer.Handler) and, with Transport.CardSigner, the card
+	// signing key, which it must then include. nil with a CardSigner:
+	// CardSigner.Handler is served there.
 	JWKS http.Handler
 }
 
@@ -131,8 +134,11 @@ func NewHost(opts HostOptions) *Host {
 	h.mux.Handle("GET /stream/{id}", h.toDefault(func(r agentRoutes) http.Handler { return r.events }))
 	h.mux.Handle("GET /.well-known/agent-card.json", card)
 	h.mux.Handle("GET /.well-known/agent.json", card)
+	if opts.JWKS == nil && opts.Transport.CardSigner != nil {
+		opts.JWKS = opts.Transport.CardSigner.Handler()
+	}
 	if opts.JWKS != nil {
-		h.mux.Handle("GET /.well-known/jwks.json", opts.JWKS)
+		h.mux.Handle("GET "+JWKSPath, opts.JWKS)
 	}
 	return h
 }
@@ -638,7 +644,11 @@ func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
 func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler) {
 	c := cardAt(h.Card(), host.BaseURL(r)+"/a2a/"+h.Name())
 	b, err := wirecard.MarshalUnion(&c, cardOptions)
+	if s := host.opts.Transport.CardSigner; s != nil && err == nil {
+		b, err = s.sign(b, host.BaseURL(r))
+	}
 	if err != nil {
+		host.opts.Transport.Logger.Error("agent card", "agent", h.Name(), "err", err)
 		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
 		return
 	}

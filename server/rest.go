@@ -325,7 +325,8 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendAgentCard(nil, c, v10.CardOptions{})
+		b, err := v10.MarshalAgentCard(c, v10.CardOptions{})
+		return t.opts.signCard(ctx, h.Name(), b, err)
 	}
 	return nil, a2a.ErrUnsupportedOperation
 }

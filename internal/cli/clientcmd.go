@@ -194,7 +194,10 @@ client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
 the JSON of the version spoken, as it is on the wire.`
 
 func addClientCommands(root *cobra.Command, e *clientEnv) {
-	root.AddCommand(e.clientFlags(&cobra.Command{
+	var verify bool
+	var jwks string
+	var jkuHosts []string
+	card := e.clientFlags(&cobra.Command{
 		Use:   "card URL",
 		Short: "Fetch and validate an agent's card (base URL or card URL)",
 		Long: `Fetch an agent's Agent Card (an A2A 0.3, 1.0 or union card), validate it and
@@ -202,9 +205,16 @@ print it: name, version, its interfaces (URL, binding, protocol version), the
 interface the client commands would call (with --protocol and --binding as
 given), capabilities, input and output modes, security schemes and skills.
 With --json, the card in the JSON of the version the client would speak.
+
+With --verify, the card's signatures are checked first (A2A 1.0 §8.4.3): one
+must verify, with a key from --jwks (a JWK Set URL or file) or, without
+--jwks, from the signature's jku on the card's host (or a --jku-host). The
+key that verified is printed (to stderr with --json); a card that does not
+verify is an error saying why.
 ` + urlHelp,
 		Example: `  a2abridge card localhost:8080
-  a2abridge card https://agents.example.com/a2a/echo/.well-known/agent-card.json --json`,
+  a2abridge card https://agents.example.com/a2a/echo/.well-known/agent-card.json --json
+  a2abridge card https://agents.example.com --verify --jwks https://agents.example.com/.well-known/jwks.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
@@ -212,6 +222,18 @@ With --json, the card in the JSON of the version the client would speak.
 			t, o, err := e.target(args[0])
 			if err != nil {
 				return err
+			}
+			if !verify && (jwks != "" || len(jkuHosts) > 0) {
+				return usageError{errors.New("--jwks and --jku-host need --verify")}
+			}
+			if verify {
+				w := e.stdout
+				if e.jsonOut() {
+					w = e.stderr
+				}
+				if o.CardVerifier, err = cardVerifier(jwks, jkuHosts, w); err != nil {
+					return err
+				}
 			}
 			card, err := client.Resolve(ctx, t.url, o)
 			if err != nil {
@@ -224,7 +246,11 @@ With --json, the card in the JSON of the version the client would speak.
 			}
 			return err
 		},
-	}))
+	})
+	card.Flags().BoolVar(&verify, "verify", false, "verify the card's signatures (A2A 1.0 §8.4); fail when none verifies")
+	card.Flags().StringVar(&jwks, "jwks", "", "with --verify: the trusted keys, a JWK Set URL or file (default: the signature's jku on the card's host)")
+	card.Flags().StringArrayVar(&jkuHosts, "jku-host", nil, "with --verify: a host (HOST or HOST:PORT) whose jku URLs may be fetched (repeatable)")
+	root.AddCommand(card)
 	root.AddCommand(e.clientFlags(&cobra.Command{
 		Use:   "extended-card URL",
 		Short: "Call GetExtendedAgentCard (0.3: agent/getAuthenticatedExtendedCard)",
