@@ -95,6 +95,9 @@ func (c *Client) rpcRequest(ctx context.Context, cl *call, id int64) (*http.Requ
 // restRequest builds an HTTP+JSON request (A2A 1.0 §11.3): the interface
 // URL, then /{tenant} when there is one, then the operation's path.
 func (c *Client) restRequest(ctx context.Context, cl *call) (*http.Request, error) {
+	if strings.Contains(cl.path, "//") || strings.HasSuffix(cl.path, "/") || strings.Contains(cl.path, "/:") {
+		return nil, fmt.Errorf("a2a client: %s: a task or config id is empty (HTTP+JSON path %q)", cl.method, cl.path)
+	}
 	u := strings.TrimRight(c.iface.URL, "/")
 	if cl.tenant != "" {
 		u += "/" + url.PathEscape(cl.tenant)

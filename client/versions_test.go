@@ -140,6 +140,21 @@ func everyTaskOperation(t *testing.T, ctx context.Context, c *client.Client, ver
 	if _, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("get unknown: %v", err)
 	}
+	// An empty id is refused: by the server (InvalidParams), or over
+	// HTTP+JSON, whose path it would break, by the client.
+	for _, err := range []error{
+		func() error { _, err := c.GetTask(ctx, a2a.TaskQueryParams{}); return err }(),
+		func() error { _, err := c.CancelTask(ctx, a2a.TaskIDParams{}); return err }(),
+		func() error {
+			_, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "x/"})
+			return err
+		}(),
+	} {
+		var ae *a2a.Error
+		if err == nil || (!errors.As(err, &ae) && !strings.Contains(err.Error(), "id is empty")) {
+			t.Fatalf("empty id: %v", err)
+		}
+	}
 	if _, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Fatalf("cancel completed: %v", err)
 	}
