@@ -26,9 +26,16 @@ import (
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newServer hosts echo (default), chat and slow (fast steps) on a memory store.
-func newServer(t *testing.T) *httptest.Server {
+func newServer(t testing.TB) *httptest.Server {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	return newServerWith(t, server.EngineOptions{})
+}
+
+// newServerWith is newServer on an engine with options o (its Logger is set).
+func newServerWith(t testing.TB, o server.EngineOptions) *httptest.Server {
+	t.Helper()
+	o.Logger = quiet()
+	eng, err := server.NewEngine(context.Background(), memory.New(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,91 +67,6 @@ func dial(t *testing.T, u string, o client.Options) *client.Client {
 	return c
 }
 
-func TestMethodsAgainstA2abridge(t *testing.T) {
-	t.Parallel()
-	ts := newServer(t)
-	ctx := context.Background()
-	c := dial(t, ts.URL, client.Options{})
-	if c.Card().Name != "echo" || c.URL() != ts.URL+"/a2a/echo" {
-		t.Fatalf("card %q at %s", c.Card().Name, c.URL())
-	}
-	res, err := c.SendMessage(ctx, text("hello"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := res.(*a2a.Task)
-	if task.Status.State != a2a.TaskStateCompleted || task.Artifacts[0].Parts[0].(a2a.TextPart).Text != "hello" {
-		t.Fatalf("send: %+v", task)
-	}
-	n := 0
-	got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: &n})
-	if err != nil || got.ID != task.ID || len(got.History) != 0 {
-		t.Fatalf("get: %+v %v", got, err)
-	}
-	if _, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
-		t.Fatalf("get unknown: %v", err)
-	}
-	if _, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
-		t.Fatalf("cancel completed: %v", err)
-	}
-	var kinds []string
-	for ev, err := range c.SendStreamingMessage(ctx, text("stream")) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		kinds = append(kinds, fmt.Sprintf("%T", ev.Event))
-	}
-	if strings.Join(kinds, ",") != "*a2a.Task,*a2a.TaskArtifactUpdateEvent,*a2a.TaskStatusUpdateEvent" {
-		t.Fatalf("stream events %v", kinds)
-	}
-	var last a2a.Event
-	for ev, err := range c.Resubscribe(ctx, a2a.TaskIDParams{ID: task.ID}, "") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = ev.Event
-	}
-	if su, ok := last.(*a2a.TaskStatusUpdateEvent); !ok || !su.Final {
-		t.Fatalf("resubscribe ended with %#v", last)
-	}
-	for _, err := range c.Resubscribe(ctx, a2a.TaskIDParams{ID: "nope"}, "") {
-		if !errors.Is(err, a2a.ErrTaskNotFound) {
-			t.Fatalf("resubscribe unknown: %v", err)
-		}
-	}
-	if _, err := c.GetPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
-		t.Fatalf("push get: %v", err)
-	}
-	if _, err := c.GetAuthenticatedExtendedCard(ctx); !errors.Is(err, a2a.ErrAuthenticatedExtendedCardNotConfigured) {
-		t.Fatalf("extended card: %v", err)
-	}
-
-	// Cancel a running task and multi-turn on other agents.
-	slow := dial(t, ts.URL+"/a2a/slow/.well-known/agent-card.json", client.Options{})
-	f := false
-	p := text("30")
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
-	res, err = slow.SendMessage(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, err := slow.CancelTask(ctx, a2a.TaskIDParams{ID: res.(*a2a.Task).ID})
-	if err != nil || ct.Status.State != a2a.TaskStateCanceled {
-		t.Fatalf("cancel: %+v %v", ct, err)
-	}
-	chat := dial(t, ts.URL+"/a2a/chat", client.Options{})
-	res, err = chat.SendMessage(ctx, text("hi"))
-	if err != nil || res.(*a2a.Task).Status.State != a2a.TaskStateInputRequired {
-		t.Fatalf("chat: %+v %v", res, err)
-	}
-	p = text("bye")
-	p.Message.TaskID = res.(*a2a.Task).ID
-	res, err = chat.SendMessage(ctx, p)
-	if err != nil || res.(*a2a.Task).Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("chat bye: %+v %v", res, err)
-	}
-}
-
 // cutProxy forwards TCP to target and cuts the first connection whose
 // response carries a streaming body after it has passed cutAfter bytes.
 type cutProxy struct {
@@ -152,6 +74,15 @@ type cutProxy struct {
 	target   string
 	cutAfter int
 	cut      atomic.Bool
+	mu       sync.Mutex
+	last     string // what the latest connection sent
+}
+
+// lastRequest returns what the latest connection sent: the last request.
+func (p *cutProxy) lastRequest() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
 }
 
 func newCutProxy(t *testing.T, target string, cutAfter int) *cutProxy {
@@ -180,7 +111,25 @@ func (p *cutProxy) serve(c net.Conn) {
 		return
 	}
 	defer s.Close()
-	go io.Copy(s, c)
+	go func() {
+		buf := make([]byte, 4096)
+		var sent []byte // what this connection sent, as the last request
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				sent = append(sent, buf[:n]...)
+				p.mu.Lock()
+				p.last = string(sent)
+				p.mu.Unlock()
+				if _, werr := s.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	buf := make([]byte, 512)
 	n := 0
 	stream := false
@@ -206,48 +155,59 @@ func (p *cutProxy) serve(c net.Conn) {
 }
 
 // TestStreamSurvivesDroppedConnection kills the TCP connection in the
-// middle of a stream: the caller still receives every event exactly once,
-// in order, and the stream ends with the final status.
+// middle of a stream, over every interface: the caller still receives
+// every event exactly once, in order, and the stream ends with the final
+// status; the resubscription carries Last-Event-ID.
 func TestStreamSurvivesDroppedConnection(t *testing.T) {
 	t.Parallel()
 	ts := newServer(t)
-	proxy := newCutProxy(t, strings.TrimPrefix(ts.URL, "http://"), 2500)
-	card, err := client.Resolve(context.Background(), ts.URL+"/a2a/slow", client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	card.URL = "http://" + proxy.ln.Addr().String() + "/a2a/slow"
-	c, err := client.New(card, client.Options{RetryBaseDelay: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	resumed := 0
-	var last a2a.Event
-	for ev, err := range c.SendStreamingMessage(context.Background(), text("1")) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := strconv.ParseInt(ev.ID, 10, 64)
-		ids = append(ids, n)
-		if ev.Resumed {
-			resumed++
-		}
-		if ev.Gap {
-			t.Fatal("a2abridge replays: no gap expected")
-		}
-		last = ev.Event
-	}
-	if !proxy.cut.Load() || resumed != 1 {
-		t.Fatalf("cut=%v resumed=%d: the test did not exercise a resume", proxy.cut.Load(), resumed)
-	}
-	for i, id := range ids {
-		if id != int64(i+1) {
-			t.Fatalf("events %v: lost or repeated", ids)
-		}
-	}
-	if su, ok := last.(*a2a.TaskStatusUpdateEvent); !ok || su.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("last event %#v", last)
+	for _, in := range interfaces {
+		t.Run(in.name, func(t *testing.T) {
+			t.Parallel()
+			proxy := newCutProxy(t, strings.TrimPrefix(ts.URL, "http://"), 2500)
+			card, err := client.Resolve(context.Background(), ts.URL+"/a2a/slow", client.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := in.opts
+			o.RetryBaseDelay = 10 * time.Millisecond
+			c, err := client.New(retarget(card, ts.URL, "http://"+proxy.ln.Addr().String()), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			resumed := 0
+			var last a2a.Event
+			for ev, err := range c.SendStreamingMessage(context.Background(), text("1")) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, _ := strconv.ParseInt(ev.ID, 10, 64)
+				ids = append(ids, n)
+				if ev.Resumed {
+					resumed++
+				}
+				if ev.Gap {
+					t.Fatal("a2abridge replays: no gap expected")
+				}
+				last = ev.Event
+			}
+			if !proxy.cut.Load() || resumed != 1 {
+				t.Fatalf("cut=%v resumed=%d: the test did not exercise a resume", proxy.cut.Load(), resumed)
+			}
+			for i, id := range ids {
+				if id != int64(i+1) {
+					t.Fatalf("events %v: lost or repeated", ids)
+				}
+			}
+			if su, ok := last.(*a2a.TaskStatusUpdateEvent); !ok || su.Status.State != a2a.TaskStateCompleted || !su.Final {
+				t.Fatalf("last event %#v", last)
+			}
+			req := proxy.lastRequest()
+			if !strings.Contains(req, in.resume) || !strings.Contains(strings.ToLower(req), "last-event-id: ") {
+				t.Fatalf("resubscription request, want %q with Last-Event-ID:\n%s", in.resume, req)
+			}
+		})
 	}
 }
 
@@ -256,8 +216,7 @@ func TestNoResumeOption(t *testing.T) {
 	ts := newServer(t)
 	proxy := newCutProxy(t, strings.TrimPrefix(ts.URL, "http://"), 2500)
 	card, _ := client.Resolve(context.Background(), ts.URL+"/a2a/slow", client.Options{})
-	card.URL = "http://" + proxy.ln.Addr().String() + "/a2a/slow"
-	c, _ := client.New(card, client.Options{NoResume: true})
+	c, _ := client.New(retarget(card, ts.URL, "http://"+proxy.ln.Addr().String()), client.Options{NoResume: true})
 	var gotErr error
 	for _, err := range c.SendStreamingMessage(context.Background(), text("1")) {
 		gotErr = err
@@ -335,8 +294,8 @@ func TestRetriesAndErrors(t *testing.T) {
 	}))
 	defer flaky.Close()
 	card, _ := client.Resolve(context.Background(), real.URL, client.Options{})
-	card.URL = flaky.URL
-	c, _ := client.New(card, client.Options{RetryBaseDelay: time.Millisecond})
+	card = retarget(card, real.URL+"/a2a/echo", flaky.URL)
+	c, _ := client.New(card, client.Options{Protocol: a2a.Version03, RetryBaseDelay: time.Millisecond})
 	if _, err := c.SendMessage(context.Background(), text("retry me")); err != nil {
 		t.Fatalf("send after two 503s: %v", err)
 	}
@@ -350,13 +309,13 @@ func TestRetriesAndErrors(t *testing.T) {
 		t.Fatalf("cancel is not retried: %v (attempts %d)", err, mustLoad(&attempts, "tasks/cancel"))
 	}
 	fails.Store(5)
-	c2, _ := client.New(card, client.Options{MaxRetries: -1})
+	c2, _ := client.New(card, client.Options{Protocol: a2a.Version03, MaxRetries: -1})
 	if _, err := c2.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"}); !errors.As(err, &he) || mustLoad(&attempts, "tasks/get") != 1 {
 		t.Fatalf("MaxRetries -1: %v", err)
 	}
 	fails.Store(0)
 	var hookCalls atomic.Int32
-	c3, _ := client.New(card, client.Options{ShouldRetry: func(string, int, error) bool { hookCalls.Add(1); return false }})
+	c3, _ := client.New(card, client.Options{Protocol: a2a.Version03, ShouldRetry: func(string, int, error) bool { hookCalls.Add(1); return false }})
 	fails.Store(1)
 	if _, err := c3.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"}); err == nil || hookCalls.Load() != 1 {
 		t.Fatalf("ShouldRetry hook: %v, %d calls", err, hookCalls.Load())
@@ -481,7 +440,7 @@ func TestTolerantSSE(t *testing.T) {
 	defer ts.Close()
 	c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{})
 	var got []string
-	for ev, err := range c.Resubscribe(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+	for ev, err := range c.SubscribeToTask(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -515,7 +474,7 @@ func TestPeerQuirks(t *testing.T) {
 	defer ts.Close()
 	c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{RetryBaseDelay: time.Millisecond})
 	n := 0
-	for _, err := range c.Resubscribe(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+	for _, err := range c.SubscribeToTask(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -524,7 +483,7 @@ func TestPeerQuirks(t *testing.T) {
 	if n != 1 || resubs.Load() != 1 {
 		t.Fatalf("%d events, %d resubscriptions; want 1 and 1", n, resubs.Load())
 	}
-	if err := c.DeletePushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "c"}); err != nil {
+	if err := c.DeleteTaskPushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "c"}); err != nil {
 		t.Fatalf("void delete: %v", err)
 	}
 	_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})

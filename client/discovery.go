@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 )
 
 // Well-known Agent Card paths (A2A 0.3.0 §5.3; agent.json is the pre-0.3 name).
@@ -19,19 +19,20 @@ const (
 	LegacyWellKnownCardPath = "/.well-known/agent.json"
 )
 
-// Resolve fetches and validates an Agent Card (A2A 0.3.0 §5.3). u is either
+// Resolve fetches and validates an Agent Card (A2A 1.0 §8.2; A2A 0.3.0
+// §5.3) of either protocol version, or a union card. u is either
 // a card URL (its path ends in ".json") or a base URL, under which
 // /.well-known/agent-card.json is tried, then the legacy
 // /.well-known/agent.json on 404. Requests are retried like other safe
 // calls and carry opts' headers and credentials. A card missing required
-// fields is an error.
+// fields, or without an interface at an absolute http(s) URL, is an error.
 func Resolve(ctx context.Context, u string, opts Options) (a2a.AgentCard, error) {
 	base, err := url.Parse(u)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return a2a.AgentCard{}, fmt.Errorf("a2a client: %q is not an http(s) URL", u)
 	}
 	// A throwaway client carries the options (retries, headers) for the fetch.
-	c, _ := New(a2a.AgentCard{URL: u}, opts)
+	c := newBare(a2a.AgentCard{}, Interface{URL: u}, opts, "")
 	var candidates []string
 	if strings.HasSuffix(base.Path, ".json") {
 		candidates = []string{base.String()}
@@ -74,7 +75,7 @@ func (c *Client) fetchCard(ctx context.Context, u string) (a2a.AgentCard, error)
 			return err
 		}
 		defer resp.Body.Close()
-		if err := checkResponse(resp, "application/json"); err != nil {
+		if err := c.checkResponse(resp, "application/json"); err != nil {
 			return err
 		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
@@ -86,7 +87,7 @@ func (c *Client) fetchCard(ctx context.Context, u string) (a2a.AgentCard, error)
 				return err
 			}
 		}
-		card, err = v03.UnmarshalAgentCard(b)
+		card, _, err = wirecard.Unmarshal(b)
 		if err != nil {
 			return &ProtocolError{Method: "agent-card", Reason: "invalid Agent Card at " + u, Err: err}
 		}
@@ -95,11 +96,17 @@ func (c *Client) fetchCard(ctx context.Context, u string) (a2a.AgentCard, error)
 	return card, err
 }
 
-// validateCard checks what a client relies on beyond the decoder's checks.
+// validateCard checks what a client relies on beyond the decoder's
+// checks: at least one interface at an absolute http(s) URL.
 func validateCard(c *a2a.AgentCard) error {
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &ProtocolError{Method: "agent-card", Reason: fmt.Sprintf("card url %q is not an absolute http(s) URL", c.URL)}
+	all := cardInterfaces(c)
+	for _, it := range all {
+		if absoluteHTTP(it.URL) {
+			return nil
+		}
 	}
-	return nil
+	if len(all) == 0 {
+		return &ProtocolError{Method: "agent-card", Reason: "the card declares no interface (neither supportedInterfaces nor url)"}
+	}
+	return &ProtocolError{Method: "agent-card", Reason: fmt.Sprintf("no interface of the card has an absolute http(s) URL (first: %q)", all[0].URL)}
 }

@@ -53,3 +53,51 @@ func Example() {
 	// #2 *a2a.TaskArtifactUpdateEvent
 	// #3 *a2a.TaskStatusUpdateEvent
 }
+
+// Choose the binding, see which interface the client calls, and list the
+// caller's tasks one page at a time (ListTasks is an A2A 1.0 operation).
+func ExampleClient_ListTasks() {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer eng.Close(context.Background())
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	ts := httptest.NewServer(host)
+	defer ts.Close()
+
+	ctx := context.Background()
+	c, err := client.Dial(ctx, ts.URL, client.Options{Binding: a2a.TransportHTTPJSON})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	in := c.Interface()
+	fmt.Println(in.ProtocolVersion, in.Binding)
+	for _, text := range []string{"one", "two", "three"} {
+		if _, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	size := 2
+	p := a2a.ListTasksParams{PageSize: &size}
+	for page := 1; ; page++ {
+		r, err := c.ListTasks(ctx, p)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("page %d: %d of %d tasks, last page %v\n", page, len(r.Tasks), r.TotalSize, r.NextPageToken == "")
+		if r.NextPageToken == "" {
+			break
+		}
+		p.PageToken = r.NextPageToken
+	}
+	// Output:
+	// 1.0 HTTP+JSON
+	// page 1: 2 of 3 tasks, last page false
+	// page 2: 1 of 3 tasks, last page true
+}

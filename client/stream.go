@@ -17,16 +17,18 @@ import (
 	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
-// StreamEvent is one event of a stream (A2A 0.3.0 §7.2.2).
+// StreamEvent is one event of a stream (A2A 1.0 §3.2.3 StreamResponse;
+// A2A 0.3.0 §7.2.2).
 type StreamEvent struct {
 	// Event is a *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent or
 	// *a2a.TaskArtifactUpdateEvent.
 	Event a2a.Event
 	// ID is the SSE event id ("" when the server sends none). a2abridge
 	// servers send the event's sequence number in the task's log; pass it
-	// to Resubscribe to continue from there.
+	// to SubscribeToTask to continue from there.
 	ID string
 	// Resumed marks the first event received after the client resubscribed
 	// to a broken stream.
@@ -35,8 +37,8 @@ type StreamEvent struct {
 	// server did not replay from the last event id seen (it sent a Task
 	// snapshot, or events without sequential numeric ids, or skipped
 	// numbers), so updates in between may not have been delivered one by
-	// one. A Task snapshot, when sent, holds their result; a tasks/get
-	// gives the current state otherwise.
+	// one. A Task snapshot, when sent, holds their result; GetTask gives
+	// the current state otherwise.
 	Gap bool
 }
 
@@ -44,26 +46,22 @@ type StreamEvent struct {
 // event and cannot be resumed.
 var ErrStreamEnded = errors.New("a2a client: stream ended before the final event")
 
-// SendStreamingMessage calls message/stream (A2A 0.3.0 §7.2) and yields
-// its events until the final one (a status-update with final=true, a
-// Message, or the server closing the stream after a Task or status in a
-// terminal or interrupted state). If the connection breaks first, the client resubscribes
-// (tasks/resubscribe with Last-Event-ID set to the last id it saw) and
-// continues, skipping events it already yielded, so the caller sees every
-// event once, in order; see StreamEvent.Gap for servers that cannot
-// replay. Options.NoResume turns this off. Errors end the sequence.
+// SendStreamingMessage sends a message and streams the task's events
+// (A2A 1.0 §3.1.2 SendStreamingMessage, POST /message:stream; A2A 0.3.0
+// §7.2 message/stream) until the final one: a status-update in a terminal
+// or interrupted state (over 0.3 one with final=true), a Message, or the
+// server closing the stream after a Task or status in such a state. If
+// the connection breaks first, the client resubscribes (SubscribeToTask
+// with Last-Event-ID set to the last id it saw) and continues, skipping
+// events it already yielded, so the caller sees every event once, in
+// order; see StreamEvent.Gap for servers that cannot replay.
+// Options.NoResume turns this off. Errors end the sequence.
 func (c *Client) SendStreamingMessage(ctx context.Context, p a2a.MessageSendParams) iter.Seq2[StreamEvent, error] {
-	if p.Message.MessageID == "" {
-		p.Message.MessageID = a2a.NewID()
-	}
-	if p.Message.Role == "" {
-		p.Message.Role = a2a.RoleUser
-	}
-	params, err := v03.EncodeMessageSendParams(&p)
+	cl, err := c.sendCall(&p, true)
 	if err != nil {
 		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{}, err) }
 	}
-	return c.stream(ctx, "message/stream", params, p.Message.TaskID, "")
+	return c.stream(ctx, cl, true, p.Message.TaskID, "")
 }
 
 // Resuming: against a server that declares a2a.ExtensionEventLog, SSE ids
@@ -71,25 +69,30 @@ func (c *Client) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPara
 // already yielded and proves it missed nothing. Against other servers the
 // first event after a resumption is marked Gap and nothing is skipped.
 
-// Resubscribe calls tasks/resubscribe (A2A 0.3.0 §7.9). With lastEventID ""
-// the server starts from the task's snapshot; otherwise the client sends it
-// as Last-Event-ID and a2abridge servers replay the events after it. The
-// stream resumes itself like SendStreamingMessage's.
-func (c *Client) Resubscribe(ctx context.Context, p a2a.TaskIDParams, lastEventID string) iter.Seq2[StreamEvent, error] {
-	params, err := v03.EncodeTaskIDParams(&p)
+// SubscribeToTask streams the events of a task (A2A 1.0 §3.1.6
+// SubscribeToTask, POST /tasks/{id}:subscribe; A2A 0.3.0 §7.9
+// tasks/resubscribe). With lastEventID "" the server starts from the
+// task's snapshot; otherwise the client sends it as Last-Event-ID and
+// a2abridge servers replay the events after it. The stream ends and
+// resumes itself like SendStreamingMessage's.
+func (c *Client) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, lastEventID string) iter.Seq2[StreamEvent, error] {
+	cl, err := c.subscribeCall(p)
 	if err != nil {
 		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{}, err) }
 	}
-	return c.stream(ctx, "tasks/resubscribe", params, p.ID, lastEventID)
+	return c.stream(ctx, cl, false, p.ID, lastEventID)
 }
 
-func (c *Client) openStream(ctx context.Context, method string, params []byte, lastEventID string) (*http.Response, int64, error) {
+func (c *Client) subscribeCall(p a2a.TaskIDParams) (call, error) {
+	return c.taskIDCall(&p, "tasks/resubscribe", "SubscribeToTask", ":subscribe", true)
+}
+
+func (c *Client) openStream(ctx context.Context, cl *call, lastEventID string) (*http.Response, int64, error) {
 	var resp *http.Response
 	var id int64
-	retry := method != "message/stream" || c.sendRetryable()
-	err := c.withRetry(ctx, method, retry, func() error {
+	err := c.withRetry(ctx, cl.method, cl.retry, func() error {
 		id = c.idSeq.Add(1)
-		req, err := c.request(ctx, method, id, params, true)
+		req, err := c.newRequest(ctx, cl, id, true)
 		if err != nil {
 			return err
 		}
@@ -100,7 +103,7 @@ func (c *Client) openStream(ctx context.Context, method string, params []byte, l
 		if err != nil {
 			return redact(err)
 		}
-		if err := checkResponse(r, "text/event-stream"); err != nil {
+		if err := c.checkResponse(r, "text/event-stream"); err != nil {
 			r.Body.Close()
 			return err
 		}
@@ -108,6 +111,55 @@ func (c *Client) openStream(ctx context.Context, method string, params []byte, l
 		return nil
 	})
 	return resp, id, err
+}
+
+// frame decodes one SSE event of a stream opened by request reqID of cl:
+// the A2A event and its raw JSON (to tell repeats), or the server's error.
+func (c *Client) frame(cl *call, reqID int64, ev *sse.Event) (a2a.Event, []byte, error) {
+	if c.rest {
+		return c.restFrame(cl, ev)
+	}
+	r, err := jsonrpc.ParseResponse(ev.Data)
+	if err != nil {
+		return nil, nil, protocolError(cl.method, "invalid JSON-RPC response in stream", err)
+	}
+	if r.Err != nil {
+		return nil, nil, c.rpcError(r.Err)
+	}
+	if !jsonrpc.SameID(r.ID, jsontext.Value(strconv.FormatInt(reqID, 10))) {
+		return nil, nil, &ProtocolError{Method: cl.method, Reason: fmt.Sprintf("stream event id %s does not match request id %d", r.ID, reqID)}
+	}
+	if r.Result == nil {
+		return nil, nil, &ProtocolError{Method: cl.method, Reason: "stream event has neither result nor error"}
+	}
+	var e a2a.Event
+	if c.v10 {
+		e, err = v10.UnmarshalStreamResponse(r.Result)
+	} else {
+		e, err = v03.UnmarshalEvent(r.Result)
+	}
+	if err != nil {
+		return nil, nil, protocolError(cl.method, "invalid event in stream", err)
+	}
+	return e, r.Result, nil
+}
+
+// restFrame decodes an HTTP+JSON stream event: a StreamResponse, or an
+// error as a google.rpc.Status ({"error": …}, with or without "event:
+// error"; A2A 1.0 §11.7).
+func (c *Client) restFrame(cl *call, ev *sse.Event) (a2a.Event, []byte, error) {
+	if ev.Event == "error" {
+		return nil, nil, v10.UnmarshalRESTError(0, ev.Data)
+	}
+	e, err := v10.UnmarshalStreamResponse(ev.Data)
+	var se *v10.StreamError
+	if errors.As(err, &se) {
+		return nil, nil, se.Err
+	}
+	if err != nil {
+		return nil, nil, protocolError(cl.method, "invalid event in stream", err)
+	}
+	return e, ev.Data, nil
 }
 
 func eventTaskID(e a2a.Event) string {
@@ -128,10 +180,12 @@ func eventTaskID(e a2a.Event) string {
 // count as a proxy's idle cut rather than a failure.
 const idleReset = 30 * time.Second
 
-func (c *Client) stream(ctx context.Context, method0 string, params0 []byte, taskID0, lastID0 string) iter.Seq2[StreamEvent, error] {
+// stream runs the stream of cl0 (send: a message stream, else a
+// subscription to taskID0), resuming it as SendStreamingMessage says.
+func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastID0 string) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		// Per-iteration state: the sequence may be ranged over again.
-		method, params, taskID, lastID := method0, params0, taskID0, lastID0
+		cl, taskID, lastID := cl0, taskID0, lastID0
 		lastNum, haveNum := int64(0), false
 		if n, err := strconv.ParseInt(lastID, 10, 64); err == nil && c.replayable {
 			lastNum, haveNum = n, true
@@ -143,9 +197,13 @@ func (c *Client) stream(ctx context.Context, method0 string, params0 []byte, tas
 		var lastRaw []byte
 		for {
 			opened := time.Now()
-			resp, reqID, err := c.openStream(ctx, method, params, lastID)
+			resp, reqID, err := c.openStream(ctx, &cl, lastID)
 			if err != nil {
-				yield(StreamEvent{}, err)
+				if resumed {
+					c.settled(ctx, cl0.tenant, taskID, err, yield)
+				} else {
+					yield(StreamEvent{}, err)
+				}
 				return
 			}
 			rd := sse.NewReader(resp.Body)
@@ -160,31 +218,10 @@ func (c *Client) stream(ctx context.Context, method0 string, params0 []byte, tas
 				if len(ev.Data) == 0 {
 					continue
 				}
-				r, err := jsonrpc.ParseResponse(ev.Data)
+				e, raw, err := c.frame(&cl, reqID, &ev)
 				if err != nil {
 					resp.Body.Close()
-					yield(StreamEvent{}, protocolError(method, "invalid JSON-RPC response in stream", err))
-					return
-				}
-				if r.Err != nil {
-					resp.Body.Close()
-					yield(StreamEvent{}, r.Err)
-					return
-				}
-				if !jsonrpc.SameID(r.ID, jsontext.Value(strconv.FormatInt(reqID, 10))) {
-					resp.Body.Close()
-					yield(StreamEvent{}, &ProtocolError{Method: method, Reason: fmt.Sprintf("stream event id %s does not match request id %d", r.ID, reqID)})
-					return
-				}
-				if r.Result == nil {
-					resp.Body.Close()
-					yield(StreamEvent{}, &ProtocolError{Method: method, Reason: "stream event has neither result nor error"})
-					return
-				}
-				e, err := v03.UnmarshalEvent(r.Result)
-				if err != nil {
-					resp.Body.Close()
-					yield(StreamEvent{}, protocolError(method, "invalid event in stream", err))
+					yield(StreamEvent{}, err)
 					return
 				}
 				// Continuity is provable only with the event-log extension's
@@ -196,7 +233,7 @@ func (c *Client) stream(ctx context.Context, method0 string, params0 []byte, tas
 					}
 					contiguous = haveNum && n == lastNum+1
 					lastNum, haveNum = n, true
-				} else if resumed && bytes.Equal(lastRaw, r.Result) {
+				} else if resumed && bytes.Equal(lastRaw, raw) {
 					progress = false // a server repeating itself after a resume
 				}
 				if ev.ID != "" {
@@ -228,7 +265,7 @@ func (c *Client) stream(ctx context.Context, method0 string, params0 []byte, tas
 				if progress {
 					failures = 0
 				}
-				lastRaw = append(lastRaw[:0], r.Result...)
+				lastRaw = append(lastRaw[:0], raw...)
 				events++
 				if !yield(out, nil) {
 					resp.Body.Close()
@@ -257,21 +294,41 @@ func (c *Client) stream(ctx context.Context, method0 string, params0 []byte, tas
 				failures = 0 // a long-lived connection cut by an idle proxy
 			}
 			failures++
-			// A message/stream that broke before its first event may not
+			// A message stream that broke before its first event may not
 			// have been accepted: resubscribing could report a task that
 			// never saw the message, so the caller decides.
-			noEvents := events == 0 && method == "message/stream"
+			noEvents := events == 0 && send
 			if noEvents || c.opts.NoResume || taskID == "" || c.opts.MaxRetries < 0 || failures > c.opts.MaxRetries {
-				yield(StreamEvent{}, fmt.Errorf("%w (%s): %w", ErrStreamEnded, method, readErr))
+				yield(StreamEvent{}, fmt.Errorf("%w (%s): %w", ErrStreamEnded, cl0.method, readErr))
 				return
 			}
 			if err := sleep(ctx, c.backoff(failures)); err != nil {
 				yield(StreamEvent{}, err)
 				return
 			}
-			method = "tasks/resubscribe"
-			params, _ = v03.EncodeTaskIDParams(&a2a.TaskIDParams{ID: taskID})
+			if cl, err = c.subscribeCall(a2a.TaskIDParams{Tenant: cl0.tenant, ID: taskID}); err != nil {
+				yield(StreamEvent{}, err)
+				return
+			}
 			resumed = true
 		}
 	}
+}
+
+// settled ends a stream whose resubscription failed with err: a server
+// without the event log refuses to subscribe to a task that has ended
+// meanwhile (A2A 1.0 §3.1.6: UnsupportedOperationError; a2a-go:
+// TaskNotFoundError), so the task is read, and yielded (Resumed, Gap) when
+// it is in a terminal or interrupted state; otherwise err is yielded.
+func (c *Client) settled(ctx context.Context, tenant, taskID string, err error, yield func(StreamEvent, error) bool) {
+	if c.replayable || !(errors.Is(err, a2a.ErrUnsupportedOperation) || errors.Is(err, a2a.ErrTaskNotFound)) {
+		yield(StreamEvent{}, err)
+		return
+	}
+	t, gerr := c.GetTask(ctx, a2a.TaskQueryParams{Tenant: tenant, ID: taskID})
+	if gerr != nil || !t.Status.State.Final() {
+		yield(StreamEvent{}, err)
+		return
+	}
+	yield(StreamEvent{Event: t, Resumed: true, Gap: true}, nil)
 }

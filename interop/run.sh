@@ -4,7 +4,9 @@
 #   (npm ci in interop/js runs first: the Go suite starts the JS peer too)
 #   interop/go  a2a-go client (nested Go module, builds ../../cmd/a2abridge),
 #               the a2a-go peer, and our client + CLI against a2abridge, the
-#               a2a-go peer and the JS peer (TestOurClient)
+#               a2a-go peer and the JS peer (TestOurClient, A2A 0.3), and over
+#               A2A 1.0 (JSON-RPC and REST) against a2abridge and the 1.x SDK
+#               peers, default and --compat (TestOurClientV1)
 #   interop/js  @a2a-js/sdk client (node --test, builds the binary with go);
 #               signing.test.mjs: Agent Card signatures with @a2a-js/sdk
 #               1.3.0, both ways

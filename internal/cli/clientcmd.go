@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"mime"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // outFlags choose the output format.
@@ -41,12 +43,61 @@ func (o *outFlags) register(fs *pflag.FlagSet) {
 type clientEnv struct {
 	conn    connFlags
 	out     outFlags
+	iface   ifaceFlags
 	timeout time.Duration
 	stdin   io.Reader
 	stdout  io.Writer
 	stderr  io.Writer
 	intr    *interrupts
 	tgt     *target
+	// spoken is the protocol version of the interface called (a2a.Version03
+	// or a2a.Version10): --json prints that version's wire JSON.
+	spoken string
+}
+
+// ifaceFlags force the interface the client commands call.
+type ifaceFlags struct {
+	protocol string // "", "0.3" or "1.0"
+	binding  string // "", "jsonrpc" or "rest"
+}
+
+func (f *ifaceFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.protocol, "protocol", "", "A2A protocol version to speak: 0.3 or 1.0 (default: 1.0 when the card offers it, else 0.3)")
+	fs.StringVar(&f.binding, "binding", "", "protocol binding: jsonrpc or rest (HTTP+JSON, A2A 1.0 only) (default: the card's preference)")
+}
+
+// options checks the flags and returns them as client options.
+func (f *ifaceFlags) options() (protocol, binding string, err error) {
+	switch f.protocol {
+	case "", a2a.Version03, a2a.Version10:
+	default:
+		return "", "", usageError{fmt.Errorf("--protocol %q: want 0.3 or 1.0", f.protocol)}
+	}
+	switch strings.ToLower(f.binding) {
+	case "":
+	case "jsonrpc", "json-rpc":
+		binding = a2a.TransportJSONRPC
+	case "rest", "http+json":
+		binding = a2a.TransportHTTPJSON
+	default:
+		return "", "", usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", f.binding)}
+	}
+	if f.protocol == a2a.Version03 && binding == a2a.TransportHTTPJSON {
+		return "", "", usageError{errors.New("--binding rest needs A2A 1.0: the client speaks 0.3 over JSON-RPC only")}
+	}
+	return f.protocol, binding, nil
+}
+
+// hintFlags are the interface flags given, for commands that hints repeat.
+func (f *ifaceFlags) hintFlags() []string {
+	var out []string
+	if f.protocol != "" {
+		out = append(out, "--protocol", f.protocol)
+	}
+	if f.binding != "" {
+		out = append(out, "--binding", strings.ToLower(f.binding))
+	}
+	return out
 }
 
 func isTransport(err error) bool {
@@ -59,6 +110,7 @@ func isTransport(err error) bool {
 func (e *clientEnv) clientFlags(cmd *cobra.Command) *cobra.Command {
 	fs := cmd.Flags()
 	e.conn.register(fs, true)
+	e.iface.register(fs)
 	fs.DurationVar(&e.timeout, "timeout", 0, "give up after this long (e.g. 30s; 0: wait as long as it takes)")
 	e.out.register(fs)
 	return cmd
@@ -101,12 +153,17 @@ func (e *clientEnv) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc
 // target resolves the URL argument (a URL or a profile name) with the
 // connection flags and remembers it for hints.
 func (e *clientEnv) target(arg string) (*target, client.Options, error) {
+	protocol, binding, err := e.iface.options()
+	if err != nil {
+		return nil, client.Options{}, err
+	}
 	t, err := resolveTarget(arg, &e.conn)
 	if err != nil {
 		return nil, client.Options{}, err
 	}
+	t.flags = append(t.flags, e.iface.hintFlags()...)
 	e.tgt = t
-	o := client.Options{Token: t.token, APIKey: t.apiKey}
+	o := client.Options{Token: t.token, APIKey: t.apiKey, Protocol: protocol, Binding: binding}
 	if len(t.headers) > 0 {
 		h := t.headers
 		o.Headers = func(context.Context, string) (http.Header, error) { return h, nil }
@@ -119,14 +176,22 @@ func (e *clientEnv) dial(ctx context.Context, arg string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
-	return client.Dial(ctx, e.tgt.url, o)
+	c, err := client.Dial(ctx, e.tgt.url, o)
+	if err != nil {
+		return nil, err
+	}
+	e.spoken = c.Interface().ProtocolVersion
+	return c, nil
 }
 
 const urlHelp = `
 URL is the agent's base URL (its card is looked up under
 /.well-known/agent-card.json), its card URL, or the name of a profile of the
 client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
-[::1]) default to http://.`
+[::1]) default to http://. The client speaks A2A 1.0 when the card offers it
+(JSON-RPC or HTTP+JSON, in the card's order), else A2A 0.3 JSON-RPC;
+--protocol 0.3|1.0 and --binding jsonrpc|rest force the choice. --json prints
+the JSON of the version spoken, as it is on the wire.`
 
 func addClientCommands(root *cobra.Command, e *clientEnv) {
 	var verify bool
@@ -135,9 +200,11 @@ func addClientCommands(root *cobra.Command, e *clientEnv) {
 	card := e.clientFlags(&cobra.Command{
 		Use:   "card URL",
 		Short: "Fetch and validate an agent's card (base URL or card URL)",
-		Long: `Fetch an agent's Agent Card, validate it (A2A 0.3.0 §5.5) and print it: name,
-version, protocol version, endpoint and transport, capabilities, input and
-output modes, security schemes and skills. With --json, the card as served.
+		Long: `Fetch an agent's Agent Card (an A2A 0.3, 1.0 or union card), validate it and
+print it: name, version, its interfaces (URL, binding, protocol version), the
+interface the client commands would call (with --protocol and --binding as
+given), capabilities, input and output modes, security schemes and skills.
+With --json, the card in the JSON of the version the client would speak.
 
 With --verify, the card's signatures are checked first (A2A 1.0 §8.4.3): one
 must verify, with a key from --jwks (a JWK Set URL or file) or, without
@@ -172,7 +239,12 @@ verify is an error saying why.
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			return e.printCard(&card)
+			in, err := client.SelectInterface(&card, o.Protocol, o.Binding)
+			e.spoken = in.ProtocolVersion
+			if perr := e.printCard(&card, &in, err); perr != nil {
+				return perr
+			}
+			return err
 		},
 	})
 	card.Flags().BoolVar(&verify, "verify", false, "verify the card's signatures (A2A 1.0 §8.4); fail when none verifies")
@@ -181,11 +253,11 @@ verify is an error saying why.
 	root.AddCommand(card)
 	root.AddCommand(e.clientFlags(&cobra.Command{
 		Use:   "extended-card URL",
-		Short: "Call agent/getAuthenticatedExtendedCard",
-		Long: `Call agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10) and print the
-extended Agent Card the agent shows to authenticated callers. It needs
-credentials (--token, $` + envClientToken + `, a profile, or --api-key); an
-agent without an extended card answers -32007.
+		Short: "Call GetExtendedAgentCard (0.3: agent/getAuthenticatedExtendedCard)",
+		Long: `Call GetExtendedAgentCard (A2A 1.0 §3.1.11; agent/getAuthenticatedExtendedCard
+in A2A 0.3.0 §7.10) and print the extended Agent Card the agent shows to
+authenticated callers. It needs credentials (--token, $` + envClientToken + `, a
+profile, or --api-key); an agent without an extended card answers -32007.
 ` + urlHelp,
 		Example: `  a2abridge extended-card http://127.0.0.1:8080 --token "$TOKEN"
   A2ABRIDGE_CLIENT_TOKEN=s3cret a2abridge extended-card localhost:8080`,
@@ -197,11 +269,12 @@ agent without an extended card answers -32007.
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			card, err := c.GetAuthenticatedExtendedCard(ctx)
+			card, err := c.GetExtendedAgentCard(ctx)
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			return e.printCard(card)
+			in := c.Interface()
+			return e.printCard(card, &in, nil)
 		},
 	}))
 	root.AddCommand(e.sendCmd(false), e.sendCmd(true))
@@ -209,8 +282,8 @@ agent without an extended card answers -32007.
 	var history int
 	get := &cobra.Command{
 		Use:   "get URL TASK",
-		Short: "Call tasks/get",
-		Long: `Call tasks/get (A2A 0.3.0 §7.3) and print the task: its state, context,
+		Short: "Call GetTask (0.3: tasks/get)",
+		Long: `Call GetTask (A2A 1.0 §3.1.3; tasks/get in 0.3) and print the task: its state, context,
 status message, artifacts and, with --history N, its N most recent messages.
 The exit status reflects the task: 5 when it failed or was rejected, 6 when it
 was canceled, 0 otherwise (input-required and auth-required included).
@@ -236,7 +309,7 @@ was canceled, 0 otherwise (input-required and auth-required included).
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			if err := e.printResult(t, 0); err != nil {
+			if err := e.printResult(t, 0, false); err != nil {
 				return err
 			}
 			return taskOutcome(t, false)
@@ -245,10 +318,13 @@ was canceled, 0 otherwise (input-required and auth-required included).
 	get.Flags().IntVar(&history, "history", 0, "historyLength: at most N most recent messages")
 	root.AddCommand(e.clientFlags(get))
 
+	root.AddCommand(e.listCmd())
+
 	root.AddCommand(e.clientFlags(&cobra.Command{
 		Use:   "cancel URL TASK",
-		Short: "Call tasks/cancel",
-		Long: `Call tasks/cancel (A2A 0.3.0 §7.4) and print the task the agent returns.
+		Short: "Call CancelTask (0.3: tasks/cancel)",
+		Long: `Call CancelTask (A2A 1.0 §3.1.5; tasks/cancel in 0.3) and print the task the
+agent returns.
 A task that is now canceled is success (exit status 0); one that ended failed
 or rejected instead exits 5. A task that had already ended answers -32002
 (exit status 3).
@@ -266,7 +342,7 @@ or rejected instead exits 5. A task that had already ended answers -32002
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			if err := e.printResult(t, 0); err != nil {
+			if err := e.printResult(t, 0, false); err != nil {
 				return err
 			}
 			return taskOutcome(t, true)
@@ -276,14 +352,17 @@ or rejected instead exits 5. A task that had already ended answers -32002
 	var from string
 	resub := &cobra.Command{
 		Use:   "resubscribe URL TASK",
-		Short: "Call tasks/resubscribe and print events until the task is final",
-		Long: `Call tasks/resubscribe (A2A 0.3.0 §7.9) and print the task's events as they
+		Short: "Call SubscribeToTask (0.3: tasks/resubscribe) and print events until the task is final",
+		Long: `Call SubscribeToTask (A2A 1.0 §3.1.6; tasks/resubscribe in 0.3) and print the
+task's events as they
 arrive, until it is final (terminal, input-required or auth-required). --from N
 resumes after event N (sent as Last-Event-ID; a2abridge servers replay every
 event after it, so no update is missed); without it the stream starts with the
 task as it is now. stream --json prints each event's id as "eventId". Ctrl-C
 stops following (the task goes on) and prints how to continue. The exit status
-reflects the task's last state, as for get.
+reflects the task's last state, as for get. A task that has already ended,
+which A2A 1.0 does not subscribe to (without --from), is shown as GetTask
+returns it.
 ` + urlHelp,
 		Example: `  a2abridge resubscribe http://127.0.0.1:8080/a2a/slow "$TASK"
   a2abridge resubscribe http://127.0.0.1:8080/a2a/slow "$TASK" --from 3 --json`,
@@ -299,7 +378,7 @@ reflects the task's last state, as for get.
 				return e.stopped(ctx, nil, err)
 			}
 			prog := &progress{taskID: args[1], lastID: from}
-			return e.runStream(ctx, c.Resubscribe(ctx, a2a.TaskIDParams{ID: args[1]}, from), time.Now(), prog)
+			return e.runStream(ctx, follow(ctx, c, args[1], from), time.Now(), prog)
 		},
 	}
 	resub.Flags().StringVar(&from, "from", "", "resume after this event id (sent as Last-Event-ID; a2abridge ids are event numbers)")
@@ -319,8 +398,9 @@ func (e *clientEnv) sendCmd(stream bool) *cobra.Command {
 	f := &sendFlags{}
 	cmd := &cobra.Command{
 		Use:   "send URL [TEXT]",
-		Short: "Call message/send",
-		Long: `Call message/send (A2A 0.3.0 §7.1) with a message made of TEXT and the parts
+		Short: "Call SendMessage (0.3: message/send)",
+		Long: `Call SendMessage (A2A 1.0 §3.1.1; message/send in 0.3) with a message made of
+TEXT and the parts
 given by --file, --file-uri and --data, and print the result: the task (or the
 agent's direct message). The call waits until the task is final unless
 --no-blocking; on a terminal a spinner on stderr shows the wait. TEXT "-" reads
@@ -337,8 +417,9 @@ canceled.
 		Args: cobra.RangeArgs(1, 2),
 	}
 	if stream {
-		cmd.Use, cmd.Short = "stream URL [TEXT]", "Call message/stream and print events as they arrive"
-		cmd.Long = `Call message/stream (A2A 0.3.0 §7.2) with the same message as send and print
+		cmd.Use, cmd.Short = "stream URL [TEXT]", "Call SendStreamingMessage (0.3: message/stream) and print events as they arrive"
+		cmd.Long = `Call SendStreamingMessage (A2A 1.0 §3.1.2; message/stream in 0.3) with the
+same message as send and print
 the events as they arrive, each with the time since the call and its SSE event
 id (#N). Text that an artifact streams in chunks is printed as it comes, on one
 line. With --json each line is {"eventId":"N","result":EVENT}, EVENT being the
@@ -379,7 +460,7 @@ read from stdin as for send. The exit status reflects the task's last state.
 			}
 			return err
 		}
-		if err := e.printResult(res, time.Since(start)); err != nil {
+		if err := e.printResult(res, time.Since(start), true); err != nil {
 			return err
 		}
 		return taskOutcome(res, false)
@@ -668,9 +749,10 @@ func (e *clientEnv) runStream(ctx context.Context, events func(func(client.Strea
 func (e *clientEnv) pushCmd() *cobra.Command {
 	push := &cobra.Command{
 		Use:   "push",
-		Short: "Manage a task's push notification configs (tasks/pushNotificationConfig/*); receive notifications",
-		Long: `Manage the push notification configs of a task (A2A 0.3.0 §7.5–7.8: set, get,
-list, delete) and receive notifications on a local webhook that verifies them
+		Short: "Manage a task's push notification configs (…TaskPushNotificationConfig…); receive notifications",
+		Long: `Manage the push notification configs of a task (A2A 1.0 §3.1.7–3.1.10, 0.3.0
+§7.5–7.8: set, get, list, delete) and receive notifications on a local webhook
+that verifies them
 (listen). The server must run with --push (or push.enabled), and a webhook on a
 loopback or private address must be allowed there with --push-allow.`,
 		Example: `  a2abridge push listen --addr 127.0.0.1:9000 --server http://127.0.0.1:8080
@@ -680,11 +762,12 @@ loopback or private address must be allowed there with --push-allow.`,
 	var token, id string
 	set := &cobra.Command{
 		Use:   "set URL TASK WEBHOOK_URL",
-		Short: "tasks/pushNotificationConfig/set",
-		Long: `Call tasks/pushNotificationConfig/set (A2A 0.3.0 §7.5): the agent will POST the
-task to WEBHOOK_URL at each change. --push-token is sent back in each
-notification's X-A2A-Notification-Token; --id names the config (default:
-chosen by the server).
+		Short: "CreateTaskPushNotificationConfig (0.3: tasks/pushNotificationConfig/set)",
+		Long: `Call CreateTaskPushNotificationConfig (A2A 1.0 §3.1.7;
+tasks/pushNotificationConfig/set in 0.3.0 §7.5): the agent will POST the task's
+changes to WEBHOOK_URL. --push-token is sent back in each notification (0.3:
+X-A2A-Notification-Token); --id names the config (default: chosen by the
+server).
 ` + urlHelp,
 		Example: `  a2abridge push set http://127.0.0.1:8080/a2a/slow "$TASK" http://127.0.0.1:9000/hook --push-token t0k`,
 		Args:    cobra.ExactArgs(3),
@@ -695,7 +778,7 @@ chosen by the server).
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			out, err := c.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: args[1],
+			out, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: args[1],
 				PushNotificationConfig: a2a.PushNotificationConfig{ID: id, URL: args[2], Token: token}})
 			if err != nil {
 				return e.stopped(ctx, nil, err)
@@ -707,8 +790,9 @@ chosen by the server).
 	set.Flags().StringVar(&id, "id", "", "config id (default: chosen by the server)")
 	get := &cobra.Command{
 		Use:   "get URL TASK [CONFIG_ID]",
-		Short: "tasks/pushNotificationConfig/get",
-		Long: `Call tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6) and print one push
+		Short: "GetTaskPushNotificationConfig (0.3: tasks/pushNotificationConfig/get)",
+		Long: `Call GetTaskPushNotificationConfig (A2A 1.0 §3.1.8;
+tasks/pushNotificationConfig/get in 0.3.0 §7.6) and print one push
 notification config of the task: CONFIG_ID, or the task's first config.
 ` + urlHelp,
 		Example: `  a2abridge push get http://127.0.0.1:8080 "$TASK" "$CONFIG"`,
@@ -724,7 +808,7 @@ notification config of the task: CONFIG_ID, or the task's first config.
 			if len(args) == 3 {
 				p.PushNotificationConfigID = args[2]
 			}
-			out, err := c.GetPushNotificationConfig(ctx, p)
+			out, err := c.GetTaskPushNotificationConfig(ctx, p)
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
@@ -733,9 +817,10 @@ notification config of the task: CONFIG_ID, or the task's first config.
 	}
 	list := &cobra.Command{
 		Use:   "list URL TASK",
-		Short: "tasks/pushNotificationConfig/list",
-		Long: `Call tasks/pushNotificationConfig/list (A2A 0.3.0 §7.7) and print every push
-notification config of the task, one per line.
+		Short: "ListTaskPushNotificationConfigs (0.3: tasks/pushNotificationConfig/list)",
+		Long: `Call ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9;
+tasks/pushNotificationConfig/list in 0.3.0 §7.7) and print every push
+notification config of the task, one per line (every page).
 ` + urlHelp,
 		Example: `  a2abridge push list http://127.0.0.1:8080 "$TASK" --json`,
 		Args:    cobra.ExactArgs(2),
@@ -746,7 +831,7 @@ notification config of the task, one per line.
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			out, err := c.ListPushNotificationConfigs(ctx, a2a.TaskIDParams{ID: args[1]})
+			out, err := listAllPush(ctx, c, args[1])
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
@@ -755,8 +840,9 @@ notification config of the task, one per line.
 	}
 	del := &cobra.Command{
 		Use:   "delete URL TASK CONFIG_ID",
-		Short: "tasks/pushNotificationConfig/delete",
-		Long: `Call tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8): the task's config
+		Short: "DeleteTaskPushNotificationConfig (0.3: tasks/pushNotificationConfig/delete)",
+		Long: `Call DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10;
+tasks/pushNotificationConfig/delete in 0.3.0 §7.8): the task's config
 CONFIG_ID is removed and no further notifications go to its webhook. --json
 prints null.
 ` + urlHelp,
@@ -769,7 +855,7 @@ prints null.
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			if err := c.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: args[1], PushNotificationConfigID: args[2]}); err != nil {
+			if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: args[1], PushNotificationConfigID: args[2]}); err != nil {
 				return e.stopped(ctx, nil, err)
 			}
 			if e.jsonOut() {
@@ -784,4 +870,140 @@ prints null.
 	e.out.register(listen.Flags())
 	push.AddCommand(e.clientFlags(set), e.clientFlags(get), e.clientFlags(list), e.clientFlags(del), listen)
 	return push
+}
+
+// maxPushPages bounds the pages push list follows, so that a server whose
+// tokens never end cannot keep it going.
+const maxPushPages = 100
+
+// listAllPush returns every push notification config of task, following
+// the pages of A2A 1.0.
+func listAllPush(ctx context.Context, c *client.Client, task string) ([]a2a.TaskPushNotificationConfig, error) {
+	var all []a2a.TaskPushNotificationConfig
+	p := a2a.ListTaskPushNotificationConfigsParams{TaskID: task}
+	for range maxPushPages {
+		out, next, err := c.ListTaskPushNotificationConfigs(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, out...)
+		if next == "" || next == p.PageToken {
+			return all, nil
+		}
+		p.PageToken = next
+	}
+	return nil, fmt.Errorf("push list: still more pages after %d", maxPushPages)
+}
+
+// listFlags are the flags of the list command.
+type listFlags struct {
+	contextID, state, pageToken string
+	pageSize, history           int
+	includeArtifacts            bool
+}
+
+// params checks the flags and returns the ListTasks params; changed says
+// which flags were given.
+func (f *listFlags) params(changed func(string) bool) (a2a.ListTasksParams, error) {
+	p := a2a.ListTasksParams{ContextID: f.contextID, PageToken: f.pageToken, IncludeArtifacts: f.includeArtifacts}
+	if f.state != "" {
+		st, ok := parseState(f.state)
+		if !ok {
+			return p, usageError{fmt.Errorf("--state %q: want a task state (submitted, working, input-required, auth-required, completed, canceled, failed, rejected; or TASK_STATE_…)", f.state)}
+		}
+		p.Status = st
+	}
+	if changed("page-size") {
+		if f.pageSize < 1 || f.pageSize > a2a.ListTasksMaxPageSize {
+			return p, usageError{fmt.Errorf("--page-size %d: want 1 to %d", f.pageSize, a2a.ListTasksMaxPageSize)}
+		}
+		n := f.pageSize
+		p.PageSize = &n
+	}
+	if changed("history-length") {
+		if f.history < 0 {
+			return p, usageError{errors.New("--history-length must not be negative")}
+		}
+		n := f.history
+		p.HistoryLength = &n
+	}
+	return p, nil
+}
+
+// parseState reads a task state by its 0.3 name (completed,
+// input-required) or its 1.0 name (TASK_STATE_COMPLETED), in any case.
+func parseState(s string) (a2a.TaskState, bool) {
+	if st := a2a.TaskState(strings.ToLower(s)); st.Valid() && st != a2a.TaskStateUnknown {
+		return st, true
+	}
+	st, ok := v10.ParseTaskState(strings.ToUpper(s))
+	return st, ok && st != a2a.TaskStateUnknown
+}
+
+func (e *clientEnv) listCmd() *cobra.Command {
+	f := &listFlags{}
+	cmd := &cobra.Command{
+		Use:   "list URL",
+		Short: "Call ListTasks (A2A 1.0) and print a page of your tasks",
+		Long: `Call ListTasks (A2A 1.0 §3.1.4) and print one page of the caller's tasks,
+newest first, as a table (id, state, last update, context) followed by the
+next page's token; --page-token continues there. --context and --state filter
+(--state takes completed or TASK_STATE_COMPLETED alike), --page-size is 1 to
+100 (default: the server's, 50), --history-length and --include-artifacts
+shape the tasks. With --json, the ListTasksResponse as received ({"tasks":
+[…], "nextPageToken": …, "pageSize": …, "totalSize": …}) on one line.
+A2A 0.3 has no ListTasks: an agent that offers only 0.3 gets an error.
+` + urlHelp,
+		Example: `  a2abridge list localhost:8080
+  a2abridge list http://127.0.0.1:8080/a2a/slow --state working --page-size 10
+  a2abridge list localhost:8080 --context "$CTX" --json | jq -r '.tasks[].id'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := f.params(cmd.Flags().Changed)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := e.ctx(cmd)
+			defer cancel()
+			c, err := e.dial(ctx, args[0])
+			if err != nil {
+				return e.stopped(ctx, nil, err)
+			}
+			r, err := c.ListTasks(ctx, p)
+			if err != nil {
+				return e.stopped(ctx, nil, err)
+			}
+			return e.printTasks(r, p.IncludeArtifacts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.contextID, "context", "", "only tasks of this contextId")
+	fl.StringVar(&f.state, "state", "", "only tasks in this state (e.g. working, completed)")
+	fl.IntVar(&f.pageSize, "page-size", 0, "tasks per page, 1 to 100 (default: the server's, 50)")
+	fl.StringVar(&f.pageToken, "page-token", "", "continue after the page that returned this next page token")
+	fl.IntVar(&f.history, "history-length", 0, "at most N most recent messages of each task's history")
+	fl.BoolVar(&f.includeArtifacts, "include-artifacts", false, "include each task's artifacts")
+	return e.clientFlags(cmd)
+}
+
+// follow streams a task's events (SubscribeToTask). A task that has
+// already ended, which A2A 1.0 refuses to subscribe to
+// (UnsupportedOperationError, A2A 1.0 §3.1.6), is read with GetTask and
+// yielded as the stream's one event.
+func follow(ctx context.Context, c *client.Client, id, from string) iter.Seq2[client.StreamEvent, error] {
+	return func(yield func(client.StreamEvent, error) bool) {
+		first := true
+		for ev, err := range c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, from) {
+			if first && errors.Is(err, a2a.ErrUnsupportedOperation) {
+				if t, gerr := c.GetTask(ctx, a2a.TaskQueryParams{ID: id}); gerr == nil && t.Status.State.Final() {
+					yield(client.StreamEvent{Event: t}, nil)
+					return
+				}
+			}
+			first = false
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
 }

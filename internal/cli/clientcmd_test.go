@@ -19,6 +19,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -79,13 +80,50 @@ func lines(t *testing.T, out string) []wireTask {
 	t.Helper()
 	var res []wireTask
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var w wireTask
-		if err := json.Unmarshal([]byte(l), &w); err != nil {
+		w, err := parseWire([]byte(l))
+		if err != nil {
 			t.Fatalf("not a JSON line: %q (%v)", l, err)
 		}
 		res = append(res, w)
 	}
 	return res
+}
+
+// wrappers are the A2A 1.0 oneof members (SendMessageResponse,
+// StreamResponse) and the 0.3 kinds they stand for.
+var wrappers = map[string]string{"task": "task", "message": "message", "statusUpdate": "status-update", "artifactUpdate": "artifact-update"}
+
+// parseWire reads an event printed by --json in either version: a 0.3
+// event with its kind, or a 1.0 Task or wrapper ({"task": …}), which is
+// read as the 0.3 event it stands for (kind set, state named as in 0.3,
+// final set on a status-update in a terminal or interrupted state).
+func parseWire(b []byte) (wireTask, error) {
+	var w wireTask
+	if err := json.Unmarshal(b, &w); err != nil || w.Kind != "" {
+		return w, err
+	}
+	var top map[string]jsontext.Value
+	if err := json.Unmarshal(b, &top); err != nil {
+		return w, err
+	}
+	if len(top) == 1 {
+		for k, v := range top {
+			if kind, ok := wrappers[k]; ok {
+				if err := json.Unmarshal(v, &w); err != nil {
+					return w, err
+				}
+				w.Kind = kind
+			}
+		}
+	} else if top["id"] != nil && top["status"] != nil {
+		w.Kind = "task"
+	}
+	if st, ok := strings.CutPrefix(w.Status.State, "TASK_STATE_"); ok {
+		w.Status.State = strings.ReplaceAll(strings.ToLower(st), "_", "-")
+		state := a2a.TaskState(w.Status.State)
+		w.Final = w.Kind == "status-update" && state.Final()
+	}
+	return w, nil
 }
 
 // streamLines parses stream --json output: the events and their ids.
@@ -97,7 +135,11 @@ func streamLines(t *testing.T, out string) ([]wireTask, []string) {
 		var top map[string]jsontext.Value
 		var id string
 		var ev wireTask
-		if err := json.Unmarshal([]byte(l), &top); err != nil || len(top) != 2 || json.Unmarshal(top["eventId"], &id) != nil || json.Unmarshal(top["result"], &ev) != nil || ev.Kind == "" {
+		err := json.Unmarshal([]byte(l), &top)
+		if err == nil && len(top) == 2 && json.Unmarshal(top["eventId"], &id) == nil {
+			ev, err = parseWire(top["result"])
+		}
+		if err != nil || len(top) != 2 || ev.Kind == "" {
 			t.Fatalf("not a stream line {eventId, result}: %q (%v)", l, err)
 		}
 		evs, ids = append(evs, ev), append(ids, id)
@@ -112,7 +154,7 @@ func TestClientCommands(t *testing.T) {
 		t.Fatalf("card: %d %s %s", code, out, errs)
 	}
 	out, _, _ = run(t, "", "card", ts.URL+"/a2a/chat", "--human")
-	if !strings.HasPrefix(out, "chat 1.0.0  (A2A 0.3.0)") {
+	if !strings.HasPrefix(out, "chat 1.0.0  (A2A 1.0, 0.3)") || !strings.Contains(out, "\n  calls      A2A 1.0 JSONRPC at "+ts.URL+"/a2a/chat\n") {
 		t.Fatalf("human card: %s", out)
 	}
 

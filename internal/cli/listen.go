@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 	"github.com/a2abridge/a2abridge/push"
 )
 
@@ -155,20 +156,44 @@ func (e *clientEnv) printNotification(body []byte, verdict string) {
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return
 	}
-	ev, err := v03.UnmarshalEvent(body)
-	t, ok := ev.(*a2a.Task)
-	if err != nil || !ok {
-		fmt.Fprintf(e.stdout, "%s  notification (not a Task): %s  [%s]\n", time.Now().Format("15:04:05.000"), oneLine(string(body[:min(len(body), 200)])), oneLine(verdict))
+	line, ok := notificationLine(body)
+	if !ok {
+		fmt.Fprintf(e.stdout, "%s  notification (not a Task or StreamResponse): %s  [%s]\n", time.Now().Format("15:04:05.000"), oneLine(string(body[:min(len(body), 200)])), oneLine(verdict))
 		return
 	}
-	line := fmt.Sprintf("%s  task %s %s", time.Now().Format("15:04:05.000"), t.ID, t.Status.State)
-	if t.Status.Message != nil {
-		line += ": " + partsText(t.Status.Message.Parts)
+	fmt.Fprintf(e.stdout, "%s  [%s]\n", oneLine(time.Now().Format("15:04:05.000")+"  "+line), oneLine(verdict))
+}
+
+// notificationLine describes a notification's body: an A2A 0.3 Task (A2A
+// 0.3.0 §9.5) or an A2A 1.0 StreamResponse (A2A 1.0 §4.3.3): a Task, a
+// status update or an artifact update.
+func notificationLine(body []byte) (string, bool) {
+	ev, err := v03.UnmarshalEvent(body)
+	if _, isTask := ev.(*a2a.Task); err != nil || !isTask {
+		if ev, err = v10.UnmarshalStreamResponse(body); err != nil {
+			return "", false
+		}
 	}
-	if n := len(t.Artifacts); n > 0 {
-		line += fmt.Sprintf("  (%d artifact(s))", n)
+	switch v := ev.(type) {
+	case *a2a.Task:
+		line := fmt.Sprintf("task %s %s", v.ID, v.Status.State)
+		if v.Status.Message != nil {
+			line += ": " + partsText(v.Status.Message.Parts)
+		}
+		if n := len(v.Artifacts); n > 0 {
+			line += fmt.Sprintf("  (%d artifact(s))", n)
+		}
+		return line, true
+	case *a2a.TaskStatusUpdateEvent:
+		line := fmt.Sprintf("task %s %s", v.TaskID, v.Status.State)
+		if v.Status.Message != nil {
+			line += ": " + partsText(v.Status.Message.Parts)
+		}
+		return line, true
+	case *a2a.TaskArtifactUpdateEvent:
+		return fmt.Sprintf("task %s artifact %s%s", v.TaskID, artifactLabel(&v.Artifact), partsText(v.Artifact.Parts)), true
 	}
-	fmt.Fprintf(e.stdout, "%s  [%s]\n", oneLine(line), oneLine(verdict))
+	return "", false
 }
 
 // oneLine is printable with line breaks (and bidi/format characters)

@@ -12,6 +12,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // printable replaces control characters (ANSI escapes from a hostile
@@ -32,10 +33,24 @@ func artifactLabel(a *a2a.Artifact) string {
 	return ""
 }
 
-// printResult prints a message/send, tasks/get or tasks/cancel result.
-func (e *clientEnv) printResult(ev a2a.Event, took time.Duration) error {
+// wireEvent encodes ev as the version spoken has it on the wire: over 0.3
+// the event with its "kind"; over 1.0 the bare Task (GetTask, CancelTask)
+// or, wrapped, the SendMessageResponse or StreamResponse ({"task": …},
+// {"statusUpdate": …}, …).
+func (e *clientEnv) wireEvent(ev a2a.Event, wrapped bool) ([]byte, error) {
+	switch {
+	case e.spoken != a2a.Version10:
+		return v03.MarshalEvent(ev)
+	case wrapped:
+		return v10.AppendStreamResponse(nil, ev)
+	}
+	return v10.AppendEvent(nil, ev)
+}
+
+// printResult prints a SendMessage (wrapped), GetTask or CancelTask result.
+func (e *clientEnv) printResult(ev a2a.Event, took time.Duration, wrapped bool) error {
 	if e.jsonOut() {
-		b, err := v03.MarshalEvent(ev)
+		b, err := e.wireEvent(ev, wrapped)
 		if err != nil {
 			return err
 		}
@@ -103,7 +118,7 @@ func (s *streamPrinter) print(ev client.StreamEvent) error {
 		if ev.Resumed {
 			fmt.Fprintf(s.e.stderr, "a2abridge: stream resumed (gap: %v)\n", ev.Gap)
 		}
-		b, err := v03.MarshalEvent(ev.Event)
+		b, err := s.e.wireEvent(ev.Event, true)
 		if err != nil {
 			return err
 		}
@@ -180,9 +195,17 @@ func (s *streamPrinter) print(ev client.StreamEvent) error {
 	return nil
 }
 
-func (e *clientEnv) printCard(c *a2a.AgentCard) error {
+// printCard prints a card and the interface the client calls (in; or
+// selErr when none fits).
+func (e *clientEnv) printCard(c *a2a.AgentCard, in *client.Interface, selErr error) error {
 	if e.jsonOut() {
-		b, err := v03.MarshalAgentCard(c)
+		var b []byte
+		var err error
+		if e.spoken == a2a.Version10 {
+			b, err = v10.MarshalAgentCard(c, v10.CardOptions{})
+		} else {
+			b, err = v03.MarshalAgentCard(c)
+		}
 		if err != nil {
 			return err
 		}
@@ -190,13 +213,21 @@ func (e *clientEnv) printCard(c *a2a.AgentCard) error {
 		return err
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "%s\n", printable(fmt.Sprintf("%s %s  (A2A %s)\n  %s", c.Name, c.Version, c.ProtocolVersion, c.Description)))
-	fmt.Fprintf(w, "  url        %s (%s)\n", c.URL, orDefault(c.PreferredTransport, "JSONRPC"))
-	for _, i := range c.AdditionalInterfaces {
-		fmt.Fprintf(w, "  also       %s (%s)\n", i.URL, i.Transport)
+	fmt.Fprintf(w, "%s\n", printable(fmt.Sprintf("%s %s  (A2A %s)\n  %s", c.Name, c.Version, strings.Join(cardVersions(c), ", "), c.Description)))
+	for _, i := range c.SupportedInterfaces {
+		line := fmt.Sprintf("  interface  %s (%s %s", i.URL, i.Transport, i.ProtocolVersion)
+		if i.Tenant != "" {
+			line += ", tenant " + i.Tenant
+		}
+		fmt.Fprintln(w, printable(line+")"))
+	}
+	if selErr != nil {
+		fmt.Fprintf(w, "  calls      none: %s\n", printable(selErr.Error()))
+	} else {
+		fmt.Fprintf(w, "  calls      %s\n", printable(in.String()))
 	}
 	fmt.Fprintf(w, "  streaming %v, push notifications %v, state history %v, extended card %v\n",
-		c.Capabilities.Streaming, c.Capabilities.PushNotifications, c.Capabilities.StateTransitionHistory, c.SupportsAuthenticatedExtendedCard)
+		c.Capabilities.Streaming, c.Capabilities.PushNotifications, c.Capabilities.StateTransitionHistory, c.SupportsAuthenticatedExtendedCard || c.Capabilities.ExtendedAgentCard)
 	fmt.Fprintf(w, "  input      %s\n  output     %s\n", strings.Join(c.DefaultInputModes, ", "), strings.Join(c.DefaultOutputModes, ", "))
 	names := make([]string, 0, len(c.SecuritySchemes))
 	for name := range c.SecuritySchemes {
@@ -212,10 +243,66 @@ func (e *clientEnv) printCard(c *a2a.AgentCard) error {
 	return nil
 }
 
+// cardVersions lists the protocol versions of a card's interfaces, in
+// their order, each once.
+func cardVersions(c *a2a.AgentCard) []string {
+	var out []string
+	for _, i := range c.SupportedInterfaces {
+		if !slices.Contains(out, i.ProtocolVersion) {
+			out = append(out, i.ProtocolVersion)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, orDefault(c.ProtocolVersion, "?"))
+	}
+	return out
+}
+
+// printTasks prints a ListTasks result: with --json the ListTasksResponse
+// as on the wire (A2A 1.0 §3.1.4), one line; else a table of the tasks and
+// the next page's token.
+func (e *clientEnv) printTasks(r *a2a.ListTasksResult, includeArtifacts bool) error {
+	if e.jsonOut() {
+		b, err := v10.AppendListTasksResponse(nil, r, includeArtifacts)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
+	}
+	w := e.stdout
+	if len(r.Tasks) == 0 {
+		fmt.Fprintln(w, "no tasks")
+	} else {
+		fmt.Fprintf(w, "%-36s  %-14s  %-20s  %s\n", "TASK", "STATE", "UPDATED", "CONTEXT")
+	}
+	for i := range r.Tasks {
+		t := &r.Tasks[i]
+		updated := ""
+		if !t.Status.Timestamp.IsZero() {
+			updated = t.Status.Timestamp.UTC().Format(time.RFC3339)
+		}
+		state := fmt.Sprintf("%-14s", t.Status.State)
+		fmt.Fprintf(w, "%-36s  %s  %-20s  %s\n", printable(t.ID), e.paint(t.Status.State, state), updated, printable(t.ContextID))
+	}
+	fmt.Fprintf(w, "%d of %d task(s)", len(r.Tasks), r.TotalSize)
+	if r.NextPageToken != "" {
+		fmt.Fprintf(w, "; next page: --page-token %s", shellQuote(r.NextPageToken))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
 func (e *clientEnv) printPush(cs []a2a.TaskPushNotificationConfig) error {
 	for i := range cs {
 		if e.jsonOut() {
-			b, err := v03.MarshalTaskPushNotificationConfig(&cs[i])
+			var b []byte
+			var err error
+			if e.spoken == a2a.Version10 {
+				b, err = v10.AppendTaskPushNotificationConfig(nil, &cs[i])
+			} else {
+				b, err = v03.MarshalTaskPushNotificationConfig(&cs[i])
+			}
 			if err != nil {
 				return err
 			}

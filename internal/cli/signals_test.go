@@ -211,7 +211,7 @@ func TestCtrlCBlockingSendProcess(t *testing.T) {
 		t.Fatalf("the task named: %d %s", code, out)
 	}
 	// One message, one task: the lookup did not send it twice.
-	if strings.Count(out, `"role":"user"`) != 1 {
+	if strings.Count(out, `"role":"ROLE_USER"`) != 1 {
 		t.Fatalf("the message was processed twice: %s", out)
 	}
 	run(t, "", "cancel", c[1], c[2])

@@ -53,6 +53,16 @@ type ocTarget struct {
 	skip string // set when the server cannot be started here
 }
 
+// opts are the client options of this file's scenarios: A2A 0.3, which
+// a2abridge's union card offers beside 1.0 (client_v1_test.go covers 1.0).
+func (tg *ocTarget) opts() client.Options { return client.Options{Protocol: "0.3"} }
+
+// cli runs the CLI (see runCLI) with --protocol 0.3.
+func (tg *ocTarget) cli(t *testing.T, stdin string, args ...string) cliResult {
+	t.Helper()
+	return runCLI(t, stdin, append(args, "--protocol", "0.3")...)
+}
+
 func (tg *ocTarget) url(agent string) string { return tg.base + "/a2a/" + agent }
 
 // per returns the value that applies to tg's server.
@@ -149,10 +159,10 @@ func ocCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// ocDial resolves u (a base URL of an agent) with our client.
+// ocDial resolves u (a base URL of an agent) with our client, speaking 0.3.
 func ocDial(t *testing.T, ctx context.Context, u string) *client.Client {
 	t.Helper()
-	c, err := client.Dial(ctx, u, client.Options{})
+	c, err := client.Dial(ctx, u, client.Options{Protocol: "0.3"})
 	if err != nil {
 		t.Fatalf("client.Dial(%s): %v", u, err)
 	}
@@ -558,7 +568,7 @@ func ocResubscribeRunning(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := ocDial(t, ctx, tg.url("slow"))
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("2", "", "")))
-	evs, err := ocCollect(c.Resubscribe(ctx, a2a.TaskIDParams{ID: task.ID}, ""), 50)
+	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, ""), 50)
 	if err != nil {
 		t.Fatalf("tasks/resubscribe: %v after %s", err, ocDescribe(evs))
 	}
@@ -614,7 +624,7 @@ func ocResubscribeInputRequired(t *testing.T, tg *ocTarget) {
 func ocResubscribeSettled(t *testing.T, ctx context.Context, c *client.Client, tg *ocTarget, id string, state a2a.TaskState) {
 	t.Helper()
 	start := time.Now()
-	evs, err := ocCollect(c.Resubscribe(ctx, a2a.TaskIDParams{ID: id}, ""), 5)
+	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, ""), 5)
 	t.Logf("events after %s: %s, error %v", time.Since(start).Round(time.Millisecond), ocDescribe(evs), err)
 	switch tg.kind {
 	case ocOurs:
@@ -652,7 +662,7 @@ func ocResubscribeSettled(t *testing.T, ctx context.Context, c *client.Client, t
 func ocStreamErrors(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := ocDial(t, ctx, tg.url("echo"))
-	evs, err := ocCollect(c.Resubscribe(ctx, a2a.TaskIDParams{ID: "no-such-task"}, ""), 5)
+	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: "no-such-task"}, ""), 5)
 	if len(evs) != 0 {
 		t.Errorf("tasks/resubscribe of an unknown task: events %s", ocDescribe(evs))
 	}
@@ -724,14 +734,14 @@ func ocPush(t *testing.T, tg *ocTarget) {
 	if tg.kind == ocOurs {
 		c := ocDial(t, ctx, tg.url("echo"))
 		task := ocSend(t, ctx, c, ocMsg("no push", "", ""))
-		_, err := c.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+		_, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 			PushNotificationConfig: a2a.PushNotificationConfig{URL: "http://127.0.0.1:9/hook"}})
 		ocWantErr(t, "set", err, a2a.ErrPushNotificationNotSupported)
-		_, err = c.GetPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID})
+		_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID})
 		ocWantErr(t, "get", err, a2a.ErrPushNotificationNotSupported)
-		_, err = c.ListPushNotificationConfigs(ctx, a2a.TaskIDParams{ID: task.ID})
+		_, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
 		ocWantErr(t, "list", err, a2a.ErrPushNotificationNotSupported)
-		err = c.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "x"})
+		err = c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "x"})
 		ocWantErr(t, "delete", err, a2a.ErrPushNotificationNotSupported)
 		p := ocMsg("with push", "", "")
 		p.Configuration = &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://127.0.0.1:9/hook"}}
@@ -745,7 +755,7 @@ func ocPush(t *testing.T, tg *ocTarget) {
 	// A config set on a running task gets its next events pushed.
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("30", "", "")))
 	want := a2a.PushNotificationConfig{ID: "cfg-1", URL: hook.url + "/set", Token: "tok-1"}
-	set, err := c.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID, PushNotificationConfig: want})
+	set, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID, PushNotificationConfig: want})
 	if err != nil {
 		t.Fatalf("set: %v", err)
 	}
@@ -753,29 +763,29 @@ func ocPush(t *testing.T, tg *ocTarget) {
 		set.PushNotificationConfig.Token != want.Token {
 		t.Errorf("set returned %+v, want %+v", set, want)
 	}
-	got, err := c.GetPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
 	if err != nil || got.TaskID != task.ID || got.PushNotificationConfig.URL != want.URL {
 		t.Fatalf("get: %v %+v", err, got)
 	}
-	list, err := c.ListPushNotificationConfigs(ctx, a2a.TaskIDParams{ID: task.ID})
+	list, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
 	if err != nil || len(list) != 1 || list[0].PushNotificationConfig.ID != "cfg-1" {
 		t.Fatalf("list: %v %+v", err, list)
 	}
 	if n := hook.wait(t, ctx, "/set", task.ID, ""); n.token != "tok-1" {
 		t.Errorf("push token %q, want tok-1", n.token)
 	}
-	err = c.DeletePushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	err = c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
 	// a2a-go deletes, then answers {"jsonrpc":"2.0","id":N} with no result
 	// member; our client accepts that for this void method.
 	if err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	list, err = c.ListPushNotificationConfigs(ctx, a2a.TaskIDParams{ID: task.ID})
+	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
 	if err != nil || len(list) != 0 {
 		t.Errorf("list after delete: %v %+v", err, list)
 	}
 	// Both SDKs: get of an unknown config is -32603.
-	_, err = c.GetPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
 	ocWantErr(t, "get of a deleted config", err, a2a.ErrInternal)
 	if _, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil {
 		t.Errorf("tasks/cancel: %v", err)
@@ -788,7 +798,7 @@ func ocPush(t *testing.T, tg *ocTarget) {
 	if n := hook.wait(t, ctx, "/send", done.ID, "completed"); n.token != "tok-2" {
 		t.Errorf("push token %q, want tok-2", n.token)
 	}
-	list, err = c.ListPushNotificationConfigs(ctx, a2a.TaskIDParams{ID: done.ID})
+	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: done.ID})
 	if err != nil || len(list) != 1 || list[0].PushNotificationConfig.URL != hook.url+"/send" {
 		t.Fatalf("list: %v %+v", err, list)
 	}
@@ -798,7 +808,7 @@ func ocPush(t *testing.T, tg *ocTarget) {
 	}
 
 	// set for an unknown task: a2a-go accepts it; JS answers -32001.
-	_, err = c.SetPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: "no-such-task",
+	_, err = c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: "no-such-task",
 		PushNotificationConfig: a2a.PushNotificationConfig{ID: "x", URL: hook.url + "/none"}})
 	if tg.kind == ocJS {
 		ocWantErr(t, "set for an unknown task", err, a2a.ErrTaskNotFound)
@@ -810,7 +820,7 @@ func ocPush(t *testing.T, tg *ocTarget) {
 func ocExtendedCard(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := ocDial(t, ctx, tg.base)
-	card, err := c.GetAuthenticatedExtendedCard(ctx)
+	card, err := c.GetExtendedAgentCard(ctx)
 	if card != nil {
 		t.Errorf("extended card %+v", card)
 	}
@@ -935,7 +945,10 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 	}
 	proxy := startCutProxy(t, strings.TrimPrefix(tg.base, "http://"))
 	card.URL = "http://" + proxy.addr() + "/a2a/slow"
-	c, err := client.New(card, client.Options{RetryBaseDelay: 20 * time.Millisecond})
+	card.SupportedInterfaces = nil // the 0.3 members only: through the proxy
+	o := tg.opts()
+	o.RetryBaseDelay = 20 * time.Millisecond
+	c, err := client.New(card, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1124,22 +1137,22 @@ func jstr(v any, path ...any) string {
 }
 
 func ocCLICard(t *testing.T, tg *ocTarget) {
-	r := runCLI(t, "", "card", tg.base)
+	r := tg.cli(t, "", "card", tg.base)
 	r.want(t, "card of the root", 0, 1)
 	if jstr(r.lines[0], "name") != "echo" || jstr(r.lines[0], "url") != tg.url("echo") || jstr(r.lines[0], "protocolVersion") != "0.3.0" {
 		t.Errorf("root card: %s", r.stdout)
 	}
-	r = runCLI(t, "", "card", tg.url("slow"))
+	r = tg.cli(t, "", "card", tg.url("slow"))
 	r.want(t, "card of slow", 0, 1)
 	if jstr(r.lines[0], "name") != "slow" || jstr(r.lines[0], "url") != tg.url("slow") {
 		t.Errorf("slow card: %s", r.stdout)
 	}
-	r = runCLI(t, "", "card", tg.url("nobody"))
+	r = tg.cli(t, "", "card", tg.url("nobody"))
 	r.want(t, "card of a missing agent", 4, 0)
 }
 
 func ocCLISendGetStream(t *testing.T, tg *ocTarget) {
-	r := runCLI(t, "", "send", tg.url("echo"), "cli hello")
+	r := tg.cli(t, "", "send", tg.url("echo"), "cli hello")
 	r.want(t, "send", 0, 1)
 	task := r.lines[0]
 	id := jstr(task, "id")
@@ -1147,14 +1160,14 @@ func ocCLISendGetStream(t *testing.T, tg *ocTarget) {
 		jstr(task, "artifacts", 0, "parts", 0, "text") != "cli hello" {
 		t.Fatalf("send: %s", r.stdout)
 	}
-	r = runCLI(t, "", "get", tg.url("echo"), id, "--history", "1")
+	r = tg.cli(t, "", "get", tg.url("echo"), id, "--history", "1")
 	r.want(t, "get", 0, 1)
 	if jstr(r.lines[0], "id") != id || jstr(r.lines[0], "history", 0, "parts", 0, "text") != "cli hello" || jget(r.lines[0], "history", 1) != nil {
 		t.Errorf("get --history 1: %s", r.stdout)
 	}
-	runCLI(t, "", "get", tg.url("echo"), "no-such-task").wantA2AError(t, "get of an unknown task", a2a.ErrTaskNotFound)
+	tg.cli(t, "", "get", tg.url("echo"), "no-such-task").wantA2AError(t, "get of an unknown task", a2a.ErrTaskNotFound)
 
-	r = runCLI(t, "", "stream", tg.url("echo"), echoInput)
+	r = tg.cli(t, "", "stream", tg.url("echo"), echoInput)
 	r.want(t, "stream", 0, -1)
 	if len(r.lines) < 4 {
 		t.Fatalf("stream: want a task, chunks and a final status:\n%s", r.stdout)
@@ -1177,47 +1190,47 @@ func ocCLISendGetStream(t *testing.T, tg *ocTarget) {
 }
 
 func ocCLICancel(t *testing.T, tg *ocTarget) {
-	r := runCLI(t, "", "send", tg.url("slow"), "30", "--no-blocking")
+	r := tg.cli(t, "", "send", tg.url("slow"), "30", "--no-blocking")
 	r.want(t, "send --no-blocking", 0, 1)
 	id := jstr(r.lines[0], "id")
-	r = runCLI(t, "", "cancel", tg.url("slow"), id)
+	r = tg.cli(t, "", "cancel", tg.url("slow"), id)
 	r.want(t, "cancel", 0, 1)
 	if jstr(r.lines[0], "id") != id || jstr(r.lines[0], "status", "state") != "canceled" {
 		t.Errorf("cancel: %s", r.stdout)
 	}
-	r = runCLI(t, "", "cancel", tg.url("slow"), id)
+	r = tg.cli(t, "", "cancel", tg.url("slow"), id)
 	if tg.kind == ocA2AGo {
 		r.want(t, "second cancel (a2a-go: idempotent)", 0, 1)
 	} else {
 		r.wantA2AError(t, "second cancel", a2a.ErrTaskNotCancelable)
 	}
-	r = runCLI(t, "", "send", tg.url("echo"), "done")
+	r = tg.cli(t, "", "send", tg.url("echo"), "done")
 	r.want(t, "send", 0, 1)
-	runCLI(t, "", "cancel", tg.url("echo"), jstr(r.lines[0], "id")).wantA2AError(t, "cancel of a completed task", a2a.ErrTaskNotCancelable)
+	tg.cli(t, "", "cancel", tg.url("echo"), jstr(r.lines[0], "id")).wantA2AError(t, "cancel of a completed task", a2a.ErrTaskNotCancelable)
 }
 
 func ocCLIResubscribe(t *testing.T, tg *ocTarget) {
 	// 2 s: the resubscribe, a new process, must come while the task runs
 	// (a2a-go only joins running executions).
-	r := runCLI(t, "", "send", tg.url("slow"), "2", "--no-blocking")
+	r := tg.cli(t, "", "send", tg.url("slow"), "2", "--no-blocking")
 	r.want(t, "send --no-blocking", 0, 1)
 	id := jstr(r.lines[0], "id")
-	r = runCLI(t, "", "resubscribe", tg.url("slow"), id)
+	r = tg.cli(t, "", "resubscribe", tg.url("slow"), id)
 	r.want(t, "resubscribe to a running task", 0, -1)
 	last := r.lines[len(r.lines)-1]
 	if jstr(last, "kind") != "status-update" || jget(last, "final") != true || jstr(last, "status", "state") != "completed" {
 		t.Errorf("resubscribe: %s", r.stdout)
 	}
-	runCLI(t, "", "resubscribe", tg.url("slow"), "no-such-task").wantA2AError(t, "resubscribe to an unknown task", a2a.ErrTaskNotFound)
+	tg.cli(t, "", "resubscribe", tg.url("slow"), "no-such-task").wantA2AError(t, "resubscribe to an unknown task", a2a.ErrTaskNotFound)
 }
 
 // ocCLIResubscribeFinished: see ocResubscribeFinished; --timeout bounds
 // the command should it not end by itself.
 func ocCLIResubscribeFinished(t *testing.T, tg *ocTarget) {
-	r := runCLI(t, "", "send", tg.url("echo"), "finished")
+	r := tg.cli(t, "", "send", tg.url("echo"), "finished")
 	r.want(t, "send", 0, 1)
 	id := jstr(r.lines[0], "id")
-	r = runCLI(t, "", "resubscribe", tg.url("echo"), id, "--timeout", "5s")
+	r = tg.cli(t, "", "resubscribe", tg.url("echo"), id, "--timeout", "5s")
 	switch tg.kind {
 	case ocOurs:
 		r.want(t, "resubscribe to a completed task", 0, 2)
@@ -1236,53 +1249,53 @@ func ocCLIResubscribeFinished(t *testing.T, tg *ocTarget) {
 
 func ocCLIPush(t *testing.T, tg *ocTarget) {
 	if tg.kind == ocOurs {
-		r := runCLI(t, "", "send", tg.url("echo"), "x")
+		r := tg.cli(t, "", "send", tg.url("echo"), "x")
 		r.want(t, "send", 0, 1)
 		id := jstr(r.lines[0], "id")
-		runCLI(t, "", "push", "list", tg.url("echo"), id).wantA2AError(t, "push list", a2a.ErrPushNotificationNotSupported)
-		runCLI(t, "", "push", "set", tg.url("echo"), id, "http://127.0.0.1:9/hook").wantA2AError(t, "push set", a2a.ErrPushNotificationNotSupported)
-		runCLI(t, "", "send", tg.url("echo"), "x", "--push-url", "http://127.0.0.1:9/hook").
+		tg.cli(t, "", "push", "list", tg.url("echo"), id).wantA2AError(t, "push list", a2a.ErrPushNotificationNotSupported)
+		tg.cli(t, "", "push", "set", tg.url("echo"), id, "http://127.0.0.1:9/hook").wantA2AError(t, "push set", a2a.ErrPushNotificationNotSupported)
+		tg.cli(t, "", "send", tg.url("echo"), "x", "--push-url", "http://127.0.0.1:9/hook").
 			wantA2AError(t, "send --push-url", a2a.ErrPushNotificationNotSupported)
 		return
 	}
 	ctx := ocCtx(t)
 	hook := startPushHook(t)
-	r := runCLI(t, "", "send", tg.url("echo"), "pushed", "--push-url", hook.url+"/send", "--push-token", "tok")
+	r := tg.cli(t, "", "send", tg.url("echo"), "pushed", "--push-url", hook.url+"/send", "--push-token", "tok")
 	r.want(t, "send --push-url", 0, 1)
 	id := jstr(r.lines[0], "id")
 	if n := hook.wait(t, ctx, "/send", id, "completed"); n.token != "tok" {
 		t.Errorf("push token %q, want tok", n.token)
 	}
-	r = runCLI(t, "", "push", "list", tg.url("echo"), id)
+	r = tg.cli(t, "", "push", "list", tg.url("echo"), id)
 	r.want(t, "push list", 0, 1)
 	if jstr(r.lines[0], "taskId") != id || jstr(r.lines[0], "pushNotificationConfig", "url") != hook.url+"/send" {
 		t.Errorf("push list: %s", r.stdout)
 	}
-	r = runCLI(t, "", "push", "set", tg.url("echo"), id, hook.url+"/cli", "--id", "cfg-cli", "--push-token", "t2")
+	r = tg.cli(t, "", "push", "set", tg.url("echo"), id, hook.url+"/cli", "--id", "cfg-cli", "--push-token", "t2")
 	r.want(t, "push set", 0, 1)
 	if jstr(r.lines[0], "pushNotificationConfig", "id") != "cfg-cli" {
 		t.Errorf("push set: %s", r.stdout)
 	}
-	r = runCLI(t, "", "push", "get", tg.url("echo"), id, "cfg-cli")
+	r = tg.cli(t, "", "push", "get", tg.url("echo"), id, "cfg-cli")
 	r.want(t, "push get", 0, 1)
 	if jstr(r.lines[0], "pushNotificationConfig", "url") != hook.url+"/cli" {
 		t.Errorf("push get: %s", r.stdout)
 	}
-	runCLI(t, "", "push", "list", tg.url("echo"), id).want(t, "push list", 0, 2)
-	r = runCLI(t, "", "push", "delete", tg.url("echo"), id, "cfg-cli")
+	tg.cli(t, "", "push", "list", tg.url("echo"), id).want(t, "push list", 0, 2)
+	r = tg.cli(t, "", "push", "delete", tg.url("echo"), id, "cfg-cli")
 	r.want(t, "push delete", 0, 1) // a2a-go's answer without result is accepted (see ocPush)
-	runCLI(t, "", "push", "list", tg.url("echo"), id).want(t, "push list after delete", 0, 1)
-	runCLI(t, "", "push", "get", tg.url("echo"), id, "cfg-cli").wantA2AError(t, "push get of a deleted config", a2a.ErrInternal)
+	tg.cli(t, "", "push", "list", tg.url("echo"), id).want(t, "push list after delete", 0, 1)
+	tg.cli(t, "", "push", "get", tg.url("echo"), id, "cfg-cli").wantA2AError(t, "push get of a deleted config", a2a.ErrInternal)
 }
 
 func ocCLIExtendedCard(t *testing.T, tg *ocTarget) {
-	runCLI(t, "", "extended-card", tg.base).wantA2AError(t, "extended-card",
+	tg.cli(t, "", "extended-card", tg.base).wantA2AError(t, "extended-card",
 		per(tg, a2a.ErrAuthenticatedExtendedCardNotConfigured, a2a.ErrAuthenticatedExtendedCardNotConfigured, a2a.ErrUnsupportedOperation))
 }
 
 // ocCLIChat: the interactive chat keeps the task across turns.
 func ocCLIChat(t *testing.T, tg *ocTarget) {
-	r := runCLI(t, "hello\nbye\n/quit\n", "chat", tg.url("chat"))
+	r := tg.cli(t, "hello\nbye\n/quit\n", "chat", tg.url("chat"))
 	if r.code != 0 {
 		t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}

@@ -412,6 +412,16 @@ func NormalizeError(e *a2a.Error) *a2a.Error {
 // document gives an error of the status alone, with the body (up to 200
 // bytes) as its message.
 func UnmarshalRESTError(httpStatus int, body []byte) *a2a.Error {
+	e, _ := ParseRESTError(httpStatus, body)
+	return e
+}
+
+// ParseRESTError is UnmarshalRESTError that also reports whether body is
+// an HTTP+JSON error document: a JSON object whose "error" member is a
+// google.rpc.Status object. When it is not (an HTML page from a proxy, a
+// bare text, {"error": "a string"}), ok is false and e is the error of the
+// status alone.
+func ParseRESTError(httpStatus int, body []byte) (e *a2a.Error, ok bool) {
 	d := newDecoder(body, "", false)
 	defer d.release()
 	var (
@@ -438,7 +448,7 @@ func UnmarshalRESTError(httpStatus int, body []byte) *a2a.Error {
 		if msg == "" {
 			msg = http.StatusText(httpStatus)
 		}
-		return &a2a.Error{Code: codeForHTTPStatus(httpStatus), Message: msg}
+		return &a2a.Error{Code: codeForHTTPStatus(httpStatus), Message: msg}, false
 	}
 	if httpStatus == 0 {
 		httpStatus = code
@@ -447,7 +457,7 @@ func UnmarshalRESTError(httpStatus int, body []byte) *a2a.Error {
 	if !ok {
 		c = codeForHTTPStatus(httpStatus)
 	}
-	return ds.result(c, message)
+	return ds.result(c, message), true
 }
 
 func codeForHTTPStatus(status int) int {

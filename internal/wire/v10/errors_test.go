@@ -116,18 +116,25 @@ func TestUnmarshalPeerErrors(t *testing.T) {
 	}
 	// REST bodies without an ErrorInfo, or not JSON at all.
 	for _, tt := range []struct {
-		status int
-		body   string
-		code   int
+		status   int
+		body     string
+		code     int
+		isStatus bool // the body is a google.rpc.Status document
 	}{
-		{404, `{"error":{"code":404,"status":"NOT_FOUND","message":"no route","details":[]}}`, a2a.CodeMethodNotFound},
-		{401, `{"error":{"code":401,"message":"who?"}}`, a2a.CodeUnauthenticated},
-		{400, `{"error":{"code":400,"message":"bad","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_PARAMS","domain":"a2a-protocol.org"}]}}`, a2a.CodeInvalidParams},
-		{502, `<html>bad gateway</html>`, a2a.CodeInternalError},
-		{400, ``, a2a.CodeInvalidRequest},
+		{404, `{"error":{"code":404,"status":"NOT_FOUND","message":"no route","details":[]}}`, a2a.CodeMethodNotFound, true},
+		{401, `{"error":{"code":401,"message":"who?"}}`, a2a.CodeUnauthenticated, true},
+		{400, `{"error":{"code":400,"message":"bad","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_PARAMS","domain":"a2a-protocol.org"}]}}`, a2a.CodeInvalidParams, true},
+		{404, `{"error":{"code":404,"message":"Task not found: t","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`, a2a.CodeTaskNotFound, true},
+		{502, `<html>bad gateway</html>`, a2a.CodeInternalError, false},
+		{400, ``, a2a.CodeInvalidRequest, false},
+		{404, `{"error":"agent not found","agents":[]}`, a2a.CodeMethodNotFound, false},
+		{500, `{"message":"no error member"}`, a2a.CodeInternalError, false},
 	} {
 		if e := UnmarshalRESTError(tt.status, []byte(tt.body)); e.Code != tt.code || e.Message == "" {
 			t.Errorf("%d %s: %#v", tt.status, tt.body, e)
+		}
+		if e, ok := ParseRESTError(tt.status, []byte(tt.body)); ok != tt.isStatus || e.Code != tt.code {
+			t.Errorf("ParseRESTError(%d, %s) = %#v, %v; want code %d, %v", tt.status, tt.body, e, ok, tt.code, tt.isStatus)
 		}
 	}
 }

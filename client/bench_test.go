@@ -1,0 +1,53 @@
+package client_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/a2abridge/a2abridge/client"
+)
+
+// BenchmarkSendMessage measures a blocking SendMessage round trip to
+// a2abridge's echo agent over each interface (client and server in one
+// process: compare runs of one machine only).
+func BenchmarkSendMessage(b *testing.B) {
+	for _, in := range interfaces {
+		b.Run(in.name, func(b *testing.B) {
+			ts := newServer(b)
+			c, err := client.Dial(context.Background(), ts.URL, in.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := text("hello")
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Message.MessageID = ""
+				if _, err := c.SendMessage(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStream measures a SendStreamingMessage round trip (Task,
+// artifact, final status) over each interface.
+func BenchmarkStream(b *testing.B) {
+	for _, in := range interfaces {
+		b.Run(in.name, func(b *testing.B) {
+			ts := newServer(b)
+			c, err := client.Dial(context.Background(), ts.URL, in.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, err := range c.SendStreamingMessage(context.Background(), text("hello")) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,408 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
+)
+
+// The operations, each under its A2A 1.0 name (A2A 1.0 §3.1), with the
+// A2A 0.3.0 JSON-RPC method it is over a 0.3 interface (§7). Over A2A 1.0
+// every request carries A2A-Version: 1.0; the tenant of a call is its
+// params' Tenant, or the interface's when that is empty (A2A 1.0 §3.1,
+// §11.3: the "tenant" member over JSON-RPC, the first path segment over
+// HTTP+JSON); A2A 0.3 has no tenants.
+
+// ErrNotInProtocol is returned (wrapped) by an operation that the
+// protocol version the client speaks does not define: ListTasks over
+// A2A 0.3.
+var ErrNotInProtocol = errors.New("a2a client: the operation is not part of the protocol version spoken")
+
+// tenant returns the tenant of a call whose params name t.
+func (c *Client) tenant(t string) string {
+	if t != "" {
+		return t
+	}
+	return c.iface.Tenant
+}
+
+// bodyTenant is the tenant written in a request body: over HTTP+JSON the
+// tenant is in the path instead.
+func (c *Client) bodyTenant(t string) string {
+	if c.rest {
+		return ""
+	}
+	return t
+}
+
+func taskPath(id string) string { return "/tasks/" + url.PathEscape(id) }
+
+func pushPath(taskID string) string { return taskPath(taskID) + "/pushNotificationConfigs" }
+
+// sendCall is the call of SendMessage (stream false) or
+// SendStreamingMessage. A message without MessageID gets a fresh one, one
+// without Role is the user's.
+func (c *Client) sendCall(p *a2a.MessageSendParams, stream bool) (call, error) {
+	if p.Message.MessageID == "" {
+		p.Message.MessageID = a2a.NewID()
+	}
+	if p.Message.Role == "" {
+		p.Message.Role = a2a.RoleUser
+	}
+	cl := call{retry: c.sendRetryable(), verb: http.MethodPost}
+	var err error
+	if !c.v10 {
+		cl.method = pick(stream, "message/send", "message/stream")
+		cl.params, err = v03.EncodeMessageSendParams(p)
+		return cl, err
+	}
+	cl.method = pick(stream, "SendMessage", "SendStreamingMessage")
+	cl.path = pick(stream, "/message:send", "/message:stream")
+	q := *p
+	cl.tenant = c.tenant(q.Tenant)
+	q.Tenant = c.bodyTenant(cl.tenant)
+	cl.params, err = v10.AppendSendMessageRequest(nil, &q)
+	return cl, err
+}
+
+// pick returns a when !stream, else b.
+func pick(stream bool, a, b string) string {
+	if stream {
+		return b
+	}
+	return a
+}
+
+// SendMessage sends a message (A2A 1.0 §3.1.1 SendMessage; A2A 0.3.0 §7.1
+// message/send). The result is a *a2a.Task or, for agents that answer
+// directly, a *a2a.Message. It is retried on transport errors only when
+// the server does not process a repeated messageId twice (its card
+// declares a2a.ExtensionEventLog) or Options.RetrySend is set. A message
+// without MessageID gets a fresh one.
+func (c *Client) SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.Event, error) {
+	cl, err := c.sendCall(&p, false)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.call(ctx, &cl)
+	if err != nil {
+		return nil, err
+	}
+	var ev a2a.Event
+	if c.v10 {
+		ev, err = v10.UnmarshalSendMessageResponse(raw)
+	} else {
+		ev, err = v03.UnmarshalEvent(raw)
+	}
+	if err != nil {
+		return nil, protocolError(cl.method, "invalid result", err)
+	}
+	switch ev.(type) {
+	case *a2a.Task, *a2a.Message:
+		return ev, nil
+	}
+	return nil, &ProtocolError{Method: cl.method, Reason: fmt.Sprintf("result is a %T, want a Task or Message", ev)}
+}
+
+// decodeTask decodes a Task result of method.
+func (c *Client) decodeTask(method string, raw jsontext.Value) (*a2a.Task, error) {
+	if c.v10 {
+		t, err := v10.UnmarshalTask(raw)
+		if err != nil {
+			return nil, protocolError(method, "invalid Task in result", err)
+		}
+		return &t, nil
+	}
+	ev, err := v03.UnmarshalEvent(raw)
+	if err != nil {
+		return nil, protocolError(method, "invalid Task in result", err)
+	}
+	t, ok := ev.(*a2a.Task)
+	if !ok {
+		return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("result is a %T, want a Task", ev)}
+	}
+	return t, nil
+}
+
+// GetTask reads a task (A2A 1.0 §3.1.3 GetTask, GET /tasks/{id}; A2A 0.3.0
+// §7.3 tasks/get), with at most p.HistoryLength messages of history when
+// set; retried when safe.
+func (c *Client) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task, error) {
+	cl := &call{method: "tasks/get", retry: true}
+	var err error
+	if c.v10 {
+		cl.method, cl.verb, cl.path, cl.tenant = "GetTask", http.MethodGet, taskPath(p.ID), c.tenant(p.Tenant)
+		cl.query = v10.GetTaskQuery(&p)
+		p.Tenant = c.bodyTenant(cl.tenant)
+		cl.params, err = c.rpcParams(v10.AppendGetTaskRequest(nil, &p))
+	} else {
+		cl.params, err = v03.EncodeTaskQueryParams(&p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.call(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	return c.decodeTask(cl.method, raw)
+}
+
+// rpcParams returns the params of a call that has them only over
+// JSON-RPC (over HTTP+JSON, its values are in the path and query).
+func (c *Client) rpcParams(b []byte, err error) ([]byte, error) {
+	if c.rest || err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// ListTasks lists the caller's tasks, newest first, one page at a time
+// (A2A 1.0 §3.1.4 ListTasks, GET /tasks): filtered by p.ContextID,
+// p.Status and p.StatusTimestampAfter; p.PageSize tasks a page (1 to 100;
+// nil: the server's default, 50) from p.PageToken (the previous result's
+// NextPageToken, "" for the first page; "" in a result means the last
+// page). Retried when safe. A2A 0.3 has no ListTasks: over a 0.3
+// interface it returns ErrNotInProtocol without calling the agent.
+func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.ListTasksResult, error) {
+	if !c.v10 {
+		return nil, fmt.Errorf("%w: ListTasks is an A2A 1.0 operation, and the client speaks A2A 0.3 to agent %q (%s)", ErrNotInProtocol, c.card.Name, c.iface.URL)
+	}
+	cl := &call{method: "ListTasks", retry: true, verb: http.MethodGet, path: "/tasks", tenant: c.tenant(p.Tenant)}
+	cl.query = v10.ListTasksQuery(&p)
+	p.Tenant = c.bodyTenant(cl.tenant)
+	params, err := c.rpcParams(v10.AppendListTasksRequest(nil, &p))
+	if err != nil {
+		return nil, err
+	}
+	cl.params = params
+	raw, err := c.call(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	r, err := v10.UnmarshalListTasksResponse(raw)
+	if err != nil {
+		return nil, protocolError(cl.method, "invalid result", err)
+	}
+	return &r, nil
+}
+
+// CancelTask asks the agent to cancel a task (A2A 1.0 §3.1.5 CancelTask,
+// POST /tasks/{id}:cancel; A2A 0.3.0 §7.4 tasks/cancel) and returns the
+// task as it is then. Not retried.
+func (c *Client) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task, error) {
+	cl, err := c.taskIDCall(&p, "tasks/cancel", "CancelTask", ":cancel", false)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.call(ctx, &cl)
+	if err != nil {
+		return nil, err
+	}
+	return c.decodeTask(cl.method, raw)
+}
+
+// taskIDCall is the call of CancelTask or SubscribeToTask (subscribe
+// true): over HTTP+JSON, POST /tasks/{id}{action} with no body unless
+// there is metadata (the official 1.x clients send none).
+func (c *Client) taskIDCall(p *a2a.TaskIDParams, method03, method10, action string, subscribe bool) (call, error) {
+	cl := call{method: method03, retry: subscribe}
+	var err error
+	if !c.v10 {
+		cl.params, err = v03.EncodeTaskIDParams(p)
+		return cl, err
+	}
+	cl.method, cl.verb, cl.path, cl.tenant = method10, http.MethodPost, taskPath(p.ID)+action, c.tenant(p.Tenant)
+	q := *p
+	q.Tenant = c.bodyTenant(cl.tenant)
+	if c.rest && len(q.Metadata) == 0 {
+		return cl, nil
+	}
+	if subscribe {
+		cl.params, err = v10.AppendSubscribeToTaskRequest(nil, &q)
+	} else {
+		cl.params, err = v10.AppendCancelTaskRequest(nil, &q)
+	}
+	return cl, err
+}
+
+// CreateTaskPushNotificationConfig asks the agent to send the task's
+// updates to a webhook (A2A 1.0 §3.1.7 CreateTaskPushNotificationConfig,
+// POST /tasks/{id}/pushNotificationConfigs; A2A 0.3.0 §7.5
+// tasks/pushNotificationConfig/set) and returns the config as stored
+// (with the id the server chose when cfg has none). Not retried.
+func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, cfg a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	cl := &call{method: "tasks/pushNotificationConfig/set"}
+	var err error
+	if c.v10 {
+		cl.method, cl.verb, cl.path, cl.tenant = "CreateTaskPushNotificationConfig", http.MethodPost, pushPath(cfg.TaskID), c.tenant(cfg.Tenant)
+		q := cfg
+		q.Tenant = c.bodyTenant(cl.tenant)
+		cl.params, err = v10.AppendTaskPushNotificationConfig(nil, &q)
+	} else {
+		cl.params, err = v03.MarshalTaskPushNotificationConfig(&cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.pushConfigCall(ctx, cl)
+}
+
+// pushConfigCall performs cl and decodes its TaskPushNotificationConfig.
+func (c *Client) pushConfigCall(ctx context.Context, cl *call) (*a2a.TaskPushNotificationConfig, error) {
+	raw, err := c.call(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	var out a2a.TaskPushNotificationConfig
+	if c.v10 {
+		out, err = v10.UnmarshalTaskPushNotificationConfig(raw)
+	} else {
+		out, err = v03.UnmarshalTaskPushNotificationConfig(raw)
+	}
+	if err != nil {
+		return nil, protocolError(cl.method, "invalid result", err)
+	}
+	return &out, nil
+}
+
+// GetTaskPushNotificationConfig reads one push notification config of a
+// task (A2A 1.0 §3.1.8 GetTaskPushNotificationConfig, GET
+// /tasks/{id}/pushNotificationConfigs/{configId}; A2A 0.3.0 §7.6
+// tasks/pushNotificationConfig/get). An empty PushNotificationConfigID
+// asks for the task's first config (over 1.0, which requires the id: the
+// first that ListTaskPushNotificationConfigs returns; a task without one
+// is then a2a.ErrTaskNotFound). Retried when safe.
+func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
+	if !c.v10 {
+		params, err := v03.EncodeTaskPushConfigParams(&p)
+		if err != nil {
+			return nil, err
+		}
+		return c.pushConfigCall(ctx, &call{method: "tasks/pushNotificationConfig/get", params: params, retry: true})
+	}
+	if p.PushNotificationConfigID == "" {
+		return c.firstPushConfig(ctx, p)
+	}
+	cl, err := c.pushConfigIDCall(&p, "GetTaskPushNotificationConfig", http.MethodGet)
+	if err != nil {
+		return nil, err
+	}
+	return c.pushConfigCall(ctx, cl)
+}
+
+// firstPushConfig returns the first push notification config of a task.
+func (c *Client) firstPushConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
+	cfgs, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{Tenant: p.Tenant, TaskID: p.ID})
+	if err != nil {
+		return nil, err
+	}
+	if len(cfgs) == 0 {
+		return nil, &a2a.Error{Code: a2a.CodeTaskNotFound, Message: "task " + p.ID + " has no push notification config"}
+	}
+	return &cfgs[0], nil
+}
+
+// pushConfigIDCall is the 1.0 call of Get or
+// DeleteTaskPushNotificationConfig.
+func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigParams, method, verb string) (*call, error) {
+	cl := &call{method: method, verb: verb, tenant: c.tenant(p.Tenant), retry: verb == http.MethodGet, void: verb == http.MethodDelete,
+		path: pushPath(p.ID) + "/" + url.PathEscape(p.PushNotificationConfigID)}
+	q := *p
+	q.Tenant = c.bodyTenant(cl.tenant)
+	params, err := c.rpcParams(v10.AppendPushConfigIDRequest(nil, &q))
+	cl.params = params
+	return cl, err
+}
+
+// ListTaskPushNotificationConfigs lists the push notification configs of
+// task p.TaskID (A2A 1.0 §3.1.9 ListTaskPushNotificationConfigs, GET
+// /tasks/{id}/pushNotificationConfigs; A2A 0.3.0 §7.7
+// tasks/pushNotificationConfig/list) and returns them with the next
+// page's token ("" on the last page; always "" over 0.3, which does not
+// page: PageSize and PageToken are not sent). Retried when safe.
+func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsParams) ([]a2a.TaskPushNotificationConfig, string, error) {
+	cl := &call{method: "tasks/pushNotificationConfig/list", retry: true}
+	var err error
+	if c.v10 {
+		cl.method, cl.verb, cl.path, cl.tenant = "ListTaskPushNotificationConfigs", http.MethodGet, pushPath(p.TaskID), c.tenant(p.Tenant)
+		cl.query = v10.ListPushConfigsQuery(&p)
+		p.Tenant = c.bodyTenant(cl.tenant)
+		cl.params, err = c.rpcParams(v10.AppendListTaskPushNotificationConfigsRequest(nil, &p))
+	} else {
+		cl.params, err = v03.EncodeTaskIDParams(&a2a.TaskIDParams{ID: p.TaskID})
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	raw, err := c.call(ctx, cl)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []a2a.TaskPushNotificationConfig
+	next := ""
+	if c.v10 {
+		out, next, err = v10.UnmarshalListTaskPushNotificationConfigsResponse(raw)
+	} else {
+		out, err = v03.UnmarshalTaskPushNotificationConfigs(raw)
+	}
+	if err != nil {
+		return nil, "", protocolError(cl.method, "invalid result", err)
+	}
+	return out, next, nil
+}
+
+// DeleteTaskPushNotificationConfig removes a push notification config of
+// a task (A2A 1.0 §3.1.10 DeleteTaskPushNotificationConfig, DELETE
+// /tasks/{id}/pushNotificationConfigs/{configId}; A2A 0.3.0 §7.8
+// tasks/pushNotificationConfig/delete). Not retried.
+func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
+	gp := a2a.GetTaskPushNotificationConfigParams(p)
+	var cl *call
+	var err error
+	if c.v10 {
+		cl, err = c.pushConfigIDCall(&gp, "DeleteTaskPushNotificationConfig", http.MethodDelete)
+	} else {
+		cl = &call{method: "tasks/pushNotificationConfig/delete", void: true}
+		cl.params, err = v03.EncodeTaskPushConfigParams(&gp)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = c.call(ctx, cl)
+	return err
+}
+
+// GetExtendedAgentCard returns the card the agent shows to authenticated
+// callers (A2A 1.0 §3.1.11 GetExtendedAgentCard, GET /extendedAgentCard;
+// A2A 0.3.0 §7.10 agent/getAuthenticatedExtendedCard); retried when safe.
+// Over 1.0 the tenant is the interface's.
+func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
+	cl := &call{method: "agent/getAuthenticatedExtendedCard", retry: true}
+	if c.v10 {
+		cl.method, cl.verb, cl.path, cl.tenant = "GetExtendedAgentCard", http.MethodGet, "/extendedAgentCard", c.iface.Tenant
+		params, err := c.rpcParams(v10.AppendGetExtendedAgentCardRequest(nil, c.bodyTenant(cl.tenant)))
+		if err != nil {
+			return nil, err
+		}
+		cl.params = params
+	}
+	raw, err := c.call(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	card, _, err := wirecard.Unmarshal(raw)
+	if err != nil {
+		return nil, protocolError(cl.method, "invalid Agent Card", err)
+	}
+	return &card, nil
+}
