@@ -308,6 +308,9 @@ func (s *suite10) errorProblem(a errorAnswer) string {
 		}
 	}
 	reason := a2a.Reason(a.err.Code)
+	if s.rest && a.status == http.StatusNotFound && !a.e.Invalid && !hasErrorInfo(details) {
+		return "HTTP 404 without a google.rpc.ErrorInfo: clients cannot tell TaskNotFoundError from a missing route"
+	}
 	if !specific(a.err.Code) {
 		return ""
 	}
@@ -321,6 +324,14 @@ func (s *suite10) errorProblem(a errorAnswer) string {
 		}
 	}
 	return fmt.Sprintf("error %d (%s) has no google.rpc.ErrorInfo", a.err.Code, reason)
+}
+
+// hasErrorInfo reports whether details hold a google.rpc.ErrorInfo.
+func hasErrorInfo(details []any) bool {
+	return slices.ContainsFunc(details, func(d any) bool {
+		dm, _ := d.(map[string]any)
+		return str(dm, "@type") == v10.TypeErrorInfo
+	})
 }
 
 // specific reports whether code is an A2A-specific error (§3.3.2), which

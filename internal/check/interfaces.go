@@ -157,17 +157,22 @@ func (o Options) selected(c *Check) bool {
 	return o.Binding == "" || c.Binding == "" || o.Binding == c.Binding
 }
 
-// validateSuiteOptions checks --protocol and --binding.
-func (o Options) validateSuiteOptions() error {
-	switch o.Protocol {
+// validateSuiteOptions checks Options.Protocol and Options.Binding.
+func (o Options) validateSuiteOptions() error { return ValidateSuite(o.Protocol, o.Binding) }
+
+// ValidateSuite checks a protocol version ("", "0.3" or "1.0") and a
+// binding ("", BindingJSONRPC or BindingREST) as Options take them; the
+// error names the valid values.
+func ValidateSuite(protocol, binding string) error {
+	switch protocol {
 	case "", a2a.Version03, a2a.Version10:
 	default:
-		return fmt.Errorf("unknown protocol version %q (have 0.3, 1.0)", o.Protocol)
+		return fmt.Errorf("unknown protocol version %q (have 0.3, 1.0)", protocol)
 	}
-	switch o.Binding {
+	switch binding {
 	case "", BindingJSONRPC, BindingREST:
 	default:
-		return fmt.Errorf("unknown binding %q (have jsonrpc, rest)", o.Binding)
+		return fmt.Errorf("unknown binding %q (have jsonrpc, rest)", binding)
 	}
 	return nil
 }

@@ -398,7 +398,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Endpoint != "" {
 		fmt.Fprintf(&b, "  endpoint  %s (JSON-RPC)\n", printable(r.Endpoint))
 	}
-	fmt.Fprintf(&b, "  checks    %d in %s\n\n", r.Counts.Total, roundDur(time.Duration(r.DurationMS)*time.Millisecond))
+	fmt.Fprintf(&b, "  checks    %d in %s\n", r.Counts.Total, roundDur(time.Duration(r.DurationMS)*time.Millisecond))
+	r.writeInterfacesText(&b)
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-36s %5s %5s %5s %5s\n", "category", "pass", "fail", "skip", "n/a")
 	for _, c := range r.Categories {
 		fmt.Fprintf(&b, "%-36s %5d %5d %5d %5d\n", c.Title, c.Pass, c.Fail, c.Skip, c.NotApplicable)
@@ -438,6 +440,25 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeInterfacesText lists the card's interfaces with their scores.
+func (r *Report) writeInterfacesText(b *strings.Builder) {
+	if len(r.Interfaces) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  interfaces (the card's, in its order)\n")
+	for _, i := range r.Interfaces {
+		fmt.Fprintf(b, "    %-18s %s\n      %s\n", i.Name, printable(i.URL), i.outcome())
+	}
+}
+
+// outcome is the interface's score and counts, or why it was not checked.
+func (i InterfaceReport) outcome() string {
+	if !i.Checked {
+		return "not checked: " + i.NotChecked
+	}
+	return fmt.Sprintf("score %.1f%%: %d pass, %d fail (%d MUST), %d skip, %d n/a", i.Score, i.Counts.Pass, i.Counts.Fail, i.Failed[Must], i.Counts.Skip, i.Counts.NotApplicable)
 }
 
 func writeField(b *strings.Builder, name, text string) {
@@ -550,6 +571,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "| Checked | %s by `%s` (%d checks, %s) |\n\n", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"), r.Checker,
 		r.Counts.Total, roundDur(time.Duration(r.DurationMS)*time.Millisecond))
 
+	if len(r.Interfaces) > 0 {
+		fmt.Fprintf(&b, "## Interfaces\n\n")
+		fmt.Fprintf(&b, "The interfaces the Agent Card declares, in its order; each is scored on its own checks and on the Agent Card checks of its version.\n\n")
+		fmt.Fprintf(&b, "| Interface | URL | Result |\n|---|---|---|\n")
+		for _, i := range r.Interfaces {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", i.Name, mdCode(i.URL), mdText(i.outcome()))
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "## Summary\n\n")
 	fmt.Fprintf(&b, "**Score: %.1f %%** — %s\n\n", r.Score, r.verdict())
 	fmt.Fprintf(&b, "Failed: **%d MUST**, %d SHOULD, %d MAY. Passed %d, skipped %d, not applicable %d.\n\n",
