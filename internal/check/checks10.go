@@ -86,7 +86,7 @@ func init() {
 			run:            check10Cancel},
 		check10{name: "cancel-terminal", section: "§3.1.5", level: Should,
 			title:          "CancelTask of a finished task is TaskNotCancelableError",
-			requirement:    "A task that is not in a cancelable state (already completed, failed or canceled) gives TaskNotCancelableError (§3.1.5, §3.3.2): -32002, HTTP 400 (§5.4).",
+			requirement:    "A task that is not in a cancelable state (already completed, failed or canceled) gives TaskNotCancelableError (§3.1.5, §3.3.2): -32002, HTTP 400 (§5.4). Cancel is idempotent (§3.3.1): an already canceled task may also be returned as it is.",
 			recommendation: "Answer CancelTask of a terminal task with TaskNotCancelableError and leave the task unchanged.",
 			run:            check10CancelTerminal},
 		check10{name: "unknown-task-message", section: "§3.4.2", level: Must,
@@ -356,7 +356,11 @@ func check10CancelTerminal(ctx context.Context, s *suite10) Result {
 	if res != nil {
 		return *res
 	}
-	return expect10(s.do(ctx, s.cancelTask(t.ID)), "CancelTask of the "+stateName(t.Status.State)+" task", a2a.CodeTaskNotCancelable)
+	r := s.do(ctx, s.cancelTask(t.ID))
+	if ct, err := v10.UnmarshalTask(r.body); r.ok && err == nil && t.Status.State == a2a.TaskStateCanceled && ct.Status.State == a2a.TaskStateCanceled {
+		return pass("CancelTask of the canceled task returned it canceled again (cancel is idempotent, §3.3.1)").with(r.ex)
+	}
+	return expect10(r, "CancelTask of the "+stateName(t.Status.State)+" task", a2a.CodeTaskNotCancelable)
 }
 
 func check10TerminalTaskMessage(ctx context.Context, s *suite10) Result {

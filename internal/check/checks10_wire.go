@@ -252,7 +252,7 @@ type errorAnswer struct {
 func (s *suite10) errorAnswers() []errorAnswer {
 	var out []errorAnswer
 	for _, e := range s.p.exchangesOf(s.key) {
-		if e.Status == 0 || e.Check == "cleanup" || e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
+		if e.Status == 0 || e.Check == "cleanup" || e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || routing(e) {
 			continue
 		}
 		if e.Stream && isSSE(e) {
@@ -325,6 +325,11 @@ func (s *suite10) errorProblem(a errorAnswer) string {
 	}
 	return fmt.Sprintf("error %d (%s) has no google.rpc.ErrorInfo", a.err.Code, reason)
 }
+
+// routing reports whether e probed the routing of the HTTP+JSON binding
+// (an unknown path, a wrong method), not an A2A operation: its answer is
+// judged by rest10.unknown-path and rest10.wrong-method.
+func routing(e *Exchange) bool { return strings.HasPrefix(e.RPCMethod, "(") }
 
 // hasErrorInfo reports whether details hold a google.rpc.ErrorInfo.
 func hasErrorInfo(details []any) bool {

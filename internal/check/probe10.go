@@ -350,13 +350,15 @@ func (s *suite10) frame(ev SSEEvent) frame10 {
 }
 
 // ends reports whether a frame ends its stream: an error, a Message, a
-// Task or status update in a terminal or interrupted state.
+// status update in a terminal or interrupted state (A2A 1.0 §11.7), or a
+// Task in a terminal state (a Task snapshot in an interrupted state starts
+// a SubscribeToTask stream that goes on, §3.1.6).
 func (f frame10) ends() bool {
 	switch ev := f.ev.(type) {
 	case *a2a.Message:
 		return true
 	case *a2a.Task:
-		return ev.Status.State.Final()
+		return ev.Status.State.Terminal()
 	case *a2a.TaskStatusUpdateEvent:
 		return ev.Status.State.Final()
 	}

@@ -214,7 +214,7 @@ func checkProgressPrinter(w io.Writer) func(done, total int, c *check.Check, r *
 		if took >= time.Millisecond {
 			d = took.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(w, "[%*d/%d] %-4s %-6s %-28s %7s  %s\n", width, done, total, status, c.Level, c.ID, d, printable(msg))
+		fmt.Fprintf(w, "[%*d/%d] %-4s %-6s %-30s %7s  %s\n", width, done, total, status, c.Level, c.ID, d, printable(msg))
 	}
 }
 
@@ -223,7 +223,7 @@ func checkListChecks(w io.Writer) error {
 		fmt.Fprintf(w, "%s (%s)\n", cat.Title, cat.Name)
 		for _, c := range check.All() {
 			if c.Category == cat.Name {
-				fmt.Fprintf(w, "  %-28s %-6s %-8s %s\n", c.ID, c.Level, c.Section, c.Title)
+				fmt.Fprintf(w, "  %-30s %-6s %-8s %s\n", c.ID, c.Level, c.Section, c.Title)
 			}
 		}
 	}
