@@ -117,36 +117,23 @@ func check10StreamFrames(ctx context.Context, s *suite10) Result {
 	if _, res := s.recorded(ctx); res != nil {
 		return *res
 	}
-	var msgs []string
-	var bad []*Exchange
+	var f findings
 	n := 0
 	for _, e := range s.p.exchangesOf(s.key) {
 		if !e.Stream || !isSSE(e) || e.Check == "cleanup" {
 			continue
 		}
-		badHere := false
 		for i, ev := range e.Events {
 			n++
-			prob := s.frameProblem(e, ev)
-			if prob == "" {
-				continue
+			if prob := s.frameProblem(e, ev); prob != "" {
+				f.add(e, "%s #%d event %d: %s", e.RPCMethod, e.Seq, i+1, prob)
 			}
-			badHere = true
-			if len(msgs) < 4 {
-				msgs = append(msgs, fmt.Sprintf("%s #%d event %d: %s", e.RPCMethod, e.Seq, i+1, prob))
-			}
-		}
-		if badHere {
-			bad = append(bad, e)
 		}
 	}
 	if n == 0 {
 		return skip("no SSE event was received")
 	}
-	if len(bad) > 0 {
-		return fail("%s", strings.Join(msgs, "; ")).with(firstN(bad, 2)...)
-	}
-	return pass("all %d events are StreamResponses", n)
+	return f.result("with events that are not StreamResponses", fmt.Sprintf("all %d events are StreamResponses", n))
 }
 
 // frameProblem says what is wrong with one event of a stream ("" if nothing).

@@ -348,26 +348,42 @@ func check10Errors(ctx context.Context, s *suite10) Result {
 		s.do(ctx, s.getTask("a2a-check-unknown-"+newUUID(), nil))
 		s.do(ctx, s.cancelTask("a2a-check-unknown-"+newUUID()))
 	}
-	var msgs []string
-	var bad []*Exchange
+	var f findings
 	all := s.errorAnswers()
 	for _, a := range all {
 		if prob := s.errorProblem(a); prob != "" {
-			if !slices.Contains(bad, a.e) {
-				bad = append(bad, a.e)
-			}
-			if len(msgs) < 4 {
-				msgs = append(msgs, fmt.Sprintf("%s #%d: %s", a.e.RPCMethod, a.e.Seq, prob))
-			}
+			f.add(a.e, "%s #%d: %s", a.e.RPCMethod, a.e.Seq, prob)
 		}
 	}
 	if len(all) == 0 {
 		return skip("no error answer was received")
 	}
-	if len(bad) > 0 {
-		return fail("%d of %d error answers: %s", len(bad), len(all), strings.Join(msgs, "; ")).with(firstN(bad, 3)...)
+	return f.result(fmt.Sprintf("of %d error answers", len(all)), fmt.Sprintf("all %d error answers carry their ErrorInfo", len(all)))
+}
+
+// findings collects the problems a final check finds in recorded
+// exchanges: the exchanges (evidence) and the first messages.
+type findings struct {
+	bad  []*Exchange
+	msgs []string
+}
+
+// add records a problem of e.
+func (f *findings) add(e *Exchange, format string, args ...any) {
+	if !slices.Contains(f.bad, e) {
+		f.bad = append(f.bad, e)
 	}
-	return pass("all %d error answers carry their ErrorInfo", len(all))
+	if len(f.msgs) < 4 {
+		f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
+	}
+}
+
+// result fails with the problems ("N exchange(s) <of>: …") or passes with ok.
+func (f *findings) result(of, ok string) Result {
+	if len(f.bad) == 0 {
+		return pass("%s", ok)
+	}
+	return fail("%d exchange(s) %s: %s", len(f.bad), of, strings.Join(f.msgs, "; ")).with(firstN(f.bad, 3)...)
 }
 
 // payloads returns the recorded success payloads of the suite with their
@@ -444,29 +460,19 @@ func shapeProblems(v any, path string, out *[]string) {
 
 func check10PayloadShape(ctx context.Context, s *suite10) Result {
 	ensure10Traffic(ctx, s)
-	var msgs []string
-	var bad []*Exchange
+	var f findings
 	ps := s.payloads()
 	for _, p := range ps {
 		var probs []string
 		shapeProblems(decode(p.body), "", &probs)
-		if len(probs) == 0 {
-			continue
-		}
-		if !slices.Contains(bad, p.e) {
-			bad = append(bad, p.e)
-		}
-		if len(msgs) < 4 {
-			msgs = append(msgs, fmt.Sprintf("%s #%d: %s", p.e.RPCMethod, p.e.Seq, strings.Join(firstStrings(probs, 2), "; ")))
+		if len(probs) > 0 {
+			f.add(p.e, "%s #%d: %s", p.e.RPCMethod, p.e.Seq, strings.Join(firstStrings(probs, 2), "; "))
 		}
 	}
 	if len(ps) == 0 {
 		return skip("no result was received")
 	}
-	if len(bad) > 0 {
-		return fail("%s", strings.Join(msgs, "; ")).with(firstN(bad, 3)...)
-	}
-	return pass("all %d results and events are ProtoJSON", len(ps))
+	return f.result("with payloads that are not ProtoJSON", fmt.Sprintf("all %d results and events are ProtoJSON", len(ps)))
 }
 
 // ensure10Traffic makes sure a final check has something to judge when
@@ -482,39 +488,29 @@ func ensure10Traffic(ctx context.Context, s *suite10) {
 
 func check10Schema(ctx context.Context, s *suite10) Result {
 	ensure10Traffic(ctx, s)
-	var msgs []string
-	var bad []*Exchange
+	var f findings
 	ps := s.payloads()
 	for _, p := range ps {
 		err := schema.Validate10(p.definition, p.body)
 		if err == nil {
 			continue
 		}
-		if !slices.Contains(bad, p.e) {
-			bad = append(bad, p.e)
+		detail := err.Error()
+		var se *schema.Error
+		if errors.As(err, &se) {
+			detail = strings.Join(firstStrings(se.Violations, 2), "; ")
 		}
-		if len(msgs) < 4 {
-			detail := err.Error()
-			var se *schema.Error
-			if errors.As(err, &se) {
-				detail = strings.Join(firstStrings(se.Violations, 2), "; ")
-			}
-			msgs = append(msgs, fmt.Sprintf("%s #%d is not a valid %s: %s", p.e.RPCMethod, p.e.Seq, p.definition, detail))
-		}
+		f.add(p.e, "%s #%d is not a valid %s: %s", p.e.RPCMethod, p.e.Seq, p.definition, detail)
 	}
 	if len(ps) == 0 {
 		return skip("no result was received")
 	}
-	if len(bad) > 0 {
-		return fail("%d exchange(s) have invalid payloads: %s", len(bad), strings.Join(msgs, "; ")).with(firstN(bad, 3)...)
-	}
-	return pass("all %d results and events are valid", len(ps))
+	return f.result("with invalid payloads", fmt.Sprintf("all %d results and events are valid", len(ps)))
 }
 
 func check10Envelope(ctx context.Context, s *suite10) Result {
 	ensure10Traffic(ctx, s)
-	var msgs []string
-	var bad []*Exchange
+	var f findings
 	n := 0
 	for _, e := range s.p.exchangesOf(s.key) {
 		if e.Status == 0 || e.Check == "cleanup" || (e.Stream && isSSE(e)) || e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
@@ -526,19 +522,13 @@ func check10Envelope(ctx context.Context, s *suite10) Result {
 			prob = fmt.Sprintf("Content-Type %q", e.RespContentType())
 		}
 		if prob != "" {
-			bad = append(bad, e)
-			if len(msgs) < 4 {
-				msgs = append(msgs, fmt.Sprintf("%s #%d (%s): %s", e.RPCMethod, e.Seq, statusText(e), prob))
-			}
+			f.add(e, "%s #%d (%s): %s", e.RPCMethod, e.Seq, statusText(e), prob)
 		}
 	}
 	if n == 0 {
 		return skip("no JSON-RPC answer was received")
 	}
-	if len(bad) > 0 {
-		return fail("%d of %d answers: %s", len(bad), n, strings.Join(msgs, "; ")).with(firstN(bad, 3)...)
-	}
-	return pass("all %d answers are JSON-RPC 2.0 responses in application/json", n)
+	return f.result(fmt.Sprintf("of %d", n), fmt.Sprintf("all %d answers are JSON-RPC 2.0 responses in application/json", n))
 }
 
 func check10HTTPStatus(ctx context.Context, s *suite10) Result {
