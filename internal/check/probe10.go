@@ -146,6 +146,13 @@ type req10 struct {
 	// invalid marks a deliberately wrong request: its answer is judged by
 	// its own check, not by the schema.
 	invalid bool
+	// encErr is why params could not be encoded (the request is not sent).
+	encErr error
+}
+
+// newReq10 is a request of op whose params were encoded with err.
+func newReq10(op string, params []byte, err error, method, path string) req10 {
+	return req10{op: op, params: params, encErr: err, method: method, path: path}
 }
 
 // reply10 is the answer to a req10.
@@ -253,6 +260,10 @@ func (s *suite10) opt(r req10, accept string) ([]byte, reqOpt) {
 
 // do sends a unary request and reads the answer.
 func (s *suite10) do(ctx context.Context, r req10) *reply10 {
+	if r.encErr != nil {
+		e := s.unencodable(r)
+		return &reply10{ex: e, bad: e.Err}
+	}
 	body, o := s.opt(r, "application/json")
 	e := s.p.do(ctx, body, o)
 	rep := s.read(e)
@@ -367,6 +378,9 @@ func (f frame10) ends() bool {
 
 // stream sends a streaming request and records its events.
 func (s *suite10) stream(ctx context.Context, r req10, so streamOpt) *Exchange {
+	if r.encErr != nil {
+		return s.unencodable(r)
+	}
 	body, o := s.opt(r, "text/event-stream")
 	return s.p.streamHTTP(ctx, body, o, so, func(ev SSEEvent) bool {
 		f := s.frame(ev)
@@ -388,18 +402,20 @@ func (s *suite10) frames(e *Exchange) []frame10 {
 
 func (s *suite10) tenant() string { return s.iface.Tenant }
 
-func mustAppend(b []byte, err error) []byte {
-	if err != nil {
-		// The encoders fail only on values JSON cannot hold, which the
-		// checker never builds.
-		panic("check: encoding a request: " + err.Error())
-	}
-	return b
+// unencodable records a request whose params could not be encoded (the
+// encoders fail only on values JSON cannot hold) as an exchange that
+// failed before it was sent.
+func (s *suite10) unencodable(r req10) *Exchange {
+	e := &Exchange{Method: r.method, URL: s.url(r), RPCMethod: r.op, Suite: s.key,
+		Err: "the checker could not encode the request: " + r.encErr.Error()}
+	s.p.record(e)
+	return e
 }
 
 func (s *suite10) send(p a2a.MessageSendParams, stream bool) req10 {
 	p.Tenant = s.tenant()
-	r := req10{op: opSendMessage, params: mustAppend(v10.AppendSendMessageRequest(nil, &p)), method: http.MethodPost, path: "/message:send"}
+	b, err := v10.AppendSendMessageRequest(nil, &p)
+	r := newReq10(opSendMessage, b, err, http.MethodPost, "/message:send")
 	if stream {
 		r.op, r.path = opSendStreaming, "/message:stream"
 	}
@@ -408,49 +424,55 @@ func (s *suite10) send(p a2a.MessageSendParams, stream bool) req10 {
 
 func (s *suite10) getTask(id string, historyLength *int) req10 {
 	p := a2a.TaskQueryParams{Tenant: s.tenant(), ID: id, HistoryLength: historyLength}
-	return req10{op: opGetTask, params: mustAppend(v10.AppendGetTaskRequest(nil, &p)), method: http.MethodGet,
-		path: "/tasks/" + url.PathEscape(id), query: v10.GetTaskQuery(&p)}
+	b, err := v10.AppendGetTaskRequest(nil, &p)
+	r := newReq10(opGetTask, b, err, http.MethodGet, "/tasks/"+url.PathEscape(id))
+	r.query = v10.GetTaskQuery(&p)
+	return r
 }
 
 func (s *suite10) listTasks(p a2a.ListTasksParams) req10 {
 	p.Tenant = s.tenant()
-	return req10{op: opListTasks, params: mustAppend(v10.AppendListTasksRequest(nil, &p)), method: http.MethodGet,
-		path: "/tasks", query: v10.ListTasksQuery(&p)}
+	b, err := v10.AppendListTasksRequest(nil, &p)
+	r := newReq10(opListTasks, b, err, http.MethodGet, "/tasks")
+	r.query = v10.ListTasksQuery(&p)
+	return r
 }
 
 func (s *suite10) cancelTask(id string) req10 {
 	p := a2a.TaskIDParams{Tenant: s.tenant(), ID: id}
-	return req10{op: opCancelTask, params: mustAppend(v10.AppendCancelTaskRequest(nil, &p)), method: http.MethodPost,
-		path: "/tasks/" + url.PathEscape(id) + ":cancel"}
+	b, err := v10.AppendCancelTaskRequest(nil, &p)
+	return newReq10(opCancelTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":cancel")
 }
 
 func (s *suite10) subscribe(id string) req10 {
 	p := a2a.TaskIDParams{Tenant: s.tenant(), ID: id}
-	return req10{op: opSubscribeToTask, params: mustAppend(v10.AppendSubscribeToTaskRequest(nil, &p)), method: http.MethodPost,
-		path: "/tasks/" + url.PathEscape(id) + ":subscribe"}
+	b, err := v10.AppendSubscribeToTaskRequest(nil, &p)
+	return newReq10(opSubscribeToTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":subscribe")
 }
 
 func (s *suite10) createPush(c a2a.TaskPushNotificationConfig) req10 {
 	c.Tenant = s.tenant()
-	return req10{op: opCreatePushConfig, params: mustAppend(v10.AppendTaskPushNotificationConfig(nil, &c)), method: http.MethodPost,
-		path: "/tasks/" + url.PathEscape(c.TaskID) + "/pushNotificationConfigs"}
+	b, err := v10.AppendTaskPushNotificationConfig(nil, &c)
+	return newReq10(opCreatePushConfig, b, err, http.MethodPost, "/tasks/"+url.PathEscape(c.TaskID)+"/pushNotificationConfigs")
 }
 
 func (s *suite10) pushConfigRequest(op, method, taskID, id string) req10 {
 	p := a2a.GetTaskPushNotificationConfigParams{Tenant: s.tenant(), ID: taskID, PushNotificationConfigID: id}
-	return req10{op: op, params: mustAppend(v10.AppendPushConfigIDRequest(nil, &p)), method: method,
-		path: "/tasks/" + url.PathEscape(taskID) + "/pushNotificationConfigs/" + url.PathEscape(id)}
+	b, err := v10.AppendPushConfigIDRequest(nil, &p)
+	return newReq10(op, b, err, method, "/tasks/"+url.PathEscape(taskID)+"/pushNotificationConfigs/"+url.PathEscape(id))
 }
 
 func (s *suite10) listPush(taskID string) req10 {
 	p := a2a.ListTaskPushNotificationConfigsParams{Tenant: s.tenant(), TaskID: taskID}
-	return req10{op: opListPushConfigs, params: mustAppend(v10.AppendListTaskPushNotificationConfigsRequest(nil, &p)), method: http.MethodGet,
-		path: "/tasks/" + url.PathEscape(taskID) + "/pushNotificationConfigs", query: v10.ListPushConfigsQuery(&p)}
+	b, err := v10.AppendListTaskPushNotificationConfigsRequest(nil, &p)
+	r := newReq10(opListPushConfigs, b, err, http.MethodGet, "/tasks/"+url.PathEscape(taskID)+"/pushNotificationConfigs")
+	r.query = v10.ListPushConfigsQuery(&p)
+	return r
 }
 
 func (s *suite10) extendedCard() req10 {
-	return req10{op: opGetExtendedCard, params: mustAppend(v10.AppendGetExtendedAgentCardRequest(nil, s.tenant())), method: http.MethodGet,
-		path: "/extendedAgentCard"}
+	b, err := v10.AppendGetExtendedAgentCardRequest(nil, s.tenant())
+	return newReq10(opGetExtendedCard, b, err, http.MethodGet, "/extendedAgentCard")
 }
 
 // userMessage is a 1.0 user message with one text part.

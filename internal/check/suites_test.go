@@ -151,3 +151,20 @@ func TestValidateSuite(t *testing.T) {
 		t.Error("Run with protocol 0.4: no error")
 	}
 }
+
+// TestUnencodable: a request the 1.0 encoder refuses is reported as an
+// exchange that failed before it was sent, not a panic.
+func TestUnencodable(t *testing.T) {
+	p := newProbe(Options{URL: "http://127.0.0.1:1"})
+	s := p.suite(BindingREST)
+	s.iface = Interface{Version: "1.0", Binding: BindingREST, URL: "http://127.0.0.1:1/a2a/echo"}
+	msg := userMessage("", "", "hello")
+	msg.Metadata = map[string]any{"c": make(chan int)}
+	r := s.do(t.Context(), s.send(msg, false))
+	if r.ok || !strings.Contains(r.bad, "could not encode the request") || r.ex.Status != 0 {
+		t.Fatalf("reply %+v", r)
+	}
+	if e := s.stream(t.Context(), s.send(msg, true), streamOpt{}); !strings.Contains(e.Err, "could not encode") || len(p.exchangesOf(s.key)) != 2 {
+		t.Fatalf("stream exchange %+v", e)
+	}
+}
