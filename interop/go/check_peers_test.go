@@ -45,9 +45,11 @@ type checkReport struct {
 		Message string `json:"message"`
 	} `json:"results"`
 	Interfaces []struct {
-		Name    string  `json:"name"`
-		Checked bool    `json:"checked"`
-		Score   float64 `json:"score"`
+		Name       string  `json:"name"`
+		URL        string  `json:"url"`
+		Checked    bool    `json:"checked"`
+		NotChecked string  `json:"notChecked"`
+		Score      float64 `json:"score"`
 	} `json:"interfaces"`
 }
 
@@ -252,6 +254,7 @@ func TestCheckPeers(t *testing.T) {
 	secure := startServer(t, "--config", cfg).base
 	a2ago := startPeer(t, buildPeer(t)).base
 	gov2 := v1StartGoPeer(t, false).base
+	gov2compat := v1StartGoPeer(t, true).base
 	jsv1 := v1StartJSPeer(t)
 	trpc := startPeer(t, buildPeerPkg(t, "./cmd/peer-trpc")).base
 	js := startJSPeer(t)
@@ -415,6 +418,32 @@ func TestCheckPeers(t *testing.T) {
 				}
 			}
 		})
+	})
+
+	// With --compat, a2a-go v2 serves a union card: the 1.0 interfaces, and
+	// 0.3 JSON-RPC and HTTP+JSON at /a2a/{name}/v0.3 (url and
+	// preferredTransport name the 0.3 JSON-RPC one). Each version is checked
+	// where the card says; the 0.3 HTTP+JSON interface is listed, not checked.
+	t.Run("a2a-go-v2-compat", func(t *testing.T) {
+		t.Parallel()
+		rep := runCheck(t, gov2compat+"/a2a/echo")
+		var got []string
+		for _, i := range rep.Interfaces {
+			what := "checked"
+			if !i.Checked {
+				what = i.NotChecked
+			}
+			got = append(got, fmt.Sprintf("%s %s: %s", i.Name, strings.TrimPrefix(i.URL, gov2compat), what))
+		}
+		want := []string{"A2A 1.0 JSON-RPC /a2a/echo: checked", "A2A 1.0 HTTP+JSON /a2a/echo/rest: checked", "A2A 0.3 JSON-RPC /a2a/echo/v0.3: checked",
+			"A2A 0.3 HTTP+JSON /a2a/echo/v0.3: the checker does not check A2A 0.3 HTTP+JSON (/v1/…) yet"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("interfaces:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		rep.expect(t, "card.url", "pass", "/a2a/echo/v0.3")
+		rep.expect(t, "rpc10.send", "pass")
+		rep.expect(t, "rest10.send", "pass")
+		rep.expect(t, "card10.schema", "pass")
 	})
 
 	t.Run("js-v1", func(t *testing.T) {
