@@ -89,6 +89,7 @@ var Categories = []Category{
 	{"card10", "A2A 1.0 Agent Card"},
 	{"rpc10", "A2A 1.0 JSON-RPC"},
 	{"rest10", "A2A 1.0 HTTP+JSON"},
+	{"rest03", "A2A 0.3 HTTP+JSON"},
 }
 
 // CategoryTitle returns the title of the category name (or the name).

@@ -23,6 +23,9 @@ type faultCase struct {
 	// brokenHost, if set, is the server of the broken run (faults inside
 	// the server, such as push deliveries).
 	brokenHost *hostOpts
+	// handler, if set, is the server of both runs instead of a2abridge's
+	// (agent "" then: the checks run at its root).
+	handler func(t *testing.T) http.Handler
 }
 
 func withMethod(method string, f func(w http.ResponseWriter, r *http.Request, body []byte, m rpcReq) ([]byte, bool)) func(http.ResponseWriter, *http.Request, []byte, rpcReq) ([]byte, bool) {
@@ -362,7 +365,7 @@ func faultCases() []faultCase {
 				}
 			})
 		})}},
-	}, faultCases10()...)
+	}, append(faultCases10(), faultCases03REST()...)...)
 }
 
 // TestEveryCheckCanFail runs each check against the right server and
@@ -383,15 +386,20 @@ func TestEveryCheckCanFail(t *testing.T) {
 		t.Run(tc.id, func(t *testing.T) {
 			t.Parallel()
 			agent := tc.agent
-			if agent == "" {
+			if agent == "" && tc.handler == nil {
 				agent = "/a2a/slow"
 			}
 			want := tc.clean
 			if want == "" {
 				want = Pass
 			}
-			host := newHost(t, tc.host)
-			clean := runOne(t, serve(t, host)+agent, tc.id, tc.opts)
+			server := func(o hostOpts) http.Handler {
+				if tc.handler != nil {
+					return tc.handler(t)
+				}
+				return newHost(t, o)
+			}
+			clean := runOne(t, serve(t, server(tc.host))+agent, tc.id, tc.opts)
 			if clean.Status != want {
 				t.Errorf("right server: %s %s: %s\n%s", tc.id, clean.Status, clean.Message, evidenceText(clean))
 			}
@@ -399,7 +407,7 @@ func TestEveryCheckCanFail(t *testing.T) {
 			if tc.brokenHost != nil {
 				bh = *tc.brokenHost
 			}
-			broken := runOne(t, serve(t, faulty(newHost(t, bh), tc.f))+agent, tc.id, tc.opts)
+			broken := runOne(t, serve(t, faulty(server(bh), tc.f))+agent, tc.id, tc.opts)
 			if broken.Status != Fail {
 				t.Errorf("behind the fault: %s %s (want fail): %s\n%s", tc.id, broken.Status, broken.Message, evidenceText(broken))
 			} else if len(broken.Evidence) == 0 {

@@ -135,8 +135,6 @@ func (p *Probe) interfaceReports(o Options) []InterfaceReport {
 		switch {
 		case seen[i.Suite()]:
 			ir.NotChecked = "another interface of the same version and binding was checked"
-		case i.Version == "0.3" && i.Binding == BindingREST:
-			ir.NotChecked = "the checker does not check A2A 0.3 HTTP+JSON (/v1/…) yet"
 		case i.Binding != BindingJSONRPC && i.Binding != BindingREST, i.Version != "0.3" && i.Version != "1.0":
 			ir.NotChecked = "the checker does not speak this interface"
 		case !o.selected(&Check{Version: i.Version, Binding: i.Binding}):

@@ -46,17 +46,15 @@ func TestSuites(t *testing.T) {
 		{name: "--protocol 1.0 --binding rest", opts: Options{Protocol: "1.0", Binding: BindingREST}, protocol: "1.0",
 			categories: []string{"card10", "rest10"},
 			ifaces:     []string{"A2A 1.0 JSON-RPC: left out by --protocol or --binding", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: left out by --protocol or --binding"}},
-		{name: "gRPC and 0.3 REST declared", protocol: "0.3.0 and 1.0",
+		{name: "gRPC declared", protocol: "0.3.0 and 1.0",
 			card: func(_ string, m map[string]any) map[string]any {
-				u := m["url"].(string)
 				m["supportedInterfaces"] = append(m["supportedInterfaces"].([]any),
-					map[string]any{"url": u + "/v1", "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
 					map[string]any{"url": "grpc://127.0.0.1:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"})
 				return m
 			},
 			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "card10", "rpc10", "rest10"},
 			ifaces: []string{"A2A 1.0 JSON-RPC: checked", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: checked",
-				"A2A 0.3 HTTP+JSON: the checker does not check A2A 0.3 HTTP+JSON (/v1/…) yet", "A2A 1.0 GRPC: the checker does not speak this interface"}},
+				"A2A 1.0 GRPC: the checker does not speak this interface"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

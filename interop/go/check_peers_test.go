@@ -422,8 +422,8 @@ func TestCheckPeers(t *testing.T) {
 
 	// With --compat, a2a-go v2 serves a union card: the 1.0 interfaces, and
 	// 0.3 JSON-RPC and HTTP+JSON at /a2a/{name}/v0.3 (url and
-	// preferredTransport name the 0.3 JSON-RPC one). Each version is checked
-	// where the card says; the 0.3 HTTP+JSON interface is listed, not checked.
+	// preferredTransport name the 0.3 JSON-RPC one). Each interface is
+	// checked where the card says.
 	t.Run("a2a-go-v2-compat", func(t *testing.T) {
 		t.Parallel()
 		rep := runCheck(t, gov2compat+"/a2a/echo")
@@ -436,7 +436,7 @@ func TestCheckPeers(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %s: %s", i.Name, strings.TrimPrefix(i.URL, gov2compat), what))
 		}
 		want := []string{"A2A 1.0 JSON-RPC /a2a/echo: checked", "A2A 1.0 HTTP+JSON /a2a/echo/rest: checked", "A2A 0.3 JSON-RPC /a2a/echo/v0.3: checked",
-			"A2A 0.3 HTTP+JSON /a2a/echo/v0.3: the checker does not check A2A 0.3 HTTP+JSON (/v1/…) yet"}
+			"A2A 0.3 HTTP+JSON /a2a/echo/v0.3: checked"}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("interfaces:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
@@ -444,6 +444,11 @@ func TestCheckPeers(t *testing.T) {
 		rep.expect(t, "rpc10.send", "pass")
 		rep.expect(t, "rest10.send", "pass")
 		rep.expect(t, "card10.schema", "pass")
+		for _, id := range []string{"rest03.send", "rest03.get", "rest03.get-unknown", "rest03.stream"} {
+			rep.expect(t, id, "pass")
+		}
+		// Its 0.3 HTTP+JSON errors are application/problem+json.
+		rep.expect(t, "rest03.content-type", "fail", `Content-Type "application/problem+json"`)
 	})
 
 	t.Run("js-v1", func(t *testing.T) {
