@@ -9,9 +9,10 @@
 // belongs to one (version, binding) suite and runs only when the card
 // offers that interface: A2A 0.3.0 JSON-RPC (the categories card, rpc,
 // message, …, schema), A2A 1.0 JSON-RPC (rpc10) and HTTP+JSON (rest10),
-// whose checks are the same operations probed over each binding, and the
-// A2A 1.0 Agent Card (card10), which counts for both 1.0 bindings. The
-// report scores each interface and the whole.
+// whose checks are the same operations probed over each binding, the A2A
+// 1.0 Agent Card (card10), which counts for both 1.0 bindings, and A2A 0.3
+// HTTP+JSON (rest03, the /v1/… paths). The report scores each interface
+// and the whole.
 //
 // A [Check] is small: an id such as "rpc.parse-error", a category, a
 // section, a level and a function of a [Probe]. The Probe talks raw HTTP to

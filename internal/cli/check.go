@@ -53,6 +53,10 @@ SendStreamingMessage and SubscribeToTask streams, push config CRUD, the extended
 card, errors with their google.rpc.ErrorInfo, version negotiation (A2A-Version),
 the HTTP+JSON routes, and every payload against the A2A 1.0.1 JSON Schema.
 
+A2A 0.3 HTTP+JSON (category rest03, when the card declares it): the /v1/…
+paths: message:send, tasks/{id}, an unknown task, message:stream, and
+application/json answers.
+
 URL is the agent's base URL (its card is looked up under
 /.well-known/agent-card.json), the card's URL, or a profile of the client config
 file (credentials: --token, $A2ABRIDGE_CLIENT_TOKEN, --api-key, --profile, as
@@ -159,7 +163,7 @@ usage errors.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&report, "report", "", "also write a Markdown compliance report to this file")
-	f.StringSliceVar(&categories, "category", nil, "run only these categories (repeatable or comma-separated): card, rpc, message, parts, tasks, stream, state, push, auth, schema (A2A 0.3); card10, rpc10, rest10 (A2A 1.0)")
+	f.StringSliceVar(&categories, "category", nil, "run only these categories (repeatable or comma-separated): card, rpc, message, parts, tasks, stream, state, push, auth, schema (A2A 0.3 JSON-RPC); card10, rpc10, rest10 (A2A 1.0); rest03 (A2A 0.3 HTTP+JSON)")
 	f.StringVar(&protocol, "protocol", "", "check only the interfaces of this protocol version: 0.3 or 1.0 (default: every version the card offers)")
 	f.StringVar(&binding, "binding", "", "check only the interfaces of this binding: jsonrpc or rest (default: every binding the card offers)")
 	f.StringSliceVar(&only, "only", nil, "run only these checks (repeatable or comma-separated ids; a trailing * matches a prefix)")
