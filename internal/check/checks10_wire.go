@@ -52,8 +52,8 @@ func init() {
 			recommendation: "Write every A2A error with its ErrorInfo (reason matching the code) in error.data (JSON-RPC) or error.details (HTTP+JSON), with the HTTP status of §5.4.",
 			run:            check10Errors},
 		check10{name: "payload-shape", section: "§5.5", level: Must, final: true,
-			title:          "Payloads are ProtoJSON: enum names, no kind, one part type",
-			requirement:    "All JSON serializations MUST use camelCase names and enum values by their proto names (TASK_STATE_COMPLETED, ROLE_AGENT) (§5.5); 1.0 objects have no \"kind\" discriminator; a Part has exactly one of text, raw, url, data (§4.1.6).",
+			title:          "Payloads are ProtoJSON: enum names, no kind, no final, one part type",
+			requirement:    "All JSON serializations MUST use camelCase names and enum values by their proto names (TASK_STATE_COMPLETED, ROLE_AGENT) (§5.5); 1.0 objects have no \"kind\" discriminator and a status update no \"final\" flag (§4.2.1); a Part has exactly one of text, raw, url, data (§4.1.6).",
 			recommendation: "Write 1.0 payloads with the 1.0 codec: ProtoJSON enum names, no kind members, one content member per part.",
 			run:            check10PayloadShape},
 		check10{name: "schema", section: "§4", level: Must, final: true,
@@ -442,6 +442,8 @@ func shapeProblems(v any, path string, out *[]string) {
 				continue // free-form values
 			case k == "kind":
 				*out = append(*out, fmt.Sprintf("%s has a \"kind\" member (%v)", path, c))
+			case k == "final" && strings.HasSuffix(path, "statusUpdate"):
+				*out = append(*out, fmt.Sprintf("%s has a \"final\" member; A2A 1.0 has none (the stream's end is the signal)", path))
 			case k == "state" && !strings.HasPrefix(fmt.Sprint(c), "TASK_STATE_"):
 				*out = append(*out, fmt.Sprintf("%s/state is %v, not a TASK_STATE_* name", path, c))
 			case k == "role" && !strings.HasPrefix(fmt.Sprint(c), "ROLE_"):

@@ -166,3 +166,21 @@ func TestUnencodable(t *testing.T) {
 		t.Fatalf("stream exchange %+v", e)
 	}
 }
+
+func TestShapeProblems(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{`{"task":{"id":"t","status":{"state":"TASK_STATE_WORKING"},"metadata":{"kind":"free","final":true}}}`, ""},
+		{`{"statusUpdate":{"taskId":"t","status":{"state":"TASK_STATE_COMPLETED"},"final":true}}`, `/statusUpdate has a "final" member`},
+		{`{"task":{"kind":"task","id":"t"}}`, `/task has a "kind" member`},
+		{`{"message":{"role":"agent","parts":[{"text":"a","data":{}}]}}`, "/message/role is agent"},
+		{`{"message":{"role":"ROLE_AGENT","parts":[{"text":"a","data":{}}]}}`, "/message/parts/* has 2 of text, raw, url, data"},
+		{`{"task":{"context_id":"c"}}`, "/task/context_id is not camelCase"},
+	}
+	for _, tt := range tests {
+		var got []string
+		shapeProblems(decode([]byte(tt.doc)), "", &got)
+		if all := strings.Join(got, "; "); (tt.want == "") != (all == "") || !strings.Contains(all, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.doc, all, tt.want)
+		}
+	}
+}
