@@ -4,10 +4,11 @@ package a2a
 const ProtocolVersion = "0.3.0"
 
 // ExtensionEventLog is the URI of a2abridge's event-log extension (declared,
-// not required, in capabilities.extensions, A2A 0.3.0 §5.5.2.1): SSE event
-// ids are the task's event sequence numbers; tasks/resubscribe replays every
-// event after the Last-Event-ID header; a repeated messageId is not
-// processed twice. Clients use it to know that resuming a stream and
+// not required, in capabilities.extensions, A2A 0.3.0 §5.5.2.1 and 1.0
+// §4.4.4): SSE event ids are the task's event sequence numbers;
+// tasks/resubscribe (0.3) and SubscribeToTask (1.0, both bindings) replay
+// every event after the Last-Event-ID header, on a terminal task too; a
+// repeated messageId is not processed twice. Clients use it to know that resuming a stream and
 // retrying message/send are safe.
 const ExtensionEventLog = "urn:a2abridge:ext:event-log:v1"
 

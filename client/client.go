@@ -75,6 +75,10 @@ type Options struct {
 	// the host of the URL given to Dial (for New: the card's url), so a
 	// card pointing elsewhere, or a redirect to another host, gets none.
 	CredentialHosts []string
+	// CardVerifier, if set, verifies the signatures of every Agent Card
+	// fetched (A2A 1.0 §8.4.3) before it is used; a card that fails is a
+	// *CardSignatureError. nil: signatures are not checked.
+	CardVerifier *CardVerifier
 }
 
 // Client calls one agent. It is safe for concurrent use.

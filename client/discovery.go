@@ -81,6 +81,11 @@ func (c *Client) fetchCard(ctx context.Context, u string) (a2a.AgentCard, error)
 		if err != nil {
 			return err
 		}
+		if v := c.opts.CardVerifier; v != nil {
+			if _, err := v.Verify(ctx, u, b); err != nil {
+				return err
+			}
+		}
 		card, err = v03.UnmarshalAgentCard(b)
 		if err != nil {
 			return &ProtocolError{Method: "agent-card", Reason: "invalid Agent Card at " + u, Err: err}

@@ -5,7 +5,9 @@
 #   interop/go  a2a-go client (nested Go module, builds ../../cmd/a2abridge),
 #               the a2a-go peer, and our client + CLI against a2abridge, the
 #               a2a-go peer and the JS peer (TestOurClient)
-#   interop/js  @a2a-js/sdk client (node --test, builds the binary with go)
+#   interop/js  @a2a-js/sdk client (node --test, builds the binary with go);
+#               signing.test.mjs: Agent Card signatures with @a2a-js/sdk
+#               1.3.0, both ways
 # and the A2A 1.0 suites (a2a-go v2 client: go/v1_client_test.go; @a2a-js/sdk
 # 1.3.0 client: js/v1.test.mjs), each run against its SDK peers
 # (go/cmd/peer-a2agov2, js/peer-server-v1.mjs) and against

@@ -55,8 +55,11 @@ type HostOptions struct {
 	Default string
 	// Transport configures the JSON-RPC transport of every agent.
 	Transport TransportOptions
-	// JWKS, if set, is served at GET /.well-known/jwks.json: the public
-	// keys that verify push notification JWTs (push.Signer.Handler).
+	// JWKS, if set, is served at GET /.well-known/jwks.json (JWKSPath):
+	// the public keys that verify push notification JWTs
+	// (push.Signer.Handler) and, with Transport.CardSigner, the card
+	// signing key, which it must then include. nil with a CardSigner:
+	// CardSigner.Handler is served there.
 	JWKS http.Handler
 }
 
@@ -83,7 +86,11 @@ func (o HostOptions) Validate() error {
 //
 //	POST /rpc                                         JSON-RPC 2.0, as POST /
 //	GET  /stream/{id}?from=N                          its task's events, as /a2a/{name}/tasks/{id}/events
+//	     /v1/…                                        the HTTP+JSON binding of A2A 0.3.0 (rest03.go), as /a2a/{name}/v1/…
 //
+// Below /a2a/{name}/ are also served the HTTP+JSON binding of A2A 1.0
+// (rest.go; /message:send, /tasks/{id}, …, each also below /{tenant}) and
+// that of A2A 0.3.0 (/v1/message:send, …).
 // Any path under /a2a/{name} for
 // a name that is not hosted gets HTTP 404 with a JSON list of the agents.
 type Host struct {
@@ -104,6 +111,7 @@ type restRouteKey struct{}
 // agentRoutes are one agent's HTTP handlers, authentication applied.
 type agentRoutes struct {
 	rpc, card, events http.Handler
+	rest03            http.Handler // the 0.3 HTTP+JSON binding below "/"
 }
 
 // NewHost returns an empty Host.
@@ -131,8 +139,12 @@ func NewHost(opts HostOptions) *Host {
 	h.mux.Handle("GET /stream/{id}", h.toDefault(func(r agentRoutes) http.Handler { return r.events }))
 	h.mux.Handle("GET /.well-known/agent-card.json", card)
 	h.mux.Handle("GET /.well-known/agent.json", card)
+	h.mux.Handle("/v1/", h.toDefault(func(r agentRoutes) http.Handler { return r.rest03 }))
+	if opts.JWKS == nil && opts.Transport.CardSigner != nil {
+		opts.JWKS = opts.Transport.CardSigner.Handler()
+	}
 	if opts.JWKS != nil {
-		h.mux.Handle("GET /.well-known/jwks.json", opts.JWKS)
+		h.mux.Handle("GET "+JWKSPath, opts.JWKS)
 	}
 	return h
 }
@@ -152,27 +164,45 @@ func (host *Host) Add(h *Handler) {
 		card = authenticate(h, host.opts.Transport.Logger, card, WriteError)
 	}
 	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), WriteError)
-	rest := newRESTHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix })
-	restServe := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rt, _ := r.Context().Value(restRouteKey{}).(restRoute)
-		rest.serveREST(w, r, rt)
-	}), writeRESTError)
-	// Routed before authentication: a path that names no operation is a
-	// 404 for everyone.
+	cardURL := func(r *http.Request) string { return host.BaseURL(r) + prefix }
+	rest := host.restHandler(h, prefix+"/", newRESTHandler(h, host.opts.Transport, cardURL), parseRESTPath)
+	rest03 := newREST03Handler(h, host.opts.Transport, cardURL)
+	agentRest03 := host.restHandler(h, prefix+"/", rest03, parseREST03Path)
 	host.mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sub, _ := strings.CutPrefix(r.URL.EscapedPath(), prefix+"/")
-		rt, ok := parseRESTPath(r.Method, sub)
-		if !ok {
-			abandonBody(w, r)
-			writeRESTError(w, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
+		// /v1/… is the 0.3 binding, unless the request asks for 1.0: then
+		// it is the 1.0 binding with the tenant "v1".
+		if v, _, _ := RequestedVersion(r); v != a2a.Version10 && strings.HasPrefix(r.URL.EscapedPath(), prefix+"/v1/") {
+			agentRest03.ServeHTTP(w, r)
 			return
 		}
-		restServe.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), restRouteKey{}, rt)))
+		rest.ServeHTTP(w, r)
 	}))
-	host.routes[name] = agentRoutes{rpc: rpc, card: card, events: events}
+	host.routes[name] = agentRoutes{rpc: rpc, card: card, events: events, rest03: host.restHandler(h, "/", rest03, parseREST03Path)}
 	host.mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	host.mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
 	host.mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
+}
+
+// restHandler returns the handler of an HTTP+JSON binding t of h for the
+// paths below base ("/a2a/{name}/", or "/" for the default agent), which
+// parse routes. The route is parsed before authentication: a path that
+// names no operation is a 404 for everyone (with a JSON error body in the
+// binding's form).
+func (host *Host) restHandler(h *Handler, base string, t *restTransport, parse func(method, escaped string) (restRoute, bool)) http.Handler {
+	serve := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, _ := r.Context().Value(restRouteKey{}).(restRoute)
+		t.serveREST(w, r, rt)
+	}), t.writeError)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sub, _ := strings.CutPrefix(r.URL.EscapedPath(), base)
+		rt, ok := parse(r.Method, sub)
+		if !ok {
+			abandonBody(w, r)
+			t.writeError(w, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
+			return
+		}
+		serve.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), restRouteKey{}, rt)))
+	})
 }
 
 // authenticate runs h's authentication before next (A2A 0.3.0 §4.4):
@@ -612,12 +642,17 @@ func unquotePair(s string) string {
 
 // ServedInterfaces lists the protocol bindings and versions every agent
 // serves at its URL, preferred first: JSON-RPC 1.0, HTTP+JSON 1.0
-// (REST paths below the URL) and JSON-RPC 0.3 (A2A 1.0 §4.4.2, §5).
+// (REST paths below the URL), JSON-RPC 0.3 and HTTP+JSON 0.3 (the /v1/…
+// paths below the URL) (A2A 1.0 §4.4.2, §5; A2A 0.3.0 §3.2.3). The 1.0
+// entries come first: @a2a-js/sdk 1.x picks, per binding, the entry of
+// protocol version 1.0, else the first one listed
+// (interop/V1_WIRE_NOTES.md §2).
 func ServedInterfaces(url string) []a2a.AgentInterface {
 	return []a2a.AgentInterface{
 		{URL: url, Transport: a2a.TransportJSONRPC, ProtocolVersion: a2a.Version10},
 		{URL: url, Transport: a2a.TransportHTTPJSON, ProtocolVersion: a2a.Version10},
 		{URL: url, Transport: a2a.TransportJSONRPC, ProtocolVersion: a2a.Version03},
+		{URL: url, Transport: a2a.TransportHTTPJSON, ProtocolVersion: a2a.Version03},
 	}
 }
 
@@ -626,11 +661,14 @@ func ServedInterfaces(url string) []a2a.AgentInterface {
 // (its issue #430); ProtoJSON's {"list": […]} makes it reject the card.
 var cardOptions = wirecard.Options{ScopeArrays: true}
 
-// cardAt is c as served at url: url is the 0.3 url (JSON-RPC) and every
-// served interface is listed in supportedInterfaces.
+// cardAt is c as served at url: url is the 0.3 url (JSON-RPC), the 0.3
+// additionalInterfaces list both 0.3 bindings (the main one first, A2A
+// 0.3.0 §5.6.2), and every served interface is listed in
+// supportedInterfaces.
 func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
 	c.URL = url
 	c.PreferredTransport = a2a.TransportJSONRPC
+	c.AdditionalInterfaces = []a2a.AgentInterface{{URL: url, Transport: a2a.TransportJSONRPC}, {URL: url, Transport: a2a.TransportHTTPJSON}}
 	c.SupportedInterfaces = ServedInterfaces(url)
 	return c
 }
@@ -638,7 +676,11 @@ func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
 func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler) {
 	c := cardAt(h.Card(), host.BaseURL(r)+"/a2a/"+h.Name())
 	b, err := wirecard.MarshalUnion(&c, cardOptions)
+	if s := host.opts.Transport.CardSigner; s != nil && err == nil {
+		b, err = s.sign(b, host.BaseURL(r))
+	}
 	if err != nil {
+		host.opts.Transport.Logger.Error("agent card", "agent", h.Name(), "err", err)
 		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
 		return
 	}

@@ -114,6 +114,10 @@ type TransportOptions struct {
 	StreamWriteTimeout time.Duration
 	// Logger receives structured logs; nil means slog.Default().
 	Logger *slog.Logger
+	// CardSigner, if set, signs every Agent Card served (A2A 1.0 §8.4):
+	// the extended card these transports answer and, in a Host, the
+	// public card. nil: cards are served as they are.
+	CardSigner *CardSigner
 }
 
 func (o TransportOptions) withDefaults() TransportOptions {
@@ -577,6 +581,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 			return dst, err
 		}
 		b, err := v03.MarshalAgentCard(c)
+		b, err = t.opts.signCard(ctx, h.Name(), b, err)
 		return append(dst, b...), err
 	}
 	return t.call10(dst, ctx, req)
@@ -673,7 +678,9 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		if err != nil {
 			return dst, err
 		}
-		return v10.AppendAgentCard(dst, c, v10.CardOptions{})
+		b, err := v10.MarshalAgentCard(c, v10.CardOptions{})
+		b, err = t.opts.signCard(ctx, h.Name(), b, err)
+		return append(dst, b...), err
 	}
 	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
 }

@@ -30,10 +30,61 @@ type restTransport struct {
 	h       *Handler
 	opts    TransportOptions
 	cardURL func(*http.Request) string
+	codec   *restCodec
 }
 
 func newRESTHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
-	return &restTransport{h: h, opts: opts.withDefaults(), cardURL: cardURL}
+	return &restTransport{h: h, opts: opts.withDefaults(), cardURL: cardURL, codec: &restCodec10}
+}
+
+// restCodec is what differs between the HTTP+JSON bindings of A2A 1.0
+// and 0.3 (rest03.go): the protocol version, the request decoders that
+// read a body and the response encoders. Query parameters and paths read
+// the same in both.
+type restCodec struct {
+	version     string
+	sendMessage func(tenant string, body []byte) (a2a.MessageSendParams, error)
+	taskAction  func(tenant, id string, body []byte) (a2a.TaskIDParams, error)
+	createPush  func(tenant, taskID string, body []byte) (a2a.TaskPushNotificationConfig, error)
+	sendResult  func([]byte, a2a.Event) ([]byte, error)
+	task        func([]byte, a2a.Event) ([]byte, error)
+	listTasks   func([]byte, *a2a.ListTasksResult, bool) ([]byte, error)
+	pushConfig  func([]byte, *a2a.TaskPushNotificationConfig) ([]byte, error)
+	pushConfigs func([]byte, []a2a.TaskPushNotificationConfig) ([]byte, error)
+	card        func(*a2a.AgentCard) ([]byte, error)
+	streamEvent func([]byte, a2a.Event) ([]byte, error)
+	appendErr   func([]byte, *a2a.Error) ([]byte, int)
+}
+
+// restCodec10 is the codec of the HTTP+JSON binding of A2A 1.0 (§11).
+var restCodec10 = restCodec{
+	version: a2a.Version10,
+	sendMessage: func(tenant string, body []byte) (a2a.MessageSendParams, error) {
+		p, err := v10.DecodeRESTSendMessage(tenant, body)
+		return pushIn10(p), err
+	},
+	taskAction: v10.DecodeRESTTaskAction,
+	createPush: func(tenant, taskID string, body []byte) (a2a.TaskPushNotificationConfig, error) {
+		c, err := v10.DecodeRESTCreatePushConfig(tenant, taskID, body)
+		c.PushNotificationConfig.ProtocolVersion = a2a.Version10
+		return c, err
+	},
+	sendResult: v10.AppendSendMessageResponse,
+	task:       v10.AppendEvent,
+	listTasks:  v10.AppendListTasksResponse,
+	pushConfig: v10.AppendTaskPushNotificationConfig,
+	pushConfigs: func(dst []byte, cs []a2a.TaskPushNotificationConfig) ([]byte, error) {
+		return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
+	},
+	card:        func(c *a2a.AgentCard) ([]byte, error) { return v10.AppendAgentCard(nil, c, v10.CardOptions{}) },
+	streamEvent: v10.AppendStreamResponse,
+	appendErr:   v10.AppendRESTError,
+}
+
+// writeError answers with e in the binding's error form, with HTTP status
+// status or, when 0, the one e's code maps to.
+func (t *restTransport) writeError(w http.ResponseWriter, status int, e *a2a.Error) {
+	writeRESTErrorBody(w, status, e, t.codec.appendErr)
 }
 
 // restRoute is one parsed REST request path.
@@ -50,13 +101,9 @@ type restRoute struct {
 // route is a tenant. ok is false for a path that names no route; a path
 // that names one with another HTTP method has op "" and allow set.
 func parseRESTPath(method, escaped string) (restRoute, bool) {
-	segs := strings.Split(escaped, "/")
-	for i, s := range segs {
-		u, err := url.PathUnescape(s)
-		if err != nil {
-			return restRoute{}, false
-		}
-		segs[i] = u
+	segs, ok := pathSegments(escaped)
+	if !ok {
+		return restRoute{}, false
 	}
 	if rt, ok := routeSegments(method, segs); ok {
 		return rt, true
@@ -70,16 +117,35 @@ func parseRESTPath(method, escaped string) (restRoute, bool) {
 	return restRoute{}, false
 }
 
-func routeSegments(method string, segs []string) (restRoute, bool) {
-	one := func(allowed, op string) (restRoute, bool) {
-		rt := restRoute{allow: allowed}
-		for _, m := range strings.Split(allowed, ", ") {
-			if m == method || (m == http.MethodGet && method == http.MethodHead) {
-				rt.op = op
-			}
+// pathSegments splits an escaped path at its slashes and unescapes each
+// segment; ok is false when one does not unescape.
+func pathSegments(escaped string) ([]string, bool) {
+	segs := strings.Split(escaped, "/")
+	for i, s := range segs {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return nil, false
 		}
-		return rt, true
+		segs[i] = u
 	}
+	return segs, true
+}
+
+// allowRoute is the route of op on a path that allows the HTTP methods
+// allowed ("GET, POST"): op when method is one of them (HEAD counts as
+// GET), else no op (a 405).
+func allowRoute(method, allowed, op string) restRoute {
+	rt := restRoute{allow: allowed}
+	for _, m := range strings.Split(allowed, ", ") {
+		if m == method || (m == http.MethodGet && method == http.MethodHead) {
+			rt.op = op
+		}
+	}
+	return rt
+}
+
+func routeSegments(method string, segs []string) (restRoute, bool) {
+	one := func(allowed, op string) (restRoute, bool) { return allowRoute(method, allowed, op), true }
 	switch {
 	case len(segs) == 1 && segs[0] == "message:send":
 		return one(http.MethodPost, Method10SendMessage)
@@ -140,16 +206,16 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	if rt.op == "" {
 		abandonBody(w, r)
 		w.Header().Set("Allow", rt.allow)
-		writeRESTError(w, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
+		t.writeError(w, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
 		return
 	}
 	if version, raw, ok := RequestedVersion(r); !ok {
 		abandonBody(w, r)
-		writeRESTError(w, 0, versionNotSupported(raw))
+		t.writeError(w, 0, versionNotSupported(raw))
 		return
-	} else if version != a2a.Version10 {
+	} else if version != t.codec.version {
 		abandonBody(w, r)
-		writeRESTError(w, 0, wrongFamily(r.Method+" "+r.URL.Path, a2a.Version10, version))
+		t.writeError(w, 0, wrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
 		return
 	}
 	ctx := r.Context()
@@ -157,12 +223,15 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	if r.Method == http.MethodPost {
 		if len(t.h.opts.Auth) > 0 && formContentType(r) {
 			abandonBody(w, r)
-			writeRESTError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
+			t.writeError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
 			return
 		}
 		b, status, rerr := readBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
 		if rerr != nil {
-			writeRESTError(w, status, rerr)
+			if status == http.StatusOK {
+				status = 0 // JSON-RPC's 200; here, the status of the error's code
+			}
+			t.writeError(w, status, rerr)
 			return
 		}
 		body = b
@@ -174,7 +243,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	}
 	out, err := t.call(ctx, r, rt, body)
 	if err != nil {
-		writeRESTError(w, 0, t.wireError(err, rt.op))
+		t.writeError(w, 0, t.wireError(err, rt.op))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -187,7 +256,14 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 // §11.6), with HTTP status status, or, when status is 0, the one A2A 1.0
 // §5.4 maps e's code to.
 func writeRESTError(w http.ResponseWriter, status int, e *a2a.Error) {
-	body, code := v10.AppendRESTError(nil, e)
+	writeRESTErrorBody(w, status, e, v10.AppendRESTError)
+}
+
+// writeRESTErrorBody answers with the error body appendErr makes of e,
+// which starts with the google.rpc.Status of v10.AppendRESTError, with
+// HTTP status status, or, when status is 0, the one appendErr returns.
+func writeRESTErrorBody(w http.ResponseWriter, status int, e *a2a.Error, appendErr func([]byte, *a2a.Error) ([]byte, int)) {
+	body, code := appendErr(nil, e)
 	if status != 0 && status != code {
 		// The body names the status the response has.
 		if i := bytes.Index(body, []byte(`","message":`)); i > 0 {
@@ -246,19 +322,19 @@ func (t *restTransport) wireError(err error, op string) *a2a.Error {
 
 // call answers one non-streaming operation with its response body.
 func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute, body []byte) ([]byte, error) {
-	h := t.h
+	h, c := t.h, t.codec
 	q := r.URL.Query()
 	switch rt.op {
 	case Method10SendMessage:
-		p, err := v10.DecodeRESTSendMessage(rt.tenant, body)
+		p, err := c.sendMessage(rt.tenant, body)
 		if err != nil {
 			return nil, err
 		}
-		task, err := h.SendMessage(ctx, pushIn10(p))
+		task, err := h.SendMessage(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendSendMessageResponse(nil, task)
+		return c.sendResult(nil, task)
 	case Method10GetTask:
 		p, err := v10.DecodeRESTGetTask(rt.tenant, rt.taskID, q)
 		if err != nil {
@@ -268,7 +344,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendTask(nil, task)
+		return c.task(nil, task)
 	case Method10ListTasks:
 		p, err := v10.DecodeRESTListTasks(rt.tenant, q)
 		if err != nil {
@@ -278,9 +354,9 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendListTasksResponse(nil, res, p.IncludeArtifacts)
+		return c.listTasks(nil, res, p.IncludeArtifacts)
 	case Method10CancelTask:
-		p, err := v10.DecodeRESTTaskAction(rt.tenant, rt.taskID, body)
+		p, err := c.taskAction(rt.tenant, rt.taskID, body)
 		if err != nil {
 			return nil, err
 		}
@@ -288,30 +364,29 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendTask(nil, task)
+		return c.task(nil, task)
 	case Method10CreatePushConfig:
-		c, err := v10.DecodeRESTCreatePushConfig(rt.tenant, rt.taskID, body)
+		pc, err := c.createPush(rt.tenant, rt.taskID, body)
 		if err != nil {
 			return nil, err
 		}
-		c.PushNotificationConfig.ProtocolVersion = a2a.Version10
-		out, err := h.CreateTaskPushNotificationConfig(ctx, c)
+		out, err := h.CreateTaskPushNotificationConfig(ctx, pc)
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendTaskPushNotificationConfig(nil, out)
+		return c.pushConfig(nil, out)
 	case Method10GetPushConfig:
-		c, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config})
+		pc, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config})
 		if err != nil {
 			return nil, pushConfigErr10(err)
 		}
-		return v10.AppendTaskPushNotificationConfig(nil, c)
+		return c.pushConfig(nil, pc)
 	case Method10ListPushConfigs:
 		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.TaskIDParams{Tenant: rt.tenant, ID: rt.taskID})
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendListTaskPushNotificationConfigsResponse(nil, cs, "")
+		return c.pushConfigs(nil, cs)
 	case Method10DeletePushConfig:
 		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config}); err != nil {
 			return nil, pushConfigErr10(err)
@@ -321,11 +396,12 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if t.cardURL != nil {
 			ctx = context.WithValue(ctx, cardURLKey{}, t.cardURL(r))
 		}
-		c, err := h.GetExtendedAgentCard(ctx)
+		card, err := h.GetExtendedAgentCard(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return v10.AppendAgentCard(nil, c, v10.CardOptions{})
+		b, err := c.card(card)
+		return t.opts.signCard(ctx, h.Name(), b, err)
 	}
 	return nil, a2a.ErrUnsupportedOperation
 }
@@ -343,40 +419,49 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 			cancel()
 		}
 	}()
-	var events iter.Seq2[StreamEvent, error]
-	var err error
-	takeover := false
-	switch rt.op {
-	case Method10SendStreamingMessage:
-		var p a2a.MessageSendParams
-		if p, err = v10.DecodeRESTSendMessage(rt.tenant, body); err == nil {
-			events, err = t.h.SendStreamingMessage(ctx, pushIn10(p))
-		}
-	case Method10SubscribeToTask:
-		var from *int64
-		if from, err = lastEventID(r); err == nil {
-			takeover = true
-			events, err = t.h.subscribe(ctx, a2a.TaskIDParams{Tenant: rt.tenant, ID: rt.taskID}, from, true)
-		}
-	}
+	events, err := t.openStream(ctx, r, rt, body)
 	if err != nil {
 		e := t.wireError(err, rt.op)
 		// Before the first event: a non-2xx google.rpc.Status, which both
 		// official 1.x clients read (interop/V1_WIRE_NOTES.md §1.7).
-		writeRESTError(w, 0, e)
+		t.writeError(w, 0, e)
 		return
 	}
 	streaming = true
 	logger := t.opts.Logger
+	encode, appendErr := t.codec.streamEvent, t.codec.appendErr
 	// An error after the first event is an "error" event holding the
 	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).
-	writeSSE(ctx, cancel, detach, w, r, events, t.opts, takeover, v10.AppendStreamResponse, "error", func(err error) []byte {
+	writeSSE(ctx, cancel, detach, w, r, events, t.opts, rt.op == Method10SubscribeToTask, encode, "error", func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
 			logger.Error("stream", "method", rt.op, "binding", "HTTP+JSON", "err", err)
 			e = a2a.ErrInternal
 		}
-		b, _ := v10.AppendRESTError(nil, e)
+		b, _ := appendErr(nil, e)
 		return b
 	})
+}
+
+// openStream starts the events of message:stream or tasks/{id}:subscribe;
+// a subscription resumes after the Last-Event-ID header's event.
+func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt restRoute, body []byte) (iter.Seq2[StreamEvent, error], error) {
+	if rt.op == Method10SendStreamingMessage {
+		p, err := t.codec.sendMessage(rt.tenant, body)
+		if err != nil {
+			return nil, err
+		}
+		return t.h.SendStreamingMessage(ctx, p)
+	}
+	p, err := t.codec.taskAction(rt.tenant, rt.taskID, body)
+	if err != nil {
+		return nil, err
+	}
+	from, err := lastEventID(r)
+	if err != nil {
+		return nil, err
+	}
+	// A2A 1.0 refuses to subscribe to a task in a terminal state (§3.1.6);
+	// 0.3 replays it, as tasks/resubscribe does.
+	return t.h.subscribe(ctx, p, from, t.codec.version == a2a.Version10)
 }

@@ -52,9 +52,10 @@ func init() {
 	)
 }
 
-// rest03 returns the URL of the 0.3 HTTP+JSON interface, or
-// a skip when it cannot be probed.
-func (p *Probe) rest03() (string, *Result) {
+// rest03 returns the URL of the 0.3 HTTP+JSON interface, or a skip when it
+// cannot be probed: not offered, not an absolute URL, unreachable, or
+// refusing the checker's credentials (pinged once, GET /v1/tasks/{id}).
+func (p *Probe) rest03(ctx context.Context) (string, *Result) {
 	it, ok := p.offered(a2a.Version03, BindingREST)
 	switch {
 	case !ok:
@@ -64,7 +65,23 @@ func (p *Probe) rest03() (string, *Result) {
 		r := skip("the A2A 0.3 HTTP+JSON interface's url %q is not an absolute http(s) URL", it.URL)
 		return "", &r
 	}
-	return strings.TrimRight(it.URL, "/"), nil
+	base := strings.TrimRight(it.URL, "/")
+	return cached(p, "rest03/setup", func() (string, *Result) {
+		e, _ := p.do03(ctx, http.MethodGet, base+"/v1/tasks/a2a-check-ping-"+newUUID(), nil, "tasks/get")
+		switch {
+		case e.Status == 0:
+			r := skip("the A2A 0.3 HTTP+JSON interface %s is unreachable: %s", base, e.Err)
+			return "", &r
+		case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+			with := "without credentials; give them with --token, --api-key or --header"
+			if p.hasCredentials() {
+				with = "with the credentials given"
+			}
+			r := skip("the A2A 0.3 HTTP+JSON interface answers HTTP %d %s", e.Status, with)
+			return "", &r
+		}
+		return base, nil
+	})
 }
 
 const suite03REST = "0.3/rest"
@@ -117,7 +134,7 @@ func (p *Probe) sent03(ctx context.Context, base string) (*Exchange, map[string]
 }
 
 func check03Send(ctx context.Context, p *Probe) Result {
-	base, res := p.rest03()
+	base, res := p.rest03(ctx)
 	if res != nil {
 		return *res
 	}
@@ -138,7 +155,7 @@ func check03Send(ctx context.Context, p *Probe) Result {
 }
 
 func check03Get(ctx context.Context, p *Probe) Result {
-	base, res := p.rest03()
+	base, res := p.rest03(ctx)
 	if res != nil {
 		return *res
 	}
@@ -164,7 +181,7 @@ func check03Get(ctx context.Context, p *Probe) Result {
 }
 
 func check03GetUnknown(ctx context.Context, p *Probe) Result {
-	base, res := p.rest03()
+	base, res := p.rest03(ctx)
 	if res != nil {
 		return *res
 	}
@@ -210,7 +227,7 @@ func final03(state string) bool {
 }
 
 func check03Stream(ctx context.Context, p *Probe) Result {
-	base, res := p.rest03()
+	base, res := p.rest03(ctx)
 	if res != nil {
 		return *res
 	}
@@ -244,7 +261,7 @@ func check03Stream(ctx context.Context, p *Probe) Result {
 }
 
 func check03ContentType(ctx context.Context, p *Probe) Result {
-	base, res := p.rest03()
+	base, res := p.rest03(ctx)
 	if res != nil {
 		return *res
 	}

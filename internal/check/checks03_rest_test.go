@@ -118,11 +118,31 @@ func TestREST03(t *testing.T) {
 // rest03 checks do not run.
 func TestREST03NotOffered(t *testing.T) {
 	t.Parallel()
-	rep, err := Run(t.Context(), Options{URL: serve(t, newHost(t, hostOpts{})) + "/a2a/echo", Categories: []string{"rest03"}})
+	no03REST := func(_ string, m map[string]any) map[string]any {
+		keep := func(key, binding string) {
+			var out []any
+			for _, x := range m[key].([]any) {
+				it := x.(map[string]any)
+				if it[binding] != "HTTP+JSON" || (key == "supportedInterfaces" && it["protocolVersion"] != "0.3") {
+					out = append(out, it)
+				}
+			}
+			m[key] = out
+		}
+		keep("supportedInterfaces", "protocolBinding")
+		keep("additionalInterfaces", "transport")
+		return m
+	}
+	rep, err := Run(t.Context(), Options{URL: serve(t, faulty(newHost(t, hostOpts{}), &fault{card: no03REST})) + "/a2a/echo", Categories: []string{"rest03", "card10"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 0 {
-		t.Errorf("rest03 checks ran: %+v", rep.Results)
+	if len(rep.Results) != 5 || rep.Results[0].Category != "card10" {
+		t.Errorf("results: %+v", rep.Results)
+	}
+	for _, i := range rep.Interfaces {
+		if i.Version == "0.3" && i.Binding == BindingREST {
+			t.Errorf("the report lists %s", i.Name)
+		}
 	}
 }

@@ -115,10 +115,10 @@ func faultCases() []faultCase {
 		{id: "card.protocol-version", f: card(func(m map[string]any) { m["protocolVersion"] = "0.2.5" })},
 		{id: "card.preferred-transport", f: card(func(m map[string]any) { delete(m, "preferredTransport") })},
 		{id: "card.url", f: card(func(m map[string]any) { m["url"] = "http://127.0.0.1:1/a2a/slow" })},
-		{id: "card.interfaces", clean: NotApplicable, f: card(func(m map[string]any) {
+		{id: "card.interfaces", f: card(func(m map[string]any) {
 			m["additionalInterfaces"] = []any{map[string]any{"url": m["url"], "transport": "GRPC"}}
 		})},
-		{id: "card.interfaces-complete", clean: NotApplicable, f: card(func(m map[string]any) {
+		{id: "card.interfaces-complete", f: card(func(m map[string]any) {
 			m["additionalInterfaces"] = []any{map[string]any{"url": "http://127.0.0.1:1/grpc", "transport": "GRPC"}}
 		})},
 		{id: "card.cap-streaming", clean: NotApplicable, f: card(func(m map[string]any) {
@@ -443,7 +443,8 @@ func TestAgainstA2Abridge(t *testing.T) {
 		{name: "chat", agent: "/a2a/chat", pass: []string{"message.continue", "message.context-mismatch", "tasks.cancel-terminal", "stream.resubscribe-finished"}},
 		{name: "slow+push", agent: "/a2a/slow", host: hostOpts{push: true}, opts: Options{Text: "0", LongText: "1"},
 			pass: []string{"tasks.cancel-running", "tasks.cancel-state", "stream.resubscribe-running", "push.set", "push.get", "push.list", "push.delete", "push.delivery", "push.token",
-				"rpc10.cancel", "rest10.cancel", "rpc10.subscribe", "rest10.subscribe", "rpc10.push", "rest10.push", "rpc10.list-paging", "rest10.list-paging"}},
+				"rpc10.cancel", "rest10.cancel", "rpc10.subscribe", "rest10.subscribe", "rpc10.push", "rest10.push", "rpc10.list-paging", "rest10.list-paging",
+				"rest03.send", "rest03.get", "rest03.stream", "rest03.content-type"}},
 		// The server refuses the loopback webhook, and the fallback name
 		// too, since it does not resolve.
 		{name: "slow+push-refused", agent: "/a2a/slow", host: hostOpts{pushDeny: true}, opts: Options{Text: "0", LongText: "1"},
@@ -459,7 +460,8 @@ func TestAgainstA2Abridge(t *testing.T) {
 		{name: "auth-without-credentials", agent: "/a2a/echo", host: hostOpts{auth: true},
 			pass: []string{"card.fetch", "card.url", "auth.unauthenticated", "auth.challenge", "auth.extended-card-unauth"},
 			skip: map[string]string{"rpc.content-type": "without credentials", "message.send": "HTTP 401", "auth.extended-card": "no credentials given",
-				"rpc10.send": "answers HTTP 401 without credentials", "rest10.list": "answers HTTP 401 without credentials"},
+				"rpc10.send": "answers HTTP 401 without credentials", "rest10.list": "answers HTTP 401 without credentials",
+				"rest03.send": "answers HTTP 401 without credentials"},
 			fail: map[string]string{"card10.schema": "at '/securityRequirements/0/schemes/bearer': got array, want object"}},
 	}
 	for _, tt := range tests {

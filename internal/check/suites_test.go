@@ -35,25 +35,26 @@ func TestSuites(t *testing.T) {
 		ifaces     []string // Name: checked or the reason it was not
 	}{
 		{name: "union", protocol: "0.3.0 and 1.0",
-			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "card10", "rpc10", "rest10"},
-			ifaces:     []string{"A2A 1.0 JSON-RPC: checked", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: checked"}},
+			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "card10", "rpc10", "rest10", "rest03"},
+			ifaces:     []string{"A2A 1.0 JSON-RPC: checked", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: checked", "A2A 0.3 HTTP+JSON: checked"}},
 		{name: "1.0 only", card: only10Card, protocol: "1.0",
 			categories: []string{"card10", "rpc10", "rest10"},
 			ifaces:     []string{"A2A 1.0 JSON-RPC: checked", "A2A 1.0 HTTP+JSON: checked"}},
 		{name: "0.3 only", card: func(_ string, m map[string]any) map[string]any { delete(m, "supportedInterfaces"); return m }, protocol: "0.3.0",
-			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema"},
-			ifaces:     []string{"A2A 0.3 JSON-RPC: checked"}},
+			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "rest03"},
+			ifaces:     []string{"A2A 0.3 JSON-RPC: checked", "A2A 0.3 HTTP+JSON: checked"}},
 		{name: "--protocol 1.0 --binding rest", opts: Options{Protocol: "1.0", Binding: BindingREST}, protocol: "1.0",
 			categories: []string{"card10", "rest10"},
-			ifaces:     []string{"A2A 1.0 JSON-RPC: left out by --protocol or --binding", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: left out by --protocol or --binding"}},
+			ifaces: []string{"A2A 1.0 JSON-RPC: left out by --protocol or --binding", "A2A 1.0 HTTP+JSON: checked",
+				"A2A 0.3 JSON-RPC: left out by --protocol or --binding", "A2A 0.3 HTTP+JSON: left out by --protocol or --binding"}},
 		{name: "gRPC declared", protocol: "0.3.0 and 1.0",
 			card: func(_ string, m map[string]any) map[string]any {
 				m["supportedInterfaces"] = append(m["supportedInterfaces"].([]any),
 					map[string]any{"url": "grpc://127.0.0.1:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"})
 				return m
 			},
-			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "card10", "rpc10", "rest10"},
-			ifaces: []string{"A2A 1.0 JSON-RPC: checked", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: checked",
+			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "card10", "rpc10", "rest10", "rest03"},
+			ifaces: []string{"A2A 1.0 JSON-RPC: checked", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: checked", "A2A 0.3 HTTP+JSON: checked",
 				"A2A 1.0 GRPC: the checker does not speak this interface"}},
 	}
 	for _, tt := range tests {

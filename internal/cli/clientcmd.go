@@ -129,15 +129,25 @@ client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
 [::1]) default to http://.`
 
 func addClientCommands(root *cobra.Command, e *clientEnv) {
-	root.AddCommand(e.clientFlags(&cobra.Command{
+	var verify bool
+	var jwks string
+	var jkuHosts []string
+	card := e.clientFlags(&cobra.Command{
 		Use:   "card URL",
 		Short: "Fetch and validate an agent's card (base URL or card URL)",
 		Long: `Fetch an agent's Agent Card, validate it (A2A 0.3.0 §5.5) and print it: name,
 version, protocol version, endpoint and transport, capabilities, input and
 output modes, security schemes and skills. With --json, the card as served.
+
+With --verify, the card's signatures are checked first (A2A 1.0 §8.4.3): one
+must verify, with a key from --jwks (a JWK Set URL or file) or, without
+--jwks, from the signature's jku on the card's host (or a --jku-host). The
+key that verified is printed (to stderr with --json); a card that does not
+verify is an error saying why.
 ` + urlHelp,
 		Example: `  a2abridge card localhost:8080
-  a2abridge card https://agents.example.com/a2a/echo/.well-known/agent-card.json --json`,
+  a2abridge card https://agents.example.com/a2a/echo/.well-known/agent-card.json --json
+  a2abridge card https://agents.example.com --verify --jwks https://agents.example.com/.well-known/jwks.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := e.ctx(cmd)
@@ -146,13 +156,29 @@ output modes, security schemes and skills. With --json, the card as served.
 			if err != nil {
 				return err
 			}
+			if !verify && (jwks != "" || len(jkuHosts) > 0) {
+				return usageError{errors.New("--jwks and --jku-host need --verify")}
+			}
+			if verify {
+				w := e.stdout
+				if e.jsonOut() {
+					w = e.stderr
+				}
+				if o.CardVerifier, err = cardVerifier(jwks, jkuHosts, w); err != nil {
+					return err
+				}
+			}
 			card, err := client.Resolve(ctx, t.url, o)
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
 			return e.printCard(&card)
 		},
-	}))
+	})
+	card.Flags().BoolVar(&verify, "verify", false, "verify the card's signatures (A2A 1.0 §8.4); fail when none verifies")
+	card.Flags().StringVar(&jwks, "jwks", "", "with --verify: the trusted keys, a JWK Set URL or file (default: the signature's jku on the card's host)")
+	card.Flags().StringArrayVar(&jkuHosts, "jku-host", nil, "with --verify: a host (HOST or HOST:PORT) whose jku URLs may be fetched (repeatable)")
+	root.AddCommand(card)
 	root.AddCommand(e.clientFlags(&cobra.Command{
 		Use:   "extended-card URL",
 		Short: "Call agent/getAuthenticatedExtendedCard",

@@ -57,9 +57,23 @@ type serveFile struct {
 		Algorithm   string   `yaml:"algorithm"`    // ES256 (default) or RS256
 		RotateEvery duration `yaml:"rotate_every"` // 0: never; the previous key stays published for 24 h
 	} `yaml:"push"`
+	// CardSigning signs the agent cards served (A2A 1.0 §8.4).
+	CardSigning *cardSigningFile `yaml:"card_signing"`
 	// Auth applies to every agent without an auth block of its own.
 	Auth   *authFile            `yaml:"auth"`
 	Agents map[string]agentFile `yaml:"agents"`
+}
+
+// cardSigningFile is the card_signing block: the private key (PEM or
+// JWK), its kid (default: the JWK's kid, else the key's thumbprint), the
+// JWS algorithm (default: ES256, ES384 or ES512 by the EC key's curve,
+// RS256 for RSA, EdDSA for Ed25519) and the jku (default: the server's
+// /.well-known/jwks.json).
+type cardSigningFile struct {
+	KeyFile string `yaml:"key_file"`
+	KID     string `yaml:"kid"`
+	Alg     string `yaml:"alg"`
+	JKU     string `yaml:"jku"`
 }
 
 type authFile struct {

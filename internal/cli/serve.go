@@ -231,6 +231,11 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				agentOpts[b.name] = o
 			}
 
+			cardSigning, err := cardSigningOptions(file.CardSigning)
+			if err != nil {
+				return usageError{fmt.Errorf("--config: %w", err)}
+			}
+
 			var st store.Store
 			if mem {
 				o := memory.Options{MaxFinishedBytes: capBytes}
@@ -261,7 +266,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			}
 			defer st.Close()
 			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts, retention: retention,
-				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts}
+				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
+				cardSigning: cardSigning}
 			if pushOn {
 				keys := file.Push.Keys
 				if keys == "" && !mem {
@@ -431,6 +437,7 @@ type serveConfig struct {
 	allowedHosts                      []string
 	agentOpts                         map[string]server.HandlerOptions
 	push                              *pushConfig
+	cardSigning                       *server.CardSignerOptions // nil: cards are not signed
 }
 
 type pushConfig struct {
@@ -469,6 +476,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 	}
 	eo := server.EngineOptions{Logger: log, Retention: cfg.retention}
 	var jwks http.Handler
+	var pushKeys func() []byte
 	if p := cfg.push; p != nil {
 		signer, err := push.NewSigner(push.SignerOptions{Dir: p.keysDir, Issuer: base, Algorithm: p.algorithm})
 		if err != nil {
@@ -500,7 +508,17 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 			GiveUpAfter: p.giveUpAfter,
 		}
 		jwks = signer.Handler()
+		pushKeys = signer.JWKS
 		log.Info("push notifications enabled", "jwks", base+"/.well-known/jwks.json", "kid", signer.KeyID(), "allow", allow)
+	}
+	var cardSigner *server.CardSigner
+	if o := cfg.cardSigning; o != nil {
+		o.ExtraKeys = pushKeys
+		if cardSigner, err = server.NewCardSigner(*o); err != nil {
+			return err
+		}
+		jwks = nil // the card signer's handler publishes the push keys too
+		log.Info("agent cards are signed", "kid", cardSigner.KeyID(), "alg", o.Algorithm, "jwks", base+server.JWKSPath)
 	}
 	eng, err := server.NewEngine(ctx, st, eo)
 	if err != nil {
@@ -514,7 +532,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 		PublicURL: cfg.publicURL, Default: cfg.def, JWKS: jwks,
 		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.allowedHosts,
 		Transport: server.TransportOptions{Logger: log, MaxBodyBytes: cfg.maxBody, KeepAlive: cfg.keepAlive,
-			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout},
+			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout, CardSigner: cardSigner},
 	})
 	for _, b := range all {
 		o := cfg.agentOpts[b.name]

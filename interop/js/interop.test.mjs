@@ -20,6 +20,8 @@ import { promisify } from 'node:util';
 import {
   A2AClient,
   ClientFactory,
+  ClientFactoryOptions,
+  RestTransport,
   TaskNotCancelableError,
   TaskNotFoundError,
 } from '@a2a-js/sdk/client';
@@ -546,3 +548,130 @@ for (const store of STORES) {
     });
   });
 }
+
+// The HTTP+JSON binding of A2A 0.3 (the /v1/… paths): the SDK's default
+// ClientFactory with one setting changed, the preferred transport, picks the
+// card's HTTP+JSON entry of additionalInterfaces and speaks the 0.3 proto's
+// JSON to `${url}/v1/…` (interop/V03_REST_NOTES.md).
+describe('a2abridge serve over HTTP+JSON 0.3 (/v1/…)', { concurrency: true, timeout: 120_000 }, () => {
+  let srv;
+  const cardUrl = (name) => `${srv.base}/a2a/${name}/.well-known/agent-card.json`;
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['HTTP+JSON'] }));
+  const client = async (name) => {
+    const c = await factory.createFromUrl(cardUrl(name), '');
+    assert.ok(c.transport instanceof RestTransport, `the factory chose ${c.transport?.constructor?.name}, not the REST transport`);
+    return c;
+  };
+
+  before(async () => {
+    srv = await startServer(['--memory', '--push', '--push-allow', '127.0.0.1']);
+  });
+  after(async () => {
+    if (srv) {
+      const { code } = await stopServer(srv);
+      if (VERBOSE || code !== 0) console.error(`server ${srv.base} stderr:\n${srv.stderr}`);
+      assert.equal(code, 0, 'server did not exit cleanly on SIGINT');
+    }
+  });
+
+  test('card: HTTP+JSON is an additional interface at the agent URL', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const c = await client('echo');
+    const card = await c.getAgentCard();
+    assert.equal(card.name, 'echo');
+    assert.deepEqual(
+      card.additionalInterfaces.find((i) => i.transport === 'HTTP+JSON'),
+      { url: `${srv.base}/a2a/echo`, transport: 'HTTP+JSON' },
+    );
+    assert.equal(c.transport.endpoint, `${srv.base}/a2a/echo`);
+  });
+
+  test('send and get: parts round-trip, historyLength', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const c = await client('echo');
+    const parts = [
+      { kind: 'text', text: 'text ✓' },
+      { kind: 'data', data: { n: 42, list: ['a', true, null], obj: { k: 'v' } } },
+      { kind: 'file', file: { mimeType: 'text/plain', bytes: Buffer.from('file body\n').toString('base64') } },
+      { kind: 'file', file: { mimeType: 'image/png', uri: 'https://example.com/x.png' } },
+    ];
+    const message = { kind: 'message', messageId: randomUUID(), role: 'user', parts };
+    const task = await c.sendMessage({ message });
+    assert.equal(task.kind, 'task');
+    assert.equal(task.status.state, 'completed');
+    assert.deepEqual(task.artifacts[0].parts, parts);
+    assert.equal(task.history[0].messageId, message.messageId);
+
+    const got = await c.getTask({ id: task.id, historyLength: 1 });
+    assert.equal(got.id, task.id);
+    assert.equal(got.status.state, 'completed');
+    assert.equal(got.history.length, 1);
+    assert.equal(artifactText(got), 'text ✓');
+  });
+
+  test('stream: task, artifact chunks, final completed', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const c = await client('echo');
+    const input = '0123456789abcdef'.repeat(10);
+    const events = await collect(c.sendMessageStream({ message: userText(input) }));
+    assert.equal(events[0].kind, 'task', show(events));
+    lastStatus(events, 'completed');
+    const chunks = events.filter((ev) => ev.kind === 'artifact-update');
+    assert.ok(chunks.length >= 2, show(events));
+    assert.equal(chunks.map((ch) => textOf(ch.artifact.parts)).join(''), input);
+    assert.equal((await c.getTask({ id: events[0].id })).status.state, 'completed');
+  });
+
+  test('cancel a running task, then TaskNotCancelable and TaskNotFound', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const c = await client('slow');
+    const task = await c.sendMessage({ message: userText('30'), configuration: { blocking: false } });
+    assert.ok(['submitted', 'working'].includes(task.status.state), task.status.state);
+    const canceled = await c.cancelTask({ id: task.id });
+    assert.equal(canceled.id, task.id);
+    assert.equal(canceled.status.state, 'canceled');
+    await assert.rejects(c.cancelTask({ id: task.id }), TaskNotCancelableError);
+    await assert.rejects(c.getTask({ id: 'no-such-task' }), TaskNotFoundError);
+  });
+
+  test('resubscribe while running, after completion, and to an unknown task', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const c = await client('slow');
+    const task = await c.sendMessage({ message: userText('2'), configuration: { blocking: false } });
+    let events = await collect(c.resubscribeTask({ id: task.id }));
+    assert.equal(events[0].kind, 'task', show(events));
+    lastStatus(events, 'completed');
+    assert.ok(events.some((ev) => ev.kind === 'artifact-update'), show(events));
+
+    events = await collect(c.resubscribeTask({ id: task.id }));
+    assert.ok(events.length >= 1);
+    assert.ok(events.every((ev) => (ev.kind === 'task' ? ev.status.state : ev.status?.state) === 'completed'), show(events));
+
+    await assert.rejects(collect(c.resubscribeTask({ id: 'no-such-task' })), TaskNotFoundError);
+  });
+
+  test('push notification config: set, get, list, delete', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const c = await client('chat');
+    const task = await c.sendMessage({ message: userText('hello') });
+    assert.equal(task.status.state, 'input-required');
+    const config = {
+      id: 'cfg-1',
+      url: 'http://127.0.0.1:9/hook',
+      token: 'tok-1',
+      authentication: { schemes: ['Bearer'], credentials: 'secret-1' },
+    };
+    const set = await c.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: config });
+    assert.equal(set.taskId, task.id);
+    assert.deepEqual(set.pushNotificationConfig, config);
+
+    const got = await c.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'cfg-1' });
+    assert.deepEqual(got, set);
+
+    // Without an id the server assigns one.
+    const second = await c.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: { url: 'http://127.0.0.1:9/other' } });
+    assert.ok(second.pushNotificationConfig.id, JSON.stringify(second));
+
+    let list = await c.listTaskPushNotificationConfig({ id: task.id });
+    assert.deepEqual(list.map((x) => x.pushNotificationConfig.id).sort(), ['cfg-1', second.pushNotificationConfig.id].sort());
+
+    await c.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'cfg-1' });
+    list = await c.listTaskPushNotificationConfig({ id: task.id });
+    assert.deepEqual(list.map((x) => x.pushNotificationConfig.id), [second.pushNotificationConfig.id]);
+    await assert.rejects(c.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'cfg-1' }), TaskNotFoundError);
+  });
+});

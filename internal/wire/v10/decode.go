@@ -42,6 +42,7 @@ type decoder struct {
 	buf     bytes.Buffer // the input, which dec reads in place
 	prefix  string
 	rest    bool   // a syntax error is ErrParse, not InvalidParams
+	v03     bool   // the JSON of the A2A 0.3 proto (proto03.go), not 1.0's
 	scratch []byte // unquoting escaped member names
 }
 
@@ -55,7 +56,7 @@ func newDecoder(raw []byte, prefix string, rest bool) *decoder {
 	d := decoders.Get().(*decoder)
 	d.buf = *bytes.NewBuffer(raw)
 	d.dec.Reset(&d.buf)
-	d.prefix, d.rest = prefix, rest
+	d.prefix, d.rest, d.v03 = prefix, rest, false
 	return d
 }
 

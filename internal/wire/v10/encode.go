@@ -30,6 +30,7 @@ var errUnknownEvent = errors.New("v10: unknown or nil event")
 type encoder struct {
 	b   []byte
 	err error
+	v03 bool // write the JSON of the A2A 0.3 proto (proto03.go), not 1.0's
 }
 
 func (e *encoder) setErr(err error) {
@@ -122,22 +123,10 @@ func (e *encoder) metadata(m map[string]any) {
 // part appends a Part (A2A 1.0 §4.1.6). A nil part is written as an empty
 // text part, so the output stays valid.
 func (e *encoder) part(p a2a.Part) {
-	switch q := p.(type) {
-	case *a2a.TextPart:
-		p = nil
-		if q != nil {
-			p = *q
-		}
-	case *a2a.FilePart:
-		p = nil
-		if q != nil {
-			p = *q
-		}
-	case *a2a.DataPart:
-		p = nil
-		if q != nil {
-			p = *q
-		}
+	p = derefPart(p)
+	if e.v03 {
+		e.part03(p)
+		return
 	}
 	switch p := p.(type) {
 	case a2a.TextPart:
@@ -169,6 +158,29 @@ func (e *encoder) part(p a2a.Part) {
 	e.b = append(e.b, '}')
 }
 
+// derefPart returns the part a pointer part points to (nil for a nil
+// pointer); other parts as they are.
+func derefPart(p a2a.Part) a2a.Part {
+	switch q := p.(type) {
+	case *a2a.TextPart:
+		if q != nil {
+			return *q
+		}
+		return nil
+	case *a2a.FilePart:
+		if q != nil {
+			return *q
+		}
+		return nil
+	case *a2a.DataPart:
+		if q != nil {
+			return *q
+		}
+		return nil
+	}
+	return p
+}
+
 func (e *encoder) parts(ps []a2a.Part) {
 	e.b = append(e.b, '[')
 	for i, p := range ps {
@@ -190,7 +202,11 @@ func (e *encoder) message(m *a2a.Message) {
 	e.b = append(e.b, '"')
 	e.b = append(e.b, roleName(m.Role)...)
 	e.b = append(e.b, '"')
-	e.member("parts")
+	if e.v03 {
+		e.member("content")
+	} else {
+		e.member("parts")
+	}
 	e.parts(m.Parts)
 	e.metadata(m.Metadata)
 	e.stringList("extensions", m.Extensions)
@@ -201,7 +217,11 @@ func (e *encoder) message(m *a2a.Message) {
 // status appends a TaskStatus (A2A 1.0 §4.1.2).
 func (e *encoder) status(s *a2a.TaskStatus) {
 	e.b = append(e.b, `{"state":"`...)
-	e.b = append(e.b, TaskStateName(s.State)...)
+	if e.v03 {
+		e.b = append(e.b, taskStateName03(s.State)...)
+	} else {
+		e.b = append(e.b, TaskStateName(s.State)...)
+	}
 	e.b = append(e.b, '"')
 	if s.Message != nil {
 		e.member("message")
@@ -270,13 +290,16 @@ func (e *encoder) task(t *a2a.Task, artifacts int) {
 }
 
 // statusUpdate appends a TaskStatusUpdateEvent (A2A 1.0 §4.2.1); Final
-// has no A2A 1.0 field and is not written.
+// has no A2A 1.0 field and is written only in the 0.3 proto's JSON.
 func (e *encoder) statusUpdate(v *a2a.TaskStatusUpdateEvent) {
 	e.b = append(e.b, `{"taskId":`...)
 	e.str(v.TaskID)
 	e.field("contextId", v.ContextID)
 	e.member("status")
 	e.status(&v.Status)
+	if e.v03 && v.Final {
+		e.b = append(e.b, `,"final":true`...)
+	}
 	e.metadata(v.Metadata)
 	e.b = append(e.b, '}')
 }
@@ -399,6 +422,12 @@ func AppendSendMessageResponse(dst []byte, ev a2a.Event) ([]byte, error) {
 // out entirely; with it, it is written even when empty.
 func AppendListTasksResponse(dst []byte, r *a2a.ListTasksResult, includeArtifacts bool) ([]byte, error) {
 	e := encoder{b: dst}
+	e.listTasks(r, includeArtifacts)
+	return e.finish(dst, len(dst))
+}
+
+// listTasks appends a ListTasksResponse (AppendListTasksResponse).
+func (e *encoder) listTasks(r *a2a.ListTasksResult, includeArtifacts bool) {
 	mode := artifactsNever
 	if includeArtifacts {
 		mode = artifactsAlways
@@ -415,7 +444,6 @@ func AppendListTasksResponse(dst []byte, r *a2a.ListTasksResult, includeArtifact
 	e.number("pageSize", r.PageSize)
 	e.number("totalSize", r.TotalSize)
 	e.b = append(e.b, '}')
-	return e.finish(dst, len(dst))
 }
 
 // pushConfig appends a TaskPushNotificationConfig (A2A 1.0 §4.3.1,

@@ -155,8 +155,12 @@ func (d *decoder) part() (a2a.Part, error) {
 // parts reads an array of Parts.
 func (d *decoder) parts() ([]a2a.Part, error) {
 	out := []a2a.Part{}
+	read := d.part
+	if d.v03 {
+		read = d.part03
+	}
 	_, err := d.array(func() error {
-		p, err := d.part()
+		p, err := read()
 		out = append(out, p)
 		return err
 	})
@@ -170,7 +174,11 @@ func (d *decoder) parts() ([]a2a.Part, error) {
 func (d *decoder) message(needParts bool) (a2a.Message, bool, error) {
 	var m a2a.Message
 	var role int
-	present, err := d.object(messageFields, func(name string) error {
+	fields, partsName := messageFields, "parts"
+	if d.v03 {
+		fields, partsName = messageFields03, "content"
+	}
+	present, err := d.object(fields, func(name string) error {
 		var err error
 		switch name {
 		case "messageId":
@@ -183,7 +191,7 @@ func (d *decoder) message(needParts bool) (a2a.Message, bool, error) {
 			if role, err = d.enum(roleNames, "role"); err == nil && role == 0 {
 				err = d.fail("role must be ROLE_USER or ROLE_AGENT")
 			}
-		case "parts":
+		case "parts", "content":
 			m.Parts, err = d.parts()
 		case "metadata":
 			m.Metadata, err = d.structValue()
@@ -204,9 +212,9 @@ func (d *decoder) message(needParts bool) (a2a.Message, bool, error) {
 		return m, true, d.missing("role")
 	case needParts && len(m.Parts) == 0:
 		if m.Parts == nil {
-			return m, true, d.missing("parts")
+			return m, true, d.missing(partsName)
 		}
-		return m, true, a2a.InvalidParams(d.ptr()+"/parts", "at least one part is required")
+		return m, true, a2a.InvalidParams(d.ptr()+"/"+partsName, "at least one part is required")
 	}
 	m.Role = a2a.RoleUser
 	if role == 2 {
@@ -222,12 +230,16 @@ func (d *decoder) message(needParts bool) (a2a.Message, bool, error) {
 // TASK_STATE_UNSPECIFIED (ProtoJSON omits the zero enum).
 func (d *decoder) status() (a2a.TaskStatus, bool, error) {
 	s := a2a.TaskStatus{State: a2a.TaskStateUnknown}
+	names := taskStateNames
+	if d.v03 {
+		names = taskStateNames03
+	}
 	present, err := d.object(statusFields, func(name string) error {
 		var err error
 		switch name {
 		case "state":
 			var n int
-			if n, err = d.enum(taskStateNames, "task state"); err == nil {
+			if n, err = d.enum(names, "task state"); err == nil {
 				s.State = taskStates[n]
 			}
 		case "message":
