@@ -1,7 +1,18 @@
-// Package check is an A2A 0.3.0 conformance checker: black-box probes of
-// one A2A endpoint over the network, each tied to a section of the
+// Package check is an A2A conformance checker: black-box probes of one
+// A2A endpoint over the network, each tied to a section of the
 // specification, with a level (MUST, SHOULD, MAY), a result and the
 // evidence (the requests sent and the responses that decided the result).
+//
+// The Agent Card says which interfaces the endpoint offers, each a
+// protocol version and a binding (A2A 1.0 §8.3: supportedInterfaces; A2A
+// 0.3.0: url, preferredTransport, additionalInterfaces). Each check
+// belongs to one (version, binding) suite and runs only when the card
+// offers that interface: A2A 0.3.0 JSON-RPC (the categories card, rpc,
+// message, …, schema), A2A 1.0 JSON-RPC (rpc10) and HTTP+JSON (rest10),
+// whose checks are the same operations probed over each binding, the A2A
+// 1.0 Agent Card (card10), which counts for both 1.0 bindings, and A2A 0.3
+// HTTP+JSON (rest03, the /v1/… paths). The report scores each interface
+// and the whole.
 //
 // A [Check] is small: an id such as "rpc.parse-error", a category, a
 // section, a level and a function of a [Probe]. The Probe talks raw HTTP to
@@ -76,6 +87,10 @@ var Categories = []Category{
 	{"push", "Push notifications"},
 	{"auth", "Authentication and extended card"},
 	{"schema", "JSON Schema"},
+	{"card10", "A2A 1.0 Agent Card"},
+	{"rpc10", "A2A 1.0 JSON-RPC"},
+	{"rest10", "A2A 1.0 HTTP+JSON"},
+	{"rest03", "A2A 0.3 HTTP+JSON"},
 }
 
 // CategoryTitle returns the title of the category name (or the name).
@@ -88,13 +103,25 @@ func CategoryTitle(name string) string {
 	return name
 }
 
+// Protocol bindings as the checker names them (--binding).
+const (
+	BindingJSONRPC = "jsonrpc" // JSON-RPC 2.0 (A2A 0.3.0 §3.2.1, A2A 1.0 §9)
+	BindingREST    = "rest"    // HTTP+JSON (A2A 0.3.0 §3.2.3, A2A 1.0 §11)
+)
+
 // Check is one conformance check.
 type Check struct {
 	ID       string // "category.name"
 	Category string
-	Section  string // of the A2A 0.3.0 specification, e.g. "§5.3"
-	Level    Level
-	Title    string
+	// Version ("0.3" or "1.0") and Binding (BindingJSONRPC, BindingREST,
+	// or "" for every binding of the version, as the card's checks) name
+	// the suite of the check; it runs only when the card offers such an
+	// interface. Empty in a registration: 0.3 JSON-RPC.
+	Version string
+	Binding string
+	Section string // of the specification of Version, e.g. "§5.3"
+	Level   Level
+	Title   string
 	// Requirement is what the specification requires, for the report.
 	Requirement string
 	// Recommendation is what to change when the check fails.
@@ -151,6 +178,9 @@ func register(cs ...*Check) {
 		}
 		if Lookup(c.ID) != nil {
 			panic("check: duplicate id " + c.ID)
+		}
+		if c.Version == "" {
+			c.Version, c.Binding = "0.3", BindingJSONRPC
 		}
 		registry = append(registry, c)
 	}

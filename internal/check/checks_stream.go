@@ -309,7 +309,7 @@ func checkStreamResubscribeRunning(ctx context.Context, p *Probe) Result {
 		cancelResp = p.call(ctx, "tasks/cancel", map[string]any{"id": t.ID})
 	}()
 	e := p.stream(ctx, "tasks/resubscribe", map[string]any{"id": t.ID}, streamOpt{
-		onEvent: func(int, SSEEvent, *rpcResp) bool { once.Do(func() { close(first) }); return false },
+		onEvent: func(int, SSEEvent) bool { once.Do(func() { close(first) }); return false },
 	})
 	once.Do(func() { close(first) })
 	wg.Wait()

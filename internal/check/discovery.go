@@ -57,6 +57,9 @@ func (p *Probe) discover(ctx context.Context) {
 			break
 		}
 	}
+	if p.card != nil {
+		p.readInterfaces()
+	}
 	if p.card == nil {
 		switch {
 		case last == nil:

@@ -125,11 +125,47 @@ func serve(t *testing.T, h http.Handler) string {
 
 // rpcReq is what the fault middleware knows of a request.
 type rpcReq struct {
-	Method  string
+	Method  string // the JSON-RPC method, or the A2A 1.0 operation of an HTTP+JSON route
 	ID      jsontext.Value
-	Params  map[string]any
+	Params  map[string]any // the JSON-RPC params, or the HTTP+JSON body
 	Batch   bool
 	Invalid bool // not a JSON object
+	REST    bool // an A2A 1.0 HTTP+JSON request
+	HTTP    string
+	Version string // the A2A-Version header
+}
+
+// restOp returns the A2A 1.0 operation of an HTTP+JSON route ("" if the
+// path is none).
+func restOp(method, path string) string {
+	seg := path[strings.LastIndexByte(path, '/')+1:]
+	parent := strings.TrimSuffix(path, "/"+seg)
+	parentSeg := parent[strings.LastIndexByte(parent, '/')+1:]
+	switch {
+	case seg == "message:send":
+		return "SendMessage"
+	case seg == "message:stream":
+		return "SendStreamingMessage"
+	case seg == "extendedAgentCard":
+		return "GetExtendedAgentCard"
+	case seg == "tasks":
+		return "ListTasks"
+	case strings.HasSuffix(seg, ":cancel") && parentSeg == "tasks":
+		return "CancelTask"
+	case strings.HasSuffix(seg, ":subscribe") && parentSeg == "tasks":
+		return "SubscribeToTask"
+	case seg == "pushNotificationConfigs" && method == http.MethodPost:
+		return "CreateTaskPushNotificationConfig"
+	case seg == "pushNotificationConfigs":
+		return "ListTaskPushNotificationConfigs"
+	case parentSeg == "pushNotificationConfigs" && method == http.MethodDelete:
+		return "DeleteTaskPushNotificationConfig"
+	case parentSeg == "pushNotificationConfigs":
+		return "GetTaskPushNotificationConfig"
+	case parentSeg == "tasks":
+		return "GetTask"
+	}
+	return ""
 }
 
 func parseReq(b []byte) rpcReq {
@@ -199,6 +235,13 @@ func faulty(next http.Handler, f *fault) http.Handler {
 		}
 		body, _ := io.ReadAll(r.Body)
 		m := parseReq(body)
+		m.HTTP, m.Version = r.Method+" "+r.URL.Path, r.Header.Get("A2A-Version")
+		if op := restOp(r.Method, r.URL.Path); op != "" && (r.Method != http.MethodPost || m.Method == "") {
+			m.Method, m.REST, m.Invalid = op, true, false
+			if err := json.Unmarshal(body, &m.Params); err != nil {
+				m.Params = nil
+			}
+		}
 		if f.req != nil {
 			nb, handled := f.req(w, r, body, m)
 			if handled {

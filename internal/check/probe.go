@@ -55,6 +55,10 @@ type Options struct {
 	Text, LongText string
 	// Categories and Only select checks (see [Select]); empty: all.
 	Categories, Only []string
+	// Protocol ("0.3" or "1.0") and Binding (BindingJSONRPC or
+	// BindingREST) restrict the run to the interfaces of that version or
+	// binding; empty: every interface the card offers.
+	Protocol, Binding string
 	// Progress, if set, is called before each check (r is nil) and after it.
 	Progress func(done, total int, c *Check, r *Result, took time.Duration)
 	// HTTPClient sends the requests; nil: a client of its own. Its
@@ -100,6 +104,9 @@ type Exchange struct {
 	// Invalid marks a deliberately invalid request (malformed JSON, bad
 	// params): its answer is judged by its own check, not by the schema.
 	Invalid bool
+	// Suite is the interface the exchange probed, as "1.0/HTTP+JSON"; ""
+	// for A2A 0.3 JSON-RPC and the Agent Card.
+	Suite string
 }
 
 // SSEEvent is one event of a recorded stream.
@@ -139,6 +146,11 @@ type Probe struct {
 	endpointNo string // why the endpoint cannot be used ("" = usable)
 	endpointNA bool   // the endpoint is not applicable (no JSON-RPC interface)
 	authNo     string // the endpoint refuses the checker's credentials ("" = it does not)
+
+	ifaces        []Interface // every interface the card declares, in card order
+	has10         bool        // the card has a supportedInterfaces member
+	cardDecodeErr string      // why card.Unmarshal refused the card ("" = it did not)
+	suites        map[string]*suite10
 
 	mu       sync.Mutex
 	seq      int
@@ -219,11 +231,21 @@ func (p *Probe) current() []*Exchange {
 	return append([]*Exchange(nil), p.cur...)
 }
 
-// exchanges returns every exchange recorded so far.
-func (p *Probe) exchanges() []*Exchange {
+// exchanges returns every exchange of A2A 0.3 JSON-RPC (and of the card)
+// recorded so far.
+func (p *Probe) exchanges() []*Exchange { return p.exchangesOf("") }
+
+// exchangesOf returns every exchange of the suite recorded so far.
+func (p *Probe) exchangesOf(suite string) []*Exchange {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]*Exchange(nil), p.all...)
+	var out []*Exchange
+	for _, e := range p.all {
+		if e.Suite == suite {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // ---------------------------------------------------------------- HTTP
@@ -239,10 +261,12 @@ type reqOpt struct {
 	schema      string
 	reqID       jsontext.Value
 	invalid     bool
+	suite       string      // the interface probed ("" for A2A 0.3 JSON-RPC), see Exchange.Suite
+	header      http.Header // more request headers (A2A-Version)
 }
 
 // interesting are the headers kept in evidence.
-var interesting = []string{"Content-Type", "Accept", "Authorization", "Last-Event-Id", "Www-Authenticate", "Location", "Cache-Control", "X-Api-Key"}
+var interesting = []string{"Content-Type", "Accept", "A2a-Version", "Allow", "Authorization", "Last-Event-Id", "Www-Authenticate", "Location", "Cache-Control", "X-Api-Key"}
 
 func keep(h http.Header, redact bool) http.Header {
 	out := http.Header{}
@@ -296,6 +320,9 @@ func (p *Probe) newRequest(ctx context.Context, body []byte, o reqOpt) (*http.Re
 	if o.lastEventID != "" {
 		req.Header.Set("Last-Event-ID", o.lastEventID)
 	}
+	for k, vs := range o.header {
+		req.Header[k] = vs
+	}
 	if !o.noAuth {
 		p.applyAuth(req)
 	}
@@ -338,7 +365,7 @@ func (p *Probe) applyAuth(req *http.Request) {
 func (p *Probe) do(ctx context.Context, body []byte, o reqOpt) *Exchange {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	e := &Exchange{Method: o.method, RPCMethod: o.rpcMethod, ReqBody: body, Schema: o.schema, ReqID: o.reqID, Invalid: o.invalid}
+	e := &Exchange{Method: o.method, RPCMethod: o.rpcMethod, ReqBody: body, Schema: o.schema, ReqID: o.reqID, Invalid: o.invalid, Suite: o.suite}
 	if e.Method == "" {
 		e.Method = http.MethodPost
 	}
@@ -654,7 +681,7 @@ type streamOpt struct {
 	reqID       string
 	// onEvent is called with each event as it arrives (index from 0); a
 	// true return stops reading and closes the connection.
-	onEvent func(i int, ev SSEEvent, r *rpcResp) bool
+	onEvent func(i int, ev SSEEvent) bool
 	// closeWait is how long to wait for the server to end the stream
 	// after a final event (default 2 s).
 	closeWait time.Duration
@@ -662,7 +689,7 @@ type streamOpt struct {
 	timeout time.Duration
 }
 
-// stream sends a streaming request and records its events until the
+// stream sends a 0.3 streaming request and records its events until the
 // server ends the stream, onEvent says stop, closeWait passes after a
 // final event, or the timeout.
 func (p *Probe) stream(ctx context.Context, method string, params any, so streamOpt) *Exchange {
@@ -673,6 +700,19 @@ func (p *Probe) stream(ctx context.Context, method string, params any, so stream
 	body := rpcBody(id, method, params)
 	o := reqOpt{rpcMethod: method, schema: responseSchema[method], reqID: jsontext.Value(id), accept: "text/event-stream",
 		lastEventID: so.lastEventID, noAuth: so.noAuth}
+	return p.streamHTTP(ctx, body, o, so, func(ev SSEEvent) bool {
+		r := parseRPC(ev.Data)
+		res := r.resultObj()
+		p.observeResult(res)
+		return endsStream(r, res)
+	})
+}
+
+// streamHTTP sends a streaming request (o.method, POST by default) and
+// records its events until the server ends the stream, so.onEvent says
+// stop, so.closeWait passes after the event for which ends is true (the
+// final one), or the timeout.
+func (p *Probe) streamHTTP(ctx context.Context, body []byte, o reqOpt, so streamOpt, ends func(SSEEvent) bool) *Exchange {
 	closeWait := so.closeWait
 	if closeWait <= 0 {
 		closeWait = 2 * time.Second
@@ -683,7 +723,11 @@ func (p *Probe) stream(ctx context.Context, method string, params any, so stream
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	e := &Exchange{Method: http.MethodPost, RPCMethod: method, ReqBody: body, Schema: o.schema, ReqID: o.reqID, Stream: true}
+	method := o.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	e := &Exchange{Method: method, RPCMethod: o.rpcMethod, ReqBody: body, Schema: o.schema, ReqID: o.reqID, Stream: true, Suite: o.suite}
 	defer p.record(e)
 	req, err := p.newRequest(ctx, body, o)
 	if err != nil {
@@ -766,14 +810,11 @@ func (p *Probe) stream(ctx context.Context, method string, params any, so stream
 				e.Err = fmt.Sprintf("more than %d events; the checker stopped reading", maxStreamEvents)
 				return e
 			}
-			r := parseRPC(ev.Data)
-			res := r.resultObj()
-			p.observeResult(res)
-			if !e.FinalSeen && endsStream(r, res) {
+			if ends(ev) && !e.FinalSeen {
 				e.FinalSeen, finalAt = true, time.Now()
 				closeTimer = time.After(closeWait)
 			}
-			if so.onEvent != nil && so.onEvent(len(e.Events)-1, ev, r) {
+			if so.onEvent != nil && so.onEvent(len(e.Events)-1, ev) {
 				return e
 			}
 		case <-closeTimer:

@@ -37,7 +37,24 @@ type Report struct {
 	Counts     Counts            `json:"counts"`
 	Failed     map[Level]int     `json:"failedByLevel"`
 	Categories []CategorySummary `json:"categories"`
+	// Interfaces are the interfaces the card declares, each with the
+	// score of its checks when it was checked (the Agent Card checks of
+	// its version count for each binding).
+	Interfaces []InterfaceReport `json:"interfaces,omitempty"`
 	Results    []CheckResult     `json:"results"`
+}
+
+// InterfaceReport is one interface of the card in a report: whether it
+// was checked and, if so, its score (as Report.Score), counts and
+// failures by level.
+type InterfaceReport struct {
+	Interface
+	Name       string        `json:"name"` // "A2A 1.0 HTTP+JSON"
+	Checked    bool          `json:"checked"`
+	NotChecked string        `json:"notChecked,omitempty"` // why not
+	Score      float64       `json:"score"`
+	Counts     Counts        `json:"counts"`
+	Failed     map[Level]int `json:"failedByLevel,omitempty"`
 }
 
 // Counts counts results by status.
@@ -74,6 +91,8 @@ type CategorySummary struct {
 type CheckResult struct {
 	ID             string        `json:"id"`
 	Category       string        `json:"category"`
+	Version        string        `json:"version,omitempty"` // "0.3", "1.0"
+	Binding        string        `json:"binding,omitempty"` // "jsonrpc", "rest", "" (any: the card)
 	Section        string        `json:"section"`
 	Level          Level         `json:"level"`
 	Title          string        `json:"title"`
@@ -131,7 +150,7 @@ const (
 
 func newCheckResult(c *Check, r Result, took time.Duration) CheckResult {
 	cr := CheckResult{
-		ID: c.ID, Category: c.Category, Section: c.Section, Level: c.Level, Title: c.Title,
+		ID: c.ID, Category: c.Category, Version: c.Version, Binding: c.Binding, Section: c.Section, Level: c.Level, Title: c.Title,
 		Requirement: c.Requirement, Recommendation: c.Recommendation,
 		Status: r.Status, Message: r.Message, Duration: took, DurationMS: took.Milliseconds(),
 	}
@@ -232,15 +251,7 @@ func (r *Report) summarize() {
 			byCat[cr.Category] = cs
 		}
 		cs.add(cr.Status)
-		w := cr.Level.Weight()
-		switch cr.Status {
-		case Pass:
-			got += w
-			total += w
-		case Fail:
-			total += w
-			r.Failed[cr.Level]++
-		}
+		got, total = tally(cr, got, total, r.Failed)
 	}
 	for _, c := range Categories {
 		if cs := byCat[c.Name]; cs != nil {
@@ -256,11 +267,52 @@ func (r *Report) summarize() {
 	for _, name := range rest {
 		r.Categories = append(r.Categories, *byCat[name])
 	}
-	if total > 0 {
-		r.Score = math.Round(1000*float64(got)/float64(total)) / 10
-	} else {
-		r.Score = 0
+	r.Score = score(got, total)
+	for i := range r.Interfaces {
+		r.Interfaces[i].summarize(r.Results)
 	}
+}
+
+// tally adds a result to a score's points (got of total) and failures.
+func tally(cr *CheckResult, got, total int, failed map[Level]int) (int, int) {
+	w := cr.Level.Weight()
+	switch cr.Status {
+	case Pass:
+		got += w
+		total += w
+	case Fail:
+		total += w
+		failed[cr.Level]++
+	}
+	return got, total
+}
+
+// score is got of total as a percentage with one decimal (0 for none).
+func score(got, total int) float64 {
+	if total == 0 {
+		return 0
+	}
+	return math.Round(1000*float64(got)/float64(total)) / 10
+}
+
+// summarize scores the interface: the results of its version and binding,
+// and those of its version's card checks.
+func (ir *InterfaceReport) summarize(results []CheckResult) {
+	ir.Counts, ir.Score, ir.Failed = Counts{}, 0, nil
+	if !ir.Checked {
+		return
+	}
+	ir.Failed = map[Level]int{Must: 0, Should: 0, May: 0}
+	var got, total int
+	for i := range results {
+		cr := &results[i]
+		if cr.Version != ir.Version || (cr.Binding != "" && cr.Binding != ir.Binding) {
+			continue
+		}
+		ir.Counts.add(cr.Status)
+		got, total = tally(cr, got, total, ir.Failed)
+	}
+	ir.Score = score(got, total)
 }
 
 // MustFailures returns the number of failed MUST checks.
@@ -346,7 +398,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Endpoint != "" {
 		fmt.Fprintf(&b, "  endpoint  %s (JSON-RPC)\n", printable(r.Endpoint))
 	}
-	fmt.Fprintf(&b, "  checks    %d in %s\n\n", r.Counts.Total, roundDur(time.Duration(r.DurationMS)*time.Millisecond))
+	fmt.Fprintf(&b, "  checks    %d in %s\n", r.Counts.Total, roundDur(time.Duration(r.DurationMS)*time.Millisecond))
+	r.writeInterfacesText(&b)
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-36s %5s %5s %5s %5s\n", "category", "pass", "fail", "skip", "n/a")
 	for _, c := range r.Categories {
 		fmt.Fprintf(&b, "%-36s %5d %5d %5d %5d\n", c.Title, c.Pass, c.Fail, c.Skip, c.NotApplicable)
@@ -386,6 +440,25 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeInterfacesText lists the card's interfaces with their scores.
+func (r *Report) writeInterfacesText(b *strings.Builder) {
+	if len(r.Interfaces) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  interfaces (the card's, in its order)\n")
+	for _, i := range r.Interfaces {
+		fmt.Fprintf(b, "    %-18s %s\n      %s\n", i.Name, printable(i.URL), i.outcome())
+	}
+}
+
+// outcome is the interface's score and counts, or why it was not checked.
+func (i InterfaceReport) outcome() string {
+	if !i.Checked {
+		return "not checked: " + i.NotChecked
+	}
+	return fmt.Sprintf("score %.1f%%: %d pass, %d fail (%d MUST), %d skip, %d n/a", i.Score, i.Counts.Pass, i.Counts.Fail, i.Failed[Must], i.Counts.Skip, i.Counts.NotApplicable)
 }
 
 func writeField(b *strings.Builder, name, text string) {
@@ -498,6 +571,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "| Checked | %s by `%s` (%d checks, %s) |\n\n", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"), r.Checker,
 		r.Counts.Total, roundDur(time.Duration(r.DurationMS)*time.Millisecond))
 
+	if len(r.Interfaces) > 0 {
+		fmt.Fprintf(&b, "## Interfaces\n\n")
+		fmt.Fprintf(&b, "The interfaces the Agent Card declares, in its order; each is scored on its own checks and on the Agent Card checks of its version.\n\n")
+		fmt.Fprintf(&b, "| Interface | URL | Result |\n|---|---|---|\n")
+		for _, i := range r.Interfaces {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", i.Name, mdCode(i.URL), mdText(i.outcome()))
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "## Summary\n\n")
 	fmt.Fprintf(&b, "**Score: %.1f %%** — %s\n\n", r.Score, r.verdict())
 	fmt.Fprintf(&b, "Failed: **%d MUST**, %d SHOULD, %d MAY. Passed %d, skipped %d, not applicable %d.\n\n",

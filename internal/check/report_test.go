@@ -153,3 +153,56 @@ func TestMarkdownEscapesAndFences(t *testing.T) {
 		t.Error("| in a message is not escaped")
 	}
 }
+
+// sampleReport10 is a fixed report of an endpoint with A2A 1.0 and 0.3
+// interfaces.
+func sampleReport10() *Report {
+	mk := func(id string, st Status, msg string) CheckResult {
+		c := Lookup(id)
+		return newCheckResult(c, Result{Status: st, Message: msg}, 2*time.Millisecond)
+	}
+	base := "http://127.0.0.1:9/a2a/echo"
+	iface := func(version, binding, u, why string) InterfaceReport {
+		i := Interface{Version: version, Binding: binding, URL: u}
+		return InterfaceReport{Interface: i, Name: i.Name(), Checked: why == "", NotChecked: why}
+	}
+	r := &Report{
+		Checker: "a2abridge check", Protocol: "0.3.0 and 1.0", Target: base,
+		CardURL: base + "/.well-known/agent-card.json", Endpoint: base,
+		Agent: "echo", AgentVersion: "1.0.0", DeclaredProtocol: "0.3.0",
+		Started: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), Duration: 2500 * time.Millisecond,
+		Interfaces: []InterfaceReport{
+			iface("1.0", BindingJSONRPC, base, ""),
+			iface("1.0", BindingREST, base, ""),
+			iface("0.3", BindingJSONRPC, base, ""),
+			iface("1.0", "GRPC", "grpc://127.0.0.1:9", "the checker does not speak this interface"),
+		},
+		Results: []CheckResult{
+			mk("card.fetch", Pass, "served"),
+			mk("card10.schema", Fail, "not a valid A2A 1.0.1 AgentCard: at '/securityRequirements/0/schemes/bearer': got array, want object"),
+			mk("rpc10.send", Pass, "SendMessage returned {task} (TASK_STATE_COMPLETED)"),
+			mk("rpc10.version-missing", Fail, "GetTask without A2A-Version was served as 1.0"),
+			mk("rest10.send", Pass, "SendMessage returned {task} (TASK_STATE_COMPLETED)"),
+			mk("rest10.subscribe-terminal", Skip, "the card does not declare capabilities.streaming"),
+		},
+	}
+	r.summarize()
+	return r
+}
+
+func TestReportGolden10(t *testing.T) {
+	r := sampleReport10()
+	var md, js, txt bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report10.md", md.Bytes())
+	golden(t, "report10.json", js.Bytes())
+	golden(t, "report10.txt", txt.Bytes())
+}

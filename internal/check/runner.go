@@ -17,7 +17,10 @@ const maxEvidence = 3
 // progress and the remaining ones are skipped, and the tasks started so
 // far are still canceled.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	checks, err := Select(o.Categories, o.Only)
+	if err := o.validateSuiteOptions(); err != nil {
+		return nil, err
+	}
+	selected, err := Select(o.Categories, o.Only)
 	if err != nil {
 		return nil, err
 	}
@@ -29,6 +32,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	t0 := time.Now()
 	p.discover(ctx)
 
+	// Only the suites of the interfaces the card offers run (and those
+	// --protocol and --binding keep).
+	var checks []*Check
+	for _, c := range selected {
+		if o.selected(c) && p.runsSuite(c.Version, c.Binding) {
+			checks = append(checks, c)
+		}
+	}
 	var normal, final []*Check
 	for _, c := range checks {
 		if c.Final {
@@ -67,6 +78,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	p.begin("cleanup")
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*p.timeout)
 	p.cleanup(cctx)
+	for _, s := range p.suites {
+		s.cleanup(cctx)
+	}
 	cancel()
 	if p.hook != nil {
 		p.hook.close()
@@ -77,7 +91,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		CardURL:  p.cardURL,
 		Endpoint: p.endpoint,
 		Checker:  "a2abridge check",
-		Protocol: "0.3.0",
+		Protocol: protocolsOf(checks),
 		Started:  started,
 		Duration: time.Since(t0),
 	}
@@ -89,8 +103,49 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, c := range checks {
 		rep.Results = append(rep.Results, results[c.ID])
 	}
+	rep.Interfaces = p.interfaceReports(o)
 	rep.summarize()
 	return rep, nil
+}
+
+// protocolsOf names the protocol versions of the checks run: "0.3.0",
+// "1.0", "0.3.0 and 1.0" (the A2A 0.3.0 report's "0.3.0" when no check
+// ran).
+func protocolsOf(checks []*Check) string {
+	has := map[string]bool{}
+	for _, c := range checks {
+		has[c.Version] = true
+	}
+	switch {
+	case has["0.3"] && has["1.0"]:
+		return "0.3.0 and 1.0"
+	case has["1.0"]:
+		return "1.0"
+	}
+	return "0.3.0"
+}
+
+// interfaceReports lists the card's interfaces, and whether each was
+// checked. Without interfaces (no card), none.
+func (p *Probe) interfaceReports(o Options) []InterfaceReport {
+	var out []InterfaceReport
+	seen := map[string]bool{}
+	for _, i := range p.ifaces {
+		ir := InterfaceReport{Interface: i, Name: i.Name()}
+		switch {
+		case seen[i.Suite()]:
+			ir.NotChecked = "another interface of the same version and binding was checked"
+		case i.Binding != BindingJSONRPC && i.Binding != BindingREST, i.Version != "0.3" && i.Version != "1.0":
+			ir.NotChecked = "the checker does not speak this interface"
+		case !o.selected(&Check{Version: i.Version, Binding: i.Binding}):
+			ir.NotChecked = "left out by --protocol or --binding"
+		default:
+			ir.Checked = true
+		}
+		seen[i.Suite()] = true
+		out = append(out, ir)
+	}
+	return out
 }
 
 // runCheck runs one check with its own time budget, never panicking.

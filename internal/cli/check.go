@@ -23,6 +23,7 @@ func (e checkMustFailedError) Error() string {
 func newCheckCmd(_ io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var (
 		report, text, longText string
+		protocol, binding      string
 		categories, only       []string
 		list, quiet            bool
 		conn                   connFlags
@@ -31,13 +32,30 @@ func newCheckCmd(_ io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "check URL",
-		Short: "Check an A2A 0.3.0 endpoint for conformance and write a compliance report",
-		Long: `Check an A2A 0.3.0 endpoint (JSON-RPC transport) for conformance, as a black box
-over the network: discovery and the Agent Card, the JSON-RPC envelope and error
+		Short: "Check an A2A endpoint (0.3 and 1.0) for conformance and write a compliance report",
+		Long: `Check an A2A endpoint for conformance, as a black box over the network, on
+every interface its Agent Card offers: A2A 0.3.0 over JSON-RPC, and A2A 1.0 over
+JSON-RPC and HTTP+JSON (the card's supportedInterfaces; --protocol 0.3|1.0 and
+--binding jsonrpc|rest restrict the run).
+
+A2A 0.3.0 (categories card, rpc, message, parts, tasks, stream, state, push,
+auth, schema): discovery and the Agent Card, the JSON-RPC envelope and error
 codes, message/send, parts, tasks/get and tasks/cancel, streaming and
 tasks/resubscribe, the task state machine, push notifications (with a webhook
 receiver the checker runs on 127.0.0.1), the authenticated extended card, and
 every response against the A2A 0.3.0 JSON Schema.
+
+A2A 1.0 (categories card10, rpc10, rest10; the operation checks run over each
+binding, rpc10.* and rest10.*): the card's supportedInterfaces, SendMessage
+({task} or {message}, blocking and returnImmediately), GetTask and historyLength,
+ListTasks (paging, order, filters, pageSize, includeArtifacts), CancelTask,
+SendStreamingMessage and SubscribeToTask streams, push config CRUD, the extended
+card, errors with their google.rpc.ErrorInfo, version negotiation (A2A-Version),
+the HTTP+JSON routes, and every payload against the A2A 1.0.1 JSON Schema.
+
+A2A 0.3 HTTP+JSON (category rest03, when the card declares it): the /v1/…
+paths: message:send, tasks/{id}, an unknown task, message:stream, and
+application/json answers.
 
 URL is the agent's base URL (its card is looked up under
 /.well-known/agent-card.json), the card's URL, or a profile of the client config
@@ -55,7 +73,8 @@ Every task the checker starts and leaves running is canceled at the end.
 --timeout bounds each request and each stream (default 10s).
 
 The score is the weighted share of applicable checks that passed (MUST 3,
-SHOULD 2, MAY 1; skipped and n/a checks do not count).
+SHOULD 2, MAY 1; skipped and n/a checks do not count), for the whole run and
+for each interface (which also counts its version's Agent Card checks).
 
 Output: live progress on stderr, then a summary with the failures and their
 evidence (or the whole report as JSON with --json, the default when stdout is
@@ -66,6 +85,7 @@ usage errors.`,
 		Example: `  a2abridge check http://127.0.0.1:8080
   a2abridge check http://127.0.0.1:8080/a2a/slow --text 0 --long-text 5 --report report.md
   A2ABRIDGE_CLIENT_TOKEN=s3cret a2abridge check https://agent.example.com --category rpc,stream
+  a2abridge check http://127.0.0.1:8080/a2a/echo --protocol 1.0 --binding rest
   a2abridge check --list`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if list {
@@ -87,6 +107,9 @@ usage errors.`,
 			if _, err := check.Select(checkSplitList(categories), checkSplitList(only)); err != nil {
 				return usageError{err}
 			}
+			if err := check.ValidateSuite(protocol, binding); err != nil {
+				return usageError{err}
+			}
 			var rf *os.File
 			if report != "" {
 				f, err := os.Create(report)
@@ -100,6 +123,7 @@ usage errors.`,
 				URL: tgt.url, Header: tgt.headers, Token: tgt.token, APIKey: tgt.apiKey, Timeout: timeout,
 				Text: text, LongText: longText,
 				Categories: checkSplitList(categories), Only: checkSplitList(only),
+				Protocol: protocol, Binding: binding,
 			}
 			if !quiet {
 				o.Progress = checkProgressPrinter(stderr)
@@ -139,7 +163,9 @@ usage errors.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&report, "report", "", "also write a Markdown compliance report to this file")
-	f.StringSliceVar(&categories, "category", nil, "run only these categories (repeatable or comma-separated): card, rpc, message, parts, tasks, stream, state, push, auth, schema")
+	f.StringSliceVar(&categories, "category", nil, "run only these categories (repeatable or comma-separated): card, rpc, message, parts, tasks, stream, state, push, auth, schema (A2A 0.3 JSON-RPC); card10, rpc10, rest10 (A2A 1.0); rest03 (A2A 0.3 HTTP+JSON)")
+	f.StringVar(&protocol, "protocol", "", "check only the interfaces of this protocol version: 0.3 or 1.0 (default: every version the card offers)")
+	f.StringVar(&binding, "binding", "", "check only the interfaces of this binding: jsonrpc or rest (default: every binding the card offers)")
 	f.StringSliceVar(&only, "only", nil, "run only these checks (repeatable or comma-separated ids; a trailing * matches a prefix)")
 	f.StringVar(&text, "text", check.DefaultText, "text of the probe messages (something the agent answers quickly)")
 	f.StringVar(&longText, "long-text", "", "a message that keeps the agent busy for a few seconds, for the cancel and resubscribe probes (default: --text)")
@@ -192,7 +218,7 @@ func checkProgressPrinter(w io.Writer) func(done, total int, c *check.Check, r *
 		if took >= time.Millisecond {
 			d = took.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(w, "[%*d/%d] %-4s %-6s %-28s %7s  %s\n", width, done, total, status, c.Level, c.ID, d, printable(msg))
+		fmt.Fprintf(w, "[%*d/%d] %-4s %-6s %-30s %7s  %s\n", width, done, total, status, c.Level, c.ID, d, printable(msg))
 	}
 }
 
@@ -201,7 +227,7 @@ func checkListChecks(w io.Writer) error {
 		fmt.Fprintf(w, "%s (%s)\n", cat.Title, cat.Name)
 		for _, c := range check.All() {
 			if c.Category == cat.Name {
-				fmt.Fprintf(w, "  %-28s %-6s %-8s %s\n", c.ID, c.Level, c.Section, c.Title)
+				fmt.Fprintf(w, "  %-30s %-6s %-8s %s\n", c.ID, c.Level, c.Section, c.Title)
 			}
 		}
 	}

@@ -85,7 +85,7 @@ func TestCheckA2Abridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# A2A 0.3.0 compliance report: slow", "## Summary", "## Findings", "## Acceptance checklist", "- [x] `card.fetch`"} {
+	for _, want := range []string{"# A2A 0.3.0 and 1.0 compliance report: slow", "## Interfaces", "| A2A 1.0 HTTP+JSON |", "## Summary", "## Findings", "## Acceptance checklist", "- [x] `card.fetch`"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -123,5 +123,38 @@ func TestCheckFailingServer(t *testing.T) {
 	}
 	if strings.Contains(errOut, "[") {
 		t.Errorf("-q printed progress: %q", errOut)
+	}
+}
+
+// TestCheckProtocolBinding: --protocol 1.0 --binding rest checks the A2A
+// 1.0 HTTP+JSON interface (and the 1.0 card) only; bad values are usage
+// errors.
+func TestCheckProtocolBinding(t *testing.T) {
+	t.Parallel()
+	ts, _ := testHost(t)
+	out, errOut, code := run(t, "", "check", ts.URL+"/a2a/echo", "--json", "-q", "--protocol", "1.0", "--binding", "rest", "--timeout", "5s")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not a JSON report: %v\n%s", err, out)
+	}
+	if rep.Counts.Pass < 20 {
+		t.Errorf("report: %+v", rep.Counts)
+	}
+	for _, r := range rep.Results {
+		if !strings.HasPrefix(r.ID, "rest10.") && !strings.HasPrefix(r.ID, "card10.") {
+			t.Errorf("check %s ran with --protocol 1.0 --binding rest", r.ID)
+		}
+		if r.Status == "fail" {
+			t.Errorf("%s failed: %s", r.ID, r.Message)
+		}
+	}
+	for _, args := range [][]string{{"--protocol", "2.0"}, {"--binding", "grpc"}} {
+		_, errOut, code := run(t, "", append([]string{"check", ts.URL}, args...)...)
+		if code != ExitUsage || !strings.Contains(errOut, "unknown") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
 	}
 }

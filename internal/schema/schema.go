@@ -1,7 +1,9 @@
-// Package schema validates JSON documents against the A2A protocol 0.3.0
-// JSON Schema, which is embedded in the binary (a2a-v0.3.0.json, a copy of
-// testdata/schema/a2a-v0.3.0.json, the A2A project's
-// specification/json/a2a.json at tag v0.3.0).
+// Package schema validates JSON documents against the A2A protocol JSON
+// Schemas, which are embedded in the binary: 0.3.0 (a2a-v0.3.0.json, a
+// copy of testdata/schema/a2a-v0.3.0.json, the A2A project's
+// specification/json/a2a.json at tag v0.3.0), with [Validate], and 1.0.1
+// (a2a-v1.0.1.json, a copy of testdata/schema/a2a-v1.0.1.json, the JSON
+// Schema bundle of release v1.0.1), with [Validate10].
 //
 // Unlike internal/schematest, which reads the schema from the source tree
 // for tests, this package works in a shipped binary:
@@ -26,8 +28,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
-// Version is the A2A protocol version of the embedded schema.
-const Version = "0.3.0"
+// Versions of the embedded schemas.
+const (
+	Version   = "0.3.0" // of Validate's schema
+	Version10 = "1.0.1" // of Validate10's schema
+)
 
 //go:embed a2a-v0.3.0.json
 var raw []byte
@@ -76,7 +81,7 @@ func Validate(definition string, doc []byte) error {
 	if err := sch.Validate(v); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			return &Error{Definition: definition, Violations: summarize(ve), ve: ve}
+			return &Error{Version: Version, Definition: definition, Violations: summarize(ve), ve: ve}
 		}
 		return err
 	}
@@ -85,6 +90,8 @@ func Validate(definition string, doc []byte) error {
 
 // Error is a failed validation.
 type Error struct {
+	// Version is the schema's A2A version (Version or Version10).
+	Version string
 	// Definition is the schema definition the document was checked against.
 	Definition string
 	// Violations are short descriptions, each "at /json/pointer: what",
@@ -103,7 +110,11 @@ func (e *Error) Error() string {
 		more = fmt.Sprintf("; and %d more", len(v)-maxShown)
 		v = v[:maxShown]
 	}
-	return fmt.Sprintf("not a valid A2A %s %s: %s%s", Version, e.Definition, strings.Join(v, "; "), more)
+	version := e.Version
+	if version == "" {
+		version = Version
+	}
+	return fmt.Sprintf("not a valid A2A %s %s: %s%s", version, e.Definition, strings.Join(v, "; "), more)
 }
 
 // Unwrap returns the underlying *jsonschema.ValidationError.

@@ -76,3 +76,55 @@ func TestValidateConcurrent(t *testing.T) {
 		<-done
 	}
 }
+
+func TestEmbedded10IsTheTestdataCopy(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "schema", "a2a-v1.0.1.json"))
+	if err != nil {
+		t.Skipf("testdata copy not found: %v", err)
+	}
+	if string(b) != string(JSON10()) {
+		t.Fatal("internal/schema/a2a-v1.0.1.json differs from testdata/schema/a2a-v1.0.1.json")
+	}
+	sum := sha256.Sum256(JSON10())
+	if got, want := hex.EncodeToString(sum[:]), "ba4b702b5edbdcbfe972c272484eb38e1fcd72af3c0b7eaa114b50e97455d8dd"; got != want {
+		t.Errorf("sha256 = %s, want %s", got, want)
+	}
+}
+
+func TestValidate10(t *testing.T) {
+	tests := []struct {
+		def, doc string
+		want     string // "" valid, else a substring of the error
+	}{
+		{"Task", `{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-01-02T03:04:05.678Z"}}`, ""},
+		{"Task", `{"id":"t","contextId":"c","status":{"state":"completed"}}`, "/status/state"},
+		{"Task", `{"kind":"task","id":"t","contextId":"c"}`, "kind"},
+		{"Task", `{"id":"t","status":{"state":"TASK_STATE_WORKING","timestamp":"yesterday"}}`, "/status/timestamp"},
+		{"SendMessageResponse", `{"task":{"id":"t","contextId":"c"}}`, ""},
+		{"Stream Response", `{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},"final":true}}`, "final"},
+		{"ListTasksResponse", `{"tasks":[],"nextPageToken":"","pageSize":50,"totalSize":0}`, ""},
+		{"AgentCard", `{"name":"x","url":"http://a"}`, "url"},
+	}
+	for _, tt := range tests {
+		err := Validate10(tt.def, []byte(tt.doc))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("Validate10(%s, %s) = %v, want nil", tt.def, tt.doc, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("Validate10(%s, %s) = %v, want an error containing %q", tt.def, tt.doc, err, tt.want)
+		}
+		var se *Error
+		if tt.want != "" && err != nil && (!errors.As(err, &se) || !strings.Contains(err.Error(), "A2A 1.0.1")) {
+			t.Errorf("Validate10(%s) error %T %v is not a 1.0.1 *Error", tt.def, err, err)
+		}
+	}
+	if err := Validate10("NoSuchThing", []byte(`{}`)); err == nil {
+		t.Error("unknown definition: want an error")
+	}
+	if err := Validate10("Task", []byte(`{`)); err == nil {
+		t.Error("invalid JSON: want an error")
+	}
+	if n := len(Definitions10()); n < 40 {
+		t.Errorf("Definitions10() = %d names", n)
+	}
+}
