@@ -112,9 +112,9 @@ func TestDialectCheck10(t *testing.T) {
 	}
 	// What a send must answer.
 	for body, want := range map[string]string{
-		`{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x"}}}`:                    "",
-		`{"jsonrpc":"2.0","id":7,"result":{"statusUpdate":{"taskId":"x"}}}`:        "not a Task or a Message",
-		`{"jsonrpc":"2.0","id":8,"result":{"task":{"id":"x"}}}`:                    "id is not the request's",
+		`{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x"}}}`:                        "",
+		`{"jsonrpc":"2.0","id":7,"result":{"statusUpdate":{"taskId":"x"}}}`:            "not a Task or a Message",
+		`{"jsonrpc":"2.0","id":8,"result":{"task":{"id":"x"}}}`:                        "id is not the request's",
 		`{"jsonrpc":"2.0","id":7,"error":{"code":-32009,"message":"no such version"}}`: "JSON-RPC error -32009",
 	} {
 		err := rpc.unary([]byte(body), []byte("7"))
