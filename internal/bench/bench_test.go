@@ -94,7 +94,8 @@ func TestDialectCheck10(t *testing.T) {
 		kind, code string
 		final, bad bool
 	}{
-		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x","status":{"state":"TASK_STATE_COMPLETED"}}}}`, kind: "task"},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x","status":{"state":"TASK_STATE_COMPLETED"}}}}`, kind: "task", final: true},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x","status":{"state":"TASK_STATE_SUBMITTED"}}}}`, kind: "task"},
 		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"statusUpdate":{"taskId":"x","status":{"state":"TASK_STATE_WORKING"}}}}`, kind: "statusUpdate"},
 		{d: rpc, body: `{"id":7,"result":{"statusUpdate":{"status":{"message":{"parts":[{"text":"\"state\":\"TASK_STATE_COMPLETED\""}]},"state":"TASK_STATE_INPUT_REQUIRED"}}},"jsonrpc":"2.0"}`, kind: "statusUpdate", final: true},
 		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"artifactUpdate":{"artifact":{"parts":[{"text":"{\"statusUpdate\":{}}"}]}}}}`, kind: "artifactUpdate"},
@@ -385,6 +386,27 @@ func TestRunCountsErrors(t *testing.T) {
 	r, err = Run(context.Background(), Options{URL: gone.URL, Protocol: Protocol10, Binding: BindingREST, Concurrency: 1, Requests: 20})
 	if err != nil || r.Requests != 10 || r.ErrorKinds["http 404 TASK_NOT_FOUND"] != 10 || !strings.Contains(r.FirstError, "Task not found") {
 		t.Fatalf("REST errors: %v %d ok, %v (%s)", err, r.Requests, r.ErrorKinds, r.FirstError)
+	}
+
+	// 1.0 streams end when the server closes them after a terminal or
+	// interrupted state, which a resent Task snapshot may say instead of a
+	// statusUpdate (A2A 1.0 §11.7); closed earlier, they ended early.
+	var cut atomic.Bool
+	snap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"}}}`+"\n\n")
+		io.WriteString(w, `data: {"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`+"\n\n")
+		if !cut.Load() {
+			io.WriteString(w, `data: {"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`+"\n\n")
+		}
+	}))
+	defer snap.Close()
+	for _, c := range []bool{false, true} {
+		cut.Store(c)
+		r, err = Run(context.Background(), Options{URL: snap.URL, Protocol: Protocol10, Binding: BindingREST, Mode: ModeStream, Concurrency: 1, Requests: 5})
+		if c && (err == nil || !strings.Contains(err.Error(), "without a final status-update")) || !c && (err != nil || r.Requests != 5 || r.Events != 15) {
+			t.Fatalf("stream cut=%v: %v %+v", c, err, r)
+		}
 	}
 
 	// A target that cannot answer at all is an error.

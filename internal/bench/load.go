@@ -320,7 +320,8 @@ func (r *runner) checkSend(st *stats, resp *http.Response) error {
 }
 
 // readStream reads an SSE response until the status update that ends it
-// (or the end of a stream that answered with a Message).
+// (or the end of a stream whose last event was a Message, or a Task
+// snapshot in a terminal or interrupted state).
 func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) error {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		st.body.Reset()
@@ -335,7 +336,7 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 	br.Reset(resp.Body)
 	defer br.Reset(nil)
 	st.data = st.data[:0]
-	hasData, events, lastKind := false, 0, ""
+	hasData, events, lastKind, lastFinal := false, 0, "", false
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -349,8 +350,8 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 		st.bytes += int64(len(line))
 		if err != nil {
 			if err == io.EOF {
-				if events > 0 && lastKind == "message" {
-					return nil // the agent answered with a Message
+				if events > 0 && (lastKind == "message" || lastFinal) {
+					return nil // a Message, or a final Task snapshot, then the end
 				}
 				return fail("stream ended early", "stream ended after %d events without a final status-update", events)
 			}
@@ -374,10 +375,10 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 			}
 			events++
 			st.events++
-			lastKind = env.kind
+			lastKind, lastFinal = env.kind, env.final
 			hasData = false
 			st.data = st.data[:0]
-			if env.final {
+			if env.final && env.kind != "task" {
 				// The server ends the response now; reading to its end
 				// keeps the connection reusable.
 				n, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))

@@ -164,16 +164,18 @@ func scanResult03(v []byte, e *envelope) bool {
 }
 
 // scanResult10 reads which member a 1.0 SendMessageResponse or
-// StreamResponse holds; a statusUpdate ends the stream when its state is
-// terminal or interrupted (A2A 1.0 §3.1.2: there is no "final" flag). A
-// member "error" is the google.rpc.Status of a REST stream that failed.
+// StreamResponse holds. There is no "final" flag in 1.0: a stream closes
+// once the task is in a terminal or interrupted state (A2A 1.0 §3.1.2,
+// §11.7), which a statusUpdate, or a Task snapshot the server may resend
+// before closing, says. A member "error" is the google.rpc.Status of a
+// REST stream that failed.
 func scanResult10(v []byte, e *envelope) bool {
 	return eachMember(v, func(k, v []byte) {
 		switch string(k) {
-		case "task", "message", "artifactUpdate":
+		case "message", "artifactUpdate":
 			e.kind = string(k)
-		case "statusUpdate":
-			e.kind = "statusUpdate"
+		case "task", "statusUpdate":
+			e.kind = string(k)
 			e.final = finalState10(v)
 		case "error":
 			e.errCode = "error"
@@ -181,8 +183,8 @@ func scanResult10(v []byte, e *envelope) bool {
 	})
 }
 
-// finalState10 reports whether the TaskStatusUpdateEvent v has a terminal
-// or interrupted status.state.
+// finalState10 reports whether the Task or TaskStatusUpdateEvent v has a
+// terminal or interrupted status.state.
 func finalState10(v []byte) bool {
 	final := false
 	eachMember(v, func(k, v []byte) {

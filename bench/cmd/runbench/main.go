@@ -63,6 +63,7 @@ type config struct {
 	keep        bool
 	maxOther    float64
 	fresh       bool
+	strict      bool
 }
 
 // scenario is one measured workload.
@@ -95,6 +96,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "RESULTS.md", "file the report is written to (empty: none)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, server logs, SQLite database)")
 	flag.BoolVar(&c.fresh, "fresh", true, "restart every server (with an empty store) before each of its measurements; false keeps them running, so in-memory stores grow through the run")
+	flag.BoolVar(&c.strict, "strict", false, "exit with status 1 when a target could not be measured (it did not start, failed the echo check, or a measurement failed or counted errors), after the report")
 	flag.Float64Var(&c.maxOther, "max-other-load", 0.15, "repeat a measurement (twice at most, keeping the least disturbed) when other processes used more than this share of the cores")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -176,6 +178,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		{key: "stream", title: fmt.Sprintf("message/stream (1.0: SendStreamingMessage) full round trips, %d concurrent clients", c.concurrency), mode: bench.ModeStream, conc: c.concurrency},
 		{key: "send1", title: "message/send (1.0: SendMessage), 1 client (latency)", mode: bench.ModeSend, conc: 1},
 	}
+	var failures []string // for --strict
 	started := time.Now()
 	env := machine(c, nofile)
 	samples := map[string]map[string][]sample{} // scenario → target → rounds
@@ -214,10 +217,14 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 				}
 				if err != nil {
 					fmt.Fprintf(stderr, "round %d/%d  %-6s %-13s error: %v\n", r+1, c.rounds, s.key, t.key, err)
+					failures = append(failures, fmt.Sprintf("%s %s: %v", s.key, t.key, err))
 					continue
 				}
 				samples[s.key][t.key] = append(samples[s.key][t.key], sm)
 				res := sm.res
+				if res.Errors > 0 {
+					failures = append(failures, fmt.Sprintf("%s %s: %d errors (first: %s)", s.key, t.key, res.Errors, res.FirstError))
+				}
 				fmt.Fprintf(stderr, "round %d/%d  %-6s %-13s %8.0f req/s  p50 %-7s p99 %-7s errors %d  server CPU %s/req  other load %.0f%%\n",
 					r+1, c.rounds, s.key, t.key, res.Throughput, bench.FormatMS(res.Latency.P50), bench.FormatMS(res.Latency.P99),
 					res.Errors, perReq(sm.srvCPU, res.Requests), 100*sm.otherLoad())
@@ -238,6 +245,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		if err != nil {
 			fmt.Fprintf(stderr, "idle streams over %s: %v\n", t.proto(), err)
 			rep = &idleReport{proto: t.proto(), err: err.Error()}
+			failures = append(failures, fmt.Sprintf("idle streams over %s: %v", t.proto(), err))
 		}
 		idle = append(idle, rep)
 	}
@@ -250,6 +258,14 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintln(stderr, "wrote", c.out)
+	}
+	for _, t := range all {
+		if t.skip != "" {
+			failures = append(failures, fmt.Sprintf("%s not measured: %s", t.key, t.skip))
+		}
+	}
+	if c.strict && len(failures) > 0 {
+		return fmt.Errorf("--strict: %d problems:\n  %s", len(failures), strings.Join(failures, "\n  "))
 	}
 	return nil
 }
