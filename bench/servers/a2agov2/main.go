@@ -17,19 +17,15 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"iter"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/a2abridge/a2abridge/bench/servers/internal/peer"
 )
 
 type echo struct{}
@@ -57,14 +53,8 @@ func (echo) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	flag.Parse()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "a2agov2:", err)
-		os.Exit(1)
-	}
-	base := "http://" + ln.Addr().String() + "/a2a/echo"
+	ln, base := peer.Listen("a2agov2")
+	base += "/a2a/echo"
 	// Warnings and errors only, as every target of the benchmark logs.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	card := &a2a.AgentCard{
@@ -82,18 +72,5 @@ func main() {
 	mux.Handle("/a2a/echo", a2asrv.NewJSONRPCHandler(handler))
 	mux.Handle("/a2a/echo/rest/", http.StripPrefix("/a2a/echo/rest", a2asrv.NewRESTHandler(handler)))
 	mux.Handle("/a2a/echo"+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError)}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	fmt.Printf("listening on http://%s\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		fmt.Fprintln(os.Stderr, "a2agov2:", err)
-		os.Exit(1)
-	}
+	peer.Serve("a2agov2", ln, &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError)})
 }

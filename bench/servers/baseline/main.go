@@ -21,21 +21,17 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/a2abridge/a2abridge/bench/servers/internal/peer"
 )
 
 // part and message decode both versions' shapes (0.3: "kind", role
@@ -286,25 +282,6 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	flag.Parse()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "baseline:", err)
-		os.Exit(1)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(handle), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	fmt.Printf("listening on http://%s\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		fmt.Fprintln(os.Stderr, "baseline:", err)
-		os.Exit(1)
-	}
+	ln, _ := peer.Listen("baseline")
+	peer.Serve("baseline", ln, &http.Server{Handler: http.HandlerFunc(handle)})
 }
