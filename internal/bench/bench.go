@@ -96,18 +96,19 @@ type Options struct {
 	// streams are bounded by the hold only).
 	Timeout time.Duration
 
-	// Tasks is the number of finished tasks resubscribe mode cycles
-	// through (default 4 × Concurrency).
+	// Tasks is the number of tasks resubscribe mode cycles through
+	// (default 4 × Concurrency): finished in 0.3, interrupted in 1.0.
 	Tasks int
 
 	// IdleStreams is the number of streams idle mode opens (default 1000).
 	IdleStreams int
 	// IdleVia is how idle streams are opened: "resubscribe" (default;
-	// tasks/resubscribe to one task) or "stream" (one message/stream each,
-	// every stream its own task).
+	// tasks/resubscribe, SubscribeToTask in 1.0, to one task) or "stream"
+	// (one message/stream each, every stream its own task).
 	IdleVia string
 	// IdleTask is the task idle resubscribe streams follow; empty means
-	// one is created with a non-blocking message/send of IdleText.
+	// one is created with a non-blocking message/send (1.0: SendMessage
+	// with returnImmediately) of IdleText.
 	IdleTask string
 	// IdleText is the text of the messages that start idle tasks (default
 	// "3600": an hour of the built-in slow agent).

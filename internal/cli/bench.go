@@ -146,7 +146,7 @@ Progress goes to stderr once a second; the result is a table, or JSON with
 	f.DurationVar(&o.Warmup, "warmup", time.Second, "load before measuring, not counted")
 	f.IntVar(&o.Payload, "payload", bench.DefaultPayload, "length in bytes of the message's text part")
 	f.DurationVar(&o.Timeout, "request-timeout", bench.DefaultTimeout, "limit of each request (streams included)")
-	f.IntVar(&o.Tasks, "tasks", 0, "resubscribe mode: finished tasks to cycle through (default 4 × concurrency)")
+	f.IntVar(&o.Tasks, "tasks", 0, "resubscribe mode: tasks to cycle through (default 4 × concurrency)")
 	f.IntVar(&o.IdleStreams, "idle-streams", bench.DefaultIdleStreams, "idle mode: streams to open and hold")
 	f.StringVar(&o.IdleVia, "idle-via", "resubscribe", "idle mode: resubscribe (all streams follow one task) or stream (one message/stream, so one task, each)")
 	f.StringVar(&o.IdleTask, "idle-task", "", "idle mode: follow this existing task instead of starting one")
