@@ -265,7 +265,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		}
 	}
 	if c.strict && len(failures) > 0 {
-		return fmt.Errorf("--strict: %d problems:\n  %s", len(failures), strings.Join(failures, "\n  "))
+		return fmt.Errorf("--strict: %d problem(s):\n  %s", len(failures), strings.Join(failures, "\n  "))
 	}
 	return nil
 }
