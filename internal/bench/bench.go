@@ -1,17 +1,26 @@
 // Package bench is the load generator behind `a2abridge bench`. It drives
-// any A2A 0.3.0 JSON-RPC endpoint with pre-built raw requests (unique
+// any A2A endpoint, over A2A 0.3.0 JSON-RPC, A2A 1.0 JSON-RPC or the A2A
+// 1.0 HTTP+JSON (REST) binding, with pre-built raw requests (unique
 // messageIds, no client SDK) over a tuned keep-alive HTTP transport, and
-// checks each answer minimally: HTTP 200, the request's id echoed, a result
-// (not an error), and for streams a status-update with "final":true. The
-// client is meant to cost far less than any server it measures.
+// checks each answer cheaply, without decoding it: HTTP 200, the request's
+// id echoed (JSON-RPC), a result that is a Task or a Message (not an
+// error), and for streams every event well-formed up to the one that ends
+// the stream: in 0.3 the status-update with "final":true, in 1.0 the
+// statusUpdate in a terminal or interrupted state (1.0 has no final flag).
+// The client is meant to cost far less than any server it measures.
 //
-// Modes:
+// Modes (0.3 method names; 1.0: SendMessage, SendStreamingMessage,
+// SubscribeToTask; REST: POST /message:send, /message:stream,
+// /tasks/{id}:subscribe):
 //
 //   - send: message/send round trips.
 //   - stream: message/stream round trips, from the request to the final
 //     status-update (time to the first event is reported too).
 //   - resubscribe: tasks/resubscribe round trips (snapshot + final) on
-//     tasks that message/send created and finished beforehand.
+//     tasks that message/send created beforehand. In 0.3 they are finished
+//     tasks; A2A 1.0 §3.1.6 refuses a subscription to a task in a terminal
+//     state, so in 1.0 the tasks must wait in an interrupted state (point
+//     the URL at an agent that asks for input, such as the built-in chat).
 //   - idle: open many streams to one long-running task (or one task each)
 //     and hold them, counting keep-alive comments and events; the streams
 //     use one goroutine and a small buffer each on plain connections.
@@ -55,8 +64,16 @@ const (
 // Options configures Run. Zero values select the documented defaults.
 type Options struct {
 	// URL is the agent's JSON-RPC endpoint (http or https), e.g.
-	// http://127.0.0.1:8080/a2a/echo. It is used as is: no card lookup.
+	// http://127.0.0.1:8080/a2a/echo, or with Binding "rest" the
+	// interface URL the REST paths are appended to (the same URL for
+	// a2abridge). It is used as is: no card lookup.
 	URL string
+	// Protocol is the A2A version spoken: Protocol03 ("0.3", the default)
+	// or Protocol10 ("1.0", sent with the A2A-Version: 1.0 header).
+	Protocol string
+	// Binding is BindingJSONRPC ("jsonrpc", the default) or BindingREST
+	// ("rest", A2A 1.0 §11; needs Protocol "1.0").
+	Binding string
 	// Mode is what to measure; "" means ModeSend.
 	Mode Mode
 	// Concurrency is the number of concurrent clients (default 32). In
@@ -79,18 +96,19 @@ type Options struct {
 	// streams are bounded by the hold only).
 	Timeout time.Duration
 
-	// Tasks is the number of finished tasks resubscribe mode cycles
-	// through (default 4 × Concurrency).
+	// Tasks is the number of tasks resubscribe mode cycles through
+	// (default 4 × Concurrency): finished in 0.3, interrupted in 1.0.
 	Tasks int
 
 	// IdleStreams is the number of streams idle mode opens (default 1000).
 	IdleStreams int
 	// IdleVia is how idle streams are opened: "resubscribe" (default;
-	// tasks/resubscribe to one task) or "stream" (one message/stream each,
-	// every stream its own task).
+	// tasks/resubscribe, SubscribeToTask in 1.0, to one task) or "stream"
+	// (one message/stream each, every stream its own task).
 	IdleVia string
 	// IdleTask is the task idle resubscribe streams follow; empty means
-	// one is created with a non-blocking message/send of IdleText.
+	// one is created with a non-blocking message/send (1.0: SendMessage
+	// with returnImmediately) of IdleText.
 	IdleTask string
 	// IdleText is the text of the messages that start idle tasks (default
 	// "3600": an hour of the built-in slow agent).
@@ -108,8 +126,11 @@ type Options struct {
 
 // Result is the outcome of Run. Latencies are in milliseconds.
 type Result struct {
-	Mode        Mode    `json:"mode"`
-	URL         string  `json:"url"`
+	Mode Mode   `json:"mode"`
+	URL  string `json:"url"`
+	// Protocol and Binding are Options' (defaults filled in).
+	Protocol    string  `json:"protocol"`
+	Binding     string  `json:"binding"`
 	Concurrency int     `json:"concurrency"`
 	Payload     int     `json:"payload_bytes"`
 	Warmup      float64 `json:"warmup_s"`
@@ -190,6 +211,24 @@ func (o *Options) normalize() error {
 	case ModeSend, ModeStream, ModeResubscribe, ModeIdle:
 	default:
 		return fmt.Errorf("bench: unknown mode %q (want send, stream, resubscribe or idle)", o.Mode)
+	}
+	switch o.Protocol {
+	case "":
+		o.Protocol = Protocol03
+	case Protocol03, Protocol10:
+	default:
+		return fmt.Errorf("bench: unknown protocol version %q (want 0.3 or 1.0)", o.Protocol)
+	}
+	switch o.Binding {
+	case "":
+		o.Binding = BindingJSONRPC
+	case BindingJSONRPC:
+	case BindingREST:
+		if o.Protocol != Protocol10 {
+			return fmt.Errorf("bench: the rest binding is A2A 1.0's HTTP+JSON: give protocol 1.0")
+		}
+	default:
+		return fmt.Errorf("bench: unknown binding %q (want jsonrpc or rest)", o.Binding)
 	}
 	if o.Concurrency < 0 || o.Duration < 0 || o.Requests < 0 || o.Warmup < 0 || o.Timeout < 0 || o.IdleStreams < 0 || o.Tasks < 0 {
 		return errors.New("bench: negative option")

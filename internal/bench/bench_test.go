@@ -71,15 +71,77 @@ func TestCheckEnvelope(t *testing.T) {
 	}{
 		{body: `{"jsonrpc":"2.0","id":7,"result":{"kind":"task","id":"x"}}`, ok: true, idOK: true, res: true, kind: "task"},
 		{body: ` { "result" : {"kind":"status-update","status":{"state":"completed"},"final" : true} , "id" : 7 ,"jsonrpc":"2.0"}`, ok: true, idOK: true, res: true, kind: "status-update", final: true},
+		{body: `{"jsonrpc":"2.0","id":7,"result":{"final":true,"kind":"task"}}`, ok: true, idOK: true, res: true, kind: "task"},
 		{body: `{"jsonrpc":"2.0","id":"7","result":{}}`, ok: true, res: true},
 		{body: `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Task not found"}}`, ok: true, idOK: true, code: "-32001"},
 		{body: `{"jsonrpc":"2.0","id":7,"result":{"kind":"artifact-update","artifact":{"parts":[{"kind":"text","text":"\"final\":true}, \\"}]},"lastChunk":true}}`, ok: true, idOK: true, res: true, kind: "artifact-update"},
 		{body: `{"jsonrpc":"2.0","id":7,"result":{"kind":"task"`, ok: false},
 		{body: `[1]`, ok: false},
 	} {
-		e, ok := checkEnvelope([]byte(tc.body), []byte("7"), true)
+		e, ok := checkEnvelope([]byte(tc.body), []byte("7"), scanResult03)
 		if ok != tc.ok || (ok && (e.idOK != tc.idOK || e.hasResult != tc.res || e.errCode != tc.code || e.kind != tc.kind || e.final != tc.final)) {
 			t.Errorf("%s: got %+v ok=%v", tc.body, e, ok)
+		}
+	}
+}
+
+func TestDialectCheck10(t *testing.T) {
+	rpc := newDialect(Options{Protocol: Protocol10})
+	rest := newDialect(Options{Protocol: Protocol10, Binding: BindingREST})
+	for _, tc := range []struct {
+		d          dialect
+		body       string
+		kind, code string
+		final, bad bool
+	}{
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x","status":{"state":"TASK_STATE_COMPLETED"}}}}`, kind: "task", final: true},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x","status":{"state":"TASK_STATE_SUBMITTED"}}}}`, kind: "task"},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"statusUpdate":{"taskId":"x","status":{"state":"TASK_STATE_WORKING"}}}}`, kind: "statusUpdate"},
+		{d: rpc, body: `{"id":7,"result":{"statusUpdate":{"status":{"message":{"parts":[{"text":"\"state\":\"TASK_STATE_COMPLETED\""}]},"state":"TASK_STATE_INPUT_REQUIRED"}}},"jsonrpc":"2.0"}`, kind: "statusUpdate", final: true},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"artifactUpdate":{"artifact":{"parts":[{"text":"{\"statusUpdate\":{}}"}]}}}}`, kind: "artifactUpdate"},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Task not found","data":[{"reason":"TASK_NOT_FOUND"}]}}`, code: "-32001"},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"kind":"task","id":"x"}}`},
+		{d: rpc, body: `{"jsonrpc":"2.0","id":7,"result":{"task":{}`, bad: true},
+		{d: rest, body: `{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[]}}`, kind: "message"},
+		{d: rest, body: `{"statusUpdate":{"status":{"state":"TASK_STATE_CANCELED"}}}`, kind: "statusUpdate", final: true},
+		{d: rest, body: `{"error":{"code":404,"status":"NOT_FOUND","message":"gone"}}`, code: "error"},
+	} {
+		e, ok := tc.d.check([]byte(tc.body), []byte("7"))
+		if ok == tc.bad || (ok && (!e.idOK || !e.hasResult && tc.code == "" || e.errCode != tc.code || e.kind != tc.kind || e.final != tc.final)) {
+			t.Errorf("%s %s: got %+v ok=%v", tc.d, tc.body, e, ok)
+		}
+	}
+	// What a send must answer.
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"x"}}}`:                        "",
+		`{"jsonrpc":"2.0","id":7,"result":{"statusUpdate":{"taskId":"x"}}}`:            "not a Task or a Message",
+		`{"jsonrpc":"2.0","id":8,"result":{"task":{"id":"x"}}}`:                        "id is not the request's",
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32009,"message":"no such version"}}`: "JSON-RPC error -32009",
+	} {
+		err := rpc.unary([]byte(body), []byte("7"))
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("unary %s: %v, want %q", body, err, want)
+		}
+	}
+	if err := rest.verdict(envelope{errCode: "error"}, true, []byte(`{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"done","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION","domain":"a2a-protocol.org"}]}}`)); classify(err) != "stream error UNSUPPORTED_OPERATION" {
+		t.Errorf("REST stream error counted as %q (%v)", classify(err), err)
+	}
+}
+
+func TestRequestBodies10(t *testing.T) {
+	rpc := newDialect(Options{Protocol: Protocol10, URL: "http://h/a2a/echo"})
+	rest := newDialect(Options{Protocol: Protocol10, Binding: BindingREST, URL: "http://h/a2a/echo/"})
+	for _, tc := range []struct{ got, want string }{
+		{string(rpc.appendSend(nil, "r", 3, "hi \"x\"", false, true)), `{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":{"messageId":"bench-r-3","role":"ROLE_USER","parts":[{"text":"hi \"x\""}]}}}`},
+		{string(rpc.appendSend(nil, "r", 4, "60", true, false)), `{"jsonrpc":"2.0","id":4,"method":"SendStreamingMessage","params":{"message":{"messageId":"bench-r-4","role":"ROLE_USER","parts":[{"text":"60"}]},"configuration":{"returnImmediately":true}}}`},
+		{string(rpc.appendSubscribe(nil, 5, "t/1")), `{"jsonrpc":"2.0","id":5,"method":"SubscribeToTask","params":{"id":"t/1"}}`},
+		{string(rest.appendSend(nil, "r", 6, "\x00é", false, true)), `{"message":{"messageId":"bench-r-6","role":"ROLE_USER","parts":[{"text":"\u0000é"}]}}`},
+		{string(rest.appendSubscribe(nil, 7, "t/1")), ``},
+		{rest.sendURL(false) + " " + rest.sendURL(true) + " " + rest.subscribeURL("t/1"), "http://h/a2a/echo/message:send http://h/a2a/echo/message:stream http://h/a2a/echo/tasks/t%2F1:subscribe"},
+		{rpc.sendURL(true) + " " + rpc.subscribeURL("t"), "http://h/a2a/echo http://h/a2a/echo"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got  %s\nwant %s", tc.got, tc.want)
 		}
 	}
 }
@@ -124,6 +186,7 @@ func testServer(t *testing.T) *httptest.Server {
 	}
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quiet(), KeepAlive: 50 * time.Millisecond}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 60, Step: 200 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(func() {
@@ -144,49 +207,74 @@ func checkSane(t *testing.T, r *Result) {
 	}
 }
 
+// dialects are the protocol versions and bindings a run can speak.
+var dialects = []struct{ protocol, binding string }{
+	{Protocol03, BindingJSONRPC}, {Protocol10, BindingJSONRPC}, {Protocol10, BindingREST},
+}
+
 func TestRunModes(t *testing.T) {
 	ts := testServer(t)
-	for _, mode := range []Mode{ModeSend, ModeStream, ModeResubscribe} {
-		t.Run(string(mode), func(t *testing.T) {
-			var progress bytes.Buffer
-			var started, stopped atomic.Bool
-			r, err := Run(context.Background(), Options{
-				URL: ts.URL + "/a2a/echo", Mode: mode, Concurrency: 4, Duration: 1200 * time.Millisecond,
-				Warmup: 200 * time.Millisecond, Payload: 100, Progress: &progress, Tasks: 10,
-				OnStart: func() { started.Store(true) }, OnStop: func() { stopped.Store(stopped.Load() || started.Load()) },
+	for _, dl := range dialects {
+		for _, mode := range []Mode{ModeSend, ModeStream, ModeResubscribe} {
+			t.Run(dl.protocol+"/"+dl.binding+"/"+string(mode), func(t *testing.T) {
+				agent := "/a2a/echo"
+				if mode == ModeResubscribe && dl.protocol == Protocol10 {
+					agent = "/a2a/chat" // 1.0 subscribes to interrupted tasks only
+				}
+				var progress bytes.Buffer
+				var started, stopped atomic.Bool
+				r, err := Run(context.Background(), Options{
+					URL: ts.URL + agent, Protocol: dl.protocol, Binding: dl.binding, Mode: mode, Concurrency: 4,
+					Duration: 1200 * time.Millisecond, Warmup: 200 * time.Millisecond, Payload: 100, Progress: &progress, Tasks: 10,
+					OnStart: func() { started.Store(true) }, OnStop: func() { stopped.Store(stopped.Load() || started.Load()) },
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSane(t, r)
+				if r.Protocol != dl.protocol || r.Binding != dl.binding {
+					t.Errorf("result says %s %s", r.Protocol, r.Binding)
+				}
+				if !stopped.Load() {
+					t.Error("OnStart/OnStop not called in order")
+				}
+				if r.Elapsed < 1.1 || r.Elapsed > 2 {
+					t.Errorf("elapsed %.2fs for a 1.2s run", r.Elapsed)
+				}
+				if !strings.Contains(progress.String(), "req/s") {
+					t.Errorf("no progress lines: %q", progress.String())
+				}
+				if mode != ModeSend {
+					f := r.FirstEvent
+					if f == nil || f.P50 <= 0 || f.P50 > r.Latency.P50 || f.P99 > r.Latency.P99 {
+						t.Errorf("first event %+v vs latency %+v", f, r.Latency)
+					}
+					// 100 bytes of text: 2 chunks, so task + 2 artifact-updates
+					// + final; a subscription: the snapshot + final.
+					want := int64(2)
+					if mode == ModeStream {
+						want = 4
+					}
+					if r.Events != want*r.Requests {
+						t.Errorf("%d events for %d streams, want %d each", r.Events, r.Requests, want)
+					}
+				}
+				var out bytes.Buffer
+				if err := WriteText(&out, r); err != nil || !strings.Contains(out.String(), "throughput") {
+					t.Errorf("WriteText: %v %q", err, out.String())
+				}
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkSane(t, r)
-			if !stopped.Load() {
-				t.Error("OnStart/OnStop not called in order")
-			}
-			if r.Elapsed < 1.1 || r.Elapsed > 2 {
-				t.Errorf("elapsed %.2fs for a 1.2s run", r.Elapsed)
-			}
-			if !strings.Contains(progress.String(), "req/s") {
-				t.Errorf("no progress lines: %q", progress.String())
-			}
-			if mode != ModeSend {
-				f := r.FirstEvent
-				if f == nil || f.P50 <= 0 || f.P50 > r.Latency.P50 || f.P99 > r.Latency.P99 {
-					t.Errorf("first event %+v vs latency %+v", f, r.Latency)
-				}
-				// 100 bytes of text: 2 chunks, so task + 2 artifact-updates + final.
-				want := int64(2)
-				if mode == ModeStream {
-					want = 4
-				}
-				if r.Events != want*r.Requests {
-					t.Errorf("%d events for %d streams, want %d each", r.Events, r.Requests, want)
-				}
-			}
-			var out bytes.Buffer
-			if err := WriteText(&out, r); err != nil || !strings.Contains(out.String(), "throughput") {
-				t.Errorf("WriteText: %v %q", err, out.String())
-			}
-		})
+		}
+	}
+}
+
+// Subscribing in 1.0 to the echo agent's tasks, which are terminal, is
+// refused by the protocol: the run says so before it starts.
+func TestRunResubscribeTerminal10(t *testing.T) {
+	ts := testServer(t)
+	_, err := Run(context.Background(), Options{URL: ts.URL + "/a2a/echo", Protocol: Protocol10, Mode: ModeResubscribe, Tasks: 2, Requests: 5})
+	if err == nil || !strings.Contains(err.Error(), "§3.1.6") || !strings.Contains(err.Error(), "/a2a/chat") {
+		t.Fatalf("1.0 resubscribe to finished tasks: %v", err)
 	}
 }
 
@@ -230,6 +318,14 @@ func TestRunIdle(t *testing.T) {
 		t.Fatalf("idle via stream: %v %+v", err, r)
 	}
 
+	// A2A 1.0: SubscribeToTask over JSON-RPC and POST /tasks/{id}:subscribe.
+	for _, binding := range []string{BindingJSONRPC, BindingREST} {
+		r, err = Run(context.Background(), Options{URL: ts.URL + "/a2a/slow", Protocol: Protocol10, Binding: binding, Mode: ModeIdle, IdleStreams: 10, Duration: 300 * time.Millisecond})
+		if err != nil || r.Idle.OpenAtEnd != 10 || r.Idle.KeepAlives == 0 || r.Errors != 0 {
+			t.Fatalf("idle over 1.0 %s: %v %+v", binding, err, r)
+		}
+	}
+
 	// The echo agent's tasks finish at once: idle mode says so.
 	_, err = Run(context.Background(), Options{URL: ts.URL + "/a2a/echo", Mode: ModeIdle, IdleStreams: 10, Duration: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "long-running task") {
@@ -270,6 +366,49 @@ func TestRunCountsErrors(t *testing.T) {
 		t.Fatalf("got %d ok, %d errors %v", r.Requests, r.Errors, r.ErrorKinds)
 	}
 
+	// REST errors are counted by HTTP status and google.rpc.ErrorInfo reason.
+	r, err = Run(context.Background(), Options{URL: ts.URL + "/a2a/echo", Protocol: Protocol10, Binding: BindingREST, Mode: ModeResubscribe, Tasks: 1, Requests: 1})
+	if err == nil || !strings.Contains(err.Error(), "§3.1.6") {
+		t.Fatalf("REST subscription to a finished task: %v", err)
+	}
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`)
+	}))
+	defer gone.Close()
+	n.Store(0)
+	r, err = Run(context.Background(), Options{URL: gone.URL, Protocol: Protocol10, Binding: BindingREST, Concurrency: 1, Requests: 20})
+	if err != nil || r.Requests != 10 || r.ErrorKinds["http 404 TASK_NOT_FOUND"] != 10 || !strings.Contains(r.FirstError, "Task not found") {
+		t.Fatalf("REST errors: %v %d ok, %v (%s)", err, r.Requests, r.ErrorKinds, r.FirstError)
+	}
+
+	// 1.0 streams end when the server closes them after a terminal or
+	// interrupted state, which a resent Task snapshot may say instead of a
+	// statusUpdate (A2A 1.0 §11.7); closed earlier, they ended early.
+	var cut atomic.Bool
+	snap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"}}}`+"\n\n")
+		io.WriteString(w, `data: {"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`+"\n\n")
+		if !cut.Load() {
+			io.WriteString(w, `data: {"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`+"\n\n")
+		}
+	}))
+	defer snap.Close()
+	for _, c := range []bool{false, true} {
+		cut.Store(c)
+		r, err = Run(context.Background(), Options{URL: snap.URL, Protocol: Protocol10, Binding: BindingREST, Mode: ModeStream, Concurrency: 1, Requests: 5})
+		if c && (err == nil || !strings.Contains(err.Error(), "without a final status-update")) || !c && (err != nil || r.Requests != 5 || r.Events != 15) {
+			t.Fatalf("stream cut=%v: %v %+v", c, err, r)
+		}
+	}
+
 	// A target that cannot answer at all is an error.
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
@@ -280,17 +419,65 @@ func TestRunCountsErrors(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	ts := testServer(t)
-	for _, p := range []int{16, 1000} {
-		if err := Verify(context.Background(), Options{URL: ts.URL + "/a2a/echo", Payload: p}); err != nil {
-			t.Fatalf("payload %d: %v", p, err)
+	for _, dl := range dialects {
+		for _, p := range []int{16, 1000} {
+			if err := Verify(context.Background(), Options{URL: ts.URL + "/a2a/echo", Protocol: dl.protocol, Binding: dl.binding, Payload: p}); err != nil {
+				t.Fatalf("%s %s, payload %d: %v", dl.protocol, dl.binding, p, err)
+			}
 		}
 	}
-	lazy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","status":{"state":"submitted"}}}`)
-	}))
-	defer lazy.Close()
-	if err := Verify(context.Background(), Options{URL: lazy.URL}); err == nil || !strings.Contains(err.Error(), "submitted") {
-		t.Fatalf("Verify accepted a submitted task: %v", err)
+	// Servers that answer too little, or in the wrong shape.
+	task10 := `{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"abcdefghijklmnop"}]}]}}`
+	for _, tc := range []struct {
+		name, protocol, binding string
+		handler                 http.HandlerFunc
+		want                    string
+	}{
+		{"0.3 submitted", Protocol03, BindingJSONRPC, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","contextId":"c","status":{"state":"submitted"}}}`)
+		}, "submitted"},
+		{"1.0 answered in 0.3 shapes", Protocol10, BindingJSONRPC, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}}`)
+		}, "bad 1.0 JSON-RPC result"},
+		{"1.0 refused", Protocol10, BindingJSONRPC, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32009,"message":"version `+r.Header.Get("A2A-Version")+` is not supported"}}`)
+		}, "JSON-RPC error -32009: version 1.0 is not supported"},
+		{"REST error", Protocol10, BindingREST, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":{"code":404,"status":"NOT_FOUND","message":"no route `+r.URL.Path+`"}}`)
+		}, "no route /x/message:send"},
+		{"REST stream that does not end", Protocol10, BindingREST, func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, ":send") {
+				io.WriteString(w, task10)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, ev := range []string{`{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"}}}`,
+				`{"artifactUpdate":{"taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"abcdefghijklmnop"}]}}}`,
+				`{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`,
+				`{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`} {
+				io.WriteString(w, "data: "+ev+"\n\n")
+			}
+		}, "went on after its final status update"},
+		{"REST stream of the wrong text", Protocol10, BindingREST, func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, ":send") {
+				io.WriteString(w, task10)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"}}}`+"\n\n")
+			io.WriteString(w, `data: {"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`+"\n\n")
+		}, `artifact text ""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			err := Verify(context.Background(), Options{URL: srv.URL + "/x", Protocol: tc.protocol, Binding: tc.binding})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify: %v, want an error with %q", err, tc.want)
+			}
+		})
 	}
 }
 
@@ -301,6 +488,9 @@ func TestOptions(t *testing.T) {
 		{URL: "http://x", Concurrency: -1},
 		{URL: "http://x", Mode: ModeIdle, Requests: 5},
 		{URL: "http://x", Mode: ModeIdle, IdleVia: "carrier pigeon"},
+		{URL: "http://x", Protocol: "2.0"},
+		{URL: "http://x", Binding: "grpc"},
+		{URL: "http://x", Binding: BindingREST}, // REST is 1.0's
 	} {
 		if _, err := Run(context.Background(), o); err == nil {
 			t.Errorf("%+v: no error", o)

@@ -26,6 +26,7 @@ const idleBuf = 1024
 
 type idleRun struct {
 	o      Options
+	d      dialect
 	u      *url.URL
 	runID  string
 	taskID string
@@ -45,18 +46,18 @@ type idleRun struct {
 
 func runIdle(ctx context.Context, o Options) (*Result, error) {
 	u, _ := url.Parse(o.URL)
-	r := &idleRun{o: o, u: u, runID: newRunID(), conns: map[net.Conn]struct{}{}}
+	r := &idleRun{o: o, d: newDialect(o), u: u, runID: newRunID(), conns: map[net.Conn]struct{}{}}
 	tr := newTransport(o)
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: o.Timeout}
 	if o.IdleVia == "resubscribe" {
 		r.taskID = o.IdleTask
 		if r.taskID == "" {
-			id, final, err := createTask(ctx, c, o, r.runID, 0, o.IdleText, false)
+			id, state, err := createTask(ctx, c, o, r.runID, 0, o.IdleText, false)
 			if err != nil {
-				return nil, fmt.Errorf("bench: creating the idle task with message/send %q: %w", o.IdleText, err)
+				return nil, fmt.Errorf("bench: creating the idle task with %s %q: %w", r.d.sendMethod(false), o.IdleText, err)
 			}
-			if final {
+			if state.Final() {
 				return nil, fmt.Errorf("bench: task %s is already finished: idle mode needs a long-running task, such as the built-in slow agent's (…/a2a/slow)", id)
 			}
 			r.taskID = id
@@ -120,7 +121,7 @@ func runIdle(ctx context.Context, o Options) (*Result, error) {
 	streams.Wait()
 
 	res := &Result{
-		Mode: ModeIdle, URL: o.URL, Concurrency: o.Concurrency, Payload: o.Payload, Elapsed: held,
+		Mode: ModeIdle, URL: o.URL, Protocol: o.Protocol, Binding: o.Binding, Concurrency: o.Concurrency, Payload: o.Payload, Elapsed: held,
 		Requests: int64(opened), Errors: int64(o.IdleStreams - opened), FirstError: r.firstErr,
 		BytesReceived: kab + evb, Events: ev,
 	}
@@ -188,13 +189,11 @@ func (r *idleRun) stream(ctx context.Context, id int64, attempted func()) {
 		conn.Close()
 	}()
 
-	var body []byte
+	body, u := r.d.appendSubscribe(nil, id, r.taskID), r.d.subscribeURL(r.taskID)
 	if r.o.IdleVia == "stream" {
-		body = appendSend(nil, "message/stream", r.runID, id, r.o.IdleText, true)
-	} else {
-		body = appendResubscribe(nil, id, r.taskID)
+		body, u = r.d.appendSend(nil, r.runID, id, r.o.IdleText, true, true), r.d.sendURL(true)
 	}
-	req, err := http.NewRequest(http.MethodPost, r.o.URL, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		r.failed(err)
 		return

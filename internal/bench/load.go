@@ -29,10 +29,12 @@ const (
 
 type runner struct {
 	o      Options
+	d      dialect
 	client *http.Client
 	runID  string
 	text   string
-	tasks  []string // resubscribe mode: finished tasks
+	url    string      // send and stream modes: where requests go
+	tasks  []benchTask // resubscribe mode: the tasks subscribed to
 	hdr    http.Header
 
 	nextID atomic.Int64
@@ -41,6 +43,11 @@ type runner struct {
 
 	// live counters for progress (all phases)
 	done, failed atomic.Int64
+}
+
+// benchTask is a task that resubscribe mode subscribes to, and where.
+type benchTask struct {
+	id, url string
 }
 
 // stats is one worker's record of the measured window.
@@ -86,10 +93,12 @@ func runLoad(ctx context.Context, o Options) (*Result, error) {
 	defer tr.CloseIdleConnections()
 	r := &runner{
 		o:      o,
+		d:      newDialect(o),
 		client: &http.Client{Transport: tr, Timeout: o.Timeout},
 		runID:  newRunID(),
 		text:   payloadText(o.Payload),
 	}
+	r.url = r.d.sendURL(o.Mode == ModeStream)
 	if o.Mode == ModeSend {
 		r.hdr = requestHeader(o, "application/json")
 	} else {
@@ -168,7 +177,7 @@ func runLoad(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	res := &Result{
-		Mode: o.Mode, URL: o.URL, Concurrency: o.Concurrency, Payload: o.Payload,
+		Mode: o.Mode, URL: o.URL, Protocol: o.Protocol, Binding: o.Binding, Concurrency: o.Concurrency, Payload: o.Payload,
 		Warmup: o.Warmup.Seconds(), Elapsed: t1.Sub(t0).Seconds(),
 	}
 	var lat, first histogram
@@ -257,15 +266,14 @@ func (r *runner) work(ctx context.Context, st *stats, w int) {
 func (r *runner) once(ctx context.Context, st *stats, w int) error {
 	id := r.nextID.Add(1)
 	st.idb = strconv.AppendInt(st.idb[:0], id, 10)
-	switch r.o.Mode {
-	case ModeSend:
-		st.req = appendSend(st.req[:0], "message/send", r.runID, id, r.text, true)
-	case ModeStream:
-		st.req = appendSend(st.req[:0], "message/stream", r.runID, id, r.text, true)
-	case ModeResubscribe:
-		st.req = appendResubscribe(st.req[:0], id, r.tasks[(int(id)+w)%len(r.tasks)])
+	u := r.url
+	if r.o.Mode == ModeResubscribe {
+		t := r.tasks[(int(id)+w)%len(r.tasks)]
+		st.req, u = r.d.appendSubscribe(st.req[:0], id, t.id), t.url
+	} else {
+		st.req = r.d.appendSend(st.req[:0], r.runID, id, r.text, r.o.Mode == ModeStream, true)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.o.URL, bytes.NewReader(st.req))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(st.req))
 	if err != nil {
 		return err
 	}
@@ -277,8 +285,7 @@ func (r *runner) once(ctx context.Context, st *stats, w int) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return fail("http "+strconv.Itoa(resp.StatusCode), "HTTP %s", resp.Status)
+		return r.d.httpFailure(resp)
 	}
 	if r.o.Mode == ModeSend {
 		return r.checkSend(st, resp)
@@ -295,6 +302,7 @@ func requestHeader(o Options, accept string) http.Header {
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", accept)
+	newDialect(o).header(h)
 	if h.Get("User-Agent") == "" {
 		h.Set("User-Agent", "a2abridge-bench")
 	}
@@ -308,33 +316,19 @@ func (r *runner) checkSend(st *stats, resp *http.Response) error {
 	if err != nil {
 		return err
 	}
-	env, ok := checkEnvelope(st.body.Bytes(), st.idb, false)
-	return env.verdict(ok)
+	return r.d.unary(st.body.Bytes(), st.idb)
 }
 
-func (e envelope) verdict(ok bool) error {
-	switch {
-	case !ok:
-		return fail("bad response", "response is not a JSON object")
-	case e.errCode != "":
-		return fail("rpc "+e.errCode, "JSON-RPC error %s", e.errCode)
-	case !e.idOK:
-		return fail("bad response", "response id is not the request's")
-	case !e.hasResult:
-		return fail("bad response", "response has no result")
-	}
-	return nil
-}
-
-// readStream reads an SSE response until a final status-update (or the
-// end of a stream that answered with a Message).
+// readStream reads an SSE response until the status update that ends it
+// (or the end of a stream whose last event was a Message, or a Task
+// snapshot in a terminal or interrupted state).
 func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) error {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		st.body.Reset()
 		n, _ := st.body.ReadFrom(io.LimitReader(resp.Body, 1<<20))
 		st.bytes += n
-		if env, ok := checkEnvelope(st.body.Bytes(), st.idb, false); ok && env.errCode != "" {
-			return env.verdict(ok)
+		if env, ok := r.d.check(st.body.Bytes(), st.idb); ok && env.errCode != "" {
+			return r.d.verdict(env, ok, st.body.Bytes())
 		}
 		return fail("not a stream", "answer is %q, not text/event-stream", ct)
 	}
@@ -342,7 +336,7 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 	br.Reset(resp.Body)
 	defer br.Reset(nil)
 	st.data = st.data[:0]
-	hasData, events, lastKind := false, 0, ""
+	hasData, events, lastKind, lastFinal := false, 0, "", false
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -356,8 +350,8 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 		st.bytes += int64(len(line))
 		if err != nil {
 			if err == io.EOF {
-				if events > 0 && lastKind == "message" {
-					return nil // the agent answered with a Message
+				if events > 0 && (lastKind == "message" || lastFinal) {
+					return nil // a Message, or a final Task snapshot, then the end
 				}
 				return fail("stream ended early", "stream ended after %d events without a final status-update", events)
 			}
@@ -369,19 +363,22 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 			if !hasData {
 				continue
 			}
-			env, ok := checkEnvelope(st.data, st.idb, true)
-			if err := env.verdict(ok); err != nil {
+			env, ok := r.d.check(st.data, st.idb)
+			if err := r.d.verdict(env, ok, st.data); err != nil {
 				return err
+			}
+			if env.kind == "" {
+				return fail("bad response", "an event that is not a Task, a Message, a status update or an artifact update")
 			}
 			if events == 0 {
 				st.firstD = time.Since(start)
 			}
 			events++
 			st.events++
-			lastKind = env.kind
+			lastKind, lastFinal = env.kind, env.final
 			hasData = false
 			st.data = st.data[:0]
-			if env.final && env.kind == "status-update" {
+			if env.final && env.kind != "task" {
 				// The server ends the response now; reading to its end
 				// keeps the connection reusable.
 				n, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
@@ -403,7 +400,9 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 	}
 }
 
-// makeTasks creates the finished tasks that resubscribe mode follows.
+// makeTasks creates the tasks that resubscribe mode subscribes to: they
+// must be finished (0.3) or interrupted (1.0, which refuses a subscription
+// to a terminal task).
 func (r *runner) makeTasks(ctx context.Context) error {
 	var (
 		mu       sync.Mutex
@@ -411,7 +410,7 @@ func (r *runner) makeTasks(ctx context.Context) error {
 		wg       sync.WaitGroup
 		next     atomic.Int64
 	)
-	r.tasks = make([]string, r.o.Tasks)
+	r.tasks = make([]benchTask, r.o.Tasks)
 	for range min(r.o.Concurrency, r.o.Tasks) {
 		wg.Add(1)
 		go func() {
@@ -421,7 +420,10 @@ func (r *runner) makeTasks(ctx context.Context) error {
 				if i >= len(r.tasks) {
 					return
 				}
-				id, _, err := createTask(ctx, r.client, r.o, r.runID, int64(-1-i), r.text, true)
+				id, state, err := createTask(ctx, r.client, r.o, r.runID, int64(-1-i), r.text, true)
+				if err == nil && r.d.v10 && state.Terminal() {
+					err = fmt.Errorf("task %s is %s, and SubscribeToTask refuses a task in a terminal state (A2A 1.0 §3.1.6): point the URL at an agent whose tasks wait for input, such as the built-in chat agent (…/a2a/chat)", id, state)
+				}
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -430,13 +432,13 @@ func (r *runner) makeTasks(ctx context.Context) error {
 					mu.Unlock()
 					return
 				}
-				r.tasks[i] = id
+				r.tasks[i] = benchTask{id: id, url: r.d.subscribeURL(id)}
 			}
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return fmt.Errorf("bench: creating tasks with message/send: %w", firstErr)
+		return fmt.Errorf("bench: creating tasks with %s: %w", r.d.sendMethod(false), firstErr)
 	}
 	return nil
 }

@@ -3,40 +3,62 @@ package bench
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Request bodies are built by appending to a reused buffer: a constant
 // prefix, the request's unique id, and a constant suffix.
 
-// appendSend appends a message/send or message/stream request whose
-// messageId is unique per run and id.
-func appendSend(dst []byte, method, runID string, id int64, text string, blocking bool) []byte {
+// appendRPCHead appends the start of a JSON-RPC request up to its params
+// value: {"jsonrpc":"2.0","id":ID,"method":"METHOD","params":
+func appendRPCHead(dst []byte, id int64, method string) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, `,"method":"`...)
 	dst = append(dst, method...)
-	dst = append(dst, `","params":{"message":{"kind":"message","role":"user","messageId":"bench-`...)
+	return append(dst, `","params":`...)
+}
+
+// appendSend03 appends an A2A 0.3 message/send or message/stream request
+// whose messageId is unique per run and id.
+func appendSend03(dst []byte, method, runID string, id int64, text string, blocking bool) []byte {
+	dst = appendRPCHead(dst, id, method)
+	dst = append(dst, `{"message":{"kind":"message","role":"user","messageId":"bench-`...)
 	dst = append(dst, runID...)
 	dst = append(dst, '-')
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, `","parts":[{"kind":"text","text":`...)
-	dst = strconv.AppendQuote(dst, text)
+	dst = appendQuote(dst, text)
 	dst = append(dst, `}]}`...)
 	if !blocking {
 		dst = append(dst, `,"configuration":{"blocking":false}`...)
 	}
-	dst = append(dst, `}}`...)
-	return dst
+	return append(dst, `}}`...)
 }
 
-// appendResubscribe appends a tasks/resubscribe request.
-func appendResubscribe(dst []byte, id int64, taskID string) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+// appendSendParams10 appends an A2A 1.0 SendMessageRequest (A2A 1.0
+// §3.1.1, ProtoJSON): the params of SendMessage and SendStreamingMessage,
+// and the body of POST /message:send and /message:stream. Non-blocking is
+// "returnImmediately": true.
+func appendSendParams10(dst []byte, runID string, id int64, text string, blocking bool) []byte {
+	dst = append(dst, `{"message":{"messageId":"bench-`...)
+	dst = append(dst, runID...)
+	dst = append(dst, '-')
 	dst = strconv.AppendInt(dst, id, 10)
-	dst = append(dst, `,"method":"tasks/resubscribe","params":{"id":`...)
-	dst = strconv.AppendQuote(dst, taskID)
-	dst = append(dst, `}}`...)
-	return dst
+	dst = append(dst, `","role":"ROLE_USER","parts":[{"text":`...)
+	dst = appendQuote(dst, text)
+	dst = append(dst, `}]}`...)
+	if !blocking {
+		dst = append(dst, `,"configuration":{"returnImmediately":true}`...)
+	}
+	return append(dst, '}')
+}
+
+// appendQuote appends s as a JSON string (invalid UTF-8 becomes U+FFFD).
+func appendQuote(dst []byte, s string) []byte {
+	out, _ := jsontext.AppendQuote(dst, s)
+	return out
 }
 
 // payloadText is n bytes of printable ASCII that needs no JSON escaping.
@@ -157,19 +179,19 @@ func eachMember(b []byte, fn func(key, val []byte)) bool {
 	return false
 }
 
-// envelope is what the client checks of a JSON-RPC response.
+// envelope is what the client checks of an answer.
 type envelope struct {
 	idOK      bool
 	hasResult bool
 	errCode   string // raw error.code when the response is an error
-	kind      string // result.kind
-	final     bool   // result.final
+	kind      string // the payload's kind (see dialect.check)
+	final     bool   // the payload ends a stream
 }
 
 // checkEnvelope scans a JSON-RPC response: its id must be wantID, and it
-// must carry a result (or an error, whose code is returned). With deep
-// set, result.kind and result.final are read too (for stream frames).
-func checkEnvelope(b, wantID []byte, deep bool) (envelope, bool) {
+// must carry a result (or an error, whose code is returned). With scan
+// set, the result is scanned by it too.
+func checkEnvelope(b, wantID []byte, scan func(v []byte, e *envelope) bool) (envelope, bool) {
 	var e envelope
 	ok := eachMember(b, func(k, v []byte) {
 		switch string(k) {
@@ -177,17 +199,8 @@ func checkEnvelope(b, wantID []byte, deep bool) (envelope, bool) {
 			e.idOK = bytes.Equal(v, wantID)
 		case "result":
 			e.hasResult = true
-			if deep {
-				eachMember(v, func(k, v []byte) {
-					switch string(k) {
-					case "kind":
-						if len(v) >= 2 {
-							e.kind = string(v[1 : len(v)-1])
-						}
-					case "final":
-						e.final = string(v) == "true"
-					}
-				})
+			if scan != nil {
+				scan(v, &e)
 			}
 		case "error":
 			e.errCode = "?"

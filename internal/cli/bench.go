@@ -28,28 +28,40 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench URL",
-		Short: "Load-test an A2A JSON-RPC endpoint (throughput, latency percentiles, idle streams)",
-		Long: `Load-test an A2A JSON-RPC endpoint. URL is the endpoint that receives the
-JSON-RPC POSTs (e.g. http://127.0.0.1:8080/a2a/echo); it is used as is.
+		Short: "Load-test an A2A endpoint over 0.3 or 1.0, JSON-RPC or REST (throughput, latency percentiles, idle streams)",
+		Long: `Load-test an A2A endpoint. URL is the endpoint that receives the JSON-RPC
+POSTs (e.g. http://127.0.0.1:8080/a2a/echo), or with --binding rest the REST
+interface URL the paths are appended to (the same URL for a2abridge serve); it
+is used as is, without reading the agent card.
 
-Modes:
+--protocol 0.3 (the default) speaks A2A 0.3.0 (message/send, …); --protocol 1.0
+speaks A2A 1.0 with the A2A-Version: 1.0 header and ProtoJSON bodies
+(SendMessage, SendStreamingMessage, SubscribeToTask), over JSON-RPC or, with
+--binding rest, the HTTP+JSON binding (POST URL/message:send,
+URL/message:stream, URL/tasks/{id}:subscribe).
+
+Modes (0.3 names):
   send         message/send round trips (each with a unique messageId)
-  stream       message/stream round trips, until the status-update with final=true
+  stream       message/stream round trips, until the status update that ends the
+               stream (0.3: final=true; 1.0: a terminal or interrupted state)
   resubscribe  tasks/resubscribe round trips (snapshot + final) on tasks that
-               message/send created and finished beforehand
+               message/send created beforehand; 1.0 refuses to subscribe to a
+               finished task, so with --protocol 1.0 point URL at an agent whose
+               tasks wait for input (the built-in chat: …/a2a/chat)
   idle         open --idle-streams streams to a long-running task and hold them
                for --duration, counting keep-alive comments and events; by default
                one task is started with a non-blocking message/send of --idle-text
                ("3600": an hour of the built-in slow agent, so point URL at
                …/a2a/slow), or give --idle-task
 
-Requests are pre-built raw JSON-RPC bodies sent over keep-alive connections; an
-answer counts as a success when it is HTTP 200 with the request's id and a
-result (for streams: through the final event). Progress goes to stderr once a
-second; the result is a table, or JSON with --json (the default when stdout is
-not a terminal).`,
+Requests are pre-built raw bodies sent over keep-alive connections; an answer
+counts as a success when it is HTTP 200 with the request's id (JSON-RPC) and a
+Task or Message as result (for streams: every event, through the last one).
+Progress goes to stderr once a second; the result is a table, or JSON with
+--json (the default when stdout is not a terminal).`,
 		Example: `  a2abridge bench http://127.0.0.1:8080/a2a/echo --concurrency 32 --duration 10s
   a2abridge bench http://127.0.0.1:8080/a2a/echo --mode stream --requests 50000 --json
+  a2abridge bench http://127.0.0.1:8080/a2a/echo --protocol 1.0 --binding rest
   a2abridge bench http://127.0.0.1:8080/a2a/slow --mode idle --idle-streams 10000 --duration 30s`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,6 +76,14 @@ not a terminal).`,
 			case bench.ModeSend, bench.ModeStream, bench.ModeResubscribe, bench.ModeIdle:
 			default:
 				return usageError{fmt.Errorf("--mode %q: want send, stream, resubscribe or idle", mode)}
+			}
+			switch {
+			case o.Protocol != bench.Protocol03 && o.Protocol != bench.Protocol10:
+				return usageError{fmt.Errorf("--protocol %q: want 0.3 or 1.0", o.Protocol)}
+			case o.Binding != bench.BindingJSONRPC && o.Binding != bench.BindingREST:
+				return usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", o.Binding)}
+			case o.Binding == bench.BindingREST && o.Protocol != bench.Protocol10:
+				return usageError{errors.New("--binding rest is the HTTP+JSON binding of A2A 1.0: add --protocol 1.0")}
 			}
 			if fl.Changed("duration") && fl.Changed("requests") {
 				return usageError{errors.New("give --duration or --requests, not both")}
@@ -118,13 +138,15 @@ not a terminal).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&mode, "mode", "send", "what to measure: send, stream, resubscribe or idle")
+	f.StringVar(&o.Protocol, "protocol", bench.Protocol03, "A2A version to speak: 0.3 or 1.0 (with the A2A-Version: 1.0 header)")
+	f.StringVar(&o.Binding, "binding", bench.BindingJSONRPC, "jsonrpc, or rest (A2A 1.0 HTTP+JSON: URL is the interface URL, paths such as /message:send are appended)")
 	f.IntVarP(&o.Concurrency, "concurrency", "c", bench.DefaultConcurrency, "concurrent clients (idle mode: streams opened at once)")
 	f.DurationVarP(&o.Duration, "duration", "d", bench.DefaultDuration, "how long to measure (idle mode: how long to hold the streams)")
 	f.Int64VarP(&o.Requests, "requests", "n", 0, "measure this many requests instead of a duration")
 	f.DurationVar(&o.Warmup, "warmup", time.Second, "load before measuring, not counted")
 	f.IntVar(&o.Payload, "payload", bench.DefaultPayload, "length in bytes of the message's text part")
 	f.DurationVar(&o.Timeout, "request-timeout", bench.DefaultTimeout, "limit of each request (streams included)")
-	f.IntVar(&o.Tasks, "tasks", 0, "resubscribe mode: finished tasks to cycle through (default 4 × concurrency)")
+	f.IntVar(&o.Tasks, "tasks", 0, "resubscribe mode: tasks to cycle through (default 4 × concurrency)")
 	f.IntVar(&o.IdleStreams, "idle-streams", bench.DefaultIdleStreams, "idle mode: streams to open and hold")
 	f.StringVar(&o.IdleVia, "idle-via", "resubscribe", "idle mode: resubscribe (all streams follow one task) or stream (one message/stream, so one task, each)")
 	f.StringVar(&o.IdleTask, "idle-task", "", "idle mode: follow this existing task instead of starting one")

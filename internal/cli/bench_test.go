@@ -34,8 +34,19 @@ func TestBenchCommand(t *testing.T) {
 		t.Fatalf("human stream: %d %s", code, out)
 	}
 
+	// A2A 1.0 over both bindings.
+	for _, binding := range []string{"jsonrpc", "rest"} {
+		out, errs, code = run(t, "", "bench", ts.URL+"/a2a/echo", "--protocol", "1.0", "--binding", binding, "--mode", "stream", "-n", "20", "-c", "2", "--warmup", "0", "--json")
+		if code != ExitOK || !strings.Contains(out, `"protocol":"1.0"`) || !strings.Contains(out, `"binding":"`+binding+`"`) || !strings.Contains(out, `"requests":20`) || !strings.Contains(out, `"errors":0`) {
+			t.Fatalf("1.0 %s: %d %s %s", binding, code, out, errs)
+		}
+	}
+
 	for _, args := range [][]string{
 		{"bench", ts.URL, "--mode", "nope"},
+		{"bench", ts.URL, "--protocol", "2.0"},
+		{"bench", ts.URL, "--binding", "grpc"},
+		{"bench", ts.URL, "--binding", "rest"},
 		{"bench", ts.URL, "--duration", "1s", "--requests", "5"},
 		{"bench", ts.URL, "--mode", "idle", "--requests", "5"},
 		{"bench", ts.URL, "-c", "0"},

@@ -6,24 +6,30 @@
 //	go run ./cmd/runbench
 //
 // It builds `a2abridge` and the peer servers (servers/: a plain net/http
-// baseline, a2a-go v0.3.15, trpc-a2a-go v0.2.5, @a2a-js/sdk 0.3.14), each
-// hosting the same echo agent; starts them all on 127.0.0.1 free ports,
-// together with `a2abridge serve --memory` and `a2abridge serve --data DIR`
-// (SQLite); checks that each answers like an echo agent (bench.Verify);
-// then measures them alternately, round after round, with one load
-// generator (internal/bench, the engine of `a2abridge bench`, in this
-// process):
+// baseline; the A2A 0.3 peers a2a-go v0.3.15, trpc-a2a-go v0.2.5,
+// @a2a-js/sdk 0.3.14; the A2A 1.0 peers a2a-go v2.4.0 and @a2a-js/sdk
+// 1.3.0), each hosting the same echo agent; starts them all on 127.0.0.1
+// free ports, together with `a2abridge serve --memory` and `a2abridge
+// serve --data DIR` (SQLite). Every server is a target once per protocol
+// version and binding it offers: a2abridge and the baseline over A2A 0.3
+// JSON-RPC, A2A 1.0 JSON-RPC and A2A 1.0 HTTP+JSON (REST); the 0.3 peers
+// over 0.3 JSON-RPC; the 1.0 peers over 1.0 JSON-RPC and REST. It checks
+// that each target answers like an echo agent (bench.Verify), then
+// measures them alternately, round after round, with one load generator
+// (internal/bench, the engine of `a2abridge bench`, in this process):
 //
-//   - message/send, 32 concurrent clients;
-//   - message/stream full round trips, 32 concurrent clients;
-//   - message/send, 1 client (latency);
-//   - a2abridge only: 10,000 idle SSE streams held on one long-running task
-//     with keep-alives every second, and the server's resident memory
-//     before and with them (VmRSS).
+//   - message/send (1.0: SendMessage), 32 concurrent clients;
+//   - message/stream (1.0: SendStreamingMessage) full round trips, 32
+//     concurrent clients;
+//   - message/send (1.0: SendMessage), 1 client (latency);
+//   - a2abridge only, over each of its bindings: 10,000 idle SSE streams
+//     held on one long-running task with keep-alives every second, and the
+//     server's resident memory before and with them (VmRSS).
 //
 // It prints a Markdown report (medians of the rounds, ratios against the
-// baseline and the best peer, server CPU per request, the machine) and
-// writes it to RESULTS.md. Linux only (/proc).
+// baseline of the same protocol and binding and against the best peer,
+// server CPU per request, the machine, the targets of issues 6 and 12
+// with met or missed) and writes it to RESULTS.md. Linux only (/proc).
 package main
 
 import (
@@ -57,6 +63,7 @@ type config struct {
 	keep        bool
 	maxOther    float64
 	fresh       bool
+	strict      bool
 }
 
 // scenario is one measured workload.
@@ -85,10 +92,11 @@ func main() {
 	flag.IntVar(&c.payload, "payload", 16, "bytes of text in each message")
 	flag.IntVar(&c.idleStreams, "idle-streams", 10000, "idle SSE streams held on a2abridge (0: skip)")
 	flag.DurationVar(&c.idleHold, "idle-hold", 10*time.Second, "how long the idle streams are held")
-	flag.StringVar(&c.only, "targets", "", "comma-separated subset of targets: baseline,memory,sqlite,a2ago,trpc,js (default all)")
+	flag.StringVar(&c.only, "targets", "", "comma-separated subset of servers (baseline,memory,sqlite,a2ago,trpc,js,a2agov2,jsv1: each over every binding it offers) or targets (memory-v1, memory-rest, jsv1-rest, …) (default all)")
 	flag.StringVar(&c.out, "out", "RESULTS.md", "file the report is written to (empty: none)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, server logs, SQLite database)")
 	flag.BoolVar(&c.fresh, "fresh", true, "restart every server (with an empty store) before each of its measurements; false keeps them running, so in-memory stores grow through the run")
+	flag.BoolVar(&c.strict, "strict", false, "exit with status 1 when a target could not be measured (it did not start, failed the echo check, or a measurement failed or counted errors), after the report")
 	flag.Float64Var(&c.maxOther, "max-other-load", 0.15, "repeat a measurement (twice at most, keeping the least disturbed) when other processes used more than this share of the cores")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -125,37 +133,35 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(tmp)
 	}
 	bin := filepath.Join(tmp, "bin")
-	all := targets(benchDir, bin, filepath.Join(tmp, "sqlite"))
-	if c.only != "" {
-		keep := strings.Split(c.only, ",")
-		all = slices.DeleteFunc(all, func(t *target) bool { return !slices.Contains(keep, t.key) })
-		if len(all) == 0 {
-			return fmt.Errorf("--targets %q names no target", c.only)
-		}
-	}
-	wantJS := slices.ContainsFunc(all, func(t *target) bool { return t.needs == "node" })
-	jsErr, err := build(benchDir, bin, stderr, wantJS)
+	all, err := selectTargets(targets(benchDir, bin, filepath.Join(tmp, "sqlite")), c.only)
 	if err != nil {
 		return err
 	}
+	servers := serversOf(all)
+	if err := build(benchDir, bin, stderr, servers); err != nil {
+		return err
+	}
 
-	// Start everything, check it answers like an echo agent.
+	// Start everything, check each target answers like an echo agent.
+	for _, s := range servers {
+		if s.skip != "" {
+			continue
+		}
+		if err := s.start(ctx, tmp); err != nil {
+			s.skip = err.Error()
+			continue
+		}
+		defer s.stop()
+	}
 	for _, t := range all {
-		if t.needs == "node" && jsErr != nil {
-			t.skip = jsErr.Error()
+		if t.skip = t.srv.skip; t.skip != "" {
 			continue
 		}
-		if err := t.start(ctx, tmp); err != nil {
-			t.skip = err.Error()
+		if err := bench.Verify(ctx, bench.Options{URL: t.url(), Protocol: t.protocol, Binding: t.binding, Payload: c.payload}); err != nil {
+			t.skip = "failed the echo check over " + t.proto() + ": " + err.Error()
 			continue
 		}
-		defer t.stop()
-		if err := bench.Verify(ctx, bench.Options{URL: t.url, Payload: c.payload}); err != nil {
-			t.skip = "failed the echo check: " + err.Error()
-			t.stop()
-			continue
-		}
-		fmt.Fprintf(stderr, "%-24s %s (pid %d)\n", t.key, t.url, t.pid)
+		fmt.Fprintf(stderr, "%-24s %s %s (pid %d)\n", t.key, t.proto(), t.url(), t.srv.pid)
 	}
 	live := slices.DeleteFunc(slices.Clone(all), func(t *target) bool { return t.skip != "" })
 	for _, t := range all {
@@ -168,10 +174,11 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	}
 
 	scenarios := []scenario{
-		{key: "send", title: fmt.Sprintf("message/send, %d concurrent clients", c.concurrency), mode: bench.ModeSend, conc: c.concurrency},
-		{key: "stream", title: fmt.Sprintf("message/stream full round trips, %d concurrent clients", c.concurrency), mode: bench.ModeStream, conc: c.concurrency},
-		{key: "send1", title: "message/send, 1 client (latency)", mode: bench.ModeSend, conc: 1},
+		{key: "send", title: fmt.Sprintf("message/send (1.0: SendMessage), %d concurrent clients", c.concurrency), mode: bench.ModeSend, conc: c.concurrency},
+		{key: "stream", title: fmt.Sprintf("message/stream (1.0: SendStreamingMessage) full round trips, %d concurrent clients", c.concurrency), mode: bench.ModeStream, conc: c.concurrency},
+		{key: "send1", title: "message/send (1.0: SendMessage), 1 client (latency)", mode: bench.ModeSend, conc: 1},
 	}
+	var failures []string // for --strict
 	started := time.Now()
 	env := machine(c, nofile)
 	samples := map[string]map[string][]sample{} // scenario → target → rounds
@@ -193,7 +200,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 				for try := 0; try < 3; try++ {
 					var m sample
 					if c.fresh {
-						if err = t.restart(ctx, tmp); err != nil {
+						if err = t.srv.restart(ctx, tmp); err != nil {
 							break
 						}
 					}
@@ -206,31 +213,41 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 					if sm.otherLoad() <= c.maxOther {
 						break
 					}
-					fmt.Fprintf(stderr, "round %d/%d  %-6s %-9s other processes used %.0f%% of the cores: measuring again\n", r+1, c.rounds, s.key, t.key, 100*m.otherLoad())
+					fmt.Fprintf(stderr, "round %d/%d  %-6s %-13s other processes used %.0f%% of the cores: measuring again\n", r+1, c.rounds, s.key, t.key, 100*m.otherLoad())
 				}
 				if err != nil {
-					fmt.Fprintf(stderr, "round %d/%d  %-6s %-9s error: %v\n", r+1, c.rounds, s.key, t.key, err)
+					fmt.Fprintf(stderr, "round %d/%d  %-6s %-13s error: %v\n", r+1, c.rounds, s.key, t.key, err)
+					failures = append(failures, fmt.Sprintf("%s %s: %v", s.key, t.key, err))
 					continue
 				}
 				samples[s.key][t.key] = append(samples[s.key][t.key], sm)
 				res := sm.res
-				fmt.Fprintf(stderr, "round %d/%d  %-6s %-9s %8.0f req/s  p50 %-7s p99 %-7s errors %d  server CPU %s/req  other load %.0f%%\n",
+				if res.Errors > 0 {
+					failures = append(failures, fmt.Sprintf("%s %s: %d errors (first: %s)", s.key, t.key, res.Errors, res.FirstError))
+				}
+				fmt.Fprintf(stderr, "round %d/%d  %-6s %-13s %8.0f req/s  p50 %-7s p99 %-7s errors %d  server CPU %s/req  other load %.0f%%\n",
 					r+1, c.rounds, s.key, t.key, res.Throughput, bench.FormatMS(res.Latency.P50), bench.FormatMS(res.Latency.P99),
 					res.Errors, perReq(sm.srvCPU, res.Requests), 100*sm.otherLoad())
 			}
 		}
 	}
-	for _, t := range live {
-		t.stop()
+	for _, s := range servers {
+		s.stop()
 	}
 
-	var idle *idleReport
-	if c.idleStreams > 0 && slices.ContainsFunc(all, func(t *target) bool { return t.key == "memory" }) {
-		idle, err = measureIdle(ctx, c, bin, tmp, stderr)
-		if err != nil {
-			fmt.Fprintln(stderr, "idle streams:", err)
-			idle = &idleReport{err: err.Error()}
+	// Idle streams on a2abridge, over each of its bindings measured.
+	var idle []*idleReport
+	for _, t := range all {
+		if c.idleStreams <= 0 || t.srv.key != "memory" || ctx.Err() != nil {
+			continue
 		}
+		rep, err := measureIdle(ctx, c, bin, tmp, stderr, t)
+		if err != nil {
+			fmt.Fprintf(stderr, "idle streams over %s: %v\n", t.proto(), err)
+			rep = &idleReport{proto: t.proto(), err: err.Error()}
+			failures = append(failures, fmt.Sprintf("idle streams over %s: %v", t.proto(), err))
+		}
+		idle = append(idle, rep)
 	}
 	env.took = time.Since(started)
 
@@ -242,7 +259,48 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stderr, "wrote", c.out)
 	}
+	for _, t := range all {
+		if t.skip != "" {
+			failures = append(failures, fmt.Sprintf("%s not measured: %s", t.key, t.skip))
+		}
+	}
+	if c.strict && len(failures) > 0 {
+		return fmt.Errorf("--strict: %d problem(s):\n  %s", len(failures), strings.Join(failures, "\n  "))
+	}
 	return nil
+}
+
+// selectTargets keeps the targets --targets names, by target key or by
+// server key (all of the server's targets); "" keeps all.
+func selectTargets(all []*target, only string) ([]*target, error) {
+	if only == "" {
+		return all, nil
+	}
+	names := strings.Split(only, ",")
+	named := func(t *target, name string) bool { return t.key == name || t.srv.key == name }
+	for _, name := range names {
+		if !slices.ContainsFunc(all, func(t *target) bool { return named(t, name) }) {
+			var keys []string
+			for _, t := range all {
+				keys = append(keys, t.key)
+			}
+			return nil, fmt.Errorf("--targets: no target or server %q (targets: %s)", name, strings.Join(keys, ", "))
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(all), func(t *target) bool {
+		return !slices.ContainsFunc(names, func(name string) bool { return named(t, name) })
+	}), nil
+}
+
+// subscribeName is how t subscribes to a task.
+func subscribeName(t *target) string {
+	switch {
+	case t.binding == bench.BindingREST:
+		return "`POST /tasks/{id}:subscribe`"
+	case t.protocol == bench.Protocol10:
+		return "`SubscribeToTask`"
+	}
+	return "`tasks/resubscribe`"
 }
 
 // measure runs one scenario against one target, sampling the server's CPU
@@ -251,13 +309,13 @@ func measure(ctx context.Context, c config, s scenario, t *target) (sample, erro
 	var sm sample
 	var srv0, cli0, all0 time.Duration
 	res, err := bench.Run(ctx, bench.Options{
-		URL: t.url, Mode: s.mode, Concurrency: s.conc, Duration: c.duration, Warmup: c.warmup, Payload: c.payload,
+		URL: t.url(), Protocol: t.protocol, Binding: t.binding, Mode: s.mode, Concurrency: s.conc, Duration: c.duration, Warmup: c.warmup, Payload: c.payload,
 		OnStart: func() {
-			srv0, _ = processCPU(t.pid)
+			srv0, _ = processCPU(t.srv.pid)
 			cli0, all0 = selfCPU(), machineBusy()
 		},
 		OnStop: func() {
-			srv1, _ := processCPU(t.pid)
+			srv1, _ := processCPU(t.srv.pid)
 			sm.srvCPU, sm.cliCPU = srv1-srv0, selfCPU()-cli0
 			sm.otherCPU = max(machineBusy()-all0-sm.srvCPU-sm.cliCPU, 0)
 		},
@@ -285,6 +343,8 @@ func perReq(d time.Duration, n int64) string {
 }
 
 type idleReport struct {
+	proto                 string // protocol version and binding
+	via                   string // the subscription method
 	err                   string
 	requested, opened     int
 	openAtEnd, ended      int
@@ -299,28 +359,29 @@ type idleReport struct {
 }
 
 // measureIdle starts a fresh `a2abridge serve --memory --keep-alive 1s`,
-// opens the idle streams on one slow task and reads the server's VmRSS
-// before, and while holding, them.
-func measureIdle(ctx context.Context, c config, bin, tmp string, stderr io.Writer) (*idleReport, error) {
-	t := &target{key: "idle", name: "a2abridge (memory, keep-alive 1s)", path: "/a2a/slow",
+// opens the idle streams on one slow task over on's protocol version and
+// binding, and reads the server's VmRSS before, and while holding, them.
+func measureIdle(ctx context.Context, c config, bin, tmp string, stderr io.Writer, on *target) (*idleReport, error) {
+	t := &server{key: "idle", name: "a2abridge (memory, keep-alive 1s)",
 		argv: []string{filepath.Join(bin, "a2abridge"), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--memory", "--keep-alive", "1s"}}
 	if err := t.start(ctx, tmp); err != nil {
 		return nil, err
 	}
 	defer t.stop()
 	time.Sleep(500 * time.Millisecond)
-	rep := &idleReport{requested: c.idleStreams}
+	rep := &idleReport{proto: on.proto(), via: subscribeName(on), requested: c.idleStreams}
 	var err error
 	if rep.rssBefore, err = residentKiB(t.pid); err != nil {
 		return nil, err
 	}
 	self0, _ := residentKiB(os.Getpid())
-	fmt.Fprintf(stderr, "idle: opening %d streams on %s (server RSS %d KiB)…\n", c.idleStreams, t.url, rep.rssBefore)
+	url := t.base + "/a2a/slow"
+	fmt.Fprintf(stderr, "idle: opening %d streams over %s on %s (server RSS %d KiB)…\n", c.idleStreams, on.proto(), url, rep.rssBefore)
 	var cpu0 time.Duration
 	sampling := make(chan struct{})
 	samplerDone := make(chan struct{})
 	res, err := bench.Run(ctx, bench.Options{
-		URL: t.url, Mode: bench.ModeIdle, IdleStreams: c.idleStreams, Concurrency: 64, Duration: c.idleHold,
+		URL: url, Protocol: on.protocol, Binding: on.binding, Mode: bench.ModeIdle, IdleStreams: c.idleStreams, Concurrency: 64, Duration: c.idleHold,
 		OnOpen: func(open int) {
 			// Let the streams settle (first keep-alives, a GC cycle).
 			time.Sleep(2 * time.Second)

@@ -30,35 +30,86 @@ func fake(rps, p50 float64) sample {
 
 func TestRender(t *testing.T) {
 	all := targets("/b", "/bin", "/data")
-	all[5].skip = "node is not installed"
-	live := all[:5]
+	var live []*target
+	for _, tg := range all {
+		if tg.srv.key == "jsv1" {
+			tg.skip = "node is not installed"
+		} else {
+			live = append(live, tg)
+		}
+	}
 	scen := []scenario{
 		{key: "send", title: "send", mode: bench.ModeSend, conc: 32},
 		{key: "stream", title: "stream", mode: bench.ModeStream, conc: 32},
 		{key: "send1", title: "send1", mode: bench.ModeSend, conc: 1},
 	}
 	s := map[string]map[string][]sample{
-		"send": {"baseline": {fake(40000, 0.5), fake(44000, 0.5), fake(42000, 0.5)}, "memory": {fake(26000, 1)}, "sqlite": {fake(12000, 3)},
-			"a2ago": {fake(2000, 10)}, "trpc": {fake(20000, 1)}},
-		"stream": {"baseline": {fake(25000, 1)}, "memory": {fake(15000, 2)}, "trpc": {fake(10000, 2)}, "a2ago": {fake(2000, 10)}},
-		"send1":  {"baseline": {fake(9000, 0.1)}, "memory": {fake(7000, 0.2)}},
+		"send": {"baseline": {fake(40000, 0.5), fake(44000, 0.5), fake(42000, 0.5)}, "baseline-v1": {fake(40000, 0.5)}, "baseline-rest": {fake(30000, 0.5)},
+			"memory": {fake(26000, 1)}, "memory-v1": {fake(24000, 1)}, "memory-rest": {fake(25000, 1)}, "sqlite": {fake(12000, 3)}, "sqlite-v1": {fake(11900, 3)},
+			"a2ago": {fake(2000, 10)}, "trpc": {fake(20000, 1)}, "a2agov2": {fake(21000, 1)}, "a2agov2-rest": {fake(5000, 1)}},
+		"stream": {"baseline": {fake(25000, 1)}, "memory": {fake(15000, 2)}, "memory-v1": {fake(16000, 2)}, "memory-rest": {fake(14000, 2)},
+			"trpc": {fake(10000, 2)}, "a2ago": {fake(2000, 10)}},
+		"send1": {"baseline": {fake(9000, 0.1)}, "memory": {fake(7000, 0.2)}, "baseline-v1": {fake(9000, 0.1)}, "memory-v1": {fake(7000, 0.12)}},
 	}
-	idle := &idleReport{requested: 10000, opened: 10000, openAtEnd: 10000, held: 10, rssBefore: 10 << 10, rssHeld: 10<<10 + 150000, rssPeak: 10<<10 + 160000}
+	idle := []*idleReport{
+		{proto: "0.3 JSON-RPC", via: "`tasks/resubscribe`", requested: 10000, opened: 10000, openAtEnd: 10000, held: 10, rssBefore: 10 << 10, rssHeld: 10<<10 + 150000, rssPeak: 10<<10 + 160000},
+		{proto: "1.0 REST", err: "no stream could be opened"},
+	}
 	out := render(config{rounds: 3, duration: 3 * time.Second, warmup: time.Second, fresh: true, maxOther: 0.15}, environment{ncpu: 2}, all, live, scen, s, idle)
 	for _, want := range []string{
-		"**Not measured:** @a2a-js/sdk 0.3.14: node is not installed",
-		"| net/http baseline | 42000 [40000–44000] |",
-		"| **a2abridge** (memory) | 26000 [26000–26000] | 1.00ms | 4.00ms | 0.62× | 1.30× | 50 µs | 20 µs | 91% | 0% | 0 |",
-		"| trpc-a2a-go v0.2.5 | 20000 [20000–20000] | 1.00ms | 4.00ms | 0.48× | 1.00× (best peer) |",
+		"**Not measured:** @a2a-js/sdk 1.3.0 over 1.0 JSON-RPC: node is not installed",
+		"**Not measured:** @a2a-js/sdk 1.3.0 over 1.0 REST: node is not installed",
+		"| net/http baseline | 0.3 JSON-RPC | 42000 [40000–44000] |",
+		"| **a2abridge** (memory) | 0.3 JSON-RPC | 26000 [26000–26000] | 1.00ms | 4.00ms | 0.62× | 1.24× | 50 µs | 20 µs | 91% | 0% | 0 |",
+		"| **a2abridge** (memory) | 1.0 REST | 25000 [25000–25000] | 1.00ms | 4.00ms | 0.83× | 1.19× |",
+		"| a2a-go v2.4.0 | 1.0 JSON-RPC | 21000 [21000–21000] | 1.00ms | 4.00ms | 0.53× | 1.00× (best peer) |",
+		"| a2a-go v2.4.0 | 1.0 REST | 5000 [5000–5000] | 1.00ms | 4.00ms | 0.17× | 0.24× |",
+		"| **a2abridge** (memory) | 1.0 JSON-RPC | 120µs | 480µs | 1.20× | 7000 |",
+		"## 10000 idle SSE streams on a2abridge, 0.3 JSON-RPC",
+		"10000 `tasks/resubscribe` streams opened on it",
+		"## 0 idle SSE streams on a2abridge, 1.0 REST\n\nNot measured: no stream could be opened",
 		"| message/send, memory store | ≥ 0.60× baseline | 0.62× | yes |",
-		"| message/send, memory store | ahead of every peer | 1.30× the best peer (trpc-a2a-go v0.2.5) | yes |",
+		"| message/send, memory store | ahead of every peer | 1.24× the best peer (a2a-go v2.4.0, 1.0 JSON-RPC) | yes |",
 		"| message/send, SQLite store | ≥ 0.25× baseline | 0.29× | yes |",
-		"| message/stream round trips, memory store | ≥ 1.5× best peer | 1.50× trpc-a2a-go v0.2.5 | yes |",
-		"| 10000 idle SSE streams | < 20 KiB per stream | 15.0 KiB per stream (10000 open) | yes |",
+		"| message/stream round trips, memory store | ≥ 1.5× best peer | 1.50× the best peer (trpc-a2a-go v0.2.5, 0.3 JSON-RPC) | yes |",
+		"| 10000 idle SSE streams, 0.3 JSON-RPC | < 20 KiB per stream | 15.0 KiB per stream (10000 open) | yes |",
+		"| 0 idle SSE streams, 1.0 REST | < 20 KiB per stream | – | not measured |",
 		"| message/send p50 at 1 client, memory store | ≤ 1.5× baseline p50 | 200µs vs 100µs: 2.00× | no |",
+		"| 1.0 JSON-RPC SendMessage, memory store | ≥ 0.95× 0.3 message/send | 24000 vs 26000 req/s: 0.92× (server CPU 50 vs 50 µs/req) | no |",
+		"| 1.0 JSON-RPC SendMessage, SQLite store | ≥ 0.95× 0.3 message/send (no target; for reference) | 11900 vs 12000 req/s: 0.99× (server CPU 50 vs 50 µs/req) | yes |",
+		"| 1.0 JSON-RPC SendMessage, memory store | ≥ 0.60× baseline | 0.60× (0.57× the 0.3 JSON-RPC baseline) | yes |",
+		"| 1.0 JSON-RPC SendMessage, memory store | ahead of every peer | 1.14× the best peer (a2a-go v2.4.0, 1.0 JSON-RPC) | yes |",
+		"| 1.0 JSON-RPC SendStreamingMessage round trips, memory store | ≥ 1.5× best peer | 1.60× the best peer (trpc-a2a-go v0.2.5, 0.3 JSON-RPC) | yes |",
+		"| 1.0 REST message:stream round trips, memory store | ≥ 1.5× best peer | 1.40× the best peer (trpc-a2a-go v0.2.5, 0.3 JSON-RPC) | no |",
+		"| 1.0 REST message:send, memory store | ≥ 0.60× baseline (no target; for reference) | 0.83× (0.60× the 0.3 JSON-RPC baseline) | yes |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestSelectTargets(t *testing.T) {
+	all := targets("/b", "/bin", "/data")
+	keys := func(ts []*target) string {
+		var k []string
+		for _, t := range ts {
+			k = append(k, t.key)
+		}
+		return strings.Join(k, ",")
+	}
+	for only, want := range map[string]string{
+		"":                        keys(all),
+		"jsv1-rest,memory":        "memory,memory-v1,memory-rest,jsv1-rest",
+		"baseline-v1,a2agov2":     "baseline-v1,a2agov2,a2agov2-rest",
+		"sqlite-rest,sqlite-rest": "sqlite-rest",
+	} {
+		got, err := selectTargets(all, only)
+		if err != nil || keys(got) != want {
+			t.Errorf("--targets %q: %s %v, want %s", only, keys(got), err, want)
+		}
+	}
+	if _, err := selectTargets(all, "memory,grpc"); err == nil || !strings.Contains(err.Error(), `"grpc"`) {
+		t.Errorf("an unknown target: %v", err)
 	}
 }

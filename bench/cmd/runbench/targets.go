@@ -5,41 +5,66 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/a2abridge/a2abridge/internal/bench"
 )
 
-// target is one server under test.
-type target struct {
+// server is one server process under test.
+type server struct {
 	key   string // short name for flags and logs
 	name  string // name in the tables
-	peer  bool   // a peer SDK (the "best peer" is the fastest of these)
-	ours  bool   // a2abridge
 	argv  []string
 	dir   string
-	path  string // JSON-RPC endpoint path
 	needs string // what it needs that may be missing ("node")
 	data  string // a data directory, emptied before every start
 
 	cmd  *exec.Cmd
-	url  string // JSON-RPC endpoint
-	base string
+	base string // http://ADDR, once started
 	pid  int
 	log  *os.File
 	skip string // why it is not measured
 }
 
+// target is one way of measuring a server: an A2A protocol version and
+// binding at an endpoint path. A server that offers several bindings is
+// measured once per binding.
+type target struct {
+	key      string // for flags and logs: the server's key, plus -v1 or -rest for its other bindings
+	srv      *server
+	peer     bool   // a peer SDK (the "best peer" is the fastest of these)
+	ours     bool   // a2abridge
+	protocol string // bench.Protocol03 or bench.Protocol10
+	binding  string // bench.BindingJSONRPC or bench.BindingREST
+	path     string // the JSON-RPC endpoint, or the REST interface URL's path
+	skip     string // why it is not measured
+}
+
+// url is where the target is measured (its server must be running).
+func (t *target) url() string { return t.srv.base + t.path }
+
+// proto names the protocol version and binding: "0.3 JSON-RPC", "1.0 REST".
+func (t *target) proto() string { return protoName(t.protocol, t.binding) }
+
+func protoName(protocol, binding string) string {
+	if binding == bench.BindingREST {
+		return protocol + " REST"
+	}
+	return protocol + " JSON-RPC"
+}
+
 var listening = regexp.MustCompile(`listening on (http://[^\s)]+)`)
 
-// start runs the target's server and waits for its `listening on URL` line.
-func (t *target) start(ctx context.Context, logDir string) error {
+// start runs the server and waits for its `listening on URL` line.
+func (t *server) start(ctx context.Context, logDir string) error {
 	if t.data != "" {
 		if err := os.RemoveAll(t.data); err != nil {
 			return err
@@ -76,7 +101,6 @@ func (t *target) start(ctx context.Context, logDir string) error {
 	select {
 	case base := <-found:
 		t.base = base
-		t.url = base + t.path
 		return nil
 	case <-time.After(60 * time.Second):
 		t.stop()
@@ -88,13 +112,13 @@ func (t *target) start(ctx context.Context, logDir string) error {
 }
 
 // restart stops the server and starts it again (with an empty store).
-func (t *target) restart(ctx context.Context, logDir string) error {
+func (t *server) restart(ctx context.Context, logDir string) error {
 	t.stop()
 	return t.start(ctx, logDir)
 }
 
 // stop ends the server: SIGINT, then SIGKILL after 10 s.
-func (t *target) stop() {
+func (t *server) stop() {
 	if t.cmd == nil {
 		return
 	}
@@ -124,40 +148,80 @@ func run(dir string, stderr io.Writer, name string, args ...string) error {
 }
 
 // build compiles a2abridge and the Go peers into bin, and installs the JS
-// peer's locked dependencies when they are missing.
-func build(benchDir, bin string, stderr io.Writer, js bool) (jsErr error, err error) {
+// peers' locked dependencies when they are missing; a JS peer that cannot
+// run gets its skip set.
+func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 	fmt.Fprintln(stderr, "building a2abridge and the Go peers…")
 	if err := run(filepath.Dir(benchDir), stderr, "go", "build", "-o", filepath.Join(bin, "a2abridge"), "./cmd/a2abridge"); err != nil {
-		return nil, err
+		return err
 	}
-	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc"); err != nil {
-		return nil, err
+	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2"); err != nil {
+		return err
 	}
-	if !js {
-		return nil, nil
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		return errors.New("node is not installed"), nil
-	}
-	jsDir := filepath.Join(benchDir, "servers", "js")
-	if _, err := os.Stat(filepath.Join(jsDir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		fmt.Fprintln(stderr, "installing the JS peer's dependencies (npm ci)…")
-		if err := run(jsDir, stderr, "npm", "ci", "--no-audit", "--no-fund"); err != nil {
-			return err, nil
+	_, noNode := exec.LookPath("node")
+	for _, s := range servers {
+		switch {
+		case s.needs != "node":
+		case noNode != nil:
+			s.skip = "node is not installed"
+		default:
+			if _, err := os.Stat(filepath.Join(s.dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
+				fmt.Fprintf(stderr, "installing the dependencies of %s (npm ci)…\n", s.name)
+				if err := run(s.dir, stderr, "npm", "ci", "--no-audit", "--no-fund"); err != nil {
+					s.skip = err.Error()
+				}
+			}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
+// targets lists every server and the ways each is measured: a2abridge and
+// the baseline over 0.3 JSON-RPC, 1.0 JSON-RPC and 1.0 REST on one URL;
+// the 0.3 peers over 0.3 JSON-RPC; the 1.x peers over 1.0 JSON-RPC and 1.0
+// REST (under /rest, as their cards say).
 func targets(benchDir, bin, dataDir string) []*target {
-	a2ab := filepath.Join(bin, "a2abridge")
-	serve := []string{a2ab, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}
-	return []*target{
-		{key: "baseline", name: "net/http baseline", argv: []string{filepath.Join(bin, "baseline")}, path: "/a2a/echo"},
-		{key: "memory", name: "**a2abridge** (memory)", ours: true, argv: append(append([]string{}, serve...), "--memory"), path: "/a2a/echo"},
-		{key: "sqlite", name: "**a2abridge** (SQLite)", ours: true, argv: append(append([]string{}, serve...), "--data", dataDir), path: "/a2a/echo", data: dataDir},
-		{key: "a2ago", name: "a2a-go v0.3.15", peer: true, argv: []string{filepath.Join(bin, "a2ago")}, path: "/a2a/echo"},
-		{key: "trpc", name: "trpc-a2a-go v0.2.5", peer: true, argv: []string{filepath.Join(bin, "trpc")}, path: "/a2a/echo"},
-		{key: "js", name: "@a2a-js/sdk 0.3.14", peer: true, argv: []string{"node", "server.mjs"}, dir: filepath.Join(benchDir, "servers", "js"), path: "/a2a/echo", needs: "node"},
+	serve := []string{filepath.Join(bin, "a2abridge"), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}
+	goPeer := func(key, name string) *server {
+		return &server{key: key, name: name, argv: []string{filepath.Join(bin, key)}}
 	}
+	jsPeer := func(key, name string) *server {
+		return &server{key: key, name: name, argv: []string{"node", "server.mjs"}, dir: filepath.Join(benchDir, "servers", key), needs: "node"}
+	}
+	var all []*target
+	// every03And10 is how a2abridge and the baseline are measured.
+	every03And10 := func(s *server, ours bool) {
+		all = append(all,
+			&target{key: s.key, srv: s, ours: ours, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/echo"},
+			&target{key: s.key + "-v1", srv: s, ours: ours, protocol: bench.Protocol10, binding: bench.BindingJSONRPC, path: "/a2a/echo"},
+			&target{key: s.key + "-rest", srv: s, ours: ours, protocol: bench.Protocol10, binding: bench.BindingREST, path: "/a2a/echo"})
+	}
+	peer03 := func(s *server) {
+		all = append(all, &target{key: s.key, srv: s, peer: true, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/echo"})
+	}
+	peer10 := func(s *server) {
+		all = append(all,
+			&target{key: s.key, srv: s, peer: true, protocol: bench.Protocol10, binding: bench.BindingJSONRPC, path: "/a2a/echo"},
+			&target{key: s.key + "-rest", srv: s, peer: true, protocol: bench.Protocol10, binding: bench.BindingREST, path: "/a2a/echo/rest"})
+	}
+	every03And10(&server{key: "baseline", name: "net/http baseline", argv: []string{filepath.Join(bin, "baseline")}}, false)
+	every03And10(&server{key: "memory", name: "**a2abridge** (memory)", argv: append(slices.Clone(serve), "--memory")}, true)
+	every03And10(&server{key: "sqlite", name: "**a2abridge** (SQLite)", argv: append(slices.Clone(serve), "--data", dataDir), data: dataDir}, true)
+	peer03(goPeer("a2ago", "a2a-go v0.3.15"))
+	peer03(goPeer("trpc", "trpc-a2a-go v0.2.5"))
+	peer03(jsPeer("js", "@a2a-js/sdk 0.3.14"))
+	peer10(goPeer("a2agov2", "a2a-go v2.4.0"))
+	peer10(jsPeer("jsv1", "@a2a-js/sdk 1.3.0"))
+	return all
+}
+
+// serversOf lists the servers of ts, each once, in order.
+func serversOf(ts []*target) []*server {
+	var out []*server
+	for _, t := range ts {
+		if !slices.Contains(out, t.srv) {
+			out = append(out, t.srv)
+		}
+	}
+	return out
 }

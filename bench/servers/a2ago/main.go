@@ -11,19 +11,15 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+
+	"github.com/a2abridge/a2abridge/bench/servers/internal/peer"
 )
 
 type echo struct{}
@@ -53,14 +49,7 @@ func (echo) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	flag.Parse()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "a2ago:", err)
-		os.Exit(1)
-	}
-	base := "http://" + ln.Addr().String()
+	ln, base := peer.Listen("a2ago")
 	// Warnings and errors only, as every target of the benchmark logs.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	card := &a2a.AgentCard{
@@ -75,18 +64,5 @@ func main() {
 	mux.Handle("/a2a/echo", rpc)
 	mux.Handle("/{$}", rpc)
 	mux.Handle("/a2a/echo"+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError)}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	fmt.Printf("listening on %s\n", base)
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		fmt.Fprintln(os.Stderr, "a2ago:", err)
-		os.Exit(1)
-	}
+	peer.Serve("a2ago", ln, &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError)})
 }

@@ -1,12 +1,18 @@
 // Command baseline is the floor of the benchmark: a plain net/http handler
-// with encoding/json and no A2A machinery. It decodes each JSON-RPC request
-// and answers with what an echo agent answers, built directly:
+// with encoding/json and no A2A machinery. It decodes each request and
+// answers with what an echo agent answers, built directly, in the shapes
+// of the request's protocol version and binding:
 //
-//   - message/send: a completed Task whose history is the message and whose
-//     artifact "echo" repeats its parts;
-//   - message/stream: SSE with the same three events a2abridge's echo sends
-//     for a short text: the Task (submitted), an artifact-update, and a final
-//     completed status-update.
+//   - A2A 0.3 JSON-RPC, POST /a2a/echo: message/send answers a completed
+//     Task whose history is the message and whose artifact "echo" repeats
+//     its parts; message/stream answers SSE with the same three events
+//     a2abridge's echo sends for a short text: the Task (submitted), an
+//     artifact-update, and a final completed status-update.
+//   - A2A 1.0 JSON-RPC, POST /a2a/echo: SendMessage and
+//     SendStreamingMessage, the same in ProtoJSON shapes ({"task":…},
+//     {"artifactUpdate":…}, {"statusUpdate":…}; TASK_STATE_COMPLETED).
+//   - A2A 1.0 HTTP+JSON, POST /a2a/echo/message:send and
+//     /a2a/echo/message:stream: the same without the JSON-RPC envelope.
 //
 // Nothing is stored: it measures HTTP, JSON and SSE, not task handling.
 //
@@ -15,32 +21,36 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strconv"
+	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/a2abridge/a2abridge/bench/servers/internal/peer"
 )
 
+// part and message decode both versions' shapes (0.3: "kind", role
+// "user"; 1.0: no kind, role "ROLE_USER", raw/url parts) and echo them as
+// they came.
 type part struct {
-	Kind     string          `json:"kind"`
-	Text     string          `json:"text,omitempty"`
-	Data     json.RawMessage `json:"data,omitempty"`
-	File     json.RawMessage `json:"file,omitempty"`
-	Metadata json.RawMessage `json:"metadata,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	File      json.RawMessage `json:"file,omitempty"`
+	Raw       string          `json:"raw,omitempty"`
+	URL       string          `json:"url,omitempty"`
+	Filename  string          `json:"filename,omitempty"`
+	MediaType string          `json:"mediaType,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
 }
 
 type message struct {
-	Kind      string `json:"kind"`
+	Kind      string `json:"kind,omitempty"`
 	Role      string `json:"role"`
 	MessageID string `json:"messageId"`
 	Parts     []part `json:"parts"`
@@ -48,13 +58,17 @@ type message struct {
 	TaskID    string `json:"taskId,omitempty"`
 }
 
+// sendParams is the params of every send method, and the body of the
+// REST sends.
+type sendParams struct {
+	Message message `json:"message"`
+}
+
 type request struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
-	Params  struct {
-		Message message `json:"message"`
-	} `json:"params"`
+	Params  sendParams      `json:"params"`
 }
 
 type status struct {
@@ -69,7 +83,7 @@ type artifact struct {
 }
 
 type task struct {
-	Kind      string     `json:"kind"`
+	Kind      string     `json:"kind,omitempty"`
 	ID        string     `json:"id"`
 	ContextID string     `json:"contextId"`
 	Status    status     `json:"status"`
@@ -77,6 +91,7 @@ type task struct {
 	Artifacts []artifact `json:"artifacts,omitempty"`
 }
 
+// A2A 0.3 stream events.
 type artifactUpdate struct {
 	Kind      string   `json:"kind"`
 	TaskID    string   `json:"taskId"`
@@ -92,6 +107,28 @@ type statusUpdate struct {
 	ContextID string `json:"contextId"`
 	Status    status `json:"status"`
 	Final     bool   `json:"final"`
+}
+
+// A2A 1.0 stream events (ProtoJSON: no kind, false omitted, no final).
+type artifactUpdate10 struct {
+	TaskID    string   `json:"taskId"`
+	ContextID string   `json:"contextId"`
+	Artifact  artifact `json:"artifact"`
+	LastChunk bool     `json:"lastChunk,omitempty"`
+}
+
+type statusUpdate10 struct {
+	TaskID    string `json:"taskId"`
+	ContextID string `json:"contextId"`
+	Status    status `json:"status"`
+}
+
+// streamResponse10 is an A2A 1.0 SendMessageResponse or StreamResponse:
+// one member set.
+type streamResponse10 struct {
+	Task           *task             `json:"task,omitempty"`
+	ArtifactUpdate *artifactUpdate10 `json:"artifactUpdate,omitempty"`
+	StatusUpdate   *statusUpdate10   `json:"statusUpdate,omitempty"`
 }
 
 type response struct {
@@ -123,53 +160,119 @@ func newID() string {
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
+// call is one request: its method, and how answers are framed.
+type call struct {
+	id     json.RawMessage
+	rest   bool // HTTP+JSON: answers without the JSON-RPC envelope
+	v10    bool
+	stream bool
+}
+
+// reply frames result as the call's binding does.
+func (c call) reply(result any) any {
+	if c.rest {
+		return result
+	}
+	return response{JSONRPC: "2.0", ID: c.id, Result: result}
+}
+
+// state is the name of a task state in the call's version.
+func (c call) state(v03, v10 string) string {
+	if c.v10 {
+		return v10
+	}
+	return v03
+}
+
+// methods maps the send methods to their version and whether they stream.
+var methods = map[string]call{
+	"message/send": {}, "message/stream": {stream: true},
+	"SendMessage": {v10: true}, "SendStreamingMessage": {v10: true, stream: true},
+}
+
 func handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	var req request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeJSON(w, response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: map[string]any{"code": -32700, "message": "Parse error"}})
-		return
+	var c call
+	var p sendParams
+	switch {
+	case strings.HasSuffix(r.URL.Path, "/message:send"), strings.HasSuffix(r.URL.Path, "/message:stream"):
+		c = call{rest: true, v10: true, stream: strings.HasSuffix(r.URL.Path, ":stream")}
+		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": 400, "status": "INVALID_ARGUMENT", "message": err.Error()}})
+			return
+		}
+	default:
+		var req request
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			writeJSON(w, response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: map[string]any{"code": -32700, "message": "Parse error"}})
+			return
+		}
+		var ok bool
+		if c, ok = methods[req.Method]; !ok {
+			writeJSON(w, response{JSONRPC: "2.0", ID: req.ID, Error: map[string]any{"code": -32601, "message": "Method not found"}})
+			return
+		}
+		c.id, p = req.ID, req.Params
 	}
-	m := req.Params.Message
-	t := task{Kind: "task", ID: newID(), ContextID: m.ContextID, Status: status{State: "submitted", Timestamp: now()}}
+	echo(w, c, p.Message)
+}
+
+// echo answers m as an echo agent would: a completed Task echoing its
+// parts, or a stream of the submitted Task, the artifact and the
+// completed status.
+func echo(w http.ResponseWriter, c call, m message) {
+	t := task{ID: newID(), ContextID: m.ContextID, Status: status{State: c.state("submitted", "TASK_STATE_SUBMITTED"), Timestamp: now()}}
+	if !c.v10 {
+		t.Kind = "task"
+	}
 	if t.ContextID == "" {
 		t.ContextID = newID()
 	}
 	m.TaskID, m.ContextID = t.ID, t.ContextID
 	t.History = []message{m}
 	art := artifact{ArtifactID: newID(), Name: "echo", Parts: m.Parts}
-	switch req.Method {
-	case "message/send":
-		t.Status = status{State: "completed", Timestamp: now()}
-		t.Artifacts = []artifact{art}
-		writeJSON(w, response{JSONRPC: "2.0", ID: req.ID, Result: t})
-	case "message/stream":
-		f, ok := w.(http.Flusher)
-		if !ok {
-			http.Error(w, "no streaming", http.StatusInternalServerError)
+	done := status{State: c.state("completed", "TASK_STATE_COMPLETED"), Timestamp: now()}
+	if !c.stream {
+		t.Status, t.Artifacts = done, []artifact{art}
+		if c.v10 {
+			writeJSON(w, c.reply(streamResponse10{Task: &t}))
+		} else {
+			writeJSON(w, c.reply(t))
+		}
+		return
+	}
+	f, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "no streaming", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	events := []any{
+		t,
+		artifactUpdate{Kind: "artifact-update", TaskID: t.ID, ContextID: t.ContextID, Artifact: art, LastChunk: true},
+		statusUpdate{Kind: "status-update", TaskID: t.ID, ContextID: t.ContextID, Status: done, Final: true},
+	}
+	if c.v10 {
+		events = []any{
+			streamResponse10{Task: &t},
+			streamResponse10{ArtifactUpdate: &artifactUpdate10{TaskID: t.ID, ContextID: t.ContextID, Artifact: art, LastChunk: true}},
+			streamResponse10{StatusUpdate: &statusUpdate10{TaskID: t.ID, ContextID: t.ContextID, Status: done}},
+		}
+	}
+	for i, ev := range events {
+		b, err := json.Marshal(c.reply(ev))
+		if err != nil {
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		events := []any{
-			t,
-			artifactUpdate{Kind: "artifact-update", TaskID: t.ID, ContextID: t.ContextID, Artifact: art, LastChunk: true},
-			statusUpdate{Kind: "status-update", TaskID: t.ID, ContextID: t.ContextID, Status: status{State: "completed", Timestamp: now()}, Final: true},
-		}
-		for i, ev := range events {
-			b, err := json.Marshal(response{JSONRPC: "2.0", ID: req.ID, Result: ev})
-			if err != nil {
-				return
-			}
-			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", i+1, b)
-			f.Flush()
-		}
-	default:
-		writeJSON(w, response{JSONRPC: "2.0", ID: req.ID, Error: map[string]any{"code": -32601, "message": "Method not found"}})
+		fmt.Fprintf(w, "id: %d\ndata: %s\n\n", i+1, b)
+		f.Flush()
 	}
 }
 
@@ -179,25 +282,6 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	flag.Parse()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "baseline:", err)
-		os.Exit(1)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(handle), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	fmt.Printf("listening on http://%s\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		fmt.Fprintln(os.Stderr, "baseline:", err)
-		os.Exit(1)
-	}
+	ln, _ := peer.Listen("baseline")
+	peer.Serve("baseline", ln, &http.Server{Handler: http.HandlerFunc(handle)})
 }

@@ -12,14 +12,7 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -27,6 +20,8 @@ import (
 	"trpc.group/trpc-go/trpc-a2a-go/protocol"
 	"trpc.group/trpc-go/trpc-a2a-go/server"
 	"trpc.group/trpc-go/trpc-a2a-go/taskmanager"
+
+	"github.com/a2abridge/a2abridge/bench/servers/internal/peer"
 )
 
 type echo struct{}
@@ -84,8 +79,7 @@ func (echo) ProcessMessage(ctx context.Context, msg protocol.Message, opts taskm
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	flag.Parse()
+	ln, base := peer.Listen("trpc")
 	// Warnings and errors only, as every target of the benchmark logs.
 	cfg := zap.NewProductionConfig()
 	cfg.Level = zap.NewAtomicLevelAt(zapcore.WarnLevel)
@@ -93,17 +87,8 @@ func main() {
 	if l, err := cfg.Build(); err == nil {
 		log.Default = l.Sugar()
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trpc:", err)
-		os.Exit(1)
-	}
-	base := "http://" + ln.Addr().String()
 	tm, err := taskmanager.NewMemoryTaskManager(echo{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trpc:", err)
-		os.Exit(1)
-	}
+	peer.Check("trpc", err)
 	streaming := true
 	card := server.AgentCard{
 		Name: "echo", Description: "Echoes each message back as an artifact.", URL: base + "/a2a/echo", Version: "1.0.0",
@@ -112,24 +97,8 @@ func main() {
 		Skills: []server.AgentSkill{{ID: "echo", Name: "Echo", Tags: []string{"echo"}}},
 	}
 	a2a, err := server.NewA2AServer(card, tm, server.WithJSONRPCEndpoint("/a2a/echo"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trpc:", err)
-		os.Exit(1)
-	}
+	peer.Check("trpc", err)
 	// The SDK's own Start uses 60 s read/write timeouts; the handler is the
 	// same either way.
-	srv := &http.Server{Handler: a2a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	fmt.Printf("listening on %s\n", base)
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		fmt.Fprintln(os.Stderr, "trpc:", err)
-		os.Exit(1)
-	}
+	peer.Serve("trpc", ln, &http.Server{Handler: a2a.Handler()})
 }
