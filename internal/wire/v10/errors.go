@@ -440,15 +440,7 @@ func ParseRESTError(httpStatus int, body []byte) (e *a2a.Error, ok bool) {
 		return err
 	})
 	if err != nil || !found {
-		msg := string(body)
-		if len(msg) > 200 {
-			msg = msg[:200]
-		}
-		msg = strings.ToValidUTF8(msg, "\uFFFD")
-		if msg == "" {
-			msg = http.StatusText(httpStatus)
-		}
-		return &a2a.Error{Code: codeForHTTPStatus(httpStatus), Message: msg}, false
+		return statusOnlyError(httpStatus, body), false
 	}
 	if httpStatus == 0 {
 		httpStatus = code
@@ -458,6 +450,20 @@ func ParseRESTError(httpStatus int, body []byte) (e *a2a.Error, ok bool) {
 		c = codeForHTTPStatus(httpStatus)
 	}
 	return ds.result(c, message), true
+}
+
+// statusOnlyError is the error of an HTTP status whose body is not an
+// error document: the body (up to 200 bytes) is its message.
+func statusOnlyError(httpStatus int, body []byte) *a2a.Error {
+	msg := string(body)
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if msg == "" {
+		msg = http.StatusText(httpStatus)
+	}
+	return &a2a.Error{Code: codeForHTTPStatus(httpStatus), Message: msg}
 }
 
 func codeForHTTPStatus(status int) int {

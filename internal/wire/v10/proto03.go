@@ -1,6 +1,7 @@
 package v10
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -512,7 +513,15 @@ func (e *encoder) pushConfig03(c *a2a.TaskPushNotificationConfig) {
 	pc := &c.PushNotificationConfig
 	e.b = append(e.b, `{"name":`...)
 	e.str("tasks/" + c.TaskID + "/pushNotificationConfigs/" + pc.ID)
-	e.b = append(e.b, `,"pushNotificationConfig":{`...)
+	e.member("pushNotificationConfig")
+	e.pushNotificationConfig03(pc)
+	e.b = append(e.b, '}')
+}
+
+// pushNotificationConfig03 appends a PushNotificationConfig of the 0.3
+// proto: {id, url, token, authentication {schemes, credentials}}.
+func (e *encoder) pushNotificationConfig03(pc *a2a.PushNotificationConfig) {
+	e.b = append(e.b, '{')
 	e.optional("id", pc.ID)
 	e.field("url", pc.URL)
 	e.optional("token", pc.Token)
@@ -523,7 +532,7 @@ func (e *encoder) pushConfig03(c *a2a.TaskPushNotificationConfig) {
 		e.optional("credentials", a.Credentials)
 		e.b = append(e.b, '}')
 	}
-	e.b = append(e.b, "}}"...)
+	e.b = append(e.b, '}')
 }
 
 // AppendREST03PushConfig appends a TaskPushNotificationConfig of the 0.3
@@ -581,4 +590,303 @@ func AppendREST03Error(dst []byte, e *a2a.Error) ([]byte, int) {
 		}
 	}
 	return append(dst, '}'), status
+}
+
+// Client side of the 0.3 HTTP+JSON binding: request bodies a client sends
+// and the decoders of the answers. What the Append…Request functions
+// write, the Decode functions above read back to the same value; what the
+// server-side Append functions write, the Unmarshal functions read back.
+
+// AppendREST03SendMessageRequest appends a SendMessageRequest of the 0.3
+// proto, the body of POST /v1/message:send and /v1/message:stream (A2A
+// 0.3.0 §7.1, §7.2, REST): {"message": {… "content": […]},
+// "configuration": {acceptedOutputModes, pushNotification, historyLength,
+// blocking}, "metadata"}. blocking is always written when there is a
+// configuration (proto3 would read an absent one as false); p.Tenant has
+// no 0.3 field and is not written. Errors: invalid UTF-8, a value JSON
+// cannot hold.
+func AppendREST03SendMessageRequest(dst []byte, p *a2a.MessageSendParams) ([]byte, error) {
+	e := encoder{b: dst, v03: true}
+	e.b = append(e.b, `{"message":`...)
+	e.message(&p.Message)
+	if c := p.Configuration; c != nil {
+		e.member("configuration")
+		e.b = append(e.b, '{')
+		e.stringList("acceptedOutputModes", c.AcceptedOutputModes)
+		if c.PushNotificationConfig != nil {
+			e.member("pushNotification")
+			e.pushNotificationConfig03(c.PushNotificationConfig)
+		}
+		if c.HistoryLength != nil {
+			e.number("historyLength", *c.HistoryLength)
+		}
+		e.boolean("blocking", c.IsBlocking())
+		e.b = append(e.b, '}')
+	}
+	e.metadata(p.Metadata)
+	e.b = append(e.b, '}')
+	return e.finish(dst, len(dst))
+}
+
+// AppendREST03CreatePushConfigRequest appends the whole
+// CreateTaskPushNotificationConfigRequest of the 0.3 proto, {"parent":
+// "tasks/{taskId}", "configId": id (when set), "config": {"name", "pushNotificationConfig"}}:
+// the body of POST /v1/tasks/{taskId}/pushNotificationConfigs (A2A 0.3.0
+// §7.5, REST) that a2a-go v2's, a2a-python's and @a2a-js/sdk's 0.3 servers
+// read (interop/V03_REST_NOTES.md §1). Errors: invalid UTF-8.
+func AppendREST03CreatePushConfigRequest(dst []byte, c *a2a.TaskPushNotificationConfig) ([]byte, error) {
+	e := encoder{b: dst, v03: true}
+	e.b = append(e.b, `{"parent":`...)
+	e.str("tasks/" + c.TaskID)
+	e.optional("configId", c.PushNotificationConfig.ID)
+	e.member("config")
+	e.pushConfig03(c)
+	e.b = append(e.b, '}')
+	return e.finish(dst, len(dst))
+}
+
+// newDecoder03 returns a decoder of a response body in the 0.3 proto's
+// JSON.
+func newDecoder03(b []byte) *decoder {
+	d := newDecoder(b, "", false)
+	d.v03 = true
+	return d
+}
+
+// UnmarshalREST03Task decodes a Task of the 0.3 proto: the body of GET
+// /v1/tasks/{id} and POST /v1/tasks/{id}:cancel (A2A 0.3.0 §7.3, §7.4,
+// REST). Errors are *a2a.Error InvalidParams naming the field by its JSON
+// Pointer ("/status/state").
+func UnmarshalREST03Task(b []byte) (a2a.Task, error) {
+	var t a2a.Task
+	d := newDecoder03(b)
+	defer d.release()
+	err := d.document(b, false, func() error {
+		var err error
+		t, _, err = d.task()
+		return err
+	})
+	if err != nil {
+		return a2a.Task{}, err
+	}
+	return t, nil
+}
+
+// UnmarshalREST03SendMessageResponse decodes a SendMessageResponse of the
+// 0.3 proto, {"task": …} or {"message": …}: the body of POST /v1/message:send (A2A 0.3.0 §7.1, REST), a
+// *a2a.Task or *a2a.Message. Errors as UnmarshalREST03Task's.
+func UnmarshalREST03SendMessageResponse(b []byte) (a2a.Event, error) {
+	return unmarshalStream03(b, true)
+}
+
+// UnmarshalREST03StreamResponse decodes a StreamResponse of the 0.3 proto,
+// the data of one SSE event of POST /v1/message:stream and
+// /v1/tasks/{id}:subscribe (A2A 0.3.0 §7.2, §7.9, REST): *a2a.Task,
+// *a2a.Message, *a2a.TaskStatusUpdateEvent (Final when "final": true or
+// the state is terminal or interrupted) or *a2a.TaskArtifactUpdateEvent.
+// A frame {"error": {google.rpc.Status}} (how a2a-go v2's 0.3 server ends
+// a stream with an error, without an event name) is a *StreamError.
+// Errors otherwise as UnmarshalREST03Task's.
+func UnmarshalREST03StreamResponse(b []byte) (a2a.Event, error) {
+	return unmarshalStream03(b, false)
+}
+
+func unmarshalStream03(b []byte, onlyTaskOrMessage bool) (a2a.Event, error) {
+	var ev a2a.Event
+	d := newDecoder03(b)
+	defer d.release()
+	err := d.document(b, false, func() error {
+		var err error
+		ev, err = d.streamResponse(onlyTaskOrMessage)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// UnmarshalREST03PushConfig decodes a TaskPushNotificationConfig of the
+// 0.3 proto, {"name": "tasks/{taskId}/pushNotificationConfigs/{configId}",
+// "pushNotificationConfig": {id, url, token, authentication}}: the body of
+// POST and GET /v1/tasks/{id}/pushNotificationConfigs[/{configId}] (A2A
+// 0.3.0 §7.5, §7.6, REST). The task id comes from name; the config id is
+// pushNotificationConfig.id, else name's. The url is required. Errors as
+// UnmarshalREST03Task's.
+func UnmarshalREST03PushConfig(b []byte) (a2a.TaskPushNotificationConfig, error) {
+	var c a2a.TaskPushNotificationConfig
+	d := newDecoder03(b)
+	defer d.release()
+	err := d.document(b, false, func() error {
+		var err error
+		c, err = d.taskPushConfig03()
+		return err
+	})
+	if err != nil {
+		return a2a.TaskPushNotificationConfig{}, err
+	}
+	return c, nil
+}
+
+// taskPushConfig03 reads a TaskPushNotificationConfig of the 0.3 proto.
+func (d *decoder) taskPushConfig03() (a2a.TaskPushNotificationConfig, error) {
+	var c a2a.TaskPushNotificationConfig
+	var nameID string
+	var found bool
+	_, err := d.object(taskPushFields03, func(name string) error {
+		var err error
+		switch name {
+		case "name":
+			c.TaskID, nameID, err = d.pushConfigName03()
+		case "pushNotificationConfig":
+			c.PushNotificationConfig, found, err = d.pushNotificationConfig03()
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return c, err
+	case !found:
+		return c, d.missing("pushNotificationConfig")
+	case c.TaskID == "":
+		return c, d.missing("name")
+	case c.PushNotificationConfig.ID == "":
+		c.PushNotificationConfig.ID = nameID
+	}
+	return c, nil
+}
+
+var taskPushFields03 = newFields("name", "pushNotificationConfig")
+
+// pushConfigName03 reads "tasks/{taskId}/pushNotificationConfigs/{configId}"
+// and returns its task and config ids (the config id may be empty).
+func (d *decoder) pushConfigName03() (taskID, configID string, err error) {
+	s, err := d.str()
+	if err != nil {
+		return "", "", err
+	}
+	rest, ok := strings.CutPrefix(s, "tasks/")
+	if ok {
+		taskID, configID, ok = strings.Cut(rest, "/pushNotificationConfigs/")
+	}
+	if !ok || taskID == "" || strings.Contains(taskID, "/") || strings.Contains(configID, "/") {
+		return "", "", d.fail("name " + quoteShort(s) + " is not tasks/{taskId}/pushNotificationConfigs/{configId}")
+	}
+	return taskID, configID, nil
+}
+
+var listPushConfigsFields03 = newFields("configs", "nextPageToken")
+
+// UnmarshalREST03ListPushConfigs decodes a
+// ListTaskPushNotificationConfigResponse of the 0.3 proto, {"configs":
+// […]} (a bare array of configs is read too, as a2a-go v2's 0.3 client
+// does): the body of GET /v1/tasks/{id}/pushNotificationConfigs (A2A
+// 0.3.0 §7.7, REST). Errors as UnmarshalREST03Task's; in a bare array
+// they point below "/configs".
+func UnmarshalREST03ListPushConfigs(b []byte) ([]a2a.TaskPushNotificationConfig, error) {
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		b = append(append([]byte(`{"configs":`), t...), '}')
+	}
+	configs := []a2a.TaskPushNotificationConfig{}
+	d := newDecoder03(b)
+	defer d.release()
+	err := d.document(b, false, func() error {
+		_, err := d.object(listPushConfigsFields03, func(name string) error {
+			if name != "configs" {
+				return d.wrapNil(d.dec.SkipValue())
+			}
+			_, err := d.array(func() error {
+				if err := d.element(); err != nil {
+					return err
+				}
+				c, err := d.taskPushConfig03()
+				configs = append(configs, c)
+				return err
+			})
+			return err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return configs, nil
+}
+
+var rest03ErrorFields = newFields("error", "code", "message", "data")
+
+// ParseREST03Error decodes the body of an error answer of the 0.3
+// HTTP+JSON binding (or the data of an SSE event named "error") into the
+// *a2a.Error it stands for. It reads both shapes the 0.3 SDKs write
+// (interop/V03_REST_NOTES.md §3): a google.rpc.Status under "error"
+// (a2a-go v2; the code then comes from its ErrorInfo reason, A2A 1.0
+// §11.6) and the JSON-RPC error members "code" (an A2A 0.3 code, -32001 …;
+// a code that is not negative is ignored), "message" and "data" at the top
+// level (@a2a-js/sdk; the code is used when the Status has no known
+// reason, and the data replaces the Status details), or both, as a2abridge
+// writes them.
+// httpStatus (0 when there is none, as in a stream) decides the code when
+// neither does, as UnmarshalRESTError says. ok is false when body is
+// neither shape (an HTML page, {"message": …} alone, as a2a-python
+// writes); e is then the error of the status alone, with the body (up to
+// 200 bytes) as its message.
+func ParseREST03Error(httpStatus int, body []byte) (e *a2a.Error, ok bool) {
+	d := newDecoder03(body)
+	defer d.release()
+	var (
+		st              *a2a.Error
+		ds              details
+		code            int
+		hasCode         bool
+		message         string
+		topData         any
+		hasData, hasErr bool
+	)
+	err := d.document(body, false, func() error {
+		_, err := d.object(rest03ErrorFields, func(name string) error {
+			var err error
+			switch name {
+			case "error":
+				hasErr = true
+				st, err = d.statusErrorDetails(&ds)
+			case "code":
+				code, err = d.int32()
+				hasCode = true
+			case "message":
+				message, err = d.str()
+			case "data":
+				topData, err = d.value()
+				hasData = true
+			}
+			return err
+		})
+		return err
+	})
+	if err != nil || (!hasErr && !hasCode) {
+		return statusOnlyError(httpStatus, body), false
+	}
+	switch {
+	case hasErr && ds.reason != "":
+		if c, known := a2a.CodeForReason(ds.reason); known {
+			code, hasCode = c, true
+		}
+	case hasCode && code >= 0:
+		hasCode = false // not a JSON-RPC error code: an HTTP status, perhaps
+	}
+	if hasErr {
+		if message == "" {
+			message = st.Message
+		}
+		if httpStatus == 0 {
+			httpStatus = st.Code
+		}
+	}
+	if !hasCode {
+		code = codeForHTTPStatus(httpStatus)
+	}
+	if hasData {
+		// The 0.3 error's own data, which the Status details only copy.
+		return &a2a.Error{Code: code, Message: message, Data: topData}, true
+	}
+	return ds.result(code, message), true
 }

@@ -2,6 +2,8 @@ package v10
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -261,6 +263,252 @@ func FuzzDecodeREST03TaskAction(f *testing.F) {
 		}
 		if p.ID != "t1" {
 			t.Fatalf("id %q", p.ID)
+		}
+	})
+}
+
+// TestGoldenREST03Requests: the request bodies of our 0.3 HTTP+JSON
+// client, byte for byte, and the server's decoders read them back.
+func TestGoldenREST03Requests(t *testing.T) {
+	hl := 3
+	pc := samplePushConfig()
+	p := a2a.MessageSendParams{Tenant: "dropped", Message: sampleMessage(), Metadata: map[string]any{"k": "v"},
+		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, HistoryLength: &hl,
+			Blocking: new(bool), PushNotificationConfig: &pc.PushNotificationConfig}}
+	b, err := AppendREST03SendMessageRequest(nil, &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "rest03_send_message_request", b)
+	got, err := DecodeREST03SendMessage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p
+	want.Tenant = ""
+	want.Message = decodeREST03Message(t, &p.Message) // what 0.3 can carry
+	if diff := cmp.Diff(want, got, eventOpts); diff != "" {
+		t.Errorf("send round trip (-want +got):\n%s", diff)
+	}
+	// A blocking send says so; no configuration is written as none.
+	blocking := a2a.MessageSendParams{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "x"}}},
+		Configuration: &a2a.MessageSendConfiguration{}}
+	if b, _ = AppendREST03SendMessageRequest(nil, &blocking); string(b) != `{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},"configuration":{"blocking":true}}` {
+		t.Errorf("blocking send: %s", b)
+	}
+
+	if b, err = AppendREST03CreatePushConfigRequest(nil, &pc); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "rest03_create_push_config_request", b)
+	gotPC, err := DecodeREST03CreatePushConfig("t1", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPC := pc
+	wantPC.Tenant = ""
+	if diff := cmp.Diff(wantPC, gotPC); diff != "" {
+		t.Errorf("create push config round trip (-want +got):\n%s", diff)
+	}
+	pc.PushNotificationConfig.ID = "" // the server picks one
+	if b, _ = AppendREST03CreatePushConfigRequest(nil, &pc); string(b[:60]) != `{"parent":"tasks/t1","config":{"name":"tasks/t1/pushNotifica` {
+		t.Errorf("create without id: %s", b)
+	}
+}
+
+// TestREST03ResponsesRoundTrip: what the server writes, the client reads
+// back as itself (but for what 0.3 cannot carry).
+func TestREST03ResponsesRoundTrip(t *testing.T) {
+	msg := sampleMessage()
+	carried := decodeREST03Message(t, &msg)
+	task := sampleTask()
+	task.History = []a2a.Message{carried}
+	canceled := &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1", Final: true, Status: a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: sampleTime}}
+	for _, ev := range []a2a.Event{task, &carried, sampleStatusUpdate(), canceled, sampleArtifactUpdate()} {
+		b, err := AppendREST03StreamResponse(nil, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := UnmarshalREST03StreamResponse(b)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if diff := cmp.Diff(ev, got, eventOpts); diff != "" {
+			t.Errorf("stream response %T (-want +got):\n%s", ev, diff)
+		}
+	}
+	b, _ := AppendREST03SendMessageResponse(nil, task)
+	if got, err := UnmarshalREST03SendMessageResponse(b); err != nil || !cmp.Equal(a2a.Event(task), got, eventOpts) {
+		t.Errorf("send response: %v %v", got, err)
+	}
+	b, _ = AppendREST03StreamResponse(nil, sampleStatusUpdate())
+	if _, err := UnmarshalREST03SendMessageResponse(b); err == nil || !strings.Contains(err.Error(), "neither task nor message") {
+		t.Errorf("a status update as a send response: %v", err)
+	}
+	b, _ = AppendREST03Event(nil, task)
+	if got, err := UnmarshalREST03Task(b); err != nil || !cmp.Equal(*task, got, eventOpts) {
+		t.Errorf("task: %+v %v", got, err)
+	}
+	pc := samplePushConfig()
+	pc.Tenant = ""
+	b, _ = AppendREST03PushConfig(nil, &pc)
+	if got, err := UnmarshalREST03PushConfig(b); err != nil || !cmp.Equal(pc, got) {
+		t.Errorf("push config: %+v %v", got, err)
+	}
+	b, _ = AppendREST03ListPushConfigs(nil, []a2a.TaskPushNotificationConfig{pc, pc})
+	if got, err := UnmarshalREST03ListPushConfigs(b); err != nil || !cmp.Equal([]a2a.TaskPushNotificationConfig{pc, pc}, got) {
+		t.Errorf("push config list: %+v %v", got, err)
+	}
+	bare := `[{"name":"tasks/t1/pushNotificationConfigs/p1","pushNotificationConfig":{"url":"u"}}]`
+	if got, err := UnmarshalREST03ListPushConfigs([]byte(bare)); err != nil || len(got) != 1 || got[0].TaskID != "t1" || got[0].PushNotificationConfig.ID != "p1" {
+		t.Errorf("bare list: %+v %v", got, err)
+	}
+	if got, err := UnmarshalREST03ListPushConfigs([]byte(`{}`)); err != nil || got == nil || len(got) != 0 {
+		t.Errorf("empty list: %#v %v", got, err)
+	}
+}
+
+// TestUnmarshalREST03Invalid: bad answers are InvalidParams errors naming
+// the member.
+func TestUnmarshalREST03Invalid(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, ptr string
+		decode          func([]byte) error
+	}{
+		{"1.0 state", `{"id":"t","status":{"state":"TASK_STATE_CANCELED"}}`, "/status/state", task03},
+		{"1.0 parts", `{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"kind":"text"}],"content":[{}]}}`, "/message/content/0", stream03},
+		{"two payloads", `{"task":{"id":"t","status":{}},"message":{"messageId":"m","role":2}}`, "", stream03},
+		{"no status", `{"id":"t"}`, "/status", task03},
+		{"bad name", `{"name":"tasks/t1","pushNotificationConfig":{"url":"u"}}`, "/name", pushConfig03},
+		{"no url", `{"name":"tasks/t1/pushNotificationConfigs/p","pushNotificationConfig":{}}`, "/pushNotificationConfig/url", pushConfig03},
+		{"no name", `{"pushNotificationConfig":{"url":"u"}}`, "/name", pushConfig03},
+		{"list element", `{"configs":[1]}`, "/configs/0", list03},
+		{"not an object", `[]`, "", task03},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.decode([]byte(tc.body))
+			var ae *a2a.Error
+			if !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams {
+				t.Fatalf("error %v, want InvalidParams", err)
+			}
+			if tc.ptr != "" && !strings.Contains(ae.Message+fmt.Sprint(ae.Data), tc.ptr) {
+				t.Errorf("error %q (data %v) does not name %s", ae.Message, ae.Data, tc.ptr)
+			}
+		})
+	}
+}
+
+func task03(b []byte) error       { _, err := UnmarshalREST03Task(b); return err }
+func stream03(b []byte) error     { _, err := UnmarshalREST03StreamResponse(b); return err }
+func pushConfig03(b []byte) error { _, err := UnmarshalREST03PushConfig(b); return err }
+func list03(b []byte) error       { _, err := UnmarshalREST03ListPushConfigs(b); return err }
+
+// TestParseREST03Error: the error bodies of our server, a2a-go v2's 0.3
+// server, @a2a-js/sdk's and a2a-python's, and of a proxy.
+func TestParseREST03Error(t *testing.T) {
+	for name, e := range sampleErrors() {
+		t.Run(name, func(t *testing.T) {
+			body, status := AppendREST03Error(nil, e)
+			got, ok := ParseREST03Error(status, body)
+			if !ok {
+				t.Fatalf("not an error document: %s", body)
+			}
+			if diff := cmp.Diff(e, got); diff != "" {
+				t.Errorf("round trip (-want +got):\n%s", diff)
+			}
+		})
+	}
+	goV2 := `{"error":{"code":404,"status":"NOT_FOUND","message":"task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"t9"}}]}}`
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   *a2a.Error
+		ok     bool
+	}{
+		{"a2a-go v2", 404, goV2, &a2a.Error{Code: a2a.CodeTaskNotFound, Message: "task not found", Data: map[string]any{"taskId": "t9"}}, true},
+		{"a2a-go v2 stream (no status)", 0, goV2, &a2a.Error{Code: a2a.CodeTaskNotFound, Message: "task not found", Data: map[string]any{"taskId": "t9"}}, true},
+		{"a2a-js", 409, `{"code":-32002,"message":"Task cannot be canceled","data":{"taskId":"t"}}`, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled", Data: map[string]any{"taskId": "t"}}, true},
+		{"status without reason", 400, `{"error":{"code":400,"message":"bad"}}`, &a2a.Error{Code: a2a.CodeInvalidRequest, Message: "bad"}, true},
+		{"HTTP code at the top", 404, `{"code":404,"message":"nope"}`, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "nope"}, true},
+		{"a2a-python", 422, `{"message":"invalid"}`, &a2a.Error{Code: a2a.CodeInvalidRequest, Message: `{"message":"invalid"}`}, false},
+		{"proxy", 502, `<html>bad gateway</html>`, &a2a.Error{Code: a2a.CodeInternalError, Message: `<html>bad gateway</html>`}, false},
+		{"empty", 503, ``, &a2a.Error{Code: a2a.CodeInternalError, Message: "Service Unavailable"}, false},
+		{"error not an object", 400, `{"error":"bad"}`, &a2a.Error{Code: a2a.CodeInvalidRequest, Message: `{"error":"bad"}`}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := ParseREST03Error(tc.status, []byte(tc.body))
+			if ok != tc.ok {
+				t.Errorf("ok %v, want %v", ok, tc.ok)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzUnmarshalREST03StreamResponse(f *testing.F) {
+	for _, ev := range []a2a.Event{sampleTask(), sampleStatusUpdate(), sampleArtifactUpdate()} {
+		b, _ := AppendREST03StreamResponse(nil, ev)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"msg":{"message_id":"m","role":2,"content":[{"file":{"fileWithUri":"u"}}]}}`))
+	f.Add([]byte(`{"error":{"code":404,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		ev, err := UnmarshalREST03StreamResponse(raw)
+		var se *StreamError
+		if errors.As(err, &se) {
+			return
+		}
+		if err != nil {
+			requireInvalidParams(t, err)
+			return
+		}
+		// What was read writes and reads back as itself.
+		b, err := AppendREST03StreamResponse(nil, ev)
+		if err != nil {
+			return // a string with invalid UTF-8 read from an escape
+		}
+		again, err := UnmarshalREST03StreamResponse(b)
+		if err != nil {
+			t.Fatalf("re-decode: %v\n%s", err, b)
+		}
+		if diff := cmp.Diff(ev, again, eventOpts); diff != "" {
+			t.Fatalf("round trip differs:\n%s", diff)
+		}
+	})
+}
+
+func FuzzUnmarshalREST03PushConfigs(f *testing.F) {
+	pc := samplePushConfig()
+	b, _ := AppendREST03ListPushConfigs(nil, []a2a.TaskPushNotificationConfig{pc})
+	f.Add(b)
+	f.Add([]byte(`[{"name":"tasks/t/pushNotificationConfigs/","pushNotificationConfig":{"url":"u","id":"x"}}]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		cs, err := UnmarshalREST03ListPushConfigs(raw)
+		if err != nil {
+			requireInvalidParams(t, err)
+			return
+		}
+		for _, c := range cs {
+			if c.TaskID == "" || c.PushNotificationConfig.URL == "" {
+				t.Fatalf("decoded %+v", c)
+			}
+		}
+	})
+}
+
+func FuzzParseREST03Error(f *testing.F) {
+	for _, e := range sampleErrors() {
+		b, _ := AppendREST03Error(nil, e)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"code":-32001,"message":"x","data":[1]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		e, ok := ParseREST03Error(400, raw)
+		if e == nil || (!ok && e.Code != a2a.CodeInvalidRequest) {
+			t.Fatalf("ParseREST03Error = %v, %v", e, ok)
 		}
 	})
 }
