@@ -784,9 +784,7 @@ var listPushConfigsFields03 = newFields("configs", "nextPageToken")
 // 0.3.0 §7.7, REST). Errors as UnmarshalREST03Task's; in a bare array
 // they point below "/configs".
 func UnmarshalREST03ListPushConfigs(b []byte) ([]a2a.TaskPushNotificationConfig, error) {
-	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
-		b = append(append([]byte(`{"configs":`), t...), '}')
-	}
+	b = wrapArray(b, "configs")
 	configs := []a2a.TaskPushNotificationConfig{}
 	d := newDecoder03(b)
 	defer d.release()
@@ -811,6 +809,26 @@ func UnmarshalREST03ListPushConfigs(b []byte) ([]a2a.TaskPushNotificationConfig,
 		return nil, err
 	}
 	return configs, nil
+}
+
+// UnmarshalREST03ListTasksResponse decodes the body of GET /v1/tasks (A2A
+// 0.3.0 §3.5.6 "tasks/list", REST only): {"tasks": […], "nextPageToken",
+// "pageSize", "totalSize"} (what a2a-go v2 and a2abridge write), or the
+// bare array of tasks the spec's table shows. Errors as
+// UnmarshalREST03Task's; in a bare array they point below "/tasks".
+func UnmarshalREST03ListTasksResponse(b []byte) (a2a.ListTasksResult, error) {
+	b = wrapArray(b, "tasks")
+	d := newDecoder03(b)
+	defer d.release()
+	return d.listTasksResponse(b)
+}
+
+// wrapArray returns b, or {"name": b} when b is a JSON array.
+func wrapArray(b []byte, name string) []byte {
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		return append(append([]byte(`{"`+name+`":`), t...), '}')
+	}
+	return b
 }
 
 var rest03ErrorFields = newFields("error", "code", "message", "data")

@@ -363,6 +363,15 @@ func TestREST03ResponsesRoundTrip(t *testing.T) {
 	if got, err := UnmarshalREST03ListPushConfigs([]byte(bare)); err != nil || len(got) != 1 || got[0].TaskID != "t1" || got[0].PushNotificationConfig.ID != "p1" {
 		t.Errorf("bare list: %+v %v", got, err)
 	}
+	list := a2a.ListTasksResult{Tasks: []a2a.Task{*task}, NextPageToken: "n", PageSize: 1, TotalSize: 2}
+	b, _ = AppendREST03ListTasksResponse(nil, &list, true)
+	if got, err := UnmarshalREST03ListTasksResponse(b); err != nil || !cmp.Equal(list, got, eventOpts) {
+		t.Errorf("task list: %+v %v", got, err)
+	}
+	b, _ = AppendREST03Event([]byte("["), task)
+	if got, err := UnmarshalREST03ListTasksResponse(append(b, ']')); err != nil || len(got.Tasks) != 1 || got.Tasks[0].ID != "t1" {
+		t.Errorf("bare task list: %+v %v", got, err)
+	}
 	if got, err := UnmarshalREST03ListPushConfigs([]byte(`{}`)); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("empty list: %#v %v", got, err)
 	}

@@ -79,9 +79,14 @@ var listTasksResponseFields = newFields("tasks", "nextPageToken", "pageSize", "t
 
 // UnmarshalListTasksResponse decodes a ListTasksResponse (A2A 1.0 §3.1.4).
 func UnmarshalListTasksResponse(b []byte) (a2a.ListTasksResult, error) {
-	r := a2a.ListTasksResult{Tasks: []a2a.Task{}}
 	d := newDecoder(b, "", false)
 	defer d.release()
+	return d.listTasksResponse(b)
+}
+
+// listTasksResponse reads the document b, a ListTasksResponse.
+func (d *decoder) listTasksResponse(b []byte) (a2a.ListTasksResult, error) {
+	r := a2a.ListTasksResult{Tasks: []a2a.Task{}}
 	err := d.document(b, false, func() error {
 		_, err := d.object(listTasksResponseFields, func(name string) error {
 			var err error
