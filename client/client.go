@@ -1,5 +1,6 @@
 // Package client calls A2A agents: A2A 1.0 over JSON-RPC and HTTP+JSON
-// (A2A 1.0 §9, §11) and A2A 0.3.0 over JSON-RPC, with SSE streams. It finds
+// (A2A 1.0 §9, §11) and A2A 0.3.0 over JSON-RPC and HTTP+JSON (the /v1/…
+// paths, A2A 0.3.0 §3.2.3), with SSE streams. It finds
 // the agent from a base URL or card URL (a 0.3, 1.0 or union card), picks
 // the interface to call from the card (1.0 first; see SelectInterface),
 // and offers every operation under its A2A 1.0 name; streams are
@@ -14,6 +15,7 @@
 //
 // Errors: the agent's A2A errors are *a2a.Error whatever the binding
 // (JSON-RPC error objects of either version, HTTP+JSON google.rpc.Status
+// bodies and, over 0.3, the JSON-RPC error members of 0.3 HTTP+JSON error
 // bodies; errors.Is(err, a2a.ErrTaskNotFound) works); other HTTP-level
 // failures are *HTTPError; malformed answers are *ProtocolError; network
 // failures are returned as the net/http client reports them.
@@ -49,12 +51,14 @@ type Options struct {
 	// when offered, else 0.3), a2a.Version03 or a2a.Version10.
 	Protocol string
 	// Binding forces the protocol binding: "" (the card's preference),
-	// a2a.TransportJSONRPC or a2a.TransportHTTPJSON (1.0 only).
+	// a2a.TransportJSONRPC or a2a.TransportHTTPJSON ("REST" is accepted
+	// for it), in either protocol version.
 	Binding string
 	// ShouldRetry, if set, decides whether err (from attempt 1, 2, …) is
 	// retried, replacing the default rule (DefaultShouldRetry). method is
 	// the operation's name as sent: the JSON-RPC method (message/send in
-	// 0.3, SendMessage in 1.0; HTTP+JSON calls use the 1.0 names), or
+	// 0.3, SendMessage in 1.0; HTTP+JSON calls of either version use the
+	// 1.0 names), or
 	// "agent-card" for the card fetch. Headers gets the same name.
 	ShouldRetry func(method string, attempt int, err error) bool
 	// RetrySend makes SendMessage (and opening SendStreamingMessage) retryable
@@ -125,8 +129,9 @@ func hostOf(raw string) string {
 // New returns a Client for card. It calls the interface SelectInterface
 // picks with Options.Protocol and Options.Binding: A2A 1.0 (JSON-RPC or
 // HTTP+JSON, in the card's order) when the card offers it, else A2A 0.3
-// JSON-RPC. A card without such an interface, or without the one forced,
-// is an error naming what the card offers.
+// (JSON-RPC or HTTP+JSON, the card's preferredTransport first). A card
+// without such an interface, or without the one forced, is an error naming
+// what the card offers.
 func New(card a2a.AgentCard, opts Options) (*Client, error) {
 	return newClient(card, opts, "")
 }

@@ -16,19 +16,33 @@ import (
 )
 
 // The operations, each under its A2A 1.0 name (A2A 1.0 §3.1), with the
-// A2A 0.3.0 JSON-RPC method it is over a 0.3 interface (§7). Over A2A 1.0
-// every request carries A2A-Version: 1.0; the tenant of a call is its
-// params' Tenant, or the interface's when that is empty (A2A 1.0 §3.1,
-// §11.3: the "tenant" member over JSON-RPC, the first path segment over
-// HTTP+JSON); A2A 0.3 has no tenants.
+// A2A 0.3.0 JSON-RPC method it is over a 0.3 JSON-RPC interface (§7).
+// Over HTTP+JSON the paths are those of A2A 1.0 §11.3, below /v1 over A2A
+// 0.3 (A2A 0.3.0 §3.2.3, the bodies then the JSON of the 0.3 proto). Over
+// A2A 1.0 every request carries A2A-Version: 1.0; the tenant of a call is
+// its params' Tenant, or the interface's when that is empty (A2A 1.0
+// §3.1, §11.3: the "tenant" member over JSON-RPC, the first path segment
+// over HTTP+JSON); A2A 0.3 has no tenants, and Tenant is not sent.
 
 // ErrNotInProtocol is returned (wrapped) by an operation that the
 // protocol version the client speaks does not define: ListTasks over
 // A2A 0.3.
 var ErrNotInProtocol = errors.New("a2a client: the operation is not part of the protocol version spoken")
 
-// tenant returns the tenant of a call whose params name t.
+// rpc03 reports whether the client speaks A2A 0.3 over JSON-RPC, whose
+// calls are the 0.3 methods; the other interfaces take the 1.0 names and
+// HTTP+JSON paths.
+func (c *Client) rpc03() bool { return !c.v10 && !c.rest }
+
+// rest03 reports whether the client speaks A2A 0.3 over HTTP+JSON.
+func (c *Client) rest03() bool { return !c.v10 && c.rest }
+
+// tenant returns the tenant of a call whose params name t ("" over A2A
+// 0.3).
 func (c *Client) tenant(t string) string {
+	if !c.v10 {
+		return ""
+	}
 	if t != "" {
 		return t
 	}
@@ -60,7 +74,7 @@ func (c *Client) sendCall(p *a2a.MessageSendParams, stream bool) (call, error) {
 	}
 	cl := call{retry: c.sendRetryable(), verb: http.MethodPost}
 	var err error
-	if !c.v10 {
+	if c.rpc03() {
 		cl.method = pick(stream, "message/send", "message/stream")
 		cl.params, err = v03.EncodeMessageSendParams(p)
 		return cl, err
@@ -70,7 +84,11 @@ func (c *Client) sendCall(p *a2a.MessageSendParams, stream bool) (call, error) {
 	q := *p
 	cl.tenant = c.tenant(q.Tenant)
 	q.Tenant = c.bodyTenant(cl.tenant)
-	cl.params, err = v10.AppendSendMessageRequest(nil, &q)
+	if c.rest03() {
+		cl.params, err = v10.AppendREST03SendMessageRequest(nil, &q)
+	} else {
+		cl.params, err = v10.AppendSendMessageRequest(nil, &q)
+	}
 	return cl, err
 }
 
@@ -98,9 +116,12 @@ func (c *Client) SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.
 		return nil, err
 	}
 	var ev a2a.Event
-	if c.v10 {
+	switch {
+	case c.v10:
 		ev, err = v10.UnmarshalSendMessageResponse(raw)
-	} else {
+	case c.rest:
+		ev, err = v10.UnmarshalREST03SendMessageResponse(raw)
+	default:
 		ev, err = v03.UnmarshalEvent(raw)
 	}
 	if err != nil {
@@ -115,8 +136,12 @@ func (c *Client) SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.
 
 // decodeTask decodes a Task result of method.
 func (c *Client) decodeTask(method string, raw jsontext.Value) (*a2a.Task, error) {
-	if c.v10 {
-		t, err := v10.UnmarshalTask(raw)
+	if !c.rpc03() {
+		unmarshal := v10.UnmarshalTask
+		if c.rest03() {
+			unmarshal = v10.UnmarshalREST03Task
+		}
+		t, err := unmarshal(raw)
 		if err != nil {
 			return nil, protocolError(method, "invalid Task in result", err)
 		}
@@ -134,12 +159,12 @@ func (c *Client) decodeTask(method string, raw jsontext.Value) (*a2a.Task, error
 }
 
 // GetTask reads a task (A2A 1.0 §3.1.3 GetTask, GET /tasks/{id}; A2A 0.3.0
-// §7.3 tasks/get), with at most p.HistoryLength messages of history when
-// set; retried when safe.
+// §7.3 tasks/get, GET /v1/tasks/{id}), with at most p.HistoryLength
+// messages of history when set; retried when safe.
 func (c *Client) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task, error) {
 	cl := &call{method: "tasks/get", retry: true}
 	var err error
-	if c.v10 {
+	if !c.rpc03() {
 		cl.method, cl.verb, cl.path, cl.tenant = "GetTask", http.MethodGet, taskPath(p.ID), c.tenant(p.Tenant)
 		cl.query = v10.GetTaskQuery(&p)
 		p.Tenant = c.bodyTenant(cl.tenant)
@@ -171,11 +196,13 @@ func (c *Client) rpcParams(b []byte, err error) ([]byte, error) {
 // p.Status and p.StatusTimestampAfter; p.PageSize tasks a page (1 to 100;
 // nil: the server's default, 50) from p.PageToken (the previous result's
 // NextPageToken, "" for the first page; "" in a result means the last
-// page). Retried when safe. A2A 0.3 has no ListTasks: over a 0.3
-// interface it returns ErrNotInProtocol without calling the agent.
+// page). Retried when safe. A2A 0.3 has ListTasks over HTTP+JSON only
+// (A2A 0.3.0 §3.5.6, GET /v1/tasks; the state filter is sent by its 1.0
+// name): over a 0.3 JSON-RPC interface it returns ErrNotInProtocol
+// without calling the agent.
 func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.ListTasksResult, error) {
-	if !c.v10 {
-		return nil, fmt.Errorf("%w: ListTasks is an A2A 1.0 operation, and the client speaks A2A 0.3 to agent %q (%s)", ErrNotInProtocol, c.card.Name, c.iface.URL)
+	if c.rpc03() {
+		return nil, fmt.Errorf("%w: ListTasks is an operation of A2A 1.0 and of A2A 0.3 over HTTP+JSON, and the client speaks A2A 0.3 JSON-RPC to agent %q (%s)", ErrNotInProtocol, c.card.Name, c.iface.URL)
 	}
 	cl := &call{method: "ListTasks", retry: true, verb: http.MethodGet, path: "/tasks", tenant: c.tenant(p.Tenant)}
 	cl.query = v10.ListTasksQuery(&p)
@@ -189,7 +216,11 @@ func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.Lis
 	if err != nil {
 		return nil, err
 	}
-	r, err := v10.UnmarshalListTasksResponse(raw)
+	unmarshal := v10.UnmarshalListTasksResponse
+	if c.rest03() {
+		unmarshal = v10.UnmarshalREST03ListTasksResponse
+	}
+	r, err := unmarshal(raw)
 	if err != nil {
 		return nil, protocolError(cl.method, "invalid result", err)
 	}
@@ -197,8 +228,9 @@ func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.Lis
 }
 
 // CancelTask asks the agent to cancel a task (A2A 1.0 §3.1.5 CancelTask,
-// POST /tasks/{id}:cancel; A2A 0.3.0 §7.4 tasks/cancel) and returns the
-// task as it is then. Not retried.
+// POST /tasks/{id}:cancel; A2A 0.3.0 §7.4 tasks/cancel, POST
+// /v1/tasks/{id}:cancel, whose request has no metadata: p.Metadata is not
+// sent there) and returns the task as it is then. Not retried.
 func (c *Client) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task, error) {
 	cl, err := c.taskIDCall(&p, "tasks/cancel", "CancelTask", ":cancel", false)
 	if err != nil {
@@ -213,18 +245,18 @@ func (c *Client) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task,
 
 // taskIDCall is the call of CancelTask or SubscribeToTask (subscribe
 // true): over HTTP+JSON, POST /tasks/{id}{action} with no body unless
-// there is metadata (the official 1.x clients send none).
+// there is metadata over A2A 1.0 (the official clients send none).
 func (c *Client) taskIDCall(p *a2a.TaskIDParams, method03, method10, action string, subscribe bool) (call, error) {
 	cl := call{method: method03, retry: subscribe}
 	var err error
-	if !c.v10 {
+	if c.rpc03() {
 		cl.params, err = v03.EncodeTaskIDParams(p)
 		return cl, err
 	}
 	cl.method, cl.verb, cl.path, cl.tenant = method10, http.MethodPost, taskPath(p.ID)+action, c.tenant(p.Tenant)
 	q := *p
 	q.Tenant = c.bodyTenant(cl.tenant)
-	if c.rest && len(q.Metadata) == 0 {
+	if c.rest03() || c.rest && len(q.Metadata) == 0 {
 		return cl, nil
 	}
 	if subscribe {
@@ -238,17 +270,23 @@ func (c *Client) taskIDCall(p *a2a.TaskIDParams, method03, method10, action stri
 // CreateTaskPushNotificationConfig asks the agent to send the task's
 // updates to a webhook (A2A 1.0 §3.1.7 CreateTaskPushNotificationConfig,
 // POST /tasks/{id}/pushNotificationConfigs; A2A 0.3.0 §7.5
-// tasks/pushNotificationConfig/set) and returns the config as stored
-// (with the id the server chose when cfg has none). Not retried.
+// tasks/pushNotificationConfig/set, POST /v1/tasks/{id}/pushNotificationConfigs
+// with the whole CreateTaskPushNotificationConfigRequest) and returns the
+// config as stored (with the id the server chose when cfg has none). Not
+// retried.
 func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, cfg a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
 	cl := &call{method: "tasks/pushNotificationConfig/set"}
 	var err error
-	if c.v10 {
+	switch {
+	case c.rest03():
+		cl.method, cl.verb, cl.path = "CreateTaskPushNotificationConfig", http.MethodPost, pushPath(cfg.TaskID)
+		cl.params, err = v10.AppendREST03CreatePushConfigRequest(nil, &cfg)
+	case c.v10:
 		cl.method, cl.verb, cl.path, cl.tenant = "CreateTaskPushNotificationConfig", http.MethodPost, pushPath(cfg.TaskID), c.tenant(cfg.Tenant)
 		q := cfg
 		q.Tenant = c.bodyTenant(cl.tenant)
 		cl.params, err = v10.AppendTaskPushNotificationConfig(nil, &q)
-	} else {
+	default:
 		cl.params, err = v03.MarshalTaskPushNotificationConfig(&cfg)
 	}
 	if err != nil {
@@ -264,9 +302,12 @@ func (c *Client) pushConfigCall(ctx context.Context, cl *call) (*a2a.TaskPushNot
 		return nil, err
 	}
 	var out a2a.TaskPushNotificationConfig
-	if c.v10 {
+	switch {
+	case c.v10:
 		out, err = v10.UnmarshalTaskPushNotificationConfig(raw)
-	} else {
+	case c.rest:
+		out, err = v10.UnmarshalREST03PushConfig(raw)
+	default:
 		out, err = v03.UnmarshalTaskPushNotificationConfig(raw)
 	}
 	if err != nil {
@@ -278,12 +319,14 @@ func (c *Client) pushConfigCall(ctx context.Context, cl *call) (*a2a.TaskPushNot
 // GetTaskPushNotificationConfig reads one push notification config of a
 // task (A2A 1.0 §3.1.8 GetTaskPushNotificationConfig, GET
 // /tasks/{id}/pushNotificationConfigs/{configId}; A2A 0.3.0 §7.6
-// tasks/pushNotificationConfig/get). An empty PushNotificationConfigID
-// asks for the task's first config (over 1.0, which requires the id: the
-// first that ListTaskPushNotificationConfigs returns; a task without one
-// is then a2a.ErrTaskNotFound). Retried when safe.
+// tasks/pushNotificationConfig/get, GET
+// /v1/tasks/{id}/pushNotificationConfigs/{configId}). An empty
+// PushNotificationConfigID asks for the task's first config (over
+// HTTP+JSON and 1.0, which require the id: the first that
+// ListTaskPushNotificationConfigs returns; a task without one is then
+// a2a.ErrTaskNotFound). Retried when safe.
 func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
-	if !c.v10 {
+	if c.rpc03() {
 		params, err := v03.EncodeTaskPushConfigParams(&p)
 		if err != nil {
 			return nil, err
@@ -312,8 +355,8 @@ func (c *Client) firstPushConfig(ctx context.Context, p a2a.GetTaskPushNotificat
 	return &cfgs[0], nil
 }
 
-// pushConfigIDCall is the 1.0 call of Get or
-// DeleteTaskPushNotificationConfig.
+// pushConfigIDCall is the call of Get or DeleteTaskPushNotificationConfig
+// over A2A 1.0 or HTTP+JSON.
 func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigParams, method, verb string) (*call, error) {
 	cl := &call{method: method, verb: verb, tenant: c.tenant(p.Tenant), retry: verb == http.MethodGet, void: verb == http.MethodDelete,
 		path: pushPath(p.ID) + "/" + url.PathEscape(p.PushNotificationConfigID)}
@@ -329,13 +372,17 @@ func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigParams, me
 // /tasks/{id}/pushNotificationConfigs; A2A 0.3.0 §7.7
 // tasks/pushNotificationConfig/list) and returns them with the next
 // page's token ("" on the last page; always "" over 0.3, which does not
-// page: PageSize and PageToken are not sent). Retried when safe.
+// page: PageSize and PageToken are not sent; GET
+// /v1/tasks/{id}/pushNotificationConfigs over 0.3 HTTP+JSON). Retried when
+// safe.
 func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsParams) ([]a2a.TaskPushNotificationConfig, string, error) {
 	cl := &call{method: "tasks/pushNotificationConfig/list", retry: true}
 	var err error
-	if c.v10 {
+	if !c.rpc03() {
 		cl.method, cl.verb, cl.path, cl.tenant = "ListTaskPushNotificationConfigs", http.MethodGet, pushPath(p.TaskID), c.tenant(p.Tenant)
-		cl.query = v10.ListPushConfigsQuery(&p)
+		if c.v10 {
+			cl.query = v10.ListPushConfigsQuery(&p)
+		}
 		p.Tenant = c.bodyTenant(cl.tenant)
 		cl.params, err = c.rpcParams(v10.AppendListTaskPushNotificationConfigsRequest(nil, &p))
 	} else {
@@ -350,9 +397,12 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.List
 	}
 	var out []a2a.TaskPushNotificationConfig
 	next := ""
-	if c.v10 {
+	switch {
+	case c.v10:
 		out, next, err = v10.UnmarshalListTaskPushNotificationConfigsResponse(raw)
-	} else {
+	case c.rest:
+		out, err = v10.UnmarshalREST03ListPushConfigs(raw)
+	default:
 		out, err = v03.UnmarshalTaskPushNotificationConfigs(raw)
 	}
 	if err != nil {
@@ -364,12 +414,13 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.List
 // DeleteTaskPushNotificationConfig removes a push notification config of
 // a task (A2A 1.0 §3.1.10 DeleteTaskPushNotificationConfig, DELETE
 // /tasks/{id}/pushNotificationConfigs/{configId}; A2A 0.3.0 §7.8
-// tasks/pushNotificationConfig/delete). Not retried.
+// tasks/pushNotificationConfig/delete, DELETE
+// /v1/tasks/{id}/pushNotificationConfigs/{configId}). Not retried.
 func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
 	gp := a2a.GetTaskPushNotificationConfigParams(p)
 	var cl *call
 	var err error
-	if c.v10 {
+	if !c.rpc03() {
 		cl, err = c.pushConfigIDCall(&gp, "DeleteTaskPushNotificationConfig", http.MethodDelete)
 	} else {
 		cl = &call{method: "tasks/pushNotificationConfig/delete", void: true}
@@ -384,11 +435,14 @@ func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.Del
 
 // GetExtendedAgentCard returns the card the agent shows to authenticated
 // callers (A2A 1.0 §3.1.11 GetExtendedAgentCard, GET /extendedAgentCard;
-// A2A 0.3.0 §7.10 agent/getAuthenticatedExtendedCard); retried when safe.
-// Over 1.0 the tenant is the interface's.
+// A2A 0.3.0 §7.10 agent/getAuthenticatedExtendedCard, GET /v1/card);
+// retried when safe. Over 1.0 the tenant is the interface's.
 func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
 	cl := &call{method: "agent/getAuthenticatedExtendedCard", retry: true}
-	if c.v10 {
+	switch {
+	case c.rest03():
+		cl.method, cl.verb, cl.path = "GetExtendedAgentCard", http.MethodGet, "/card"
+	case c.v10:
 		cl.method, cl.verb, cl.path, cl.tenant = "GetExtendedAgentCard", http.MethodGet, "/extendedAgentCard", c.iface.Tenant
 		params, err := c.rpcParams(v10.AppendGetExtendedAgentCardRequest(nil, c.bodyTenant(cl.tenant)))
 		if err != nil {

@@ -56,9 +56,6 @@ func checkChoice(o *Options) (protocol, binding string, err error) {
 			return "", "", fmt.Errorf("a2a client: Options.Binding %q: want %q or %q", o.Binding, a2a.TransportJSONRPC, a2a.TransportHTTPJSON)
 		}
 	}
-	if protocol == a2a.Version03 && binding == a2a.TransportHTTPJSON {
-		return "", "", fmt.Errorf("a2a client: A2A 0.3 is spoken over JSON-RPC only by this client, not %s", binding)
-	}
 	return protocol, binding, nil
 }
 
@@ -104,12 +101,10 @@ func bindingOf(b string) string {
 // the list lacks (a union card's url is usually among them).
 func cardInterfaces(card *a2a.AgentCard) []a2a.AgentInterface {
 	out := v10.SupportedInterfaces(card)
-	if len(card.SupportedInterfaces) == 0 || card.URL == "" {
+	if len(card.SupportedInterfaces) == 0 {
 		return out
 	}
-	c03 := *card
-	c03.SupportedInterfaces = nil
-	for _, it := range v10.SupportedInterfaces(&c03) {
+	for _, it := range interfaces03(card) {
 		dup := false
 		for _, have := range out {
 			if have.URL == it.URL && strings.EqualFold(have.Transport, it.Transport) && versionOf(have.ProtocolVersion) == versionOf(it.ProtocolVersion) {
@@ -133,8 +128,10 @@ func absoluteHTTP(u string) bool {
 // SelectInterface picks the interface a Client for card calls: A2A 1.0
 // when the card offers it (an interface whose protocolVersion has major
 // version 1), else 0.3; within the version, the first of the card's
-// interfaces (in its order of preference) whose binding the client speaks
-// (JSON-RPC for 0.3; JSON-RPC or HTTP+JSON for 1.0) at an absolute http(s)
+// interfaces in its order of preference (for 1.0 the supportedInterfaces
+// order, A2A 1.0 §4.4.6; for 0.3 the url with its preferredTransport, then
+// the additionalInterfaces, A2A 0.3.0 §5.6) whose binding the client
+// speaks (JSON-RPC or HTTP+JSON, in either version) at an absolute http(s)
 // URL. protocol ("" | "0.3" | "1.0") and binding ("" | a2a.TransportJSONRPC
 // | a2a.TransportHTTPJSON) force the choice. It fails, naming what the card
 // offers, when no interface fits.
@@ -149,12 +146,13 @@ func SelectInterface(card *a2a.AgentCard, protocol, binding string) (Interface, 
 		if protocol != "" && protocol != version {
 			continue
 		}
-		for _, it := range all {
+		candidates := all
+		if version == a2a.Version03 {
+			candidates = append(interfaces03(card), all...)
+		}
+		for _, it := range candidates {
 			v, b := versionOf(it.ProtocolVersion), bindingOf(it.Transport)
 			if v != version || b == "" || (binding != "" && b != binding) || !absoluteHTTP(it.URL) {
-				continue
-			}
-			if v == a2a.Version03 && b != a2a.TransportJSONRPC {
 				continue
 			}
 			return Interface{URL: it.URL, Binding: b, ProtocolVersion: v, CardVersion: it.ProtocolVersion, Tenant: it.Tenant}, nil
@@ -163,10 +161,23 @@ func SelectInterface(card *a2a.AgentCard, protocol, binding string) (Interface, 
 	return Interface{}, noInterfaceError(card, all, protocol, binding)
 }
 
+// interfaces03 lists the interfaces of the card's A2A 0.3 members (url
+// and preferredTransport first, then additionalInterfaces), which say the
+// 0.3 preference even when supportedInterfaces lists them in another
+// order; none when the card has no 0.3 url.
+func interfaces03(card *a2a.AgentCard) []a2a.AgentInterface {
+	if card.URL == "" {
+		return nil
+	}
+	c03 := *card
+	c03.SupportedInterfaces = nil
+	return v10.SupportedInterfaces(&c03)
+}
+
 // noInterfaceError says that the card offers no interface that fits, and
 // what it offers.
 func noInterfaceError(card *a2a.AgentCard, all []a2a.AgentInterface, protocol, binding string) error {
-	want := "an interface this client speaks (A2A 1.0 JSON-RPC or HTTP+JSON, A2A 0.3 JSON-RPC, at an http(s) URL)"
+	want := "an interface this client speaks (A2A 1.0 or 0.3, JSON-RPC or HTTP+JSON, at an http(s) URL)"
 	if protocol != "" || binding != "" {
 		want = strings.TrimSpace(fmt.Sprintf("an A2A %s %s interface", orAny(protocol, "1.0 or 0.3"), orAny(binding, "JSON-RPC or HTTP+JSON")))
 	}

@@ -40,6 +40,18 @@ const (
  "supportedInterfaces":[{"url":"grpc://h:1","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"/relative","protocolBinding":"JSONRPC","protocolVersion":"1.0"},
   {"url":"http://h/t","protocolBinding":"jsonrpc","protocolVersion":"1.0.1","tenant":"acme"},{"url":"http://h/r","protocolBinding":"HTTP+JSON","protocolVersion":"v1"},
   {"url":"http://h/two","protocolBinding":"JSONRPC","protocolVersion":"2.0"}]}`
+	// Ours with the 0.3 HTTP+JSON interface: in additionalInterfaces after
+	// the preferred JSON-RPC url, and last in supportedInterfaces.
+	ours03rest = `{"protocolVersion":"0.3.0","name":"echo","description":"d","url":"http://h/a2a/echo","preferredTransport":"JSONRPC",
+ "additionalInterfaces":[{"url":"http://h/a2a/echo","transport":"JSONRPC"},{"url":"http://h/a2a/echo","transport":"HTTP+JSON"}],"version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[],
+ "supportedInterfaces":[{"url":"http://h/a2a/echo","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"http://h/a2a/echo","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},{"url":"http://h/a2a/echo","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]}`
+	// a2a-go v2's compat card with --compat's 0.3 HTTP+JSON interface.
+	cardA2AGoCompatREST = `{"supportedInterfaces":[{"url":"http://h/v1","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"http://h/v0","protocolBinding":"JSONRPC","protocolVersion":"0.3"},{"url":"http://h/v0","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}],
+ "url":"http://h/v0","protocolVersion":"0.3","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"http://h/v0","transport":"HTTP+JSON"}],"capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"description":"d","name":"echo","skills":[],"version":"1"}`
+	// A card whose only usable interface is a 0.3 HTTP+JSON entry of
+	// supportedInterfaces.
+	cardSI03REST = `{"name":"s","description":"d","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[],
+ "supportedInterfaces":[{"url":"http://h/g","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"http://h/r03","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]}`
 	cardGRPC = `{"name":"g","description":"d","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[],
  "supportedInterfaces":[{"url":"http://h/g","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`
 )
@@ -63,9 +75,16 @@ func TestSelectInterface(t *testing.T) {
 		{"ours", ours, "", "", "A2A 1.0 JSONRPC at http://h/a2a/echo"},
 		{"ours 0.3", ours, "0.3", "", "A2A 0.3 JSONRPC at http://h/a2a/echo"},
 		{"ours rest", ours, "", a2a.TransportHTTPJSON, "A2A 1.0 HTTP+JSON at http://h/a2a/echo"},
-		{"0.3 only: JSON-RPC though not preferred", card03, "", "", "A2A 0.3 JSONRPC at http://h/rpc"},
-		{"0.3 only, forced rest", card03, "", "HTTP+JSON", "error: A2A 1.0 or 0.3 HTTP+JSON|HTTP+JSON 0.3 at \"http://h/rest\""},
+		{"0.3 only: the preferred HTTP+JSON", card03, "", "", "A2A 0.3 HTTP+JSON at http://h/rest"},
+		{"0.3 only, forced rest", card03, "", "rest", "A2A 0.3 HTTP+JSON at http://h/rest"},
+		{"0.3 only, forced JSON-RPC", card03, "0.3", a2a.TransportJSONRPC, "A2A 0.3 JSONRPC at http://h/rpc"},
+		{"ours 0.3 rest", ours03rest, "0.3", "rest", "A2A 0.3 HTTP+JSON at http://h/a2a/echo"},
+		{"ours 0.3: preferred JSON-RPC though listed last", ours03rest, "0.3", "", "A2A 0.3 JSONRPC at http://h/a2a/echo"},
+		{"ours, rest: 1.0 wins", ours03rest, "", "rest", "A2A 1.0 HTTP+JSON at http://h/a2a/echo"},
+		{"a2a-go compat 0.3 rest", cardA2AGoCompatREST, "0.3", "rest", "A2A 0.3 HTTP+JSON at http://h/v0"},
+		{"supportedInterfaces only, 0.3 rest", cardSI03REST, "", "", "A2A 0.3 HTTP+JSON at http://h/r03"},
 		{"0.3 only, forced 1.0", card03, "1.0", "", "error: A2A 1.0 JSON-RPC or HTTP+JSON"},
+		{"1.0 JSON-RPC only, forced rest", cardA2AGoCompat, "", "rest", "error: A2A 1.0 or 0.3 HTTP+JSON|JSONRPC 0.3 at \"http://h/v0\""},
 		{"odd versions and tenant", cardOdd, "", "", "A2A 1.0 JSONRPC at http://h/t (tenant acme)"},
 		{"odd, rest", cardOdd, "", "rest", "A2A 1.0 HTTP+JSON at http://h/r"},
 		{"gRPC only", cardGRPC, "", "", "error: offers no interface this client speaks|GRPC 1.0 at \"http://h/g\""},

@@ -146,12 +146,21 @@ func (c *Client) frame(cl *call, reqID int64, ev *sse.Event) (a2a.Event, []byte,
 
 // restFrame decodes an HTTP+JSON stream event: a StreamResponse, or an
 // error as a google.rpc.Status ({"error": …}, with or without "event:
-// error"; A2A 1.0 §11.7).
+// error"; A2A 1.0 §11.7) or, over A2A 0.3, as the JSON-RPC error members
+// in an event named "error" (@a2a-js/sdk; v10.ParseREST03Error).
 func (c *Client) restFrame(cl *call, ev *sse.Event) (a2a.Event, []byte, error) {
+	unmarshal := v10.UnmarshalStreamResponse
+	if !c.v10 {
+		unmarshal = v10.UnmarshalREST03StreamResponse
+		if ev.Event == "error" {
+			e, _ := v10.ParseREST03Error(0, ev.Data)
+			return nil, nil, e
+		}
+	}
 	if ev.Event == "error" {
 		return nil, nil, v10.UnmarshalRESTError(0, ev.Data)
 	}
-	e, err := v10.UnmarshalStreamResponse(ev.Data)
+	e, err := unmarshal(ev.Data)
 	var se *v10.StreamError
 	if errors.As(err, &se) {
 		return nil, nil, se.Err

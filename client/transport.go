@@ -92,14 +92,21 @@ func (c *Client) rpcRequest(ctx context.Context, cl *call, id int64) (*http.Requ
 	return req, nil
 }
 
-// restRequest builds an HTTP+JSON request (A2A 1.0 §11.3): the interface
-// URL, then /{tenant} when there is one, then the operation's path.
+// restPrefix03 is the path prefix of every request of the A2A 0.3
+// HTTP+JSON binding (A2A 0.3.0 §3.2.3: /v1/message:send, …).
+const restPrefix03 = "/v1"
+
+// restRequest builds an HTTP+JSON request: the interface URL, then
+// /{tenant} when there is one (A2A 1.0 §11.3) or, over A2A 0.3, /v1 (A2A
+// 0.3.0 §3.2.3), then the operation's path.
 func (c *Client) restRequest(ctx context.Context, cl *call) (*http.Request, error) {
 	if strings.Contains(cl.path, "//") || strings.HasSuffix(cl.path, "/") || strings.Contains(cl.path, "/:") {
 		return nil, fmt.Errorf("a2a client: %s: a task or config id is empty (HTTP+JSON path %q)", cl.method, cl.path)
 	}
 	u := strings.TrimRight(c.iface.URL, "/")
-	if cl.tenant != "" {
+	if !c.v10 {
+		u += restPrefix03
+	} else if cl.tenant != "" {
 		u += "/" + url.PathEscape(cl.tenant)
 	}
 	u += cl.path
@@ -228,7 +235,7 @@ func (c *Client) checkResponse(resp *http.Response, want string) error {
 		return e
 	}
 	if c.rest {
-		return restError(e, b)
+		return c.restError(e, b)
 	}
 	// A JSON-RPC error sent as JSON where a stream was expected is still
 	// the server's answer; some servers answer JSON-RPC errors with 4xx/5xx:
@@ -243,11 +250,16 @@ func (c *Client) checkResponse(resp *http.Response, want string) error {
 }
 
 // restError is the error of an HTTP+JSON answer e whose body is b: the
-// server's A2A error when b is a google.rpc.Status (A2A 1.0 §11.6), which
-// is also e when the status says to try again later (429, 503), so that
-// retries apply; else e.
-func restError(e *HTTPError, b []byte) error {
-	ae, ok := v10.ParseRESTError(e.StatusCode, b)
+// server's A2A error when b is an error document (A2A 1.0 §11.6: a
+// google.rpc.Status; over A2A 0.3 also the JSON-RPC error members, see
+// v10.ParseREST03Error), which is also e when the status says to try
+// again later (429, 503), so that retries apply; else e.
+func (c *Client) restError(e *HTTPError, b []byte) error {
+	parse := v10.ParseRESTError
+	if !c.v10 {
+		parse = v10.ParseREST03Error
+	}
+	ae, ok := parse(e.StatusCode, b)
 	switch {
 	case !ok:
 		return e

@@ -1,7 +1,7 @@
 package client_test
 
 // Tests of the client over each interface it speaks (A2A 0.3 JSON-RPC,
-// A2A 1.0 JSON-RPC, A2A 1.0 HTTP+JSON) against a2abridge's server, of
+// A2A 1.0 JSON-RPC, A2A 1.0 HTTP+JSON, A2A 0.3 HTTP+JSON) against a2abridge's server, of
 // interface selection, and of error mapping per binding.
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/server"
 )
 
-// interfaces are the three ways the client reaches an a2abridge agent,
+// interfaces are the four ways the client reaches an a2abridge agent,
 // with the start of the request that resubscribes to a broken stream.
 var interfaces = []struct {
 	name    string
@@ -34,6 +34,8 @@ var interfaces = []struct {
 		client.Interface{Binding: a2a.TransportJSONRPC, ProtocolVersion: a2a.Version10, CardVersion: "1.0"}, `"method":"SubscribeToTask"`, "1.0"},
 	{"1.0 HTTP+JSON", client.Options{Binding: a2a.TransportHTTPJSON},
 		client.Interface{Binding: a2a.TransportHTTPJSON, ProtocolVersion: a2a.Version10, CardVersion: "1.0"}, `:subscribe HTTP/1.1`, "1.0"},
+	{"0.3 HTTP+JSON", client.Options{Protocol: a2a.Version03, Binding: "rest"},
+		client.Interface{Binding: a2a.TransportHTTPJSON, ProtocolVersion: a2a.Version03, CardVersion: "0.3"}, `/v1/tasks/`, ""},
 }
 
 // retarget returns card with every interface URL that starts with from
@@ -217,7 +219,7 @@ func listTasks(t *testing.T, ctx context.Context, c *client.Client, version stri
 	}
 	two := 2
 	r, err := c.ListTasks(ctx, a2a.ListTasksParams{ContextID: ctxID, PageSize: &two})
-	if version == a2a.Version03 {
+	if version == a2a.Version03 && c.Interface().Binding == a2a.TransportJSONRPC {
 		if !errors.Is(err, client.ErrNotInProtocol) {
 			t.Fatalf("ListTasks over 0.3: %v", err)
 		}
@@ -348,7 +350,7 @@ func TestForcedChoice(t *testing.T) {
 	t.Parallel()
 	ts := newServer(t)
 	ctx := context.Background()
-	for _, o := range []client.Options{{Protocol: "2.0"}, {Binding: "GRPC"}, {Protocol: "0.3", Binding: a2a.TransportHTTPJSON}} {
+	for _, o := range []client.Options{{Protocol: "2.0"}, {Binding: "GRPC"}, {Protocol: "0.3", Binding: "SOAP"}} {
 		if _, err := client.Dial(ctx, ts.URL, o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
@@ -360,7 +362,11 @@ func TestForcedChoice(t *testing.T) {
 		t.Fatalf("forced 1.0 on a 0.3 card: %v", err)
 	}
 	c, err := client.New(card, client.Options{Binding: "rest"})
-	if err == nil {
-		t.Fatalf("forced REST on a 0.3 card: %+v", c.Interface())
+	if err != nil || c.Interface().Binding != a2a.TransportHTTPJSON || c.Interface().ProtocolVersion != a2a.Version03 {
+		t.Fatalf("forced REST on a 0.3 card: %v", err)
+	}
+	card.AdditionalInterfaces = nil // 0.3 JSON-RPC only
+	if c, err = client.New(card, client.Options{Binding: "rest"}); err == nil || !strings.Contains(err.Error(), "HTTP+JSON") {
+		t.Fatalf("forced REST on a 0.3 JSON-RPC card: %v", err)
 	}
 }
