@@ -51,8 +51,9 @@ type clientEnv struct {
 	intr    *interrupts
 	tgt     *target
 	// spoken is the protocol version of the interface called (a2a.Version03
-	// or a2a.Version10): --json prints that version's wire JSON.
-	spoken string
+	// or a2a.Version10) and binding its binding: --json prints their wire
+	// JSON.
+	spoken, binding string
 }
 
 // ifaceFlags force the interface the client commands call.
@@ -63,7 +64,7 @@ type ifaceFlags struct {
 
 func (f *ifaceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.protocol, "protocol", "", "A2A protocol version to speak: 0.3 or 1.0 (default: 1.0 when the card offers it, else 0.3)")
-	fs.StringVar(&f.binding, "binding", "", "protocol binding: jsonrpc or rest (HTTP+JSON, A2A 1.0 only) (default: the card's preference)")
+	fs.StringVar(&f.binding, "binding", "", "protocol binding: jsonrpc or rest (HTTP+JSON: /message:send, … in A2A 1.0, /v1/message:send, … in A2A 0.3) (default: the card's preference)")
 }
 
 // options checks the flags and returns them as client options.
@@ -81,9 +82,6 @@ func (f *ifaceFlags) options() (protocol, binding string, err error) {
 		binding = a2a.TransportHTTPJSON
 	default:
 		return "", "", usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", f.binding)}
-	}
-	if f.protocol == a2a.Version03 && binding == a2a.TransportHTTPJSON {
-		return "", "", usageError{errors.New("--binding rest needs A2A 1.0: the client speaks 0.3 over JSON-RPC only")}
 	}
 	return f.protocol, binding, nil
 }
@@ -180,7 +178,7 @@ func (e *clientEnv) dial(ctx context.Context, arg string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
-	e.spoken = c.Interface().ProtocolVersion
+	e.spoken, e.binding = c.Interface().ProtocolVersion, c.Interface().Binding
 	return c, nil
 }
 
@@ -189,9 +187,10 @@ URL is the agent's base URL (its card is looked up under
 /.well-known/agent-card.json), its card URL, or the name of a profile of the
 client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
 [::1]) default to http://. The client speaks A2A 1.0 when the card offers it
-(JSON-RPC or HTTP+JSON, in the card's order), else A2A 0.3 JSON-RPC;
---protocol 0.3|1.0 and --binding jsonrpc|rest force the choice. --json prints
-the JSON of the version spoken, as it is on the wire.`
+(JSON-RPC or HTTP+JSON, in the card's order), else A2A 0.3 (JSON-RPC or
+HTTP+JSON, the card's preferredTransport first); --protocol 0.3|1.0 and
+--binding jsonrpc|rest force the choice. --json prints the JSON of the
+version and binding spoken, as it is on the wire.`
 
 func addClientCommands(root *cobra.Command, e *clientEnv) {
 	var verify bool
@@ -240,7 +239,7 @@ verify is an error saying why.
 				return e.stopped(ctx, nil, err)
 			}
 			in, err := client.SelectInterface(&card, o.Protocol, o.Binding)
-			e.spoken = in.ProtocolVersion
+			e.spoken, e.binding = in.ProtocolVersion, in.Binding
 			if perr := e.printCard(&card, &in, err); perr != nil {
 				return perr
 			}
@@ -944,15 +943,16 @@ func (e *clientEnv) listCmd() *cobra.Command {
 	f := &listFlags{}
 	cmd := &cobra.Command{
 		Use:   "list URL",
-		Short: "Call ListTasks (A2A 1.0) and print a page of your tasks",
-		Long: `Call ListTasks (A2A 1.0 §3.1.4) and print one page of the caller's tasks,
+		Short: "Call ListTasks (A2A 1.0; A2A 0.3 over HTTP+JSON) and print a page of your tasks",
+		Long: `Call ListTasks (A2A 1.0 §3.1.4, A2A 0.3.0 §3.5.6) and print one page of the caller's tasks,
 newest first, as a table (id, state, last update, context) followed by the
 next page's token; --page-token continues there. --context and --state filter
 (--state takes completed or TASK_STATE_COMPLETED alike), --page-size is 1 to
 100 (default: the server's, 50), --history-length and --include-artifacts
 shape the tasks. With --json, the ListTasksResponse as received ({"tasks":
 […], "nextPageToken": …, "pageSize": …, "totalSize": …}) on one line.
-A2A 0.3 has no ListTasks: an agent that offers only 0.3 gets an error.
+A2A 0.3 has ListTasks over HTTP+JSON only (GET /v1/tasks): an agent that
+offers only 0.3 JSON-RPC gets an error.
 ` + urlHelp,
 		Example: `  a2abridge list localhost:8080
   a2abridge list http://127.0.0.1:8080/a2a/slow --state working --page-size 10

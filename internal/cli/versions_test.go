@@ -10,7 +10,7 @@ import (
 // version spoken, list, and the card's "calls" line.
 func TestClientVersions(t *testing.T) {
 	ts, _ := testHost(t)
-	for _, bad := range [][]string{{"--protocol", "2.0"}, {"--binding", "grpc"}, {"--protocol", "0.3", "--binding", "rest"}} {
+	for _, bad := range [][]string{{"--protocol", "2.0"}, {"--binding", "grpc"}} {
 		_, errs, code := run(t, "", append([]string{"get", ts.URL, "t"}, bad...)...)
 		if code != ExitUsage || !strings.Contains(errs, bad[len(bad)-2]) {
 			t.Errorf("%v: exit %d %q, want a usage error naming the flag", bad, code, errs)
@@ -80,8 +80,51 @@ func TestClientVersions(t *testing.T) {
 			t.Errorf("list %v: exit %d %q", bad, code, errs)
 		}
 	}
-	_, errs, code := run(t, "", "list", ts.URL, "--protocol", "0.3")
-	if code == ExitOK || !strings.Contains(errs, "ListTasks is an A2A 1.0 operation") {
-		t.Fatalf("list over 0.3: %d %s", code, errs)
+	_, errs, code := run(t, "", "list", ts.URL, "--protocol", "0.3", "--binding", "jsonrpc")
+	if code == ExitOK || !strings.Contains(errs, "ListTasks is an operation of A2A 1.0 and of A2A 0.3 over HTTP+JSON") {
+		t.Fatalf("list over 0.3 JSON-RPC: %d %s", code, errs)
+	}
+}
+
+// TestClientREST03: every client command with --protocol 0.3 --binding
+// rest, its --json the 0.3 proto's JSON as on the /v1/… wire.
+func TestClientREST03(t *testing.T) {
+	ts, _ := testHost(t)
+	flags := []string{"--protocol", "0.3", "--binding", "rest"}
+	cmd := func(args ...string) (string, string, int) { return run(t, "", append(args, flags...)...) }
+	out, _, code := cmd("card", ts.URL, "--human")
+	if code != ExitOK || !strings.Contains(out, "\n  calls      A2A 0.3 HTTP+JSON at "+ts.URL+"/a2a/echo\n") {
+		t.Fatalf("card: %d %s", code, out)
+	}
+	out, errs, code := cmd("send", ts.URL, "hi", "--context", "ctx03", "--json")
+	if code != ExitOK || !strings.HasPrefix(out, `{"task":{"id":`) || !strings.Contains(out, `"content":[{"text":"hi"}]`) || !strings.Contains(out, `"TASK_STATE_COMPLETED"`) {
+		t.Fatalf("send: %d %s %s", code, out, errs)
+	}
+	id := lines(t, out)[0].ID
+	if out, _, code = cmd("get", ts.URL, id, "--json"); code != ExitOK || !strings.HasPrefix(out, `{"id":"`+id+`"`) {
+		t.Fatalf("get: %d %s", code, out)
+	}
+	out, errs, code = cmd("stream", ts.URL, "more", "--context", "ctx03", "--json")
+	if code != ExitOK || !strings.Contains(out, `"result":{"statusUpdate":`) || !strings.Contains(out, `"final":true`) {
+		t.Fatalf("stream: %d %s %s", code, out, errs)
+	}
+	if out, _, code = cmd("resubscribe", ts.URL, id, "--json"); code != ExitOK || !strings.Contains(out, `"TASK_STATE_COMPLETED"`) {
+		t.Fatalf("resubscribe: %d %s", code, out)
+	}
+	if out, errs, code = cmd("list", ts.URL, "--context", "ctx03", "--json"); code != ExitOK || !strings.Contains(out, `{"tasks":[{"id":`) || !strings.Contains(out, `"totalSize":2`) {
+		t.Fatalf("list: %d %s %s", code, out, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", ts.URL, "nope"}, "-32001"},
+		{[]string{"cancel", ts.URL, "nope"}, "-32001"},
+		{[]string{"push", "list", ts.URL, "nope"}, "-32001"},
+		{[]string{"extended-card", ts.URL}, "-32007"},
+	} {
+		if _, errs, code := cmd(tc.args...); code != ExitA2AError || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d %s, want the A2A error %s", tc.args, code, errs, tc.want)
+		}
 	}
 }
