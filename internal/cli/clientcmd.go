@@ -51,9 +51,8 @@ type clientEnv struct {
 	intr    *interrupts
 	tgt     *target
 	// spoken is the protocol version of the interface called (a2a.Version03
-	// or a2a.Version10) and binding its binding: --json prints their wire
-	// JSON.
-	spoken, binding string
+	// or a2a.Version10): --json prints that version's JSON.
+	spoken string
 }
 
 // ifaceFlags force the interface the client commands call.
@@ -178,7 +177,7 @@ func (e *clientEnv) dial(ctx context.Context, arg string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
-	e.spoken, e.binding = c.Interface().ProtocolVersion, c.Interface().Binding
+	e.spoken = c.Interface().ProtocolVersion
 	return c, nil
 }
 
@@ -190,7 +189,9 @@ client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
 (JSON-RPC or HTTP+JSON, in the card's order), else A2A 0.3 (JSON-RPC or
 HTTP+JSON, the card's preferredTransport first); --protocol 0.3|1.0 and
 --binding jsonrpc|rest force the choice. --json prints the JSON of the
-version and binding spoken, as it is on the wire.`
+version spoken: over 1.0 as it is on the wire; over 0.3 the JSON-RPC shapes
+of A2A 0.3.0 (with "kind") whatever the binding (0.3 HTTP+JSON carries the
+same objects as the JSON of the 0.3 proto).`
 
 func addClientCommands(root *cobra.Command, e *clientEnv) {
 	var verify bool
@@ -239,7 +240,7 @@ verify is an error saying why.
 				return e.stopped(ctx, nil, err)
 			}
 			in, err := client.SelectInterface(&card, o.Protocol, o.Binding)
-			e.spoken, e.binding = in.ProtocolVersion, in.Binding
+			e.spoken = in.ProtocolVersion
 			if perr := e.printCard(&card, &in, err); perr != nil {
 				return perr
 			}

@@ -33,28 +33,18 @@ func artifactLabel(a *a2a.Artifact) string {
 	return ""
 }
 
-// wireEvent encodes ev as the version and binding spoken have it on the
-// wire: over 0.3 JSON-RPC the event with its "kind"; over 1.0 and 0.3
-// HTTP+JSON (the 0.3 proto's JSON) the bare Task (GetTask, CancelTask) or,
-// wrapped, the SendMessageResponse or StreamResponse ({"task": …},
+// wireEvent encodes ev as the version spoken has it on the wire: over 0.3
+// the event with its "kind"; over 1.0 the bare Task (GetTask, CancelTask)
+// or, wrapped, the SendMessageResponse or StreamResponse ({"task": …},
 // {"statusUpdate": …}, …).
 func (e *clientEnv) wireEvent(ev a2a.Event, wrapped bool) ([]byte, error) {
 	switch {
-	case e.spoken == a2a.Version10 && wrapped:
+	case e.spoken != a2a.Version10:
+		return v03.MarshalEvent(ev)
+	case wrapped:
 		return v10.AppendStreamResponse(nil, ev)
-	case e.spoken == a2a.Version10:
-		return v10.AppendEvent(nil, ev)
-	case e.rest03() && wrapped:
-		return v10.AppendREST03StreamResponse(nil, ev)
-	case e.rest03():
-		return v10.AppendREST03Event(nil, ev)
 	}
-	return v03.MarshalEvent(ev)
-}
-
-// rest03 reports whether the client speaks A2A 0.3 over HTTP+JSON.
-func (e *clientEnv) rest03() bool {
-	return e.spoken == a2a.Version03 && e.binding == a2a.TransportHTTPJSON
+	return v10.AppendEvent(nil, ev)
 }
 
 // printResult prints a SendMessage (wrapped), GetTask or CancelTask result.
@@ -269,15 +259,11 @@ func cardVersions(c *a2a.AgentCard) []string {
 }
 
 // printTasks prints a ListTasks result: with --json the ListTasksResponse
-// as on the wire (A2A 1.0 §3.1.4; over 0.3 HTTP+JSON in the 0.3 proto's
-// JSON), one line; else a table of the tasks and the next page's token.
+// as on the wire (A2A 1.0 §3.1.4), one line; else a table of the tasks and
+// the next page's token.
 func (e *clientEnv) printTasks(r *a2a.ListTasksResult, includeArtifacts bool) error {
 	if e.jsonOut() {
-		appendList := v10.AppendListTasksResponse
-		if e.rest03() {
-			appendList = v10.AppendREST03ListTasksResponse
-		}
-		b, err := appendList(nil, r, includeArtifacts)
+		b, err := v10.AppendListTasksResponse(nil, r, includeArtifacts)
 		if err != nil {
 			return err
 		}
@@ -312,12 +298,9 @@ func (e *clientEnv) printPush(cs []a2a.TaskPushNotificationConfig) error {
 		if e.jsonOut() {
 			var b []byte
 			var err error
-			switch {
-			case e.spoken == a2a.Version10:
+			if e.spoken == a2a.Version10 {
 				b, err = v10.AppendTaskPushNotificationConfig(nil, &cs[i])
-			case e.rest03():
-				b, err = v10.AppendREST03PushConfig(nil, &cs[i])
-			default:
+			} else {
 				b, err = v03.MarshalTaskPushNotificationConfig(&cs[i])
 			}
 			if err != nil {

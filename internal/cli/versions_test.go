@@ -87,7 +87,7 @@ func TestClientVersions(t *testing.T) {
 }
 
 // TestClientREST03: every client command with --protocol 0.3 --binding
-// rest, its --json the 0.3 proto's JSON as on the /v1/… wire.
+// rest; --json prints the 0.3 objects as over JSON-RPC.
 func TestClientREST03(t *testing.T) {
 	ts, _ := testHost(t)
 	flags := []string{"--protocol", "0.3", "--binding", "rest"}
@@ -97,21 +97,21 @@ func TestClientREST03(t *testing.T) {
 		t.Fatalf("card: %d %s", code, out)
 	}
 	out, errs, code := cmd("send", ts.URL, "hi", "--context", "ctx03", "--json")
-	if code != ExitOK || !strings.HasPrefix(out, `{"task":{"id":`) || !strings.Contains(out, `"content":[{"text":"hi"}]`) || !strings.Contains(out, `"TASK_STATE_COMPLETED"`) {
+	if code != ExitOK || !strings.HasPrefix(out, `{"kind":"task","id":`) || !strings.Contains(out, `"parts":[{"kind":"text","text":"hi"}]`) || !strings.Contains(out, `"state":"completed"`) {
 		t.Fatalf("send: %d %s %s", code, out, errs)
 	}
 	id := lines(t, out)[0].ID
-	if out, _, code = cmd("get", ts.URL, id, "--json"); code != ExitOK || !strings.HasPrefix(out, `{"id":"`+id+`"`) {
+	if out, _, code = cmd("get", ts.URL, id, "--json"); code != ExitOK || !strings.HasPrefix(out, `{"kind":"task","id":"`+id+`"`) {
 		t.Fatalf("get: %d %s", code, out)
 	}
 	out, errs, code = cmd("stream", ts.URL, "more", "--context", "ctx03", "--json")
-	if code != ExitOK || !strings.Contains(out, `"result":{"statusUpdate":`) || !strings.Contains(out, `"final":true`) {
+	if code != ExitOK || !strings.Contains(out, `{"eventId":"3","result":{"kind":"status-update"`) || !strings.Contains(out, `"final":true`) {
 		t.Fatalf("stream: %d %s %s", code, out, errs)
 	}
-	if out, _, code = cmd("resubscribe", ts.URL, id, "--json"); code != ExitOK || !strings.Contains(out, `"TASK_STATE_COMPLETED"`) {
+	if out, _, code = cmd("resubscribe", ts.URL, id, "--json"); code != ExitOK || !strings.Contains(out, `"state":"completed"`) {
 		t.Fatalf("resubscribe: %d %s", code, out)
 	}
-	if out, errs, code = cmd("list", ts.URL, "--context", "ctx03", "--json"); code != ExitOK || !strings.Contains(out, `{"tasks":[{"id":`) || !strings.Contains(out, `"totalSize":2`) {
+	if out, errs, code = cmd("list", ts.URL, "--context", "ctx03", "--json"); code != ExitOK || !strings.Contains(out, `{"tasks":[{"id":`) || !strings.Contains(out, `"TASK_STATE_COMPLETED"`) || !strings.Contains(out, `"totalSize":2`) {
 		t.Fatalf("list: %d %s %s", code, out, errs)
 	}
 	for _, tc := range []struct {

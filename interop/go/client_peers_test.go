@@ -51,16 +51,29 @@ type ocTarget struct {
 	kind ocKind
 	base string // http://127.0.0.1:PORT
 	skip string // set when the server cannot be started here
+	// rest: speak the server's 0.3 HTTP+JSON binding (/v1/…), not JSON-RPC.
+	rest bool
 }
 
 // opts are the client options of this file's scenarios: A2A 0.3, which
-// a2abridge's union card offers beside 1.0 (client_v1_test.go covers 1.0).
-func (tg *ocTarget) opts() client.Options { return client.Options{Protocol: "0.3"} }
+// a2abridge's union card offers beside 1.0 (client_v1_test.go covers 1.0),
+// over HTTP+JSON for a rest target.
+func (tg *ocTarget) opts() client.Options {
+	if tg.rest {
+		return client.Options{Protocol: "0.3", Binding: a2a.TransportHTTPJSON}
+	}
+	return client.Options{Protocol: "0.3"}
+}
 
-// cli runs the CLI (see runCLI) with --protocol 0.3.
+// cli runs the CLI (see runCLI) with --protocol 0.3 (and --binding rest
+// for a rest target).
 func (tg *ocTarget) cli(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
-	return runCLI(t, stdin, append(args, "--protocol", "0.3")...)
+	args = append(args, "--protocol", "0.3")
+	if tg.rest {
+		args = append(args, "--binding", "rest")
+	}
+	return runCLI(t, stdin, args...)
 }
 
 func (tg *ocTarget) url(agent string) string { return tg.base + "/a2a/" + agent }
@@ -81,6 +94,7 @@ func per[T any](tg *ocTarget, ours, a2ago, js T) T {
 func TestOurClient(t *testing.T) {
 	targets := []*ocTarget{
 		{name: "a2abridge", kind: ocOurs, base: startServer(t, "--memory").base},
+		{name: "a2abridge-rest", kind: ocOurs, base: startServer(t, "--memory").base, rest: true},
 		{name: "a2a-go", kind: ocA2AGo, base: startPeer(t, buildPeer(t), "--keep-alive", "250ms").base},
 		startJSPeer(t),
 	}
@@ -159,12 +173,20 @@ func ocCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// ocDial resolves u (a base URL of an agent) with our client, speaking 0.3.
-func ocDial(t *testing.T, ctx context.Context, u string) *client.Client {
+// dial resolves u (a base URL of an agent) with our client, speaking 0.3
+// over the target's binding.
+func (tg *ocTarget) dial(t *testing.T, ctx context.Context, u string) *client.Client {
 	t.Helper()
-	c, err := client.Dial(ctx, u, client.Options{Protocol: "0.3"})
+	c, err := client.Dial(ctx, u, tg.opts())
 	if err != nil {
 		t.Fatalf("client.Dial(%s): %v", u, err)
+	}
+	want := a2a.TransportJSONRPC
+	if tg.rest {
+		want = a2a.TransportHTTPJSON
+	}
+	if in := c.Interface(); in.ProtocolVersion != a2a.Version03 || in.Binding != want {
+		t.Fatalf("client.Dial(%s): interface %s, want A2A 0.3 %s", u, in, want)
 	}
 	return c
 }
@@ -332,7 +354,7 @@ var echoInput = strings.Repeat("0123456789abcdef", 6) + " ✓ déjà vu ✓"
 func ocDiscovery(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	for _, name := range []string{"echo", "chat", "slow"} {
-		c := ocDial(t, ctx, tg.url(name))
+		c := tg.dial(t, ctx, tg.url(name))
 		card := c.Card()
 		if card.Name != name || c.URL() != tg.url(name) || card.ProtocolVersion != "0.3.0" {
 			t.Errorf("%s: card name %q protocolVersion %q, client URL %q", name, card.Name, card.ProtocolVersion, c.URL())
@@ -344,11 +366,11 @@ func ocDiscovery(t *testing.T, tg *ocTarget) {
 			t.Errorf("%s: no skills", name)
 		}
 	}
-	byCardURL := ocDial(t, ctx, tg.url("chat")+client.WellKnownCardPath)
+	byCardURL := tg.dial(t, ctx, tg.url("chat")+client.WellKnownCardPath)
 	if byCardURL.Card().Name != "chat" || byCardURL.URL() != tg.url("chat") {
 		t.Errorf("by card URL: name %q, client URL %q", byCardURL.Card().Name, byCardURL.URL())
 	}
-	root := ocDial(t, ctx, tg.base)
+	root := tg.dial(t, ctx, tg.base)
 	if root.Card().Name != "echo" || root.URL() != tg.url("echo") {
 		t.Fatalf("root: name %q, client URL %q, want echo at %s", root.Card().Name, root.URL(), tg.url("echo"))
 	}
@@ -366,7 +388,7 @@ func ocDiscovery(t *testing.T, tg *ocTarget) {
 
 func ocSendEcho(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("echo"))
+	c := tg.dial(t, ctx, tg.url("echo"))
 	task := ocSend(t, ctx, c, ocMsg(echoInput, "", ""))
 	if task.ID == "" || task.ContextID == "" || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("task %q context %q state %s, want a completed task", task.ID, task.ContextID, task.Status.State)
@@ -383,7 +405,7 @@ func ocSendEcho(t *testing.T, tg *ocTarget) {
 // message to the completed task is a typed error (each server its own code).
 func ocChat(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("chat"))
+	c := tg.dial(t, ctx, tg.url("chat"))
 	first := ocSend(t, ctx, c, ocMsg("hello", "", ""))
 	if first.Status.State != a2a.TaskStateInputRequired ||
 		ocStatusText(first.Status) != `turn 1: you said "hello". Say more, or "bye" to finish.` {
@@ -407,7 +429,7 @@ func ocChat(t *testing.T, tg *ocTarget) {
 // status-update last; SSE ids as each server sends them.
 func ocStreamEcho(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("echo"))
+	c := tg.dial(t, ctx, tg.url("echo"))
 	evs, err := ocCollect(c.SendStreamingMessage(ctx, ocMsg(echoInput, "", "")), 100)
 	if err != nil {
 		t.Fatalf("message/stream: %v after %s", err, ocDescribe(evs))
@@ -465,7 +487,7 @@ func ocStreamEcho(t *testing.T, tg *ocTarget) {
 // final input-required status-update (the iterator returns; no hang).
 func ocStreamChat(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("chat"))
+	c := tg.dial(t, ctx, tg.url("chat"))
 	evs, err := ocCollect(c.SendStreamingMessage(ctx, ocMsg("hi", "", "")), 20)
 	if err != nil {
 		t.Fatalf("turn 1: %v after %s", err, ocDescribe(evs))
@@ -494,7 +516,7 @@ func ocStreamChat(t *testing.T, tg *ocTarget) {
 // ocGetTask: tasks/get with and without historyLength; an unknown id.
 func ocGetTask(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("echo"))
+	c := tg.dial(t, ctx, tg.url("echo"))
 	task := ocSend(t, ctx, c, ocMsg("history me", "", ""))
 	got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: ptr(1)})
 	if err != nil {
@@ -532,7 +554,7 @@ func ocGetTask(t *testing.T, tg *ocTarget) {
 // of a completed task and of an unknown one.
 func ocCancel(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("slow"))
+	c := tg.dial(t, ctx, tg.url("slow"))
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("30", "", "")))
 	if s := task.Status.State; s != a2a.TaskStateSubmitted && s != a2a.TaskStateWorking {
 		t.Fatalf("non-blocking send: state %s, want submitted or working", s)
@@ -554,7 +576,7 @@ func ocCancel(t *testing.T, tg *ocTarget) {
 	} else {
 		ocWantErr(t, "second tasks/cancel", err, a2a.ErrTaskNotCancelable)
 	}
-	ec := ocDial(t, ctx, tg.url("echo"))
+	ec := tg.dial(t, ctx, tg.url("echo"))
 	done := ocSend(t, ctx, ec, ocMsg("done", "", ""))
 	_, err = ec.CancelTask(ctx, a2a.TaskIDParams{ID: done.ID})
 	ocWantErr(t, "tasks/cancel of a completed task", err, a2a.ErrTaskNotCancelable)
@@ -566,7 +588,7 @@ func ocCancel(t *testing.T, tg *ocTarget) {
 // its progress, result and final status.
 func ocResubscribeRunning(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("slow"))
+	c := tg.dial(t, ctx, tg.url("slow"))
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("2", "", "")))
 	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, ""), 50)
 	if err != nil {
@@ -607,7 +629,7 @@ func ocResubscribeRunning(t *testing.T, tg *ocTarget) {
 // error, and without resubscribing over and over.
 func ocResubscribeFinished(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("echo"))
+	c := tg.dial(t, ctx, tg.url("echo"))
 	task := ocSend(t, ctx, c, ocMsg("finished", "", ""))
 	ocResubscribeSettled(t, ctx, c, tg, task.ID, a2a.TaskStateCompleted)
 }
@@ -616,7 +638,7 @@ func ocResubscribeFinished(t *testing.T, tg *ocTarget) {
 // (a final state for a stream, but not a terminal one).
 func ocResubscribeInputRequired(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("chat"))
+	c := tg.dial(t, ctx, tg.url("chat"))
 	task := ocSend(t, ctx, c, ocMsg("hello", "", ""))
 	ocResubscribeSettled(t, ctx, c, tg, task.ID, a2a.TaskStateInputRequired)
 }
@@ -661,7 +683,7 @@ func ocResubscribeSettled(t *testing.T, ctx context.Context, c *client.Client, t
 // SSE frames (a2a-go: a data frame; JS: an `event: error` frame).
 func ocStreamErrors(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.url("echo"))
+	c := tg.dial(t, ctx, tg.url("echo"))
 	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: "no-such-task"}, ""), 5)
 	if len(evs) != 0 {
 		t.Errorf("tasks/resubscribe of an unknown task: events %s", ocDescribe(evs))
@@ -732,7 +754,7 @@ func (h *pushHook) wait(t *testing.T, ctx context.Context, path, id, state strin
 func ocPush(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	if tg.kind == ocOurs {
-		c := ocDial(t, ctx, tg.url("echo"))
+		c := tg.dial(t, ctx, tg.url("echo"))
 		task := ocSend(t, ctx, c, ocMsg("no push", "", ""))
 		_, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 			PushNotificationConfig: a2a.PushNotificationConfig{URL: "http://127.0.0.1:9/hook"}})
@@ -749,7 +771,7 @@ func ocPush(t *testing.T, tg *ocTarget) {
 		ocWantErr(t, "message/send with a push config", err, a2a.ErrPushNotificationNotSupported)
 		return
 	}
-	c := ocDial(t, ctx, tg.url("slow"))
+	c := tg.dial(t, ctx, tg.url("slow"))
 	hook := startPushHook(t)
 
 	// A config set on a running task gets its next events pushed.
@@ -819,7 +841,7 @@ func ocPush(t *testing.T, tg *ocTarget) {
 
 func ocExtendedCard(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
-	c := ocDial(t, ctx, tg.base)
+	c := tg.dial(t, ctx, tg.base)
 	card, err := c.GetExtendedAgentCard(ctx)
 	if card != nil {
 		t.Errorf("extended card %+v", card)
@@ -946,6 +968,9 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 	proxy := startCutProxy(t, strings.TrimPrefix(tg.base, "http://"))
 	card.URL = "http://" + proxy.addr() + "/a2a/slow"
 	card.SupportedInterfaces = nil // the 0.3 members only: through the proxy
+	for i := range card.AdditionalInterfaces {
+		card.AdditionalInterfaces[i].URL = card.URL
+	}
 	o := tg.opts()
 	o.RetryBaseDelay = 20 * time.Millisecond
 	c, err := client.New(card, o)
