@@ -55,11 +55,19 @@ func (e *ProtocolError) Error() string {
 func (e *ProtocolError) Unwrap() error { return e.Err }
 
 // protocolError builds a *ProtocolError whose cause never reads as the
-// server's JSON-RPC error: a decoder's *a2a.Error becomes plain text.
+// server's JSON-RPC error: a decoder's *a2a.Error becomes plain text, with
+// the JSON Pointer of the offending member when it names one ("… at
+// /task/artifacts/0/parts/1").
 func protocolError(method, reason string, err error) *ProtocolError {
 	var ae *a2a.Error
 	if errors.As(err, &ae) {
-		err = errors.New(ae.Message)
+		msg := ae.Message
+		if d, ok := ae.Data.(map[string]any); ok {
+			if field, ok := d["field"].(string); ok && field != "" {
+				msg += " at " + field
+			}
+		}
+		err = errors.New(msg)
 	}
 	return &ProtocolError{Method: method, Reason: reason, Err: err}
 }

@@ -182,3 +182,19 @@ func TestREST03PeerShapes(t *testing.T) {
 		t.Fatalf("empty id: %v", err)
 	}
 }
+
+// TestREST03ProtocolErrorNamesTheMember: an answer our decoders reject is
+// a *ProtocolError that says where (a2a-go v2 answers a file part it could
+// not read as {}).
+func TestREST03ProtocolErrorNamesTheMember(t *testing.T) {
+	t.Parallel()
+	ts := fake(t, card03REST, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"x"},{}]}]}}`)
+	})
+	_, err := dial(t, ts.URL, client.Options{}).SendMessage(context.Background(), text("x"))
+	var pe *client.ProtocolError
+	if !errors.As(err, &pe) || pe.Method != "SendMessage" || !strings.HasSuffix(err.Error(), "part has none of text, file or data; exactly one is required at /task/artifacts/0/parts/1") {
+		t.Fatalf("err = %v (%T)", err, err)
+	}
+}

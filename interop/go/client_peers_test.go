@@ -1047,14 +1047,18 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 		t.Errorf("result %q: %s", result, ocDescribe(evs))
 	}
 
-	// On the wire: the second connection is tasks/resubscribe of the task,
+	// On the wire: the second connection is tasks/resubscribe of the task
+	// (over HTTP+JSON POST /v1/tasks/{id}:subscribe),
 	// with Last-Event-ID set to the last id seen (none for JS, which sends no ids).
 	reqs := proxy.requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d connections through the proxy, want 2 (stream, resubscribe)", len(reqs))
 	}
-	if !strings.Contains(reqs[0], `"method":"message/stream"`) || !strings.Contains(reqs[1], `"method":"tasks/resubscribe"`) ||
-		!strings.Contains(reqs[1], task.ID) {
+	stream, resubscribe := `"method":"message/stream"`, `"method":"tasks/resubscribe"`
+	if tg.rest {
+		stream, resubscribe = "POST /a2a/slow/v1/message:stream HTTP/1.1", "POST /a2a/slow/v1/tasks/"+task.ID+":subscribe HTTP/1.1"
+	}
+	if !strings.Contains(reqs[0], stream) || !strings.Contains(reqs[1], resubscribe) || !strings.Contains(reqs[1], task.ID) {
 		t.Errorf("requests through the proxy:\n%s\n---\n%s", reqs[0], reqs[1])
 	}
 	if got, want := lastEventID(reqs[1]), evs[cutAfter-1].ID; got != want {

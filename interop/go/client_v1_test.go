@@ -94,6 +94,7 @@ func TestOurClientV1(t *testing.T) {
 			}
 			if tg.compat {
 				t.Run("Compat0.3", func(t *testing.T) { ocV1Compat03(t, tg) })
+				t.Run("Compat0.3REST", func(t *testing.T) { ocV1Compat03REST(t, tg) })
 			}
 			for _, b := range ocV1Bindings {
 				t.Run(b.cli, func(t *testing.T) {

@@ -1,0 +1,179 @@
+package interop
+
+// OUR client SDK and CLI speaking A2A 0.3 over HTTP+JSON (/v1/…,
+// --protocol 0.3 --binding rest) against the 0.3 HTTP+JSON servers of the
+// official 1.x SDKs' legacy-compat modes (a2a-go v2's a2acompat/a2av0,
+// @a2a-js/sdk 1.3.0's legacyCompat), asserting where they depart from
+// a2abridge (interop/V03_REST_NOTES.md). The same scenarios against
+// `a2abridge serve` are TestOurClient's "a2abridge-rest" target.
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/client"
+)
+
+// ocV1Compat03REST runs every operation over the compat server's 0.3
+// HTTP+JSON interface, which the client picks only when forced (1.0 wins,
+// and within 0.3 the card prefers JSON-RPC).
+func ocV1Compat03REST(t *testing.T, tg *ocV1Target) {
+	ctx := ocCtx(t)
+	if c, err := client.Dial(ctx, tg.url("echo"), client.Options{Binding: a2a.TransportHTTPJSON}); err != nil || c.Interface().ProtocolVersion != a2a.Version10 {
+		t.Fatalf("--binding rest alone on a compat card: %v, %v", c, err)
+	}
+	if c, err := client.Dial(ctx, tg.url("echo"), client.Options{Protocol: a2a.Version03}); err != nil || c.Interface().Binding != a2a.TransportJSONRPC {
+		t.Fatalf("--protocol 0.3 alone on a compat card: %v, %v", c, err)
+	}
+	dial := func(agent string) *client.Client {
+		c, err := client.Dial(ctx, tg.url(agent), client.Options{Protocol: a2a.Version03, Binding: a2a.TransportHTTPJSON})
+		if err != nil {
+			t.Fatalf("client.Dial(%s) 0.3 rest: %v", tg.url(agent), err)
+		}
+		if in := c.Interface(); in.ProtocolVersion != a2a.Version03 || in.Binding != a2a.TransportHTTPJSON {
+			t.Fatalf("interface %s, want A2A 0.3 HTTP+JSON", in)
+		}
+		return c
+	}
+	echo, slow := dial("echo"), dial("slow")
+
+	task := ocSend(t, ctx, echo, ocMsg("over 0.3 rest", "", ""))
+	if task.Status.State != a2a.TaskStateCompleted || ocArtifactText(task) != "over 0.3 rest" {
+		t.Errorf("send: state %s artifact %q", task.Status.State, ocArtifactText(task))
+	}
+	ocREST03FileEcho(t, ctx, tg, echo)
+
+	got, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("get: %+v %v", got, err)
+	}
+	_, err = echo.GetTask(ctx, a2a.TaskQueryParams{ID: "no-such-task"})
+	ocWantErr(t, "get of an unknown task", err, a2a.ErrTaskNotFound)
+
+	evs, err := ocCollect(echo.SendStreamingMessage(ctx, ocMsg("streamed", "", "")), 20)
+	if err != nil {
+		t.Fatalf("stream: %v after %s", err, ocDescribe(evs))
+	}
+	ocFinal(t, evs, a2a.TaskStateCompleted)
+
+	running := ocSend(t, ctx, slow, ocNonBlocking(ocMsg("1", "", "")))
+	evs, err = ocCollect(slow.SubscribeToTask(ctx, a2a.TaskIDParams{ID: running.ID}, ""), 50)
+	if err != nil {
+		t.Fatalf("subscribe: %v after %s", err, ocDescribe(evs))
+	}
+	ocFinal(t, evs, a2a.TaskStateCompleted)
+
+	long := ocSend(t, ctx, slow, ocNonBlocking(ocMsg("30", "", "")))
+	canceled, err := slow.CancelTask(ctx, a2a.TaskIDParams{ID: long.ID})
+	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("cancel: %+v %v", canceled, err)
+	}
+	_, err = echo.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	ocWantErr(t, "cancel of a completed task", err, a2a.ErrTaskNotCancelable)
+
+	ocREST03Push(t, ctx, tg, slow)
+	_, err = echo.GetExtendedAgentCard(ctx)
+	ocWantErr(t, "GetExtendedAgentCard", err, tg.quirks().extendedCard)
+
+	// The CLI: --json prints the 0.3 objects.
+	cli := func(args ...string) cliResult {
+		return runCLI(t, "", append(args, "--protocol", "0.3", "--binding", "rest")...)
+	}
+	r := cli("send", tg.url("echo"), "cli hello")
+	r.want(t, "send", 0, 1)
+	id := jstr(r.lines[0], "id")
+	if jstr(r.lines[0], "kind") != "task" || jstr(r.lines[0], "status", "state") != "completed" || jstr(r.lines[0], "artifacts", 0, "parts", 0, "text") != "cli hello" {
+		t.Fatalf("cli send: %s", r.stdout)
+	}
+	r = cli("get", tg.url("echo"), id)
+	r.want(t, "get", 0, 1)
+	if jstr(r.lines[0], "id") != id {
+		t.Errorf("cli get: %s", r.stdout)
+	}
+	cli("get", tg.url("echo"), "no-such-task").wantA2AError(t, "cli get of an unknown task", a2a.ErrTaskNotFound)
+	r = cli("stream", tg.url("echo"), "cli stream")
+	if r.code != 0 || len(r.lines) < 2 || jstr(r.lines[len(r.lines)-1], "status", "state") != "completed" {
+		t.Errorf("cli stream: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// ocREST03FileEcho sends file bytes to the echo agent. a2a-go v2 reads
+// and writes fileWithBytes as base64 of base64 (V03_REST_NOTES.md §1): the
+// bytes "abc", which we send once encoded ("YWJj"), do not decode for it,
+// and it answers the part as {} (in the artifact and the history), which
+// our client reports as a *ProtocolError naming the part; bytes that are
+// base64 text themselves ("YWJj", on the wire "WVdKag==") reach its agent
+// as "abc" and come back as they were sent. The JS server reads the proto
+// bytes once, as we write them.
+func ocREST03FileEcho(t *testing.T, ctx context.Context, tg *ocV1Target, c *client.Client) {
+	t.Helper()
+	send := func(b []byte) (*a2a.Task, error) {
+		p := ocMsg("file", "", "")
+		p.Message.Parts = append(p.Message.Parts, a2a.FilePart{File: a2a.File{Name: "f.txt", MimeType: "text/plain", Bytes: b}})
+		res, err := c.SendMessage(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("send: %T, want a Task", res)
+		}
+		return task, nil
+	}
+	plain, b64 := []byte("abc"), []byte(base64.StdEncoding.EncodeToString([]byte("abc")))
+	if tg.kind == v1GoPeer {
+		_, err := send(plain)
+		var pe *client.ProtocolError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "part has none of text, file or data") ||
+			!strings.Contains(err.Error(), "/task/artifacts/0/parts/1") {
+			t.Errorf("a2a-go v2 with once-encoded bytes: %v (%T), want a *ProtocolError for /task/artifacts/0/parts/1", err, err)
+		}
+		plain = b64
+	}
+	task, err := send(plain)
+	if err != nil {
+		t.Fatalf("send file: %v", err)
+	}
+	f, ok := task.Artifacts[0].Parts[1].(a2a.FilePart)
+	if !ok || string(f.File.Bytes) != string(plain) || f.File.Name != "f.txt" || f.File.MimeType != "text/plain" {
+		t.Errorf("echoed file %+v, want the bytes %q", task.Artifacts[0].Parts, plain)
+	}
+}
+
+// ocREST03Push: push config CRUD over 0.3 HTTP+JSON.
+func ocREST03Push(t *testing.T, ctx context.Context, tg *ocV1Target, c *client.Client) {
+	t.Helper()
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(hook.Close)
+	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("5", "", "")))
+	t.Cleanup(func() { c.CancelTask(context.WithoutCancel(ctx), a2a.TaskIDParams{ID: task.ID}) })
+	want := a2a.PushNotificationConfig{ID: "cfg-1", URL: hook.URL + "/h", Token: "tok-1",
+		Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "secret-1"}}
+	set, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID, PushNotificationConfig: want})
+	if err != nil || set.TaskID != task.ID || set.PushNotificationConfig.ID != "cfg-1" || set.PushNotificationConfig.URL != want.URL {
+		t.Fatalf("create: %+v %v", set, err)
+	}
+	got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	if err != nil || got.PushNotificationConfig.URL != want.URL || got.PushNotificationConfig.Token != "tok-1" {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	list, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
+	if err != nil || len(list) != 1 || list[0].PushNotificationConfig.ID != "cfg-1" || list[0].TaskID != task.ID {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
+	if err != nil || len(list) != 0 {
+		t.Fatalf("list after delete: %+v %v", list, err)
+	}
+	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	ocWantErr(t, "get of a deleted config", err, tg.quirks().pushGetDeleted)
+}
