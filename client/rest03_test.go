@@ -136,7 +136,8 @@ func TestREST03PeerShapes(t *testing.T) {
 			}
 			io.WriteString(w, `{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELLED"}}`)
 		case "POST /tasks/t/pushNotificationConfigs":
-			if want := `{"parent":"tasks/t","config":{"name":"tasks/t/pushNotificationConfigs/","pushNotificationConfig":{"url":"https://h/hook"}}}`; string(body) != want {
+			members := `"name":"tasks/t/pushNotificationConfigs/","pushNotificationConfig":{"url":"https://h/hook"}`
+			if want := `{"parent":"tasks/t","config":{` + members + `},` + members + `}`; string(body) != want {
 				t.Errorf("create body %s, want %s", body, want)
 			}
 			io.WriteString(w, cfg)

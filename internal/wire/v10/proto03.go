@@ -628,20 +628,32 @@ func AppendREST03SendMessageRequest(dst []byte, p *a2a.MessageSendParams) ([]byt
 	return e.finish(dst, len(dst))
 }
 
-// AppendREST03CreatePushConfigRequest appends the whole
-// CreateTaskPushNotificationConfigRequest of the 0.3 proto, {"parent":
-// "tasks/{taskId}", "configId": id (when set), "config": {"name", "pushNotificationConfig"}}:
-// the body of POST /v1/tasks/{taskId}/pushNotificationConfigs (A2A 0.3.0
-// §7.5, REST) that a2a-go v2's, a2a-python's and @a2a-js/sdk's 0.3 servers
-// read (interop/V03_REST_NOTES.md §1). Errors: invalid UTF-8.
+// AppendREST03CreatePushConfigRequest appends the body of POST
+// /v1/tasks/{taskId}/pushNotificationConfigs (A2A 0.3.0 §7.5, REST). The
+// 0.3 servers read different shapes (interop/V03_REST_NOTES.md §1): a2a-go
+// v2's, a2a-python's and @a2a-js/sdk 0.3.14's the whole
+// CreateTaskPushNotificationConfigRequest {parent, configId, config},
+// @a2a-js/sdk 1.x's legacy mode the TaskPushNotificationConfig itself
+// {name, pushNotificationConfig} (the proto's body: "config"), each
+// ignoring the other's members. So the body holds both, the same config
+// twice:
+//
+//	{"parent":"tasks/t1","configId":"c1","config":{"name":…,"pushNotificationConfig":{…}},"name":…,"pushNotificationConfig":{…}}
+//
+// configId is written when the config has an id. Errors: invalid UTF-8.
 func AppendREST03CreatePushConfigRequest(dst []byte, c *a2a.TaskPushNotificationConfig) ([]byte, error) {
 	e := encoder{b: dst, v03: true}
 	e.b = append(e.b, `{"parent":`...)
 	e.str("tasks/" + c.TaskID)
 	e.optional("configId", c.PushNotificationConfig.ID)
 	e.member("config")
+	start := len(e.b)
 	e.pushConfig03(c)
-	e.b = append(e.b, '}')
+	// The same members again, at the top level (with config's closing
+	// brace, which closes the body).
+	members := e.b[start+1:]
+	e.b = append(e.b, ',')
+	e.b = append(e.b, members...)
 	return e.finish(dst, len(dst))
 }
 
