@@ -257,7 +257,7 @@ func TestCheckPeers(t *testing.T) {
 	gov2compat := v1StartGoPeer(t, true).base
 	jsv1 := v1StartJSPeer(t)
 	trpc := startPeer(t, buildPeerPkg(t, "./cmd/peer-trpc")).base
-	js := startJSPeer(t)
+	js := startJSPeer(t, false)
 
 	// The slow agents: "0" finishes at once, "3" keeps them busy for the
 	// cancel and resubscribe probes (which cancel it right away).

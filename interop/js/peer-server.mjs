@@ -10,12 +10,16 @@
 //   POST /a2a/{echo,chat,slow}                              JSON-RPC
 //   GET  /a2a/{echo,chat,slow}/.well-known/agent-card.json  card
 //   GET  /.well-known/agent-card.json, POST /               the echo agent (the default one)
+//   /a2a/{echo,chat,slow}/rest/v1/...                       HTTP+JSON 0.3 (restHandler), with --rest
+//
+// With --rest the card lists additionalInterfaces [JSONRPC at /a2a/{name},
+// HTTP+JSON at /a2a/{name}/rest]; the preferred transport stays JSONRPC.
 //
 // Push notifications are enabled (capabilities.pushNotifications: true makes
 // DefaultRequestHandler use its InMemoryPushNotificationStore and
 // DefaultPushNotificationSender).
 //
-// Usage: node peer-server.mjs [--port 0] [--host 127.0.0.1]
+// Usage: node peer-server.mjs [--port 0] [--host 127.0.0.1] [--rest]
 // Once listening it prints `peer listening on http://HOST:PORT` on stdout
 // (the SDK's own console logging goes to stderr). SIGINT or SIGTERM stops it
 // with exit status 0.
@@ -26,7 +30,7 @@ import { parseArgs } from 'node:util';
 
 import express from 'express';
 import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
-import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 
 // The SDK logs with console.info/log too: keep stdout for the listening line.
 console.log = console.info = console.debug = (...args) => console.error(...args);
@@ -35,6 +39,7 @@ const { values: opts } = parseArgs({
   options: {
     port: { type: 'string', default: '0' },
     host: { type: 'string', default: '127.0.0.1' },
+    rest: { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -312,6 +317,12 @@ function card(agent, url) {
     description: agent.description,
     url,
     preferredTransport: 'JSONRPC',
+    ...(opts.rest && {
+      additionalInterfaces: [
+        { url, transport: 'JSONRPC' },
+        { url: `${url}/rest`, transport: 'HTTP+JSON' },
+      ],
+    }),
     protocolVersion: '0.3.0',
     version: '1.0.0',
     provider: { organization: 'a2abridge interop (a2a-js peer)', url: 'https://github.com/a2aproject/a2a-js' },
@@ -331,6 +342,9 @@ function buildApp(base) {
     const cardMw = agentCardHandler({ agentCardProvider: handler });
     const rpcMw = jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication });
     app.use(`/a2a/${agent.name}/.well-known/agent-card.json`, cardMw);
+    if (opts.rest) {
+      app.use(`/a2a/${agent.name}/rest`, restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+    }
     app.use(`/a2a/${agent.name}`, rpcMw);
     if (agent.name === 'echo') {
       app.use('/.well-known/agent-card.json', cardMw);
