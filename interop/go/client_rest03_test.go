@@ -11,8 +11,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -77,7 +75,7 @@ func ocV1Compat03REST(t *testing.T, tg *ocV1Target) {
 	_, err = echo.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
 	ocWantErr(t, "cancel of a completed task", err, a2a.ErrTaskNotCancelable)
 
-	ocREST03Push(t, ctx, tg, slow)
+	ocV1PushCRUD(t, ctx, tg, slow)
 	_, err = echo.GetExtendedAgentCard(ctx)
 	ocWantErr(t, "GetExtendedAgentCard", err, tg.quirks().extendedCard)
 
@@ -148,36 +146,4 @@ func ocREST03FileEcho(t *testing.T, ctx context.Context, tg *ocV1Target, c *clie
 	if !ok || string(f.File.Bytes) != string(plain) || f.File.Name != name || f.File.MimeType != "text/plain" {
 		t.Errorf("echoed file %+v, want the bytes %q", task.Artifacts[0].Parts, plain)
 	}
-}
-
-// ocREST03Push: push config CRUD over 0.3 HTTP+JSON.
-func ocREST03Push(t *testing.T, ctx context.Context, tg *ocV1Target, c *client.Client) {
-	t.Helper()
-	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(hook.Close)
-	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("5", "", "")))
-	t.Cleanup(func() { c.CancelTask(context.WithoutCancel(ctx), a2a.TaskIDParams{ID: task.ID}) })
-	want := a2a.PushNotificationConfig{ID: "cfg-1", URL: hook.URL + "/h", Token: "tok-1",
-		Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "secret-1"}}
-	set, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID, PushNotificationConfig: want})
-	if err != nil || set.TaskID != task.ID || set.PushNotificationConfig.ID != "cfg-1" || set.PushNotificationConfig.URL != want.URL {
-		t.Fatalf("create: %+v %v", set, err)
-	}
-	got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
-	if err != nil || got.PushNotificationConfig.URL != want.URL || got.PushNotificationConfig.Token != "tok-1" {
-		t.Fatalf("get: %+v %v", got, err)
-	}
-	list, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
-	if err != nil || len(list) != 1 || list[0].PushNotificationConfig.ID != "cfg-1" || list[0].TaskID != task.ID {
-		t.Fatalf("list: %+v %v", list, err)
-	}
-	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"}); err != nil {
-		t.Fatalf("delete: %v", err)
-	}
-	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
-	if err != nil || len(list) != 0 {
-		t.Fatalf("list after delete: %+v %v", list, err)
-	}
-	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
-	ocWantErr(t, "get of a deleted config", err, tg.quirks().pushGetDeleted)
 }

@@ -331,9 +331,15 @@ func ocV1Subscribe(t *testing.T, tg *ocV1Target, binding string) {
 // ocV1Push: create, get, list, delete, get again, on a running task.
 func ocV1Push(t *testing.T, tg *ocV1Target, binding string) {
 	ctx := ocCtx(t)
+	ocV1PushCRUD(t, ctx, tg, ocV1Dial(t, ctx, tg, "slow", binding))
+}
+
+// ocV1PushCRUD: create, get, list, delete, list and get again, create for
+// an unknown task, over c (the slow agent).
+func ocV1PushCRUD(t *testing.T, ctx context.Context, tg *ocV1Target, c *client.Client) {
+	t.Helper()
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(hook.Close)
-	c := ocV1Dial(t, ctx, tg, "slow", binding)
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("5", "", "")))
 	t.Cleanup(func() { c.CancelTask(context.WithoutCancel(ctx), a2a.TaskIDParams{ID: task.ID}) })
 	want := a2a.PushNotificationConfig{ID: "cfg-1", URL: hook.URL + "/h", Token: "tok-1",

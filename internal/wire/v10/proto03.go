@@ -670,25 +670,14 @@ func newDecoder03(b []byte) *decoder {
 // REST). Errors are *a2a.Error InvalidParams naming the field by its JSON
 // Pointer ("/status/state").
 func UnmarshalREST03Task(b []byte) (a2a.Task, error) {
-	var t a2a.Task
-	d := newDecoder03(b)
-	defer d.release()
-	err := d.document(b, false, func() error {
-		var err error
-		t, _, err = d.task()
-		return err
-	})
-	if err != nil {
-		return a2a.Task{}, err
-	}
-	return t, nil
+	return unmarshalTask(b, true)
 }
 
 // UnmarshalREST03SendMessageResponse decodes a SendMessageResponse of the
 // 0.3 proto, {"task": …} or {"message": …}: the body of POST /v1/message:send (A2A 0.3.0 §7.1, REST), a
 // *a2a.Task or *a2a.Message. Errors as UnmarshalREST03Task's.
 func UnmarshalREST03SendMessageResponse(b []byte) (a2a.Event, error) {
-	return unmarshalStream03(b, true)
+	return unmarshalStream(b, true, true)
 }
 
 // UnmarshalREST03StreamResponse decodes a StreamResponse of the 0.3 proto,
@@ -700,22 +689,7 @@ func UnmarshalREST03SendMessageResponse(b []byte) (a2a.Event, error) {
 // a stream with an error, without an event name) is a *StreamError.
 // Errors otherwise as UnmarshalREST03Task's.
 func UnmarshalREST03StreamResponse(b []byte) (a2a.Event, error) {
-	return unmarshalStream03(b, false)
-}
-
-func unmarshalStream03(b []byte, onlyTaskOrMessage bool) (a2a.Event, error) {
-	var ev a2a.Event
-	d := newDecoder03(b)
-	defer d.release()
-	err := d.document(b, false, func() error {
-		var err error
-		ev, err = d.streamResponse(onlyTaskOrMessage)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ev, nil
+	return unmarshalStream(b, false, true)
 }
 
 // UnmarshalREST03PushConfig decodes a TaskPushNotificationConfig of the

@@ -13,8 +13,14 @@ import (
 // UnmarshalTask decodes a Task (A2A 1.0 §4.1.1): the result of GetTask
 // and CancelTask.
 func UnmarshalTask(b []byte) (a2a.Task, error) {
+	return unmarshalTask(b, false)
+}
+
+// unmarshalTask decodes a Task of A2A 1.0 or, with v03, of the 0.3 proto.
+func unmarshalTask(b []byte, v03 bool) (a2a.Task, error) {
 	var t a2a.Task
 	d := newDecoder(b, "", false)
+	d.v03 = v03
 	defer d.release()
 	err := d.document(b, false, func() error {
 		var err error
@@ -46,7 +52,7 @@ func UnmarshalMessage(b []byte) (a2a.Message, error) {
 // UnmarshalSendMessageResponse decodes a SendMessageResponse (A2A 1.0
 // §9.4.1): a *a2a.Task or a *a2a.Message.
 func UnmarshalSendMessageResponse(b []byte) (a2a.Event, error) {
-	return unmarshalStream(b, true)
+	return unmarshalStream(b, true, false)
 }
 
 // UnmarshalStreamResponse decodes a StreamResponse (A2A 1.0 §3.2.3), one
@@ -57,12 +63,15 @@ func UnmarshalSendMessageResponse(b []byte) (a2a.Event, error) {
 // stream ending in an error) is returned as a *StreamError holding the
 // server's error.
 func UnmarshalStreamResponse(b []byte) (a2a.Event, error) {
-	return unmarshalStream(b, false)
+	return unmarshalStream(b, false, false)
 }
 
-func unmarshalStream(b []byte, onlyTaskOrMessage bool) (a2a.Event, error) {
+// unmarshalStream decodes a StreamResponse (or, with onlyTaskOrMessage, a
+// SendMessageResponse) of A2A 1.0 or, with v03, of the 0.3 proto.
+func unmarshalStream(b []byte, onlyTaskOrMessage, v03 bool) (a2a.Event, error) {
 	var ev a2a.Event
 	d := newDecoder(b, "", false)
+	d.v03 = v03
 	defer d.release()
 	err := d.document(b, false, func() error {
 		var err error
