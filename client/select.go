@@ -130,7 +130,7 @@ func absoluteHTTP(u string) bool {
 // version 1), else 0.3; within the version, the first of the card's
 // interfaces in its order of preference (for 1.0 the supportedInterfaces
 // order, A2A 1.0 §4.4.6; for 0.3 the url with its preferredTransport, then
-// the additionalInterfaces, A2A 0.3.0 §5.6) whose binding the client
+// the additionalInterfaces, A2A 0.3.0 §3.4.2, §5.5) whose binding the client
 // speaks (JSON-RPC or HTTP+JSON, in either version) at an absolute http(s)
 // URL. protocol ("" | "0.3" | "1.0") and binding ("" | a2a.TransportJSONRPC
 // | a2a.TransportHTTPJSON) force the choice. It fails, naming what the card
