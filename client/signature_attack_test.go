@@ -223,10 +223,11 @@ func TestGetExtendedAgentCardVerifies(t *testing.T) {
 		}
 		return b
 	})
-	for _, binding := range []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON} {
+	for _, o := range []client.Options{{Binding: a2a.TransportJSONRPC}, {Binding: a2a.TransportHTTPJSON}, {Protocol: a2a.Version03}} {
+		binding := o.Protocol + o.Binding
 		change.Store(false)
-		c, err := client.Dial(context.Background(), ts.URL+"/a2a/secure", client.Options{Token: "alice-token", Binding: binding,
-			CardVerifier: verifier(t, client.CardVerifierOptions{}), MaxRetries: -1})
+		o.Token, o.CardVerifier, o.MaxRetries = "alice-token", verifier(t, client.CardVerifierOptions{}), -1
+		c, err := client.Dial(context.Background(), ts.URL+"/a2a/secure", o)
 		if err != nil {
 			t.Fatal(err)
 		}
