@@ -39,7 +39,7 @@ var (
 	// ErrCardJKUNotAllowed: the key could only come from the signature's
 	// jku, and that URL may not be fetched (another host, scheme or port,
 	// http to a host that is not loopback, or more distinct jku URLs in
-	// one card than maxJKUPerCard).
+	// one card than two).
 	ErrCardJKUNotAllowed = cardsig.ErrJKUNotAllowed
 	// ErrCardSignatureInvalid: the signature does not verify: the card
 	// was changed after it was signed, or signed with another key.
@@ -99,7 +99,7 @@ type CardVerifierOptions struct {
 	// and port, default ports filled in): the key is then one the card's
 	// own host publishes, which proves the card is as that host signed
 	// it, not who controls the host; otherwise none. A jku must be https,
-	// or http to a loopback host. At most maxJKUPerCard (2) distinct jku
+	// or http to a loopback host. At most two distinct jku
 	// URLs are fetched for one card.
 	JKUHosts []string
 	// Algorithms are the accepted JWS algorithms; nil means all that
