@@ -129,6 +129,11 @@ func TestSignedExtendedCards(t *testing.T) {
 		if v := verifyServed(t, ts, card); v.JKU != "https://keys.example/jwks.json" {
 			t.Errorf("%s: jku %q, want the configured one", name, v.JKU)
 		}
+		// The signature covers the 1.0 members only: every endpoint must
+		// be among the signed supportedInterfaces (0.3 gets the union card).
+		if err := cardsig.CheckCovered(card); err != nil || !bytes.Contains(card, []byte(`"supportedInterfaces"`)) {
+			t.Errorf("%s: %v: %s", name, err, card)
+		}
 	}
 }
 

@@ -580,7 +580,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		b, err := v03.MarshalAgentCard(c)
+		b, err := t.opts.marshalCard03(c)
 		b, err = t.opts.signCard(ctx, h.Name(), b, err)
 		return append(dst, b...), err
 	}
