@@ -122,6 +122,7 @@ func TestSignedExtendedCards(t *testing.T) {
 		"REST":         rest,
 		"JSON-RPC 1":   rpcResultOf(t, url, "GetExtendedAgentCard", "A2A-Version", "1.0"),
 		"JSON-RPC 0.3": rpcResultOf(t, url, "agent/getAuthenticatedExtendedCard"),
+		"REST 0.3":     get(t, url+"/v1/card", "Authorization", "Bearer alice-token"),
 	} {
 		if !bytes.Contains(card, []byte(`"extended"`)) {
 			t.Errorf("%s: not the extended card: %s", name, card)
