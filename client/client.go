@@ -85,8 +85,10 @@ type Options struct {
 	// card pointing elsewhere, or a redirect to another host, gets none.
 	CredentialHosts []string
 	// CardVerifier, if set, verifies the signatures of every Agent Card
-	// fetched (A2A 1.0 §8.4.3) before it is used; a card that fails is a
-	// *CardSignatureError. nil: signatures are not checked.
+	// fetched (A2A 1.0 §8.4.3: Resolve, GetExtendedAgentCard) before it
+	// is used, and the card used is built from its signed content only
+	// (CardVerifier.VerifyCard); a card that fails is a
+	// *CardSignatureError, not retried. nil: signatures are not checked.
 	CardVerifier *CardVerifier
 }
 

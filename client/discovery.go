@@ -59,8 +59,42 @@ func Resolve(ctx context.Context, u string, opts Options) (a2a.AgentCard, error)
 	return a2a.AgentCard{}, lastErr
 }
 
+// fetchCard fetches and decodes the card at u. With a CardVerifier the
+// card is verified and built from its signed content only
+// (CardVerifier.VerifyCard); the fetch is retried, a verification failure
+// is not.
 func (c *Client) fetchCard(ctx context.Context, u string) (a2a.AgentCard, error) {
-	var card a2a.AgentCard
+	b, err := c.fetchCardDocument(ctx, u)
+	if err != nil {
+		return a2a.AgentCard{}, err
+	}
+	card, err := c.decodeCard(ctx, u, "agent-card", b)
+	if err != nil {
+		return a2a.AgentCard{}, err
+	}
+	return card, validateCard(&card)
+}
+
+// decodeCard decodes a card document fetched from u by method: verified
+// and built from its signed content when there is a CardVerifier (errors
+// *CardSignatureError), else any card Unmarshal reads (errors
+// *ProtocolError).
+func (c *Client) decodeCard(ctx context.Context, u, method string, b []byte) (a2a.AgentCard, error) {
+	if v := c.opts.CardVerifier; v != nil {
+		card, _, err := v.VerifyCard(ctx, u, b)
+		return card, err
+	}
+	card, _, err := wirecard.Unmarshal(b)
+	if err != nil {
+		return a2a.AgentCard{}, &ProtocolError{Method: method, Reason: "invalid Agent Card at " + u, Err: err}
+	}
+	return card, nil
+}
+
+// fetchCardDocument GETs the card document at u, retried like other safe
+// calls.
+func (c *Client) fetchCardDocument(ctx context.Context, u string) ([]byte, error) {
+	var b []byte
 	err := c.withRetry(ctx, "agent-card", true, func() error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -78,22 +112,10 @@ func (c *Client) fetchCard(ctx context.Context, u string) (a2a.AgentCard, error)
 		if err := c.checkResponse(resp, "application/json"); err != nil {
 			return err
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-		if err != nil {
-			return err
-		}
-		if v := c.opts.CardVerifier; v != nil {
-			if _, err := v.Verify(ctx, u, b); err != nil {
-				return err
-			}
-		}
-		card, _, err = wirecard.Unmarshal(b)
-		if err != nil {
-			return &ProtocolError{Method: "agent-card", Reason: "invalid Agent Card at " + u, Err: err}
-		}
-		return validateCard(&card)
+		b, err = io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+		return err
 	})
-	return card, err
+	return b, err
 }
 
 // validateCard checks what a client relies on beyond the decoder's

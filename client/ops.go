@@ -10,7 +10,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
@@ -436,7 +435,10 @@ func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.Del
 // GetExtendedAgentCard returns the card the agent shows to authenticated
 // callers (A2A 1.0 §3.1.11 GetExtendedAgentCard, GET /extendedAgentCard;
 // A2A 0.3.0 §7.10 agent/getAuthenticatedExtendedCard, GET /v1/card);
-// retried when safe. Over 1.0 the tenant is the interface's.
+// retried when safe. Over 1.0 the tenant is the interface's. With
+// Options.CardVerifier the card must verify, as if fetched from the
+// interface URL, and is built from its signed content
+// (CardVerifier.VerifyCard); errors are then *CardSignatureError.
 func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
 	cl := &call{method: "agent/getAuthenticatedExtendedCard", retry: true}
 	switch {
@@ -454,9 +456,9 @@ func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, erro
 	if err != nil {
 		return nil, err
 	}
-	card, _, err := wirecard.Unmarshal(raw)
+	card, err := c.decodeCard(ctx, c.iface.URL, cl.method, raw)
 	if err != nil {
-		return nil, protocolError(cl.method, "invalid Agent Card", err)
+		return nil, err
 	}
 	return &card, nil
 }

@@ -138,7 +138,7 @@ func TestResolveRejectsBadCards(t *testing.T) {
 		t.Errorf("unsigned: err = %v, want ErrCardNotSigned", err)
 	}
 	elsewhere := signedAgent(t, ecKey(t), "ES256", "https://keys.example/jwks.json")
-	if err := resolveVerified(t, elsewhere.URL, verifier(t, client.CardVerifierOptions{})); !errors.Is(err, client.ErrCardJKUNotAllowed) || !strings.Contains(err.Error(), "not on an allowed host (127.0.0.1:") {
+	if err := resolveVerified(t, elsewhere.URL, verifier(t, client.CardVerifierOptions{})); !errors.Is(err, client.ErrCardJKUNotAllowed) || !strings.Contains(err.Error(), "is not on the card's own origin http://127.0.0.1:") {
 		t.Errorf("jku to another host: err = %v, want ErrCardJKUNotAllowed", err)
 	}
 	// A man in the middle changes the card.

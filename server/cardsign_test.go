@@ -122,12 +122,18 @@ func TestSignedExtendedCards(t *testing.T) {
 		"REST":         rest,
 		"JSON-RPC 1":   rpcResultOf(t, url, "GetExtendedAgentCard", "A2A-Version", "1.0"),
 		"JSON-RPC 0.3": rpcResultOf(t, url, "agent/getAuthenticatedExtendedCard"),
+		"REST 0.3":     get(t, url+"/v1/card", "Authorization", "Bearer alice-token"),
 	} {
 		if !bytes.Contains(card, []byte(`"extended"`)) {
 			t.Errorf("%s: not the extended card: %s", name, card)
 		}
 		if v := verifyServed(t, ts, card); v.JKU != "https://keys.example/jwks.json" {
 			t.Errorf("%s: jku %q, want the configured one", name, v.JKU)
+		}
+		// The signature covers the 1.0 members only: every endpoint must
+		// be among the signed supportedInterfaces (0.3 gets the union card).
+		if err := cardsig.CheckCovered(card); err != nil || !bytes.Contains(card, []byte(`"supportedInterfaces"`)) {
+			t.Errorf("%s: %v: %s", name, err, card)
 		}
 	}
 }

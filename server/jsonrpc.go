@@ -541,7 +541,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		}
 		c, err := h.GetTaskPushNotificationConfig(ctx, p)
 		if err != nil {
-			return dst, pushConfigErr10(err)
+			return dst, err // 0.3: a missing config is -32602 (pushConfigErr10 is 1.0's rule)
 		}
 		b, err := v03.MarshalTaskPushNotificationConfig(c)
 		return append(dst, b...), err
@@ -580,7 +580,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		b, err := v03.MarshalAgentCard(c)
+		b, err := t.opts.marshalCard03(c)
 		b, err = t.opts.signCard(ctx, h.Name(), b, err)
 		return append(dst, b...), err
 	}

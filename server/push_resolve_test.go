@@ -171,6 +171,12 @@ func TestPushSetRefusesWebhookResolvingToForbiddenAddress(t *testing.T) {
 	if cs := pushConfigsOf(t, st, task.ID); len(cs) != 2 {
 		t.Fatalf("configs: %+v", cs)
 	}
+	// A config id the task does not have: -32602 on the id in 0.3
+	// (TaskNotFoundError is 1.0's answer).
+	r = callErr(t, chat, "tasks/pushNotificationConfig/get", fmt.Sprintf(`{"id":%q,"pushNotificationConfigId":"nope"}`, task.ID))
+	if r.Error.Code != a2a.CodeInvalidParams {
+		t.Errorf("get of a missing config: %+v, want %d", *r.Error, a2a.CodeInvalidParams)
+	}
 }
 
 // TestPushSendRefusesWebhookResolvingToForbiddenAddress: message/send with

@@ -400,7 +400,11 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		b, err := c.card(card)
+		encode := c.card
+		if c.version == a2a.Version03 {
+			encode = t.opts.marshalCard03 // the union card when signed, as over 0.3 JSON-RPC
+		}
+		b, err := encode(card)
 		return t.opts.signCard(ctx, h.Name(), b, err)
 	}
 	return nil, a2a.ErrUnsupportedOperation

@@ -55,12 +55,18 @@ type Verified struct {
 	KeyID, Algorithm, JKU string
 	// Source is the Source of the key it verified with.
 	Source string
+	// Payload is the canonical form of the card (Canonicalize): exactly
+	// the content the signature covers. A card used because it verified
+	// must be read from Payload, not from the document as received,
+	// whose members outside the A2A 1.0 AgentCard are not covered.
+	Payload []byte
 }
 
 // Verify checks the signatures of an Agent Card document, as received
 // (A2A 1.0 §8.4.3): it canonicalizes card once, then tries each signature
 // in order, with the keys that keys returns for its kid and jku, and
-// succeeds with the first that verifies. algs lists the accepted
+// succeeds with the first that verifies, returning the canonical payload
+// with it (Verified.Payload). algs lists the accepted
 // algorithms (nil: Algorithms()). A failure wraps ErrMalformedCard,
 // ErrNoSignatures, or, when no signature verified, the error of each
 // signature (errors.Is finds ErrBadSignature, ErrUnknownKey, …).
@@ -80,7 +86,7 @@ func Verify(ctx context.Context, card []byte, algs []string, keys Keys) (Verifie
 	for i, s := range sigs {
 		v, err := verifyOne(ctx, s, payload, algs, keys)
 		if err == nil {
-			v.Index = i
+			v.Index, v.Payload = i, payload
 			return v, nil
 		}
 		if len(sigs) > 1 {

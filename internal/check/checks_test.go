@@ -3,10 +3,15 @@ package check
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -584,5 +589,57 @@ func TestInterrupted(t *testing.T) {
 		if r.Status != Skip {
 			t.Errorf("%s: %s %s", r.ID, r.Status, r.Message)
 		}
+	}
+}
+
+// TestCredentialsStayOnTheCheckedHost: a card whose interfaces point at
+// another host gets the checker's token, API key and headers only there
+// when that host is listed in CredentialHosts.
+func TestCredentialsStayOnTheCheckedHost(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		for _, h := range []string{"Authorization", "X-Api-Key", "X-Extra"} {
+			if r.Header.Get(h) != "" {
+				seen[h]++
+			}
+		}
+		seen["requests"]++
+		mu.Unlock()
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(other.Close)
+	card := fmt.Sprintf(`{"name":"elsewhere","description":"d","version":"1","url":%[1]q,"protocolVersion":"0.3.0",
+		"supportedInterfaces":[{"url":%[1]q,"protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
+		"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`, other.URL+"/rpc")
+	cardHost := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, card)
+	}))
+	t.Cleanup(cardHost.Close)
+	run := func(extra []string) map[string]int {
+		mu.Lock()
+		clear(seen)
+		mu.Unlock()
+		_, err := Run(t.Context(), Options{URL: cardHost.URL, Token: "tok", APIKey: "key",
+			Header: http.Header{"X-Extra": {"1"}}, CredentialHosts: extra, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+	got := run(nil)
+	if got["requests"] == 0 {
+		t.Fatal("the checker never called the card's interface")
+	}
+	if got["Authorization"]+got["X-Api-Key"]+got["X-Extra"] != 0 {
+		t.Errorf("credentials sent to a host the card named: %v", got)
+	}
+	if got := run([]string{strings.TrimPrefix(other.URL, "http://")}); got["Authorization"] == 0 || got["X-Extra"] == 0 {
+		t.Errorf("credentials not sent to a listed host: %v", got)
 	}
 }

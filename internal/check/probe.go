@@ -46,6 +46,11 @@ type Options struct {
 	Header http.Header
 	Token  string
 	APIKey string
+	// CredentialHosts lists other hosts (host or host:port) that may
+	// receive Header, Token and APIKey. By default they go only to the
+	// host (and port) of URL, so an interface URL of the card that points
+	// elsewhere gets none.
+	CredentialHosts []string
 	// Timeout bounds each request (and each stream); 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Text is the text of the messages of ordinary probes: something the
@@ -329,7 +334,46 @@ func (p *Probe) newRequest(ctx context.Context, body []byte, o reqOpt) (*http.Re
 	return req, nil
 }
 
+// mayAuthenticate reports whether the checker's credentials may go to u:
+// the host of Options.URL (its port included) or one of
+// Options.CredentialHosts.
+func (p *Probe) mayAuthenticate(u *url.URL) bool {
+	host := strings.ToLower(u.Host)
+	if base, err := url.Parse(p.opts.URL); err == nil && strings.ToLower(base.Host) == host {
+		return true
+	}
+	for _, h := range p.opts.CredentialHosts {
+		if h = strings.ToLower(h); h == host || h == strings.ToLower(u.Hostname()) && u.Port() == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// apiKeyPlace is where the card's first apiKey security scheme puts the
+// key (in: header, query or cookie; name), in the 0.3 shape (A2A 0.3.0
+// §5.5.2.3: type, in, name) or the 1.0 one (A2A 1.0 §4.5.2:
+// apiKeySecurityScheme{location, name}); header X-API-Key without one.
+func (p *Probe) apiKeyPlace() (in, name string) {
+	schemes, _ := p.card["securitySchemes"].(map[string]any)
+	for _, s := range schemes {
+		sm, _ := s.(map[string]any)
+		if w, ok := sm["apiKeySecurityScheme"].(map[string]any); ok {
+			in, name = str(w, "location"), str(w, "name")
+		} else if str(sm, "type") == "apiKey" {
+			in, name = str(sm, "in"), str(sm, "name")
+		}
+		if name != "" {
+			return in, name
+		}
+	}
+	return "header", "X-API-Key"
+}
+
 func (p *Probe) applyAuth(req *http.Request) {
+	if !p.mayAuthenticate(req.URL) {
+		return
+	}
 	for k, vs := range p.opts.Header {
 		for _, v := range vs {
 			req.Header.Add(k, v)
@@ -339,15 +383,7 @@ func (p *Probe) applyAuth(req *http.Request) {
 		req.Header.Set("Authorization", "Bearer "+p.opts.Token)
 	}
 	if p.opts.APIKey != "" {
-		in, name := "header", "X-API-Key"
-		if schemes, ok := p.card["securitySchemes"].(map[string]any); ok {
-			for _, s := range schemes {
-				if sm, ok := s.(map[string]any); ok && str(sm, "type") == "apiKey" {
-					in, name = str(sm, "in"), str(sm, "name")
-					break
-				}
-			}
-		}
+		in, name := p.apiKeyPlace()
 		switch in {
 		case "query":
 			q := req.URL.Query()

@@ -69,10 +69,23 @@ func defaultAlg(k crypto.Signer) string {
 
 // cardVerifier makes the verifier of `card --verify`: keys from --jwks
 // (an http(s) URL or a file holding a JWK Set), else the signature's jku
-// on the card's host or a --jku-host; what verified is written to w.
+// on the card's host or a --jku-host; what verified, and what that
+// proves, is written to w.
+// keyTrust says what a verified signature proves, by where its key came
+// from.
+func keyTrust(s client.CardSignature, jkuHosts []string) string {
+	switch {
+	case !strings.HasPrefix(s.KeySource, "jku URL"):
+		return "a key you gave with --jwks"
+	case len(jkuHosts) > 0:
+		return "a key published on a --jku-host, trusted as far as that host is"
+	}
+	return "a key published by the card's own host, not independently trusted: the card is as that host signed it (pin keys with --jwks)"
+}
+
 func cardVerifier(jwks string, jkuHosts []string, w io.Writer) (*client.CardVerifier, error) {
 	o := client.CardVerifierOptions{JKUHosts: jkuHosts, Verified: func(s client.CardSignature) {
-		fmt.Fprintf(w, "signature verified: kid %s, %s, key from %s\n", s.KeyID, s.Algorithm, s.KeySource)
+		fmt.Fprintf(w, "signature verified: kid %s, %s, key from %s: %s\n", s.KeyID, s.Algorithm, s.KeySource, keyTrust(s, jkuHosts))
 	}}
 	switch {
 	case strings.HasPrefix(jwks, "http://") || strings.HasPrefix(jwks, "https://"):

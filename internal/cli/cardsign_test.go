@@ -66,11 +66,11 @@ func TestCardVerifyCommand(t *testing.T) {
 	startChild(t, "--memory", "--addr", unsigned)
 
 	out, errs, code := run(t, "", "card", "http://"+signed+"/a2a/chat", "--verify")
-	if code != ExitOK || !strings.Contains(out+errs, "signature verified: kid cli-1, ES256, key from jku URL http://"+signed+"/.well-known/jwks.json") {
+	if code != ExitOK || !strings.Contains(out+errs, "signature verified: kid cli-1, ES256, key from jku URL http://"+signed+"/.well-known/jwks.json: a key published by the card's own host, not independently trusted") {
 		t.Fatalf("card --verify: exit %d\n%s\n%s", code, out, errs)
 	}
 	jwks := "http://" + signed + "/.well-known/jwks.json"
-	if out, errs, code := run(t, "", "card", "http://"+signed, "--verify", "--jwks", jwks); code != ExitOK || !strings.Contains(out+errs, "key from JWKS URL "+jwks) {
+	if out, errs, code := run(t, "", "card", "http://"+signed, "--verify", "--jwks", jwks); code != ExitOK || !strings.Contains(out+errs, "key from JWKS URL "+jwks+": a key you gave with --jwks") {
 		t.Fatalf("card --verify --jwks URL: exit %d\n%s\n%s", code, out, errs)
 	}
 	// Another key set: the card's key is not in it, and its jku is not followed.

@@ -24,6 +24,7 @@ func newCheckCmd(_ io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var (
 		report, text, longText string
 		protocol, binding      string
+		credHosts              []string
 		categories, only       []string
 		list, quiet            bool
 		conn                   connFlags
@@ -123,7 +124,7 @@ usage errors.`,
 				URL: tgt.url, Header: tgt.headers, Token: tgt.token, APIKey: tgt.apiKey, Timeout: timeout,
 				Text: text, LongText: longText,
 				Categories: checkSplitList(categories), Only: checkSplitList(only),
-				Protocol: protocol, Binding: binding,
+				Protocol: protocol, Binding: binding, CredentialHosts: credHosts,
 			}
 			if !quiet {
 				o.Progress = checkProgressPrinter(stderr)
@@ -169,6 +170,7 @@ usage errors.`,
 	f.StringSliceVar(&only, "only", nil, "run only these checks (repeatable or comma-separated ids; a trailing * matches a prefix)")
 	f.StringVar(&text, "text", check.DefaultText, "text of the probe messages (something the agent answers quickly)")
 	f.StringVar(&longText, "long-text", "", "a message that keeps the agent busy for a few seconds, for the cancel and resubscribe probes (default: --text)")
+	f.StringSliceVar(&credHosts, "credential-host", nil, "another host (host or host:port) that may receive --token, --api-key and --header when the card's interfaces point there (default: only the host of URL)")
 	f.BoolVar(&list, "list", false, "list the checks (id, level, section, title) and exit")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	conn.register(f, true)

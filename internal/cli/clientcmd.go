@@ -208,9 +208,13 @@ With --json, the card in the JSON of the version the client would speak.
 
 With --verify, the card's signatures are checked first (A2A 1.0 §8.4.3): one
 must verify, with a key from --jwks (a JWK Set URL or file) or, without
---jwks, from the signature's jku on the card's host (or a --jku-host). The
-key that verified is printed (to stderr with --json); a card that does not
-verify is an error saying why.
+--jwks, from the signature's jku on the card's own origin (or a --jku-host).
+The key that verified and what it proves are printed (to stderr with --json):
+a key from the card's own host proves only that the card is as that host
+signed it; a --jwks key is one you trust. The card printed is then what the
+signature covers only: its A2A 1.0 members (no 0.3 url, preferredTransport
+or protocolVersion; scopes served as bare arrays are not covered and shown
+empty). A card that does not verify is an error saying why.
 ` + urlHelp,
 		Example: `  a2abridge card localhost:8080
   a2abridge card https://agents.example.com/a2a/echo/.well-known/agent-card.json --json

@@ -93,6 +93,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *unknownKeyError {
 			return nil
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].ShortTag() == "!!null" {
+				continue // as yaml.v3, which decodes no value under a null key
+			}
 			if err := checkKeys(n.Content[i+1], t.Elem(), joinPath(path, n.Content[i].Value)); err != nil {
 				return err
 			}

@@ -130,6 +130,45 @@ func Unmarshal(b []byte) (c a2a.AgentCard, version string, err error) {
 	return c, "union", nil
 }
 
+// UnmarshalSigned decodes an Agent Card whose signature verified (A2A
+// 1.0 §8.4.3) into what the signature covers, and nothing else. doc is
+// the card document as received; signed is its canonical form, the
+// payload the signature covers (cardsig.Verified.Payload). doc must be a
+// valid A2A 1.0 AgentCard as it stands (v10.UnmarshalAgentCard, without
+// Unmarshal's A2A 0.3 fallbacks): a security scheme with none of the five
+// A2A 1.0 wrappers, which canonicalization drops, is an error rather than
+// read from its unsigned 0.3 members. The card returned is then decoded
+// from signed alone, so:
+//   - the A2A 0.3 members (url, preferredTransport, additionalInterfaces,
+//     protocolVersion, supportsAuthenticatedExtendedCard, security,
+//     capabilities.stateTransitionHistory, the flat members of security
+//     schemes) are ignored: ProtocolVersion, URL, PreferredTransport and
+//     AdditionalInterfaces stay empty and the card's endpoints are its
+//     SupportedInterfaces;
+//   - securityRequirements scopes written as bare arrays (which a2abridge
+//     serves for a2a-go v2 ≤ 2.4.0, and which canonicalize to an empty
+//     StringList) are not covered, and read as no scopes; a requirement
+//     or a security scheme with no content but its name (an mTLS scheme
+//     without description, a requirement without scopes) canonicalizes
+//     to nothing and is absent;
+//   - empty values ("" and empty lists and objects, also inside
+//     extension params) are absent, as canonicalization drops them.
+//
+// Signatures are doc's. Errors are those of v10.UnmarshalAgentCard, the
+// ones about signed saying "signed content".
+func UnmarshalSigned(doc, signed []byte) (a2a.AgentCard, error) {
+	full, err := v10.UnmarshalAgentCard(doc)
+	if err != nil {
+		return a2a.AgentCard{}, fmt.Errorf("card: not a valid A2A 1.0 AgentCard: %w", err)
+	}
+	c, err := v10.UnmarshalAgentCard(signed)
+	if err != nil {
+		return a2a.AgentCard{}, fmt.Errorf("card: the signed content is not a valid A2A 1.0 AgentCard: %w", err)
+	}
+	c.Signatures = full.Signatures
+	return c, nil
+}
+
 // has10 reports whether the card document has a supportedInterfaces
 // member (by its JSON or proto name).
 func has10(b []byte) bool {
