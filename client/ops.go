@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -57,7 +58,12 @@ func (c *Client) bodyTenant(t string) string {
 	return t
 }
 
-func taskPath(id string) string { return "/tasks/" + url.PathEscape(id) }
+func taskPath(id string) string { return "/tasks/" + pathSegment(id) }
+
+// pathSegment escapes s as one HTTP+JSON path segment, its colons too: a
+// literal ':' after a task id starts a custom method (":cancel",
+// ":subscribe", A2A 1.0 §11.3), so a colon inside an id must not be one.
+func pathSegment(s string) string { return strings.ReplaceAll(url.PathEscape(s), ":", "%3A") }
 
 func pushPath(taskID string) string { return taskPath(taskID) + "/pushNotificationConfigs" }
 
@@ -358,7 +364,7 @@ func (c *Client) firstPushConfig(ctx context.Context, p a2a.GetTaskPushNotificat
 // over A2A 1.0 or HTTP+JSON.
 func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigParams, method, verb string) (*call, error) {
 	cl := &call{method: method, verb: verb, tenant: c.tenant(p.Tenant), retry: verb == http.MethodGet, void: verb == http.MethodDelete,
-		path: pushPath(p.ID) + "/" + url.PathEscape(p.PushNotificationConfigID)}
+		path: pushPath(p.ID) + "/" + pathSegment(p.PushNotificationConfigID)}
 	q := *p
 	q.Tenant = c.bodyTenant(cl.tenant)
 	params, err := c.rpcParams(v10.AppendPushConfigIDRequest(nil, &q))

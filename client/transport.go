@@ -107,7 +107,7 @@ func (c *Client) restRequest(ctx context.Context, cl *call) (*http.Request, erro
 	if !c.v10 {
 		u += restPrefix03
 	} else if cl.tenant != "" {
-		u += "/" + url.PathEscape(cl.tenant)
+		u += "/" + pathSegment(cl.tenant)
 	}
 	u += cl.path
 	if len(cl.query) > 0 {

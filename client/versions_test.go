@@ -376,3 +376,23 @@ func TestForcedChoice(t *testing.T) {
 		t.Fatalf("forced REST on a 0.3 JSON-RPC card: %v", err)
 	}
 }
+
+// TestColonInTaskID: a task id with a colon is escaped as one HTTP+JSON
+// path segment, so it is not read as a custom method (":cancel") and
+// reaches the server as the id it is, on every interface.
+func TestColonInTaskID(t *testing.T) {
+	t.Parallel()
+	ts := newServer(t)
+	for _, in := range interfaces {
+		t.Run(in.name, func(t *testing.T) {
+			c := dial(t, ts.URL, in.opts)
+			for _, id := range []string{"a:cancel", "b:subscribe"} {
+				_, err := c.GetTask(t.Context(), a2a.TaskQueryParams{ID: id})
+				var ae *a2a.Error
+				if !errors.Is(err, a2a.ErrTaskNotFound) || !errors.As(err, &ae) || !strings.Contains(ae.Message, id) {
+					t.Errorf("GetTask(%q): %v, want TaskNotFound naming it", id, err)
+				}
+			}
+		})
+	}
+}

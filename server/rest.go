@@ -110,25 +110,32 @@ func parseRESTPath(method, escaped string) (restRoute, bool) {
 	}
 	if len(segs) > 1 && segs[0] != "" {
 		if rt, ok := routeSegments(method, segs[1:]); ok {
-			rt.tenant = segs[0]
+			rt.tenant = unescapeSegment(segs[0])
 			return rt, true
 		}
 	}
 	return restRoute{}, false
 }
 
-// pathSegments splits an escaped path at its slashes and unescapes each
-// segment; ok is false when one does not unescape.
+// pathSegments splits an escaped path at its slashes, keeping each
+// segment escaped (so that an escaped colon in a task id is not taken for
+// the ":cancel"/":subscribe" custom method); ok is false when a segment
+// does not unescape.
 func pathSegments(escaped string) ([]string, bool) {
 	segs := strings.Split(escaped, "/")
-	for i, s := range segs {
-		u, err := url.PathUnescape(s)
-		if err != nil {
+	for _, s := range segs {
+		if _, err := url.PathUnescape(s); err != nil {
 			return nil, false
 		}
-		segs[i] = u
 	}
 	return segs, true
+}
+
+// unescapeSegment is a segment of pathSegments unescaped (it was checked
+// there).
+func unescapeSegment(s string) string {
+	u, _ := url.PathUnescape(s)
+	return u
 }
 
 // allowRoute is the route of op on a path that allows the HTTP methods
@@ -156,27 +163,27 @@ func routeSegments(method string, segs []string) (restRoute, bool) {
 	case len(segs) == 1 && segs[0] == "tasks":
 		return one(http.MethodGet, Method10ListTasks)
 	case len(segs) >= 2 && segs[0] == "tasks" && segs[1] != "":
-		id := segs[1]
+		id := segs[1] // escaped: a literal ':' starts a custom method
 		switch len(segs) {
 		case 2:
 			if base, ok := strings.CutSuffix(id, ":cancel"); ok && base != "" {
 				rt, _ := one(http.MethodPost, Method10CancelTask)
-				rt.taskID = base
+				rt.taskID = unescapeSegment(base)
 				return rt, true
 			}
 			if base, ok := strings.CutSuffix(id, ":subscribe"); ok && base != "" {
 				rt, _ := one(http.MethodGet+", "+http.MethodPost, Method10SubscribeToTask)
-				rt.taskID = base
+				rt.taskID = unescapeSegment(base)
 				return rt, true
 			}
 			rt, _ := one(http.MethodGet, Method10GetTask)
-			rt.taskID = id
+			rt.taskID = unescapeSegment(id)
 			return rt, true
 		case 3:
 			if segs[2] != "pushNotificationConfigs" {
 				return restRoute{}, false
 			}
-			rt := restRoute{allow: "GET, POST", taskID: id}
+			rt := restRoute{allow: "GET, POST", taskID: unescapeSegment(id)}
 			switch method {
 			case http.MethodPost:
 				rt.op = Method10CreatePushConfig
@@ -188,7 +195,7 @@ func routeSegments(method string, segs []string) (restRoute, bool) {
 			if segs[2] != "pushNotificationConfigs" || segs[3] == "" {
 				return restRoute{}, false
 			}
-			rt := restRoute{allow: "GET, DELETE", taskID: id, config: segs[3]}
+			rt := restRoute{allow: "GET, DELETE", taskID: unescapeSegment(id), config: unescapeSegment(segs[3])}
 			switch method {
 			case http.MethodGet, http.MethodHead:
 				rt.op = Method10GetPushConfig

@@ -408,3 +408,21 @@ func TestListTasks10(t *testing.T) {
 		t.Fatalf("chat lists echo's tasks: %s", r.Result)
 	}
 }
+
+// TestRESTEscapedColonInTaskID: an escaped colon belongs to the task id
+// (GET /tasks/a%3Acancel is GetTask of "a:cancel"); only a literal one
+// starts a custom method such as ":cancel".
+func TestRESTEscapedColonInTaskID(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	base := ts.URL + "/a2a/echo"
+	for _, path := range []string{"/tasks/a%3Acancel", "/v1/tasks/a%3Acancel", "/tasks/a%3Asubscribe/pushNotificationConfigs"} {
+		code, b := restDo(t, http.MethodGet, base+path, "")
+		if code != http.StatusNotFound || !strings.Contains(string(b), "a:") {
+			t.Errorf("GET %s: %d %s, want 404 naming the task a:…", path, code, b)
+		}
+	}
+	if code, b := restDo(t, http.MethodGet, base+"/tasks/a:cancel", ""); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /tasks/a:cancel: %d %s, want 405 (CancelTask is a POST)", code, b)
+	}
+}
