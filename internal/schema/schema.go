@@ -20,9 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -41,52 +39,19 @@ var raw []byte
 // it only serves as the base for resolving "#/definitions/..." references.
 const schemaURL = "https://a2a.invalid/schema/a2a-v0.3.0.json"
 
-var (
-	loadOnce    sync.Once
-	loadErr     error
-	definitions map[string]any
-
-	mu       sync.Mutex // guards compiler and compiled
-	compiler *jsonschema.Compiler
-	compiled = map[string]*jsonschema.Schema{}
-)
+var bundle03 = &bundle{version: Version, load: load}
 
 // JSON returns the embedded schema document.
 func JSON() []byte { return slices.Clone(raw) }
 
 // Definitions returns the names of the schema's definitions, sorted.
-func Definitions() []string {
-	loadOnce.Do(load)
-	names := make([]string, 0, len(definitions))
-	for k := range definitions {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
+func Definitions() []string { return bundle03.definitions() }
 
 // Validate reports whether doc is a valid instance of
 // #/definitions/<definition>. It returns nil if it is, an *Error listing
 // the violations if it is not, and another error if doc is not JSON or the
 // definition does not exist.
-func Validate(definition string, doc []byte) error {
-	sch, err := compile(definition)
-	if err != nil {
-		return err
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	if err := sch.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return &Error{Version: Version, Definition: definition, Violations: summarize(ve), ve: ve}
-		}
-		return err
-	}
-	return nil
-}
+func Validate(definition string, doc []byte) error { return bundle03.validate(definition, doc) }
 
 // Error is a failed validation.
 type Error struct {
@@ -120,46 +85,28 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying *jsonschema.ValidationError.
 func (e *Error) Unwrap() error { return e.ve }
 
-func compile(definition string) (*jsonschema.Schema, error) {
-	loadOnce.Do(load)
-	if loadErr != nil {
-		return nil, loadErr
-	}
-	if _, ok := definitions[definition]; !ok {
-		return nil, fmt.Errorf("schema: no definition %q in the A2A %s schema", definition, Version)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if sch, ok := compiled[definition]; ok {
-		return sch, nil
-	}
-	sch, err := compiler.Compile(schemaURL + "#/definitions/" + definition)
-	if err != nil {
-		return nil, fmt.Errorf("schema: compiling definition %q: %w", definition, err)
-	}
-	compiled[definition] = sch
-	return sch, nil
-}
-
-func load() {
+// load compiles the 0.3.0 schema (draft-07) as one resource; definition
+// names map to their "#/definitions/…" URLs.
+func load() (*jsonschema.Compiler, map[string]string, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		loadErr = fmt.Errorf("schema: parsing the embedded schema: %w", err)
-		return
+		return nil, nil, fmt.Errorf("schema: parsing the embedded schema: %w", err)
 	}
 	obj, _ := doc.(map[string]any)
 	defs, ok := obj["definitions"].(map[string]any)
 	if !ok {
-		loadErr = errors.New("schema: the embedded schema has no definitions")
-		return
+		return nil, nil, errors.New("schema: the embedded schema has no definitions")
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
 	if err := c.AddResource(schemaURL, doc); err != nil {
-		loadErr = fmt.Errorf("schema: %w", err)
-		return
+		return nil, nil, fmt.Errorf("schema: %w", err)
 	}
-	compiler, definitions = c, defs
+	names := make(map[string]string, len(defs))
+	for name := range defs {
+		names[name] = schemaURL + "#/definitions/" + name
+	}
+	return c, names, nil
 }
 
 // summarize turns a validation error tree into short leaf messages. For

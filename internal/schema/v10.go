@@ -3,11 +3,8 @@ package schema
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -20,30 +17,14 @@ var raw10 []byte
 // under base10 + that name.
 const base10 = "https://a2a.invalid/schema/v1/"
 
-var (
-	load10Once sync.Once
-	load10Err  error
-	names10    map[string]string // definition name → resource URL
-
-	mu10       sync.Mutex // guards compiler10 and compiled10
-	compiler10 *jsonschema.Compiler
-	compiled10 = map[string]*jsonschema.Schema{}
-)
+var bundle10 = &bundle{version: Version10, load: load10}
 
 // JSON10 returns the embedded A2A 1.0.1 schema bundle.
 func JSON10() []byte { return bytes.Clone(raw10) }
 
 // Definitions10 returns the names of the A2A 1.0.1 definitions (proto
 // message names, "StreamResponse"), sorted.
-func Definitions10() []string {
-	load10Once.Do(load10)
-	names := make([]string, 0, len(names10))
-	for k := range names10 {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
+func Definitions10() []string { return bundle10.definitions() }
 
 // Validate10 reports whether doc is a valid instance of the A2A 1.0.1
 // definition named definition, by its proto message name ("Task",
@@ -55,58 +36,20 @@ func Definitions10() []string {
 // *Error listing the violations if it is not, and another error if doc is
 // not JSON or the definition does not exist.
 func Validate10(definition string, doc []byte) error {
-	name := strings.ReplaceAll(definition, " ", "")
-	sch, err := compile10(name)
-	if err != nil {
-		return err
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	if err := sch.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return &Error{Version: Version10, Definition: name, Violations: summarize(ve), ve: ve}
-		}
-		return err
-	}
-	return nil
+	return bundle10.validate(strings.ReplaceAll(definition, " ", ""), doc)
 }
 
-func compile10(name string) (*jsonschema.Schema, error) {
-	load10Once.Do(load10)
-	if load10Err != nil {
-		return nil, load10Err
-	}
-	url, ok := names10[name]
-	if !ok {
-		return nil, fmt.Errorf("schema: no definition %q in the A2A %s schema", name, Version10)
-	}
-	mu10.Lock()
-	defer mu10.Unlock()
-	if s, ok := compiled10[name]; ok {
-		return s, nil
-	}
-	s, err := compiler10.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("schema: compiling definition %q: %w", name, err)
-	}
-	compiled10[name] = s
-	return s, nil
-}
-
-func load10() {
+// load10 compiles the 1.0.1 bundle (draft 2020-12, formats asserted): each
+// definition is a resource of its own under base10.
+func load10() (*jsonschema.Compiler, map[string]string, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw10))
 	if err != nil {
-		load10Err = fmt.Errorf("schema: parsing the embedded A2A %s schema: %w", Version10, err)
-		return
+		return nil, nil, fmt.Errorf("schema: parsing the embedded A2A %s schema: %w", Version10, err)
 	}
 	obj, _ := doc.(map[string]any)
 	defs, _ := obj["definitions"].(map[string]any)
 	if len(defs) == 0 {
-		load10Err = fmt.Errorf("schema: the embedded A2A %s schema has no definitions", Version10)
-		return
+		return nil, nil, fmt.Errorf("schema: the embedded A2A %s schema has no definitions", Version10)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -120,10 +63,9 @@ func load10() {
 		}
 		url := base10 + pkg + name + ".jsonschema.json"
 		if err := c.AddResource(url, def); err != nil {
-			load10Err = fmt.Errorf("schema: %s: %w", title, err)
-			return
+			return nil, nil, fmt.Errorf("schema: %s: %w", title, err)
 		}
 		names[name] = url
 	}
-	compiler10, names10 = c, names
+	return c, names, nil
 }

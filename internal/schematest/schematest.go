@@ -36,7 +36,11 @@ func Validate(t testing.TB, definition string, doc []byte) {
 // error describing every violation (the full jsonschema error tree), or why
 // the document or definition could not be processed.
 func Check(definition string, doc []byte) error {
-	err := schema.Validate(definition, doc)
+	return fullTree(schema.Validate(definition, doc))
+}
+
+// fullTree is err, a validation failure as the full jsonschema error tree.
+func fullTree(err error) error {
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		return &validationError{ve: ve}
