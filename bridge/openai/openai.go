@@ -169,18 +169,6 @@ func (a *Agent) Skill() a2a.AgentSkill {
 // completed, failed or input-required.
 func (a *Agent) Inline() bool { return true }
 
-// contextHistory returns the tasks of t's context before t's own, oldest
-// first, at most maxTasks of them. It uses TaskUpdater.ContextHistory
-// when the server has it; tests replace it.
-var contextHistory = func(ctx context.Context, t *server.TaskUpdater, maxTasks int) ([]a2a.Task, error) {
-	if h, ok := any(t).(interface {
-		ContextHistory(context.Context, int) ([]a2a.Task, error)
-	}); ok {
-		return h.ContextHistory(ctx, maxTasks)
-	}
-	return nil, nil
-}
-
 // Execute implements server.Agent: it sends the conversation to the
 // endpoint and streams the answer into the task (see the package doc).
 func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
@@ -198,7 +186,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 	case a.cfg.MultiTurn:
 		past = taskTurns(req.Task, true)
 	default:
-		tasks, err := contextHistory(ctx, t, a.history)
+		tasks, err := t.ContextHistory(ctx, a.history)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

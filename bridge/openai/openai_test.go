@@ -48,6 +48,14 @@ func start(t *testing.T, cfg openai.Config) *env {
 	if cfg.Model == "" {
 		cfg.Model = "m"
 	}
+	e := startFuzz(t, cfg)
+	e.fake = fake
+	return e
+}
+
+// startFuzz serves an openai agent configured by cfg.
+func startFuzz(t testing.TB, cfg openai.Config) *env {
+	t.Helper()
 	ag, err := openai.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -76,26 +84,7 @@ func start(t *testing.T, cfg openai.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Until the server's TaskUpdater.ContextHistory is merged, earlier
-	// tasks of a context come from the store.
-	t.Cleanup(openai.SetContextHistory(func(ctx context.Context, u *server.TaskUpdater, n int) ([]a2a.Task, error) {
-		page, err := st.ListTasks(ctx, store.TaskQuery{Agent: agentName, ContextID: u.ContextID(), Limit: n + 1})
-		if err != nil {
-			return nil, err
-		}
-		var out []a2a.Task
-		for _, ti := range page.Tasks {
-			if ti.Task.ID != u.TaskID() {
-				out = append(out, ti.Task)
-			}
-		}
-		slices.Reverse(out)
-		if len(out) > n {
-			out = out[len(out)-n:]
-		}
-		return out, nil
-	}))
-	return &env{fake: fake, agent: ag, store: st, c: c}
+	return &env{agent: ag, store: st, c: c}
 }
 
 func userText(text string) a2a.Message { return a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text}) }
@@ -246,6 +235,15 @@ func TestStreamChunks(t *testing.T) {
 	if last.Metadata[openai.MetadataModel] != "m" || last.Metadata[openai.MetadataFinishReason] != "stop" {
 		t.Errorf("metadata %v", last.Metadata)
 	}
+	// The status update's metadata is the task's.
+	task, err := e.c.GetTask(context.Background(), a2a.TaskQueryParams{ID: last.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUsage(t, task.Metadata, 7, 5, 12)
+	if task.Metadata[openai.MetadataModel] != "m" {
+		t.Errorf("task metadata %v", task.Metadata)
+	}
 }
 
 func checkUsage(t *testing.T, md map[string]any, prompt, completion, total int64) {
@@ -359,7 +357,9 @@ func TestHistorySkipsUnanswered(t *testing.T) {
 // conversation, whose history is the task's own.
 func TestMultiTurn(t *testing.T) {
 	e := start(t, openai.Config{MultiTurn: true, System: "sys"})
+	e.fake.Script("m", openaitest.Behavior{Usage: &openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}})
 	task := e.send(t, userText("one"))
+	checkUsage(t, task.Metadata, 1, 2, 3)
 	if task.Status.State != a2a.TaskStateInputRequired || statusText(task) != "You said: one" {
 		t.Fatalf("first turn: %s %q", task.Status.State, statusText(task))
 	}
@@ -377,6 +377,7 @@ func TestMultiTurn(t *testing.T) {
 	if len(task.Artifacts) != 2 || artifactText(task.Artifacts[1]) != "You said: two" || task.Artifacts[1].Name != "response" {
 		t.Errorf("artifacts %+v", task.Artifacts)
 	}
+	checkUsage(t, task.Metadata, 2, 4, 6) // summed over the turns
 	// A new task in the same context does not see this one's turns as
 	// its own; the conversation is the task's.
 	m = userText("fresh")

@@ -181,7 +181,11 @@ func clean(s string, n int) string {
 			space = b.Len() > 0
 			continue
 		}
-		if count >= n {
+		need := 1
+		if space {
+			need = 2
+		}
+		if count+need > n {
 			b.WriteString("…")
 			return b.String()
 		}
