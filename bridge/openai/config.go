@@ -60,7 +60,8 @@ type Config struct {
 	// and answers, each counted) sent before the new message, the most
 	// recent kept; nil means DefaultHistory (20), 0 sends none. Without
 	// MultiTurn they come from the earlier tasks of the same contextId;
-	// with MultiTurn from the task's own conversation.
+	// with MultiTurn from the task's own conversation. At most
+	// server.MaxContextHistory (100) earlier tasks are read.
 	History *int `yaml:"history"`
 	// MultiTurn keeps one task open per conversation: after each answer
 	// the task waits in input-required (the answer is its status

@@ -160,8 +160,8 @@ func (a *Agent) Skill() a2a.AgentSkill {
 	}
 	return a2a.AgentSkill{
 		ID: "chat", Name: "Chat with " + a.cfg.Model, Description: desc,
-		Tags:       []string{"chat", "llm", "openai"},
-		InputModes: []string{"text/plain"}, OutputModes: []string{"text/plain"},
+		Tags:        []string{"chat", "llm", "openai"},
+		OutputModes: []string{"text/plain"},
 	}
 }
 
@@ -259,6 +259,9 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 	err := stream.Err()
 	if ctx.Err() != nil {
 		return ctx.Err() // canceled or shutting down: the request is aborted
+	}
+	if err == nil && finish == "" && cctx.Err() != nil {
+		err = cctx.Err() // the deadline cut the stream short
 	}
 
 	md := map[string]any{MetadataModel: model}
@@ -412,6 +415,10 @@ func (u *upstream) observe(req *http.Request, next option.MiddlewareNext) (*http
 // describe turns a failed completion into a reason for the client.
 func (a *Agent) describe(err error, cctx context.Context, up *upstream) string {
 	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		if up.status == http.StatusTooManyRequests && up.retryAfter != "" {
+			return fmt.Sprintf("rate limited by the endpoint (HTTP 429): it asked to retry after %s, beyond the timeout of %s",
+				clean(up.retryAfter, 40), a.timeout)
+		}
 		return fmt.Sprintf("no complete answer from the model within %s (timeout)", a.timeout)
 	}
 	var se *ssestream.StreamError

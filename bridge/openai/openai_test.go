@@ -3,14 +3,18 @@ package openai_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/openai"
@@ -682,5 +686,120 @@ func TestSkill(t *testing.T) {
 	}
 	if err := ag.Close(); err != nil {
 		t.Error(err)
+	}
+}
+
+// The configuration file's keys decode into Config (yaml.v3, as the CLI
+// does).
+func TestConfigYAML(t *testing.T) {
+	var c openai.Config
+	doc := `
+base_url: http://127.0.0.1:11434/v1
+model: llama3.2
+api_key: sk-x
+system: be brief
+temperature: 0.2
+max_tokens: 256
+history: 0
+multi_turn: true
+timeout: 30s
+max_retries: 0
+`
+	dec := yaml.NewDecoder(strings.NewReader(doc))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	if c.BaseURL != "http://127.0.0.1:11434/v1" || c.Model != "llama3.2" || c.APIKey != "sk-x" || c.System != "be brief" ||
+		*c.Temperature != 0.2 || *c.MaxTokens != 256 || *c.History != 0 || !c.MultiTurn || c.Timeout != 30*time.Second || *c.MaxRetries != 0 {
+		t.Errorf("decoded %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Concurrent conversations do not mix (and pass the race detector).
+func TestConcurrent(t *testing.T) {
+	e := start(t, openai.Config{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctxID := a2a.NewID()
+			for j := range 3 {
+				text := fmt.Sprintf("c%d-%d", i, j)
+				m := userText(text)
+				m.ContextID = ctxID
+				ev, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				task := ev.(*a2a.Task)
+				if task.Status.State != a2a.TaskStateCompleted || artifactText(task.Artifacts[0]) != "You said: "+text {
+					errs <- fmt.Sprintf("%s: %s %+v", text, task.Status.State, task.Artifacts)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, r := range e.fake.Requests() {
+		last := r.Messages[len(r.Messages)-1].Content
+		prefix := last[:strings.Index(last, "-")+1]
+		for _, m := range r.Messages {
+			if !strings.Contains(m.Content, prefix) {
+				t.Errorf("request for %q carries %q", last, m.Content)
+			}
+		}
+	}
+}
+
+// A 429 whose Retry-After lies beyond the timeout says so.
+func TestRateLimitBeyondTimeout(t *testing.T) {
+	e := start(t, openai.Config{Timeout: 300 * time.Millisecond})
+	e.fake.Script("m", openaitest.Behavior{Status: 429, RetryAfter: "60"})
+	wantIn(t, failed(t, e), "rate limited by the endpoint (HTTP 429): it asked to retry after 60, beyond the timeout of 300ms")
+}
+
+// Canceling a task whose blocking message/send is waiting for the model
+// aborts the upstream request and answers the send with the canceled
+// task.
+func TestCancelBlockingSend(t *testing.T) {
+	e := start(t, openai.Config{})
+	gate := make(chan struct{}) // never opened
+	started := make(chan *openaitest.Request, 1)
+	e.fake.Hook(func(r *openaitest.Request) *openaitest.Behavior {
+		started <- r
+		return &openaitest.Behavior{Gate: gate}
+	})
+	m := userText("hi")
+	done := make(chan *a2a.Task, 1)
+	go func() {
+		ev, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+		if err != nil {
+			t.Error(err)
+			done <- nil
+			return
+		}
+		done <- ev.(*a2a.Task)
+	}()
+	<-started
+	list, err := e.store.ListTasks(context.Background(), store.TaskQuery{Agent: agentName})
+	if err != nil || len(list.Tasks) != 1 {
+		t.Fatalf("%v %+v", err, list)
+	}
+	if _, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: list.Tasks[0].Task.ID}); err != nil {
+		t.Fatal(err)
+	}
+	awaitAborted(t, e.fake)
+	if task := <-done; task == nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("send answered %+v", task)
 	}
 }
