@@ -17,7 +17,7 @@
 // URI]" (its content is not sent).
 //
 // Conversation history: without MultiTurn, the earlier tasks of the same
-// contextId (A2A 0.3.0 §6.1: a client keeps a conversation by reusing the
+// contextId (A2A 1.0 §3.4.1: a client keeps a conversation by reusing the
 // contextId), oldest first: each task's user message and its answer (the
 // text of its artifacts); tasks without an answer are left out. With
 // MultiTurn, the task's own earlier turns. At most Config.History
@@ -32,15 +32,16 @@
 // metadata (A2A 0.3.0 §6.1) gets, under MetadataUsage, the token usage
 // {"prompt_tokens", "completion_tokens", "total_tokens"} when the
 // endpoint reports it, under MetadataModel the model that answered, and
-// under MetadataFinishReason the finish reason ("stop", "length", ...).
+// under MetadataFinishReason the finish reason ("stop", "length", ...):
+// an answer cut by max_tokens ("length") completes the task too.
 //
 // With Config.MultiTurn the task does not complete: after each answer it
 // waits in input-required with the answer text as its status message, and
 // the client's next message to the same task (taskId) continues the
 // conversation; each turn's answer is a new "response" artifact, and the
 // usage in the metadata is the sum over the turns. The conversation has
-// no end word: it stays open until the client cancels the task (or the
-// server's retention removes it).
+// no end word: it stays open (input-required) until the client cancels
+// the task.
 //
 // Failures fail the task with a status message that says what went wrong
 // and never contains the API key: the endpoint rejected the API key
@@ -50,8 +51,10 @@
 // refused (a "refusal" delta, or finish_reason "content_filter"; the
 // refusal text is the status message), the endpoint cannot be reached
 // (connection refused, unknown host), the stream ended before the
-// answer was finished. Canceling the task (tasks/cancel) aborts the
-// upstream request at once.
+// answer was finished. An answer that got its finish_reason completes
+// even if the stream then breaks. Canceling the task (tasks/cancel)
+// cancels the execution's context, which aborts the upstream request at
+// once (the agent needs no server.Canceler).
 package openai
 
 import (
@@ -280,13 +283,16 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 
 	var reason string
 	switch {
-	case err != nil:
-		reason = a.describe(err, cctx, &up)
 	case refusal != "":
 		reason = "the model refused: " + clean(refusal, 2000)
 	case finish == "content_filter":
 		reason = "the model's answer was stopped by the endpoint's content filter"
-	case finish == "":
+	case finish != "":
+		// The answer is complete; a failure after it (before [DONE])
+		// costs at most the usage.
+	case err != nil:
+		reason = a.describe(err, cctx, &up)
+	default:
 		reason = "the endpoint's stream ended before the answer was finished (no finish_reason)"
 	}
 	if reason != "" {

@@ -803,3 +803,14 @@ func TestCancelBlockingSend(t *testing.T) {
 		t.Fatalf("send answered %+v", task)
 	}
 }
+
+// An answer that finished (finish_reason) completes the task even when
+// the stream then ends without [DONE].
+func TestFinishedWithoutDone(t *testing.T) {
+	e := start(t, openai.Config{})
+	e.fake.Script("m", openaitest.Behavior{Reply: "all here", NoDone: true})
+	task := e.send(t, userText("hi"))
+	if task.Status.State != a2a.TaskStateCompleted || artifactText(task.Artifacts[0]) != "all here" {
+		t.Fatalf("%s %q %+v", task.Status.State, statusText(task), task.Artifacts)
+	}
+}

@@ -97,6 +97,9 @@ type Behavior struct {
 	// finish reason, the usage chunk and "data: [DONE]" (a dropped
 	// connection).
 	Truncate bool
+	// NoDone ends the stream after the finish reason (and the usage
+	// chunk) without "data: [DONE]".
+	NoDone bool
 	// StreamError, when not "", is sent after the content tokens as an
 	// SSE event {"error": {"message": StreamError, ...}} and the stream
 	// ends (as the API reports a failure after the response started).
@@ -544,6 +547,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, rec *Request) {
 		}) {
 			return
 		}
+	}
+	if b.NoDone {
+		return
 	}
 	if _, err := io.WriteString(w, "data: [DONE]\n\n"); err != nil {
 		s.abort(rec)
