@@ -264,7 +264,11 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					return usageError{err}
 				}
 				o.ExtendedCard = af.extendedCard(built.card)
-				hosted = append(hosted, hostedAgent{name: name, built: built, opts: o})
+				kind := af.Kind
+				if kind == "" {
+					kind = name // a built-in under its own name
+				}
+				hosted = append(hosted, hostedAgent{name: name, kind: kind, built: built, opts: o})
 			}
 			defer closeAgents()
 			if len(hosted) == 0 {
@@ -538,6 +542,7 @@ func checkWebhook(allow []string, r push.Resolver) func(context.Context, string)
 // agent and card, and its handler options (authentication).
 type hostedAgent struct {
 	name  string
+	kind  string
 	built *builtAgent
 	opts  server.HandlerOptions
 }
@@ -633,9 +638,11 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
 	}
-	if err := startAdmin(ctx, log, st, eng, host, cfg); err != nil {
+	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
+	if err != nil {
 		return err
 	}
+	defer reg.close()
 	if cfg.publicURL == "" && len(cfg.allowedHosts) == 0 && !isLoopbackListener(ln) {
 		log.Info("agent cards name the address each connection reached, or a loopback name on loopback; set --public-url or --allowed-host to name this server otherwise", "addr", ln.Addr().String())
 	}
