@@ -130,8 +130,8 @@ type agentFile struct {
 	CardRequiresAuth bool      `yaml:"card_requires_auth"`
 	// KindKeys holds the keys of the kind (inline: any key lands here;
 	// checkAgentKeys has checked them against the kind).
-	KindKeys map[string]any `yaml:",inline"`
-	ExtendedCard     *struct {
+	KindKeys     map[string]any `yaml:",inline"`
+	ExtendedCard *struct {
 		Description string      `yaml:"description"`
 		Skills      []skillFile `yaml:"skills"`
 	} `yaml:"extended_card"`

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -510,8 +510,8 @@ type serveConfig struct {
 	// authFor resolves the authentication of an agent registered at
 	// runtime as for one in the file.
 	authFor     func(name string, af *agentFile) (server.HandlerOptions, error)
-	push                              *pushConfig
-	cardSigning                       *server.CardSignerOptions // nil: cards are not signed
+	push        *pushConfig
+	cardSigning *server.CardSignerOptions // nil: cards are not signed
 }
 
 type pushConfig struct {
