@@ -289,11 +289,9 @@ func TestEchoOverEveryInterface(t *testing.T) {
 			if got := string(output(t, task)); got != "héllo wörld ✓" {
 				t.Errorf("output %q", got)
 			}
-			if task.Metadata[command.MetadataExitCode] != nil {
-				// Filled by the engine's fold of status metadata.
-				if fmt.Sprint(task.Metadata[command.MetadataExitCode]) != "0" {
-					t.Errorf("exit code metadata %v", task.Metadata[command.MetadataExitCode])
-				}
+			// The final status update's metadata is folded into the task's.
+			if got := fmt.Sprint(task.Metadata[command.MetadataExitCode]); got != "0" {
+				t.Errorf("task metadata %v", task.Metadata)
 			}
 			// Binary stdout: raw parts, byte for byte.
 			e2 := newEnv(t, command.Config{Command: []string{"cat", file}}, o)
@@ -441,6 +439,9 @@ func TestNonZeroExit(t *testing.T) {
 	if string(output(t, got)) != "out\n" {
 		t.Errorf("output %q", output(t, got))
 	}
+	if fmt.Sprint(got.Metadata[command.MetadataExitCode]) != "3" {
+		t.Errorf("task metadata %v", got.Metadata)
+	}
 	// stderr went to the log, line by line, with the agent and task.
 	recs := e.logs.find("exec: stderr")
 	if len(recs) != 31 {
@@ -479,27 +480,6 @@ func gone(t *testing.T, pid int) {
 	t.Helper()
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("process %d still exists (kill 0: %v)", pid, err)
-	}
-}
-
-// ended fails the test unless pid (not our child: a grandchild that init
-// reaps) is gone or a zombie.
-func ended(t *testing.T, pid int) {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if errors.Is(err, os.ErrNotExist) {
-		return
-	}
-	if err != nil {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d still exists (kill 0: %v)", pid, err)
-		}
-		return
-	}
-	// pid (comm) state ...
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || s[i+2] != 'Z' {
-		t.Errorf("process %d still runs: %s", pid, s)
 	}
 }
 
@@ -807,5 +787,21 @@ func TestSkill(t *testing.T) {
 	s := a.Skill()
 	if s.ID != "exec" || s.Name != "wc" || strings.Contains(s.Description, "secret") || !slices.Equal(s.InputModes, []string{"text/plain"}) {
 		t.Errorf("skill %+v", s)
+	}
+}
+
+// Input the command does not read, or reads while it writes, blocks
+// nothing.
+func TestLargeInput(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	e := newEnv(t, command.Config{Command: []string{"true"}})
+	task := e.send(t, textMessage(big))
+	wantState(t, task, a2a.TaskStateCompleted)
+	e = newEnv(t, command.Config{Command: []string{"cat"}})
+	task = e.send(t, textMessage(big))
+	wantState(t, task, a2a.TaskStateCompleted)
+	if got := string(output(t, task)); got != big {
+		t.Errorf("output of %d bytes differs", len(got))
 	}
 }
