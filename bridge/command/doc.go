@@ -35,7 +35,7 @@
 //
 //	{"messageId":"…","contextId":"…","taskId":"…","role":"ROLE_USER",
 //	 "parts":[{"text":"hello"},
-//	          {"data":{"k":1},"mediaType":"application/json"},
+//	          {"data":{"k":1}},
 //	          {"raw":"aGk=","mediaType":"text/plain","filename":"a.txt"},
 //	          {"url":"https://example.com/f.pdf","mediaType":"application/pdf"}],
 //	 "metadata":{…}}
