@@ -3,6 +3,8 @@ package simple
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -481,11 +483,16 @@ func (a *Agent) post(ctx context.Context, body []byte, messageID string) (code i
 }
 
 // retryable reports whether a transport error is a connection error: the
-// connection could not be made, or broke before the answer came.
+// connection could not be made, or broke before the answer came. TLS
+// certificate failures and the like are not: they do not go away.
 func retryable(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+	var cv *tls.CertificateVerificationError
+	var rh tls.RecordHeaderError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return !errors.As(err, &cv) && !errors.As(err, &rh) && !errors.As(err, &ua) &&
+		!errors.As(err, &hn) && !errors.As(err, &ci)
 }
 
 // netReason describes a transport error without the backend's URL or
@@ -496,7 +503,8 @@ func netReason(err error) string {
 	var op *net.OpError
 	var ue *url.Error
 	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		strings.Contains(err.Error(), "server closed idle connection"):
 		return "the connection was closed before an answer came"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
