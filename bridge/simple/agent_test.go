@@ -56,17 +56,14 @@ func (s *a2aServer) add(t *testing.T, name string, agent server.Agent, opts serv
 	return h
 }
 
-// start serves the host (and extra, when not nil, in front of it).
-func (s *a2aServer) start(t *testing.T, extra func(mux *http.ServeMux)) {
+// start serves the host, with the simple endpoint at /simple/{agent}.
+func (s *a2aServer) start(t *testing.T, opts simple.EndpointOptions) {
 	t.Helper()
-	var h http.Handler = s.host
-	if extra != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/", s.host)
-		extra(mux)
-		h = mux
+	if opts.Logger == nil {
+		opts.Logger = quiet()
 	}
-	ts := httptest.NewServer(h)
+	s.host.Handle("/simple/{agent}", simple.NewEndpoint(s.host.Handler, opts))
+	ts := httptest.NewServer(s.host)
 	s.url = ts.URL
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
@@ -89,7 +86,7 @@ func startHTTPAgents(t *testing.T, cfgs map[string]simple.Config) *a2aServer {
 		t.Cleanup(func() { _ = a.Close() })
 		s.add(t, name, a, server.HandlerOptions{})
 	}
-	s.start(t, nil)
+	s.start(t, simple.EndpointOptions{})
 	return s
 }
 

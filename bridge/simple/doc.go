@@ -51,7 +51,9 @@
 // "output"), with one difference: the texts of one artifact are
 // concatenated without separator (they are usually chunks of one text,
 // A2A 0.3.0 §7.2.4), and the texts of different artifacts are joined with
-// "\n". A single DataPart in all the artifacts is its data as is.
+// "\n"; and a single DataPart in all the artifacts is its data as is only
+// when that is an object (other data goes into the "data" list), so that
+// the output is always an object.
 //
 // # A value to parts (dialect → A2A)
 //

@@ -42,9 +42,11 @@ func PartsToValue(parts []a2a.Part, textField string) any {
 // ArtifactsToValue maps a task's artifacts to a dialect value (the
 // "output" of an answer): as PartsToValue over all their parts, except
 // that the texts of one artifact are concatenated as they are and the
-// texts of different artifacts joined with "\n". No parts at all is the
-// empty object.
-func ArtifactsToValue(arts []a2a.Artifact, textField string) any {
+// texts of different artifacts joined with "\n", and a single DataPart
+// is its data as is only when that is an object. So the value is always
+// an object (the empty object for no parts), as a dialect "output" must
+// be.
+func ArtifactsToValue(arts []a2a.Artifact, textField string) map[string]any {
 	n := 0
 	var only a2a.Part
 	for _, a := range arts {
@@ -55,7 +57,9 @@ func ArtifactsToValue(arts []a2a.Artifact, textField string) any {
 	}
 	if n == 1 {
 		if d, ok := only.(a2a.DataPart); ok {
-			return d.Data
+			if o, ok := d.Data.(map[string]any); ok {
+				return o
+			}
 		}
 	}
 	var m merger
