@@ -240,7 +240,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request, h *server.Handl
 		}
 	}
 	if err != nil {
-		e.failErr(w, r, ctx, taskID, err)
+		e.failErr(ctx, w, r, taskID, err)
 		return
 	}
 	e.answerTask(w, taskID, task)
@@ -290,7 +290,7 @@ func (e *endpoint) send(ctx context.Context, h *server.Handler, msg a2a.Message)
 }
 
 // failErr answers an error of the agent's Handler or the call's context.
-func (e *endpoint) failErr(w http.ResponseWriter, r *http.Request, ctx context.Context, taskID string, err error) {
+func (e *endpoint) failErr(ctx context.Context, w http.ResponseWriter, r *http.Request, taskID string, err error) {
 	var ae *a2a.Error
 	switch {
 	case r.Context().Err() != nil:

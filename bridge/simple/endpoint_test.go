@@ -275,11 +275,29 @@ func TestEndpointTimeout(t *testing.T) {
 			// Still working: a call waits for the task (here: until it ends
 			// again); then it is released and a call gets the result.
 			f.call(t, agent, `{"task_id":"t1","timeout_ms":50}`).wantError(t, 504, simple.TimeoutMessage)
-			waiting := make(chan callResult, 1)
-			go func() { waiting <- f.call(t, agent, `{"task_id":"t1","timeout_ms":60000}`) }()
+			type raw struct {
+				code int
+				body string
+				err  error
+			}
+			waiting := make(chan raw, 1)
+			go func() {
+				resp, err := http.Post(f.url+"/simple/"+agent, "application/json", strings.NewReader(`{"task_id":"t1","timeout_ms":60000}`))
+				if err != nil {
+					waiting <- raw{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				waiting <- raw{resp.StatusCode, string(b), err}
+			}()
 			close(g.release)
 			done := `{"error":null,"output":{"text":"done"},"status":"success","task_id":"t1"}`
-			(<-waiting).want(t, 200, done)
+			res := <-waiting
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			callResult{code: res.code, raw: res.body}.want(t, 200, done)
 			f.call(t, agent, `{"task_id":"t1"}`).want(t, 200, done)
 			if n := g.runs.Load(); n != 1 {
 				t.Fatalf("the agent ran %d times, want 1", n)
