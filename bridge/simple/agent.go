@@ -413,7 +413,7 @@ func (a *Agent) call(ctx context.Context, body []byte, messageID, taskID string)
 			err = a.check(r, taskID)
 		}
 		if err != nil {
-			return nil, fmt.Sprintf("The HTTP service answered malformed JSON: %v.", err)
+			return nil, fmt.Sprintf("The HTTP service's answer is malformed: %v.", err)
 		}
 		return r, ""
 	}

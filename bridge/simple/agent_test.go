@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/client"
@@ -272,7 +274,7 @@ func testHTTPAgent(t *testing.T, be backend) {
 	})
 	t.Run("malformed", func(t *testing.T) {
 		for agent, want := range map[string]string{
-			"error-empty": `malformed JSON: error: a non-empty string is required when status is "error"`,
+			"error-empty": `answer is malformed: error: a non-empty string is required when status is "error"`,
 			"notjson":     "answer is not JSON",
 			"nostatus":    "status: missing",
 			"badstatus":   `status: unknown value "done"`,
@@ -492,5 +494,42 @@ func TestConfigValidate(t *testing.T) {
 	err := simple.Config{URL: "http://x", Credentials: simple.Credentials{BearerToken: "sec\nret"}}.Validate()
 	if err == nil || strings.Contains(err.Error(), "sec") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestConfigYAML: the keys of issue 13 §1 decode (strictly) into Config.
+func TestConfigYAML(t *testing.T) {
+	doc := `
+url: https://svc.example.com/run
+text_field: prompt
+timeout_ms: 5000
+retries: 0
+credentials:
+  bearer_token: tok
+  api_key: key
+  api_key_header: X-Key
+headers:
+  X-Trace: "1"
+max_response: 1024
+`
+	dec := yaml.NewDecoder(strings.NewReader(doc))
+	dec.KnownFields(true)
+	var c simple.Config
+	if err := dec.Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	want := simple.Config{URL: "https://svc.example.com/run", TextField: "prompt", TimeoutMS: 5000, Retries: intp(0),
+		Credentials: simple.Credentials{BearerToken: "tok", APIKey: "key", APIKeyHeader: "X-Key"},
+		Headers:     map[string]string{"X-Trace": "1"}, MaxResponse: 1024}
+	if jsonOf(t, c) != jsonOf(t, want) {
+		t.Fatalf("decoded %+v, want %+v", c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// Unset keys are nil/zero: their defaults apply.
+	var d simple.Config
+	if err := yaml.Unmarshal([]byte("url: http://x\n"), &d); err != nil || d.Retries != nil || d.TimeoutMS != 0 {
+		t.Fatalf("%+v %v", d, err)
 	}
 }

@@ -31,16 +31,15 @@
 // [PartsToValue] turns a message's parts into the request's "input":
 //
 //   - a single DataPart: its data, as is (any JSON value);
-//   - otherwise a JSON object ({} for no parts), in which the keys of every
-//     DataPart whose data is an object are merged (in part order, a later
-//     part's key replacing an earlier one's); then, only when there are
-//     such parts, the text field (default "text", see
-//     Config.TextField) is set to the TextParts' texts joined with "\n";
-//     "files" to the list of FileParts as {"name", "mediaType", "uri"} or
+//   - otherwise a JSON object ({} for no parts): the keys of the
+//     DataParts whose data is an object, merged in part order (a later
+//     part's key replaces an earlier one's); then the text field (default
+//     "text", see Config.TextField) holds the TextParts' texts joined with
+//     "\n", "files" the FileParts as {"name", "mediaType", "uri"} or
 //     {"name", "mediaType", "bytes": "<standard base64>"} (name and
-//     mediaType left out when empty); and "data" to the list of the data
-//     of DataParts whose data is not an object. These three keys replace a
-//     data key of the same name.
+//     mediaType left out when empty), and "data" the list of the data of
+//     the other DataParts: each of these three keys only when there are
+//     such parts, and then replacing a data key of the same name.
 //
 // So a text message "hi" becomes {"text": "hi"}, a DataPart {"a": 1}
 // becomes {"a": 1}, and a text with a file becomes
