@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
@@ -638,6 +639,8 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
 	}
+	// Every agent also answers the simple HTTP dialect (issue 13 §3).
+	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
 	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
 	if err != nil {
 		return err
