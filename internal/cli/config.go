@@ -130,8 +130,8 @@ type agentFile struct {
 	CardRequiresAuth bool      `yaml:"card_requires_auth"`
 	// KindKeys holds the keys of the kind (inline: any key lands here;
 	// checkAgentKeys has checked them against the kind).
-	KindKeys map[string]any `yaml:",inline"`
-	ExtendedCard     *struct {
+	KindKeys     map[string]any `yaml:",inline"`
+	ExtendedCard *struct {
 		Description string      `yaml:"description"`
 		Skills      []skillFile `yaml:"skills"`
 	} `yaml:"extended_card"`
@@ -217,30 +217,8 @@ func loadServeFile(path string) (*serveFile, error) {
 			}
 		}
 	}
-	var missing []string
-	var walk func(n *yaml.Node)
-	walk = func(n *yaml.Node) {
-		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
-				name := envRef.FindStringSubmatch(m)[1]
-				v, ok := os.LookupEnv(name)
-				if !ok || v == "" {
-					missing = append(missing, name)
-				}
-				return v
-			})
-			// Let the expanded value resolve like a literal one would
-			// (a bool stays a bool); the encoder quotes it when needed.
-			n.Tag = ""
-		}
-		for _, c := range n.Content {
-			walk(c)
-		}
-	}
-	walk(&doc)
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(slices.Compact(missing), ", "))
+	if missing := expandEnv(&doc); len(missing) > 0 {
+		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(missing, ", "))
 	}
 	// Decoded from the expanded tree itself, so errors name the lines of
 	// the file as written.
@@ -273,6 +251,35 @@ func loadServeFile(path string) (*serveFile, error) {
 		}
 	}
 	return &f, nil
+}
+
+// expandEnv replaces ${NAME} references inside the scalar values of n by
+// the environment's values, in place, and returns the names that are not
+// set (or empty), sorted, once each.
+func expandEnv(n *yaml.Node) []string {
+	var missing []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+				name := envRef.FindStringSubmatch(m)[1]
+				v, ok := os.LookupEnv(name)
+				if !ok || v == "" {
+					missing = append(missing, name)
+				}
+				return v
+			})
+			// Let the expanded value resolve like a literal one would
+			// (a bool stays a bool); the encoder quotes it when needed.
+			n.Tag = ""
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	slices.Sort(missing)
+	return slices.Compact(missing)
 }
 
 // redactYAMLError keeps the line reference of a decoding error and drops

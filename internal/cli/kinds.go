@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -207,7 +208,7 @@ func buildAgent(ctx context.Context, log *slog.Logger, name string, f *agentFile
 	}
 	b, err := k.build(ctx, &agentBuild{name: name, node: n, file: f, log: log})
 	if err != nil {
-		return nil, fmt.Errorf("agents.%s: %w", name, err)
+		return nil, agentError(name, err)
 	}
 	c := &b.card
 	if f.Description != "" {
@@ -244,4 +245,22 @@ func buildAgent(ctx context.Context, log *slog.Logger, name string, f *agentFile
 		c.Version = "1.0.0"
 	}
 	return b, nil
+}
+
+// keyPrefix matches an error line that starts with a config key
+// ("url: required", "credentials.api_key: …", "command[0]: …").
+var keyPrefix = regexp.MustCompile(`^[a-z][a-z0-9_]*([.\[][^ :]*)?: `)
+
+// agentError names the agent in a kind's error: each line "KEY: …"
+// becomes "agents.NAME.KEY: …", any other "agents.NAME: …".
+func agentError(name string, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		if keyPrefix.MatchString(l) {
+			lines[i] = "agents." + name + "." + l
+		} else {
+			lines[i] = "agents." + name + ": " + l
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
@@ -264,7 +265,11 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					return usageError{err}
 				}
 				o.ExtendedCard = af.extendedCard(built.card)
-				hosted = append(hosted, hostedAgent{name: name, built: built, opts: o})
+				kind := af.Kind
+				if kind == "" {
+					kind = name // a built-in under its own name
+				}
+				hosted = append(hosted, hostedAgent{name: name, kind: kind, built: built, opts: o})
 			}
 			defer closeAgents()
 			if len(hosted) == 0 {
@@ -506,8 +511,8 @@ type serveConfig struct {
 	// authFor resolves the authentication of an agent registered at
 	// runtime as for one in the file.
 	authFor     func(name string, af *agentFile) (server.HandlerOptions, error)
-	push                              *pushConfig
-	cardSigning                       *server.CardSignerOptions // nil: cards are not signed
+	push        *pushConfig
+	cardSigning *server.CardSignerOptions // nil: cards are not signed
 }
 
 type pushConfig struct {
@@ -538,6 +543,7 @@ func checkWebhook(allow []string, r push.Resolver) func(context.Context, string)
 // agent and card, and its handler options (authentication).
 type hostedAgent struct {
 	name  string
+	kind  string
 	built *builtAgent
 	opts  server.HandlerOptions
 }
@@ -633,9 +639,13 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
 	}
-	if err := startAdmin(ctx, log, st, eng, host, cfg); err != nil {
+	// Every agent also answers the simple HTTP dialect (issue 13 §3).
+	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
+	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
+	if err != nil {
 		return err
 	}
+	defer reg.close()
 	if cfg.publicURL == "" && len(cfg.allowedHosts) == 0 && !isLoopbackListener(ln) {
 		log.Info("agent cards name the address each connection reached, or a loopback name on loopback; set --public-url or --allowed-host to name this server otherwise", "addr", ln.Addr().String())
 	}
