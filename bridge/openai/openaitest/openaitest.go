@@ -12,8 +12,10 @@
 //   - GET /v1/models;
 //
 // and answers errors as the API does: {"error": {"message", "type",
-// "param", "code"}} with the HTTP status (401 for a wrong API key, 404 for
-// an unknown model, 429 with Retry-After, 500).
+// "param", "code"}} with the HTTP status (401 invalid_api_key for a wrong
+// API key once RequireKey is set; scripted: 404 model_not_found, 429
+// rate_limit_exceeded with Retry-After, 5xx). Every model is known unless
+// scripted otherwise (Script(name, Behavior{Status: 404})).
 //
 // What a model answers is scripted per model name (Script), per request
 // (Hook) or by Default: the answer text streamed token by token (by
