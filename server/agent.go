@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/store"
 )
 
 // Agent is what a Go author implements to serve an agent over A2A.
@@ -103,6 +105,7 @@ var ErrInvalidEvent = errors.New("a2abridge: invalid event from agent; task fail
 type TaskUpdater struct {
 	e      *Engine
 	agent  string
+	owner  string // the owner key of the task (tenant and principal)
 	taskID string
 	ctxID  string
 	ex     *execution
@@ -113,6 +116,44 @@ func (t *TaskUpdater) TaskID() string { return t.taskID }
 
 // ContextID returns the task's contextId.
 func (t *TaskUpdater) ContextID() string { return t.ctxID }
+
+// MaxContextHistory is the most earlier tasks ContextHistory returns.
+const MaxContextHistory = 100
+
+// ContextHistory returns up to maxTasks (at most MaxContextHistory) of the
+// tasks that came before this one in its contextId (A2A 1.0 §3.4.1,
+// "multi-turn conversations": a client continues a conversation by
+// reusing the contextId), oldest first, this task excluded: only tasks of
+// the same agent and of the same owner (tenant and authenticated
+// principal) as this one, so one caller never sees another's turns. Each
+// task comes with its full History and Artifacts. An agent that answers
+// each message with a new task (such as a chat model) builds the
+// conversation so far from them. maxTasks <= 0 returns nil. Errors are
+// the store's.
+func (t *TaskUpdater) ContextHistory(ctx context.Context, maxTasks int) ([]a2a.Task, error) {
+	if maxTasks <= 0 || t.ctxID == "" {
+		return nil, nil
+	}
+	maxTasks = min(maxTasks, MaxContextHistory)
+	// Most recently updated first; one more than asked, as this task is
+	// (normally) among them.
+	page, err := t.e.st.ListTasks(ctx, store.TaskQuery{Agent: t.agent, Owner: t.owner, ContextID: t.ctxID, Limit: maxTasks + 1})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]a2a.Task, 0, len(page.Tasks))
+	for _, info := range page.Tasks {
+		if info.Task.ID == t.taskID {
+			continue
+		}
+		if len(out) == maxTasks {
+			break
+		}
+		out = append(out, info.Task)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
 
 // Emit appends one event: *a2a.TaskStatusUpdateEvent,
 // *a2a.TaskArtifactUpdateEvent or *a2a.Message (an agent message added to

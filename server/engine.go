@@ -636,7 +636,7 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 	run := func() {
 		defer e.wg.Done()
 		defer cancel()
-		t := &TaskUpdater{e: e, agent: h.name, taskID: id, ctxID: info.Task.ContextID, ex: ex}
+		t := &TaskUpdater{e: e, agent: h.name, owner: info.Owner, taskID: id, ctxID: info.Task.ContextID, ex: ex}
 		err := e.execute(ctx, h, req, t)
 		e.finish(h, id, ex, err)
 	}
@@ -928,6 +928,57 @@ func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.T
 		}()
 	}
 	return info, nil
+}
+
+// StopAgent fails every task of the named agent that has an execution
+// running in this engine, with reason as the status message (state
+// failed, A2A 1.0 §4.1.3), and cancels those executions (their contexts
+// are cancelled; their further events are refused with ErrTaskClosed).
+// Streams of those tasks get the final status-update. Tasks waiting for
+// input and finished tasks are left as they are, readable as before. It is
+// what removing an agent from a running server does (Host.Remove removes
+// its routes). It returns how many tasks it failed, and the first error of
+// the store, if any (the other tasks are still tried).
+func (e *Engine) StopAgent(ctx context.Context, agent, reason string) (int, error) {
+	e.mu.Lock()
+	var ids []string
+	for id := range e.running {
+		if e.cache[id].Agent == agent {
+			ids = append(ids, id)
+		}
+	}
+	e.mu.Unlock()
+	n := 0
+	var firstErr error
+	for _, id := range ids {
+		l := e.lock(id)
+		l.Lock()
+		failed := false
+		_, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+			if cur.Task.Status.State.Terminal() || cur.Agent != agent {
+				return nil, nil
+			}
+			failed = true
+			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, reason)}, nil
+		})
+		if err == nil && failed {
+			n++
+			e.mu.Lock()
+			if ex := e.running[id]; ex != nil {
+				ex.canceled.Store(true)
+				ex.cancel()
+				delete(e.running, id)
+				delete(e.cache, id)
+				delete(e.published, id)
+			}
+			e.mu.Unlock()
+		}
+		l.Unlock()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return n, firstErr
 }
 
 // ---- fan-out ----

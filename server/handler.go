@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -443,6 +445,54 @@ func (h *Handler) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task
 	}
 	t := withHistoryLength(info.Task, p.HistoryLength)
 	return &t, nil
+}
+
+// MessageTask returns the task that accepted the message whose messageId
+// is messageID (A2A 1.0 §3.1.1: a messageId identifies a message, and a
+// repeated one is answered from its task), as tasks/get would return it.
+// Only messages of the calling principal and tenant (from ctx, as for
+// every operation) are found. It returns a2a.ErrTaskNotFound when no
+// such message was accepted (or its task was deleted), and
+// a2a.ErrUnauthenticated when the agent requires authentication and ctx
+// carries no principal. Adapters that give callers idempotency through
+// their own ids (such as the simple HTTP dialect's task_id) use it.
+func (h *Handler) MessageTask(ctx context.Context, messageID string) (*a2a.Task, error) {
+	if _, ok := h.owner(ctx); !ok {
+		return nil, a2a.ErrUnauthenticated
+	}
+	id, err := h.e.st.MessageTask(ctx, h.name, h.messageKey(ctx, messageID))
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, a2a.ErrTaskNotFound.WithMessage("No task accepted message %s", messageID)
+	}
+	info, err := h.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t := info.Task
+	return &t, nil
+}
+
+// Authenticated returns next behind the agent's authentication
+// (HandlerOptions.Auth; A2A 1.0 §7, A2A 0.3.0 §4): a request whose
+// credentials pass reaches next with its principal in the request's
+// context, where every Handler method finds it; one without valid
+// credentials gets onError with status 401 (and the WWW-Authenticate
+// challenges already set) or 503 when the authenticator is unavailable,
+// and err a2a.ErrUnauthenticated (or a2a.ErrInternal) saying why. Without
+// Auth, next is returned as is. Routes of one's own below a Host (see
+// Host.Handle) use it to authenticate as the agent's A2A routes do.
+func (h *Handler) Authenticated(next http.Handler, onError func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error)) http.Handler {
+	var log *slog.Logger
+	if h.e != nil {
+		log = h.e.log
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return authenticateReq(h, log, next, onError)
 }
 
 // ListTasks implements ListTasks (A2A 1.0 §3.1.4): this agent's tasks

@@ -8,9 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 
@@ -94,12 +94,21 @@ func (o HostOptions) Validate() error {
 // Any path under /a2a/{name} for
 // a name that is not hosted gets HTTP 404 with a JSON list of the agents.
 type Host struct {
-	opts     HostOptions
-	allowed  []hostPort // AllowedHosts, parsed
-	mux      *http.ServeMux
-	handlers map[string]*Handler
-	routes   map[string]agentRoutes
-	order    []string
+	opts    HostOptions
+	allowed []hostPort // AllowedHosts, parsed
+	mux     *http.ServeMux
+
+	mu     sync.RWMutex
+	agents map[string]*hostedAgent
+	order  []string // agent names in the order added
+}
+
+// hostedAgent is one agent of a Host: its Handler, the mux of its routes
+// below /a2a/{name}, and its routes as the default agent.
+type hostedAgent struct {
+	h      *Handler
+	mux    *http.ServeMux
+	routes agentRoutes
 }
 
 // cardURLKey carries the agent's reachable URL in a request's context.
@@ -126,7 +135,7 @@ func NewHost(opts HostOptions) *Host {
 		}
 		opts.TrustedProxies[i] = p.Masked()
 	}
-	h := &Host{opts: opts, mux: http.NewServeMux(), handlers: map[string]*Handler{}, routes: map[string]agentRoutes{}}
+	h := &Host{opts: opts, mux: http.NewServeMux(), agents: map[string]*hostedAgent{}}
 	for _, a := range opts.AllowedHosts {
 		if hp, ok := parseAllowedHost(a); ok {
 			h.allowed = append(h.allowed, hp)
@@ -140,6 +149,7 @@ func NewHost(opts HostOptions) *Host {
 	h.mux.Handle("GET /.well-known/agent-card.json", card)
 	h.mux.Handle("GET /.well-known/agent.json", card)
 	h.mux.Handle("/v1/", h.toDefault(func(r agentRoutes) http.Handler { return r.rest03 }))
+	h.mux.HandleFunc("/a2a/", h.serveAgent)
 	if opts.JWKS == nil && opts.Transport.CardSigner != nil {
 		opts.JWKS = opts.Transport.CardSigner.Handler()
 	}
@@ -149,16 +159,18 @@ func NewHost(opts HostOptions) *Host {
 	return h
 }
 
-// Add mounts h under /a2a/{h.Name()}. Names must be unique path segments.
-// Add all agents before serving: Add is not safe concurrently with ServeHTTP.
+// Add mounts h under /a2a/{h.Name()}, which must be one path segment
+// without "/", "{" or "}". An agent already hosted under that name is
+// replaced (its Handler is no longer reached; requests it is serving
+// finish). Add and Remove are safe concurrently with ServeHTTP and each
+// other: agents can be added and removed while the Host serves.
 func (host *Host) Add(h *Handler) {
 	name := h.Name()
-	host.handlers[name] = h
-	host.order = append(host.order, name)
+	mux := http.NewServeMux()
 	prefix := "/a2a/" + name
 	rpc := newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix })
-	host.mux.Handle(prefix, rpc)
-	host.mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
+	mux.Handle(prefix, rpc)
+	mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
 	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h) })
 	if h.opts.CardRequiresAuth {
 		card = authenticate(h, host.opts.Transport.Logger, card, WriteError)
@@ -168,7 +180,7 @@ func (host *Host) Add(h *Handler) {
 	rest := host.restHandler(h, prefix+"/", newRESTHandler(h, host.opts.Transport, cardURL), parseRESTPath)
 	rest03 := newREST03Handler(h, host.opts.Transport, cardURL)
 	agentRest03 := host.restHandler(h, prefix+"/", rest03, parseREST03Path)
-	host.mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /v1/… is the 0.3 binding, unless the request asks for 1.0: then
 		// it is the 1.0 binding with the tenant "v1".
 		if v, _, _ := RequestedVersion(r); v != a2a.Version10 && strings.HasPrefix(r.URL.EscapedPath(), prefix+"/v1/") {
@@ -177,10 +189,86 @@ func (host *Host) Add(h *Handler) {
 		}
 		rest.ServeHTTP(w, r)
 	}))
-	host.routes[name] = agentRoutes{rpc: rpc, card: card, events: events, rest03: host.restHandler(h, "/", rest03, parseREST03Path)}
-	host.mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
-	host.mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
-	host.mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
+	mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
+	mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
+	mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
+	ha := &hostedAgent{h: h, mux: mux, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.restHandler(h, "/", rest03, parseREST03Path)}}
+	host.mu.Lock()
+	defer host.mu.Unlock()
+	if _, ok := host.agents[name]; !ok {
+		host.order = append(host.order, name)
+	}
+	host.agents[name] = ha
+}
+
+// Remove unmounts the agent hosted under name and reports whether there
+// was one. Requests it is serving finish; later ones get the 404 of an
+// unknown agent. Its tasks stay in the engine's store; Engine.StopAgent
+// ends the ones still running.
+func (host *Host) Remove(name string) bool {
+	host.mu.Lock()
+	defer host.mu.Unlock()
+	if _, ok := host.agents[name]; !ok {
+		return false
+	}
+	delete(host.agents, name)
+	host.order = slices.DeleteFunc(host.order, func(n string) bool { return n == name })
+	return true
+}
+
+// Handler returns the Handler of the agent hosted under name.
+func (host *Host) Handler(name string) (*Handler, bool) {
+	host.mu.RLock()
+	defer host.mu.RUnlock()
+	a, ok := host.agents[name]
+	if !ok {
+		return nil, false
+	}
+	return a.h, true
+}
+
+// Agents returns the names of the hosted agents in the order they were
+// added.
+func (host *Host) Agents() []string {
+	host.mu.RLock()
+	defer host.mu.RUnlock()
+	return slices.Clone(host.order)
+}
+
+// Handle registers handler for pattern (http.ServeMux's pattern syntax)
+// beside the A2A routes, for routes of one's own such as an admin API or
+// another dialect's endpoint; handler.Authenticated gives them an agent's
+// authentication. Patterns below /a2a/ are the agents' and are refused.
+// Like http.ServeMux.Handle, it panics when pattern is invalid or
+// conflicts with a registered one. It is safe while the Host serves.
+func (host *Host) Handle(pattern string, handler http.Handler) {
+	_, p, _ := strings.Cut(pattern, " ")
+	if p == "" {
+		p = pattern
+	}
+	if i := strings.IndexByte(p, '/'); i >= 0 && strings.HasPrefix(p[i:], "/a2a/") {
+		panic(fmt.Sprintf("server: Host.Handle %q: the paths below /a2a/ are the agents'", pattern))
+	}
+	host.mux.Handle(pattern, handler)
+}
+
+// serveAgent routes a request below /a2a/ to its agent's routes, or
+// answers the 404 of an unknown agent.
+func (host *Host) serveAgent(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, "/a2a/")
+	name, _, _ := strings.Cut(rest, "/")
+	host.mu.RLock()
+	a := host.agents[name]
+	host.mu.RUnlock()
+	if a == nil {
+		if name == "" {
+			http.NotFound(w, r)
+			return
+		}
+		host.serveUnknownAgent(w, r, name)
+		return
+	}
+	a.mux.ServeHTTP(w, r)
 }
 
 // restHandler returns the handler of an HTTP+JSON binding t of h for the
@@ -214,6 +302,10 @@ func (host *Host) restHandler(h *Handler, base string, t *restTransport, parse f
 // writeErr writes the error in the form of the binding next serves
 // (WriteError for JSON-RPC, v10.WriteRESTError for HTTP+JSON).
 func authenticate(h *Handler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, int, *a2a.Error)) http.Handler {
+	return authenticateReq(h, log, next, func(w http.ResponseWriter, _ *http.Request, status int, err *a2a.Error) { writeErr(w, status, err) })
+}
+
+func authenticateReq(h *Handler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
 	set := h.opts.Auth
 	if len(set) == 0 {
 		return next
@@ -228,7 +320,7 @@ func authenticate(h *Handler, log *slog.Logger, next http.Handler, writeErr func
 			w.Header().Set("Cache-Control", "no-store")
 			if errors.Is(err, auth.ErrUnavailable) {
 				log.Error("authentication unavailable", "agent", h.Name(), "err", err)
-				writeErr(w, http.StatusServiceUnavailable, a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable"))
+				writeErr(w, r, http.StatusServiceUnavailable, a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable"))
 				return
 			}
 			for _, c := range set.ChallengesFor(err) {
@@ -238,19 +330,23 @@ func authenticate(h *Handler, log *slog.Logger, next http.Handler, writeErr func
 			if errors.Is(err, auth.ErrInvalidCredentials) {
 				e = e.WithMessage("Invalid credentials: %s", auth.Reason(err))
 			}
-			writeErr(w, http.StatusUnauthorized, e)
+			writeErr(w, r, http.StatusUnauthorized, e)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), p)))
 	})
 }
 
-func (host *Host) defaultHandler() *Handler {
-	if h, ok := host.handlers[host.opts.Default]; ok {
-		return h
+// defaultAgent returns the agent that answers at "/": Default, else the
+// first one added; nil when none is hosted.
+func (host *Host) defaultAgent() *hostedAgent {
+	host.mu.RLock()
+	defer host.mu.RUnlock()
+	if a, ok := host.agents[host.opts.Default]; ok {
+		return a
 	}
 	if len(host.order) > 0 {
-		return host.handlers[host.order[0]]
+		return host.agents[host.order[0]]
 	}
 	return nil
 }
@@ -259,26 +355,7 @@ func (host *Host) defaultHandler() *Handler {
 // no hosted agent gets HTTP 404 with a JSON body that lists the agents
 // (serveUnknownAgent); other unknown paths get net/http's plain 404.
 func (host *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if rest, ok := strings.CutPrefix(r.URL.Path, "/a2a/"); ok {
-		name, _, _ := strings.Cut(rest, "/")
-		// An unclean path (with //, . or ..) is left to the mux, which
-		// redirects it to the clean one.
-		if _, known := host.handlers[name]; !known && name != "" && cleanPath(r.URL.Path) {
-			host.serveUnknownAgent(w, r, name)
-			return
-		}
-	}
 	host.mux.ServeHTTP(w, r)
-}
-
-// cleanPath reports whether p is already in the form http.ServeMux
-// routes without a redirect: path.Clean's, keeping a trailing slash.
-func cleanPath(p string) bool {
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
-	}
-	return c == p
 }
 
 // unknownAgentBody is the JSON body of the 404 for an unknown agent.
@@ -311,10 +388,15 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 	}
 	body := unknownAgentBody{Error: "agent not found", Agents: []agentListing{},
 		Message: fmt.Sprintf("No agent named %q is hosted here; the agents are listed in \"agents\"", strings.ToValidUTF8(name, "\uFFFD"))}
+	host.mu.RLock()
+	var names []string
 	for _, n := range host.order {
-		if host.handlers[n].opts.CardRequiresAuth {
-			continue
+		if !host.agents[n].h.opts.CardRequiresAuth {
+			names = append(names, n)
 		}
+	}
+	host.mu.RUnlock()
+	for _, n := range names {
 		u := base + "/a2a/" + n
 		body.Agents = append(body.Agents, agentListing{Name: n, URL: u, Card: u + "/.well-known/agent-card.json"})
 	}
@@ -332,12 +414,12 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 // default agent's routes (pick), or answers 404 when no agent is hosted.
 func (host *Host) toDefault(pick func(agentRoutes) http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		h := host.defaultHandler()
-		if h == nil {
+		a := host.defaultAgent()
+		if a == nil {
 			http.NotFound(w, r)
 			return
 		}
-		pick(host.routes[h.Name()]).ServeHTTP(w, r)
+		pick(a.routes).ServeHTTP(w, r)
 	}
 }
 

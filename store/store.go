@@ -253,3 +253,27 @@ func (a *Append) Validate() error {
 	}
 	return nil
 }
+
+// AgentSpec is an agent registered at runtime (the admin API of `serve`):
+// its name and its specification, an opaque document (JSON) that the
+// registrar interprets.
+type AgentSpec struct {
+	Name    string
+	Spec    []byte
+	Created time.Time // the store's clock at the first PutAgent, UTC
+	Updated time.Time // and at the last one
+}
+
+// AgentRegistry is optionally implemented by a Store that persists agents
+// registered while a server runs, so that they are back after a restart.
+// Memory and SQLite implement it.
+type AgentRegistry interface {
+	// PutAgent stores spec under name, replacing a spec of that name,
+	// durably before it returns.
+	PutAgent(ctx context.Context, name string, spec []byte) error
+	// DeleteAgent removes the spec of name; ErrNotFound when there is
+	// none. The agent's tasks are not touched.
+	DeleteAgent(ctx context.Context, name string) error
+	// Agents returns every stored spec, ordered by name.
+	Agents(ctx context.Context) ([]AgentSpec, error)
+}

@@ -39,7 +39,8 @@ func ValidTransition(from, to a2a.TaskState) bool {
 // Apply applies one log event to the task snapshot t and returns the new
 // snapshot: a *a2a.Task (the log's first record) replaces t, a
 // *a2a.Message is appended to History, a *a2a.TaskStatusUpdateEvent sets
-// Status (its message, if any, is appended to History), and a
+// Status (its message, if any, is appended to History; the keys of its
+// metadata are set in the task's metadata), and a
 // *a2a.TaskArtifactUpdateEvent adds or replaces an artifact or appends
 // parts to it (A2A 0.3.0 §7.2.4). It returns an error, with t unchanged,
 // for a transition the state machine forbids (ValidTransition), an
@@ -64,6 +65,7 @@ func Apply(t a2a.Task, ev a2a.Event) (a2a.Task, error) {
 		if e.Status.Message != nil {
 			t.History = append(t.History, *e.Status.Message)
 		}
+		t.Metadata = mergeMetadata(t.Metadata, e.Metadata)
 	case *a2a.TaskArtifactUpdateEvent:
 		if t.Status.State.Terminal() {
 			return t, fmt.Errorf("artifact update on a task in terminal state %s", t.Status.State)
@@ -73,6 +75,26 @@ func Apply(t a2a.Task, ev a2a.Event) (a2a.Task, error) {
 		return t, fmt.Errorf("unknown event type %T", ev)
 	}
 	return t, nil
+}
+
+// mergeMetadata returns the task metadata m with the keys of a status
+// update's metadata set (a shallow merge: each key of add replaces the
+// task's value of that key). m is not modified (older snapshots share it);
+// with nothing to add, m itself is returned. This is how an agent records
+// facts about a task, such as a bridged task's remote id, in the Task's
+// metadata.
+func mergeMetadata(m, add map[string]any) map[string]any {
+	if len(add) == 0 {
+		return m
+	}
+	out := make(map[string]any, len(m)+len(add))
+	for k, v := range m {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
 }
 
 // applyArtifact folds an artifact update into arts. The element that
@@ -137,6 +159,7 @@ func Replay(t a2a.Task, ev a2a.Event) (a2a.Task, error) {
 		if e.Status.Message != nil {
 			t.History = append(t.History, *e.Status.Message)
 		}
+		t.Metadata = mergeMetadata(t.Metadata, e.Metadata)
 		return t, nil
 	case *a2a.TaskArtifactUpdateEvent:
 		t.Artifacts = applyArtifact(t.Artifacts, e)

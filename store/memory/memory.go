@@ -45,6 +45,9 @@ type Store struct {
 	finMu       sync.Mutex
 	fin         finished
 	maxFinished int64 // Options.MaxFinishedBytes resolved; < 0: no cap
+
+	agentMu sync.Mutex
+	agents  map[string]store.AgentSpec // the agent registry (registry.go)
 }
 
 const nShards = 32

@@ -221,6 +221,12 @@ CREATE TABLE IF NOT EXISTS messages (
 	PRIMARY KEY (agent, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS messages_task ON messages(task_id);
+CREATE TABLE IF NOT EXISTS agents (
+	name    TEXT PRIMARY KEY,
+	spec    BLOB NOT NULL,
+	created INTEGER NOT NULL,
+	updated INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS push_configs (
 	task_id   TEXT NOT NULL REFERENCES tasks(id),
 	config_id TEXT NOT NULL,

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -63,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListTasksScope", testListTasksScope},
 		{"ListTasksCursor", testListTasksCursor},
 		{"ListTasksMoving", testListTasksMoving},
+		{"AgentRegistry", testAgentRegistry},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -601,6 +603,9 @@ func testSnapshotRoundTrip(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	task.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
+	// A status update's metadata keys are set in the task's metadata.
+	task.Metadata = maps.Clone(task.Metadata)
+	task.Metadata["why"] = "because"
 	if err := s.Append(ctx, store.Append{TaskID: "rt", After: 2, Records: recs[2:], Snapshot: task}); err != nil {
 		t.Fatal(err)
 	}

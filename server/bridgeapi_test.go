@@ -1,0 +1,357 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+// The APIs that bridges (adapters hosted as agents) build on: task
+// metadata from status updates, the earlier tasks of a contextId, a task
+// by message id, authentication for one's own routes, and agents added
+// and removed while a Host serves.
+
+func newBridgeEngine(t *testing.T, st store.Store) *server.Engine {
+	t.Helper()
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = eng.Close(ctx)
+	})
+	return eng
+}
+
+func blockingSend(text, contextID string) a2a.MessageSendParams {
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m.ContextID = contextID
+	return a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: new(true)}}
+}
+
+func TestStatusMetadataMergesIntoTask(t *testing.T) {
+	for _, name := range []string{"memory", "sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			st := store.Store(memory.New())
+			if name == "sqlite" {
+				st = sqliteStore(t)
+			}
+			eng := newBridgeEngine(t, st)
+			h := server.NewHandler(eng, "meta", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+				if err := u.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
+					Metadata: map[string]any{"a2abridge/remote": map[string]any{"taskId": "r1"}, "keep": "first"}}); err != nil {
+					return err
+				}
+				return u.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+					Metadata: map[string]any{"a2abridge/usage": map[string]any{"total_tokens": 7.0}}})
+			}), testCard("meta"), server.HandlerOptions{})
+			task, err := h.SendMessage(context.Background(), blockingSend("hi", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := func(tk *a2a.Task) {
+				t.Helper()
+				if tk.Status.State != a2a.TaskStateCompleted {
+					t.Fatalf("state %s", tk.Status.State)
+				}
+				r, _ := tk.Metadata["a2abridge/remote"].(map[string]any)
+				u, _ := tk.Metadata["a2abridge/usage"].(map[string]any)
+				if r["taskId"] != "r1" || fmt.Sprint(u["total_tokens"]) != "7" || tk.Metadata["keep"] != "first" {
+					t.Fatalf("metadata %v", tk.Metadata)
+				}
+			}
+			got, err := h.GetTask(context.Background(), a2a.TaskQueryParams{ID: task.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(got)
+			// The store folds the log the same way (Replay) when it reads
+			// the task back without the engine's cache.
+			info, err := st.Task(context.Background(), task.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(&info.Task)
+		})
+	}
+}
+
+func TestContextHistory(t *testing.T) {
+	seen := make(chan []a2a.Task, 8)
+	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+		prior, err := u.ContextHistory(ctx, 2)
+		if err != nil {
+			return err
+		}
+		seen <- prior
+		return u.Complete(ctx, "answer to "+textOfMessage(r.Message))
+	})
+	eng := newBridgeEngine(t, memory.New())
+	set := auth.Set{mustBearer(t, map[string]string{"alice": "ta", "bob": "tb"})}
+	h := server.NewHandler(eng, "hist", agent, testCard("hist"), server.HandlerOptions{Auth: set})
+	alice := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "alice"})
+	bob := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "bob"})
+	send := func(ctx context.Context, text, cid string) *a2a.Task {
+		t.Helper()
+		task, err := h.SendMessage(ctx, blockingSend(text, cid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	first := send(alice, "one", "")
+	if p := <-seen; len(p) != 0 {
+		t.Fatalf("first task saw %d earlier tasks", len(p))
+	}
+	cid := first.ContextID
+	send(alice, "two", cid)
+	if p := <-seen; len(p) != 1 || p[0].ID != first.ID {
+		t.Fatalf("second task saw %v", p)
+	}
+	// Another principal reusing the contextId sees none of alice's turns.
+	send(bob, "intruder", cid)
+	if p := <-seen; len(p) != 0 {
+		t.Fatalf("bob saw %d of alice's tasks", len(p))
+	}
+	send(alice, "three", cid)
+	p := <-seen
+	if len(p) != 2 || textOfMessage(p[0].History[0]) != "one" || textOfMessage(p[1].History[0]) != "two" {
+		var texts []string
+		for _, tk := range p {
+			texts = append(texts, textOfMessage(tk.History[0]))
+		}
+		t.Fatalf("third task saw %q, want the first two turns oldest first", texts)
+	}
+	send(alice, "four", cid) // bounded: the last two
+	if p := <-seen; len(p) != 2 || textOfMessage(p[0].History[0]) != "two" || textOfMessage(p[1].History[0]) != "three" {
+		t.Fatalf("fourth task saw %d tasks", len(p))
+	}
+}
+
+func textOfMessage(m a2a.Message) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if tp, ok := p.(a2a.TextPart); ok {
+			b.WriteString(tp.Text)
+		}
+	}
+	return b.String()
+}
+
+func mustBearer(t *testing.T, tokens map[string]string) auth.Authenticator {
+	t.Helper()
+	b, err := auth.NewBearerTokens("bearer", tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestMessageTask(t *testing.T) {
+	eng := newBridgeEngine(t, memory.New())
+	set := auth.Set{mustBearer(t, map[string]string{"alice": "ta", "bob": "tb"})}
+	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: set})
+	alice := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "alice"})
+	bob := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "bob"})
+	p := blockingSend("hello", "")
+	p.Message.MessageID = "simple:job-1"
+	task, err := h.SendMessage(alice, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.MessageTask(alice, "simple:job-1")
+	if err != nil || got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("MessageTask = %v, %v; want task %s completed", got, err, task.ID)
+	}
+	if _, err := h.MessageTask(bob, "simple:job-1"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("another principal: err %v, want TaskNotFound", err)
+	}
+	if _, err := h.MessageTask(alice, "simple:nope"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("unknown message id: err %v, want TaskNotFound", err)
+	}
+	if _, err := h.MessageTask(context.Background(), "simple:job-1"); !errors.Is(err, a2a.ErrUnauthenticated) {
+		t.Fatalf("no principal: err %v, want Unauthenticated", err)
+	}
+}
+
+func TestHandlerAuthenticated(t *testing.T) {
+	eng := newBridgeEngine(t, memory.New())
+	set := auth.Set{mustBearer(t, map[string]string{"alice": "ta"})}
+	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: set})
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := auth.FromContext(r.Context())
+		fmt.Fprint(w, "hello "+p.Subject)
+	})
+	srv := httptest.NewServer(h.Authenticated(inner, func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error) {
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "denied: %s", err.Message)
+	}))
+	defer srv.Close()
+	get := func(token string) (int, string, string) {
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("WWW-Authenticate")
+	}
+	if code, body, _ := get("ta"); code != 200 || body != "hello alice" {
+		t.Fatalf("valid token: %d %q", code, body)
+	}
+	if code, body, chal := get("wrong"); code != 401 || !strings.HasPrefix(body, "denied: ") || !strings.HasPrefix(chal, "Bearer") {
+		t.Fatalf("invalid token: %d %q challenge %q", code, body, chal)
+	}
+	if code, _, _ := get(""); code != 401 {
+		t.Fatalf("no token: %d", code)
+	}
+	// Without authentication configured, next is served as is.
+	open := server.NewHandler(eng, "open", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
+	if got := open.Authenticated(inner, nil); fmt.Sprint(got) != fmt.Sprint(http.Handler(inner)) {
+		t.Fatal("Authenticated without auth wraps next")
+	}
+}
+
+func TestHostAddRemoveWhileServing(t *testing.T) {
+	eng := newBridgeEngine(t, memory.New())
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	srv := httptest.NewServer(host)
+	defer srv.Close()
+	status := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := status("/a2a/extra/.well-known/agent-card.json"); c != 404 {
+		t.Fatalf("before Add: %d", c)
+	}
+	// Requests go on while agents come and go (run with -race).
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := http.Get(srv.URL + "/a2a/extra/.well-known/agent-card.json")
+				if err == nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		host.Add(server.NewHandler(eng, "extra", agents.Echo{}, testCard(fmt.Sprint("extra", i)), server.HandlerOptions{}))
+		host.Remove("extra")
+	}
+	close(stop)
+	wg.Wait()
+	host.Add(server.NewHandler(eng, "extra", agents.Echo{}, testCard("extra"), server.HandlerOptions{}))
+	if c := status("/a2a/extra/.well-known/agent-card.json"); c != 200 {
+		t.Fatalf("after Add: %d", c)
+	}
+	if h, ok := host.Handler("extra"); !ok || h.Name() != "extra" {
+		t.Fatal("Handler(extra) not found")
+	}
+	if got := host.Agents(); len(got) != 2 || got[0] != "echo" || got[1] != "extra" {
+		t.Fatalf("Agents() = %v", got)
+	}
+	if !host.Remove("extra") || host.Remove("extra") {
+		t.Fatal("Remove reports wrongly")
+	}
+	if c := status("/a2a/extra/.well-known/agent-card.json"); c != 404 {
+		t.Fatalf("after Remove: %d", c)
+	}
+	if c := status("/a2a/echo/.well-known/agent-card.json"); c != 200 {
+		t.Fatalf("the other agent after Remove: %d", c)
+	}
+	// Extra routes beside the agents; the agents' paths are refused.
+	host.Handle("GET /api/v1/ping", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "pong") }))
+	if c := status("/api/v1/ping"); c != 200 {
+		t.Fatalf("extra route: %d", c)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Handle below /a2a/ did not panic")
+			}
+		}()
+		host.Handle("POST /a2a/x/y", http.NotFoundHandler())
+	}()
+}
+
+func TestStopAgent(t *testing.T) {
+	eng := newBridgeEngine(t, memory.New())
+	started := make(chan struct{}, 4)
+	blocked := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+		if err := u.Working(ctx, "busy"); err != nil {
+			return err
+		}
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	h := server.NewHandler(eng, "gone", blocked, testCard("gone"), server.HandlerOptions{})
+	other := server.NewHandler(eng, "stays", blocked, testCard("stays"), server.HandlerOptions{})
+	ctx := context.Background()
+	p := blockingSend("x", "")
+	p.Configuration.Blocking = new(false)
+	t1, err := h.SendMessage(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := blockingSend("y", "")
+	p2.Configuration.Blocking = new(false)
+	t2, err := other.SendMessage(ctx, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	<-started
+	n, err := eng.StopAgent(ctx, "gone", "The agent was removed.")
+	if err != nil || n != 1 {
+		t.Fatalf("StopAgent = %d, %v", n, err)
+	}
+	got, err := h.GetTask(ctx, a2a.TaskQueryParams{ID: t1.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil || textOfMessage(*got.Status.Message) != "The agent was removed." {
+		t.Fatalf("stopped task: %s %v", got.Status.State, got.Status.Message)
+	}
+	if got, _ := other.GetTask(ctx, a2a.TaskQueryParams{ID: t2.ID}); got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the other agent's task: %s", got.Status.State)
+	}
+	if n, _ := eng.StopAgent(ctx, "gone", "again"); n != 0 {
+		t.Fatalf("second StopAgent failed %d tasks", n)
+	}
+}
