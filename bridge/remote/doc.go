@@ -48,6 +48,8 @@
 // referenceTaskIds (ids of this server). Its messageId is derived from
 // this task's id and the caller's messageId: a retry is the same message
 // to the remote, and callers who pick the same id do not meet there. A new
-// task starts a new remote task and context; contexts are not mapped
-// across tasks.
+// task starts a new remote task; when the caller reuses a contextId, it
+// goes to the remote context of the latest earlier task of that caller in
+// that context (server.TaskUpdater.ContextHistory), so the remote sees one
+// conversation too.
 package remote

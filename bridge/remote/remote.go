@@ -196,6 +196,9 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.Task
 		}
 	}()
 	p := a.params(req, ref)
+	if !cont && req.Params.Message.ContextID != "" {
+		p.Message.ContextID = r.earlierContext(ctx)
+	}
 	if c.Card().Capabilities.Streaming {
 		err = r.stream(ctx, p)
 	} else {
@@ -228,6 +231,22 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error {
 		return nil
 	}
 	return fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err)
+}
+
+// earlierContext returns the remote contextId of the latest earlier task
+// in this task's context (of the same caller, see
+// server.TaskUpdater.ContextHistory) that went to the same remote
+// interface: a new task in a context that the caller reuses continues the
+// remote conversation too. "" when there is none.
+func (r *run) earlierContext(ctx context.Context) string {
+	earlier, err := r.t.ContextHistory(ctx, 1)
+	if err != nil || len(earlier) == 0 {
+		return ""
+	}
+	if ref, ok := RefOf(earlier[len(earlier)-1]); ok && ref.URL == r.c.URL() {
+		return ref.ContextID
+	}
+	return ""
 }
 
 // continues reports whether task has had an earlier turn (a user message

@@ -459,3 +459,25 @@ func TestRemoteCard(t *testing.T) {
 		t.Errorf("derived card keeps the remote's endpoint: %+v", d)
 	}
 }
+
+// TestContextMapped: a new task in a context the caller reuses goes to the
+// remote context of the earlier task; a new context gets a new remote one.
+func TestContextMapped(t *testing.T) {
+	ctx := testCtx(t)
+	g, _, _, fr := remoteWith(t, remote.Config{}, true)
+	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
+	first := sendTask(t, ctx, c, userMsg("chunks 0", ""))
+	ex1 := recv(t, ctx, g.execs, "task 1 at the remote")
+	p := userMsg("chunks 0", "")
+	p.Message.ContextID = first.ContextID
+	second := sendTask(t, ctx, c, p)
+	ex2 := recv(t, ctx, g.execs, "task 2 at the remote")
+	if second.ContextID != first.ContextID || ex2.taskID == ex1.taskID || ex2.contextID != ex1.contextID {
+		t.Errorf("same context: ours %s/%s, remote tasks %s/%s in contexts %s/%s; want two remote tasks in one context",
+			first.ContextID, second.ContextID, ex1.taskID, ex2.taskID, ex1.contextID, ex2.contextID)
+	}
+	sendTask(t, ctx, c, userMsg("chunks 0", ""))
+	if ex3 := recv(t, ctx, g.execs, "task 3 at the remote"); ex3.contextID == ex1.contextID {
+		t.Errorf("a new context of ours went to the remote context %s of another", ex3.contextID)
+	}
+}
