@@ -419,3 +419,78 @@ func startRawRemote(t *testing.T, streaming bool, errJSON string) *httptest.Serv
 	t.Cleanup(ts.Close)
 	return ts
 }
+
+// scriptedRemote is a hand-written A2A 0.3 JSON-RPC server whose
+// streaming calls (message/stream, tasks/resubscribe) are answered, in
+// turn, with the SSE results of scripts (each a list of 0.3 event JSON
+// documents); it records each call as "method taskId".
+type scriptedRemote struct {
+	*httptest.Server
+	mu      sync.Mutex
+	scripts [][]string
+	calls   []string
+}
+
+func startScriptedRemote(t *testing.T, scripts ...[]string) *scriptedRemote {
+	t.Helper()
+	s := &scriptedRemote{scripts: scripts}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"name":"scripted","description":"scripted","url":%q,"version":"1","protocolVersion":"0.3.0",
+"preferredTransport":"JSONRPC","capabilities":{"streaming":true},"defaultInputModes":["text/plain"],
+"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"s","tags":["s"]}]}`, s.URL+"/rpc")
+	})
+	mux.HandleFunc("POST /rpc", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ID      string `json:"id"`
+				Message struct {
+					TaskID string `json:"taskId"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.calls = append(s.calls, strings.TrimSpace(req.Method+" "+req.Params.ID+req.Params.Message.TaskID))
+		var script []string
+		if len(s.scripts) > 0 {
+			script, s.scripts = s.scripts[0], s.scripts[1:]
+		}
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range script {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", req.ID, ev)
+		}
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *scriptedRemote) recorded() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...)
+}
+
+// Scripted 0.3 events of remote task R in context C.
+func rTask(state, text string) string {
+	return fmt.Sprintf(`{"kind":"task","id":"R","contextId":"C","status":{"state":%q%s}}`, state, rMsg(text))
+}
+
+func rStatus(state, text string, final bool) string {
+	return fmt.Sprintf(`{"kind":"status-update","taskId":"R","contextId":"C","final":%v,"status":{"state":%q%s}}`, final, state, rMsg(text))
+}
+
+func rMsg(text string) string {
+	if text == "" {
+		return ""
+	}
+	return fmt.Sprintf(`,"message":{"kind":"message","messageId":%q,"role":"agent","taskId":"R","contextId":"C","parts":[{"kind":"text","text":%q}]}`, "m-"+text, text)
+}

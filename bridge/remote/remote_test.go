@@ -481,3 +481,78 @@ func TestContextMapped(t *testing.T) {
 		t.Errorf("a new context of ours went to the remote context %s of another", ex3.contextID)
 	}
 }
+
+// TestStaleSnapshot: a remote whose stream of a continued task opens with
+// the stored task as it was before the message (still input-required with
+// the previous question, as @a2a-js/sdk 1.x servers do) does not end the
+// turn early: the next question is the one that counts.
+func TestStaleSnapshot(t *testing.T) {
+	ctx := testCtx(t)
+	rem := startScriptedRemote(t,
+		[]string{rTask("submitted", ""), rStatus("input-required", "q1", true)},
+		[]string{rTask("input-required", "q1"), rStatus("working", "", false), rStatus("input-required", "q2", true)},
+		[]string{rTask("input-required", "q2"), rStatus("completed", "done", true)},
+	)
+	fr := startFront(t, remote.Config{URL: rem.URL})
+	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
+	task := sendTask(t, ctx, c, userMsg("one", ""))
+	for i, want := range []struct {
+		state a2a.TaskState
+		text  string
+	}{{a2a.TaskStateInputRequired, "q1"}, {a2a.TaskStateInputRequired, "q2"}, {a2a.TaskStateCompleted, "done"}} {
+		if i > 0 {
+			task = sendTask(t, ctx, c, userMsg("next", task.ID))
+		}
+		if task.Status.State != want.state || statusText(task.Status) != want.text {
+			t.Fatalf("turn %d: %s %q, want %s %q", i+1, task.Status.State, statusText(task.Status), want.state, want.text)
+		}
+	}
+	if got := rem.recorded(); strings.Join(got, ",") != "message/stream,message/stream R,message/stream R" {
+		t.Errorf("the remote saw %q", got)
+	}
+}
+
+// TestStreamEndsAfterMessage: a remote stream that ends after an agent
+// message within a task (clients take a Message for the end of a stream)
+// is followed by a subscription to the remote task, which brings its end.
+func TestStreamEndsAfterMessage(t *testing.T) {
+	ctx := testCtx(t)
+	note := `{"kind":"message","messageId":"n1","role":"agent","taskId":"R","contextId":"C","parts":[{"kind":"text","text":"a note"}]}`
+	rem := startScriptedRemote(t,
+		[]string{rTask("submitted", ""), rStatus("working", "", false), note},
+		[]string{rTask("working", ""), rStatus("completed", "done", true)},
+	)
+	fr := startFront(t, remote.Config{URL: rem.URL})
+	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
+	task := sendTask(t, ctx, c, userMsg("go", ""))
+	if task.Status.State != a2a.TaskStateCompleted || statusText(task.Status) != "done" {
+		t.Fatalf("%s %q, want completed \"done\"", task.Status.State, statusText(task.Status))
+	}
+	found := false
+	for _, m := range task.History {
+		if textOf(m.Parts) == "a note" && m.Role == a2a.RoleAgent && m.TaskID == task.ID {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the remote's agent message is not in the history: %+v", task.History)
+	}
+	if got := rem.recorded(); strings.Join(got, ",") != "message/stream,tasks/resubscribe R" {
+		t.Errorf("the remote saw %q", got)
+	}
+}
+
+// TestStreamWithoutEnd: a remote that keeps ending its streams without a
+// final state, and then has nothing more to say, fails the task with a
+// reason (it does not resubscribe forever).
+func TestStreamWithoutEnd(t *testing.T) {
+	ctx := testCtx(t)
+	note := `{"kind":"message","messageId":"n1","role":"agent","taskId":"R","contextId":"C","parts":[{"kind":"text","text":"a note"}]}`
+	rem := startScriptedRemote(t, []string{rTask("submitted", ""), note})
+	fr := startFront(t, remote.Config{URL: rem.URL})
+	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
+	task := sendTask(t, ctx, c, userMsg("go", ""))
+	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task.Status), rem.URL) {
+		t.Fatalf("%s %q, want failed naming the remote", task.Status.State, statusText(task.Status))
+	}
+}
