@@ -224,9 +224,10 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error {
 	if err != nil {
 		return fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
-	_, err = c.CancelTask(ctx, a2a.TaskIDParams{ID: ref.TaskID})
+	_, err = c.CancelTask(cctx, a2a.TaskIDParams{ID: ref.TaskID})
+	err = a.timedOut(ctx, err)
 	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
 		return nil
 	}
@@ -322,17 +323,23 @@ func (r *run) end(ctx context.Context, err error) error {
 	return nil
 }
 
+// timedOut says which timeout ended a call whose own deadline (timeout),
+// not ctx, expired.
+func (a *Agent) timedOut(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within timeout %s: %w", a.cfg.Timeout, err)
+	}
+	return err
+}
+
 // reason is the status message of a task failed by err.
 func (a *Agent) reason(err error) string {
 	var ae *a2a.Error
-	var he *client.HTTPError
 	switch {
 	case errors.As(err, &ae):
 		return fmt.Sprintf("The remote A2A agent at %s answered with error %d: %s", a.where, ae.Code, ae.Message)
-	case errors.As(err, &he):
-		return fmt.Sprintf("The remote A2A agent at %s answered %s", a.where, he.Error())
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("The remote A2A agent at %s did not answer in time (timeout %s): %v", a.where, a.cfg.Timeout, err)
+		return fmt.Sprintf("The remote A2A agent at %s did not answer in time: %v", a.where, err)
 	}
 	return fmt.Sprintf("The remote A2A agent at %s failed: %v", a.where, redactURLs(err))
 }
@@ -474,7 +481,7 @@ func (r *run) send(ctx context.Context, p a2a.MessageSendParams) error {
 	res, err := r.c.SendMessage(cctx, p)
 	cancel()
 	if err != nil {
-		return err
+		return r.a.timedOut(ctx, err)
 	}
 	if m, ok := res.(*a2a.Message); ok {
 		if err := r.answer(ctx, m); err != nil {
@@ -508,7 +515,7 @@ func (r *run) poll(ctx context.Context) error {
 		task, err := r.c.GetTask(cctx, a2a.TaskQueryParams{ID: r.ref.TaskID})
 		cancel()
 		if err != nil {
-			return err
+			return r.a.timedOut(ctx, err)
 		}
 		if task.Status.State.Final() {
 			return r.snapshot(ctx, task, true)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
@@ -288,6 +289,7 @@ func TestRemoteFailures(t *testing.T) {
 	check := func(t *testing.T, task *a2a.Task, fragments ...string) {
 		t.Helper()
 		reason := statusText(task.Status)
+		t.Logf("reason: %s", reason)
 		if task.Status.State != a2a.TaskStateFailed {
 			t.Fatalf("state %s (%q), want failed", task.Status.State, reason)
 		}
@@ -339,6 +341,12 @@ func TestRemoteFailures(t *testing.T) {
 		}
 		bad := startFront(t, remote.Config{URL: rem.agentURL("gate"), Credentials: remote.Credentials{BearerToken: secret}})
 		check(t, sendTask(t, ctx, dial(t, ctx, bad.agentURL("front"), client.Options{}), userMsg("hi", "")), rem.agentURL("gate"), "401")
+	})
+	t.Run("timeout", func(t *testing.T) {
+		ctx := testCtx(t)
+		_, _, _, fr := remoteWith(t, remote.Config{Timeout: 50 * time.Millisecond}, false) // send, not stream
+		c := dial(t, ctx, fr.agentURL("front"), client.Options{})
+		check(t, sendTask(t, ctx, c, userMsg("hang", "")), "did not answer in time", "no answer within timeout 50ms")
 	})
 	t.Run("JSON-RPC error", func(t *testing.T) {
 		ctx := testCtx(t)
