@@ -60,6 +60,22 @@ type Credentials struct {
 	APIKeyHeader string `yaml:"api_key_header"`
 }
 
+// String describes the credentials without their secrets, so that a
+// Config printed with fmt (%v, %+v) or logged shows which are set, not
+// what they are.
+func (c Credentials) String() string {
+	set := func(s string) string {
+		if s == "" {
+			return "unset"
+		}
+		return "set"
+	}
+	return fmt.Sprintf("{bearer_token: %s, api_key: %s, api_key_header: %q}", set(c.BearerToken), set(c.APIKey), c.APIKeyHeader)
+}
+
+// GoString is String, for %#v.
+func (c Credentials) GoString() string { return c.String() }
+
 // Validate reports every problem of c, each as an error naming its YAML
 // key ("url: required", "timeout: must be > 0", …), joined with
 // errors.Join; nil when c is usable. Secrets are never quoted.

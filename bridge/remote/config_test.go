@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +180,16 @@ func TestSkill(t *testing.T) {
 	s := ag.Skill()
 	if s.ID == "" || s.Name == "" || !strings.Contains(s.Description, "https://agents.example.com/w") || len(s.Tags) == 0 {
 		t.Errorf("Skill() = %+v", s)
+	}
+}
+
+// TestCredentialsPrinted: printing a Config shows no secret.
+func TestCredentialsPrinted(t *testing.T) {
+	c := remote.Config{URL: "http://x", Credentials: remote.Credentials{BearerToken: "tok-SECRET", APIKey: "key-SECRET"}}
+	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(f, c)
+		if strings.Contains(out, "SECRET") || !strings.Contains(out, "bearer_token: set") {
+			t.Errorf("%s: %s", f, out)
+		}
 	}
 }
