@@ -129,6 +129,7 @@ task ended failed or rejected, 6 the task ended canceled, 130 interrupted
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newServeCmd(stdout, stderr))
 	root.AddCommand(newBenchCmd(stdout, stderr))
+	root.AddCommand(newAgentsCmd(stdout, stderr))
 	env := &clientEnv{stdin: stdin, stdout: stdout, stderr: stderr, intr: intr}
 	addClientCommands(root, env)
 	root.AddCommand(newCheckCmd(stdin, stdout, stderr))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -62,6 +63,19 @@ type serveFile struct {
 	// Auth applies to every agent without an auth block of its own.
 	Auth   *authFile            `yaml:"auth"`
 	Agents map[string]agentFile `yaml:"agents"`
+	// Builtins hosts the built-in agents echo, chat and slow besides the
+	// configured ones; unset: true.
+	Builtins *bool `yaml:"builtins"`
+	// Admin turns on the admin API (/api/v1/agents) for these bearer
+	// tokens (subject: token or "sha256:<hex>"); unset: off.
+	Admin *adminFile `yaml:"admin"`
+
+	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
+}
+
+// adminFile is the admin block: who may use the admin API.
+type adminFile struct {
+	BearerTokens map[string]string `yaml:"bearer_tokens"`
 }
 
 // cardSigningFile is the card_signing block: the private key (PEM or
@@ -94,18 +108,49 @@ type authFile struct {
 	None bool `yaml:"none"`
 }
 
+// agentFile is one entry of agents: the keys every kind has (the kind,
+// the card's fields, the callers' authentication); the keys of the kind
+// itself land in Kind-specific config (KindKeys, checked against the
+// kind's Config type by checkAgentKeys, decoded by the kind's builder).
 type agentFile struct {
+	// Kind is the agent's kind (kinds.go); empty for a built-in agent
+	// configured under its own name (echo, chat, slow).
+	Kind string `yaml:"kind"`
+	// The card (A2A 1.0 §4.4.1): each one set replaces what the kind
+	// derives (a remote agent's card, a kind's default skill).
+	Description string      `yaml:"description"`
+	Version     string      `yaml:"version"`
+	Skills      []skillFile `yaml:"skills"`
+	InputModes  []string    `yaml:"input_modes"`
+	OutputModes []string    `yaml:"output_modes"`
+	// Streaming, when set, says whether the card offers streaming (the
+	// default: yes).
+	Streaming        *bool     `yaml:"streaming"`
 	Auth             *authFile `yaml:"auth"`
 	CardRequiresAuth bool      `yaml:"card_requires_auth"`
-	ExtendedCard     *struct {
-		Description string `yaml:"description"`
-		Skills      []struct {
-			ID          string   `yaml:"id"`
-			Name        string   `yaml:"name"`
-			Description string   `yaml:"description"`
-			Tags        []string `yaml:"tags"`
-		} `yaml:"skills"`
+	// KindKeys holds the keys of the kind (inline: any key lands here;
+	// checkAgentKeys has checked them against the kind).
+	KindKeys     map[string]any `yaml:",inline"`
+	ExtendedCard *struct {
+		Description string      `yaml:"description"`
+		Skills      []skillFile `yaml:"skills"`
 	} `yaml:"extended_card"`
+}
+
+// skillFile is an AgentSkill (A2A 1.0 §4.4.5) in the config file.
+type skillFile struct {
+	ID          string   `yaml:"id"`
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	Tags        []string `yaml:"tags"`
+	Examples    []string `yaml:"examples"`
+	InputModes  []string `yaml:"input_modes"`
+	OutputModes []string `yaml:"output_modes"`
+}
+
+func (s skillFile) skill() a2a.AgentSkill {
+	return a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags, Examples: s.Examples,
+		InputModes: s.InputModes, OutputModes: s.OutputModes}
 }
 
 type duration time.Duration
@@ -160,6 +205,58 @@ func loadServeFile(path string) (*serveFile, error) {
 	if err := checkKeys(&doc, reflect.TypeFor[serveFile](), ""); err != nil {
 		return nil, fmt.Errorf("%s:%w", path, err)
 	}
+	// Each agent's keys against its kind's.
+	if agents := mapValue(root(&doc), "agents"); agents != nil && agents.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(agents.Content); i += 2 {
+			if err := checkAgentKeys(agents.Content[i].Value, agents.Content[i+1]); err != nil {
+				var uk *unknownKeyError
+				if errors.As(err, &uk) {
+					return nil, fmt.Errorf("%s:%w", path, err)
+				}
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	if missing := expandEnv(&doc); len(missing) > 0 {
+		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(missing, ", "))
+	}
+	// Decoded from the expanded tree itself, so errors name the lines of
+	// the file as written.
+	var f serveFile
+	if doc.Kind == 0 {
+		return &f, nil // an empty file
+	}
+	if err := doc.Decode(&f); err != nil {
+		if len(envRef.FindAll(raw, -1)) > 0 {
+			// The decoder quotes values, which may be expanded secrets.
+			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, redactYAMLError(err))
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// The agents' nodes, expanded, for their kinds to decode their keys.
+	if agents := mapValue(root(&doc), "agents"); agents != nil && agents.Kind == yaml.MappingNode {
+		f.agentNodes = map[string]*yaml.Node{}
+		for i := 0; i+1 < len(agents.Content); i += 2 {
+			f.agentNodes[agents.Content[i].Value] = agents.Content[i+1]
+		}
+	}
+	// A present but empty auth block (every line commented out) must not
+	// silently mean "no authentication".
+	if authBlockEmpty(&doc, "auth") {
+		return nil, fmt.Errorf("%s: auth: the block is empty; configure a scheme or remove it", path)
+	}
+	for name, a := range f.Agents {
+		if a.Auth == nil && agentAuthKeyPresent(&doc, name) {
+			return nil, fmt.Errorf("%s: agents.%s.auth: the block is empty; configure a scheme, `none: true`, or remove it", path, name)
+		}
+	}
+	return &f, nil
+}
+
+// expandEnv replaces ${NAME} references inside the scalar values of n by
+// the environment's values, in place, and returns the names that are not
+// set (or empty), sorted, once each.
+func expandEnv(n *yaml.Node) []string {
 	var missing []string
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
@@ -180,35 +277,9 @@ func loadServeFile(path string) (*serveFile, error) {
 			walk(c)
 		}
 	}
-	walk(&doc)
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(slices.Compact(missing), ", "))
-	}
-	// Decoded from the expanded tree itself, so errors name the lines of
-	// the file as written.
-	var f serveFile
-	if doc.Kind == 0 {
-		return &f, nil // an empty file
-	}
-	if err := doc.Decode(&f); err != nil {
-		if len(envRef.FindAll(raw, -1)) > 0 {
-			// The decoder quotes values, which may be expanded secrets.
-			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, redactYAMLError(err))
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	// A present but empty auth block (every line commented out) must not
-	// silently mean "no authentication".
-	if authBlockEmpty(&doc, "auth") {
-		return nil, fmt.Errorf("%s: auth: the block is empty; configure a scheme or remove it", path)
-	}
-	for name, a := range f.Agents {
-		if a.Auth == nil && agentAuthKeyPresent(&doc, name) {
-			return nil, fmt.Errorf("%s: agents.%s.auth: the block is empty; configure a scheme, `none: true`, or remove it", path, name)
-		}
-	}
-	return &f, nil
+	walk(n)
+	slices.Sort(missing)
+	return slices.Compact(missing)
 }
 
 // redactYAMLError keeps the line reference of a decoding error and drops
@@ -306,7 +377,7 @@ func (a *agentFile) extendedCard(pub a2a.AgentCard) *a2a.AgentCard {
 	}
 	c.Skills = slices.Clone(pub.Skills)
 	for _, s := range a.ExtendedCard.Skills {
-		c.Skills = append(c.Skills, a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
+		c.Skills = append(c.Skills, s.skill())
 	}
 	return &c
 }

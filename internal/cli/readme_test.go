@@ -28,6 +28,15 @@ func configKeys(t reflect.Type, path string) []string {
 		switch {
 		case ft.Kind() == reflect.Struct:
 			out = append(out, configKeys(ft, p)...)
+		case ft.Kind() == reflect.Map && ft.Elem() == reflect.TypeFor[agentFile]():
+			// An agent's keys: the common ones and every kind's.
+			out = append(out, configKeys(reflect.TypeFor[agentCommonKeys](), p+".NAME")...)
+			for _, k := range kinds {
+				if k.config != nil {
+					out = append(out, configKeys(k.config, p+".NAME")...)
+				}
+			}
+			out = slices.Compact(slices.Sorted(slices.Values(out)))
 		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
 			out = append(out, configKeys(ft.Elem(), p+".NAME")...)
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:

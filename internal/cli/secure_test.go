@@ -145,7 +145,12 @@ func TestConfigErrors(t *testing.T) {
 	cases := []struct{ body, want string }{
 		{"auth:\n  bearer_tokens:\n    me: ${A2ABRIDGE_SURELY_UNSET_VAR}\n", "A2ABRIDGE_SURELY_UNSET_VAR"},
 		{"adress: 1\n", "adress"},
-		{"agents:\n  nope: {}\n", "no such agent"},
+		{"agents:\n  nope: {}\n", "agents.nope.kind: required (one of "},
+		{"agents:\n  mine:\n    kind: ech0\n", `agents.mine.kind: unknown kind "ech0"`},
+		{"agents:\n  mine:\n    kind: echo\n    url: http://x\n", `.yaml:4: unknown key "url" in agents.mine`},
+		{"agents:\n  bad/name:\n    kind: echo\n", "agents.bad/name: name"},
+		{"builtins: false\n", "no agents"},
+		{"default: chat2\n", `default "chat2": no such agent (have echo, chat, slow)`},
 		{"agents:\n  echo:\n    extended_card: {description: x}\n", "extended_card needs authentication"},
 		{"auth: {}\n", "no scheme"},
 		{"push:\n  give_up_after: soon\n", "not a duration"},

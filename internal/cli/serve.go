@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -20,6 +21,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
@@ -177,19 +180,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				allowedHosts = append(allowedHosts, file.AllowedHosts...)
 			}
 
-			all := builtins()
-			found := false
-			for _, b := range all {
-				found = found || b.name == def
-			}
-			if !found {
-				return usageError{fmt.Errorf("--default %q: no such agent (have echo, chat, slow)", def)}
-			}
-			for name := range file.Agents {
-				if !slices.ContainsFunc(all, func(b builtin) bool { return b.name == name }) {
-					return usageError{fmt.Errorf("--config: agents.%s: no such agent (have echo, chat, slow)", name)}
-				}
-			}
+			builtinsOn := file.Builtins == nil || *file.Builtins
 			if publicURL != "" {
 				if !strings.HasPrefix(publicURL, "http://") && !strings.HasPrefix(publicURL, "https://") {
 					return usageError{fmt.Errorf("--public-url must start with http:// or https://")}
@@ -207,11 +198,12 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				flagAuth.BearerTokens[sub] = tok
 			}
-			agentOpts := map[string]server.HandlerOptions{}
-			for _, b := range all {
-				af := file.Agents[b.name]
+			// Every agent: the built-ins, then the configured ones in name
+			// order, each built (its configuration validated) before the
+			// store opens.
+			authFor := func(name string, af *agentFile) (server.HandlerOptions, error) {
 				block := file.Auth
-				if af.Auth != nil {
+				if af != nil && af.Auth != nil {
 					block = af.Auth
 				}
 				if len(tokens) > 0 {
@@ -219,16 +211,94 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				set, err := block.build()
 				if err != nil {
-					return usageError{fmt.Errorf("auth for agent %s: %w", b.name, err)}
+					return server.HandlerOptions{}, fmt.Errorf("auth for agent %s: %w", name, err)
 				}
-				o := server.HandlerOptions{Auth: set, CardRequiresAuth: af.CardRequiresAuth, ExtendedCard: af.extendedCard(b.card)}
+				o := server.HandlerOptions{Auth: set}
+				if af != nil {
+					o.CardRequiresAuth = af.CardRequiresAuth
+				}
 				if o.CardRequiresAuth && len(set) == 0 {
-					return usageError{fmt.Errorf("agent %s: card_requires_auth needs authentication", b.name)}
+					return o, fmt.Errorf("agent %s: card_requires_auth needs authentication", name)
 				}
-				if o.ExtendedCard != nil && len(set) == 0 {
-					return usageError{fmt.Errorf("agent %s: extended_card needs authentication", b.name)}
+				if af != nil && af.ExtendedCard != nil && len(set) == 0 {
+					return o, fmt.Errorf("agent %s: extended_card needs authentication", name)
 				}
-				agentOpts[b.name] = o
+				return o, nil
+			}
+			var hosted []hostedAgent
+			closeAgents := func() {
+				for _, h := range hosted {
+					if h.built.close != nil {
+						_ = h.built.close()
+					}
+				}
+			}
+			names := slices.Sorted(maps.Keys(file.Agents))
+			if builtinsOn {
+				var own []string
+				for _, b := range builtins() {
+					own = append(own, b.name)
+				}
+				names = append(own, slices.DeleteFunc(names, func(n string) bool { return slices.Contains(own, n) })...)
+			}
+			for _, name := range names {
+				af, configured := file.Agents[name]
+				node := file.agentNodes[name]
+				if !configured {
+					af = agentFile{}
+				}
+				if err := checkAgentName(name); err != nil {
+					closeAgents()
+					return usageError{fmt.Errorf("--config: agents.%s: %w", name, err)}
+				}
+				built, err := buildAgent(cmd.Context(), log, name, &af, node)
+				if err != nil {
+					closeAgents()
+					return usageError{fmt.Errorf("--config: %w", err)}
+				}
+				o, err := authFor(name, &af)
+				if err != nil {
+					closeAgents()
+					if built.close != nil {
+						_ = built.close()
+					}
+					return usageError{err}
+				}
+				o.ExtendedCard = af.extendedCard(built.card)
+				kind := af.Kind
+				if kind == "" {
+					kind = name // a built-in under its own name
+				}
+				hosted = append(hosted, hostedAgent{name: name, kind: kind, built: built, opts: o})
+			}
+			defer closeAgents()
+			if len(hosted) == 0 {
+				return usageError{fmt.Errorf("--config: no agents: builtins is false and agents is empty")}
+			}
+			if !fl.Changed("default") && file.Default == "" && !builtinsOn {
+				def = hosted[0].name // echo is not hosted: the first configured agent
+			}
+			if !slices.ContainsFunc(hosted, func(h hostedAgent) bool { return h.name == def }) {
+				have := make([]string, len(hosted))
+				for i, h := range hosted {
+					have[i] = h.name
+				}
+				flag := "--default"
+				if !fl.Changed("default") && file.Default != "" {
+					flag = "--config: default"
+				}
+				return usageError{fmt.Errorf("%s %q: no such agent (have %s)", flag, def, strings.Join(have, ", "))}
+			}
+			var admin auth.Set
+			if file.Admin != nil {
+				if len(file.Admin.BearerTokens) == 0 {
+					return usageError{fmt.Errorf("--config: admin.bearer_tokens: at least one token is required to turn the admin API on")}
+				}
+				b, err := auth.NewBearerTokens("admin", file.Admin.BearerTokens)
+				if err != nil {
+					return usageError{fmt.Errorf("--config: admin.bearer_tokens: %w", err)}
+				}
+				admin = auth.Set{b}
 			}
 
 			cardSigning, err := cardSigningOptions(file.CardSigning)
@@ -265,7 +335,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				log.Info("using the SQLite store", "path", path)
 			}
 			defer st.Close()
-			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agentOpts: agentOpts, retention: retention,
+			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
+				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
 				cardSigning: cardSigning}
 			if pushOn {
@@ -283,7 +354,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				defer stop()
 			}
-			return serve(cmd.Context(), log, st, all, cfg, stdout)
+			return serve(cmd.Context(), log, st, cfg, stdout)
 		},
 	}
 	f := cmd.Flags()
@@ -435,9 +506,13 @@ type serveConfig struct {
 	shutdownGrace                     time.Duration
 	trustedProxies                    []netip.Prefix
 	allowedHosts                      []string
-	agentOpts                         map[string]server.HandlerOptions
-	push                              *pushConfig
-	cardSigning                       *server.CardSignerOptions // nil: cards are not signed
+	agents                            []hostedAgent
+	admin                             auth.Set // nil: no admin API
+	// authFor resolves the authentication of an agent registered at
+	// runtime as for one in the file.
+	authFor     func(name string, af *agentFile) (server.HandlerOptions, error)
+	push        *pushConfig
+	cardSigning *server.CardSignerOptions // nil: cards are not signed
 }
 
 type pushConfig struct {
@@ -464,7 +539,30 @@ func checkWebhook(allow []string, r push.Resolver) func(context.Context, string)
 	}
 }
 
-func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin, cfg serveConfig, stdout io.Writer) error {
+// hostedAgent is an agent serve hosts: its name (/a2a/{name}), the built
+// agent and card, and its handler options (authentication).
+type hostedAgent struct {
+	name  string
+	kind  string
+	built *builtAgent
+	opts  server.HandlerOptions
+}
+
+// checkAgentName accepts names that are one URL path segment of
+// unreserved characters (RFC 3986 §2.3), 1 to 64 long.
+func checkAgentName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("an agent name is 1 to 64 characters")
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~') || name == "." || name == ".." {
+			return fmt.Errorf("name %q: use letters, digits, '-', '_', '.' or '~' only", name)
+		}
+	}
+	return nil
+}
+
+func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfig, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -534,13 +632,20 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 		Transport: server.TransportOptions{Logger: log, MaxBodyBytes: cfg.maxBody, KeepAlive: cfg.keepAlive,
 			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout, CardSigner: cardSigner},
 	})
-	for _, b := range all {
-		o := cfg.agentOpts[b.name]
-		host.Add(server.NewHandler(eng, b.name, b.agent, b.card, o))
+	for _, a := range cfg.agents {
+		o := a.opts
+		host.Add(server.NewHandler(eng, a.name, a.built.agent, a.built.card, o))
 		if len(o.Auth) > 0 {
-			log.Info("agent requires authentication", "agent", b.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
+			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
 	}
+	// Every agent also answers the simple HTTP dialect (issue 13 §3).
+	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
+	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
+	if err != nil {
+		return err
+	}
+	defer reg.close()
 	if cfg.publicURL == "" && len(cfg.allowedHosts) == 0 && !isLoopbackListener(ln) {
 		log.Info("agent cards name the address each connection reached, or a loopback name on loopback; set --public-url or --allowed-host to name this server otherwise", "addr", ln.Addr().String())
 	}
@@ -551,11 +656,11 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, all []builtin,
 	}
 	log.Info("a2abridge serving", "addr", ln.Addr().String(), "default", cfg.def, "card", base+"/.well-known/agent-card.json", "retain_finished", keep)
 	fmt.Fprintf(stdout, "a2abridge listening on http://%s (default agent %q; agents: ", ln.Addr(), cfg.def)
-	for i, b := range all {
+	for i, a := range cfg.agents {
 		if i > 0 {
 			fmt.Fprint(stdout, ", ")
 		}
-		fmt.Fprintf(stdout, "%s/a2a/%s", base, b.name)
+		fmt.Fprintf(stdout, "%s/a2a/%s", base, a.name)
 	}
 	fmt.Fprintln(stdout, ")")
 	errc := make(chan error, 1)

@@ -1,0 +1,187 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// Metadata keys this agent sets on the final status update of a task
+// (merged into the task's metadata).
+const (
+	// MetadataExitCode holds the command's exit status (a number) when it
+	// exited by itself, with 0 or otherwise.
+	MetadataExitCode = "a2abridge/exit_code"
+)
+
+// ArtifactName is the name and the artifactId of the artifact that
+// carries a command's stdout.
+const ArtifactName = "output"
+
+// errClosed stops the runs of a closed Agent.
+var errClosed = errors.New("exec: agent closed")
+
+// Agent runs its command once per message (A2A 1.0 §3.1.1
+// SendMessage/SendStreamingMessage): it implements server.Agent and
+// server.Canceler. Create it with New; it is safe for concurrent use, and
+// every message gets its own process.
+type Agent struct {
+	s settings
+
+	mu     sync.Mutex
+	runs   map[string]*run // by task id
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// run is one execution of the command.
+type run struct {
+	stop context.CancelCauseFunc
+	done chan struct{} // closed when the execution is over
+}
+
+// New returns an Agent for c. It returns c.Validate's error when c is
+// invalid, and an error on systems other than Unix (the agent relies on
+// process groups and signals). It starts nothing: the command runs when
+// a message arrives.
+func New(c Config) (*Agent, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := platformSupported(); err != nil {
+		return nil, err
+	}
+	return &Agent{s: c.settings(), runs: map[string]*run{}}, nil
+}
+
+// Skill returns a default skill for the agent's card: id "exec", named
+// after the program (its base name only: the arguments, which may hold
+// secrets, are not shown), with the input and output modes of the
+// configuration.
+func (a *Agent) Skill() a2a.AgentSkill {
+	prog := filepath.Base(a.s.argv[0])
+	in := []string{"text/plain"}
+	desc := fmt.Sprintf("Runs %s with the message's text on its standard input and answers with its standard output.", prog)
+	if a.s.json {
+		in = []string{"text/plain", "application/json", "*/*"}
+		desc = fmt.Sprintf("Runs %s with the message (A2A 1.0 JSON) on its standard input and answers with its standard output.", prog)
+	}
+	return a2a.AgentSkill{
+		ID:          "exec",
+		Name:        prog,
+		Description: desc,
+		Tags:        []string{"exec", "command"},
+		InputModes:  in,
+		OutputModes: []string{"text/plain", OctetStream},
+	}
+}
+
+// Execute runs the command for req.Message and reports through t: a
+// working status, stdout as the chunks of the artifact "output", then
+// completed (exit status 0) or failed with a reason: "exit status N" or
+// "terminated by signal N (name)" with the last lines of stderr, "timed
+// out after D", "output exceeded max_output", or a start failure naming
+// the program ("command not found: …"). The final status update carries
+// MetadataExitCode when the command exited by itself.
+//
+// When ctx is cancelled (tasks/cancel, server shutdown) the process group
+// gets SIGTERM, then SIGKILL after KillGrace; Execute returns once the
+// process is reaped, with ctx's error. It returns an error also when the
+// task's events cannot be stored; a task closed meanwhile (ErrTaskClosed)
+// is not an error.
+func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r := &run{stop: stop, done: make(chan struct{})}
+	id := t.TaskID()
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return ignoreClosed(t.Fail(ctx, "The exec agent is closed."))
+	}
+	a.runs[id] = r
+	a.wg.Add(1)
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		if a.runs[id] == r {
+			delete(a.runs, id)
+		}
+		a.mu.Unlock()
+		close(r.done)
+		a.wg.Done()
+	}()
+	return a.execute(ctx, req, t)
+}
+
+// Cancel implements server.Canceler: it stops the task's process, if it
+// still runs (SIGTERM, then SIGKILL after KillGrace), and returns once
+// the process is gone and reaped, or with ctx's error when ctx ends first.
+func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error {
+	a.mu.Lock()
+	r := a.runs[task.ID]
+	a.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.stop(context.Canceled)
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops every running command (their tasks fail with "the exec
+// agent was closed") and returns once they are all reaped. Messages that
+// arrive afterwards fail their tasks. It always returns nil.
+func (a *Agent) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	for _, r := range a.runs {
+		r.stop(errClosed)
+	}
+	a.mu.Unlock()
+	a.wg.Wait()
+	return nil
+}
+
+// input returns what the command reads on stdin for m.
+func (a *Agent) input(m *a2a.Message) ([]byte, error) {
+	if a.s.json {
+		b, err := v10.AppendEvent(nil, m)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, '\n'), nil
+	}
+	var sb strings.Builder
+	n := 0
+	for _, p := range m.Parts {
+		if tp, ok := p.(a2a.TextPart); ok {
+			if n > 0 {
+				sb.WriteByte('\n')
+			}
+			sb.WriteString(tp.Text)
+			n++
+		}
+	}
+	return []byte(sb.String()), nil
+}
+
+// ignoreClosed returns nil for server.ErrTaskClosed (the task ended
+// elsewhere, e.g. canceled), else err.
+func ignoreClosed(err error) error {
+	if errors.Is(err, server.ErrTaskClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,535 @@
+package simple_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/bridge/simple"
+	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// a2aServer hosts agents on a loopback A2A server; it stops when the test ends.
+type a2aServer struct {
+	url  string
+	host *server.Host
+	eng  *server.Engine
+	hs   map[string]*server.Handler
+}
+
+func newA2AServer(t *testing.T) *a2aServer {
+	t.Helper()
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &a2aServer{eng: eng, hs: map[string]*server.Handler{},
+		host: server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})}
+	return s
+}
+
+// add hosts agent under name (before start).
+func (s *a2aServer) add(t *testing.T, name string, agent server.Agent, opts server.HandlerOptions) *server.Handler {
+	t.Helper()
+	card := a2a.AgentCard{Name: name, Description: "test agent " + name, Version: "1",
+		Capabilities:      a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain", "application/json"}}
+	if sa, ok := agent.(*simple.Agent); ok {
+		card.Skills = []a2a.AgentSkill{sa.Skill()}
+	}
+	h := server.NewHandler(s.eng, name, agent, card, opts)
+	s.host.Add(h)
+	s.hs[name] = h
+	return h
+}
+
+// start serves the host, with the simple endpoint at /simple/{agent}.
+func (s *a2aServer) start(t *testing.T, opts simple.EndpointOptions) {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quiet()
+	}
+	s.host.Handle("/simple/{agent}", simple.NewEndpoint(s.host.Handler, opts))
+	ts := httptest.NewServer(s.host)
+	s.url = ts.URL
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.eng.Close(ctx)
+	})
+}
+
+// startHTTPAgents hosts one http agent per config, under its name.
+func startHTTPAgents(t *testing.T, cfgs map[string]simple.Config) *a2aServer {
+	t.Helper()
+	s := newA2AServer(t)
+	for name, c := range cfgs {
+		a, err := simple.New(c)
+		if err != nil {
+			t.Fatalf("agent %s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = a.Close() })
+		s.add(t, name, a, server.HandlerOptions{})
+	}
+	s.start(t, simple.EndpointOptions{})
+	return s
+}
+
+func (s *a2aServer) client(t *testing.T, name string) *client.Client {
+	t.Helper()
+	c, err := client.Dial(context.Background(), s.url+"/a2a/"+name, client.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// send sends parts to agent name and waits for the task.
+func (s *a2aServer) send(t *testing.T, name string, parts ...a2a.Part) *a2a.Task {
+	t.Helper()
+	return s.sendMsg(t, name, a2a.NewMessage(a2a.RoleUser, parts...), nil)
+}
+
+func (s *a2aServer) sendMsg(t *testing.T, name string, m a2a.Message, cfg *a2a.MessageSendConfiguration) *a2a.Task {
+	t.Helper()
+	ev, err := s.client(t, name).SendMessage(context.Background(), a2a.MessageSendParams{Message: m, Configuration: cfg})
+	if err != nil {
+		t.Fatalf("send to %s: %v", name, err)
+	}
+	task, ok := ev.(*a2a.Task)
+	if !ok {
+		t.Fatalf("send to %s: got %T, want a task", name, ev)
+	}
+	return task
+}
+
+func statusText(task *a2a.Task) string {
+	if task.Status.Message == nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, p := range task.Status.Message.Parts {
+		if tp, ok := p.(a2a.TextPart); ok {
+			sb.WriteString(tp.Text)
+		}
+	}
+	return sb.String()
+}
+
+func wantState(t *testing.T, task *a2a.Task, want a2a.TaskState) {
+	t.Helper()
+	if task.Status.State != want {
+		t.Fatalf("task %s: state %s (%q), want %s", task.ID, task.Status.State, statusText(task), want)
+	}
+}
+
+// wantFailed checks the task failed with a reason containing want.
+func wantFailed(t *testing.T, task *a2a.Task, want string) {
+	t.Helper()
+	wantState(t, task, a2a.TaskStateFailed)
+	if got := statusText(task); !strings.Contains(got, want) {
+		t.Fatalf("reason %q does not contain %q", got, want)
+	}
+}
+
+// jsonOf is v as canonical JSON, for comparisons.
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := simple.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// partsJSON describes parts for comparisons.
+func partsJSON(t *testing.T, parts []a2a.Part) string {
+	t.Helper()
+	var out []any
+	for _, p := range parts {
+		switch p := p.(type) {
+		case a2a.TextPart:
+			out = append(out, map[string]any{"text": p.Text})
+		case a2a.DataPart:
+			out = append(out, map[string]any{"data": p.Data})
+		case a2a.FilePart:
+			out = append(out, map[string]any{"file": map[string]any{"name": p.File.Name, "mediaType": p.File.MimeType, "bytes": p.File.Bytes, "uri": p.File.URI}})
+		}
+	}
+	return jsonOf(t, out)
+}
+
+func onlyArtifact(t *testing.T, task *a2a.Task) a2a.Artifact {
+	t.Helper()
+	if len(task.Artifacts) != 1 {
+		t.Fatalf("task has %d artifacts, want 1", len(task.Artifacts))
+	}
+	return task.Artifacts[0]
+}
+
+func intp(n int) *int { return &n }
+
+// TestHTTPAgent runs the http agent against the Go and the Python backend.
+func TestHTTPAgent(t *testing.T) {
+	for _, mk := range []func(*testing.T) backend{goBackend, pythonBackend} {
+		be := mk(t)
+		t.Run(be.name, func(t *testing.T) { testHTTPAgent(t, be) })
+	}
+}
+
+func testHTTPAgent(t *testing.T, be backend) {
+	at := func(path string) simple.Config { return simple.Config{URL: be.url + path} }
+	cfgs := map[string]simple.Config{
+		"echo": at("/echo"), "string": at("/string"), "null": at("/null"), "error": at("/error"),
+		"error-empty": at("/error-empty"), "notjson": at("/notjson"), "nostatus": at("/nostatus"),
+		"badstatus": at("/badstatus"), "badoutput": at("/badoutput"), "wrongtask": at("/wrongtask"),
+		"dupkey": at("/dupkey"), "http500": at("/http500"), "http400": at("/http400"),
+		"flaky": at("/flaky?fail=2"), "flaky502": at("/flaky?fail=2&code=502"), "flaky504": at("/flaky?fail=2&code=504"),
+		"flaky-out":     at("/flaky?fail=3"),
+		"flaky-noretry": {URL: be.url + "/flaky?fail=1", Retries: intp(0)},
+		"always500":     at("/always?code=500"), "always400": at("/always?code=400"),
+		"big":      {URL: be.url + "/big", MaxResponse: 1000},
+		"hang":     {URL: be.url + "/hang", TimeoutMS: 300},
+		"hanglong": at("/hang"),
+		"ask":      at("/ask"),
+		"headers": {URL: be.url + "/headers", Credentials: simple.Credentials{BearerToken: "tok-123", APIKey: "key-456"},
+			Headers: map[string]string{"X-Custom": "custom value"}},
+		"keyheader": {URL: be.url + "/headers", Credentials: simple.Credentials{APIKey: "key-789", APIKeyHeader: "X-Custom"}},
+		"field":     {URL: be.url + "/echo", TextField: "prompt"},
+	}
+	s := startHTTPAgents(t, cfgs)
+
+	t.Run("text", func(t *testing.T) {
+		task := s.send(t, "echo", a2a.TextPart{Text: "hi"})
+		wantState(t, task, a2a.TaskStateCompleted)
+		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"hi"}]`; got != want {
+			t.Fatalf("artifact %s, want %s", got, want)
+		}
+	})
+	t.Run("text field", func(t *testing.T) {
+		task := s.send(t, "field", a2a.TextPart{Text: "hi"}, a2a.DataPart{Data: map[string]any{"n": json.Number("1")}})
+		wantState(t, task, a2a.TaskStateCompleted)
+		// input {"n":1,"prompt":"hi"} comes back: a TextPart of the text field, then the object.
+		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"hi"},{"data":{"n":1,"prompt":"hi"}}]`; got != want {
+			t.Fatalf("artifact %s, want %s", got, want)
+		}
+	})
+	t.Run("data", func(t *testing.T) {
+		data := map[string]any{"a": json.Number("12345678901234567890"), "b": []any{true, nil, "x"}}
+		task := s.send(t, "echo", a2a.DataPart{Data: data})
+		wantState(t, task, a2a.TaskStateCompleted)
+		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), partsJSON(t, []a2a.Part{a2a.DataPart{Data: data}}); got != want {
+			t.Fatalf("artifact %s, want %s", got, want)
+		}
+	})
+	t.Run("files", func(t *testing.T) {
+		parts := []a2a.Part{
+			a2a.TextPart{Text: "see attached"},
+			a2a.FilePart{File: a2a.File{Name: "a.txt", MimeType: "text/plain", Bytes: []byte("hello\x00")}},
+			a2a.FilePart{File: a2a.File{Name: "b.png", MimeType: "image/png", URI: "https://example.com/b.png"}},
+		}
+		task := s.send(t, "echo", parts...)
+		wantState(t, task, a2a.TaskStateCompleted)
+		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), partsJSON(t, parts); got != want {
+			t.Fatalf("artifact %s, want %s", got, want)
+		}
+	})
+	t.Run("string output", func(t *testing.T) {
+		task := s.send(t, "string", a2a.TextPart{Text: "hi"})
+		wantState(t, task, a2a.TaskStateCompleted)
+		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"plain text"}]`; got != want {
+			t.Fatalf("artifact %s, want %s", got, want)
+		}
+	})
+	t.Run("null output", func(t *testing.T) {
+		task := s.send(t, "null", a2a.TextPart{Text: "hi"})
+		wantState(t, task, a2a.TaskStateCompleted)
+		if len(task.Artifacts) != 0 {
+			t.Fatalf("artifacts %v, want none", task.Artifacts)
+		}
+	})
+	t.Run("error status", func(t *testing.T) {
+		task := s.send(t, "error", a2a.TextPart{Text: "hi"})
+		wantState(t, task, a2a.TaskStateFailed)
+		if got := statusText(task); got != "backend says no" {
+			t.Fatalf("status message %q, want the backend's error", got)
+		}
+	})
+	t.Run("malformed", func(t *testing.T) {
+		for agent, want := range map[string]string{
+			"error-empty": `answer is malformed: error: a non-empty string is required when status is "error"`,
+			"notjson":     "answer is not JSON",
+			"nostatus":    "status: missing",
+			"badstatus":   `status: unknown value "done"`,
+			"badoutput":   "output: must be an object, a string or null, not an array",
+			"wrongtask":   `task_id: the answer is for task "someone-else"`,
+			"dupkey":      "status: appears twice in the answer",
+			"http500":     "answered HTTP 500 Internal Server Error: exploded",
+			"http400":     "answered HTTP 400 Bad Request: bad input",
+			"big":         "answered more than 1000 bytes (max_response)",
+		} {
+			t.Run(agent, func(t *testing.T) {
+				wantFailed(t, s.send(t, agent, a2a.TextPart{Text: "hi"}), want)
+			})
+		}
+	})
+	t.Run("retries then success", func(t *testing.T) {
+		for _, agent := range []string{"flaky", "flaky502", "flaky504"} {
+			task := s.send(t, agent, a2a.TextPart{Text: "hi"})
+			wantState(t, task, a2a.TaskStateCompleted)
+			if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"data":{"attempts":3}}]`; got != want {
+				t.Fatalf("%s: artifact %s, want %s", agent, got, want)
+			}
+			if n := be.attempts(t, task.ID); n != 3 {
+				t.Fatalf("%s: backend saw %d calls, want 3", agent, n)
+			}
+		}
+	})
+	t.Run("retries exhausted", func(t *testing.T) {
+		task := s.send(t, "flaky-out", a2a.TextPart{Text: "hi"})
+		wantFailed(t, task, "answered HTTP 503 Service Unavailable (after 3 attempts): busy")
+		if n := be.attempts(t, task.ID); n != 3 {
+			t.Fatalf("backend saw %d calls, want 3", n)
+		}
+	})
+	t.Run("retries 0", func(t *testing.T) {
+		task := s.send(t, "flaky-noretry", a2a.TextPart{Text: "hi"})
+		wantFailed(t, task, "answered HTTP 503 Service Unavailable: busy")
+		if n := be.attempts(t, task.ID); n != 1 {
+			t.Fatalf("backend saw %d calls, want 1", n)
+		}
+	})
+	t.Run("no retry on 500 and 400", func(t *testing.T) {
+		for agent, want := range map[string]string{"always500": "HTTP 500 Internal Server Error: nope", "always400": "HTTP 400 Bad Request: nope"} {
+			task := s.send(t, agent, a2a.TextPart{Text: "hi"})
+			wantFailed(t, task, want)
+			if n := be.attempts(t, task.ID); n != 1 {
+				t.Fatalf("%s: backend saw %d calls, want 1", agent, n)
+			}
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		wantFailed(t, s.send(t, "hang", a2a.TextPart{Text: "hi"}), "did not answer within 300 ms (timeout_ms)")
+	})
+	t.Run("cancel aborts the call", func(t *testing.T) {
+		c := s.client(t, "hanglong")
+		ev, err := c.SendMessage(context.Background(), a2a.MessageSendParams{
+			Message:       a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+			Configuration: &a2a.MessageSendConfiguration{Blocking: new(false)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := ev.(*a2a.Task).ID
+		var ok map[string]bool
+		be.get(t, "/wait-arrived?task_id="+id, &ok)
+		task, err := c.CancelTask(context.Background(), a2a.TaskIDParams{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantState(t, task, a2a.TaskStateCanceled)
+		be.get(t, "/wait-gone?task_id="+id, &ok) // returns once the backend saw the request end
+	})
+	t.Run("credentials", func(t *testing.T) {
+		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		task := s.sendMsg(t, "headers", m, nil)
+		wantState(t, task, a2a.TaskStateCompleted)
+		got := onlyArtifact(t, task).Parts[0].(a2a.DataPart).Object()
+		want := map[string]any{"authorization": "Bearer tok-123", "api_key": "key-456", "custom": "custom value",
+			"idempotency_key": m.MessageID, "content_type": "application/json"}
+		if jsonOf(t, got) != jsonOf(t, want) {
+			t.Fatalf("backend saw headers %v, want %v", got, want)
+		}
+		task = s.send(t, "keyheader", a2a.TextPart{Text: "hi"})
+		if got := onlyArtifact(t, task).Parts[0].(a2a.DataPart).Object(); got["custom"] != "key-789" || got["api_key"] != "" {
+			t.Fatalf("api_key_header X-Custom: backend saw %v", got)
+		}
+	})
+	t.Run("input required", func(t *testing.T) {
+		task := s.send(t, "ask", a2a.TextPart{Text: "hi"})
+		wantState(t, task, a2a.TaskStateInputRequired)
+		if got := statusText(task); got != "What is your name?" {
+			t.Fatalf("question %q", got)
+		}
+		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Ada"})
+		m.TaskID = task.ID
+		task = s.sendMsg(t, "ask", m, nil)
+		wantState(t, task, a2a.TaskStateCompleted)
+		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"Hello, Ada!"}]`; got != want {
+			t.Fatalf("artifact %s, want %s", got, want)
+		}
+		if n := be.attempts(t, task.ID); n != 2 {
+			t.Fatalf("backend saw %d calls for the task, want 2 (same task_id)", n)
+		}
+	})
+}
+
+// TestConnectionErrors: connection errors are retried; the reason names
+// them without the backend's address.
+func TestConnectionErrors(t *testing.T) {
+	// A listener that accepts and closes every connection at once.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	// A port nothing listens on.
+	l2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l2.Addr().String()
+	l2.Close()
+	// A backend whose first connection breaks before it answers.
+	var calls atomic.Int32
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				c.Close()
+			}
+			return
+		}
+		var req simple.Request
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		_ = json.NewEncoder(w).Encode(map[string]any{"task_id": req.TaskID, "status": "success", "output": "second time"})
+	}))
+	t.Cleanup(flaky.Close)
+
+	s := startHTTPAgents(t, map[string]simple.Config{
+		"closing": {URL: "http://" + ln.Addr().String() + "/x?secret=s3cr3t"},
+		"refused": {URL: "http://" + refused + "/"},
+		"flaky":   {URL: flaky.URL},
+	})
+	task := s.send(t, "closing", a2a.TextPart{Text: "hi"})
+	wantFailed(t, task, "could not be reached (after 3 attempts): the connection was closed before an answer came")
+	if strings.Contains(statusText(task), "s3cr3t") || strings.Contains(statusText(task), ln.Addr().String()) {
+		t.Fatalf("reason %q reveals the backend's URL", statusText(task))
+	}
+	if n := accepted.Load(); n != 3 {
+		t.Fatalf("%d connections, want 3 (1 + 2 retries)", n)
+	}
+	wantFailed(t, s.send(t, "refused", a2a.TextPart{Text: "hi"}), "could not be reached (after 3 attempts): connection refused")
+
+	task = s.send(t, "flaky", a2a.TextPart{Text: "hi"})
+	wantState(t, task, a2a.TaskStateCompleted)
+	if got := partsJSON(t, onlyArtifact(t, task).Parts); got != `[{"text":"second time"}]` {
+		t.Fatalf("artifact %s", got)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		c    simple.Config
+		want []string // substrings of the error; none: valid
+	}{
+		{simple.Config{URL: "http://127.0.0.1:1/x"}, nil},
+		{simple.Config{URL: "https://example.com", TextField: "prompt", TimeoutMS: 5, Retries: intp(0), MaxResponse: 10,
+			Credentials: simple.Credentials{BearerToken: "t", APIKey: "k", APIKeyHeader: "x-key"},
+			Headers:     map[string]string{"X-Trace": "1"}}, nil},
+		{simple.Config{}, []string{"url: required"}},
+		{simple.Config{URL: "ftp://example.com"}, []string{`url: must be an http or https URL, not "ftp"`}},
+		{simple.Config{URL: "http://"}, []string{"url: has no host"}},
+		{simple.Config{URL: "http://x", TimeoutMS: -1, MaxResponse: -1, Retries: intp(-1)},
+			[]string{"timeout_ms: must be > 0", "max_response: must be > 0", "retries: must be between 0 and 10"}},
+		{simple.Config{URL: "http://x", TextField: "files"}, []string{`text_field: must not be "files"`}},
+		{simple.Config{URL: "http://x", Credentials: simple.Credentials{BearerToken: "a\nb"}},
+			[]string{"credentials.bearer_token: holds characters a header cannot carry"}},
+		{simple.Config{URL: "http://x", Credentials: simple.Credentials{APIKey: "k", APIKeyHeader: "bad header"}},
+			[]string{`credentials.api_key_header: "bad header" is not a header name`}},
+		{simple.Config{URL: "http://x", Headers: map[string]string{"content-type": "text/plain"}},
+			[]string{"headers.content-type: Content-Type is set by the agent itself"}},
+		{simple.Config{URL: "http://x", Credentials: simple.Credentials{BearerToken: "t"}, Headers: map[string]string{"Authorization": "x"}},
+			[]string{"headers.Authorization: conflicts with credentials.bearer_token"}},
+	} {
+		err := tc.c.Validate()
+		_, nerr := simple.New(tc.c)
+		if (err == nil) != (nerr == nil) {
+			t.Fatalf("%+v: Validate %v but New %v", tc.c, err, nerr)
+		}
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%+v: %v", tc.c, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%+v: valid, want %q", tc.c, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %q does not contain %q", tc.c, err, w)
+			}
+		}
+	}
+	// Secrets never appear in errors.
+	err := simple.Config{URL: "http://x", Credentials: simple.Credentials{BearerToken: "sec\nret"}}.Validate()
+	if err == nil || strings.Contains(err.Error(), "sec") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// TestConfigYAML: the keys of issue 13 §1 decode (strictly) into Config.
+func TestConfigYAML(t *testing.T) {
+	doc := `
+url: https://svc.example.com/run
+text_field: prompt
+timeout_ms: 5000
+retries: 0
+credentials:
+  bearer_token: tok
+  api_key: key
+  api_key_header: X-Key
+headers:
+  X-Trace: "1"
+max_response: 1024
+`
+	dec := yaml.NewDecoder(strings.NewReader(doc))
+	dec.KnownFields(true)
+	var c simple.Config
+	if err := dec.Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	want := simple.Config{URL: "https://svc.example.com/run", TextField: "prompt", TimeoutMS: 5000, Retries: intp(0),
+		Credentials: simple.Credentials{BearerToken: "tok", APIKey: "key", APIKeyHeader: "X-Key"},
+		Headers:     map[string]string{"X-Trace": "1"}, MaxResponse: 1024}
+	if jsonOf(t, c) != jsonOf(t, want) {
+		t.Fatalf("decoded %+v, want %+v", c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// Unset keys are nil/zero: their defaults apply.
+	var d simple.Config
+	if err := yaml.Unmarshal([]byte("url: http://x\n"), &d); err != nil || d.Retries != nil || d.TimeoutMS != 0 {
+		t.Fatalf("%+v %v", d, err)
+	}
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// adminCall sends one admin API request and returns the status and body.
+func adminCall(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestAdminAPI registers, lists, calls and removes agents on a running
+// serve (a child process on SQLite), and checks that a registration is
+// back after a restart and that bad registrations are 400s naming the
+// field.
+func TestAdminAPI(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte(`admin:
+  bearer_tokens:
+    ops: ${A2ABRIDGE_TEST_ADMIN}
+agents:
+  echo2:
+    kind: echo
+    description: a second echo
+`), 0o600)
+	t.Setenv("A2ABRIDGE_TEST_ADMIN", "adm1n")
+	data := filepath.Join(dir, "data")
+	addr := freeAddr(t)
+	base := "http://" + addr
+	api := base + "/api/v1/agents"
+	child := startChild(t, "--config", cfg, "--data", data, "--addr", addr)
+
+	// Without the token: 401, nothing else said.
+	if code, body := adminCall(t, "GET", api, "", ""); code != 401 || !strings.Contains(body, "admin bearer token") {
+		t.Fatalf("no token: %d %s", code, body)
+	}
+	if code, _ := adminCall(t, "GET", api, "wrong", ""); code != 401 {
+		t.Fatalf("wrong token: %d", code)
+	}
+
+	// The CLI registers an agent of our kinds.
+	out, errs, code := run(t, "", "agents", "add", "myecho", "--kind", "echo", "--set", "description=registered echo", "--server", base, "--token", "adm1n")
+	if code != 0 || !strings.Contains(out, "registered myecho (echo) at "+base+"/a2a/myecho") {
+		t.Fatalf("agents add: %d %q %q", code, out, errs)
+	}
+	if r := rpc(t, base+"/a2a/myecho", "message/send", msg("hi", "m1", "")); r.Result.Status.State != "completed" {
+		t.Fatalf("the registered agent: %+v", r)
+	}
+	// Its card is derived like a configured agent's.
+	resp, err := http.Get(base + "/a2a/myecho/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card struct {
+		Name, Description string
+	}
+	json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if card.Description != "registered echo" {
+		t.Fatalf("card: %+v", card)
+	}
+
+	// A slow agent with a running task, removed: the task fails with a
+	// reason, stays readable, and new messages are rejected.
+	if code, body := adminCall(t, "POST", api, "adm1n", `{"name":"slowy","kind":"slow"}`); code != 201 {
+		t.Fatalf("register slowy: %d %s", code, body)
+	}
+	r := rpc(t, base+"/a2a/slowy", "message/send", msg("60", "m2", `,"configuration":{"blocking":false}`))
+	taskID := r.Result.ID
+	if taskID == "" {
+		t.Fatalf("slow task: %+v", r)
+	}
+	out, _, code = run(t, "", "agents", "list", "--server", base, "--token", "adm1n")
+	for _, want := range []string{"echo  ", "echo2", "config", "myecho", "slowy", "admin"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("agents list lacks %q: %d\n%s", want, code, out)
+		}
+	}
+	if out, errs, code := run(t, "", "agents", "rm", "slowy", "--server", base, "--token", "adm1n"); code != 0 {
+		t.Fatalf("agents rm: %d %q %q", code, out, errs)
+	}
+	got := rpc(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`)
+	if got.Result.Status.State != "failed" || got.Result.Status.Message == nil || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "slowy was removed") {
+		t.Fatalf("the removed agent's running task: %+v", got)
+	}
+	if r := rpc(t, base+"/a2a/slowy", "message/send", msg("1", "m3", "")); r.Result.Status.State != "rejected" {
+		t.Fatalf("a message to the removed agent: %+v", r)
+	}
+	if code, body := adminCall(t, "GET", api+"/slowy", "adm1n", ""); code != 404 {
+		t.Fatalf("the removed agent in the admin API: %d %s", code, body)
+	}
+
+	// Bad registrations: each a 400 (or 409, 413) naming what is wrong.
+	for _, c := range []struct {
+		body  string
+		code  int
+		field string
+		want  string
+	}{
+		{`{"kind":"echo"}`, 400, "name", "name: required"},
+		{`{"name":"a b","kind":"echo"}`, 400, "name", "use letters"},
+		{`{"name":"x"}`, 400, "kind", "kind: required"},
+		{`{"name":"x","kind":"nope"}`, 400, "kind", `unknown kind "nope"`},
+		{`{"name":"x","kind":"echo","colour":"red"}`, 400, "colour", `unknown key "colour" in agents.x`},
+		{`{"name":"x","kind":"echo","description":"${A2ABRIDGE_SURELY_UNSET}"}`, 400, "", "A2ABRIDGE_SURELY_UNSET"},
+		{`{"name":"x","protocol":"grpc","url":"http://h"}`, 400, "protocol", `"grpc" is not one of`},
+		{`{"name":"x","protocol":"simple-a2a","url":"http://h","auth_type":"bearer"}`, 400, "protocol_config.token", "protocol_config.token: required"},
+		{`{"name":"x","protocol":"simple-a2a","url":"http://h","timeout_ms":-5}`, 400, "timeout_ms", "timeout_ms"},
+		{`{"name":"x","kind":"echo"} {}`, 400, "", "more than one JSON value"},
+		{`[1]`, 400, "", "not a JSON object"},
+		{`{"name":"echo2","kind":"echo"}`, 409, "name", "read-only"},
+		{`{"name":"myecho","kind":"echo"}`, 409, "name", "already registered"},
+		{`{"name":"x","kind":"echo","description":"` + strings.Repeat("a", 2<<20) + `"}`, 413, "", "larger than"},
+	} {
+		code, body := adminCall(t, "POST", api, "adm1n", c.body)
+		var e adminError
+		json.Unmarshal([]byte(body), &e)
+		if code != c.code || e.Field != c.field || !strings.Contains(e.Error, c.want) {
+			b := c.body
+			if len(b) > 80 {
+				b = b[:80]
+			}
+			t.Errorf("%s: %d %s, want %d field %q and %q", b, code, body, c.code, c.field, c.want)
+		}
+	}
+	if code, body := adminCall(t, "DELETE", api+"/echo2", "adm1n", ""); code != 409 {
+		t.Fatalf("removing a config agent: %d %s", code, body)
+	}
+	if code, body := adminCall(t, "DELETE", api+"/nobody", "adm1n", ""); code != 404 {
+		t.Fatalf("removing an unknown agent: %d %s", code, body)
+	}
+
+	// After a restart the registered agent is back; the removed one is not.
+	child.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { child.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	startChild(t, "--config", cfg, "--data", data, "--addr", addr)
+	if r := rpc(t, base+"/a2a/myecho", "message/send", msg("again", "m4", "")); r.Result.Status.State != "completed" {
+		t.Fatalf("the registered agent after a restart: %+v", r)
+	}
+	code, body := adminCall(t, "GET", api, "adm1n", "")
+	if code != 200 || !strings.Contains(body, `"myecho"`) || strings.Contains(body, `"slowy"`) {
+		t.Fatalf("list after a restart: %d %s", code, body)
+	}
+	// Without an admin block, there is no admin API.
+	code, _ = adminCall(t, "GET", "http://"+startServeNoAdmin(t)+"/api/v1/agents", "adm1n", "")
+	if code != 404 {
+		t.Fatalf("admin API without admin tokens: %d", code)
+	}
+}
+
+func startServeNoAdmin(t *testing.T) string {
+	addr := freeAddr(t)
+	startChild(t, "--memory", "--addr", addr)
+	return addr
+}

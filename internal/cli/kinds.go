@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// agentKind is one kind of agent `serve` can host (the `kind:` of an
+// agents entry, or of a registration through the admin API): its own
+// configuration keys and how to build it.
+type agentKind struct {
+	name string
+	// config is the type (a struct with yaml tags) whose keys the kind
+	// takes besides agentFile's; nil: none.
+	config reflect.Type
+	// builtin kinds are hosted under their own name without a config
+	// entry; they cannot be registered through the admin API.
+	builtin bool
+	// build makes the agent from its decoded entry; node is the agents
+	// entry (${NAME} references expanded), to decode the kind's keys from.
+	build func(ctx context.Context, b *agentBuild) (*builtAgent, error)
+}
+
+// agentBuild is what a kind's build gets.
+type agentBuild struct {
+	name string
+	node *yaml.Node
+	file *agentFile
+	log  *slog.Logger
+}
+
+// decode decodes the entry's keys into the kind's config (a pointer).
+func (b *agentBuild) decode(cfg any) error {
+	if b.node == nil {
+		return nil
+	}
+	if err := b.node.Decode(cfg); err != nil {
+		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
+}
+
+// builtAgent is a kind's agent, its card (before the entry's card keys
+// apply) and, optionally, what releases its resources.
+type builtAgent struct {
+	agent server.Agent
+	card  a2a.AgentCard
+	close func() error
+}
+
+// kinds are the agent kinds, by name.
+var kinds = map[string]*agentKind{}
+
+func registerKind(k *agentKind) { kinds[k.name] = k }
+
+// kindNames lists the kinds for error messages: bridges first, then
+// built-ins, each alphabetically.
+func kindNames() string {
+	var bridges, builtins []string
+	for n, k := range kinds {
+		if k.builtin {
+			builtins = append(builtins, n)
+		} else {
+			bridges = append(bridges, n)
+		}
+	}
+	slices.Sort(bridges)
+	slices.Sort(builtins)
+	return strings.Join(append(bridges, builtins...), ", ")
+}
+
+func init() {
+	for _, b := range builtins() {
+		registerKind(&agentKind{name: b.name, builtin: true, build: func(ctx context.Context, ab *agentBuild) (*builtAgent, error) {
+			return &builtAgent{agent: b.agent, card: b.card}, nil
+		}})
+	}
+}
+
+// baseCard is the card of an agent whose kind knows no more than a skill:
+// the entry's name, our provider, streaming, text and JSON in and out.
+func baseCard(name, description string, skill a2a.AgentSkill) a2a.AgentCard {
+	return a2a.AgentCard{
+		Name: name, Description: description, Version: "1.0.0",
+		Provider:           &a2a.AgentProvider{Organization: "a2abridge", URL: "https://github.com/a2abridge/a2abridge"},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, StateTransitionHistory: true},
+		DefaultInputModes:  []string{"text/plain", "application/json"},
+		DefaultOutputModes: []string{"text/plain", "application/json"},
+		Skills:             []a2a.AgentSkill{skill},
+	}
+}
+
+// kindOf returns the kind of the agents entry name whose mapping node is
+// n (before or after ${NAME} expansion): its kind key, else the built-in
+// of that name. The error names the key.
+func kindOf(name string, n *yaml.Node) (*agentKind, error) {
+	k := ""
+	if v := mapValue(n, "kind"); v != nil {
+		if v.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("agents.%s.kind: want one of %s", name, kindNames())
+		}
+		k = v.Value
+	}
+	if k == "" {
+		if b := kinds[name]; b != nil && b.builtin {
+			return b, nil
+		}
+		return nil, fmt.Errorf("agents.%s.kind: required (one of %s)", name, kindNames())
+	}
+	kd := kinds[k]
+	if kd == nil {
+		msg := fmt.Sprintf("agents.%s.kind: unknown kind %q (have %s)", name, k, kindNames())
+		if c := closest(k, slices.Collect(func(yield func(string) bool) {
+			for n := range kinds {
+				if !yield(n) {
+					return
+				}
+			}
+		})); c != "" {
+			msg += fmt.Sprintf("; did you mean %q?", c)
+		}
+		return nil, errors.New(msg)
+	}
+	return kd, nil
+}
+
+// checkAgentKeys checks the keys of the agents entry name (mapping node
+// n): each must be one of agentFile's or of its kind's config, checked
+// down to nested blocks. The error names the line, the entry and the key.
+func checkAgentKeys(name string, n *yaml.Node) error {
+	if n == nil || n.Kind != yaml.MappingNode {
+		if n != nil && n.ShortTag() != "!!null" {
+			return fmt.Errorf("%d: agents.%s: want a mapping of keys (kind, url, …)", n.Line, name)
+		}
+		return nil
+	}
+	k, err := kindOf(name, n)
+	if err != nil {
+		return err
+	}
+	fields := yamlFields(reflect.TypeFor[agentCommonKeys]())
+	if k.config != nil {
+		for key, t := range yamlFields(k.config) {
+			fields[key] = t
+		}
+	}
+	path := "agents." + name
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, v := n.Content[i], n.Content[i+1]
+		if kn.Kind != yaml.ScalarNode || kn.ShortTag() == "!!null" {
+			continue
+		}
+		ft, ok := fields[kn.Value]
+		if !ok {
+			valid := make([]string, 0, len(fields))
+			for f := range fields {
+				valid = append(valid, f)
+			}
+			slices.Sort(valid)
+			e := &unknownKeyError{Line: kn.Line, Key: kn.Value, Path: path, Suggest: closest(kn.Value, valid), Valid: valid}
+			if k.builtin {
+				return fmt.Errorf("%w (%s is the built-in agent %s: it takes the card and auth keys only)", e, name, k.name)
+			}
+			return e
+		}
+		if err := checkKeys(v, ft, joinPath(path, kn.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// agentCommonKeys are agentFile's keys without its inline map.
+type agentCommonKeys struct {
+	Kind             string      `yaml:"kind"`
+	Description      string      `yaml:"description"`
+	Version          string      `yaml:"version"`
+	Skills           []skillFile `yaml:"skills"`
+	InputModes       []string    `yaml:"input_modes"`
+	OutputModes      []string    `yaml:"output_modes"`
+	Streaming        *bool       `yaml:"streaming"`
+	Auth             *authFile   `yaml:"auth"`
+	CardRequiresAuth bool        `yaml:"card_requires_auth"`
+	ExtendedCard     *struct {
+		Description string      `yaml:"description"`
+		Skills      []skillFile `yaml:"skills"`
+	} `yaml:"extended_card"`
+}
+
+// buildAgent builds the agents entry name from its decoded entry f and its
+// node n (expanded): the kind's agent and card, then the entry's card keys
+// over it. Errors name the entry (agents.NAME…).
+func buildAgent(ctx context.Context, log *slog.Logger, name string, f *agentFile, n *yaml.Node) (*builtAgent, error) {
+	k, err := kindOf(name, n)
+	if err != nil {
+		return nil, err
+	}
+	b, err := k.build(ctx, &agentBuild{name: name, node: n, file: f, log: log})
+	if err != nil {
+		return nil, agentError(name, err)
+	}
+	c := &b.card
+	if f.Description != "" {
+		c.Description = f.Description
+	}
+	if f.Version != "" {
+		c.Version = f.Version
+	}
+	if len(f.Skills) > 0 {
+		c.Skills = nil
+		for i, s := range f.Skills {
+			if s.ID == "" || s.Name == "" {
+				return nil, fmt.Errorf("agents.%s.skills[%d]: id and name are required", name, i)
+			}
+			c.Skills = append(c.Skills, s.skill())
+		}
+	}
+	if len(f.InputModes) > 0 {
+		c.DefaultInputModes = f.InputModes
+	}
+	if len(f.OutputModes) > 0 {
+		c.DefaultOutputModes = f.OutputModes
+	}
+	if f.Streaming != nil {
+		c.Capabilities.Streaming = *f.Streaming
+	}
+	if c.Name == "" {
+		c.Name = name
+	}
+	if c.Description == "" {
+		c.Description = "Agent " + name
+	}
+	if c.Version == "" {
+		c.Version = "1.0.0"
+	}
+	return b, nil
+}
+
+// keyPrefix matches an error line that starts with a config key
+// ("url: required", "credentials.api_key: …", "command[0]: …").
+var keyPrefix = regexp.MustCompile(`^[a-z][a-z0-9_]*([.\[][^ :]*)?: `)
+
+// agentError names the agent in a kind's error: each line "KEY: …"
+// becomes "agents.NAME.KEY: …", any other "agents.NAME: …".
+func agentError(name string, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		if keyPrefix.MatchString(l) {
+			lines[i] = "agents." + name + "." + l
+		} else {
+			lines[i] = "agents." + name + ": " + l
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
