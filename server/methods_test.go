@@ -376,7 +376,9 @@ func TestMethodNamesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
-	ok := func(ctx context.Context, params []byte) (server.MethodResult, error) { return server.MethodResult{}, nil }
+	ok := func(ctx context.Context, params []byte) (server.MethodResult, error) {
+		return server.MethodResult{}, nil
+	}
 	for _, name := range []string{"message/send", "tasks/get", "SendMessage", "GetTask", "noslash", "/x", "x/", "rpc.x/y",
 		"tasks/mine", "message/mine", "agent/mine", ""} {
 		func() {
