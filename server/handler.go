@@ -53,7 +53,7 @@ type HandlerOptions struct {
 	// endpoint answers beside the A2A methods, by name (extension methods,
 	// A2A 0.3.0 §3.5.5; declare them in the card as an extension, A2A 1.0
 	// §4.6). They are served whatever A2A-Version a request names (they
-	// are no A2A method of either version), in batches when they answer
+	// are not A2A methods of either version), in batches when they answer
 	// with a result, authenticated as every A2A method is (Auth; the
 	// principal is in the Method's context). They are not served over
 	// HTTP+JSON. A name must be "category/action" (it contains a "/",

@@ -337,7 +337,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// that did not parse keeps its own error).
 		verr := versionNotSupported(raw)
 		for i := range items {
-			if items[i].Err == nil && t.h.ownMethod(items[i].Method) == nil { // Methods are no A2A method
+			if items[i].Err == nil && t.h.ownMethod(items[i].Method) == nil { // Methods are not A2A methods
 				items[i].Err = verr
 			}
 		}
