@@ -37,6 +37,8 @@ const (
 //	    max_tokens: 512
 //	    history: 20
 //	    timeout: 120s
+//	    embeddings_model: nomic-embed-text
+//	    rerank_model: bge-reranker-v2-m3
 type Config struct {
 	// BaseURL is the API base URL, the one an OpenAI client is given,
 	// usually ending in /v1 (e.g. http://127.0.0.1:11434/v1 for Ollama,
@@ -78,6 +80,22 @@ type Config struct {
 	// Retry-After-Ms), after the time it asks for (at most 2 minutes);
 	// nil means DefaultMaxRetries (2), 0 tries once.
 	MaxRetries *int `yaml:"max_retries"`
+
+	// AIMethods, when false, turns the JSON-RPC methods ai/chat,
+	// ai/embeddings and ai/rerank off (Agent.Methods returns nil); nil
+	// or true serves them (see the package doc).
+	AIMethods *bool `yaml:"ai_methods"`
+	// EmbeddingsModel is the model of the ai/embeddings calls that name
+	// none; "" means Model.
+	EmbeddingsModel string `yaml:"embeddings_model"`
+	// RerankModel is the model of the ai/rerank calls that name none; ""
+	// means Model.
+	RerankModel string `yaml:"rerank_model"`
+	// Models, when not empty, are the only models an ai/* call may name
+	// besides Model, EmbeddingsModel and RerankModel; empty: any model
+	// of the endpoint. With a hosted API's key, list the models callers
+	// may spend it on.
+	Models []string `yaml:"models"`
 }
 
 // Validate reports every problem of c, each as an error naming its key
@@ -88,17 +106,8 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	switch u, err := url.Parse(c.BaseURL); {
-	case strings.TrimSpace(c.BaseURL) == "":
-		bad("base_url", "required")
-	case err != nil:
-		bad("base_url", "not a URL: %v", errors.Unwrap(err))
-	case u.Scheme != "http" && u.Scheme != "https":
-		bad("base_url", "must be an http or https URL, got %q", redactURL(u))
-	case u.Host == "":
-		bad("base_url", "has no host")
-	case u.RawQuery != "" || u.Fragment != "":
-		bad("base_url", "must not have a query or fragment")
+	if msg := checkBaseURL(c.BaseURL); msg != "" {
+		bad("base_url", "%s", msg)
 	}
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model", "required")
@@ -121,7 +130,30 @@ func (c Config) Validate() error {
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 10) {
 		bad("max_retries", "must be between 0 and 10, got %d", *c.MaxRetries)
 	}
+	for i, m := range c.Models {
+		if strings.TrimSpace(m) == "" {
+			bad(fmt.Sprintf("models[%d]", i), "empty")
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// checkBaseURL returns what is wrong with an API base URL, "" when
+// nothing is.
+func checkBaseURL(s string) string {
+	switch u, err := url.Parse(s); {
+	case strings.TrimSpace(s) == "":
+		return "required"
+	case err != nil:
+		return fmt.Sprintf("not a URL: %v", errors.Unwrap(err))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("must be an http or https URL, got %q", redactURL(u))
+	case u.Host == "":
+		return "has no host"
+	case u.RawQuery != "" || u.Fragment != "":
+		return "must not have a query or fragment"
+	}
+	return ""
 }
 
 // redactURL returns u as text without its password.

@@ -55,6 +55,66 @@
 // even if the stream then breaks. Canceling the task (tasks/cancel)
 // cancels the execution's context, which aborts the upstream request at
 // once (the agent needs no server.Canceler).
+//
+// # Local AI operations: ai/chat, ai/embeddings, ai/rerank
+//
+// Beside A2A, the agent's JSON-RPC endpoint can answer three JSON-RPC 2.0
+// methods of its own (Agent.Methods, for server.HandlerOptions.Methods;
+// `a2abridge serve` attaches them to every openai agent unless
+// ai_methods: false), declared in its card as the extension ExtensionURI
+// (Agent.CardExtension). They are served whatever A2A-Version a request
+// names, in batches (except a streaming ai/chat), and need the agent's
+// authentication. Behind them is a Provider: the agent's endpoint through
+// NewHTTPProvider, or one's own through Methods. Params are strict JSON
+// objects: members are case-sensitive, unknown ones are refused.
+//
+// ai/chat: a chat completion (POST {base_url}/chat/completions). Params
+// {"messages": [{"role": "system"|"developer"|"user"|"assistant",
+// "content": string}, …] (required, not empty), "model"?: string (default
+// Config.Model), "temperature"?: number in [0, 2] and "max_tokens"?:
+// integer > 0 (defaults Config.Temperature and MaxTokens), "stream"?:
+// bool}. Config.System is not added. Result {"model": string, "message":
+// {"role": "assistant", "content": string, "refusal"?: string},
+// "finish_reason": "stop"|"length"|"content_filter"|…, "usage"?:
+// {"prompt_tokens", "completion_tokens", "total_tokens"}}. With "stream":
+// true the answer is a Server-Sent Events stream, each event a JSON-RPC
+// response with the request's id whose result is {"delta": string,
+// "refusal"?: string} as tokens arrive, the last one {"delta": "",
+// "finish_reason": string, "model": string, "usage"?: {…}}; a failure
+// midway is the stream's last event, an error response.
+//
+//	→ {"jsonrpc":"2.0","id":1,"method":"ai/chat","params":{"messages":[{"role":"user","content":"Hi"}]}}
+//	← {"jsonrpc":"2.0","id":1,"result":{"model":"llama3.2","message":{"role":"assistant","content":"Hello!"},
+//	   "finish_reason":"stop","usage":{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4}}}
+//
+// ai/embeddings: embedding vectors (POST {base_url}/embeddings). Params
+// {"input": string | [string, …] (required; each text not empty),
+// "model"?: string (default Config.EmbeddingsModel, else Model),
+// "dimensions"?: integer > 0}. Result {"model": string, "data":
+// [{"index": integer, "embedding": [number, …]}, …] (one per input, in
+// input order), "usage"?: {"prompt_tokens", "total_tokens"}}.
+//
+// ai/rerank: the relevance of documents to a query (POST
+// {base_url}/rerank, the Jina/Cohere shape; see HTTPProvider). Params
+// {"query": string (required, not empty), "documents": [string, …]
+// (required, not empty), "top_n"?: integer >= 1, "model"?: string
+// (default Config.RerankModel, else Model), "return_documents"?: bool}.
+// Result {"model": string, "results": [{"index": integer,
+// "relevance_score": number, "document"?: string (with
+// return_documents)}, …] (most relevant first, at most top_n), "usage"?:
+// {"total_tokens"}}.
+//
+// Errors (JSON-RPC error objects; data as shown): -32602 invalid params,
+// data {"field": JSON Pointer such as "/params/messages/0/role",
+// "reason"} naming the member, or {"upstreamStatus"} when the upstream
+// rejected the request (HTTP 400, 422); -32050 CodeUpstreamTimeout, no
+// (complete) answer within Config.Timeout; -32051 CodeModelNotFound,
+// data {"model"}; -32052 CodeRateLimited, data {"retryAfterSeconds"}
+// when the upstream sent Retry-After; -32053 CodeUpstreamUnauthorized,
+// the upstream rejected the configured API key (401) or access to the
+// model (403); -32054 CodeUpstream, any other upstream failure, data
+// {"upstreamStatus"} when it answered an HTTP error. Messages say what
+// went wrong and never contain the API key.
 package openai
 
 import (
@@ -107,6 +167,7 @@ type Agent struct {
 	hc       *http.Client
 	tr       *http.Transport
 	complete oai.ChatCompletionService
+	provider *HTTPProvider // of the ai/* methods
 }
 
 // New validates c (see Config.Validate) and returns an Agent with its own
@@ -126,10 +187,7 @@ func New(c Config) (*Agent, error) {
 	if c.MaxRetries != nil {
 		a.retries = *c.MaxRetries
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 256
-	tr.MaxIdleConnsPerHost = 64
-	tr.IdleConnTimeout = 90 * time.Second
+	tr := pooledTransport()
 	a.tr = tr
 	a.hc = &http.Client{Transport: tr}
 	opts := []option.RequestOption{
@@ -144,8 +202,47 @@ func New(c Config) (*Agent, error) {
 	// OPENAI_API_KEY, OPENAI_BASE_URL and friends from the environment
 	// and send them to whatever base_url says.
 	a.complete = oai.NewChatCompletionService(opts...)
+	p, err := NewHTTPProvider(HTTPOptions{BaseURL: c.BaseURL, APIKey: c.APIKey, MaxRetries: &a.retries, HTTPClient: a.hc})
+	if err != nil {
+		return nil, err
+	}
+	a.provider = p
 	return a, nil
 }
+
+// methodOptions are the options of the agent's ai/* methods: its models,
+// temperature, max_tokens and timeout.
+func (a *Agent) methodOptions() MethodOptions {
+	o := MethodOptions{ChatModel: a.cfg.Model, EmbeddingsModel: a.cfg.EmbeddingsModel, RerankModel: a.cfg.RerankModel,
+		Models: a.cfg.Models, Temperature: a.cfg.Temperature, MaxTokens: a.cfg.MaxTokens, Timeout: a.timeout}
+	if o.EmbeddingsModel == "" {
+		o.EmbeddingsModel = a.cfg.Model
+	}
+	if o.RerankModel == "" {
+		o.RerankModel = a.cfg.Model
+	}
+	return o
+}
+
+// Methods returns the JSON-RPC methods ai/chat, ai/embeddings and
+// ai/rerank on the agent's endpoint (Config.BaseURL, APIKey, MaxRetries,
+// Timeout; Model, EmbeddingsModel and RerankModel as the default models,
+// Models as the allowed ones, Temperature and MaxTokens as ai/chat's
+// defaults; the system prompt is not added: callers send their own
+// messages), for server.HandlerOptions.Methods; nil when
+// Config.AIMethods is false. See the package doc for their params,
+// results and errors, and Methods to answer them with another Provider.
+func (a *Agent) Methods() map[string]server.Method {
+	if a.cfg.AIMethods != nil && !*a.cfg.AIMethods {
+		return nil
+	}
+	return Methods(a.provider, a.methodOptions())
+}
+
+// CardExtension returns the Agent Card extension that declares the
+// agent's ai/* methods (see Extension), for the card's
+// capabilities.extensions when Methods is served.
+func (a *Agent) CardExtension() a2a.AgentExtension { return Extension(a.methodOptions()) }
 
 // Close releases the agent's idle connections. An agent may still be
 // used after Close (it dials again).

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/bridge/openai"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -350,6 +351,7 @@ func (r *registry) add(ctx context.Context, name string, spec map[string]any) er
 		return err
 	}
 	o.ExtendedCard = af.extendedCard(built.card)
+	o.Methods = built.methods
 	r.host.Add(server.NewHandler(r.eng, name, built.agent, built.card, o))
 	r.dyn[name] = &registered{spec: spec, kind: af.Kind, built: built, opts: o}
 	return nil
@@ -367,7 +369,13 @@ func (r *registry) drop(name, reason string) int {
 	if reason != "" && d != nil {
 		card := d.built.card
 		card.Description = "Removed from this server; its tasks stay readable until the server restarts."
-		r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, d.opts))
+		// The tombstone serves no methods of the agent's own (ai/*), nor
+		// declares them.
+		opts := d.opts
+		opts.Methods = nil
+		card.Capabilities.Extensions = slices.DeleteFunc(slices.Clone(card.Capabilities.Extensions),
+			func(x a2a.AgentExtension) bool { return x.URI == openai.ExtensionURI })
+		r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, opts))
 	} else {
 		r.host.Remove(name)
 	}

@@ -52,11 +52,13 @@ func (b *agentBuild) decode(cfg any) error {
 }
 
 // builtAgent is a kind's agent, its card (before the entry's card keys
-// apply) and, optionally, what releases its resources.
+// apply) and, optionally, what releases its resources and the JSON-RPC
+// methods of its own it serves (server.HandlerOptions.Methods).
 type builtAgent struct {
-	agent server.Agent
-	card  a2a.AgentCard
-	close func() error
+	agent   server.Agent
+	card    a2a.AgentCard
+	close   func() error
+	methods map[string]server.Method
 }
 
 // kinds are the agent kinds, by name.

@@ -270,6 +270,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					return usageError{err}
 				}
 				o.ExtendedCard = af.extendedCard(built.card)
+				o.Methods = built.methods
 				kind := af.Kind
 				if kind == "" {
 					kind = name // a built-in under its own name
