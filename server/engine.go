@@ -899,15 +899,7 @@ func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.T
 		return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateCanceled, "")}, nil
 	})
 	if err == nil {
-		e.mu.Lock()
-		if ex := e.running[taskID]; ex != nil {
-			ex.canceled.Store(true)
-			ex.cancel()
-			delete(e.running, taskID)
-			delete(e.cache, taskID)
-			delete(e.published, taskID)
-		}
-		e.mu.Unlock()
+		e.endExecution(taskID)
 	}
 	l.Unlock()
 	if err != nil {
@@ -928,6 +920,22 @@ func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.T
 		}()
 	}
 	return info, nil
+}
+
+// endExecution cancels the execution of a task that has just been ended
+// by someone else than its agent (a cancel, StopAgent): its context is
+// cancelled, its further events are refused, and the engine forgets it.
+// The caller holds the task's lock.
+func (e *Engine) endExecution(taskID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ex := e.running[taskID]; ex != nil {
+		ex.canceled.Store(true)
+		ex.cancel()
+		delete(e.running, taskID)
+		delete(e.cache, taskID)
+		delete(e.published, taskID)
+	}
 }
 
 // StopAgent fails every task of the named agent that has an execution
@@ -963,15 +971,7 @@ func (e *Engine) StopAgent(ctx context.Context, agent, reason string) (int, erro
 		})
 		if err == nil && failed {
 			n++
-			e.mu.Lock()
-			if ex := e.running[id]; ex != nil {
-				ex.canceled.Store(true)
-				ex.cancel()
-				delete(e.running, id)
-				delete(e.cache, id)
-				delete(e.published, id)
-			}
-			e.mu.Unlock()
+			e.endExecution(id)
 		}
 		l.Unlock()
 		if err != nil && firstErr == nil {

@@ -108,11 +108,18 @@ type authFile struct {
 	None bool `yaml:"none"`
 }
 
-// agentFile is one entry of agents: the keys every kind has (the kind,
-// the card's fields, the callers' authentication); the keys of the kind
-// itself land in Kind-specific config (KindKeys, checked against the
-// kind's Config type by checkAgentKeys, decoded by the kind's builder).
+// agentFile is one entry of agents: the keys every kind has
+// (agentCommonKeys); the keys of the kind itself land in KindKeys (checked
+// against the kind's Config type by checkAgentKeys, decoded by the kind's
+// builder from the entry's node).
 type agentFile struct {
+	agentCommonKeys `yaml:",inline"`
+	// KindKeys holds the keys of the kind (inline: any key lands here).
+	KindKeys map[string]any `yaml:",inline"`
+}
+
+// agentCommonKeys are the keys of every agents entry, whatever its kind.
+type agentCommonKeys struct {
 	// Kind is the agent's kind (kinds.go); empty for a built-in agent
 	// configured under its own name (echo, chat, slow).
 	Kind string `yaml:"kind"`
@@ -125,13 +132,12 @@ type agentFile struct {
 	OutputModes []string    `yaml:"output_modes"`
 	// Streaming, when set, says whether the card offers streaming (the
 	// default: yes).
-	Streaming        *bool     `yaml:"streaming"`
+	Streaming *bool `yaml:"streaming"`
+	// Auth is what the agent's callers must send (the top-level auth's
+	// keys).
 	Auth             *authFile `yaml:"auth"`
 	CardRequiresAuth bool      `yaml:"card_requires_auth"`
-	// KindKeys holds the keys of the kind (inline: any key lands here;
-	// checkAgentKeys has checked them against the kind).
-	KindKeys     map[string]any `yaml:",inline"`
-	ExtendedCard *struct {
+	ExtendedCard     *struct {
 		Description string      `yaml:"description"`
 		Skills      []skillFile `yaml:"skills"`
 	} `yaml:"extended_card"`

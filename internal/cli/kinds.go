@@ -183,23 +183,6 @@ func checkAgentKeys(name string, n *yaml.Node) error {
 	return nil
 }
 
-// agentCommonKeys are agentFile's keys without its inline map.
-type agentCommonKeys struct {
-	Kind             string      `yaml:"kind"`
-	Description      string      `yaml:"description"`
-	Version          string      `yaml:"version"`
-	Skills           []skillFile `yaml:"skills"`
-	InputModes       []string    `yaml:"input_modes"`
-	OutputModes      []string    `yaml:"output_modes"`
-	Streaming        *bool       `yaml:"streaming"`
-	Auth             *authFile   `yaml:"auth"`
-	CardRequiresAuth bool        `yaml:"card_requires_auth"`
-	ExtendedCard     *struct {
-		Description string      `yaml:"description"`
-		Skills      []skillFile `yaml:"skills"`
-	} `yaml:"extended_card"`
-}
-
 // buildAgent builds the agents entry name from its decoded entry f and its
 // node n (expanded): the kind's agent and card, then the entry's card keys
 // over it. Errors name the entry (agents.NAME…).
