@@ -490,6 +490,13 @@ func (h *Handler) MessageTask(ctx context.Context, messageID string) (*a2a.Task,
 	return &t, nil
 }
 
+// RequiresAuth reports whether the agent authenticates its callers
+// (HandlerOptions.Auth is set). Routes of one's own that accept requests a
+// browser can send across sites without a preflight (form or text/plain
+// bodies) must refuse those for such an agent, as the JSON-RPC binding
+// does (HTTP 415), or a page elsewhere could use a visitor's cookie.
+func (h *Handler) RequiresAuth() bool { return len(h.opts.Auth) > 0 }
+
 // Authenticated returns next behind the agent's authentication
 // (HandlerOptions.Auth; A2A 1.0 §7, A2A 0.3.0 §4): a request whose
 // credentials pass reaches next with its principal in the request's
