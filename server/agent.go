@@ -103,14 +103,14 @@ var ErrInvalidEvent = errors.New("a2abridge: invalid event from agent; task fail
 // TaskUpdater appends an execution's events to its task's log. It is safe
 // for concurrent use.
 type TaskUpdater struct {
-	e      *Engine
-	agent  string
-	owner  string // the owner key of the task (tenant and principal)
+	e     *Engine
+	agent string
+	owner string // the owner key of the task (tenant and principal)
 	// created is when the task was created, for ContextHistory.
 	created time.Time
 	taskID  string
-	ctxID  string
-	ex     *execution
+	ctxID   string
+	ex      *execution
 }
 
 // TaskID returns the id of the task being executed.
