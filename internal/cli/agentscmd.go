@@ -130,7 +130,7 @@ YAML: --set timeout_ms=5000, --set 'models=[m1, m2]'), or -f FILE with the
 agent as YAML or JSON: our kinds ({name, kind, …}, the keys of the config
 file's agents entries) or the registry format ({name, url, protocol:
 simple-a2a|jsonrpc-2.0, protocol_config, auth_type, timeout_ms}).
-Values may reference the server's environment as ${NAME}.`,
+Values may reference the server's environment as ${NAME} (only the variables its admin.env lists).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			spec := map[string]any{}
