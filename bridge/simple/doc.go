@@ -21,12 +21,6 @@
 //
 //	{"task_id": "<id>", "input": <any JSON value>}
 //
-// The http agent sends it with the header "Idempotency-Key:
-// hex(sha256(<A2A task id> + "\x00" + <A2A messageId>))[:32]" (32
-// lowercase hex digits), the same on every attempt at one message and
-// different for every message of every task: a backend that keeps the
-// answers it gave by key can answer a retry without doing the work again.
-//
 // and answered with a JSON object:
 //
 //	{"task_id": "<id>", "status": "success" | "error" | "input_required",
@@ -36,6 +30,12 @@
 // asks a question (in "error", or as the text of "output"), the caller
 // answers by POSTing again with the same task_id, and the backend answers
 // that call as usual.
+//
+// The http agent sends it with the header "Idempotency-Key:
+// hex(sha256(<A2A task id> + "\x00" + <A2A messageId>))[:32]" (32
+// lowercase hex digits), the same on every attempt at one message and
+// different for every message of every task: a backend that keeps the
+// answers it gave by key can answer a retry without doing the work again.
 //
 // # Parts to a value (A2A → dialect)
 //
