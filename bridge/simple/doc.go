@@ -31,7 +31,8 @@
 // answers by POSTing again with the same task_id, and the backend answers
 // that call as usual.
 //
-// The http agent sends it with the header "Idempotency-Key:
+// The http agent ([Agent]) sends each request with the header
+// "Idempotency-Key:
 // hex(sha256(<A2A task id> + "\x00" + <A2A messageId>))[:32]" (32
 // lowercase hex digits), the same on every attempt at one message and
 // different for every message of every task: a backend that keeps the
