@@ -32,11 +32,11 @@
 // that call as usual.
 //
 // The http agent ([Agent]) sends each request with the header
-// "Idempotency-Key:
-// hex(sha256(<A2A task id> + "\x00" + <A2A messageId>))[:32]" (32
-// lowercase hex digits), the same on every attempt at one message and
-// different for every message of every task: a backend that keeps the
-// answers it gave by key can answer a retry without doing the work again.
+// "Idempotency-Key: hex(sha256(<A2A task id> + "\x00" + <A2A
+// messageId>))[:32]" (32 lowercase hex digits), the same on every attempt
+// at one message and different for every message of every task: a
+// backend that keeps the answers it gave by key can answer a retry
+// without doing the work again.
 //
 // # Parts to a value (A2A → dialect)
 //
