@@ -766,11 +766,13 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	})
 }
 
-// formContentType reports a content type that HTML forms can send.
+// formContentType reports a request a browser can send across sites
+// without a CORS preflight: a content type HTML forms can send, or none.
 func formContentType(r *http.Request) bool {
 	mt, _, _ := strings.Cut(strings.ToLower(r.Header.Get("Content-Type")), ";")
 	switch strings.TrimSpace(mt) {
-	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain":
+	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain",
+		"": // fetch() of an untyped Blob sends none, cross-site, without a preflight
 		return true
 	}
 	return false
