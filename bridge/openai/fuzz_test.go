@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -98,17 +99,35 @@ func FuzzMethodParams(f *testing.F) {
 		f.Add(uint8(1), []byte(s))
 		f.Add(uint8(2), []byte(s))
 	}
+	// What reaches the provider names an allowed model and at most the
+	// cap of tokens; anything else fails the target (an error that is
+	// not -32602).
+	allowed := map[string]bool{"c": true, "e": true, "r": true, "x": true}
+	check := func(req openai.ChatRequest) error {
+		if !allowed[req.Model] || req.MaxTokens == nil || *req.MaxTokens > 64 {
+			return fmt.Errorf("model %q, max_tokens %v reached the provider", req.Model, req.MaxTokens)
+		}
+		return nil
+	}
 	p := stubProvider{
 		chat: func(ctx context.Context, req openai.ChatRequest) (openai.ChatResponse, error) {
+			if err := check(req); err != nil {
+				return openai.ChatResponse{}, err
+			}
 			return openai.ChatResponse{Content: req.Messages[len(req.Messages)-1].Content, FinishReason: "stop"}, nil
 		},
 		stream: func(ctx context.Context, req openai.ChatRequest) iter.Seq2[openai.ChatChunk, error] {
 			return func(yield func(openai.ChatChunk, error) bool) {
+				if err := check(req); err != nil {
+					yield(openai.ChatChunk{}, err)
+					return
+				}
 				_ = yield(openai.ChatChunk{Delta: req.Messages[0].Content}, nil) && yield(openai.ChatChunk{FinishReason: "stop"}, nil)
 			}
 		},
 	}
-	ms := openai.Methods(p, openai.MethodOptions{ChatModel: "c", EmbeddingsModel: "e", RerankModel: "r"})
+	maxTok := 64
+	ms := openai.Methods(p, openai.MethodOptions{ChatModel: "c", EmbeddingsModel: "e", RerankModel: "r", Models: []string{"x"}, MaxTokens: &maxTok})
 	names := []string{openai.MethodChat, openai.MethodEmbeddings, openai.MethodRerank}
 	f.Fuzz(func(t *testing.T, which uint8, params []byte) {
 		name := names[int(which)%len(names)]

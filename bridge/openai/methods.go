@@ -64,24 +64,45 @@ var (
 	ErrUpstream             = &a2a.Error{Code: CodeUpstream, Message: "Upstream error"}
 )
 
-// MethodOptions configure Methods. The zero value serves any model the
-// caller names and requires a model in every call.
+// MethodOptions configure Methods. The zero value allows no model: set
+// the default models, Models, or both.
 type MethodOptions struct {
 	// ChatModel, EmbeddingsModel and RerankModel are the models used
 	// when a call of ai/chat, ai/embeddings or ai/rerank names none; ""
-	// makes "model" required in that method's params.
+	// makes "model" required in that method's params. A call may name
+	// any of the three.
 	ChatModel, EmbeddingsModel, RerankModel string
-	// Models, when not empty, are the only models a call may name
-	// besides the three defaults (others are -32602); empty: any model.
-	// With a hosted API's key, list the models callers may spend it on.
+	// Models are the models a call may name besides the three defaults;
+	// empty: only the defaults. A call naming another model is -32602
+	// (data {"field": "/params/model", "reason", "allowedModels"}) and
+	// never reaches the Provider. An element "*" (AnyModel) allows any
+	// model: with a hosted API's key, every caller then spends it on the
+	// model of its choice.
 	Models []string
-	// Temperature and MaxTokens are ai/chat's defaults for calls that
-	// set none; nil: the upstream's.
+	// Temperature is ai/chat's temperature for calls that set none; nil:
+	// the upstream's.
 	Temperature *float64
-	MaxTokens   *int
+	// MaxTokens, when set, is ai/chat's max_tokens for calls that set
+	// none and the cap of those that do: a larger max_tokens is lowered
+	// to it (not refused); nil: no cap (the upstream's own applies).
+	MaxTokens *int
 	// Timeout bounds each call, a whole stream included; 0 means
 	// DefaultTimeout (120 s).
 	Timeout time.Duration
+}
+
+// allowedModels returns the models a call may name: the defaults, then
+// Models, each once; anyModel when Models holds AnyModel.
+func (o MethodOptions) allowedModels() (names []string, anyModel bool) {
+	for _, m := range append([]string{o.ChatModel, o.EmbeddingsModel, o.RerankModel}, o.Models...) {
+		switch {
+		case m == AnyModel:
+			anyModel = true
+		case m != "" && !slices.Contains(names, m):
+			names = append(names, m)
+		}
+	}
+	return names, anyModel
 }
 
 // Methods returns the JSON-RPC methods ai/chat, ai/embeddings and
@@ -108,8 +129,9 @@ func Methods(p Provider, o MethodOptions) map[string]server.Method {
 // Extension returns the Agent Card extension (A2A 1.0 §4.6.1, A2A 0.3.0
 // §5.5.2.1) that declares the methods of Methods(p, o): URI ExtensionURI,
 // not required, params {"methods": [names], "errorCodes": {code: meaning},
-// "defaultModels": {"chat"?, "embeddings"?, "rerank"?}, "models"?:
-// [names]}.
+// "defaultModels": {"chat"?, "embeddings"?, "rerank"?}, "models": [names]
+// (the models a call may name; ["*"] when any), "maxTokens"?: integer
+// (ai/chat's cap)}.
 func Extension(o MethodOptions) a2a.AgentExtension {
 	params := map[string]any{
 		"methods": []any{MethodChat, MethodEmbeddings, MethodRerank},
@@ -128,12 +150,18 @@ func Extension(o MethodOptions) a2a.AgentExtension {
 		}
 	}
 	params["defaultModels"] = defaults
-	if len(o.Models) > 0 {
-		models := make([]any, len(o.Models))
-		for i, s := range o.Models {
-			models[i] = s
+	names, anyModel := o.allowedModels()
+	models := []any{}
+	if anyModel {
+		models = append(models, AnyModel)
+	} else {
+		for _, s := range names {
+			models = append(models, s)
 		}
-		params["models"] = models
+	}
+	params["models"] = models
+	if o.MaxTokens != nil {
+		params["maxTokens"] = *o.MaxTokens
 	}
 	return a2a.AgentExtension{
 		URI: ExtensionURI,
@@ -150,7 +178,8 @@ type methods struct {
 	timeout time.Duration
 }
 
-// model returns the model a call uses: the one it names, else def.
+// model returns the model a call uses: the one it names, else def; a
+// model that MethodOptions does not allow is -32602.
 func (m *methods) model(named, def string) (string, error) {
 	if named == "" {
 		if def == "" {
@@ -158,10 +187,21 @@ func (m *methods) model(named, def string) (string, error) {
 		}
 		return def, nil
 	}
-	if len(m.o.Models) > 0 && named != m.o.ChatModel && named != m.o.EmbeddingsModel && named != m.o.RerankModel && !slices.Contains(m.o.Models, named) {
-		return "", a2a.InvalidParams("/params/model", fmt.Sprintf("model: %q is not available here", clean(named, 100)))
+	names, anyModel := m.o.allowedModels()
+	if anyModel || slices.Contains(names, named) {
+		return named, nil
 	}
-	return named, nil
+	list := "none"
+	if len(names) > 0 {
+		list = strings.Join(names, ", ")
+	}
+	e := a2a.InvalidParams("/params/model", fmt.Sprintf("model: %q is not allowed here (allowed: %s)", clean(named, 100), list))
+	allowed := make([]any, len(names))
+	for i, s := range names {
+		allowed[i] = s
+	}
+	e.Data.(map[string]any)["allowedModels"] = allowed
+	return "", e
 }
 
 // fail is the error to answer for a Provider's err: ctx's (the caller's)
@@ -468,8 +508,9 @@ func (m *methods) chat(ctx context.Context, params []byte) (server.MethodResult,
 	if req.Temperature == nil {
 		req.Temperature = m.o.Temperature
 	}
-	if req.MaxTokens == nil {
-		req.MaxTokens = m.o.MaxTokens
+	if c := m.o.MaxTokens; c != nil && (req.MaxTokens == nil || *req.MaxTokens > *c) {
+		v := *c // the cap: a larger max_tokens is lowered, not refused
+		req.MaxTokens = &v
 	}
 	if stream {
 		return server.MethodResult{Stream: m.chatStream(ctx, req)}, nil

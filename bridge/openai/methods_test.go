@@ -181,7 +181,8 @@ func wantError(t *testing.T, what string, r rpcResponse, raw string, code int, d
 
 func TestAIChat(t *testing.T) {
 	temp, maxTok := 0.5, 99
-	e := startAI(t, openai.Config{APIKey: "sk-secret", System: "not for ai/chat", Temperature: &temp, MaxTokens: &maxTok})
+	e := startAI(t, openai.Config{APIKey: "sk-secret", System: "not for ai/chat", Temperature: &temp, MaxTokens: &maxTok,
+		Models: []string{"other", "careful"}})
 	e.fake.RequireKey("sk-secret")
 	r, raw := e.call(t, "ai/chat", `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hello there"}]}`)
 	var res struct {
@@ -210,7 +211,8 @@ func TestAIChat(t *testing.T) {
 		req.Temperature == nil || *req.Temperature != 0.5 || req.MaxTokens == nil || *req.MaxTokens != 99 {
 		t.Fatalf("upstream request %s %s", req.Path, req.Body)
 	}
-	// The call's own model and sampling win over the configuration's.
+	// The call's own (allowed) model, temperature and max_tokens below the
+	// cap win over the configuration's.
 	r, raw = e.call(t, "ai/chat", `{"model":"other","temperature":0,"max_tokens":5,"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"},{"role":"assistant","content":"a"},{"role":"user","content":"again"}]}`)
 	if r.Error != nil || !strings.Contains(string(r.Result), `"model":"other"`) {
 		t.Fatalf("ai/chat with a model: %s", raw)
@@ -218,6 +220,17 @@ func TestAIChat(t *testing.T) {
 	req, _ = e.fake.LastRequest()
 	if req.Model != "other" || *req.Temperature != 0 || *req.MaxTokens != 5 || len(req.Messages) != 4 || req.Messages[0].Role != "developer" {
 		t.Fatalf("upstream request %s", req.Body)
+	}
+	// max_tokens above the configured one (the cap) is lowered to it,
+	// streaming or not.
+	r, raw = e.call(t, "ai/chat", `{"max_tokens":2147483647,"messages":[{"role":"user","content":"x"}]}`)
+	if req, _ = e.fake.LastRequest(); r.Error != nil || req.MaxTokens == nil || *req.MaxTokens != 99 {
+		t.Fatalf("max_tokens above the cap: %s; upstream %s", raw, req.Body)
+	}
+	for range events(t, postRPC(t, e.url, `{"jsonrpc":"2.0","id":1,"method":"ai/chat","params":{"stream":true,"max_tokens":100,"messages":[{"role":"user","content":"x"}]}}`)) {
+	}
+	if req, _ = e.fake.LastRequest(); !req.Stream || req.MaxTokens == nil || *req.MaxTokens != 99 {
+		t.Fatalf("streaming max_tokens above the cap: upstream %s", req.Body)
 	}
 	// A refusal.
 	e.fake.Script("careful", openaitest.Behavior{Refusal: "I cannot help with that."})
@@ -330,7 +343,7 @@ func TestAIChatStreamClientGone(t *testing.T) {
 }
 
 func TestAIEmbeddings(t *testing.T) {
-	e := startAI(t, openai.Config{EmbeddingsModel: "embed"})
+	e := startAI(t, openai.Config{EmbeddingsModel: "embed", Models: []string{"other"}})
 	type result struct {
 		Model string `json:"model"`
 		Data  []struct {
@@ -424,7 +437,7 @@ func TestAIRerankTEIShape(t *testing.T) {
 
 // Each upstream failure is answered with its error code, for each method.
 func TestAIErrors(t *testing.T) {
-	e := startAI(t, openai.Config{APIKey: "sk-very-secret"})
+	e := startAI(t, openai.Config{APIKey: "sk-very-secret", Models: []string{openai.AnyModel}})
 	chat := `{"model":"%s","messages":[{"role":"user","content":"x"}]}`
 	emb := `{"model":"%s","input":"x"}`
 	rr := `{"model":"%s","query":"x","documents":["x"]}`
@@ -514,7 +527,9 @@ func TestAIBadParams(t *testing.T) {
 		{"ai/chat", `{"messages":[{"role":"user","content":"x"}],"max_tokens":0}`, "/params/max_tokens", "max_tokens: must be between 1"},
 		{"ai/chat", `{"messages":[{"role":"user","content":"x"}],"max_tokens":1.5}`, "/params/max_tokens", "max_tokens: must be an integer"},
 		{"ai/chat", `{"messages":[{"role":"user","content":"x"}],"stream":"yes"}`, "/params/stream", "stream: must be true or false"},
-		{"ai/chat", `{"messages":[{"role":"user","content":"x"}],"model":"forbidden"}`, "/params/model", `model: "forbidden" is not available here`},
+		{"ai/chat", `{"messages":[{"role":"user","content":"x"}],"model":"forbidden"}`, "/params/model", `model: "forbidden" is not allowed here (allowed: m, allowed)`},
+		{"ai/embeddings", `{"input":"x","model":"forbidden"}`, "/params/model", `model: "forbidden" is not allowed here (allowed: m, allowed)`},
+		{"ai/rerank", `{"query":"q","documents":["a"],"model":"forbidden"}`, "/params/model", `model: "forbidden" is not allowed here (allowed: m, allowed)`},
 		{"ai/embeddings", `{}`, "/params/input", "input: required"},
 		{"ai/embeddings", `{"input":""}`, "/params/input", "input: empty"},
 		{"ai/embeddings", `{"input":["a",""]}`, "/params/input/1", "input[1]: empty"},
@@ -541,6 +556,47 @@ func TestAIBadParams(t *testing.T) {
 		if r, raw := e.call(t, "ai/embeddings", `{"input":"x","model":"`+model+`"}`); r.Error != nil {
 			t.Errorf("model %s: %s", model, raw)
 		}
+	}
+}
+
+// By default a call may name only the configured models: any other is
+// -32602 naming /params/model and listing the allowed ones, and nothing
+// reaches the upstream; models: ["*"] opts in to any model.
+func TestAIModelsAllowed(t *testing.T) {
+	maxTok := 512
+	e := startAI(t, openai.Config{Model: "small", EmbeddingsModel: "emb", RerankModel: "rr", MaxTokens: &maxTok})
+	for _, c := range []struct{ method, params string }{
+		{"ai/chat", `{"model":"gpt-4o-expensive","max_tokens":2147483647,"messages":[{"role":"user","content":"x"}]}`},
+		{"ai/chat", `{"model":"gpt-4o-expensive","stream":true,"messages":[{"role":"user","content":"x"}]}`},
+		{"ai/embeddings", `{"model":"text-embedding-3-large","input":"x"}`},
+		{"ai/rerank", `{"model":"*","query":"q","documents":["a"]}`},
+	} {
+		r, raw := e.call(t, c.method, c.params)
+		wantError(t, c.method+" "+c.params, r, raw, a2a.CodeInvalidParams, map[string]any{"field": "/params/model", "allowedModels": []any{"small", "emb", "rr"}})
+		if reason, _ := r.Error.Data["reason"].(string); !strings.HasSuffix(reason, "is not allowed here (allowed: small, emb, rr)") {
+			t.Errorf("%s: reason %q", c.method, reason)
+		}
+	}
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Fatalf("%d upstream requests for models that are not allowed", n)
+	}
+	// Each configured model may be named, in any method.
+	for _, model := range []string{"small", "emb", "rr"} {
+		if r, raw := e.call(t, "ai/chat", `{"model":"`+model+`","messages":[{"role":"user","content":"x"}]}`); r.Error != nil {
+			t.Errorf("model %s: %s", model, raw)
+		}
+	}
+
+	// models: ["*"]: any model; the card says so, with the cap.
+	open := startAI(t, openai.Config{Models: []string{openai.AnyModel}, MaxTokens: &maxTok})
+	r, raw := open.call(t, "ai/chat", `{"model":"gpt-4o-expensive","max_tokens":100000,"messages":[{"role":"user","content":"x"}]}`)
+	req, _ := open.fake.LastRequest()
+	if r.Error != nil || req.Model != "gpt-4o-expensive" || req.MaxTokens == nil || *req.MaxTokens != 512 {
+		t.Fatalf("models [*]: %s; upstream %s", raw, req.Body)
+	}
+	ext := open.agent.CardExtension()
+	if models, _ := json.Marshal(ext.Params["models"]); string(models) != `["*"]` || ext.Params["maxTokens"] != 512 {
+		t.Errorf("extension params %v", ext.Params)
 	}
 }
 
@@ -602,7 +658,8 @@ func TestAICardExtension(t *testing.T) {
 		defaults, _ := json.Marshal(x.Params["defaultModels"])
 		models, _ := json.Marshal(x.Params["models"])
 		if x.Required || string(methods) != `["ai/chat","ai/embeddings","ai/rerank"]` ||
-			string(defaults) != `{"chat":"m","embeddings":"e","rerank":"m"}` || string(models) != `["x"]` || x.Params["errorCodes"] == nil {
+			string(defaults) != `{"chat":"m","embeddings":"e","rerank":"m"}` || string(models) != `["m","e","x"]` || x.Params["errorCodes"] == nil ||
+			x.Params["maxTokens"] != nil {
 			t.Errorf("extension %+v", x)
 		}
 	}
@@ -675,7 +732,7 @@ func TestAIInjectedProvider(t *testing.T) {
 	}
 	base := serveMethods(t, server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		return u.Complete(ctx, "")
-	}), openai.Methods(p, openai.MethodOptions{ChatModel: "stub", Timeout: 200 * time.Millisecond}), nil)
+	}), openai.Methods(p, openai.MethodOptions{ChatModel: "stub", Models: []string{"e", "r"}, Timeout: 200 * time.Millisecond}), nil)
 	url := base + "/a2a/" + agentName
 	r, raw := callURL(t, url, "ai/chat", `{"messages":[{"role":"user","content":"hi"}]}`)
 	if r.Error != nil || string(r.Result) != `{"model":"stub","message":{"role":"assistant","content":"ok stub"},"finish_reason":"stop"}` {

@@ -21,7 +21,12 @@
 // contextId), oldest first: each task's user message and its answer (the
 // text of its artifacts); tasks without an answer are left out. With
 // MultiTurn, the task's own earlier turns. At most Config.History
-// messages are sent, the most recent, starting with a user message.
+// messages are sent, the most recent, starting with a user message, and
+// at most Config.MaxHistoryBytes (DefaultMaxHistoryBytes, 256 KiB) of
+// text together: texts are built newest first and cut while they are
+// built, the message that crosses the bound keeps its beginning and ends
+// with " […]", older ones are left out (an answer that does not fit gets
+// half of what is left, so that its question is sent too).
 //
 // # What the client sees
 //
@@ -68,13 +73,28 @@
 // NewHTTPProvider, or one's own through Methods. Params are strict JSON
 // objects: members are case-sensitive, unknown ones are refused.
 //
+// The methods spend the agent's api_key on its callers' requests, so they
+// are confined to what the configuration names. A call may name only the
+// configured models (Config.Model, EmbeddingsModel, RerankModel) and
+// those of Config.Models; any other is -32602 with data {"field":
+// "/params/model", "reason" (listing the allowed models),
+// "allowedModels": [names]}, and nothing is sent upstream. models: ["*"]
+// (AnyModel) is the explicit opt-in to any model of the endpoint.
+// Config.MaxTokens is ai/chat's cap: a call asking for more tokens, or
+// for no bound, is sent with max_tokens = Config.MaxTokens (lowered, not
+// refused; finish_reason "length" tells the caller the answer was cut).
+// Without max_tokens there is no cap of ours. Behind a hosted API, also
+// give the agent authentication, or turn the methods off (ai_methods:
+// false).
+//
 // ai/chat: a chat completion (POST {base_url}/chat/completions). Params
 // {"messages": [{"role": "system"|"developer"|"user"|"assistant",
 // "content": string}, …] (required, not empty), "model"?: string (default
-// Config.Model), "temperature"?: number in [0, 2] and "max_tokens"?:
-// integer > 0 (defaults Config.Temperature and MaxTokens), "stream"?:
-// bool}. Config.System is not added. Result {"model": string, "message":
-// {"role": "assistant", "content": string, "refusal"?: string},
+// Config.Model; an allowed model, see above), "temperature"?: number in
+// [0, 2] (default Config.Temperature), "max_tokens"?: integer > 0
+// (default and cap Config.MaxTokens), "stream"?: bool}. Config.System is
+// not added. Result {"model": string, "message": {"role": "assistant",
+// "content": string, "refusal"?: string},
 // "finish_reason": "stop"|"length"|"content_filter"|…, "usage"?:
 // {"prompt_tokens", "completion_tokens", "total_tokens"}}. With "stream":
 // true the answer is a Server-Sent Events stream, each event a JSON-RPC
@@ -89,8 +109,8 @@
 //
 // ai/embeddings: embedding vectors (POST {base_url}/embeddings). Params
 // {"input": string | [string, …] (required; each text not empty),
-// "model"?: string (default Config.EmbeddingsModel, else Model),
-// "dimensions"?: integer > 0}. Result {"model": string, "data":
+// "model"?: string (default Config.EmbeddingsModel, else Model; an
+// allowed model), "dimensions"?: integer > 0}. Result {"model": string, "data":
 // [{"index": integer, "embedding": [number, …]}, …] (one per input, in
 // input order), "usage"?: {"prompt_tokens", "total_tokens"}}.
 //
@@ -98,7 +118,8 @@
 // {base_url}/rerank, the Jina/Cohere shape; see HTTPProvider). Params
 // {"query": string (required, not empty), "documents": [string, …]
 // (required, not empty), "top_n"?: integer >= 1, "model"?: string
-// (default Config.RerankModel, else Model), "return_documents"?: bool}.
+// (default Config.RerankModel, else Model; an allowed model),
+// "return_documents"?: bool}.
 // Result {"model": string, "results": [{"index": integer,
 // "relevance_score": number, "document"?: string (with
 // return_documents)}, …] (most relevant first, at most top_n), "usage"?:
@@ -106,9 +127,10 @@
 //
 // Errors (JSON-RPC error objects; data as shown): -32602 invalid params,
 // data {"field": JSON Pointer such as "/params/messages/0/role",
-// "reason"} naming the member, or {"upstreamStatus"} when the upstream
-// rejected the request (HTTP 400, 422); -32050 CodeUpstreamTimeout, no
-// (complete) answer within Config.Timeout; -32051 CodeModelNotFound,
+// "reason"} naming the member (a model that is not allowed adds
+// "allowedModels"), or {"upstreamStatus"} when the upstream rejected the
+// request (HTTP 400, 422); -32050 CodeUpstreamTimeout, no (complete)
+// answer within Config.Timeout; -32051 CodeModelNotFound,
 // data {"model"}; -32052 CodeRateLimited, data {"retryAfterSeconds"}
 // when the upstream sent Retry-After; -32053 CodeUpstreamUnauthorized,
 // the upstream rejected the configured API key (401) or access to the
@@ -159,15 +181,16 @@ const (
 // Agent is a server.Agent answering with an OpenAI-compatible chat
 // completions endpoint. It is safe for concurrent use; build it with New.
 type Agent struct {
-	cfg      Config
-	base     string // BaseURL without its password, for messages
-	history  int
-	timeout  time.Duration
-	retries  int
-	hc       *http.Client
-	tr       *http.Transport
-	complete oai.ChatCompletionService
-	provider *HTTPProvider // of the ai/* methods
+	cfg        Config
+	base       string // BaseURL without its password, for messages
+	history    int
+	maxHistory int // bytes of history text
+	timeout    time.Duration
+	retries    int
+	hc         *http.Client
+	tr         *http.Transport
+	complete   oai.ChatCompletionService
+	provider   *HTTPProvider // of the ai/* methods
 }
 
 // New validates c (see Config.Validate) and returns an Agent with its own
@@ -177,9 +200,13 @@ func New(c Config) (*Agent, error) {
 		return nil, err
 	}
 	u, _ := url.Parse(c.BaseURL)
-	a := &Agent{cfg: c, base: redactURL(u), history: DefaultHistory, timeout: DefaultTimeout, retries: DefaultMaxRetries}
+	a := &Agent{cfg: c, base: redactURL(u), history: DefaultHistory, maxHistory: DefaultMaxHistoryBytes,
+		timeout: DefaultTimeout, retries: DefaultMaxRetries}
 	if c.History != nil {
 		a.history = *c.History
+	}
+	if c.MaxHistoryBytes != nil {
+		a.maxHistory = *c.MaxHistoryBytes
 	}
 	if c.Timeout > 0 {
 		a.timeout = c.Timeout
@@ -227,10 +254,10 @@ func (a *Agent) methodOptions() MethodOptions {
 // Methods returns the JSON-RPC methods ai/chat, ai/embeddings and
 // ai/rerank on the agent's endpoint (Config.BaseURL, APIKey, MaxRetries,
 // Timeout; Model, EmbeddingsModel and RerankModel as the default models,
-// Models as the allowed ones, Temperature and MaxTokens as ai/chat's
-// defaults; the system prompt is not added: callers send their own
-// messages), for server.HandlerOptions.Methods; nil when
-// Config.AIMethods is false. See the package doc for their params,
+// allowed with those of Models; Temperature as ai/chat's default,
+// MaxTokens as its default and cap; the system prompt is not added:
+// callers send their own messages), for server.HandlerOptions.Methods;
+// nil when Config.AIMethods is false. See the package doc for their params,
 // results and errors, and Methods to answer them with another Provider.
 func (a *Agent) Methods() map[string]server.Method {
 	if a.cfg.AIMethods != nil && !*a.cfg.AIMethods {
@@ -280,11 +307,11 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.Task
 }
 
 func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
-	var past []turn
+	var past []source
 	switch {
 	case a.history == 0:
 	case a.cfg.MultiTurn:
-		past = taskTurns(req.Task, true)
+		past = taskSources(req.Task, true)
 	default:
 		tasks, err := t.ContextHistory(ctx, a.history)
 		if err != nil {
@@ -294,10 +321,10 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			return t.Fail(ctx, "could not read the conversation history of this contextId")
 		}
 		for _, tk := range tasks {
-			past = append(past, taskTurns(tk, false)...)
+			past = append(past, taskSources(tk, false)...)
 		}
 	}
-	msgs := a.messages(trimTurns(past, a.history), messageText(req.Message))
+	msgs := a.messages(buildHistory(past, a.history, a.maxHistory), messageText(req.Message))
 
 	if req.Task.Status.State == a2a.TaskStateSubmitted {
 		if err := t.Working(ctx, ""); err != nil {
