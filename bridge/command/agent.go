@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/v10"
@@ -33,7 +34,8 @@ var errClosed = errors.New("exec: agent closed")
 // server.Canceler. Create it with New; it is safe for concurrent use, and
 // every message gets its own process.
 type Agent struct {
-	s settings
+	s     settings
+	slots chan struct{} // one token per running command (max_concurrency)
 
 	mu     sync.Mutex
 	runs   map[string]*run // by task id
@@ -58,7 +60,8 @@ func New(c Config) (*Agent, error) {
 	if err := platformSupported(); err != nil {
 		return nil, err
 	}
-	return &Agent{s: c.settings(), runs: map[string]*run{}}, nil
+	s := c.settings()
+	return &Agent{s: s, slots: make(chan struct{}, s.maxConc), runs: map[string]*run{}}, nil
 }
 
 // Skill returns a default skill for the agent's card: id "exec", named
@@ -84,11 +87,14 @@ func (a *Agent) Skill() a2a.AgentSkill {
 }
 
 // Execute runs the command for req.Message and reports through t: a
-// working status, stdout as the chunks of the artifact "output", then
+// working status (first one saying that the message waits, when
+// MaxConcurrency commands already run: see Config.MaxConcurrency),
+// stdout as the chunks of the artifact "output", then
 // completed (exit status 0) or failed with a reason: "exit status N" or
 // "terminated by signal N (name)" with the last lines of stderr, "timed
 // out after D", "output exceeded max_output", or a start failure naming
-// the program ("command not found: …"). The final status update carries
+// the program ("command not found: …"), or "timed out after D waiting
+// for a free slot" naming max_concurrency. The final status update carries
 // MetadataExitCode when the command exited by itself.
 //
 // When ctx is cancelled (tasks/cancel, server shutdown) the process group
@@ -153,6 +159,61 @@ func (a *Agent) Close() error {
 	a.wg.Wait()
 	return nil
 }
+
+// acquire takes one of the agent's slots (Config.MaxConcurrency) for a
+// run. When none is free it tells the task that it waits, then waits,
+// bounded by ctx (cancel, Close) and by the timeout. ok is true when the
+// caller holds a slot and must give it back with release; otherwise the
+// wait ended and the caller returns err (the task failed here, or was
+// settled elsewhere).
+func (a *Agent) acquire(ctx context.Context, t *server.TaskUpdater) (ok bool, err error) {
+	if ctx.Err() != nil {
+		return false, a.stopped(ctx, t)
+	}
+	select {
+	case a.slots <- struct{}{}:
+		return true, nil
+	default:
+	}
+	n := a.s.maxConc
+	msg := fmt.Sprintf("Waiting for a free slot: max_concurrency (%d) commands of this agent are running; this one starts when one of them ends.", n)
+	if err := t.Working(ctx, msg); err != nil {
+		if ctx.Err() != nil {
+			return false, a.stopped(ctx, t)
+		}
+		return false, ignoreClosed(err)
+	}
+	var timeout <-chan time.Time
+	if a.s.timeout > 0 {
+		tm := time.NewTimer(a.s.timeout)
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	select {
+	case a.slots <- struct{}{}:
+		if ctx.Err() == nil {
+			return true, nil
+		}
+		a.release() // ctx ended too: that wins
+	case <-ctx.Done():
+	case <-timeout:
+		return false, ignoreClosed(t.Fail(ctx, fmt.Sprintf("timed out after %s waiting for a free slot (max_concurrency %d: that many commands of this agent kept running); the command was not started", a.s.timeout, n)))
+	}
+	return false, a.stopped(ctx, t)
+}
+
+// stopped is the outcome of a run whose ctx ended before its command
+// started: Close fails the task; tasks/cancel and shutdown settle it
+// elsewhere (ctx's error is returned).
+func (a *Agent) stopped(ctx context.Context, t *server.TaskUpdater) error {
+	if errors.Is(context.Cause(ctx), errClosed) {
+		return ignoreClosed(t.Fail(context.WithoutCancel(ctx), "stopped: the exec agent was closed"))
+	}
+	return ctx.Err()
+}
+
+// release gives back the slot taken by acquire.
+func (a *Agent) release() { <-a.slots }
 
 // input returns what the command reads on stdin for m.
 func (a *Agent) input(m *a2a.Message) ([]byte, error) {

@@ -750,10 +750,10 @@ func TestValidate(t *testing.T) {
 	}{
 		{command.Config{}, []string{"command: required"}},
 		{command.Config{Command: []string{""}}, []string{"command: empty program name"}},
-		{command.Config{Command: []string{"a", "b\x00"}, Input: "xml", Timeout: &neg, KillGrace: &neg, MaxOutput: -1,
+		{command.Config{Command: []string{"a", "b\x00"}, Input: "xml", Timeout: &neg, KillGrace: &neg, MaxOutput: -1, MaxConcurrency: -1,
 			Workdir: "a\x00", Env: []string{"OK", "A=B", ""}, SetEnv: map[string]string{"": "x", "V": "a\x00"}},
 			[]string{"command[1]: contains a NUL byte", `input: must be "text" or "json", not "xml"`, "timeout: must be >= 0",
-				"kill_grace: must be >= 0", "max_output: must be >= 0", "workdir: contains a NUL byte",
+				"kill_grace: must be >= 0", "max_output: must be >= 0", "max_concurrency: must be >= 1", "workdir: contains a NUL byte",
 				`env[1]: "A=B" is not an environment variable name`, `env[2]: "" is not an environment variable name`,
 				`set_env: "" is not an environment variable name`, "set_env.V: value contains a NUL byte"}},
 	} {

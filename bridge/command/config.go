@@ -19,6 +19,9 @@ const (
 	// DefaultMaxOutput is the number of stdout bytes kept when
 	// Config.MaxOutput is 0: 64 MiB.
 	DefaultMaxOutput = 64 << 20
+	// DefaultMaxConcurrency is the number of commands an agent runs at
+	// once when Config.MaxConcurrency is 0.
+	DefaultMaxConcurrency = 4
 )
 
 // Input formats of Config.Input.
@@ -52,7 +55,8 @@ type Config struct {
 	// Timeout bounds each run, from the start of the process to its exit;
 	// a run that takes longer is stopped (SIGTERM, then SIGKILL after
 	// KillGrace) and its task failed with "timed out after …". nil means
-	// DefaultTimeout (60s); 0 means no timeout.
+	// DefaultTimeout (60s); 0 means no timeout. It bounds as well, on its
+	// own, the wait for a free slot (see MaxConcurrency).
 	Timeout *time.Duration `yaml:"timeout"`
 	// Workdir is the command's working directory (default: the server's).
 	// It is checked when a message arrives: a missing one fails the task.
@@ -75,6 +79,15 @@ type Config struct {
 	// to the limit have been sent, the rest is discarded, the command is
 	// stopped and the task failed with a reason naming max_output.
 	MaxOutput int64 `yaml:"max_output"`
+	// MaxConcurrency bounds the commands the agent runs at once, for all
+	// its tasks together (0 means DefaultMaxConcurrency, 4; otherwise at
+	// least 1). A message that arrives when they all run waits for one
+	// to end, its task working with a status message that says so; the
+	// wait ends with tasks/cancel (the task is canceled and the command
+	// never starts) or after Timeout (the task fails with a reason
+	// naming max_concurrency). A slot is freed once the command has
+	// exited and been reaped, and its output read.
+	MaxConcurrency int `yaml:"max_concurrency"`
 
 	// Logger receives the commands' stderr, line by line, and the
 	// agent's own diagnostics (default: slog.Default()). Give it the
@@ -113,6 +126,9 @@ func (c Config) Validate() error {
 	if c.MaxOutput < 0 {
 		add("max_output: must be >= 0 (0: the default, %d bytes)", DefaultMaxOutput)
 	}
+	if c.MaxConcurrency < 0 {
+		add("max_concurrency: must be >= 1 (0: the default, %d)", DefaultMaxConcurrency)
+	}
 	if strings.IndexByte(c.Workdir, 0) >= 0 {
 		add("workdir: contains a NUL byte")
 	}
@@ -147,6 +163,7 @@ type settings struct {
 	setEnv    map[string]string
 	killGrace time.Duration
 	maxOutput int64
+	maxConc   int
 	log       *slog.Logger
 }
 
@@ -160,6 +177,7 @@ func (c Config) settings() settings {
 		setEnv:    make(map[string]string, len(c.SetEnv)),
 		killGrace: DefaultKillGrace,
 		maxOutput: c.MaxOutput,
+		maxConc:   c.MaxConcurrency,
 		log:       c.Logger,
 	}
 	for k, v := range c.SetEnv {
@@ -173,6 +191,9 @@ func (c Config) settings() settings {
 	}
 	if s.maxOutput == 0 {
 		s.maxOutput = DefaultMaxOutput
+	}
+	if s.maxConc == 0 {
+		s.maxConc = DefaultMaxConcurrency
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -16,6 +16,7 @@
 //	    timeout: 30s             # default 60s; 0s: none
 //	    kill_grace: 5s           # SIGTERM → SIGKILL; default 5s
 //	    max_output: 1048576      # stdout bytes kept; default 64 MiB
+//	    max_concurrency: 4       # commands run at once; more messages wait; default 4
 //	    workdir: /srv/data       # default: the server's
 //	    input: text              # or json
 //
@@ -88,6 +89,24 @@
 // group (setsid) is not signalled; if it keeps stdout or stderr open, they
 // are closed kill_grace + 2 s after the command's exit. The command is
 // always waited for, so no zombie is left behind.
+//
+// A process group id can be reused once the group is empty, so the
+// delayed SIGKILL is cancelled as soon as the group is found empty after
+// the command was reaped, and goes out only while the group is still the
+// run's: on Linux, while a process found in the group when the command
+// exited (held by a pidfd) still runs in it; elsewhere, while the group
+// has members and no process has the group's id.
+//
+// # Concurrency
+//
+// At most max_concurrency commands (default 4) run at once, for all the
+// agent's tasks together. A message that arrives when they all run waits
+// for one to end: its task is working, with the status message "Waiting
+// for a free slot: max_concurrency (N) commands of this agent are
+// running; …", until the command starts. The wait ends with tasks/cancel
+// (the command never starts) or after timeout (the task fails: "timed out
+// after D waiting for a free slot (max_concurrency N: …)"); timeout then
+// bounds the run anew.
 //
 // # Environment
 //

@@ -61,7 +61,14 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 		log.Warn("exec: cannot start the command", "reason", reason)
 		return ignoreClosed(t.Fail(ctx, reason))
 	}
+	if ok, err := a.acquire(ctx, t); !ok {
+		return err
+	}
+	defer a.release()
 	if err := t.Working(ctx, ""); err != nil {
+		if ctx.Err() != nil {
+			return a.stopped(ctx, t)
+		}
 		return ignoreClosed(err)
 	}
 
@@ -108,7 +115,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 
 	exited := make(chan struct{})
 	go func() {
-		_ = cmd.Wait() // the result is in cmd.ProcessState
+		k.reap(cmd) // the result is in cmd.ProcessState
 		close(exited)
 	}()
 
@@ -173,12 +180,11 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 		k.start()
 		<-exited
 	}
-	// Processes the command left in its group are stopped too; the pipes
-	// are read to their end, unless something outside the group keeps
-	// them open for longer than the grace periods.
-	if groupAlive(pid) {
-		k.start()
-	}
+	// Processes the command left in its group are stopped too (start
+	// does nothing when the group is empty); the pipes are read to their
+	// end, unless something outside the group keeps them open for longer
+	// than the grace periods.
+	k.start()
 	readersDone := func() bool {
 		select {
 		case <-outDone:
@@ -215,6 +221,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 	<-inDone
 	<-emitDone
 	closeAll()
+	k.finish()
 
 	st := cmd.ProcessState
 	switch {
@@ -345,32 +352,144 @@ func (o *output) emit(ctx context.Context) {
 	}
 }
 
-// killer stops a process group: SIGTERM, then SIGKILL after grace (at
-// once when grace is 0).
+// killer stops the process group of one run: SIGTERM, then SIGKILL
+// after grace (at once when grace is 0).
+//
+// A process group id is the pid of the process that created the group,
+// here the command (the leader), and it can be reused once the group has
+// no member left and no process has that pid: after the leader was
+// reaped and its leftovers exited. So the killer signals the group only
+// while it is known to be the run's:
+//   - until the leader is reaped, it holds the id (running or a zombie);
+//   - once it is reaped, the group is the run's while a process found in
+//     it at that moment (pidfds on Linux, see groupMembers) still runs in
+//     it; where processes cannot be tracked, while the group has members
+//     and no process has the group's id (a reused id belongs to a new
+//     process that made its own group).
+//
+// When the group is found empty, or no longer the run's, the pending
+// SIGKILL is cancelled.
 type killer struct {
 	pgid  int
 	grace time.Duration
-	once  sync.Once
+
+	mu      sync.Mutex
+	started bool        // SIGTERM was sent (or SIGKILL, grace 0)
+	timer   *time.Timer // the pending SIGKILL
+	reaped  bool        // the leader was reaped
+	over    bool        // nothing more to signal: the group is empty, not ours, or got SIGKILL
+	members []member    // the group's processes when the leader was reaped
+	tracked bool        // members were looked for
 }
 
+// start sends SIGTERM to the group and arms the SIGKILL, once; it does
+// nothing when the group is empty or no longer the run's.
 func (k *killer) start() {
-	k.once.Do(func() {
-		if k.grace <= 0 {
-			k.kill()
-			return
-		}
-		_ = syscall.Kill(-k.pgid, syscall.SIGTERM)
-		// The timer is left to fire even when the run ended before: a
-		// process left in the group may ignore SIGTERM. (A process
-		// group id is not reused while the group has members.)
-		time.AfterFunc(k.grace, k.kill)
-	})
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.started || k.over {
+		return
+	}
+	if !k.oursLocked() {
+		k.endLocked()
+		return
+	}
+	k.started = true
+	if k.grace <= 0 {
+		k.killLocked()
+		return
+	}
+	_ = syscall.Kill(-k.pgid, syscall.SIGTERM)
+	k.timer = time.AfterFunc(k.grace, k.kill)
 }
 
-func (k *killer) kill() { _ = syscall.Kill(-k.pgid, syscall.SIGKILL) }
+// kill sends SIGKILL to the group, if it is still the run's.
+func (k *killer) kill() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.killLocked()
+}
+
+func (k *killer) killLocked() {
+	if k.over {
+		return
+	}
+	if k.oursLocked() {
+		_ = syscall.Kill(-k.pgid, syscall.SIGKILL)
+	}
+	k.endLocked()
+}
+
+// reap waits for the leader and reaps it (cmd.Wait), then looks at the
+// group: empty, the SIGKILL is cancelled; else its processes are noted
+// for oursLocked. Where the leader's exit can be awaited without reaping
+// it (Linux), it is reaped under k.mu, so that no signal goes to the
+// group between the reaping and the look.
+func (k *killer) reap(cmd *exec.Cmd) {
+	if waitExited(k.pgid) {
+		k.mu.Lock()
+		_ = cmd.Wait()
+	} else {
+		_ = cmd.Wait()
+		k.mu.Lock()
+	}
+	defer k.mu.Unlock()
+	k.reaped = true
+	if k.over {
+		return
+	}
+	if !groupAlive(k.pgid) {
+		k.endLocked()
+		return
+	}
+	k.members, k.tracked = groupMembers(k.pgid)
+}
+
+// finish is called when the run is over: the pending SIGKILL is
+// cancelled unless a process of the run is left in the group (it then
+// fires, and may be needed: the process may ignore SIGTERM).
+func (k *killer) finish() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.over && !k.oursLocked() {
+		k.endLocked()
+	}
+}
+
+// oursLocked reports whether the group k.pgid is still the run's (see
+// killer).
+func (k *killer) oursLocked() bool {
+	if !k.reaped {
+		return true
+	}
+	if k.tracked {
+		for _, m := range k.members {
+			if m.inGroup(k.pgid) {
+				return true
+			}
+		}
+		return false
+	}
+	return !processExists(k.pgid) && groupAlive(k.pgid)
+}
+
+// endLocked stops the killer: no signal is sent afterwards.
+func (k *killer) endLocked() {
+	k.over = true
+	if k.timer != nil {
+		k.timer.Stop()
+	}
+	for _, m := range k.members {
+		m.close()
+	}
+	k.members = nil
+}
 
 // groupAlive reports whether the process group pgid has members.
 func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
+
+// processExists reports whether a process (or a zombie) has pid.
+func processExists(pid int) bool { return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
 
 // pathOf returns the PATH of env, or the server's when env has none.
 func pathOf(env []string) string {

@@ -27,7 +27,10 @@ type Config struct {
 	// URL is the remote agent's Agent Card URL (its path ends in ".json"),
 	// or a base URL under which /.well-known/agent-card.json is fetched
 	// (then the legacy /.well-known/agent.json on 404). http or https;
-	// required; must not hold user:password (use Credentials).
+	// required; must not hold user:password (use Credentials). It may
+	// have a query (e.g. ?key=…), sent with the card fetch, but never
+	// shown: wherever the agent shows the URL (the default skill of the
+	// card, failure reasons, errors, task metadata) the query reads "…".
 	URL string `yaml:"url"`
 	// Protocol forces the A2A version spoken to the remote: "" (the card
 	// decides: 1.0 when offered, else 0.3), "0.3" or "1.0".

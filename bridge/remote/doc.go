@@ -40,7 +40,8 @@
 //     event log; otherwise the snapshot it gets).
 //   - Failures (remote unreachable, HTTP or A2A errors, malformed
 //     answers, timeouts) fail the task with a status message naming the
-//     remote's URL and the error; credentials never appear in it.
+//     remote's URL and the error; credentials never appear in it, nor
+//     the URL's query (shown as "?…": it may hold a key) or user info.
 //
 // The message sent to the remote carries the caller's parts, metadata,
 // extensions and accepted output modes, but not the caller's push

@@ -18,7 +18,8 @@ type Ref struct {
 	// TaskID and ContextID are the remote task's ids.
 	TaskID    string
 	ContextID string
-	// URL is the remote interface the task was created through.
+	// URL is the remote interface the task was created through, as
+	// shown: without user info, its query (if any) replaced by "…".
 	URL string
 }
 

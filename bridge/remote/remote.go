@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 // the remote task's events as its own. It is safe for concurrent use.
 type Agent struct {
 	cfg   Config
-	where string // the configured URL, for reasons and errors
+	where string // the configured URL as shown (shownURL), for reasons and errors
 	tr    *http.Transport
 	opts  client.Options
 
@@ -65,7 +66,7 @@ func New(c Config) (*Agent, error) {
 	tr.MaxIdleConnsPerHost = 64
 	binding, _ := bindingName(c.Binding)
 	cr := c.Credentials
-	a := &Agent{cfg: c, where: c.URL, tr: tr}
+	a := &Agent{cfg: c, where: shownURL(c.URL), tr: tr}
 	a.opts = client.Options{
 		HTTPClient: &http.Client{Transport: tr},
 		Protocol:   c.Protocol,
@@ -93,7 +94,8 @@ func (a *Agent) Close() error {
 }
 
 // Skill returns a default skill for the card of an agent configured
-// without skills: id "remote", naming the remote's URL.
+// without skills: id "remote", naming the remote's URL as shown
+// everywhere (see Config.URL: its query is replaced by "…").
 func (a *Agent) Skill() a2a.AgentSkill {
 	return a2a.AgentSkill{
 		ID:          "remote",
@@ -105,12 +107,13 @@ func (a *Agent) Skill() a2a.AgentSkill {
 
 // RemoteCard returns the remote agent's card, fetched at the first call
 // (bounded by Config.CardTimeout) and cached; a failed fetch is retried at
-// the next call. Errors name the configured URL. Use DeriveCard to build
+// the next call. Errors name the configured URL (its query replaced by
+// "…"). Use DeriveCard to build
 // the card under which the agent is served.
 func (a *Agent) RemoteCard(ctx context.Context) (a2a.AgentCard, error) {
 	c, err := a.client(ctx)
 	if err != nil {
-		return a2a.AgentCard{}, fmt.Errorf("remote A2A agent at %s: %w", a.where, err)
+		return a2a.AgentCard{}, a.redacted(fmt.Errorf("remote A2A agent at %s: %w", a.where, err))
 	}
 	return c.Card(), nil
 }
@@ -222,7 +225,7 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error {
 	}
 	c, err := a.client(ctx)
 	if err != nil {
-		return fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err)
+		return a.redacted(fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err))
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
@@ -231,7 +234,7 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error {
 	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
 		return nil
 	}
-	return fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err)
+	return a.redacted(fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err))
 }
 
 // earlierContext returns the remote contextId of the latest earlier task
@@ -244,7 +247,7 @@ func (r *run) earlierContext(ctx context.Context) string {
 	if err != nil || len(earlier) == 0 {
 		return ""
 	}
-	if ref, ok := RefOf(earlier[len(earlier)-1]); ok && ref.URL == r.c.URL() {
+	if ref, ok := RefOf(earlier[len(earlier)-1]); ok && shownURL(ref.URL) == shownURL(r.c.URL()) {
 		return ref.ContextID
 	}
 	return ""
@@ -332,32 +335,88 @@ func (a *Agent) timedOut(ctx context.Context, err error) error {
 	return err
 }
 
-// reason is the status message of a task failed by err.
+// reason is the status message of a task failed by err. URLs are shown
+// as shownURL shows them.
 func (a *Agent) reason(err error) string {
 	var ae *a2a.Error
+	var s string
 	switch {
 	case errors.As(err, &ae):
-		return fmt.Sprintf("The remote A2A agent at %s answered with error %d: %s", a.where, ae.Code, ae.Message)
+		s = fmt.Sprintf("The remote A2A agent at %s answered with error %d: %s", a.where, ae.Code, ae.Message)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("The remote A2A agent at %s did not answer in time: %v", a.where, err)
+		s = fmt.Sprintf("The remote A2A agent at %s did not answer in time: %v", a.where, redactURLs(err))
+	default:
+		s = fmt.Sprintf("The remote A2A agent at %s failed: %v", a.where, redactURLs(err))
 	}
-	return fmt.Sprintf("The remote A2A agent at %s failed: %v", a.where, redactURLs(err))
+	return a.scrub(s)
 }
 
-// redactURLs strips user info and queries from the URLs a transport error
-// quotes (Validate refuses user info, but a redirect may carry some).
+// redactURLs shows the URL a transport error quotes as shownURL does
+// (Validate refuses user info, but a redirect may carry some).
 func redactURLs(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			u.User = nil
-			if u.RawQuery != "" {
-				u.RawQuery = "redacted"
-			}
-			ue.URL = u.String()
-		}
+		ue.URL = shownURL(ue.URL)
 	}
 	return err
+}
+
+// shownURL is raw as this package shows it (the card's default skill,
+// failure reasons, errors, task metadata): without user info, and with
+// its query, which may hold a key (?key=…), replaced by "…". A URL that
+// does not parse is not shown at all.
+func shownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	u.ForceQuery = false
+	return u.String()
+}
+
+// scrub removes from s what shownURL hides of the URLs the agent uses
+// (the configured one, and the remote interface's once known), wherever
+// an error quotes them as text: "?QUERY" becomes "?…", "USERINFO@"
+// disappears.
+func (a *Agent) scrub(s string) string {
+	urls := []string{a.cfg.URL}
+	a.mu.Lock()
+	if a.c != nil {
+		urls = append(urls, a.c.URL())
+	}
+	a.mu.Unlock()
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		if u.RawQuery != "" {
+			s = strings.ReplaceAll(s, "?"+u.RawQuery, "?…")
+		}
+		if u.User != nil {
+			s = strings.ReplaceAll(s, u.User.String()+"@", "")
+		}
+	}
+	return s
+}
+
+// redactedError is an error whose text went through Agent.scrub; it
+// unwraps to the original, for errors.Is and errors.As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redacted returns err with its text scrubbed (see scrub).
+func (a *Agent) redacted(err error) error {
+	return &redactedError{msg: a.scrub(redactURLs(err).Error()), err: err}
 }
 
 // learn records the remote task of an event, and tells the task's
@@ -369,7 +428,7 @@ func (r *run) learn(ctx context.Context, taskID, contextID string) error {
 	if r.ref.TaskID != "" && r.ref.TaskID != taskID {
 		return fmt.Errorf("the remote sent an event of task %q in the stream of its task %q", taskID, r.ref.TaskID)
 	}
-	r.ref = Ref{TaskID: taskID, ContextID: contextID, URL: r.c.URL()}
+	r.ref = Ref{TaskID: taskID, ContextID: contextID, URL: shownURL(r.c.URL())}
 	r.a.running.Store(r.t.TaskID(), r.ref)
 	return r.t.Emit(ctx, &a2a.TaskStatusUpdateEvent{
 		Status:   a2a.TaskStatus{State: a2a.TaskStateWorking},

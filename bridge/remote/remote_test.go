@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -563,4 +564,83 @@ func TestStreamWithoutEnd(t *testing.T) {
 	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task.Status), rem.URL) {
 		t.Fatalf("%s %q, want failed naming the remote", task.Status.State, statusText(task.Status))
 	}
+}
+
+// TestURLQueryNotShown: a url with a query (?key=…) is usable, the query
+// goes with the card fetch, and it is shown nowhere: not in the card's
+// default skill, failure reasons, errors or the task's metadata.
+func TestURLQueryNotShown(t *testing.T) {
+	const key = "q-s3cret-key"
+	noKey := func(t *testing.T, what, s string) {
+		t.Helper()
+		if strings.Contains(s, key) {
+			t.Errorf("%s shows the query: %q", what, s)
+		}
+	}
+	t.Run("usable", func(t *testing.T) {
+		ctx := testCtx(t)
+		var cardQuery atomic.Value
+		wrap := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, ".json") {
+					cardQuery.Store(r.URL.RawQuery)
+				}
+				next.ServeHTTP(w, r)
+			})
+		}
+		rem := startHost(t, wrap, map[string]hostedAgent{"gate": {newGateAgent(), testCard("gate", true)}})
+		fr := startFront(t, remote.Config{URL: rem.agentURL("gate") + "?key=" + key})
+		skill := fr.agent.Skill().Description
+		noKey(t, "the skill", skill)
+		if !strings.Contains(skill, rem.agentURL("gate")+"?…") {
+			t.Errorf("skill %q does not name %s?…", skill, rem.agentURL("gate"))
+		}
+		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("chunks 0", ""))
+		if task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("%s %q", task.Status.State, statusText(task.Status))
+		}
+		if q, _ := cardQuery.Load().(string); q != "key="+key {
+			t.Errorf("card fetched with query %q", q)
+		}
+		md, _ := json.Marshal(task.Metadata)
+		noKey(t, "the task metadata", string(md))
+	})
+	t.Run("down", func(t *testing.T) {
+		ctx := testCtx(t)
+		u := closedURL(t) + "/a2a/nobody"
+		fr := startFront(t, remote.Config{URL: u + "?key=" + key})
+		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("hi", ""))
+		reason := statusText(task.Status)
+		noKey(t, "the reason", reason)
+		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(reason, u+"?…") || !strings.Contains(reason, "connection refused") {
+			t.Errorf("%s %q, want failed naming %s?… and the error", task.Status.State, reason, u)
+		}
+		_, err := fr.agent.RemoteCard(ctx)
+		if err == nil {
+			t.Fatal("RemoteCard: no error")
+		}
+		noKey(t, "RemoteCard's error", err.Error())
+	})
+	t.Run("bad card", func(t *testing.T) {
+		ctx := testCtx(t)
+		// A card that does not decode: the client's error quotes the
+		// card's URL as text.
+		bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"name": 5}`)
+		}))
+		t.Cleanup(bad.Close)
+		fr := startFront(t, remote.Config{URL: bad.URL + "/card.json?key=" + key})
+		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("hi", ""))
+		reason := statusText(task.Status)
+		noKey(t, "the reason", reason)
+		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(reason, "/card.json?…") {
+			t.Errorf("%s %q, want failed naming the card URL with ?…", task.Status.State, reason)
+		}
+		_, err := fr.agent.RemoteCard(ctx)
+		if err == nil {
+			t.Fatal("RemoteCard: no error")
+		}
+		noKey(t, "RemoteCard's error", err.Error())
+	})
 }

@@ -1,0 +1,17 @@
+//go:build unix && !linux
+
+package command
+
+// waitExited would wait for pid's exit without reaping it; here it does
+// not (the caller then just reaps).
+func waitExited(pid int) bool { return false }
+
+// member is a process of a command's process group; there is none here:
+// without pidfds, groupMembers does not track them.
+type member struct{}
+
+func (member) inGroup(pgid int) bool { return false }
+func (member) close()                {}
+
+// groupMembers cannot track processes here (no /proc, no pidfd).
+func groupMembers(pgid int) ([]member, bool) { return nil, false }
