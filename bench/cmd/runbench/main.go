@@ -161,7 +161,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			t.skip = "failed the echo check over " + t.proto() + ": " + err.Error()
 			continue
 		}
-		fmt.Fprintf(stderr, "%-24s %s %s (pid %d)\n", t.key, t.proto(), t.url(), t.srv.pid)
+		fmt.Fprintf(stderr, "%-24s %s %s (%s)\n", t.key, t.proto(), t.url(), t.srv.pids())
 	}
 	live := slices.DeleteFunc(slices.Clone(all), func(t *target) bool { return t.skip != "" })
 	for _, t := range all {
@@ -311,11 +311,11 @@ func measure(ctx context.Context, c config, s scenario, t *target) (sample, erro
 	res, err := bench.Run(ctx, bench.Options{
 		URL: t.url(), Protocol: t.protocol, Binding: t.binding, Mode: s.mode, Concurrency: s.conc, Duration: c.duration, Warmup: c.warmup, Payload: c.payload,
 		OnStart: func() {
-			srv0, _ = processCPU(t.srv.pid)
+			srv0, _ = t.srv.cpu()
 			cli0, all0 = selfCPU(), machineBusy()
 		},
 		OnStop: func() {
-			srv1, _ := processCPU(t.srv.pid)
+			srv1, _ := t.srv.cpu()
 			sm.srvCPU, sm.cliCPU = srv1-srv0, selfCPU()-cli0
 			sm.otherCPU = max(machineBusy()-all0-sm.srvCPU-sm.cliCPU, 0)
 		},
