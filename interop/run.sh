@@ -7,6 +7,10 @@
 #               a2a-go peer and the JS peer (TestOurClient, A2A 0.3), and over
 #               A2A 1.0 (JSON-RPC and REST) against a2abridge and the 1.x SDK
 #               peers, default and --compat (TestOurClientV1)
+#               and the `a2a` bridge kind (bridge/remote, hosted in the test)
+#               in front of the JS 1.3.0 and a2a-go v0.3.15 peers, called by
+#               the a2a-go v2/v0.3 clients and, through js/bridge-clients.mjs,
+#               the JS 1.3.0/0.3.14 clients (TestBridgeRemote)
 #   interop/js  @a2a-js/sdk client (node --test, builds the binary with go);
 #               signing.test.mjs: Agent Card signatures with @a2a-js/sdk
 #               1.3.0, both ways

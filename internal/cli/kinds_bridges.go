@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/a2abridge/a2abridge/bridge/command"
+	"github.com/a2abridge/a2abridge/bridge/openai"
 	"github.com/a2abridge/a2abridge/bridge/simple"
 )
 
@@ -14,6 +15,19 @@ import (
 func init() {
 	registerKind(&agentKind{name: "exec", config: reflect.TypeFor[command.Config](), build: buildExec})
 	registerKind(&agentKind{name: "http", config: reflect.TypeFor[simple.Config](), build: buildHTTP})
+	registerKind(&agentKind{name: "openai", config: reflect.TypeFor[openai.Config](), build: buildOpenAI})
+}
+
+func buildOpenAI(ctx context.Context, b *agentBuild) (*builtAgent, error) {
+	var c openai.Config
+	if err := b.decode(&c); err != nil {
+		return nil, err
+	}
+	a, err := openai.New(c)
+	if err != nil {
+		return nil, err
+	}
+	return &builtAgent{agent: a, card: baseCard(b.name, "The model "+c.Model+" of an OpenAI-compatible endpoint.", a.Skill()), close: a.Close}, nil
 }
 
 func buildHTTP(ctx context.Context, b *agentBuild) (*builtAgent, error) {

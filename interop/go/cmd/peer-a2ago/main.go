@@ -14,7 +14,7 @@
 //
 // Usage:
 //
-//	peer-a2ago [--addr 127.0.0.1:0] [--keep-alive 0] [--log-level warn]
+//	peer-a2ago [--addr 127.0.0.1:0] [--keep-alive 0] [--step 1s] [--log-level warn]
 //
 // Once listening it prints `peer listening on http://ADDR` on stdout. SIGINT
 // or SIGTERM stops it (exit status 0).
@@ -52,9 +52,13 @@ func run() error {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
 	keepAlive := flag.Duration("keep-alive", 0, "SSE keep-alive comment interval (a2asrv.WithKeepAlive); 0 keeps the SDK default: none")
 	logLevel := flag.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
+	step := flag.Duration("step", time.Second, "interval of the slow agent's progress updates")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *step <= 0 {
+		return fmt.Errorf("--step %s: must be > 0", *step)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -70,7 +74,7 @@ func run() error {
 	base := "http://" + ln.Addr().String()
 
 	mux := http.NewServeMux()
-	for _, ag := range agents() {
+	for _, ag := range agents(*step) {
 		card := ag.card(base + "/a2a/" + ag.name)
 		handler := a2asrv.NewHandler(ag.exec,
 			a2asrv.WithLogger(logger),
@@ -130,7 +134,7 @@ type agent struct {
 	exec  a2asrv.AgentExecutor
 }
 
-func agents() []agent {
+func agents(step time.Duration) []agent {
 	return []agent{
 		{
 			name: "echo", desc: "Echoes each message back as an artifact, streamed in chunks.",
@@ -148,7 +152,7 @@ func agents() []agent {
 			name: "slow", desc: "Works for N seconds (send a number; default 10) with progress updates; cancellable.",
 			skill: a2a.AgentSkill{ID: "slow", Name: "Slow", Description: "A long-running, cancellable task.",
 				Tags: []string{"slow", "cancel", "test"}, Examples: []string{"5"}},
-			exec: slowExecutor{step: time.Second},
+			exec: slowExecutor{step: step},
 		},
 	}
 }

@@ -1,0 +1,120 @@
+package openai
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/a2abridge/a2abridge/a2a"
+)
+
+func TestErrorMessage(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"error":{"message":"The model x does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`: "The model x does not exist",
+		`{"error":{"message":"model \"x\" not found, try pulling it first"}}`:                                                     `model "x" not found, try pulling it first`,
+		`{"error":"rate limited"}`: "rate limited",
+		`{"object":"error","message":"The model y does not exist.","code":404}`: "The model y does not exist.",
+		`{"detail":"Not Found"}`:                    "Not Found",
+		`{"detail":[{"loc":["body"],"msg":"x"}]}`:   "",
+		"upstream connect error\r\nor disconnect":   "upstream connect error or disconnect",
+		"<html><body>502 Bad Gateway</body></html>": "",
+		"":                       "",
+		`{"error":{"code":401}}`: "",
+	} {
+		if got := errorMessage([]byte(body)); got != want {
+			t.Errorf("errorMessage(%q) = %q, want %q", body, got, want)
+		}
+	}
+	long := strings.Repeat("x", 1000)
+	if got := errorMessage([]byte(`{"error":{"message":"` + long + `"}}`)); utf8.RuneCountInString(got) != 301 || !strings.HasSuffix(got, "…") {
+		t.Errorf("long message cut to %d characters", utf8.RuneCountInString(got))
+	}
+}
+
+// FuzzErrorMessage: whatever an endpoint answers, the message shown is one
+// line of valid UTF-8 of at most 300 characters (and an ellipsis).
+func FuzzErrorMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"error":{"message":"m","type":"t","param":null,"code":"c"}}`, `{"error":"e"}`, `{"message":"m"}`,
+		`{"detail":"d"}`, "plain text\n", "\xff\xfe", `{"error":{"message":"a\u0000b\nc"}}`, `[1,2]`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got := errorMessage(body)
+		checkLine(t, got, 300)
+	})
+}
+
+func checkLine(t *testing.T, s string, n int) {
+	t.Helper()
+	if !utf8.ValidString(s) {
+		t.Fatalf("invalid UTF-8 %q", s)
+	}
+	if c := utf8.RuneCountInString(s); c > n+1 {
+		t.Fatalf("%d characters > %d", c, n)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || (unicode.IsSpace(r) && r != ' ') {
+			t.Fatalf("control or line break %q in %q", r, s)
+		}
+	}
+	if strings.HasPrefix(s, " ") || strings.HasSuffix(s, " ") || strings.Contains(s, "  ") {
+		t.Fatalf("untidy spaces in %q", s)
+	}
+}
+
+// FuzzConversation builds the history from arbitrary earlier tasks: the
+// turns alternate, start with a user turn, end with an answer and are at
+// most n.
+func FuzzConversation(f *testing.F) {
+	f.Add([]byte{2, 1, 1, 0, 3, 2}, 4)
+	f.Add([]byte{0, 0, 0}, 1)
+	f.Add([]byte{5, 1}, 20)
+	f.Fuzz(func(t *testing.T, shape []byte, n int) {
+		n %= 64
+		// Each pair of bytes is a task: its user messages and its
+		// artifacts.
+		var past []turn
+		for i := 0; i+1 < len(shape); i += 2 {
+			var tk a2a.Task
+			for j := range int(shape[i] % 5) {
+				tk.History = append(tk.History, a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: string(rune('a' + j))}))
+				tk.History = append(tk.History, a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "status"}))
+			}
+			for j := range int(shape[i+1] % 5) {
+				tk.Artifacts = append(tk.Artifacts, a2a.Artifact{ArtifactID: "x", Parts: []a2a.Part{a2a.TextPart{Text: "ans"}, a2a.DataPart{Data: j}}})
+			}
+			past = append(past, taskTurns(tk, i == 0)...)
+		}
+		got := trimTurns(past, n)
+		if len(got) > max(n, 0) {
+			t.Fatalf("%d turns > %d", len(got), n)
+		}
+		for i, tu := range got {
+			if tu.assistant != (i%2 == 1) {
+				t.Fatalf("turn %d: assistant=%v (%+v)", i, tu.assistant, got)
+			}
+		}
+		if len(got)%2 != 0 {
+			t.Fatalf("history ends with a user turn: %+v", got)
+		}
+	})
+}
+
+func TestClean(t *testing.T) {
+	for in, want := range map[string]string{
+		"  a \n\t b  ": "a b",
+		"\x00x\x01":    "x",
+		"ok":           "ok",
+		"\xffz":        "\uFFFDz",
+	} {
+		if got := clean(in, 10); got != want {
+			t.Errorf("clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := clean("abcdef", 3); got != "abc…" {
+		t.Errorf("cut: %q", got)
+	}
+}

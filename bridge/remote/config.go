@@ -1,0 +1,200 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	// DefaultTimeout bounds each call to the remote that does not stream
+	// (SendMessage, GetTask, CancelTask).
+	DefaultTimeout = 60 * time.Second
+	// DefaultCardTimeout bounds the fetch of the remote's Agent Card.
+	DefaultCardTimeout = 10 * time.Second
+	// DefaultAPIKeyHeader is the header that carries Credentials.APIKey.
+	DefaultAPIKeyHeader = "X-API-Key"
+)
+
+// Config configures an Agent that forwards to a remote A2A agent (kind
+// "a2a" of `a2abridge serve --config`). Its YAML keys are those of the
+// kind; the keys every kind shares (kind, description, skills, modes, auth,
+// …) are not here. The zero value of every field but URL has a default.
+type Config struct {
+	// URL is the remote agent's Agent Card URL (its path ends in ".json"),
+	// or a base URL under which /.well-known/agent-card.json is fetched
+	// (then the legacy /.well-known/agent.json on 404). http or https;
+	// required; must not hold user:password (use Credentials).
+	URL string `yaml:"url"`
+	// Protocol forces the A2A version spoken to the remote: "" (the card
+	// decides: 1.0 when offered, else 0.3), "0.3" or "1.0".
+	Protocol string `yaml:"protocol"`
+	// Binding forces the protocol binding: "" (the card's preference),
+	// "jsonrpc" or "rest" (HTTP+JSON), in either version; case is ignored.
+	Binding string `yaml:"binding"`
+	// Credentials are what this agent sends to the remote; they are
+	// separate from the authentication of the callers of this agent.
+	Credentials Credentials `yaml:"credentials"`
+	// Timeout bounds each call that does not stream (a blocking
+	// SendMessage, GetTask, CancelTask); 0 means DefaultTimeout (60s).
+	// Streams are bounded only by the task (cancel ends them).
+	Timeout time.Duration `yaml:"timeout"`
+	// CardTimeout bounds the fetch of the remote's Agent Card, retries
+	// included; 0 means DefaultCardTimeout (10s).
+	CardTimeout time.Duration `yaml:"card_timeout"`
+}
+
+// Credentials are sent with every request to the remote (card fetch
+// included), and only to the host of Config.URL: a card whose interface is
+// on another host gets none, nor does a redirect to another host.
+type Credentials struct {
+	// BearerToken, if set, is sent as "Authorization: Bearer TOKEN".
+	BearerToken string `yaml:"bearer_token"`
+	// APIKey, if set, is sent in the header APIKeyHeader.
+	APIKey string `yaml:"api_key"`
+	// APIKeyHeader names the API key's header; "" means
+	// DefaultAPIKeyHeader (X-API-Key).
+	APIKeyHeader string `yaml:"api_key_header"`
+}
+
+// String describes the credentials without their secrets, so that a
+// Config printed with fmt (%v, %+v) or logged shows which are set, not
+// what they are.
+func (c Credentials) String() string {
+	set := func(s string) string {
+		if s == "" {
+			return "unset"
+		}
+		return "set"
+	}
+	return fmt.Sprintf("{bearer_token: %s, api_key: %s, api_key_header: %q}", set(c.BearerToken), set(c.APIKey), c.APIKeyHeader)
+}
+
+// GoString is String, for %#v.
+func (c Credentials) GoString() string { return c.String() }
+
+// Validate reports every problem of c, each as an error naming its YAML
+// key ("url: required", "timeout: must be > 0", …), joined with
+// errors.Join; nil when c is usable. Secrets are never quoted.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	switch u, err := url.Parse(c.URL); {
+	case strings.TrimSpace(c.URL) == "":
+		bad("url", "required")
+	case err != nil:
+		bad("url", "not a URL: %v", redactedParseError(err))
+	case u.Scheme != "http" && u.Scheme != "https":
+		bad("url", "scheme %q: want http or https", u.Scheme)
+	case u.Host == "":
+		bad("url", "no host")
+	case u.User != nil:
+		bad("url", "must not hold user:password (use credentials)")
+	case u.Fragment != "":
+		bad("url", "must not have a fragment")
+	}
+	switch c.Protocol {
+	case "", "0.3", "1.0":
+	default:
+		bad("protocol", "%q: want \"0.3\" or \"1.0\" (or leave it out: the remote's card decides)", c.Protocol)
+	}
+	if _, ok := bindingName(c.Binding); !ok {
+		bad("binding", "%q: want \"jsonrpc\" or \"rest\" (or leave it out: the remote's card decides)", c.Binding)
+	}
+	if c.Timeout < 0 {
+		bad("timeout", "must be > 0")
+	}
+	if c.CardTimeout < 0 {
+		bad("card_timeout", "must be > 0")
+	}
+	cr := c.Credentials
+	if !validHeaderValue(cr.BearerToken) {
+		bad("credentials.bearer_token", "holds characters an HTTP header cannot carry")
+	}
+	if !validHeaderValue(cr.APIKey) {
+		bad("credentials.api_key", "holds characters an HTTP header cannot carry")
+	}
+	if cr.APIKeyHeader != "" {
+		if !validHeaderName(cr.APIKeyHeader) {
+			bad("credentials.api_key_header", "%q is not an HTTP header name", cr.APIKeyHeader)
+		} else if strings.EqualFold(cr.APIKeyHeader, "Authorization") && cr.BearerToken != "" {
+			bad("credentials.api_key_header", "Authorization also carries bearer_token: set one of them")
+		}
+		if cr.APIKey == "" {
+			bad("credentials.api_key_header", "set without api_key")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with the defaults of its zero fields.
+func (c Config) withDefaults() Config {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.CardTimeout == 0 {
+		c.CardTimeout = DefaultCardTimeout
+	}
+	if c.Credentials.APIKeyHeader == "" {
+		c.Credentials.APIKeyHeader = DefaultAPIKeyHeader
+	}
+	return c
+}
+
+// bindingName maps Config.Binding to the client's binding name.
+func bindingName(b string) (string, bool) {
+	switch strings.ToLower(b) {
+	case "":
+		return "", true
+	case "jsonrpc":
+		return "JSONRPC", true
+	case "rest":
+		return "HTTP+JSON", true
+	}
+	return "", false
+}
+
+// redactedParseError is a url.Parse error without the URL it quotes (which
+// may hold a password).
+func redactedParseError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// validHeaderName reports whether s is an HTTP field name (RFC 9110 §5.1:
+// a token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether s can be sent as an HTTP field value
+// as is: visible ASCII and spaces or tabs inside, none at the ends.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' || c == 0x7f || c >= 0x80 {
+			return false
+		}
+	}
+	return strings.TrimSpace(s) == s
+}

@@ -1,0 +1,608 @@
+package remote
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// Agent is a server.Agent (and server.Canceler) that forwards each
+// message to a remote A2A agent through the client package, and reports
+// the remote task's events as its own. It is safe for concurrent use.
+type Agent struct {
+	cfg   Config
+	where string // the configured URL, for reasons and errors
+	tr    *http.Transport
+	opts  client.Options
+
+	mu      sync.Mutex
+	c       *client.Client // nil until a dial succeeds
+	dialing *dialCall      // the dial in progress, if any
+
+	// running maps our task ids to their remote tasks while an execution
+	// knows one, so that Cancel finds the remote task even before (or
+	// without) the task's metadata.
+	running sync.Map // string → Ref
+}
+
+// dialCall is one attempt to resolve the remote's card, shared by the
+// callers that wait for it.
+type dialCall struct {
+	done chan struct{}
+	c    *client.Client
+	err  error
+}
+
+var (
+	_ server.Agent    = (*Agent)(nil)
+	_ server.Canceler = (*Agent)(nil)
+)
+
+// New validates c (see Config.Validate; the error names every bad key)
+// and returns an Agent with c's defaults applied and its own pool of
+// connections. It does no network I/O: the remote's card is fetched at
+// the first execution or RemoteCard call, and fetched again at the next
+// one if that fails.
+func New(c Config) (*Agent, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c = c.withDefaults()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 256
+	tr.MaxIdleConnsPerHost = 64
+	binding, _ := bindingName(c.Binding)
+	cr := c.Credentials
+	a := &Agent{cfg: c, where: c.URL, tr: tr}
+	a.opts = client.Options{
+		HTTPClient: &http.Client{Transport: tr},
+		Protocol:   c.Protocol,
+		Binding:    binding,
+	}
+	if cr.BearerToken != "" || cr.APIKey != "" {
+		h := http.Header{}
+		if cr.BearerToken != "" {
+			h.Set("Authorization", "Bearer "+cr.BearerToken)
+		}
+		if cr.APIKey != "" {
+			h.Set(cr.APIKeyHeader, cr.APIKey)
+		}
+		// The client sends these only to the host of c.URL and removes
+		// them before a redirect to another host.
+		a.opts.Headers = func(context.Context, string) (http.Header, error) { return h.Clone(), nil }
+	}
+	return a, nil
+}
+
+// Close releases the Agent's idle connections. The Agent stays usable.
+func (a *Agent) Close() error {
+	a.tr.CloseIdleConnections()
+	return nil
+}
+
+// Skill returns a default skill for the card of an agent configured
+// without skills: id "remote", naming the remote's URL.
+func (a *Agent) Skill() a2a.AgentSkill {
+	return a2a.AgentSkill{
+		ID:          "remote",
+		Name:        "Remote A2A agent",
+		Description: "Forwards each message to the A2A agent at " + a.where + " and streams its answer back.",
+		Tags:        []string{"a2a", "remote", "bridge"},
+	}
+}
+
+// RemoteCard returns the remote agent's card, fetched at the first call
+// (bounded by Config.CardTimeout) and cached; a failed fetch is retried at
+// the next call. Errors name the configured URL. Use DeriveCard to build
+// the card under which the agent is served.
+func (a *Agent) RemoteCard(ctx context.Context) (a2a.AgentCard, error) {
+	c, err := a.client(ctx)
+	if err != nil {
+		return a2a.AgentCard{}, fmt.Errorf("remote A2A agent at %s: %w", a.where, err)
+	}
+	return c.Card(), nil
+}
+
+// client returns the cached client, or dials the remote (one dial at a
+// time; callers that arrive meanwhile share its outcome). The dial is
+// bounded by CardTimeout, not by ctx, which bounds only the wait.
+func (a *Agent) client(ctx context.Context) (*client.Client, error) {
+	a.mu.Lock()
+	if a.c != nil {
+		c := a.c
+		a.mu.Unlock()
+		return c, nil
+	}
+	d := a.dialing
+	if d == nil {
+		d = &dialCall{done: make(chan struct{})}
+		a.dialing = d
+		go a.dial(d, context.WithoutCancel(ctx))
+	}
+	a.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.c, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (a *Agent) dial(d *dialCall, ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.CardTimeout)
+	defer cancel()
+	c, err := client.Dial(ctx, a.cfg.URL, a.opts)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no Agent Card within card_timeout %s: %w", a.cfg.CardTimeout, err)
+	} else if err != nil {
+		err = fmt.Errorf("fetching its Agent Card: %w", err)
+	}
+	a.mu.Lock()
+	d.c, d.err = c, err
+	if err == nil {
+		a.c = c
+	}
+	a.dialing = nil
+	a.mu.Unlock()
+	close(d.done)
+}
+
+// Execute forwards req.Message to the remote agent: to the remote task
+// recorded in the task's metadata (MetadataKey) when the task continues,
+// else as a new message. When the remote card declares streaming it uses
+// SendStreamingMessage and passes each event on as it arrives
+// (status-updates with their messages, artifact-updates with append and
+// lastChunk, agent messages), rewritten to this task's id and contextId;
+// otherwise a blocking SendMessage (bounded by Config.Timeout; a task that
+// comes back still working is polled with GetTask). A remote terminal
+// state (completed, failed, canceled, rejected) becomes this task's; an
+// input-required or auth-required one too, and Execute returns, so the
+// task waits for the caller's next message. A remote answer that is a
+// Message completes the task with it as the status message. As soon as
+// the remote task id is known, a working status-update carries it as
+// metadata (MetadataKey). Remote failures (unreachable, HTTP or A2A
+// errors, malformed answers, timeouts) fail the task with a reason that
+// names the remote's URL and the error; credentials never appear in it.
+func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
+	r := &run{a: a, t: t, ours: req.Task}
+	ref, cont := RefOf(req.Task)
+	if !cont && continues(req.Task) {
+		return r.end(ctx, errors.New("cannot continue: the task's metadata does not say which remote task it is ("+MetadataKey+")"))
+	}
+	c, err := a.client(ctx)
+	if err != nil {
+		return r.end(ctx, err)
+	}
+	r.c, r.ref, r.cont = c, ref, cont
+	if cont {
+		a.running.Store(t.TaskID(), ref)
+	}
+	defer func() {
+		// After a cancel, Cancel reads (and removes) the entry.
+		if ctx.Err() == nil {
+			a.running.Delete(t.TaskID())
+		}
+	}()
+	p := a.params(req, ref)
+	if !cont && req.Params.Message.ContextID != "" {
+		p.Message.ContextID = r.earlierContext(ctx)
+	}
+	if c.Card().Capabilities.Streaming {
+		err = r.stream(ctx, p)
+	} else {
+		err = r.send(ctx, p)
+	}
+	return r.end(ctx, err)
+}
+
+// Cancel forwards tasks/cancel to the remote task of task (A2A 1.0
+// §3.1.5; 0.3.0 §7.4), if one is known, bounded by Config.Timeout and
+// ctx. A remote answer that the task is not cancelable or not found is
+// ignored (it has ended, or is gone); other errors are returned (the
+// engine logs them; the task is canceled regardless).
+func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error {
+	ref, ok := RefOf(task)
+	if v, found := a.running.LoadAndDelete(task.ID); found {
+		ref, ok = v.(Ref), true
+	}
+	if !ok {
+		return nil
+	}
+	c, err := a.client(ctx)
+	if err != nil {
+		return fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	defer cancel()
+	_, err = c.CancelTask(cctx, a2a.TaskIDParams{ID: ref.TaskID})
+	err = a.timedOut(ctx, err)
+	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
+		return nil
+	}
+	return fmt.Errorf("remote A2A agent at %s: cancel of remote task %s: %w", a.where, ref.TaskID, err)
+}
+
+// earlierContext returns the remote contextId of the latest earlier task
+// in this task's context (of the same caller, see
+// server.TaskUpdater.ContextHistory) that went to the same remote
+// interface: a new task in a context that the caller reuses continues the
+// remote conversation too. "" when there is none.
+func (r *run) earlierContext(ctx context.Context) string {
+	earlier, err := r.t.ContextHistory(ctx, 1)
+	if err != nil || len(earlier) == 0 {
+		return ""
+	}
+	if ref, ok := RefOf(earlier[len(earlier)-1]); ok && ref.URL == r.c.URL() {
+		return ref.ContextID
+	}
+	return ""
+}
+
+// continues reports whether task has had an earlier turn (a user message
+// before the last one): then its message must go to the same remote task.
+func continues(task a2a.Task) bool {
+	n := 0
+	for i := range task.History {
+		if task.History[i].Role == a2a.RoleUser {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// params is what goes to the remote: the caller's message, under a
+// message id derived from ours (a retry of the same message is the same
+// message to the remote; two callers who pick the same id are not),
+// addressed to ref's remote task, without our task references; the
+// caller's accepted output modes and metadata; always blocking. The
+// caller's push config is ours to serve, not the remote's.
+func (a *Agent) params(req *server.Request, ref Ref) a2a.MessageSendParams {
+	m := req.Message
+	m.MessageID = remoteMessageID(req.Task.ID, req.Message.MessageID)
+	m.TaskID, m.ContextID = ref.TaskID, ref.ContextID
+	m.ReferenceTaskIDs = nil
+	m.Role = a2a.RoleUser
+	blocking := true
+	cfg := &a2a.MessageSendConfiguration{Blocking: &blocking}
+	if rc := req.Params.Configuration; rc != nil {
+		cfg.AcceptedOutputModes = rc.AcceptedOutputModes
+	}
+	return a2a.MessageSendParams{Message: m, Configuration: cfg, Metadata: req.Params.Metadata}
+}
+
+// remoteMessageID derives the remote message id from our task id and
+// message id: a UUID (version 8, RFC 9562 §5.8) of their SHA-256.
+func remoteMessageID(taskID, messageID string) string {
+	h := sha256.Sum256([]byte(taskID + "\x00" + messageID))
+	h[6] = h[6]&0x0f | 0x80
+	h[8] = h[8]&0x3f | 0x80
+	s := hex.EncodeToString(h[:16])
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+}
+
+// run is one execution.
+type run struct {
+	a    *Agent
+	c    *client.Client
+	t    *server.TaskUpdater
+	ours a2a.Task // our task as the execution started
+	ref  Ref      // the remote task, once known
+	cont bool     // the message went to an existing remote task
+}
+
+// errFinal ends event processing: our task reached a final state.
+var errFinal = errors.New("final")
+
+// end turns the outcome of an execution into its result: nil when the
+// task reached its final state (or was closed by a cancel), ctx's error
+// when it ended, and otherwise a failed task with a reason.
+func (r *run) end(ctx context.Context, err error) error {
+	switch {
+	case err == nil, errors.Is(err, errFinal), errors.Is(err, server.ErrTaskClosed):
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, server.ErrInvalidEvent):
+		return err // the engine has failed the task, and logs this
+	}
+	if ferr := r.t.Fail(ctx, r.a.reason(err)); ferr != nil && !errors.Is(ferr, server.ErrTaskClosed) {
+		return ferr
+	}
+	return nil
+}
+
+// timedOut says which timeout ended a call whose own deadline (timeout),
+// not ctx, expired.
+func (a *Agent) timedOut(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within timeout %s: %w", a.cfg.Timeout, err)
+	}
+	return err
+}
+
+// reason is the status message of a task failed by err.
+func (a *Agent) reason(err error) string {
+	var ae *a2a.Error
+	switch {
+	case errors.As(err, &ae):
+		return fmt.Sprintf("The remote A2A agent at %s answered with error %d: %s", a.where, ae.Code, ae.Message)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("The remote A2A agent at %s did not answer in time: %v", a.where, err)
+	}
+	return fmt.Sprintf("The remote A2A agent at %s failed: %v", a.where, redactURLs(err))
+}
+
+// redactURLs strips user info and queries from the URLs a transport error
+// quotes (Validate refuses user info, but a redirect may carry some).
+func redactURLs(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			u.User = nil
+			if u.RawQuery != "" {
+				u.RawQuery = "redacted"
+			}
+			ue.URL = u.String()
+		}
+	}
+	return err
+}
+
+// learn records the remote task of an event, and tells the task's
+// metadata when it is new.
+func (r *run) learn(ctx context.Context, taskID, contextID string) error {
+	if taskID == "" || r.ref.TaskID == taskID && (contextID == "" || r.ref.ContextID == contextID) {
+		return nil
+	}
+	if r.ref.TaskID != "" && r.ref.TaskID != taskID {
+		return fmt.Errorf("the remote sent an event of task %q in the stream of its task %q", taskID, r.ref.TaskID)
+	}
+	r.ref = Ref{TaskID: taskID, ContextID: contextID, URL: r.c.URL()}
+	r.a.running.Store(r.t.TaskID(), r.ref)
+	return r.t.Emit(ctx, &a2a.TaskStatusUpdateEvent{
+		Status:   a2a.TaskStatus{State: a2a.TaskStateWorking},
+		Metadata: map[string]any{MetadataKey: r.ref.metadata()},
+	})
+}
+
+// ourMessage is m as a message of our task.
+func (r *run) ourMessage(m *a2a.Message) *a2a.Message {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.TaskID, c.ContextID = r.t.TaskID(), r.t.ContextID()
+	c.ReferenceTaskIDs = nil
+	if c.Role == "" {
+		c.Role = a2a.RoleAgent
+	}
+	return &c
+}
+
+// ourMetadata is a remote event's metadata without our own key.
+func ourMetadata(md map[string]any) map[string]any {
+	if _, ok := md[MetadataKey]; !ok {
+		return md
+	}
+	md = maps.Clone(md)
+	delete(md, MetadataKey)
+	if len(md) == 0 {
+		return nil
+	}
+	return md
+}
+
+// status applies a remote status; errFinal when it ends the execution.
+func (r *run) status(ctx context.Context, st a2a.TaskStatus, md map[string]any) error {
+	msg := r.ourMessage(st.Message)
+	switch st.State {
+	case a2a.TaskStateSubmitted:
+		// We are past submitted already; keep a message it carries.
+		if msg != nil {
+			return r.t.Emit(ctx, msg)
+		}
+		return nil
+	case a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired,
+		a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected:
+	default:
+		return fmt.Errorf("the remote task %s is in state %q, which this bridge cannot map", r.ref.TaskID, st.State)
+	}
+	if err := r.t.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: st.State, Message: msg}, Metadata: ourMetadata(md)}); err != nil {
+		return err
+	}
+	if st.State.Final() {
+		return errFinal
+	}
+	return nil
+}
+
+// snapshot applies a remote Task: its artifacts (whole, replacing ours of
+// the same id, unless equal to those our task had when the execution
+// started) and, if withStatus, its status.
+func (r *run) snapshot(ctx context.Context, task *a2a.Task, withStatus bool) error {
+	if err := r.learn(ctx, task.ID, task.ContextID); err != nil {
+		return err
+	}
+	for _, art := range task.Artifacts {
+		if r.hadArtifact(art) {
+			continue
+		}
+		if err := r.t.Emit(ctx, &a2a.TaskArtifactUpdateEvent{Artifact: art, LastChunk: true}); err != nil {
+			return err
+		}
+	}
+	if !withStatus {
+		return nil
+	}
+	return r.status(ctx, task.Status, task.Metadata)
+}
+
+func (r *run) hadArtifact(art a2a.Artifact) bool {
+	for _, have := range r.ours.Artifacts {
+		if have.ArtifactID == art.ArtifactID {
+			return reflect.DeepEqual(have, art)
+		}
+	}
+	return false
+}
+
+// answer completes our task with a remote Message that answers the
+// message, when no remote task is involved; within a remote task, it is
+// an agent message of ours.
+func (r *run) answer(ctx context.Context, m *a2a.Message) error {
+	if r.ref.TaskID == "" && m.TaskID == "" {
+		if err := r.t.SetStatus(ctx, a2a.TaskStateCompleted, r.ourMessage(m)); err != nil {
+			return err
+		}
+		return errFinal
+	}
+	if err := r.learn(ctx, m.TaskID, m.ContextID); err != nil {
+		return err
+	}
+	return r.t.Emit(ctx, r.ourMessage(m))
+}
+
+// send forwards the message with a blocking SendMessage and applies the
+// result; a task that is not final yet is polled.
+func (r *run) send(ctx context.Context, p a2a.MessageSendParams) error {
+	cctx, cancel := context.WithTimeout(ctx, r.a.cfg.Timeout)
+	res, err := r.c.SendMessage(cctx, p)
+	cancel()
+	if err != nil {
+		return r.a.timedOut(ctx, err)
+	}
+	if m, ok := res.(*a2a.Message); ok {
+		if err := r.answer(ctx, m); err != nil {
+			return err
+		}
+		return r.poll(ctx)
+	}
+	task := res.(*a2a.Task)
+	if err := r.snapshot(ctx, task, task.Status.State.Final()); err != nil {
+		return err
+	}
+	return r.poll(ctx)
+}
+
+// Polling of a remote task that a blocking send left running: the delay
+// starts at pollMin and doubles up to pollMax.
+const (
+	pollMin = 100 * time.Millisecond
+	pollMax = 5 * time.Second
+)
+
+// poll reads the remote task until it is final, and applies it.
+func (r *run) poll(ctx context.Context) error {
+	for d := pollMin; ; d = min(2*d, pollMax) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+		cctx, cancel := context.WithTimeout(ctx, r.a.cfg.Timeout)
+		task, err := r.c.GetTask(cctx, a2a.TaskQueryParams{ID: r.ref.TaskID})
+		cancel()
+		if err != nil {
+			return r.a.timedOut(ctx, err)
+		}
+		if task.Status.State.Final() {
+			return r.snapshot(ctx, task, true)
+		}
+	}
+}
+
+// maxResubscribes bounds the resubscriptions in a row that bring no
+// progress (no event but Task snapshots) after streams that ended without
+// a final state; resubscribeDelay is the first pause before one (doubled
+// each time).
+const (
+	maxResubscribes  = 3
+	resubscribeDelay = 200 * time.Millisecond
+)
+
+// stream forwards the message with SendStreamingMessage and passes its
+// events on. A stream that ends without a final state (a server that ends
+// it after an agent message, or after a snapshot) is followed by a
+// SubscribeToTask of the remote task. The client itself resumes streams
+// whose connection drops.
+func (r *run) stream(ctx context.Context, p a2a.MessageSendParams) error {
+	seq := r.c.SendStreamingMessage(ctx, p)
+	lastID := ""
+	subscribed := false
+	for idle := 0; ; {
+		progress := false
+		first := true
+		for ev, err := range seq {
+			if err != nil {
+				return err
+			}
+			if ev.ID != "" {
+				lastID = ev.ID
+			}
+			if _, snap := ev.Event.(*a2a.Task); !snap {
+				progress = true
+			}
+			if err := r.event(ctx, ev, first, subscribed); err != nil {
+				return err
+			}
+			first = false
+		}
+		if r.ref.TaskID == "" {
+			return errors.New("the remote ended its stream without an answer")
+		}
+		if progress {
+			idle = 0
+		} else if idle++; idle > maxResubscribes {
+			return fmt.Errorf("the remote ended the stream of its task %s before the task reached a final state", r.ref.TaskID)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(resubscribeDelay << idle):
+		}
+		seq = r.c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: r.ref.TaskID}, lastID)
+		subscribed = true
+	}
+}
+
+// event passes on one stream event; errFinal ends the execution.
+func (r *run) event(ctx context.Context, ev client.StreamEvent, first, subscribed bool) error {
+	switch e := ev.Event.(type) {
+	case *a2a.Task:
+		// The Task that opens the stream of a continued task may be the
+		// stored task as it was before our message (still input-required
+		// with the previous question): only a terminal state of it counts.
+		// Any other snapshot is current, but only its final state matters
+		// (we are working already; its messages were seen, or are lost
+		// anyway). Its artifacts are applied whole, but for those our task
+		// already had.
+		stale := r.cont && first && !ev.Resumed && !subscribed
+		st := e.Status.State
+		return r.snapshot(ctx, e, st.Terminal() || !stale && st.Interrupted())
+	case *a2a.TaskStatusUpdateEvent:
+		if err := r.learn(ctx, e.TaskID, e.ContextID); err != nil {
+			return err
+		}
+		return r.status(ctx, e.Status, e.Metadata)
+	case *a2a.TaskArtifactUpdateEvent:
+		if err := r.learn(ctx, e.TaskID, e.ContextID); err != nil {
+			return err
+		}
+		return r.t.Emit(ctx, &a2a.TaskArtifactUpdateEvent{Artifact: e.Artifact, Append: e.Append, LastChunk: e.LastChunk, Metadata: ourMetadata(e.Metadata)})
+	case *a2a.Message:
+		return r.answer(ctx, e)
+	}
+	return fmt.Errorf("the remote sent an event of unexpected type %T", ev.Event)
+}
