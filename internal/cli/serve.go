@@ -73,8 +73,11 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Host the built-in agents (echo, chat, slow) over A2A 0.3.0 JSON-RPC",
-		Long: `Host the built-in agents over A2A 0.3.0 JSON-RPC + SSE.
+		Short: "Host agents over A2A 1.0 and 0.3: built-in ones and bridges (http, openai, exec, a2a)",
+		Long: `Host agents over A2A 1.0 and 0.3 (JSON-RPC and HTTP+JSON, SSE streaming): the
+built-in echo, chat and slow, and the agents of --config: bridges to an HTTP
+service (kind http), an OpenAI-compatible endpoint (openai), a command (exec)
+or a remote A2A agent (a2a).
 
 Each agent answers at POST /a2a/{name} with its card at
 GET /a2a/{name}/.well-known/agent-card.json; the default agent also answers at
@@ -82,14 +85,16 @@ POST / and GET /.well-known/agent-card.json. Tasks are kept in SQLite under
 --data (durable across restarts and kill -9) unless --memory is given; a
 second serve on the same --data refuses to start (exit 1) while the first runs.
 
---config FILE (YAML, see examples/secure.yaml) configures authentication per
-agent, extended cards and push notifications; flags override it. An unknown
+--config FILE (YAML, see examples/secure.yaml and examples/bridges/) declares
+agents, authentication per agent, extended cards, push notifications and the
+admin API (/api/v1/agents); flags override it. An unknown
 key in the file is an error naming its line and the closest valid key.
 SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 		Example: `  a2abridge serve
   a2abridge serve --addr 0.0.0.0:8080 --public-url https://agents.example.com --data /var/lib/a2abridge
   a2abridge serve --memory --push --push-allow 127.0.0.1:9000
-  A2ABRIDGE_TOKEN=s3cret a2abridge serve --config examples/secure.yaml`,
+  A2ABRIDGE_TOKEN=s3cret a2abridge serve --config examples/secure.yaml
+  a2abridge serve --config examples/bridges/exec.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var lvl slog.Level
@@ -365,7 +370,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.DurationVar(&retention, "retain", DefaultRetention, "keep finished tasks this long, then delete them with their events (0: forever)")
 	f.DurationVar(&shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "at SIGTERM or SIGINT, how long running tasks may finish before they are failed")
 	f.StringVar(&memoryCap, "memory-cap", "256MiB", "with --memory: most bytes finished tasks may hold; the oldest go first (0: no cap)")
-	f.StringVar(&def, "default", "echo", "agent that also answers at / (echo, chat or slow)")
+	f.StringVar(&def, "default", "echo", "agent that also answers at / (a built-in or a configured agent)")
 	f.StringVar(&publicURL, "public-url", "", "base URL written into agent cards (default: an allowed Host, a trusted proxy's forwarded host, or the address the connection reached)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "request body limit in bytes")
