@@ -46,8 +46,9 @@ type dialCall struct {
 }
 
 var (
-	_ server.Agent    = (*Agent)(nil)
-	_ server.Canceler = (*Agent)(nil)
+	_ server.Agent       = (*Agent)(nil)
+	_ server.Canceler    = (*Agent)(nil)
+	_ server.InlineAgent = (*Agent)(nil)
 )
 
 // New validates c (see Config.Validate; the error names every bad key)
@@ -85,6 +86,14 @@ func New(c Config) (*Agent, error) {
 	}
 	return a, nil
 }
+
+// Inline implements server.InlineAgent: Execute returns as soon as our
+// task is final (terminal, input-required or auth-required) and waits for
+// nothing but the remote meanwhile, so a blocking message/send runs it on
+// the request's goroutine instead of handing it to a worker and waiting
+// (two goroutine hand-overs fewer per call). Streams and non-blocking
+// sends are unaffected; tasks/cancel still cancels the execution.
+func (a *Agent) Inline() bool { return true }
 
 // Close releases the Agent's idle connections. The Agent stays usable.
 func (a *Agent) Close() error {
