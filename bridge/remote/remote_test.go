@@ -265,6 +265,20 @@ func TestCancelForwarded(t *testing.T) {
 			t.Fatalf("ListTasks: %+v %v, want the one task", list, err)
 		}
 		ours := list.Tasks[0].ID
+		// Cancel once the front knows the remote task (our task's metadata
+		// names it): a cancel before that has no remote task to forward to.
+		knows := func(e a2a.Event) bool {
+			var md map[string]any
+			switch e := e.(type) {
+			case *a2a.Task:
+				md = e.Metadata
+			case *a2a.TaskStatusUpdateEvent:
+				md = e.Metadata
+			}
+			_, ok := md[remote.MetadataKey]
+			return ok
+		}
+		pull(t, c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: ours}, "")).until(t, "the remote task id in our task's metadata", knows)
 		if task, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: ours}); err != nil || task.Status.State != a2a.TaskStateCanceled {
 			t.Fatalf("CancelTask: %+v %v", task, err)
 		}
