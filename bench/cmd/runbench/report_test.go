@@ -3,6 +3,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,11 +48,11 @@ func TestRender(t *testing.T) {
 		"send": {"baseline": {fake(40000, 0.5), fake(44000, 0.5), fake(42000, 0.5)}, "baseline-v1": {fake(40000, 0.5)}, "baseline-rest": {fake(30000, 0.5)},
 			"memory": {fake(26000, 1)}, "memory-v1": {fake(24000, 1)}, "memory-rest": {fake(25000, 1)}, "sqlite": {fake(12000, 3)}, "sqlite-v1": {fake(11900, 3)},
 			"a2ago": {fake(2000, 10)}, "trpc": {fake(20000, 1)}, "a2agov2": {fake(21000, 1)}, "a2agov2-rest": {fake(5000, 1)},
-			"bridge-a2a": {fake(10400, 2)}, "bridge-http": {fake(13000, 2)}},
+			"bridge-a2a": {fake(10400, 2)}, "bridge-http": {fake(13000, 2)}, "relay": {fake(18000, 1.5)}},
 		"stream": {"baseline": {fake(25000, 1)}, "memory": {fake(15000, 2)}, "memory-v1": {fake(16000, 2)}, "memory-rest": {fake(14000, 2)},
 			"trpc": {fake(10000, 2)}, "a2ago": {fake(2000, 10)}},
 		"send1": {"baseline": {fake(9000, 0.1)}, "memory": {fake(7000, 0.2)}, "baseline-v1": {fake(9000, 0.1)}, "memory-v1": {fake(7000, 0.12)},
-			"bridge-a2a": {fake(3000, 0.4)}, "bridge-http": {fake(4000, 0.3)}},
+			"bridge-a2a": {fake(3000, 0.4)}, "bridge-http": {fake(4000, 0.3)}, "relay": {fake(5000, 0.33)}},
 	}
 	idle := []*idleReport{
 		{proto: "0.3 JSON-RPC", via: "`tasks/resubscribe`", requested: 10000, opened: 10000, openAtEnd: 10000, held: 10, rssBefore: 10 << 10, rssHeld: 10<<10 + 150000, rssPeak: 10<<10 + 160000},
@@ -90,6 +91,8 @@ func TestRender(t *testing.T) {
 		"| message/send, 32 clients: `http` agent in front of a simple-dialect Go backend | ≥ 0.45× the direct call | 13000 vs 26000 req/s: 0.50× (server CPU 50 vs 50 µs/req) | yes |",
 		"| message/send p50 at 1 client: `http` agent in front of a simple-dialect Go backend | ≤ direct p50 + 150 µs | 300µs vs 200µs: +100 µs (server CPU 50 vs 50 µs/req) | yes |",
 		"| **a2abridge** `http` bridge → simple-dialect Go backend | 0.3 JSON-RPC | 13000 [13000–13000] |",
+		"| message/send, 32 clients: a reverse proxy that only forwards, in front of a2abridge echo | ≥ 0.45× the direct call (no target; for reference) | 18000 vs 26000 req/s: 0.69× (server CPU 50 vs 50 µs/req) | yes |",
+		"| message/send p50 at 1 client: a reverse proxy that only forwards, in front of a2abridge echo | ≤ direct p50 + 150 µs (no target; for reference) | 330µs vs 200µs: +130 µs (server CPU 50 vs 50 µs/req) | yes |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -150,5 +153,22 @@ func TestBridgeTargets(t *testing.T) {
 		if !strings.Contains(conf, "default: bridged\n") || !strings.Contains(conf, "builtins: false\n") || !strings.Contains(conf, want) || tg.path != "/a2a/bridged" {
 			t.Errorf("%s: config\n%s\npath %s", key, conf, tg.path)
 		}
+	}
+}
+
+// TestRelayTarget: the reference relay forwards to a2abridge (memory),
+// named by --backend, and is compared with the direct call.
+func TestRelayTarget(t *testing.T) {
+	all, err := selectTargets(targets("/b", "/bin", "/data"), "relay")
+	if err != nil || len(all) != 1 {
+		t.Fatalf("--targets relay: %d targets, %v", len(all), err)
+	}
+	tg := all[0]
+	if tg.direct != "memory" || tg.peer || tg.ours || tg.path != "/a2a/echo" {
+		t.Errorf("relay target: %+v", tg)
+	}
+	s := tg.srv
+	if s.backendFlag != "--backend" || s.backend == nil || !slices.Contains(s.backend.argv, "--memory") || s.config != nil {
+		t.Errorf("relay server: %+v, backend %+v", s, s.backend)
 	}
 }

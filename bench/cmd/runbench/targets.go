@@ -34,6 +34,9 @@ type server struct {
 	// backend's base URL: it is written next to the logs and passed to
 	// argv as --config FILE at every start.
 	config func(backend string) string
+	// backendFlag, if set, is a flag that gives the backend's base URL:
+	// argv gets backendFlag and the URL at every start.
+	backendFlag string
 
 	cmd  *exec.Cmd
 	base string // http://ADDR, once started
@@ -99,6 +102,9 @@ func (t *server) start(ctx context.Context, logDir string) error {
 			return err
 		}
 		argv = append(slices.Clone(argv), "--config", conf)
+	}
+	if t.backendFlag != "" {
+		argv = append(slices.Clone(argv), t.backendFlag, t.backend.base)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = t.dir
@@ -221,7 +227,7 @@ func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 	if err := run(filepath.Dir(benchDir), stderr, "go", "build", "-o", filepath.Join(bin, "a2abridge"), "./cmd/a2abridge"); err != nil {
 		return err
 	}
-	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2", "./servers/simplebackend"); err != nil {
+	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2", "./servers/simplebackend", "./servers/relay"); err != nil {
 		return err
 	}
 	_, noNode := exec.LookPath("node")
@@ -295,6 +301,10 @@ func targets(benchDir, bin, dataDir string) []*target {
 //
 // The agent is named "bridged" and is the default; the backend process is
 // restarted with the bridge, and its CPU time counts as the bridge's.
+//
+// The reference is relay: servers/relay (httputil.ReverseProxy, pooled
+// connections) in front of `a2abridge serve --memory`, a proxy that only
+// forwards: what one more HTTP hop costs on the machine of the run.
 func bridges(all *[]*target, serve []string, bin string) {
 	bridge := func(key, name, kind string, backend *server, path string) {
 		s := &server{key: key, name: name, argv: append(slices.Clone(serve), "--memory"), backend: backend,
@@ -303,6 +313,9 @@ func bridges(all *[]*target, serve []string, bin string) {
 			}}
 		*all = append(*all, &target{key: key, srv: s, ours: true, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/bridged", direct: "memory"})
 	}
+	relay := &server{key: "relay", name: "net/http reverse proxy → a2abridge echo", argv: []string{filepath.Join(bin, "relay")}, backendFlag: "--backend",
+		backend: &server{key: "relay-backend", name: "a2abridge (memory), the backend of relay", argv: append(slices.Clone(serve), "--memory")}}
+	*all = append(*all, &target{key: "relay", srv: relay, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/echo", direct: "memory"})
 	bridge("bridge-a2a", "**a2abridge** `a2a` bridge → a2abridge echo", "a2a",
 		&server{key: "bridge-a2a-remote", name: "a2abridge (memory), the remote of bridge-a2a", argv: append(slices.Clone(serve), "--memory")}, "/a2a/echo")
 	bridge("bridge-http", "**a2abridge** `http` bridge → simple-dialect Go backend", "http",
