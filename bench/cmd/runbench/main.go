@@ -18,7 +18,8 @@
 // an agent of kind a2a in front of a second a2abridge's echo (bridge-a2a),
 // and one of kind http in front of servers/simplebackend (bridge-http),
 // each compared with the direct call, and for reference servers/relay (a
-// relay that only forwards) in front of a2abridge. It checks that each target answers like an echo agent (bench.Verify), then
+// relay that only forwards) in front of a2abridge. It checks that each
+// target answers like an echo agent (bench.Verify), then
 // measures them alternately, round after round, with one load generator
 // (internal/bench, the engine of `a2abridge bench`, in this process):
 //

@@ -141,7 +141,7 @@ func render(c config, env environment, all, live []*target, scenarios []scenario
 		"A2A 1.0 peers over 1.0 JSON-RPC and 1.0 REST: a2a-go v2.4.0 (`a2asrv.NewHandler` + `NewJSONRPCHandler`, `NewRESTHandler`), @a2a-js/sdk 1.3.0 (`DefaultRequestHandler` + `jsonRpcHandler`, `restHandler`, express 5.3.0). " +
 		"Bridges (issue 13), over 0.3 JSON-RPC: `a2abridge serve --memory` hosting only a bridged agent, of kind `a2a` (`bridge/remote`) whose url is the echo agent of a second `a2abridge serve --memory` (the version and binding of that leg are what its card offers: A2A 1.0 JSON-RPC), " +
 		"or of kind `http` (`bridge/simple`) whose url is `servers/simplebackend` (net/http + encoding/json, echoing the simple dialect's input as its output); the backend is restarted with the bridge, and its CPU time counts in the bridge's server CPU/req; " +
-		"for reference, `servers/relay` (`httputil.ReverseProxy`, pooled connections) in front of `a2abridge serve --memory`: what one more HTTP hop costs on this machine before any bridge does work of its own. Servers log warnings only.\n")
+		"for reference, `servers/relay` (net/http, pooled connections, forwarding only) in front of `a2abridge serve --memory`: what one more HTTP hop costs on this machine before any bridge does work of its own. Servers log warnings only.\n")
 	for _, t := range all {
 		if t.skip != "" {
 			p("- **Not measured:** %s over %s: %s\n", t.srv.name, t.proto(), t.skip)

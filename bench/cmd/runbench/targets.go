@@ -302,8 +302,8 @@ func targets(benchDir, bin, dataDir string) []*target {
 // The agent is named "bridged" and is the default; the backend process is
 // restarted with the bridge, and its CPU time counts as the bridge's.
 //
-// The reference is relay: servers/relay (httputil.ReverseProxy, pooled
-// connections) in front of `a2abridge serve --memory`, a proxy that only
+// The reference is relay: servers/relay (net/http, pooled connections,
+// forwarding only) in front of `a2abridge serve --memory`, a proxy that only
 // forwards: what one more HTTP hop costs on the machine of the run.
 func bridges(all *[]*target, serve []string, bin string) {
 	bridge := func(key, name, kind string, backend *server, path string) {
