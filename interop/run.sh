@@ -10,7 +10,13 @@
 #               and the `a2a` bridge kind (bridge/remote, hosted in the test)
 #               in front of the JS 1.3.0 and a2a-go v0.3.15 peers, called by
 #               the a2a-go v2/v0.3 clients and, through js/bridge-clients.mjs,
-#               the JS 1.3.0/0.3.14 clients (TestBridgeRemote)
+#               the JS 1.3.0/0.3.14 clients (TestBridgeRemote), and the
+#               gateway as a user runs it: `a2abridge serve --config` with an
+#               admin block, an http agent (python/backend.py, a Python
+#               standard-library service) and an a2a agent (the JS 1.3.0 peer)
+#               registered with curl through the admin API, called by the
+#               a2a-go v2 client and with curl through /simple/{agent}
+#               (TestGateway; skipped without curl or python3)
 #   interop/js  @a2a-js/sdk client (node --test, builds the binary with go);
 #               signing.test.mjs: Agent Card signatures with @a2a-js/sdk
 #               1.3.0, both ways
@@ -19,7 +25,8 @@
 # (go/cmd/peer-a2agov2, js/peer-server-v1.mjs) and against
 # `a2abridge serve`.
 # All suites always run; the exit status is non-zero if any failed.
-# Needs only Go and Node.js/npm (registry access for go modules and npm ci).
+# Needs Go and Node.js/npm (registry access for go modules and npm ci), and
+# curl and python3 for TestGateway.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,6 +35,12 @@ for tool in go node npm; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "interop: $tool not found on PATH" >&2
 		exit 2
+	fi
+done
+
+for tool in curl python3; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "interop: warning: $tool not found on PATH: TestGateway will be skipped" >&2
 	fi
 done
 

@@ -103,12 +103,14 @@ var ErrInvalidEvent = errors.New("a2abridge: invalid event from agent; task fail
 // TaskUpdater appends an execution's events to its task's log. It is safe
 // for concurrent use.
 type TaskUpdater struct {
-	e      *Engine
-	agent  string
-	owner  string // the owner key of the task (tenant and principal)
-	taskID string
-	ctxID  string
-	ex     *execution
+	e     *Engine
+	agent string
+	owner string // the owner key of the task (tenant and principal)
+	// created is when the task was created, for ContextHistory.
+	created time.Time
+	taskID  string
+	ctxID   string
+	ex      *execution
 }
 
 // TaskID returns the id of the task being executed.
@@ -143,7 +145,9 @@ func (t *TaskUpdater) ContextHistory(ctx context.Context, maxTasks int) ([]a2a.T
 	}
 	out := make([]a2a.Task, 0, len(page.Tasks))
 	for _, info := range page.Tasks {
-		if info.Task.ID == t.taskID {
+		// Neither this task nor one created after it (a concurrent turn
+		// that was updated more recently).
+		if info.Task.ID == t.taskID || (!t.created.IsZero() && info.Created.After(t.created)) {
 			continue
 		}
 		if len(out) == maxTasks {

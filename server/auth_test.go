@@ -210,4 +210,9 @@ func TestJSONRPCHandlerAuthenticatesByItself(t *testing.T) {
 	if status, _, _, raw := authCall(t, ts.URL, "message/send", sendParams("x", "d-3", ""), "Authorization", "Bearer alice-token", "Content-Type", "text/plain"); status != http.StatusUnsupportedMediaType {
 		t.Fatalf("text/plain on an authenticated agent: %d %s", status, raw)
 	}
+	// No media type at all: what fetch() sends for an untyped Blob,
+	// cross-site and without a preflight.
+	if status, _, _, raw := authCall(t, ts.URL, "message/send", sendParams("x", "d-4", ""), "Authorization", "Bearer alice-token", "Content-Type", ""); status != http.StatusUnsupportedMediaType {
+		t.Fatalf("no Content-Type on an authenticated agent: %d %s", status, raw)
+	}
 }

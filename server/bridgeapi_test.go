@@ -312,14 +312,15 @@ func TestHostAddRemoveWhileServing(t *testing.T) {
 func TestStopAgent(t *testing.T) {
 	eng := newBridgeEngine(t, memory.New())
 	started := make(chan struct{}, 4)
-	blocked := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	canceled := make(chan string, 4)
+	blocked := cancelHook{Agent: server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if err := u.Working(ctx, "busy"); err != nil {
 			return err
 		}
 		started <- struct{}{}
 		<-ctx.Done()
 		return ctx.Err()
-	})
+	}), canceled: canceled}
 	h := server.NewHandler(eng, "gone", blocked, testCard("gone"), server.HandlerOptions{})
 	other := server.NewHandler(eng, "stays", blocked, testCard("stays"), server.HandlerOptions{})
 	ctx := context.Background()
@@ -337,9 +338,19 @@ func TestStopAgent(t *testing.T) {
 	}
 	<-started
 	<-started
-	n, err := eng.StopAgent(ctx, "gone", "The agent was removed.")
+	n, err := eng.StopAgent(ctx, h, "The agent was removed.")
 	if err != nil || n != 1 {
 		t.Fatalf("StopAgent = %d, %v", n, err)
+	}
+	// The agent's Canceler ran for the task it failed (a bridge cancels
+	// the remote task).
+	select {
+	case id := <-canceled:
+		if id != t1.ID {
+			t.Fatalf("Cancel hook for %s, want %s", id, t1.ID)
+		}
+	default:
+		t.Fatal("StopAgent did not run the agent's Canceler")
 	}
 	got, err := h.GetTask(ctx, a2a.TaskQueryParams{ID: t1.ID})
 	if err != nil {
@@ -351,7 +362,56 @@ func TestStopAgent(t *testing.T) {
 	if got, _ := other.GetTask(ctx, a2a.TaskQueryParams{ID: t2.ID}); got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("the other agent's task: %s", got.Status.State)
 	}
-	if n, _ := eng.StopAgent(ctx, "gone", "again"); n != 0 {
+	if n, _ := eng.StopAgent(ctx, h, "again"); n != 0 {
 		t.Fatalf("second StopAgent failed %d tasks", n)
+	}
+}
+
+// cancelHook adds a Canceler that reports the task ids it was called for.
+type cancelHook struct {
+	server.Agent
+	canceled chan string
+}
+
+func (c cancelHook) Cancel(ctx context.Context, task a2a.Task) error {
+	c.canceled <- task.ID
+	return nil
+}
+
+// TestContextHistoryOnlyEarlier: a task created after this one in the same
+// context (and updated more recently) is not among its earlier turns.
+func TestContextHistoryOnlyEarlier(t *testing.T) {
+	release := make(chan struct{})
+	seen := make(chan []a2a.Task, 4)
+	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+		if textOfMessage(r.Message) == "first" {
+			<-release // the second task is created and completed meanwhile
+		}
+		prior, err := u.ContextHistory(ctx, 5)
+		if err != nil {
+			return err
+		}
+		seen <- prior
+		return u.Complete(ctx, "ok")
+	})
+	eng := newBridgeEngine(t, memory.New())
+	h := server.NewHandler(eng, "hist", agent, testCard("hist"), server.HandlerOptions{})
+	ctx := context.Background()
+	p := blockingSend("first", "ctx-1")
+	p.Configuration.Blocking = new(false)
+	first, err := h.SendMessage(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := h.SendMessage(ctx, blockingSend("second", "ctx-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := <-seen; len(p) != 1 || p[0].ID != first.ID {
+		t.Fatalf("the second task saw %d earlier tasks", len(p))
+	}
+	close(release)
+	if p := <-seen; len(p) != 0 {
+		t.Fatalf("the first task saw %d tasks (the second, %s, came after it)", len(p), second.ID)
 	}
 }

@@ -40,6 +40,11 @@
 //
 // The package's Example runs this against a test server.
 //
+// An agent's JSON-RPC endpoint can serve methods of one's own beside the
+// A2A methods (extension methods such as bridge/openai's ai/chat):
+// HandlerOptions.Methods, each a Method answering a result or an SSE
+// stream of results.
+//
 // Concurrency: a task's appends are serialised by a lock per task (striped
 // by id); the Engine's maps are guarded by one mutex, which is taken while
 // a task's lock may be held, never the other way round; subscribers are

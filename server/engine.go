@@ -110,6 +110,7 @@ type queued struct {
 }
 
 type execution struct {
+	agent    string // the name of the agent executing
 	cancel   context.CancelFunc
 	canceled atomic.Bool
 }
@@ -604,7 +605,7 @@ func (e *Engine) owns(taskID string, ex *execution) bool {
 func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inline *func()) {
 	id := info.Task.ID
 	ctx, cancel := context.WithCancel(e.base)
-	ex := &execution{cancel: cancel}
+	ex := &execution{agent: h.name, cancel: cancel}
 	e.mu.Lock()
 	if e.draining.Load() {
 		e.mu.Unlock()
@@ -636,7 +637,7 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 	run := func() {
 		defer e.wg.Done()
 		defer cancel()
-		t := &TaskUpdater{e: e, agent: h.name, owner: info.Owner, taskID: id, ctxID: info.Task.ContextID, ex: ex}
+		t := &TaskUpdater{e: e, agent: h.name, owner: info.Owner, created: info.Created, taskID: id, ctxID: info.Task.ContextID, ex: ex}
 		err := e.execute(ctx, h, req, t)
 		e.finish(h, id, ex, err)
 	}
@@ -899,51 +900,69 @@ func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.T
 		return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateCanceled, "")}, nil
 	})
 	if err == nil {
-		e.mu.Lock()
-		if ex := e.running[taskID]; ex != nil {
-			ex.canceled.Store(true)
-			ex.cancel()
-			delete(e.running, taskID)
-			delete(e.cache, taskID)
-			delete(e.published, taskID)
-		}
-		e.mu.Unlock()
+		e.endExecution(taskID)
 	}
 	l.Unlock()
 	if err != nil {
 		return info, err
 	}
-	if c, ok := h.agent.(Canceler); ok {
-		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelHookTimeout)
-		defer stop()
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					e.log.Error("agent cancel hook panicked", "agent", h.name, "task", taskID, "panic", r)
-				}
-			}()
-			if err := c.Cancel(cctx, info.Task); err != nil {
-				e.log.Warn("agent cancel hook failed", "agent", h.name, "task", taskID, "err", err)
-			}
-		}()
-	}
+	e.runCancelHook(ctx, h, info.Task)
 	return info, nil
 }
 
-// StopAgent fails every task of the named agent that has an execution
-// running in this engine, with reason as the status message (state
-// failed, A2A 1.0 §4.1.3), and cancels those executions (their contexts
-// are cancelled; their further events are refused with ErrTaskClosed).
-// Streams of those tasks get the final status-update. Tasks waiting for
-// input and finished tasks are left as they are, readable as before. It is
-// what removing an agent from a running server does (Host.Remove removes
-// its routes). It returns how many tasks it failed, and the first error of
-// the store, if any (the other tasks are still tried).
-func (e *Engine) StopAgent(ctx context.Context, agent, reason string) (int, error) {
+// runCancelHook runs the agent's Canceler, if it has one, for a task just
+// ended by someone else than the agent, bounded by cancelHookTimeout; its
+// error or panic is logged.
+func (e *Engine) runCancelHook(ctx context.Context, h *Handler, task a2a.Task) {
+	c, ok := h.agent.(Canceler)
+	if !ok {
+		return
+	}
+	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelHookTimeout)
+	defer stop()
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("agent cancel hook panicked", "agent", h.name, "task", task.ID, "panic", r)
+		}
+	}()
+	if err := c.Cancel(cctx, task); err != nil {
+		e.log.Warn("agent cancel hook failed", "agent", h.name, "task", task.ID, "err", err)
+	}
+}
+
+// endExecution cancels the execution of a task that has just been ended
+// by someone else than its agent (a cancel, StopAgent): its context is
+// cancelled, its further events are refused, and the engine forgets it.
+// The caller holds the task's lock.
+func (e *Engine) endExecution(taskID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ex := e.running[taskID]; ex != nil {
+		ex.canceled.Store(true)
+		ex.cancel()
+		delete(e.running, taskID)
+		delete(e.cache, taskID)
+		delete(e.published, taskID)
+	}
+}
+
+// StopAgent fails every task of h's agent that has an execution running
+// in this engine, with reason as the status message (state failed, A2A
+// 1.0 §4.1.3), cancels those executions (their contexts are cancelled;
+// their further events are refused with ErrTaskClosed) and runs the
+// agent's Canceler for each, as tasks/cancel does (a bridge to a remote
+// agent cancels the remote task). Streams of those tasks get the final
+// status-update. Tasks waiting for input and finished tasks are left as
+// they are, readable as before. It is what removing an agent from a
+// running server does (Host.Remove removes its routes). It returns how
+// many tasks it failed, and the first error of the store, if any (the
+// other tasks are still tried).
+func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int, error) {
+	agent := h.name
 	e.mu.Lock()
 	var ids []string
-	for id := range e.running {
-		if e.cache[id].Agent == agent {
+	for id, ex := range e.running {
+		if ex.agent == agent {
 			ids = append(ids, id)
 		}
 	}
@@ -954,7 +973,7 @@ func (e *Engine) StopAgent(ctx context.Context, agent, reason string) (int, erro
 		l := e.lock(id)
 		l.Lock()
 		failed := false
-		_, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 			if cur.Task.Status.State.Terminal() || cur.Agent != agent {
 				return nil, nil
 			}
@@ -962,20 +981,18 @@ func (e *Engine) StopAgent(ctx context.Context, agent, reason string) (int, erro
 			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, reason)}, nil
 		})
 		if err == nil && failed {
-			n++
-			e.mu.Lock()
-			if ex := e.running[id]; ex != nil {
-				ex.canceled.Store(true)
-				ex.cancel()
-				delete(e.running, id)
-				delete(e.cache, id)
-				delete(e.published, id)
-			}
-			e.mu.Unlock()
+			e.endExecution(id)
 		}
 		l.Unlock()
-		if err != nil && firstErr == nil {
-			firstErr = err
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if failed {
+			n++
+			e.runCancelHook(ctx, h, info.Task)
 		}
 	}
 	return n, firstErr

@@ -49,6 +49,19 @@ type HandlerOptions struct {
 	// public card then sets supportsAuthenticatedExtendedCard. Its url and
 	// security fields are taken from the public card.
 	ExtendedCard *a2a.AgentCard
+	// Methods are JSON-RPC methods of one's own that the agent's JSON-RPC
+	// endpoint answers beside the A2A methods, by name (extension methods,
+	// A2A 0.3.0 §3.5.5; declare them in the card as an extension, A2A 1.0
+	// §4.6). They are served whatever A2A-Version a request names (they
+	// are not A2A methods of either version), in batches when they answer
+	// with a result, authenticated as every A2A method is (Auth; the
+	// principal is in the Method's context). They are not served over
+	// HTTP+JSON. A name must be "category/action" (it contains a "/",
+	// not first or last) and may neither be an A2A method nor start with
+	// "rpc." (reserved by JSON-RPC 2.0 §4), "message/", "tasks/" or
+	// "agent/" (the A2A 0.3 categories): NewHandler panics on such a
+	// name, and on a nil Method. nil: none. The map is copied.
+	Methods map[string]Method
 }
 
 // NewHandler serves agent under name (the task namespace: tasks created
@@ -56,7 +69,8 @@ type HandlerOptions struct {
 // card as its Agent Card (A2A 0.3.0 §5.5). Missing ProtocolVersion and
 // PreferredTransport are set to 0.3.0 and JSONRPC; capabilities
 // (pushNotifications), securitySchemes, security and
-// supportsAuthenticatedExtendedCard follow e and opts.
+// supportsAuthenticatedExtendedCard follow e and opts. It panics on a
+// name in opts.Methods that cannot be served (see HandlerOptions.Methods).
 func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts HandlerOptions) *Handler {
 	if card.ProtocolVersion == "" {
 		card.ProtocolVersion = a2a.ProtocolVersion
@@ -74,6 +88,7 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	}
 	card.SupportsAuthenticatedExtendedCard = opts.ExtendedCard != nil && len(opts.Auth) > 0
 	card.Capabilities.ExtendedAgentCard = card.SupportsAuthenticatedExtendedCard
+	opts.Methods = checkMethods(opts.Methods)
 	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts}
 }
 
@@ -474,6 +489,13 @@ func (h *Handler) MessageTask(ctx context.Context, messageID string) (*a2a.Task,
 	t := info.Task
 	return &t, nil
 }
+
+// RequiresAuth reports whether the agent authenticates its callers
+// (HandlerOptions.Auth is set). Routes of one's own that accept requests a
+// browser can send across sites without a preflight (form or text/plain
+// bodies) must refuse those for such an agent, as the JSON-RPC binding
+// does (HTTP 415), or a page elsewhere could use a visitor's cookie.
+func (h *Handler) RequiresAuth() bool { return len(h.opts.Auth) > 0 }
 
 // Authenticated returns next behind the agent's authentication
 // (HandlerOptions.Auth; A2A 1.0 §7, A2A 0.3.0 §4): a request whose

@@ -337,7 +337,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// that did not parse keeps its own error).
 		verr := versionNotSupported(raw)
 		for i := range items {
-			if items[i].Err == nil {
+			if items[i].Err == nil && t.h.ownMethod(items[i].Method) == nil { // Methods are not A2A methods
 				items[i].Err = verr
 			}
 		}
@@ -358,6 +358,10 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		it := &items[0]
 		if it.Err == nil && streamingMethod(it.Method) {
 			t.serveStream(ctx, w, r, &it.Request, rid)
+			return
+		}
+		if m := t.h.ownMethod(it.Method); it.Err == nil && m != nil {
+			t.serveMethod(ctx, w, r, it, m, rid)
 			return
 		}
 		streamingMethod := streamingMethod(it.Method)
@@ -682,6 +686,9 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		b, err = t.opts.signCard(ctx, h.Name(), b, err)
 		return append(dst, b...), err
 	}
+	if m := h.ownMethod(req.Method); m != nil {
+		return t.callMethod(dst, ctx, m, req) // a batch member (HandlerOptions.Methods)
+	}
 	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
 }
 
@@ -759,11 +766,13 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	})
 }
 
-// formContentType reports a content type that HTML forms can send.
+// formContentType reports a request a browser can send across sites
+// without a CORS preflight: a content type HTML forms can send, or none.
 func formContentType(r *http.Request) bool {
 	mt, _, _ := strings.Cut(strings.ToLower(r.Header.Get("Content-Type")), ";")
 	switch strings.TrimSpace(mt) {
-	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain":
+	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain",
+		"": // fetch() of an untyped Blob sends none, cross-site, without a preflight
 		return true
 	}
 	return false

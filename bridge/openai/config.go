@@ -19,7 +19,15 @@ const (
 	// DefaultMaxRetries is the number of retries after a connection
 	// error, 408, 409, 429 or 5xx answer when Config.MaxRetries is nil.
 	DefaultMaxRetries = 2
+	// DefaultMaxHistoryBytes bounds the conversation history sent with a
+	// message (256 KiB of UTF-8 text, all earlier messages together)
+	// when Config.MaxHistoryBytes is nil.
+	DefaultMaxHistoryBytes = 256 << 10
 )
+
+// AnyModel, as an element of Config.Models or MethodOptions.Models, lets
+// ai/* calls name any model of the endpoint.
+const AnyModel = "*"
 
 // Config configures an OpenAI-compatible chat completions agent (kind
 // "openai" of `a2abridge serve --config`). The yaml keys are the
@@ -36,7 +44,10 @@ const (
 //	    temperature: 0.2
 //	    max_tokens: 512
 //	    history: 20
+//	    max_history_bytes: 262144
 //	    timeout: 120s
+//	    embeddings_model: nomic-embed-text
+//	    rerank_model: bge-reranker-v2-m3
 type Config struct {
 	// BaseURL is the API base URL, the one an OpenAI client is given,
 	// usually ending in /v1 (e.g. http://127.0.0.1:11434/v1 for Ollama,
@@ -55,6 +66,9 @@ type Config struct {
 	Temperature *float64 `yaml:"temperature"`
 	// MaxTokens, when set, bounds the tokens of each answer (sent as
 	// "max_tokens", which OpenAI-compatible servers understand); > 0.
+	// It is also the cap of ai/chat: a call asking for more (or for no
+	// bound) is sent with MaxTokens instead. nil: no bound of ours (the
+	// endpoint's own applies).
 	MaxTokens *int `yaml:"max_tokens"`
 	// History is the maximum number of earlier messages (user messages
 	// and answers, each counted) sent before the new message, the most
@@ -63,6 +77,15 @@ type Config struct {
 	// with MultiTurn from the task's own conversation. At most
 	// server.MaxContextHistory (100) earlier tasks are read.
 	History *int `yaml:"history"`
+	// MaxHistoryBytes bounds the text of the history sent (all earlier
+	// messages together, in bytes of UTF-8 text): the most recent
+	// messages are kept, the one that crosses the bound is cut (its
+	// beginning kept, " […]" marking the cut) and older ones are left
+	// out. Texts are cut while they are built, so a context holding huge
+	// messages costs no more than this per request (beside the stored
+	// tasks themselves, which are read whole). nil means
+	// DefaultMaxHistoryBytes (256 KiB); > 0.
+	MaxHistoryBytes *int `yaml:"max_history_bytes"`
 	// MultiTurn keeps one task open per conversation: after each answer
 	// the task waits in input-required (the answer is its status
 	// message) and the client's next message on the same task continues
@@ -78,6 +101,29 @@ type Config struct {
 	// Retry-After-Ms), after the time it asks for (at most 2 minutes);
 	// nil means DefaultMaxRetries (2), 0 tries once.
 	MaxRetries *int `yaml:"max_retries"`
+
+	// AIMethods, when false, turns the JSON-RPC methods ai/chat,
+	// ai/embeddings and ai/rerank off (Agent.Methods returns nil); nil
+	// or true serves them (see the package doc). They spend the
+	// configured api_key on the callers' requests: only on the models
+	// Models allows and, for ai/chat, at most MaxTokens tokens per
+	// answer; behind a hosted API, give the agent auth.
+	AIMethods *bool `yaml:"ai_methods"`
+	// EmbeddingsModel is the model of the ai/embeddings calls that name
+	// none; "" means Model.
+	EmbeddingsModel string `yaml:"embeddings_model"`
+	// RerankModel is the model of the ai/rerank calls that name none; ""
+	// means Model.
+	RerankModel string `yaml:"rerank_model"`
+	// Models are the models an ai/* call may name besides Model,
+	// EmbeddingsModel and RerankModel (always allowed). Empty (the
+	// default): only those configured ones; a call naming another model
+	// is refused with -32602 (data.field "/params/model", the reason
+	// listing the allowed models) and never reaches the endpoint. An
+	// element "*" (AnyModel) allows any model of the endpoint: an
+	// explicit opt-in, as every caller then spends api_key on the model
+	// of its choice.
+	Models []string `yaml:"models"`
 }
 
 // Validate reports every problem of c, each as an error naming its key
@@ -88,17 +134,8 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	switch u, err := url.Parse(c.BaseURL); {
-	case strings.TrimSpace(c.BaseURL) == "":
-		bad("base_url", "required")
-	case err != nil:
-		bad("base_url", "not a URL: %v", errors.Unwrap(err))
-	case u.Scheme != "http" && u.Scheme != "https":
-		bad("base_url", "must be an http or https URL, got %q", redactURL(u))
-	case u.Host == "":
-		bad("base_url", "has no host")
-	case u.RawQuery != "" || u.Fragment != "":
-		bad("base_url", "must not have a query or fragment")
+	if msg := checkBaseURL(c.BaseURL); msg != "" {
+		bad("base_url", "%s", msg)
 	}
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model", "required")
@@ -115,13 +152,39 @@ func (c Config) Validate() error {
 	if c.History != nil && *c.History < 0 {
 		bad("history", "must be >= 0, got %d", *c.History)
 	}
+	if c.MaxHistoryBytes != nil && *c.MaxHistoryBytes <= 0 {
+		bad("max_history_bytes", "must be > 0, got %d", *c.MaxHistoryBytes)
+	}
 	if c.Timeout < 0 {
 		bad("timeout", "must be > 0, got %s", c.Timeout)
 	}
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 10) {
 		bad("max_retries", "must be between 0 and 10, got %d", *c.MaxRetries)
 	}
+	for i, m := range c.Models {
+		if strings.TrimSpace(m) == "" {
+			bad(fmt.Sprintf("models[%d]", i), "empty")
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// checkBaseURL returns what is wrong with an API base URL, "" when
+// nothing is.
+func checkBaseURL(s string) string {
+	switch u, err := url.Parse(s); {
+	case strings.TrimSpace(s) == "":
+		return "required"
+	case err != nil:
+		return fmt.Sprintf("not a URL: %v", errors.Unwrap(err))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("must be an http or https URL, got %q", redactURL(u))
+	case u.Host == "":
+		return "has no host"
+	case u.RawQuery != "" || u.Fragment != "":
+		return "must not have a query or fragment"
+	}
+	return ""
 }
 
 // redactURL returns u as text without its password.

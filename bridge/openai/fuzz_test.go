@@ -2,12 +2,16 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/openai"
@@ -74,6 +78,83 @@ func FuzzUpstream(f *testing.F) {
 			}
 		default:
 			t.Fatalf("task ended %s", task.Status.State)
+		}
+	})
+}
+
+// FuzzMethodParams calls ai/chat, ai/embeddings and ai/rerank with
+// arbitrary params: each either answers a valid JSON result (or a stream
+// of them) or fails with -32602 whose data names a member under /params;
+// nothing panics.
+func FuzzMethodParams(f *testing.F) {
+	for _, s := range []string{
+		`{"messages":[{"role":"user","content":"hi"}],"stream":true}`,
+		`{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"model":"x","temperature":1.5,"max_tokens":10}`,
+		`{"messages":[{"role":"robot","content":1}],"Stream":true}`,
+		`{"input":["a","b"],"dimensions":3}`, `{"input":"x"}`, `{"input":[""]}`, `{"input":{"a":1}}`,
+		`{"query":"q","documents":["a","b"],"top_n":1,"return_documents":true}`, `{"query":"","documents":[]}`,
+		`null`, `[]`, `{}`, `{"a":1,"a":2}`, `{"messages":[{"role":"user","content":"x","content":"y"}]}`, "{\"m\xff\":1}", `{"max_tokens":1e400}`,
+	} {
+		f.Add(uint8(0), []byte(s))
+		f.Add(uint8(1), []byte(s))
+		f.Add(uint8(2), []byte(s))
+	}
+	// What reaches the provider names an allowed model and at most the
+	// cap of tokens; anything else fails the target (an error that is
+	// not -32602).
+	allowed := map[string]bool{"c": true, "e": true, "r": true, "x": true}
+	check := func(req openai.ChatRequest) error {
+		if !allowed[req.Model] || req.MaxTokens == nil || *req.MaxTokens > 64 {
+			return fmt.Errorf("model %q, max_tokens %v reached the provider", req.Model, req.MaxTokens)
+		}
+		return nil
+	}
+	p := stubProvider{
+		chat: func(ctx context.Context, req openai.ChatRequest) (openai.ChatResponse, error) {
+			if err := check(req); err != nil {
+				return openai.ChatResponse{}, err
+			}
+			return openai.ChatResponse{Content: req.Messages[len(req.Messages)-1].Content, FinishReason: "stop"}, nil
+		},
+		stream: func(ctx context.Context, req openai.ChatRequest) iter.Seq2[openai.ChatChunk, error] {
+			return func(yield func(openai.ChatChunk, error) bool) {
+				if err := check(req); err != nil {
+					yield(openai.ChatChunk{}, err)
+					return
+				}
+				_ = yield(openai.ChatChunk{Delta: req.Messages[0].Content}, nil) && yield(openai.ChatChunk{FinishReason: "stop"}, nil)
+			}
+		},
+	}
+	maxTok := 64
+	ms := openai.Methods(p, openai.MethodOptions{ChatModel: "c", EmbeddingsModel: "e", RerankModel: "r", Models: []string{"x"}, MaxTokens: &maxTok})
+	names := []string{openai.MethodChat, openai.MethodEmbeddings, openai.MethodRerank}
+	f.Fuzz(func(t *testing.T, which uint8, params []byte) {
+		name := names[int(which)%len(names)]
+		res, err := ms[name](context.Background(), params)
+		if err != nil {
+			ae, ok := err.(*a2a.Error)
+			if !ok || ae.Code != a2a.CodeInvalidParams {
+				t.Fatalf("%s %q: error %v", name, params, err)
+			}
+			d, _ := ae.Data.(map[string]any)
+			field, _ := d["field"].(string)
+			reason, _ := d["reason"].(string)
+			if !strings.HasPrefix(field, "/params") || reason == "" || !utf8.ValidString(reason) {
+				t.Fatalf("%s %q: data %v", name, params, ae.Data)
+			}
+			return
+		}
+		if res.Stream == nil {
+			if !json.Valid(res.Result) {
+				t.Fatalf("%s %q: result %q", name, params, res.Result)
+			}
+			return
+		}
+		for v, err := range res.Stream {
+			if err != nil || !json.Valid(v) {
+				t.Fatalf("%s %q: stream value %q, %v", name, params, v, err)
+			}
 		}
 	})
 }

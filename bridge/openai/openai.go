@@ -21,7 +21,12 @@
 // contextId), oldest first: each task's user message and its answer (the
 // text of its artifacts); tasks without an answer are left out. With
 // MultiTurn, the task's own earlier turns. At most Config.History
-// messages are sent, the most recent, starting with a user message.
+// messages are sent, the most recent, starting with a user message, and
+// at most Config.MaxHistoryBytes (DefaultMaxHistoryBytes, 256 KiB) of
+// text together: texts are built newest first and cut while they are
+// built, the message that crosses the bound keeps its beginning and ends
+// with " […]", older ones are left out (an answer that does not fit gets
+// half of what is left, so that its question is sent too).
 //
 // # What the client sees
 //
@@ -55,6 +60,83 @@
 // even if the stream then breaks. Canceling the task (tasks/cancel)
 // cancels the execution's context, which aborts the upstream request at
 // once (the agent needs no server.Canceler).
+//
+// # Local AI operations: ai/chat, ai/embeddings, ai/rerank
+//
+// Beside A2A, the agent's JSON-RPC endpoint can answer three JSON-RPC 2.0
+// methods of its own (Agent.Methods, for server.HandlerOptions.Methods;
+// `a2abridge serve` attaches them to every openai agent unless
+// ai_methods: false), declared in its card as the extension ExtensionURI
+// (Agent.CardExtension). They are served whatever A2A-Version a request
+// names, in batches (except a streaming ai/chat), and need the agent's
+// authentication. Behind them is a Provider: the agent's endpoint through
+// NewHTTPProvider, or one's own through Methods. Params are strict JSON
+// objects: members are case-sensitive, unknown ones are refused.
+//
+// The methods spend the agent's api_key on its callers' requests, so they
+// are confined to what the configuration names. A call may name only the
+// configured models (Config.Model, EmbeddingsModel, RerankModel) and
+// those of Config.Models; any other is -32602 with data {"field":
+// "/params/model", "reason" (listing the allowed models),
+// "allowedModels": [names]}, and nothing is sent upstream. models: ["*"]
+// (AnyModel) is the explicit opt-in to any model of the endpoint.
+// Config.MaxTokens is ai/chat's cap: a call asking for more tokens, or
+// for no bound, is sent with max_tokens = Config.MaxTokens (lowered, not
+// refused; finish_reason "length" tells the caller the answer was cut).
+// Without max_tokens there is no cap of ours. Behind a hosted API, also
+// give the agent authentication, or turn the methods off (ai_methods:
+// false).
+//
+// ai/chat: a chat completion (POST {base_url}/chat/completions). Params
+// {"messages": [{"role": "system"|"developer"|"user"|"assistant",
+// "content": string}, …] (required, not empty), "model"?: string (default
+// Config.Model; an allowed model, see above), "temperature"?: number in
+// [0, 2] (default Config.Temperature), "max_tokens"?: integer > 0
+// (default and cap Config.MaxTokens), "stream"?: bool}. Config.System is
+// not added. Result {"model": string, "message": {"role": "assistant",
+// "content": string, "refusal"?: string},
+// "finish_reason": "stop"|"length"|"content_filter"|…, "usage"?:
+// {"prompt_tokens", "completion_tokens", "total_tokens"}}. With "stream":
+// true the answer is a Server-Sent Events stream, each event a JSON-RPC
+// response with the request's id whose result is {"delta": string,
+// "refusal"?: string} as tokens arrive, the last one {"delta": "",
+// "finish_reason": string, "model": string, "usage"?: {…}}; a failure
+// midway is the stream's last event, an error response.
+//
+//	→ {"jsonrpc":"2.0","id":1,"method":"ai/chat","params":{"messages":[{"role":"user","content":"Hi"}]}}
+//	← {"jsonrpc":"2.0","id":1,"result":{"model":"llama3.2","message":{"role":"assistant","content":"Hello!"},
+//	   "finish_reason":"stop","usage":{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4}}}
+//
+// ai/embeddings: embedding vectors (POST {base_url}/embeddings). Params
+// {"input": string | [string, …] (required; each text not empty),
+// "model"?: string (default Config.EmbeddingsModel, else Model; an
+// allowed model), "dimensions"?: integer > 0}. Result {"model": string, "data":
+// [{"index": integer, "embedding": [number, …]}, …] (one per input, in
+// input order), "usage"?: {"prompt_tokens", "total_tokens"}}.
+//
+// ai/rerank: the relevance of documents to a query (POST
+// {base_url}/rerank, the Jina/Cohere shape; see HTTPProvider). Params
+// {"query": string (required, not empty), "documents": [string, …]
+// (required, not empty), "top_n"?: integer >= 1, "model"?: string
+// (default Config.RerankModel, else Model; an allowed model),
+// "return_documents"?: bool}.
+// Result {"model": string, "results": [{"index": integer,
+// "relevance_score": number, "document"?: string (with
+// return_documents)}, …] (most relevant first, at most top_n), "usage"?:
+// {"total_tokens"}}.
+//
+// Errors (JSON-RPC error objects; data as shown): -32602 invalid params,
+// data {"field": JSON Pointer such as "/params/messages/0/role",
+// "reason"} naming the member (a model that is not allowed adds
+// "allowedModels"), or {"upstreamStatus"} when the upstream rejected the
+// request (HTTP 400, 422); -32050 CodeUpstreamTimeout, no (complete)
+// answer within Config.Timeout; -32051 CodeModelNotFound,
+// data {"model"}; -32052 CodeRateLimited, data {"retryAfterSeconds"}
+// when the upstream sent Retry-After; -32053 CodeUpstreamUnauthorized,
+// the upstream rejected the configured API key (401) or access to the
+// model (403); -32054 CodeUpstream, any other upstream failure, data
+// {"upstreamStatus"} when it answered an HTTP error. Messages say what
+// went wrong and never contain the API key.
 package openai
 
 import (
@@ -99,14 +181,16 @@ const (
 // Agent is a server.Agent answering with an OpenAI-compatible chat
 // completions endpoint. It is safe for concurrent use; build it with New.
 type Agent struct {
-	cfg      Config
-	base     string // BaseURL without its password, for messages
-	history  int
-	timeout  time.Duration
-	retries  int
-	hc       *http.Client
-	tr       *http.Transport
-	complete oai.ChatCompletionService
+	cfg        Config
+	base       string // BaseURL without its password, for messages
+	history    int
+	maxHistory int // bytes of history text
+	timeout    time.Duration
+	retries    int
+	hc         *http.Client
+	tr         *http.Transport
+	complete   oai.ChatCompletionService
+	provider   *HTTPProvider // of the ai/* methods
 }
 
 // New validates c (see Config.Validate) and returns an Agent with its own
@@ -116,9 +200,13 @@ func New(c Config) (*Agent, error) {
 		return nil, err
 	}
 	u, _ := url.Parse(c.BaseURL)
-	a := &Agent{cfg: c, base: redactURL(u), history: DefaultHistory, timeout: DefaultTimeout, retries: DefaultMaxRetries}
+	a := &Agent{cfg: c, base: redactURL(u), history: DefaultHistory, maxHistory: DefaultMaxHistoryBytes,
+		timeout: DefaultTimeout, retries: DefaultMaxRetries}
 	if c.History != nil {
 		a.history = *c.History
+	}
+	if c.MaxHistoryBytes != nil {
+		a.maxHistory = *c.MaxHistoryBytes
 	}
 	if c.Timeout > 0 {
 		a.timeout = c.Timeout
@@ -126,10 +214,7 @@ func New(c Config) (*Agent, error) {
 	if c.MaxRetries != nil {
 		a.retries = *c.MaxRetries
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 256
-	tr.MaxIdleConnsPerHost = 64
-	tr.IdleConnTimeout = 90 * time.Second
+	tr := pooledTransport()
 	a.tr = tr
 	a.hc = &http.Client{Transport: tr}
 	opts := []option.RequestOption{
@@ -144,8 +229,47 @@ func New(c Config) (*Agent, error) {
 	// OPENAI_API_KEY, OPENAI_BASE_URL and friends from the environment
 	// and send them to whatever base_url says.
 	a.complete = oai.NewChatCompletionService(opts...)
+	p, err := NewHTTPProvider(HTTPOptions{BaseURL: c.BaseURL, APIKey: c.APIKey, MaxRetries: &a.retries, HTTPClient: a.hc})
+	if err != nil {
+		return nil, err
+	}
+	a.provider = p
 	return a, nil
 }
+
+// methodOptions are the options of the agent's ai/* methods: its models,
+// temperature, max_tokens and timeout.
+func (a *Agent) methodOptions() MethodOptions {
+	o := MethodOptions{ChatModel: a.cfg.Model, EmbeddingsModel: a.cfg.EmbeddingsModel, RerankModel: a.cfg.RerankModel,
+		Models: a.cfg.Models, Temperature: a.cfg.Temperature, MaxTokens: a.cfg.MaxTokens, Timeout: a.timeout}
+	if o.EmbeddingsModel == "" {
+		o.EmbeddingsModel = a.cfg.Model
+	}
+	if o.RerankModel == "" {
+		o.RerankModel = a.cfg.Model
+	}
+	return o
+}
+
+// Methods returns the JSON-RPC methods ai/chat, ai/embeddings and
+// ai/rerank on the agent's endpoint (Config.BaseURL, APIKey, MaxRetries,
+// Timeout; Model, EmbeddingsModel and RerankModel as the default models,
+// allowed with those of Models; Temperature as ai/chat's default,
+// MaxTokens as its default and cap; the system prompt is not added:
+// callers send their own messages), for server.HandlerOptions.Methods;
+// nil when Config.AIMethods is false. See the package doc for their params,
+// results and errors, and Methods to answer them with another Provider.
+func (a *Agent) Methods() map[string]server.Method {
+	if a.cfg.AIMethods != nil && !*a.cfg.AIMethods {
+		return nil
+	}
+	return Methods(a.provider, a.methodOptions())
+}
+
+// CardExtension returns the Agent Card extension that declares the
+// agent's ai/* methods (see Extension), for the card's
+// capabilities.extensions when Methods is served.
+func (a *Agent) CardExtension() a2a.AgentExtension { return Extension(a.methodOptions()) }
 
 // Close releases the agent's idle connections. An agent may still be
 // used after Close (it dials again).
@@ -183,11 +307,11 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.Task
 }
 
 func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
-	var past []turn
+	var past []source
 	switch {
 	case a.history == 0:
 	case a.cfg.MultiTurn:
-		past = taskTurns(req.Task, true)
+		past = taskSources(req.Task, true)
 	default:
 		tasks, err := t.ContextHistory(ctx, a.history)
 		if err != nil {
@@ -197,10 +321,10 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			return t.Fail(ctx, "could not read the conversation history of this contextId")
 		}
 		for _, tk := range tasks {
-			past = append(past, taskTurns(tk, false)...)
+			past = append(past, taskSources(tk, false)...)
 		}
 	}
-	msgs := a.messages(trimTurns(past, a.history), messageText(req.Message))
+	msgs := a.messages(buildHistory(past, a.history, a.maxHistory), messageText(req.Message))
 
 	if req.Task.Status.State == a2a.TaskStateSubmitted {
 		if err := t.Working(ctx, ""); err != nil {

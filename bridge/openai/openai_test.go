@@ -335,6 +335,37 @@ func TestHistoryBounded(t *testing.T) {
 	}
 }
 
+// max_history_bytes bounds the history's text: the newest turns are
+// kept whole, the answer that crosses the bound gets half of what is
+// left and its question the rest, each cut and marked " […]"; older
+// turns are left out.
+func TestHistoryBytesBounded(t *testing.T) {
+	limit := 40
+	e := start(t, openai.Config{MaxHistoryBytes: &limit})
+	ctxID := a2a.NewID()
+	for _, text := range []string{"zero", strings.Repeat("a", 20), "two", "three"} {
+		m := userText(text)
+		m.ContextID = ctxID
+		e.send(t, m)
+	}
+	r, _ := e.fake.LastRequest()
+	// "You said: two" and "two" take 16 bytes; 24 are left: 12 for the
+	// answer "You said: aaa…" and 12 for its question.
+	want := []msg{{Role: "user", Content: "aaaaaa […]"}, {Role: "assistant", Content: "You sa […]"},
+		{Role: "user", Content: "two"}, {Role: "assistant", Content: "You said: two"}, {Role: "user", Content: "three"}}
+	if !slices.Equal(r.Messages, want) {
+		t.Errorf("messages %+v\nwant %+v", r.Messages, want)
+	}
+	// The new message itself is not bounded.
+	m := userText(strings.Repeat("b", 100))
+	m.ContextID = ctxID
+	e.send(t, m)
+	r, _ = e.fake.LastRequest()
+	if last := r.Messages[len(r.Messages)-1]; last.Content != strings.Repeat("b", 100) {
+		t.Errorf("new message %q", last.Content)
+	}
+}
+
 func TestHistorySkipsUnanswered(t *testing.T) {
 	e := start(t, openai.Config{})
 	ctxID := a2a.NewID()
@@ -644,6 +675,7 @@ func TestConfigValidate(t *testing.T) {
 		{openai.Config{BaseURL: "http://h/v1", Model: "m", Temperature: &hot}, []string{"temperature: must be between 0 and 2"}},
 		{openai.Config{BaseURL: "http://h/v1", Model: "m", MaxTokens: &zeroTok}, []string{"max_tokens: must be > 0"}},
 		{openai.Config{BaseURL: "http://h/v1", Model: "m", History: &neg}, []string{"history: must be >= 0"}},
+		{openai.Config{BaseURL: "http://h/v1", Model: "m", MaxHistoryBytes: &zeroTok}, []string{"max_history_bytes: must be > 0"}},
 		{openai.Config{BaseURL: "http://h/v1", Model: "m", Timeout: -time.Second}, []string{"timeout: must be > 0"}},
 		{openai.Config{BaseURL: "http://h/v1", Model: "m", MaxRetries: &big}, []string{"max_retries: must be between 0 and 10"}},
 		{openai.Config{BaseURL: "http://h/v1", Model: "m", APIKey: "a\nb"}, []string{"api_key: contains a line break"}},
@@ -701,6 +733,7 @@ system: be brief
 temperature: 0.2
 max_tokens: 256
 history: 0
+max_history_bytes: 1024
 multi_turn: true
 timeout: 30s
 max_retries: 0
@@ -711,7 +744,7 @@ max_retries: 0
 		t.Fatal(err)
 	}
 	if c.BaseURL != "http://127.0.0.1:11434/v1" || c.Model != "llama3.2" || c.APIKey != "sk-x" || c.System != "be brief" ||
-		*c.Temperature != 0.2 || *c.MaxTokens != 256 || *c.History != 0 || !c.MultiTurn || c.Timeout != 30*time.Second || *c.MaxRetries != 0 {
+		*c.Temperature != 0.2 || *c.MaxTokens != 256 || *c.History != 0 || *c.MaxHistoryBytes != 1024 || !c.MultiTurn || c.Timeout != 30*time.Second || *c.MaxRetries != 0 {
 		t.Errorf("decoded %+v", c)
 	}
 	if err := c.Validate(); err != nil {

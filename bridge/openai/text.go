@@ -3,8 +3,11 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/a2abridge/a2abridge/a2a"
 )
@@ -15,14 +18,57 @@ type turn struct {
 	text      string
 }
 
+// boundedText builds a text of at most limit bytes: what is written
+// beyond is dropped (at a rune boundary) and cut records that something
+// was.
+type boundedText struct {
+	b     strings.Builder
+	limit int
+	cut   bool
+}
+
+// left is how many bytes may still be written.
+func (w *boundedText) left() int { return max(w.limit-w.b.Len(), 0) }
+
+func (w *boundedText) WriteString(s string) {
+	if n := w.left(); len(s) > n {
+		w.cut = true
+		s = s[:runeCut(s, n)]
+	}
+	w.b.WriteString(s)
+}
+
+// runeCut returns the largest i <= n (n <= len(s)) at which s can be
+// cut without splitting a UTF-8 sequence.
+func runeCut(s string, n int) int {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
 // messageText is the text sent for an A2A message: its parts, one per
 // line (see partText).
 func messageText(m a2a.Message) string {
-	texts := make([]string, len(m.Parts))
+	s, _ := boundedMessageText(m, math.MaxInt)
+	return s
+}
+
+// boundedMessageText is messageText cut to at most limit bytes while it
+// is built; cut reports whether it was.
+func boundedMessageText(m a2a.Message, limit int) (text string, cut bool) {
+	w := boundedText{limit: limit}
 	for i, p := range m.Parts {
-		texts[i] = partText(p)
+		if i > 0 {
+			w.WriteString("\n")
+		}
+		if w.left() == 0 {
+			w.cut = true
+			break
+		}
+		w.WriteString(partText(p))
 	}
-	return strings.Join(texts, "\n")
+	return w.b.String(), w.cut
 }
 
 // partText is the text sent for one part: a text part as is, a data part
@@ -56,82 +102,162 @@ func partText(p a2a.Part) string {
 	return ""
 }
 
-// artifactText is an artifact's text: its text parts joined (streamed
-// chunks are pieces of one text), other parts on lines of their own.
-func artifactText(a a2a.Artifact) string {
-	var b strings.Builder
+// boundedArtifactText is an artifact's text, cut to at most limit bytes
+// while it is built: its text parts joined (streamed chunks are pieces
+// of one text), other parts on lines of their own.
+func boundedArtifactText(a a2a.Artifact, limit int) (text string, cut bool) {
+	w := boundedText{limit: limit}
 	for _, p := range a.Parts {
+		if w.left() == 0 {
+			w.cut = true
+			break
+		}
 		if tp, ok := p.(a2a.TextPart); ok {
-			b.WriteString(tp.Text)
+			w.WriteString(tp.Text)
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		if w.b.Len() > 0 {
+			w.WriteString("\n")
 		}
-		b.WriteString(partText(p))
-		b.WriteByte('\n')
+		w.WriteString(partText(p))
+		w.WriteString("\n")
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return strings.TrimRight(w.b.String(), "\n"), w.cut
 }
 
-// taskTurns returns the conversation an earlier task holds: its user
-// messages paired with its answers (the texts of its artifacts, one per
-// turn), oldest first. With current, the task's last user message is the
-// one being answered and is left out. A user message without an answer is
-// left out; a task whose messages and answers cannot be paired (another
-// agent's) gives one user turn and one answer, each joined.
-func taskTurns(t a2a.Task, current bool) []turn {
-	var users, answers []string
+// source is one turn of the conversation history before its text is
+// built: user messages or answers (artifacts) of a task, joined with a
+// blank line.
+type source struct {
+	assistant bool
+	msgs      []a2a.Message
+	arts      []a2a.Artifact
+}
+
+// text builds the source's text, cut to at most limit bytes while it is
+// built; cut reports whether it was.
+func (s source) text(limit int) (text string, cut bool) {
+	w := boundedText{limit: limit}
+	n := len(s.msgs) + len(s.arts)
+	for i := range n {
+		if i > 0 {
+			w.WriteString("\n\n")
+		}
+		if w.left() == 0 {
+			w.cut = true
+			break
+		}
+		var piece string
+		if i < len(s.msgs) {
+			piece, cut = boundedMessageText(s.msgs[i], w.left())
+		} else {
+			piece, cut = boundedArtifactText(s.arts[i-len(s.msgs)], w.left())
+		}
+		w.WriteString(piece)
+		if cut {
+			w.cut = true
+			break
+		}
+	}
+	return w.b.String(), w.cut
+}
+
+// taskSources returns the conversation an earlier task holds: its user
+// messages paired with its answers (its artifacts, one per turn), oldest
+// first, without building their texts. With current, the task's last
+// user message is the one being answered and is left out. A user message
+// without an answer is left out; a task whose messages and answers
+// cannot be paired (another agent's) gives one user turn and one answer,
+// each joined.
+func taskSources(t a2a.Task, current bool) []source {
+	var users []a2a.Message
 	for _, m := range t.History {
 		if m.Role == a2a.RoleUser {
-			users = append(users, messageText(m))
+			users = append(users, m)
 		}
 	}
 	if current && len(users) > 0 {
 		users = users[:len(users)-1]
 	}
-	for _, a := range t.Artifacts {
-		answers = append(answers, artifactText(a))
-	}
+	answers := t.Artifacts
 	if len(answers) == 0 || len(users) == 0 {
 		return nil
 	}
 	if len(users) != len(answers) && len(users) != len(answers)+1 {
-		return []turn{{text: strings.Join(users, "\n\n")}, {assistant: true, text: strings.Join(answers, "\n\n")}}
+		return []source{{msgs: users}, {assistant: true, arts: answers}}
 	}
-	out := make([]turn, 0, 2*len(answers))
-	for i, ans := range answers {
-		out = append(out, turn{text: users[i]}, turn{assistant: true, text: ans})
+	out := make([]source, 0, 2*len(answers))
+	for i := range answers {
+		out = append(out, source{msgs: users[i : i+1]}, source{assistant: true, arts: answers[i : i+1]})
 	}
 	return out
 }
 
-// trimTurns returns at most the last n turns of past, alternating user
-// and assistant (adjacent turns of one role are joined) and starting with
-// a user turn (chat templates of many models require both).
-func trimTurns(past []turn, n int) []turn {
-	if n <= 0 || len(past) == 0 {
+// cutMark ends a history text that was cut.
+const cutMark = " […]"
+
+// buildHistory returns the history sent before a new (user) message: at
+// most the last n turns of srcs (adjacent sources of one role are joined
+// into one turn, with a blank line), alternating user and assistant,
+// starting with a user turn and ending with an answer (chat templates of
+// many models require both), their texts together at most maxBytes
+// bytes. Texts are built newest first, each cut to what is left while it
+// is built: the turn that crosses the bound keeps its beginning and ends
+// with cutMark, older ones are left out. An answer that does not fit
+// gets half of what is left, so that its question is sent with it.
+func buildHistory(srcs []source, n, maxBytes int) []turn {
+	if n <= 0 || maxBytes <= 0 {
 		return nil
 	}
-	merged := make([]turn, 0, len(past))
-	for _, t := range past {
-		if k := len(merged); k > 0 && merged[k-1].assistant == t.assistant {
-			merged[k-1].text += "\n\n" + t.text
-			continue
+	end := len(srcs)
+	for end > 0 && !srcs[end-1].assistant {
+		end-- // the new message is a user message: end with an answer
+	}
+	var rev []turn // newest first
+	left := maxBytes
+	last := false // an answer was cut: its question is the last source
+	for i := end - 1; i >= 0 && left > 0; i-- {
+		s := srcs[i]
+		k := len(rev) - 1
+		merge := k >= 0 && rev[k].assistant == s.assistant
+		if !merge && len(rev) == n || last && s.assistant {
+			break
 		}
-		merged = append(merged, t)
+		limit := left
+		if merge {
+			limit -= len("\n\n")
+		}
+		if limit <= 0 {
+			break
+		}
+		text, cut := s.text(limit)
+		if cut {
+			if s.assistant {
+				limit /= 2
+			}
+			keep := limit - len(cutMark)
+			if keep <= 0 {
+				break
+			}
+			text = text[:runeCut(text, min(keep, len(text)))] + cutMark
+		}
+		if merge {
+			rev[k].text = text + "\n\n" + rev[k].text
+			left -= len(text) + len("\n\n")
+		} else {
+			rev = append(rev, turn{assistant: s.assistant, text: text})
+			left -= len(text)
+		}
+		if cut && !s.assistant {
+			break
+		}
+		last = last || cut
 	}
-	if len(merged) > n {
-		merged = merged[len(merged)-n:]
+	slices.Reverse(rev)
+	for len(rev) > 0 && rev[0].assistant {
+		rev = rev[1:]
 	}
-	for len(merged) > 0 && merged[0].assistant {
-		merged = merged[1:]
-	}
-	// The new message is a user message: the history ends with an answer.
-	if k := len(merged); k > 0 && !merged[k-1].assistant {
-		merged = merged[:k-1]
-	}
-	return merged
+	return rev
 }
 
 // errorMessage extracts the human-readable message of an error answer:

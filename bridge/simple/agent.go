@@ -3,8 +3,10 @@ package simple
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +59,8 @@ type Config struct {
 	Credentials Credentials `yaml:"credentials"`
 	// Headers are extra request headers (name → value). They may not set
 	// Content-Type, Content-Length, Host, Transfer-Encoding, Connection or
-	// Idempotency-Key, nor a header Credentials sets.
+	// Idempotency-Key (the agent sets it: see IdempotencyKey), nor a
+	// header Credentials sets.
 	Headers map[string]string `yaml:"headers"`
 	// MaxResponse is the largest answer body read, in bytes (0 means
 	// 16 MiB); a larger answer fails the task.
@@ -188,8 +191,10 @@ func validHeaderValue(s string) bool {
 // For each message (the one that creates a task, and each that continues
 // one waiting in input-required) it POSTs {"task_id": <the A2A task id>,
 // "input": PartsToValue(message parts)} with the headers "Content-Type:
-// application/json", "Idempotency-Key: <the A2A messageId>" (the same on
-// every attempt), Config.Headers and Config.Credentials, and then:
+// application/json", "Idempotency-Key: IdempotencyKey(<the A2A task id>,
+// <the A2A messageId>)" (the same on every attempt at the message,
+// different for every other message and task, whoever sent it),
+// Config.Headers and Config.Credentials, and then:
 //
 //   - HTTP 2xx, "status": "success": an artifact "output" with the parts
 //     ValueToParts(output) (none for a null output), and the task
@@ -281,6 +286,22 @@ func New(c Config) (*Agent, error) {
 	return a, nil
 }
 
+// IdempotencyKey is the Idempotency-Key header the agent sends with the
+// message messageID of the A2A task taskID: the first 32 lowercase hex
+// digits (128 bits) of the SHA-256 of taskID, a NUL byte and messageID,
+// that is hex(sha256(taskID + "\x00" + messageID))[:32].
+//
+// A task id is the server's own (a UUID), unique across callers, so the
+// key is unique per task and message, even when callers reuse message ids
+// (A2A clients numbering their messages "1", "2", …, or two /simple
+// callers with the same task_id), and it is the same on every attempt at
+// one message, so a backend that honours Idempotency-Key runs each
+// message once. The caller's messageId itself is not sent.
+func IdempotencyKey(taskID, messageID string) string {
+	sum := sha256.Sum256([]byte(taskID + "\x00" + messageID))
+	return hex.EncodeToString(sum[:16])
+}
+
 // Skill returns a default skill for the agent's card, for when the
 // configuration names none. It does not reveal the backend's URL.
 func (a *Agent) Skill() a2a.AgentSkill {
@@ -313,7 +334,7 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.Task
 	if err != nil {
 		return t.Fail(ctx, "The message cannot be sent to the HTTP service: "+err.Error())
 	}
-	resp, reason := a.call(ctx, body, req.Message.MessageID, t.TaskID())
+	resp, reason := a.call(ctx, body, IdempotencyKey(t.TaskID(), req.Message.MessageID), t.TaskID())
 	if reason != "" {
 		if ctx.Err() != nil {
 			return ctx.Err() // canceled: the task is closed already
@@ -376,13 +397,14 @@ func (a *Agent) check(r *Response, taskID string) error {
 	return nil
 }
 
-// call POSTs body, with retries, within the agent's timeout. It returns
-// the parsed answer, or a reason for the task's failure.
-func (a *Agent) call(ctx context.Context, body []byte, messageID, taskID string) (*Response, string) {
+// call POSTs body with the Idempotency-Key idemKey, with retries, within
+// the agent's timeout. It returns the parsed answer, or a reason for the
+// task's failure.
+func (a *Agent) call(ctx context.Context, body []byte, idemKey, taskID string) (*Response, string) {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
-		code, status, b, err := a.post(ctx, body, messageID)
+		code, status, b, err := a.post(ctx, body, idemKey)
 		after := ""
 		if attempt > 1 {
 			after = fmt.Sprintf(" (after %d attempts)", attempt)
@@ -458,15 +480,13 @@ func snippet(body []byte, max int) string {
 var errTooLarge = errors.New("answer too large")
 
 // post makes one attempt. err is a transport error (or errTooLarge).
-func (a *Agent) post(ctx context.Context, body []byte, messageID string) (code int, status string, b []byte, err error) {
+func (a *Agent) post(ctx context.Context, body []byte, idemKey string) (code int, status string, b []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", nil, err
 	}
 	req.Header = a.header.Clone()
-	if messageID != "" && validHeaderValue(messageID) {
-		req.Header.Set("Idempotency-Key", messageID)
-	}
+	req.Header.Set("Idempotency-Key", idemKey)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		return 0, "", nil, err

@@ -2,7 +2,10 @@ package simple_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/server"
@@ -292,13 +296,19 @@ func testHTTPAgent(t *testing.T, be backend) {
 	})
 	t.Run("retries then success", func(t *testing.T) {
 		for _, agent := range []string{"flaky", "flaky502", "flaky504"} {
-			task := s.send(t, agent, a2a.TextPart{Text: "hi"})
+			m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+			task := s.sendMsg(t, agent, m, nil)
 			wantState(t, task, a2a.TaskStateCompleted)
 			if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"data":{"attempts":3}}]`; got != want {
 				t.Fatalf("%s: artifact %s, want %s", agent, got, want)
 			}
 			if n := be.attempts(t, task.ID); n != 3 {
 				t.Fatalf("%s: backend saw %d calls, want 3", agent, n)
+			}
+			// Every attempt carries the same key.
+			k := simple.IdempotencyKey(task.ID, m.MessageID)
+			if got := be.keys(t, task.ID); strings.Join(got, ",") != strings.Join([]string{k, k, k}, ",") {
+				t.Fatalf("%s: Idempotency-Keys %q, want %q three times", agent, got, k)
 			}
 		}
 	})
@@ -352,7 +362,7 @@ func testHTTPAgent(t *testing.T, be backend) {
 		wantState(t, task, a2a.TaskStateCompleted)
 		got := onlyArtifact(t, task).Parts[0].(a2a.DataPart).Object()
 		want := map[string]any{"authorization": "Bearer tok-123", "api_key": "key-456", "custom": "custom value",
-			"idempotency_key": m.MessageID, "content_type": "application/json"}
+			"idempotency_key": wantKey(task.ID, m.MessageID), "content_type": "application/json"}
 		if jsonOf(t, got) != jsonOf(t, want) {
 			t.Fatalf("backend saw headers %v, want %v", got, want)
 		}
@@ -362,7 +372,8 @@ func testHTTPAgent(t *testing.T, be backend) {
 		}
 	})
 	t.Run("input required", func(t *testing.T) {
-		task := s.send(t, "ask", a2a.TextPart{Text: "hi"})
+		first := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		task := s.sendMsg(t, "ask", first, nil)
 		wantState(t, task, a2a.TaskStateInputRequired)
 		if got := statusText(task); got != "What is your name?" {
 			t.Fatalf("question %q", got)
@@ -377,7 +388,93 @@ func testHTTPAgent(t *testing.T, be backend) {
 		if n := be.attempts(t, task.ID); n != 2 {
 			t.Fatalf("backend saw %d calls for the task, want 2 (same task_id)", n)
 		}
+		// Each message of the task has its own key.
+		want := []string{wantKey(task.ID, first.MessageID), wantKey(task.ID, m.MessageID)}
+		if got := be.keys(t, task.ID); strings.Join(got, ",") != strings.Join(want, ",") || want[0] == want[1] {
+			t.Fatalf("Idempotency-Keys %q, want %q", got, want)
+		}
 	})
+}
+
+// wantKey is the documented Idempotency-Key of a message of a task,
+// computed here independently of simple.IdempotencyKey (which must agree).
+func wantKey(taskID, messageID string) string {
+	sum := sha256.Sum256([]byte(taskID + "\x00" + messageID))
+	k := hex.EncodeToString(sum[:])[:32]
+	if got := simple.IdempotencyKey(taskID, messageID); got != k {
+		panic("IdempotencyKey(" + taskID + ", " + messageID + ") = " + got + ", want " + k)
+	}
+	return k
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	k := simple.IdempotencyKey("task-1", "1")
+	if len(k) != 32 || strings.Trim(k, "0123456789abcdef") != "" {
+		t.Fatalf("key %q: want 32 lowercase hex digits", k)
+	}
+	if k != wantKey("task-1", "1") || k != simple.IdempotencyKey("task-1", "1") {
+		t.Fatal("the key is not the documented one, or not stable")
+	}
+	// Unique per task and per message, the boundary between them included.
+	seen := map[string]string{}
+	for _, p := range [][2]string{{"task-1", "1"}, {"task-2", "1"}, {"task-1", "2"}, {"task-1", "12"}, {"task-11", "2"}, {"", ""}, {"", "task-1"}} {
+		k := simple.IdempotencyKey(p[0], p[1])
+		if prev, dup := seen[k]; dup {
+			t.Fatalf("%q and %s have the same key", p, prev)
+		}
+		seen[k] = fmt.Sprintf("%q", p)
+	}
+}
+
+// TestHTTPAgentKeyPerTask: two callers who use the same task_id on /simple
+// (or the same messageId over A2A) reach the backend with different
+// Idempotency-Keys, none of them the caller's id.
+func TestHTTPAgentKeyPerTask(t *testing.T) {
+	be := goBackend(t)
+	s := newA2AServer(t)
+	a, err := simple.New(simple.Config{URL: be.url + "/headers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "tok-alice", "bob": "tok-bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.add(t, "weather", a, server.HandlerOptions{Auth: auth.Set{bearer}})
+	s.start(t, simple.EndpointOptions{})
+	keys := map[string]bool{}
+	for _, tok := range []string{"tok-alice", "tok-bob"} {
+		r := s.call(t, "weather", `{"task_id":"job-1","input":"hi"}`, "Authorization", "Bearer "+tok)
+		out, _ := r.resp.Output.(map[string]any)
+		k, _ := out["idempotency_key"].(string)
+		if r.code != 200 || len(k) != 32 || k == "simple:job-1" {
+			t.Fatalf("%s: HTTP %d %s", tok, r.code, r.raw)
+		}
+		keys[k] = true
+	}
+	for _, tok := range []string{"tok-alice", "tok-bob"} {
+		c, err := client.Dial(context.Background(), s.url+"/a2a/weather", client.Options{MaxRetries: -1, Token: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		m.MessageID = "1"
+		ev, err := c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := ev.(*a2a.Task)
+		wantState(t, task, a2a.TaskStateCompleted)
+		k := onlyArtifact(t, task).Parts[0].(a2a.DataPart).Object()["idempotency_key"]
+		if k != wantKey(task.ID, "1") {
+			t.Fatalf("%s: key %v, want %s", tok, k, wantKey(task.ID, "1"))
+		}
+		keys[k.(string)] = true
+	}
+	if len(keys) != 4 {
+		t.Fatalf("4 tasks had %d distinct keys: %v", len(keys), keys)
+	}
 }
 
 // TestConnectionErrors: connection errors are retried; the reason names

@@ -39,6 +39,7 @@ import (
 //	POST /big            success, output a 5000-byte string
 //	POST /hang           never answers; notes when the client goes away
 //	GET  /attempts?task_id=X      {"n": calls of task X to /flaky, /always, /ask}
+//	GET  /keys?task_id=X          {"keys": the Idempotency-Key of each POST of task X, in order}
 //	GET  /wait-arrived?task_id=X  answers once X's /hang call arrived
 //	GET  /wait-gone?task_id=X     answers once X's /hang call's client went away
 type backend struct {
@@ -52,6 +53,7 @@ func goBackend(t *testing.T) backend {
 	var mu sync.Mutex
 	cond := sync.NewCond(&mu)
 	attempts := map[string]int{}
+	keys := map[string][]string{}
 	arrived := map[string]bool{}
 	gone := map[string]bool{}
 	send := func(w http.ResponseWriter, code int, v any) {
@@ -83,6 +85,12 @@ func goBackend(t *testing.T) backend {
 		mu.Unlock()
 		send(w, 200, map[string]int{"n": n})
 	})
+	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		k := append([]string{}, keys[r.URL.Query().Get("task_id")]...)
+		mu.Unlock()
+		send(w, 200, map[string][]string{"keys": k})
+	})
 	mux.HandleFunc("GET /wait-arrived", func(w http.ResponseWriter, r *http.Request) { waitFor(w, r, arrived, "arrived") })
 	mux.HandleFunc("GET /wait-gone", func(w http.ResponseWriter, r *http.Request) { waitFor(w, r, gone, "gone") })
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
@@ -97,6 +105,9 @@ func goBackend(t *testing.T) backend {
 			return
 		}
 		tid := req.TaskID
+		mu.Lock()
+		keys[tid] = append(keys[tid], r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
 		count := 0
 		switch r.URL.Path {
 		case "/flaky", "/always", "/ask":
@@ -247,6 +258,13 @@ func (b backend) attempts(t *testing.T, taskID string) int {
 	var v struct{ N int }
 	b.get(t, "/attempts?task_id="+taskID, &v)
 	return v.N
+}
+
+// keys are the Idempotency-Keys of the backend's calls for a task.
+func (b backend) keys(t *testing.T, taskID string) []string {
+	var v struct{ Keys []string }
+	b.get(t, "/keys?task_id="+taskID, &v)
+	return v.Keys
 }
 
 func (b backend) String() string { return fmt.Sprintf("%s backend at %s", b.name, b.url) }

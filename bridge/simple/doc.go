@@ -6,9 +6,14 @@
 //   - the mapping between A2A parts and dialect values, both ways
 //     ([PartsToValue], [ArtifactsToValue], [ValueToParts]);
 //   - [Agent], a server.Agent that forwards each message to an HTTP service
-//     speaking the dialect (the `http` kind of `a2abridge serve`);
+//     speaking the dialect (the `http` kind of `a2abridge serve`), with an
+//     Idempotency-Key derived from the A2A task id and messageId
+//     ([IdempotencyKey]);
 //   - [NewEndpoint], an http.Handler that lets simple callers use any hosted
-//     A2A agent (POST /simple/{agent}).
+//     A2A agent (POST /simple/{agent}); an agent that authenticates its
+//     callers takes only JSON bodies there (application/json or
+//     application/*+json, else HTTP 415), against cross-site request
+//     forgery.
 //
 // # The dialect
 //
@@ -25,6 +30,13 @@
 // asks a question (in "error", or as the text of "output"), the caller
 // answers by POSTing again with the same task_id, and the backend answers
 // that call as usual.
+//
+// The http agent ([Agent]) sends each request with the header
+// "Idempotency-Key: hex(sha256(<A2A task id> + "\x00" + <A2A
+// messageId>))[:32]" (32 lowercase hex digits), the same on every attempt
+// at one message and different for every message of every task: a
+// backend that keeps the answers it gave by key can answer a retry
+// without doing the work again.
 //
 // # Parts to a value (A2A → dialect)
 //
@@ -66,7 +78,10 @@
 //     exactly one of "uri" and "bytes"): a TextPart, then one FilePart per
 //     file;
 //   - any other object: a TextPart of the text field when that holds a
-//     string, then a DataPart of the whole object;
+//     string, then a DataPart of the whole object, the text field
+//     included; so {"text": "hi", "n": 1} is the TextPart "hi" and the
+//     DataPart {"text": "hi", "n": 1}, while {"n": 1} and {"text": 5} are a
+//     DataPart only;
 //   - any other value (array, number, boolean): one DataPart.
 //
 // The two directions agree: for an object v without a "files" key,

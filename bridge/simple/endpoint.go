@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -56,12 +57,13 @@ type EndpointOptions struct {
 // one, the agent is the last segment of the path.
 //
 // A call is a JSON object {"task_id", "input", "timeout_ms"} (see
-// ParseRequest), in any Content-Type. Its input becomes the parts of an A2A
-// message (ValueToParts: an object is a DataPart, with a TextPart of its
-// text field; {"text": …} alone, or a string, is a TextPart; text and
-// "files" become a TextPart and FileParts), sent to the agent's
-// server.Handler as a blocking SendMessage, and the call waits for the
-// task to finish or to wait for input (timeout_ms, default
+// ParseRequest). Its input becomes the parts of an A2A message
+// (ValueToParts: a string, or an object whose only key is the text field,
+// a string, is a TextPart; text and "files" alone become a TextPart and FileParts; any
+// other object is a DataPart of the whole object, text field included,
+// after a TextPart of its text field when that is a string), sent to the
+// agent's server.Handler as a blocking SendMessage, and the call waits
+// for the task to finish or to wait for input (timeout_ms, default
 // EndpointOptions.DefaultTimeout). The answer is
 // {"task_id", "status", "output", "error"}:
 //
@@ -75,6 +77,18 @@ type EndpointOptions struct {
 //     {"text": "<question>"} for a text question), error null;
 //   - not done in time: "error", error TimeoutMessage, with HTTP 504; the
 //     task goes on.
+//
+// Content-Type: for an agent that authenticates its callers
+// (server.Handler.RequiresAuth), a call must be sent with one JSON media
+// type, application/json or application/*+json (parameters such as
+// charset are ignored, case does not matter). Any other Content-Type,
+// none, or more than one is answered 415 before the credentials are
+// checked: a web page elsewhere can make a browser POST form, text/plain
+// and untyped bodies without a CORS preflight, with the cookies the
+// browser holds for this server (cross-site request forgery, when the
+// credential is a cookie). For an agent without authentication any
+// Content-Type is accepted, and the body is read as JSON whatever it
+// says: such an agent answers anyone who can reach it anyway.
 //
 // Task ids and idempotency: the caller's task_id (one is generated and
 // returned when the call has none) names the task. The message that
@@ -91,8 +105,9 @@ type EndpointOptions struct {
 // caller's own: another principal's task_id names another task.
 //
 // HTTP statuses: 200 for every task outcome; 400 for a malformed call
-// (error names the member: "input: required", "timeout_ms: …"); 401 when
-// the agent's authentication (HandlerOptions.Auth, through
+// (error names the member: "input: required", "timeout_ms: …"); 415 for
+// a call without a JSON Content-Type to an agent that authenticates; 401
+// when the agent's authentication (HandlerOptions.Auth, through
 // Handler.Authenticated) refuses the credentials, 503 when it is
 // unavailable; 404 for an unknown agent; 405 for a method other than POST;
 // 409 when the agent refuses the message (a task_id reused concurrently
@@ -161,11 +176,34 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "", "no agent named %s", quote(name, 100))
 		return
 	}
+	if h.RequiresAuth() && !jsonContentType(r.Header.Values("Content-Type")) {
+		// A browser sends form, text/plain and untyped bodies across
+		// sites without a preflight, with the user's cookies: refuse
+		// them on an agent whose callers authenticate (an API key in a
+		// cookie), before its authentication runs.
+		fail(w, http.StatusUnsupportedMediaType, "", "Content-Type must be application/json (or application/*+json) for this agent, which authenticates its callers")
+		return
+	}
 	h.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.serve(w, r, h)
 	}), func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error) {
 		fail(w, status, "", "%s", err.Message)
 	}).ServeHTTP(w, r)
+}
+
+// jsonContentType reports whether a request's Content-Type header values
+// are exactly one JSON media type: application/json or application/*+json
+// (RFC 6839 §3.1), with any parameters, in any case.
+func jsonContentType(values []string) bool {
+	if len(values) != 1 {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(values[0])
+	if err != nil {
+		return false
+	}
+	sub, ok := strings.CutPrefix(mt, "application/") // mt is lower case
+	return ok && (sub == "json" || len(sub) > len("+json") && strings.HasSuffix(sub, "+json"))
 }
 
 // serve answers an authenticated call to h.

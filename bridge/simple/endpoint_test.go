@@ -3,6 +3,7 @@ package simple_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -86,14 +87,15 @@ func (inlineGated) Inline() bool { return true }
 
 type endpointFixture struct {
 	*a2aServer
-	echo, authEcho *countingEcho
-	ask            *asker
-	slow, slowIn   *gated
+	echo, authEcho, cookieEcho *countingEcho
+	ask                        *asker
+	slow, slowIn               *gated
 }
 
 func newEndpointFixture(t *testing.T) *endpointFixture {
 	t.Helper()
-	f := &endpointFixture{a2aServer: newA2AServer(t), echo: &countingEcho{}, authEcho: &countingEcho{}, ask: &asker{},
+	f := &endpointFixture{a2aServer: newA2AServer(t), echo: &countingEcho{}, authEcho: &countingEcho{},
+		cookieEcho: &countingEcho{}, ask: &asker{},
 		slow: newGated(), slowIn: newGated()}
 	f.add(t, "echo", f.echo, server.HandlerOptions{})
 	f.add(t, "ask", f.ask, server.HandlerOptions{})
@@ -110,6 +112,11 @@ func newEndpointFixture(t *testing.T) *endpointFixture {
 		t.Fatal(err)
 	}
 	f.add(t, "private", f.authEcho, server.HandlerOptions{Auth: auth.Set{bearer}})
+	cookie, err := auth.NewAPIKey("session", "cookie", "session", map[string]string{"alice": "k3y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.add(t, "cookie", f.cookieEcho, server.HandlerOptions{Auth: auth.Set{cookie}})
 	f.start(t, simple.EndpointOptions{MaxBody: 4096})
 	t.Cleanup(func() {
 		for _, g := range []*gated{f.slow, f.slowIn} {
@@ -130,20 +137,35 @@ type callResult struct {
 	raw    string
 }
 
-// call POSTs body to /simple/{agent}.
+// call POSTs body to /simple/{agent}, as application/json unless header
+// names another Content-Type.
 func (s *a2aServer) call(t *testing.T, agent, body string, header ...string) callResult {
 	t.Helper()
 	return s.do(t, http.MethodPost, "/simple/"+agent, body, header...)
 }
 
+// do sends a request with the headers header (name, value, name, value,
+// …; a name again adds a value, an empty value removes the header), and
+// "Content-Type: application/json" unless header names it.
 func (s *a2aServer) do(t *testing.T, method, path, body string, header ...string) callResult {
 	t.Helper()
 	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
+		name, v := http.CanonicalHeaderKey(header[i]), header[i+1]
+		switch {
+		case v == "":
+			req.Header.Del(name)
+		case seen[name]:
+			req.Header.Add(name, v)
+		default:
+			req.Header.Set(name, v)
+		}
+		seen[name] = true
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -322,6 +344,59 @@ func TestEndpointAuth(t *testing.T) {
 	f.call(t, "private", `{"task_id":"p1"}`, "Authorization", "Bearer tok-alice").want(t, 200, alice.raw)
 	if n := f.authEcho.runs.Load(); n != 2 {
 		t.Fatalf("the agent ran %d times, want 2", n)
+	}
+}
+
+// TestEndpointContentType: an agent that authenticates takes JSON bodies
+// only (cross-site request forgery with a cookie), before its
+// authentication runs; one without authentication takes any.
+func TestEndpointContentType(t *testing.T) {
+	f := newEndpointFixture(t)
+	refused := [][]string{
+		{"Content-Type", "text/plain"},
+		{"Content-Type", "text/plain;charset=UTF-8"},
+		{"Content-Type", "application/x-www-form-urlencoded"},
+		{"Content-Type", "multipart/form-data; boundary=xyz"},
+		{"Content-Type", ""}, // none: fetch() of an untyped Blob
+		{"Content-Type", "application/jsonp"},
+		{"Content-Type", "application/+json"},
+		{"Content-Type", "text/json"},
+		{"Content-Type", "application/json, text/plain"},
+		{"Content-Type", "application/json", "Content-Type", "text/plain"},
+		{"Content-Type", "application/json; charset"},
+	}
+	accepted := []string{"application/json", "Application/JSON; charset=utf-8", "application/a2a+json", "application/vnd.example+JSON"}
+	creds := map[string][]string{
+		"private": {"Authorization", "Bearer tok-alice"},
+		"cookie":  {"Cookie", "session=k3y"},
+	}
+	for agent, cred := range creds {
+		for _, ct := range refused {
+			// With the credential, without one, and with a wrong one: 415.
+			for _, hdr := range [][]string{append(ct, cred...), ct, append(ct, cred[0], "session=wrong")} {
+				r := f.call(t, agent, `{"task_id":"c1","input":{"text":"csrf"}}`, hdr...)
+				r.wantError(t, 415, "Content-Type must be application/json (or application/*+json) for this agent")
+				if r.resp.TaskID != "" || r.header.Get("WWW-Authenticate") != "" {
+					t.Fatalf("%s %q: got %s, %v", agent, hdr, r.raw, r.header)
+				}
+			}
+		}
+		for i, ct := range accepted {
+			id := fmt.Sprintf("ok%d", i)
+			f.call(t, agent, `{"task_id":"`+id+`","input":{"text":"json"}}`, append([]string{"Content-Type", ct}, cred...)...).
+				want(t, 200, `{"error":null,"output":{"text":"json"},"status":"success","task_id":"`+id+`"}`)
+		}
+		// A JSON call without the credential goes on to authentication.
+		f.call(t, agent, `{"task_id":"c1","input":"x"}`).wantError(t, 401, "Authentication required")
+	}
+	if n, m := f.authEcho.runs.Load(), f.cookieEcho.runs.Load(); n != int32(len(accepted)) || m != int32(len(accepted)) {
+		t.Fatalf("the agents ran %d and %d times, want %d", n, m, len(accepted))
+	}
+	// Without authentication, any Content-Type (or none) is read as JSON.
+	for i, ct := range append([]string{""}, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "application/json") {
+		id := fmt.Sprintf("any%d", i)
+		f.call(t, "echo", `{"task_id":"`+id+`","input":{"text":"hi"}}`, "Content-Type", ct).
+			want(t, 200, `{"error":null,"output":{"text":"hi"},"status":"success","task_id":"`+id+`"}`)
 	}
 }
 

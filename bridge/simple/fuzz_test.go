@@ -2,12 +2,18 @@ package simple_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/simple"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // mustCanon is v as canonical JSON, or "" when it cannot be encoded.
@@ -169,5 +175,53 @@ func FuzzParseRequest(f *testing.F) {
 			t.Fatalf("round trip: %s, then %s", mustCanon(r), mustCanon(r2))
 		}
 		checkMapping(t, r.Input)
+	})
+}
+
+// FuzzEndpointContentType checks the endpoint's Content-Type rule for an
+// agent that authenticates: a call without credentials is refused 415,
+// unless its Content-Type's essence (as a browser reads it: trimmed, lower
+// case, up to ";") is a JSON media type, when it reaches authentication
+// (401). So no Content-Type a browser sends without a preflight
+// (text/plain, a form type, none) gets past the check.
+func FuzzEndpointContentType(f *testing.F) {
+	for _, s := range []string{
+		"application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+		"", " application/json ", "APPLICATION/A2A+JSON;charset=utf-8", "text/plain; x=application/json",
+		"application/json, text/plain", "application/json;", "application/json; charset", "text/plain;application/json",
+		"application/+json", "application/json\x00", "application /json",
+	} {
+		f.Add(s)
+	}
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = eng.Close(context.Background()) })
+	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "tok-alice"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := server.NewHandler(eng, "private", &countingEcho{}, a2a.AgentCard{Name: "private", Version: "1"},
+		server.HandlerOptions{Auth: auth.Set{bearer}})
+	ep := simple.NewEndpoint(func(string) (*server.Handler, bool) { return h, true }, simple.EndpointOptions{Logger: quiet()})
+	f.Fuzz(func(t *testing.T, ct string) {
+		req := httptest.NewRequest(http.MethodPost, "/simple/private", strings.NewReader(`{"input":"x"}`))
+		req.Header["Content-Type"] = []string{ct}
+		w := httptest.NewRecorder()
+		ep.ServeHTTP(w, req)
+		essence, _, _ := strings.Cut(strings.ToLower(strings.Trim(ct, " \t\r\n")), ";")
+		essence = strings.Trim(essence, " \t\r\n")
+		sub, isApp := strings.CutPrefix(essence, "application/")
+		isJSON := isApp && (sub == "json" || strings.HasSuffix(sub, "+json"))
+		switch w.Code {
+		case http.StatusUnauthorized:
+			if !isJSON {
+				t.Fatalf("Content-Type %q (essence %q) reached authentication", ct, essence)
+			}
+		case http.StatusUnsupportedMediaType:
+		default:
+			t.Fatalf("Content-Type %q: HTTP %d %s", ct, w.Code, w.Body)
+		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 func init() {
@@ -264,6 +265,12 @@ func check10Subscribe(ctx context.Context, s *suite10) Result {
 		ev = append(ev, cancel.ex)
 	}
 	if f := s.streamFailure(e); f != "" {
+		// A task that ended between the checker's GetTask and its
+		// SubscribeToTask is rightly refused (§3.1.6: a terminal task
+		// cannot be subscribed to): the agent was too quick to check.
+		if g, err := v10.UnmarshalTask(s.do(ctx, s.getTask(t.ID, nil)).body); err == nil && g.Status.State.Terminal() && s.subscribeRefused(e) {
+			return skip("the task ended (%s) before SubscribeToTask reached it, which then rightly refused it; use --long-text with a message that keeps the agent busy", stateName(g.Status.State)).with(ev...)
+		}
 		return fail("SubscribeToTask of the %s task answered %s", stateName(t.Status.State), f).with(ev...)
 	}
 	fs := s.frames(e)
@@ -274,6 +281,18 @@ func check10Subscribe(ctx context.Context, s *suite10) Result {
 		return fail("%s (the checker canceled the task meanwhile)", prob).with(ev...)
 	}
 	return pass("the Task, then %d event(s), ending with %s", len(fs)-1, eventName(fs[len(fs)-1].ev)).with(ev...)
+}
+
+// subscribeRefused reports whether a SubscribeToTask exchange was refused
+// with UnsupportedOperationError, as a plain answer or as a single SSE
+// error event.
+func (s *suite10) subscribeRefused(e *Exchange) bool {
+	if isSSE(e) {
+		fs := s.frames(e)
+		return len(fs) == 1 && fs[0].err != nil && fs[0].err.Code == a2a.CodeUnsupportedOperation
+	}
+	r := s.read(e)
+	return r.err != nil && r.err.Code == a2a.CodeUnsupportedOperation
 }
 
 func check10SubscribeTerminal(ctx context.Context, s *suite10) Result {

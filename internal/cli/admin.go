@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/bridge/openai"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -54,22 +56,37 @@ type registry struct {
 	host   *server.Host
 	cfg    serveConfig
 	static map[string]string // agents from the config file or built in: name → kind
+	kinds  []string          // the kinds a registration may have (admin.kinds)
+	env    []string          // the variables a registration may reference (admin.env)
 
-	mu  sync.Mutex // serializes registrations and removals
-	dyn map[string]*registered
+	mu      sync.Mutex // guards dyn, broken and pending; serializes hosting
+	dyn     map[string]*registered
+	broken  map[string]*registered // stored registrations that could not be built at start
+	pending map[string]bool        // names being built by a create
 }
 
 type registered struct {
-	spec  map[string]any // as stored: ${NAME} references unexpanded
-	kind  string
-	built *builtAgent
-	opts  server.HandlerOptions
+	spec    map[string]any // as stored: ${NAME} references unexpanded
+	kind    string
+	built   *builtAgent
+	opts    server.HandlerOptions
+	problem string // broken: why it could not be built
 }
 
-// startAdmin rebuilds the agents registered in earlier runs and, with
-// admin tokens configured, mounts the admin API on host.
+// startAdmin rebuilds the agents registered in earlier runs (concurrently:
+// a remote agent's card fetch may take its card_timeout) and, with admin
+// tokens configured, mounts the admin API on host. A registration that
+// cannot be rebuilt (an environment variable gone, a kind no longer
+// allowed, a name a configured agent took) is listed with its problem and
+// can be removed.
 func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *server.Engine, host *server.Host, cfg serveConfig) (*registry, error) {
-	r := &registry{log: log, eng: eng, host: host, cfg: cfg, static: map[string]string{}, dyn: map[string]*registered{}}
+	r := &registry{log: log, eng: eng, host: host, cfg: cfg, static: map[string]string{},
+		dyn: map[string]*registered{}, broken: map[string]*registered{}, pending: map[string]bool{},
+		kinds: defaultAdminKinds}
+	if cfg.adminKinds != nil {
+		r.kinds = cfg.adminKinds
+	}
+	r.env = cfg.adminEnv
 	for _, a := range cfg.agents {
 		r.static[a.name] = a.kind
 	}
@@ -79,22 +96,37 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 		if err != nil {
 			return nil, fmt.Errorf("read the registered agents: %w", err)
 		}
-		for _, s := range specs {
+		built := make([]*registered, len(specs))
+		errs := make([]error, len(specs))
+		var wg sync.WaitGroup
+		for i, s := range specs {
 			if _, taken := r.static[s.Name]; taken {
-				log.Warn("a registered agent has the name of a configured one; the configured one is served", "agent", s.Name)
+				errs[i] = fmt.Errorf("agent %s of the configuration file has its name; remove this registration", s.Name)
 				continue
 			}
-			spec, err := decodeSpec(s.Spec)
-			if err == nil {
-				err = r.add(ctx, s.Name, spec)
-			}
-			if err != nil {
-				// The server starts without it (an environment variable
-				// may be gone); the registration stays until removed.
-				log.Error("a registered agent could not be restored; remove it or fix its configuration", "agent", s.Name, "err", err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				spec, err := decodeSpec(s.Spec)
+				if err == nil {
+					built[i], err = r.build(ctx, s.Name, spec)
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for i, s := range specs {
+			if errs[i] != nil {
+				// The server starts without it; the registration stays,
+				// listed with its problem, until removed.
+				spec, _ := decodeSpec(s.Spec)
+				kind, _ := spec["kind"].(string)
+				r.broken[s.Name] = &registered{spec: spec, kind: kind, problem: errs[i].Error()}
+				log.Error("a registered agent could not be restored; fix its configuration or remove it (a2abridge agents rm)", "agent", s.Name, "err", errs[i])
 				continue
 			}
-			log.Info("registered agent restored", "agent", s.Name, "kind", r.dyn[s.Name].kind)
+			r.hostAgent(s.Name, built[i])
+			log.Info("registered agent restored", "agent", s.Name, "kind", built[i].kind)
 		}
 	}
 	if len(cfg.admin) > 0 {
@@ -102,7 +134,7 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 		host.Handle("POST "+adminAPIPrefix, r.authed(r.create))
 		host.Handle("GET "+adminAPIPrefix+"/{name}", r.authed(r.get))
 		host.Handle("DELETE "+adminAPIPrefix+"/{name}", r.authed(r.remove))
-		log.Info("admin API enabled", "path", adminAPIPrefix)
+		log.Info("admin API enabled", "path", adminAPIPrefix, "kinds", r.kinds, "env", r.env)
 	}
 	return r, nil
 }
@@ -178,14 +210,21 @@ func (r *registry) info(req *http.Request, name string) (agentInfo, bool) {
 	a := agentInfo{Name: name, URL: base, Card: base + "/.well-known/agent-card.json", Protocol: []string{"JSONRPC/0.3", "JSONRPC/1.0", "HTTP+JSON/0.3", "HTTP+JSON/1.0"}}
 	if k, ok := r.static[name]; ok {
 		a.Kind, a.Source, a.Running = k, "config", true
+		if b := r.broken[name]; b != nil {
+			// A stored registration under a configured agent's name.
+			a.Problem = b.problem
+		}
 		return a, true
 	}
-	d, ok := r.dyn[name]
-	if !ok {
-		return a, false
+	if d, ok := r.dyn[name]; ok {
+		a.Kind, a.Source, a.Running, a.Spec = d.kind, "admin", true, maskSpec(d.spec)
+		return a, true
 	}
-	a.Kind, a.Source, a.Running, a.Spec = d.kind, "admin", true, maskSecrets(d.spec)
-	return a, true
+	if b, ok := r.broken[name]; ok {
+		a.Kind, a.Source, a.Running, a.Spec, a.Problem = b.kind, "admin", false, maskSpec(b.spec), b.problem
+		return a, true
+	}
+	return a, false
 }
 
 func (r *registry) list(w http.ResponseWriter, req *http.Request) {
@@ -195,9 +234,14 @@ func (r *registry) list(w http.ResponseWriter, req *http.Request) {
 	for _, a := range r.cfg.agents {
 		names = append(names, a.name)
 	}
-	dyn := make([]string, 0, len(r.dyn))
+	dyn := make([]string, 0, len(r.dyn)+len(r.broken))
 	for n := range r.dyn {
 		dyn = append(dyn, n)
+	}
+	for n := range r.broken {
+		if _, static := r.static[n]; !static {
+			dyn = append(dyn, n)
+		}
 	}
 	slices.Sort(dyn)
 	out := struct {
@@ -248,17 +292,26 @@ func (r *registry) create(w http.ResponseWriter, req *http.Request) {
 		adminFail(w, http.StatusConflict, "", "this server's store keeps no registered agents")
 		return
 	}
+	// The name is reserved while the agent is built, without holding the
+	// lock: building a remote agent fetches its card.
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.static[name]; ok {
+	switch {
+	case r.static[name] != "":
+		r.mu.Unlock()
 		adminFail(w, http.StatusConflict, "name", "agent %q is defined in the configuration file or built in (read-only)", name)
 		return
-	}
-	if _, ok := r.dyn[name]; ok {
+	case r.dyn[name] != nil || r.broken[name] != nil || r.pending[name]:
+		r.mu.Unlock()
 		adminFail(w, http.StatusConflict, "name", "agent %q is already registered; remove it first", name)
 		return
 	}
-	if err := r.add(req.Context(), name, spec); err != nil {
+	r.pending[name] = true
+	r.mu.Unlock()
+	reg, err := r.build(req.Context(), name, spec)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.pending, name)
+	if err != nil {
 		adminFail(w, http.StatusBadRequest, fieldOf(name, err), "%v", err)
 		return
 	}
@@ -267,12 +320,15 @@ func (r *registry) create(w http.ResponseWriter, req *http.Request) {
 		err = r.st.PutAgent(context.WithoutCancel(req.Context()), name, stored)
 	}
 	if err != nil {
-		r.drop(name, "")
+		if reg.built.close != nil {
+			_ = reg.built.close()
+		}
 		r.log.Error("store a registered agent", "agent", name, "err", err)
 		adminFail(w, http.StatusInternalServerError, "", "the registration could not be stored")
 		return
 	}
-	r.log.Info("agent registered", "agent", name, "kind", r.dyn[name].kind)
+	r.hostAgent(name, reg)
+	r.log.Info("agent registered", "agent", name, "kind", reg.kind)
 	a, _ := r.info(req, name)
 	w.Header().Set("Location", adminAPIPrefix+"/"+name)
 	writeAdmin(w, http.StatusCreated, a)
@@ -282,11 +338,14 @@ func (r *registry) remove(w http.ResponseWriter, req *http.Request) {
 	name := req.PathValue("name")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.static[name]; ok {
+	_, static := r.static[name]
+	_, hosted := r.dyn[name]
+	_, broken := r.broken[name]
+	switch {
+	case static && !broken:
 		adminFail(w, http.StatusConflict, "name", "agent %q is defined in the configuration file or built in (read-only)", name)
 		return
-	}
-	if _, ok := r.dyn[name]; !ok {
+	case !hosted && !broken:
 		adminFail(w, http.StatusNotFound, "name", "no registered agent named %q", name)
 		return
 	}
@@ -295,15 +354,24 @@ func (r *registry) remove(w http.ResponseWriter, req *http.Request) {
 		adminFail(w, http.StatusInternalServerError, "", "the registration could not be deleted")
 		return
 	}
+	if broken {
+		delete(r.broken, name)
+		r.log.Info("registration removed", "agent", name)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	n := r.drop(name, fmt.Sprintf("The agent %s was removed from this server while the task was running.", name))
 	r.log.Info("agent removed", "agent", name, "running_tasks_failed", n)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// add builds and hosts a registered agent (r.mu held or at start).
-func (r *registry) add(ctx context.Context, name string, spec map[string]any) error {
+// build checks and builds a registered agent, without hosting it: its
+// keys and their types, the kinds and environment variables the admin
+// block allows, then the kind's own checks. Errors name the key
+// (agents.NAME.KEY: …) and never quote an expanded value.
+func (r *registry) build(ctx context.Context, name string, spec map[string]any) (*registered, error) {
 	if err := checkAgentName(name); err != nil {
-		return fmt.Errorf("name: %w", err)
+		return nil, fmt.Errorf("name: %w", err)
 	}
 	kindKeys := make(map[string]any, len(spec))
 	for k, v := range spec {
@@ -313,46 +381,71 @@ func (r *registry) add(ctx context.Context, name string, spec map[string]any) er
 	}
 	var node yaml.Node
 	if err := node.Encode(kindKeys); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkAgentKeys(name, &node); err != nil {
 		var uk *unknownKeyError
 		if errors.As(err, &uk) {
 			msg := fmt.Sprintf("unknown key %q in %s", uk.Key, uk.Path)
 			if uk.Suggest != "" {
-				return fmt.Errorf("%s: did you mean %q?", msg, uk.Suggest)
+				return nil, fmt.Errorf("%s: did you mean %q?", msg, uk.Suggest)
 			}
-			return fmt.Errorf("%s (valid keys: %s)", msg, strings.Join(uk.Valid, ", "))
+			return nil, fmt.Errorf("%s (valid keys: %s)", msg, strings.Join(uk.Valid, ", "))
 		}
-		return err
+		return nil, err
 	}
-	if missing := expandEnv(&node); len(missing) > 0 {
-		return fmt.Errorf("agents.%s: environment variable(s) not set: %s", name, strings.Join(missing, ", "))
+	k, err := kindOf(name, &node)
+	if err != nil {
+		return nil, err
+	}
+	if k.builtin && kindKeys["kind"] == nil {
+		return nil, fmt.Errorf("agents.%s.kind: required", name)
+	}
+	if !slices.Contains(r.kinds, k.name) {
+		return nil, fmt.Errorf("agents.%s.kind: %q may not be registered through the admin API (admin.kinds allows %s)", name, k.name, strings.Join(r.kinds, ", "))
+	}
+	for _, ref := range envRefs(&node, "agents."+name) {
+		if !slices.Contains(r.env, ref.name) {
+			return nil, fmt.Errorf("%s: ${%s} is not among the environment variables registrations may use (admin.env)", ref.path, ref.name)
+		}
+	}
+	// Types before expansion, so that an error shows a ${NAME} reference
+	// rather than its value; a value that is a reference is checked after.
+	if err := checkAgentTypes(name, &node); err != nil && len(envRefs(&node, "")) == 0 {
+		return nil, err
+	}
+	if missing := expandEnv(&node, "agents."+name); len(missing) > 0 {
+		return nil, errors.New(joinRefs(missing))
+	}
+	if err := checkAgentTypes(name, &node); err != nil {
+		return nil, err
 	}
 	var af agentFile
 	if err := node.Decode(&af); err != nil {
-		return fmt.Errorf("agents.%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	if k, _ := kindOf(name, &node); k != nil && k.builtin && af.Kind == "" {
-		return fmt.Errorf("agents.%s.kind: required", name)
+		return nil, fmt.Errorf("agents.%s: the registration does not fit its kind", name)
 	}
 	bctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	built, err := buildAgent(bctx, r.log, name, &af, &node)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	o, err := r.cfg.authFor(name, &af)
 	if err != nil {
 		if built.close != nil {
 			_ = built.close()
 		}
-		return err
+		return nil, err
 	}
 	o.ExtendedCard = af.extendedCard(built.card)
-	r.host.Add(server.NewHandler(r.eng, name, built.agent, built.card, o))
-	r.dyn[name] = &registered{spec: spec, kind: af.Kind, built: built, opts: o}
-	return nil
+	o.Methods = built.methods
+	return &registered{spec: spec, kind: k.name, built: built, opts: o}, nil
+}
+
+// hostAgent hosts a built registration (r.mu held, or at start).
+func (r *registry) hostAgent(name string, reg *registered) {
+	r.host.Add(server.NewHandler(r.eng, name, reg.built.agent, reg.built.card, reg.opts))
+	r.dyn[name] = reg
 }
 
 // drop unhosts a registered agent, fails its running tasks with reason
@@ -364,19 +457,26 @@ func (r *registry) add(ctx context.Context, name string, spec map[string]any) er
 func (r *registry) drop(name, reason string) int {
 	d := r.dyn[name]
 	delete(r.dyn, name)
+	old, _ := r.host.Handler(name)
 	if reason != "" && d != nil {
 		card := d.built.card
 		card.Description = "Removed from this server; its tasks stay readable until the server restarts."
-		r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, d.opts))
+		// The tombstone serves no methods of the agent's own (ai/*), nor
+		// declares them.
+		opts := d.opts
+		opts.Methods = nil
+		card.Capabilities.Extensions = slices.DeleteFunc(slices.Clone(card.Capabilities.Extensions),
+			func(x a2a.AgentExtension) bool { return x.URI == openai.ExtensionURI })
+		r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, opts))
 	} else {
 		r.host.Remove(name)
 	}
 	n := 0
-	if reason != "" {
+	if reason != "" && old != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var err error
-		if n, err = r.eng.StopAgent(ctx, name, reason); err != nil {
+		if n, err = r.eng.StopAgent(ctx, old, reason); err != nil {
 			r.log.Error("fail the running tasks of a removed agent", "agent", name, "err", err)
 		}
 	}
@@ -455,8 +555,12 @@ func normalizeRegistration(spec map[string]any) (name, field string, err error) 
 			return n, "protocol_config", errors.New("protocol_config: want an object")
 		}
 		for k, v := range m {
-			if k == "token" || k == "api_key" || k == "api_key_header" {
+			switch k {
+			case "token", "api_key", "api_key_header":
 				continue
+			case "name", "kind", "url", "protocol", "credentials", "auth":
+				// What the registry format's own members and auth_type say.
+				return n, "protocol_config." + k, fmt.Errorf("protocol_config.%s: not allowed here (give it as the registration's own member, or through auth_type)", k)
 			}
 			out[k] = v
 		}
@@ -539,26 +643,85 @@ func fieldOf(name string, err error) string {
 	return f
 }
 
-// secretKeys are keys whose values the admin API does not show back.
-var secretKeys = []string{"api_key", "bearer_token", "token", "password", "secret", "authorization", "x-api-key"}
+// shownKeys are the registration keys the admin API shows as they are:
+// what the agent is and does, never credentials, headers, environment
+// values, command arguments or authentication blocks. A URL is shown
+// without its userinfo and query.
+var shownKeys = []string{"kind", "name", "description", "version", "skills", "input_modes", "output_modes",
+	"streaming", "card_requires_auth", "extended_card", "protocol", "binding", "timeout", "timeout_ms",
+	"card_timeout", "retries", "text_field", "max_response", "model", "embeddings_model", "rerank_model",
+	"models", "temperature", "max_tokens", "history", "multi_turn", "max_retries", "ai_methods", "input",
+	"workdir", "env", "kill_grace", "max_output", "max_concurrency"}
 
-// maskSecrets returns spec with secret values replaced by "***", except
-// ${NAME} references, which are not secrets.
-func maskSecrets(spec map[string]any) map[string]any {
+// maskSpec returns what the admin API shows of a registration: the keys of
+// shownKeys as they are (URLs redacted), the program of command, and
+// everything else with each string replaced by "***" unless it is exactly
+// one ${NAME} reference (the reference is not the secret). Maps keep their
+// keys (an auth block's subjects, a header's name).
+func maskSpec(spec map[string]any) map[string]any {
 	out := make(map[string]any, len(spec))
 	for k, v := range spec {
-		switch x := v.(type) {
-		case map[string]any:
-			out[k] = maskSecrets(x)
-		case string:
-			if slices.Contains(secretKeys, strings.ToLower(k)) && !envRef.MatchString(x) {
-				out[k] = "***"
+		switch {
+		case k == "url" || k == "base_url":
+			out[k] = redactURL(v)
+		case k == "command":
+			if l, ok := v.([]any); ok && len(l) > 0 {
+				c := []any{l[0]}
+				for _, a := range l[1:] {
+					c = append(c, maskAll(a))
+				}
+				out[k] = c
 			} else {
-				out[k] = x
+				out[k] = maskAll(v)
 			}
-		default:
+		case slices.Contains(shownKeys, k):
 			out[k] = v
+		default:
+			out[k] = maskAll(v)
 		}
 	}
 	return out
+}
+
+// maskAll replaces every string below v by "***", except a value that is
+// exactly one ${NAME} reference.
+func maskAll(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = maskAll(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = maskAll(e)
+		}
+		return out
+	case string:
+		if onlyEnvRef.MatchString(x) {
+			return x
+		}
+		return "***"
+	}
+	return v
+}
+
+// redactURL drops a URL's userinfo and query (they may hold credentials).
+func redactURL(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return maskAll(v)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "***"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "***"
+	}
+	u.Fragment = ""
+	return u.String()
 }

@@ -40,12 +40,14 @@ func TestAdminAPI(t *testing.T) {
 	os.WriteFile(cfg, []byte(`admin:
   bearer_tokens:
     ops: ${A2ABRIDGE_TEST_ADMIN}
+  env: [A2ABRIDGE_TEST_DESC, A2ABRIDGE_TEST_UNSET]
 agents:
   echo2:
     kind: echo
     description: a second echo
 `), 0o600)
 	t.Setenv("A2ABRIDGE_TEST_ADMIN", "adm1n")
+	t.Setenv("A2ABRIDGE_TEST_DESC", "described by the environment")
 	data := filepath.Join(dir, "data")
 	addr := freeAddr(t)
 	base := "http://" + addr
@@ -124,7 +126,13 @@ agents:
 		{`{"name":"x"}`, 400, "kind", "kind: required"},
 		{`{"name":"x","kind":"nope"}`, 400, "kind", `unknown kind "nope"`},
 		{`{"name":"x","kind":"echo","colour":"red"}`, 400, "colour", `unknown key "colour" in agents.x`},
-		{`{"name":"x","kind":"echo","description":"${A2ABRIDGE_SURELY_UNSET}"}`, 400, "", "A2ABRIDGE_SURELY_UNSET"},
+		{`{"name":"x","kind":"echo","description":"${A2ABRIDGE_SURELY_UNSET}"}`, 400, "description", "${A2ABRIDGE_SURELY_UNSET} is not among the environment variables registrations may use (admin.env)"},
+		{`{"name":"x","kind":"echo","description":"${A2ABRIDGE_TEST_UNSET}"}`, 400, "description", "agents.x.description: environment variable A2ABRIDGE_TEST_UNSET is not set"},
+		{`{"name":"x","kind":"exec","command":["id"]}`, 400, "kind", `"exec" may not be registered through the admin API (admin.kinds allows`},
+		{`{"name":"x","kind":"openai","base_url":"http://127.0.0.1:1/v1","model":"m","max_tokens":"many"}`, 400, "max_tokens", "agents.x.max_tokens: want a whole number"},
+		{`{"name":"x","kind":"http","url":"http://127.0.0.1:1/","timeout_ms":[1]}`, 400, "timeout_ms", "agents.x.timeout_ms: want a whole number"},
+		{`{"name":"x","kind":"http","url":"http://127.0.0.1:1/","credentials":{"bearer_token":{"a":1}}}`, 400, "credentials.bearer_token", "agents.x.credentials.bearer_token: want a string"},
+		{`{"name":"x","protocol":"simple-a2a","url":"http://h","protocol_config":{"kind":"exec"}}`, 400, "protocol_config.kind", "not allowed here"},
 		{`{"name":"x","protocol":"grpc","url":"http://h"}`, 400, "protocol", `"grpc" is not one of`},
 		{`{"name":"x","protocol":"simple-a2a","url":"http://h","auth_type":"bearer"}`, 400, "protocol_config.token", "protocol_config.token: required"},
 		{`{"name":"x","protocol":"simple-a2a","url":"http://h","timeout_ms":-5}`, 400, "timeout_ms", "timeout_ms"},
@@ -145,6 +153,24 @@ agents:
 			t.Errorf("%s: %d %s, want %d field %q and %q", b, code, body, c.code, c.field, c.want)
 		}
 	}
+	// What the admin API shows of a registration: never its secrets.
+	code, body := adminCall(t, "POST", api, "adm1n", `{"name":"svc","kind":"http","url":"http://u:pw@127.0.0.1:1/run?key=qsecret",
+		"credentials":{"bearer_token":"tok-secret"},"headers":{"X-Extra":"hdr-secret"},
+		"auth":{"bearer_tokens":{"carol":"caller-secret"}},"description":"${A2ABRIDGE_TEST_DESC}"}`)
+	if code != 201 {
+		t.Fatalf("register svc: %d %s", code, body)
+	}
+	_, listed := adminCall(t, "GET", api, "adm1n", "")
+	for _, secret := range []string{"tok-secret", "hdr-secret", "caller-secret", "qsecret", "pw@", "described by the environment"} {
+		if strings.Contains(body+listed, secret) {
+			t.Errorf("the admin API shows %q:\n%s\n%s", secret, body, listed)
+		}
+	}
+	for _, shown := range []string{`"X-Extra":"***"`, `"carol":"***"`, `"description":"${A2ABRIDGE_TEST_DESC}"`, `"url":"http://127.0.0.1:1/run?***"`} {
+		if !strings.Contains(body, shown) {
+			t.Errorf("the registration lacks %s:\n%s", shown, body)
+		}
+	}
 	if code, body := adminCall(t, "DELETE", api+"/echo2", "adm1n", ""); code != 409 {
 		t.Fatalf("removing a config agent: %d %s", code, body)
 	}
@@ -161,13 +187,26 @@ agents:
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+	// svc cannot be rebuilt without its variable: it is listed with its
+	// problem, and can be removed.
+	os.Unsetenv("A2ABRIDGE_TEST_DESC")
 	startChild(t, "--config", cfg, "--data", data, "--addr", addr)
 	if r := rpc(t, base+"/a2a/myecho", "message/send", msg("again", "m4", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("the registered agent after a restart: %+v", r)
 	}
-	code, body := adminCall(t, "GET", api, "adm1n", "")
+	code, body = adminCall(t, "GET", api, "adm1n", "")
 	if code != 200 || !strings.Contains(body, `"myecho"`) || strings.Contains(body, `"slowy"`) {
 		t.Fatalf("list after a restart: %d %s", code, body)
+	}
+	code, body = adminCall(t, "GET", api+"/svc", "adm1n", "")
+	if code != 200 || !strings.Contains(body, `"running":false`) || !strings.Contains(body, "A2ABRIDGE_TEST_DESC is not set") {
+		t.Fatalf("a registration that could not be restored: %d %s", code, body)
+	}
+	if code, body := adminCall(t, "DELETE", api+"/svc", "adm1n", ""); code != 204 {
+		t.Fatalf("removing a registration that could not be restored: %d %s", code, body)
+	}
+	if code, _ := adminCall(t, "GET", api+"/svc", "adm1n", ""); code != 404 {
+		t.Fatalf("after removing it: %d", code)
 	}
 	// Without an admin block, there is no admin API.
 	code, _ = adminCall(t, "GET", "http://"+startServeNoAdmin(t)+"/api/v1/agents", "adm1n", "")

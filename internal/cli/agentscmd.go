@@ -123,14 +123,14 @@ The admin token comes from --token or $A2ABRIDGE_ADMIN_TOKEN.`,
 	var sets []string
 	add := &cobra.Command{
 		Use:   "add [NAME] (--kind KIND [--url URL] [--set KEY=VALUE]… | -f FILE)",
-		Short: "Register an agent of any kind (http, a2a, openai, exec, …)",
+		Short: "Register an agent (kinds: http, a2a, openai, and those the server's admin.kinds allows)",
 		Long: `Register an agent with the server. Either give its name, --kind and its keys
 (--url, and --set KEY=VALUE for any other key of the kind, VALUE read as
-YAML: --set timeout_ms=5000, --set 'command=[cat]'), or -f FILE with the
+YAML: --set timeout_ms=5000, --set 'models=[m1, m2]'), or -f FILE with the
 agent as YAML or JSON: our kinds ({name, kind, …}, the keys of the config
 file's agents entries) or the registry format ({name, url, protocol:
 simple-a2a|jsonrpc-2.0, protocol_config, auth_type, timeout_ms}).
-Values may reference the server's environment as ${NAME}.`,
+Values may reference the server's environment as ${NAME} (only the variables its admin.env lists).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			spec := map[string]any{}

@@ -73,10 +73,20 @@ type serveFile struct {
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
 }
 
-// adminFile is the admin block: who may use the admin API.
+// adminFile is the admin block: who may use the admin API, and what a
+// registration may do.
 type adminFile struct {
 	BearerTokens map[string]string `yaml:"bearer_tokens"`
+	// Kinds are the kinds a registration may have; unset:
+	// defaultAdminKinds (not exec: a registration of it runs commands).
+	Kinds []string `yaml:"kinds"`
+	// Env are the environment variables a registration may reference as
+	// ${NAME}; unset: none.
+	Env []string `yaml:"env"`
 }
+
+// defaultAdminKinds are the kinds registrations may have by default.
+var defaultAdminKinds = []string{"http", "a2a", "openai", "echo", "chat", "slow"}
 
 // cardSigningFile is the card_signing block: the private key (PEM or
 // JWK), its kid (default: the JWK's kid, else the key's thumbprint), the
@@ -108,11 +118,18 @@ type authFile struct {
 	None bool `yaml:"none"`
 }
 
-// agentFile is one entry of agents: the keys every kind has (the kind,
-// the card's fields, the callers' authentication); the keys of the kind
-// itself land in Kind-specific config (KindKeys, checked against the
-// kind's Config type by checkAgentKeys, decoded by the kind's builder).
+// agentFile is one entry of agents: the keys every kind has
+// (agentCommonKeys); the keys of the kind itself land in KindKeys (checked
+// against the kind's Config type by checkAgentKeys, decoded by the kind's
+// builder from the entry's node).
 type agentFile struct {
+	agentCommonKeys `yaml:",inline"`
+	// KindKeys holds the keys of the kind (inline: any key lands here).
+	KindKeys map[string]any `yaml:",inline"`
+}
+
+// agentCommonKeys are the keys of every agents entry, whatever its kind.
+type agentCommonKeys struct {
 	// Kind is the agent's kind (kinds.go); empty for a built-in agent
 	// configured under its own name (echo, chat, slow).
 	Kind string `yaml:"kind"`
@@ -125,13 +142,12 @@ type agentFile struct {
 	OutputModes []string    `yaml:"output_modes"`
 	// Streaming, when set, says whether the card offers streaming (the
 	// default: yes).
-	Streaming        *bool     `yaml:"streaming"`
+	Streaming *bool `yaml:"streaming"`
+	// Auth is what the agent's callers must send (the top-level auth's
+	// keys).
 	Auth             *authFile `yaml:"auth"`
 	CardRequiresAuth bool      `yaml:"card_requires_auth"`
-	// KindKeys holds the keys of the kind (inline: any key lands here;
-	// checkAgentKeys has checked them against the kind).
-	KindKeys     map[string]any `yaml:",inline"`
-	ExtendedCard *struct {
+	ExtendedCard     *struct {
 		Description string      `yaml:"description"`
 		Skills      []skillFile `yaml:"skills"`
 	} `yaml:"extended_card"`
@@ -188,6 +204,13 @@ func parseByteSize(s string) (int64, error) {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
+// envName matches an environment variable name; onlyEnvRef a value that is
+// one ${NAME} reference and nothing else.
+var (
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	onlyEnvRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
+)
+
 // loadServeFile reads and validates a config file. ${NAME} references are
 // expanded inside YAML string values (after parsing, so a value can never
 // change the document's structure).
@@ -217,8 +240,17 @@ func loadServeFile(path string) (*serveFile, error) {
 			}
 		}
 	}
-	if missing := expandEnv(&doc); len(missing) > 0 {
-		return nil, fmt.Errorf("%s: environment variable(s) not set: %s", path, strings.Join(missing, ", "))
+	if missing := expandEnv(&doc, ""); len(missing) > 0 {
+		return nil, fmt.Errorf("%s: %s", path, joinRefs(missing))
+	}
+	// The types of each agent's keys, named one by one (the decoder
+	// below would quote values, which may be expanded secrets).
+	if agents := mapValue(root(&doc), "agents"); agents != nil && agents.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(agents.Content); i += 2 {
+			if err := checkAgentTypes(agents.Content[i].Value, agents.Content[i+1]); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
 	}
 	// Decoded from the expanded tree itself, so errors name the lines of
 	// the file as written.
@@ -253,33 +285,86 @@ func loadServeFile(path string) (*serveFile, error) {
 	return &f, nil
 }
 
-// expandEnv replaces ${NAME} references inside the scalar values of n by
-// the environment's values, in place, and returns the names that are not
-// set (or empty), sorted, once each.
-func expandEnv(n *yaml.Node) []string {
-	var missing []string
-	var walk func(n *yaml.Node)
-	walk = func(n *yaml.Node) {
-		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
-				name := envRef.FindStringSubmatch(m)[1]
-				v, ok := os.LookupEnv(name)
-				if !ok || v == "" {
-					missing = append(missing, name)
-				}
-				return v
-			})
-			// Let the expanded value resolve like a literal one would
-			// (a bool stays a bool); the encoder quotes it when needed.
-			n.Tag = ""
-		}
-		for _, c := range n.Content {
-			walk(c)
-		}
+// envRefAt is one ${NAME} reference in a config document: the dotted path
+// of its value (agents.weather.url), its line (0 when the document was not
+// read from a file) and the variable's name.
+type envRefAt struct {
+	path, name string
+	line       int
+}
+
+func (r envRefAt) String() string {
+	s := fmt.Sprintf("%s: environment variable %s is not set", r.path, r.name)
+	if r.line > 0 {
+		s += fmt.Sprintf(" (line %d)", r.line)
 	}
-	walk(n)
-	slices.Sort(missing)
-	return slices.Compact(missing)
+	return s
+}
+
+// walkScalars calls f for each scalar value below n with its dotted path
+// (path is n's own; mapping keys are not values and are not visited).
+func walkScalars(n *yaml.Node, path string, f func(n *yaml.Node, path string)) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			walkScalars(c, path, f)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			walkScalars(n.Content[i+1], joinPath(path, n.Content[i].Value), f)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			walkScalars(c, fmt.Sprintf("%s[%d]", path, i), f)
+		}
+	case yaml.ScalarNode:
+		f(n, path)
+	}
+}
+
+// envRefs lists the ${NAME} references in the values below n.
+func envRefs(n *yaml.Node, path string) []envRefAt {
+	var refs []envRefAt
+	walkScalars(n, path, func(n *yaml.Node, path string) {
+		for _, m := range envRef.FindAllStringSubmatch(n.Value, -1) {
+			refs = append(refs, envRefAt{path: path, name: m[1], line: n.Line})
+		}
+	})
+	return refs
+}
+
+// expandEnv replaces ${NAME} references inside the scalar values below n
+// (whose own path is path) by the environment's values, in place, and
+// returns the references to variables that are not set (or are empty),
+// in document order.
+func expandEnv(n *yaml.Node, path string) []envRefAt {
+	var missing []envRefAt
+	walkScalars(n, path, func(n *yaml.Node, path string) {
+		if !strings.Contains(n.Value, "${") {
+			return
+		}
+		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+			name := envRef.FindStringSubmatch(m)[1]
+			v, ok := os.LookupEnv(name)
+			if !ok || v == "" {
+				missing = append(missing, envRefAt{path: path, name: name, line: n.Line})
+			}
+			return v
+		})
+		// Let the expanded value resolve like a literal one would (a
+		// bool stays a bool); the encoder quotes it when needed.
+		n.Tag = ""
+	})
+	return missing
+}
+
+// joinRefs writes one line per reference.
+func joinRefs(refs []envRefAt) string {
+	lines := make([]string, len(refs))
+	for i, r := range refs {
+		lines[i] = r.String()
+	}
+	return strings.Join(lines, "\n")
 }
 
 // redactYAMLError keeps the line reference of a decoding error and drops

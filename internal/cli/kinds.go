@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -52,11 +53,13 @@ func (b *agentBuild) decode(cfg any) error {
 }
 
 // builtAgent is a kind's agent, its card (before the entry's card keys
-// apply) and, optionally, what releases its resources.
+// apply) and, optionally, what releases its resources and the JSON-RPC
+// methods of its own it serves (server.HandlerOptions.Methods).
 type builtAgent struct {
-	agent server.Agent
-	card  a2a.AgentCard
-	close func() error
+	agent   server.Agent
+	card    a2a.AgentCard
+	close   func() error
+	methods map[string]server.Method
 }
 
 // kinds are the agent kinds, by name.
@@ -145,15 +148,9 @@ func checkAgentKeys(name string, n *yaml.Node) error {
 		}
 		return nil
 	}
-	k, err := kindOf(name, n)
+	fields, k, err := agentFields(name, n)
 	if err != nil {
 		return err
-	}
-	fields := yamlFields(reflect.TypeFor[agentCommonKeys]())
-	if k.config != nil {
-		for key, t := range yamlFields(k.config) {
-			fields[key] = t
-		}
 	}
 	path := "agents." + name
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -179,23 +176,6 @@ func checkAgentKeys(name string, n *yaml.Node) error {
 		}
 	}
 	return nil
-}
-
-// agentCommonKeys are agentFile's keys without its inline map.
-type agentCommonKeys struct {
-	Kind             string      `yaml:"kind"`
-	Description      string      `yaml:"description"`
-	Version          string      `yaml:"version"`
-	Skills           []skillFile `yaml:"skills"`
-	InputModes       []string    `yaml:"input_modes"`
-	OutputModes      []string    `yaml:"output_modes"`
-	Streaming        *bool       `yaml:"streaming"`
-	Auth             *authFile   `yaml:"auth"`
-	CardRequiresAuth bool        `yaml:"card_requires_auth"`
-	ExtendedCard     *struct {
-		Description string      `yaml:"description"`
-		Skills      []skillFile `yaml:"skills"`
-	} `yaml:"extended_card"`
 }
 
 // buildAgent builds the agents entry name from its decoded entry f and its
@@ -263,4 +243,122 @@ func agentError(name string, err error) error {
 		}
 	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// agentFields are the keys of the agents entry name (node n): the common
+// ones and those of its kind, with their Go types.
+func agentFields(name string, n *yaml.Node) (map[string]reflect.Type, *agentKind, error) {
+	k, err := kindOf(name, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	fields := yamlFields(reflect.TypeFor[agentCommonKeys]())
+	if k.config != nil {
+		for key, t := range yamlFields(k.config) {
+			fields[key] = t
+		}
+	}
+	return fields, k, nil
+}
+
+// checkAgentTypes checks that each value of the agents entry name (node n,
+// ${NAME} expanded) has its key's type, key by key and down nested blocks,
+// so that an error names the key ("agents.x.max_tokens: want a whole
+// number (line 8)") and never quotes the value (it may be an expanded
+// secret). Unknown keys are checkAgentKeys' job and are skipped here.
+func checkAgentTypes(name string, n *yaml.Node) error {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields, _, err := agentFields(name, n)
+	if err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if ft, ok := fields[n.Content[i].Value]; ok {
+			if err := checkTypes(n.Content[i+1], ft, "agents."+name+"."+n.Content[i].Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkTypes decodes n into a value of type t piece by piece and returns
+// the first piece that does not fit, as "PATH: want DESCRIPTION (line N)".
+func checkTypes(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.ShortTag() == "!!null" {
+		return nil
+	}
+	custom := reflect.PointerTo(t).Implements(yamlUnmarshaler)
+	switch {
+	case custom:
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if ft, ok := fields[n.Content[i].Value]; ok {
+				if err := checkTypes(n.Content[i+1], ft, joinPath(path, n.Content[i].Value)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkTypes(n.Content[i+1], t.Elem(), joinPath(path, n.Content[i].Value)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := checkTypes(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		msg := fmt.Sprintf("%s: want %s", path, describeType(t))
+		if n.Line > 0 {
+			msg += fmt.Sprintf(" (line %d)", n.Line)
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// describeType says what a value of type t is written as in YAML.
+func describeType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeFor[time.Duration]() || t == reflect.TypeFor[duration]():
+		return "a duration such as 30s or 1m30s"
+	case t == reflect.TypeFor[byteSize]():
+		return "a size in bytes such as 1048576 or 256MiB"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number (in range)"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(describeType(t.Elem()), "a "), "an ") + "s"
+	case reflect.Map, reflect.Struct:
+		return "a mapping of keys to values"
+	}
+	return "a value of another type"
 }

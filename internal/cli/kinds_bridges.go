@@ -58,7 +58,12 @@ func buildOpenAI(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &builtAgent{agent: a, card: baseCard(b.name, "The model "+c.Model+" of an OpenAI-compatible endpoint.", a.Skill()), close: a.Close}, nil
+	built := &builtAgent{agent: a, card: baseCard(b.name, "The model "+c.Model+" of an OpenAI-compatible endpoint.", a.Skill()), close: a.Close}
+	if m := a.Methods(); m != nil { // ai/chat, ai/embeddings, ai/rerank (issue 13 §4)
+		built.methods = m
+		built.card.Capabilities.Extensions = append(built.card.Capabilities.Extensions, a.CardExtension())
+	}
+	return built, nil
 }
 
 func buildHTTP(ctx context.Context, b *agentBuild) (*builtAgent, error) {

@@ -152,7 +152,12 @@ func TestConfigErrors(t *testing.T) {
 		{"builtins: false\n", "no agents"},
 		{"agents:\n  weather:\n    kind: http\n", "agents.weather.url: required"},
 		{"agents:\n  weather:\n    kind: http\n    url: http://x\n    timeout_msec: 5\n", `.yaml:5: unknown key "timeout_msec" in agents.weather: did you mean "timeout_ms"?`},
-		{"agents:\n  m:\n    kind: openai\n    base_url: http://x/v1\n    model: m\n    api_key: ${A2ABRIDGE_SURELY_UNSET_KEY}\n", "A2ABRIDGE_SURELY_UNSET_KEY"},
+		{"agents:\n  m:\n    kind: openai\n    base_url: http://x/v1\n    model: m\n    api_key: ${A2ABRIDGE_SURELY_UNSET_KEY}\n", "agents.m.api_key: environment variable A2ABRIDGE_SURELY_UNSET_KEY is not set (line 6)"},
+		// A value of the wrong type for a kind's key: the key is named, the
+		// (expanded, maybe secret) value is not shown.
+		{"agents:\n  m:\n    kind: openai\n    base_url: http://x/v1\n    model: m\n    max_tokens: ${A2ABRIDGE_TEST_SECRET}\n", "agents.m.max_tokens: want a whole number (in range) (line 6)"},
+		{"agents:\n  w:\n    kind: http\n    url: http://x\n    timeout_ms: soon\n", "agents.w.timeout_ms: want a whole number"},
+		{"agents:\n  a:\n    kind: a2a\n    url: http://x\n    timeout: 30\n", "agents.a.timeout: want a duration such as 30s"},
 		{"agents:\n  r:\n    kind: a2a\n    url: ftp://x\n", "agents.r.url:"},
 		{"agents:\n  x:\n    kind: exec\n    command: []\n", "agents.x.command:"},
 		{"agents:\n  w:\n    kind: http\n    url: http://x\n    credentials:\n      bearer: t\n", `unknown key "bearer" in agents.w.credentials`},

@@ -270,6 +270,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					return usageError{err}
 				}
 				o.ExtendedCard = af.extendedCard(built.card)
+				o.Methods = built.methods
 				kind := af.Kind
 				if kind == "" {
 					kind = name // a built-in under its own name
@@ -304,6 +305,16 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					return usageError{fmt.Errorf("--config: admin.bearer_tokens: %w", err)}
 				}
 				admin = auth.Set{b}
+				for i, k := range file.Admin.Kinds {
+					if kinds[k] == nil {
+						return usageError{fmt.Errorf("--config: admin.kinds[%d]: unknown kind %q (have %s)", i, k, kindNames())}
+					}
+				}
+				for i, v := range file.Admin.Env {
+					if !envName.MatchString(v) {
+						return usageError{fmt.Errorf("--config: admin.env[%d]: %q is not an environment variable name", i, v)}
+					}
+				}
 			}
 
 			cardSigning, err := cardSigningOptions(file.CardSigning)
@@ -340,7 +351,11 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				log.Info("using the SQLite store", "path", path)
 			}
 			defer st.Close()
-			cfg := serveConfig{addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
+			var adminKinds, adminEnv []string
+			if file.Admin != nil {
+				adminKinds, adminEnv = file.Admin.Kinds, file.Admin.Env
+			}
+			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
 				cardSigning: cardSigning}
@@ -513,6 +528,8 @@ type serveConfig struct {
 	allowedHosts                      []string
 	agents                            []hostedAgent
 	admin                             auth.Set // nil: no admin API
+	adminKinds                        []string // nil: defaultAdminKinds
+	adminEnv                          []string
 	// authFor resolves the authentication of an agent registered at
 	// runtime as for one in the file.
 	authFor     func(name string, af *agentFile) (server.HandlerOptions, error)

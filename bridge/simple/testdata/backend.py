@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlparse
 
 lock = threading.Condition()
 attempts = {}   # task_id -> number of calls to a counting route
+keys = {}       # task_id -> the Idempotency-Key of each POST, in order
 arrived = set() # task_ids whose /hang call arrived
 gone = set()    # task_ids whose /hang call's connection closed
 
@@ -49,6 +50,8 @@ class Handler(BaseHTTPRequestHandler):
             if u.path == "/attempts":
                 n = attempts.get(tid, 0)
                 body = {"n": n}
+            elif u.path == "/keys":
+                body = {"keys": list(keys.get(tid, []))}
             elif u.path == "/wait-arrived":
                 lock.wait_for(lambda: tid in arrived)
                 body = {"arrived": True}
@@ -70,6 +73,8 @@ class Handler(BaseHTTPRequestHandler):
         tid = req.get("task_id", "")
         inp = req.get("input")
         p = u.path
+        with lock:
+            keys.setdefault(tid, []).append(self.headers.get("Idempotency-Key", ""))
         if p in ("/flaky", "/always", "/ask"):
             with lock:
                 attempts[tid] = attempts.get(tid, 0) + 1
