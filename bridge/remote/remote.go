@@ -47,9 +47,17 @@ type dialCall struct {
 }
 
 var (
-	_ server.Agent    = (*Agent)(nil)
-	_ server.Canceler = (*Agent)(nil)
+	_ server.Agent       = (*Agent)(nil)
+	_ server.Canceler    = (*Agent)(nil)
+	_ server.InlineAgent = (*Agent)(nil)
 )
+
+// maxIdleConns is how many idle connections to the remote the Agent
+// keeps for reuse: as many calls as this can run at once on pooled
+// connections. More concurrent calls open more connections, which are
+// closed after use (with 64, 128 concurrent callers opened and closed
+// about a thousand connections a second in the bench).
+const maxIdleConns = 256
 
 // New validates c (see Config.Validate; the error names every bad key)
 // and returns an Agent with c's defaults applied and its own pool of
@@ -62,8 +70,8 @@ func New(c Config) (*Agent, error) {
 	}
 	c = c.withDefaults()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 256
-	tr.MaxIdleConnsPerHost = 64
+	tr.MaxIdleConns = maxIdleConns
+	tr.MaxIdleConnsPerHost = maxIdleConns
 	binding, _ := bindingName(c.Binding)
 	cr := c.Credentials
 	a := &Agent{cfg: c, where: shownURL(c.URL), tr: tr}
@@ -86,6 +94,14 @@ func New(c Config) (*Agent, error) {
 	}
 	return a, nil
 }
+
+// Inline implements server.InlineAgent: Execute returns as soon as our
+// task is final (terminal, input-required or auth-required) and waits for
+// nothing but the remote meanwhile, so a blocking message/send runs it on
+// the request's goroutine instead of handing it to a worker and waiting
+// (two goroutine hand-overs fewer per call). Streams and non-blocking
+// sends are unaffected; tasks/cancel still cancels the execution.
+func (a *Agent) Inline() bool { return true }
 
 // Close releases the Agent's idle connections. The Agent stays usable.
 func (a *Agent) Close() error {

@@ -244,6 +244,57 @@ func TestCancelForwarded(t *testing.T) {
 			t.Errorf("the remote task: %+v %v, want canceled", rt, err)
 		}
 	})
+	t.Run("blocking send", func(t *testing.T) {
+		// A blocking send runs the agent on the caller's request (the
+		// agent is a server.InlineAgent): tasks/cancel still ends it, the
+		// remote task is canceled, and the caller gets the canceled task.
+		ctx := testCtx(t)
+		g, rem, _, fr := remoteWith(t, remote.Config{}, true)
+		c := dial(t, ctx, fr.agentURL("front"), client.Options{})
+		type result struct {
+			res a2a.Event
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			res, err := c.SendMessage(ctx, userMsg("hang", ""))
+			done <- result{res, err}
+		}()
+		ex := recv(t, ctx, g.execs, "the remote execution")
+		list, err := c.ListTasks(ctx, a2a.ListTasksParams{})
+		if err != nil || len(list.Tasks) != 1 {
+			t.Fatalf("ListTasks: %+v %v, want the one task", list, err)
+		}
+		ours := list.Tasks[0].ID
+		// Cancel once the front knows the remote task (our task's metadata
+		// names it): a cancel before that has no remote task to forward to.
+		knows := func(e a2a.Event) bool {
+			var md map[string]any
+			switch e := e.(type) {
+			case *a2a.Task:
+				md = e.Metadata
+			case *a2a.TaskStatusUpdateEvent:
+				md = e.Metadata
+			}
+			_, ok := md[remote.MetadataKey]
+			return ok
+		}
+		pull(t, c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: ours}, "")).until(t, "the remote task id in our task's metadata", knows)
+		if task, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: ours}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+			t.Fatalf("CancelTask: %+v %v", task, err)
+		}
+		if got := recv(t, ctx, g.canceled, "the remote cancel"); got != ex.taskID {
+			t.Errorf("the remote canceled %s, want %s", got, ex.taskID)
+		}
+		r := recv(t, ctx, done, "the blocking send's answer")
+		if task, ok := r.res.(*a2a.Task); r.err != nil || !ok || task.ID != ours || task.Status.State != a2a.TaskStateCanceled {
+			t.Errorf("SendMessage: %+v %v, want task %s canceled", r.res, r.err, ours)
+		}
+		rt, err := dial(t, ctx, rem.agentURL("gate"), client.Options{}).GetTask(ctx, a2a.TaskQueryParams{ID: ex.taskID})
+		if err != nil || rt.Status.State != a2a.TaskStateCanceled {
+			t.Errorf("the remote task: %+v %v, want canceled", rt, err)
+		}
+	})
 	t.Run("remote task already ended", func(t *testing.T) {
 		ctx := testCtx(t)
 		_, _, _, fr := remoteWith(t, remote.Config{}, true)

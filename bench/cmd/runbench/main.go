@@ -13,8 +13,13 @@
 // serve --data DIR` (SQLite). Every server is a target once per protocol
 // version and binding it offers: a2abridge and the baseline over A2A 0.3
 // JSON-RPC, A2A 1.0 JSON-RPC and A2A 1.0 HTTP+JSON (REST); the 0.3 peers
-// over 0.3 JSON-RPC; the 1.0 peers over 1.0 JSON-RPC and REST. It checks
-// that each target answers like an echo agent (bench.Verify), then
+// over 0.3 JSON-RPC; the 1.0 peers over 1.0 JSON-RPC and REST; and the
+// bridges of issue 13 over 0.3 JSON-RPC: `a2abridge serve --memory` with
+// an agent of kind a2a in front of a second a2abridge's echo (bridge-a2a),
+// and one of kind http in front of servers/simplebackend (bridge-http),
+// each compared with the direct call, and for reference servers/relay (a
+// relay that only forwards) in front of a2abridge. It checks that each
+// target answers like an echo agent (bench.Verify), then
 // measures them alternately, round after round, with one load generator
 // (internal/bench, the engine of `a2abridge bench`, in this process):
 //
@@ -28,8 +33,8 @@
 //
 // It prints a Markdown report (medians of the rounds, ratios against the
 // baseline of the same protocol and binding and against the best peer,
-// server CPU per request, the machine, the targets of issues 6 and 12
-// with met or missed) and writes it to RESULTS.md. Linux only (/proc).
+// server CPU per request, the machine, the targets of issues 6, 12 and
+// 13 with met or missed) and writes it to RESULTS.md. Linux only (/proc).
 package main
 
 import (
@@ -92,7 +97,7 @@ func main() {
 	flag.IntVar(&c.payload, "payload", 16, "bytes of text in each message")
 	flag.IntVar(&c.idleStreams, "idle-streams", 10000, "idle SSE streams held on a2abridge (0: skip)")
 	flag.DurationVar(&c.idleHold, "idle-hold", 10*time.Second, "how long the idle streams are held")
-	flag.StringVar(&c.only, "targets", "", "comma-separated subset of servers (baseline,memory,sqlite,a2ago,trpc,js,a2agov2,jsv1: each over every binding it offers) or targets (memory-v1, memory-rest, jsv1-rest, …) (default all)")
+	flag.StringVar(&c.only, "targets", "", "comma-separated subset of servers (baseline,memory,sqlite,relay,bridge-a2a,bridge-http,a2ago,trpc,js,a2agov2,jsv1: each over every binding it offers) or targets (memory-v1, memory-rest, jsv1-rest, …) (default all)")
 	flag.StringVar(&c.out, "out", "RESULTS.md", "file the report is written to (empty: none)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, server logs, SQLite database)")
 	flag.BoolVar(&c.fresh, "fresh", true, "restart every server (with an empty store) before each of its measurements; false keeps them running, so in-memory stores grow through the run")
@@ -161,7 +166,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			t.skip = "failed the echo check over " + t.proto() + ": " + err.Error()
 			continue
 		}
-		fmt.Fprintf(stderr, "%-24s %s %s (pid %d)\n", t.key, t.proto(), t.url(), t.srv.pid)
+		fmt.Fprintf(stderr, "%-24s %s %s (%s)\n", t.key, t.proto(), t.url(), t.srv.pids())
 	}
 	live := slices.DeleteFunc(slices.Clone(all), func(t *target) bool { return t.skip != "" })
 	for _, t := range all {
@@ -311,11 +316,11 @@ func measure(ctx context.Context, c config, s scenario, t *target) (sample, erro
 	res, err := bench.Run(ctx, bench.Options{
 		URL: t.url(), Protocol: t.protocol, Binding: t.binding, Mode: s.mode, Concurrency: s.conc, Duration: c.duration, Warmup: c.warmup, Payload: c.payload,
 		OnStart: func() {
-			srv0, _ = processCPU(t.srv.pid)
+			srv0, _ = t.srv.cpu()
 			cli0, all0 = selfCPU(), machineBusy()
 		},
 		OnStop: func() {
-			srv1, _ := processCPU(t.srv.pid)
+			srv1, _ := t.srv.cpu()
 			sm.srvCPU, sm.cliCPU = srv1-srv0, selfCPU()-cli0
 			sm.otherCPU = max(machineBusy()-all0-sm.srvCPU-sm.cliCPU, 0)
 		},

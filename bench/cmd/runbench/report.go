@@ -138,7 +138,10 @@ func render(c config, env environment, all, live []*target, scenarios []scenario
 		env.ncpu, c.rounds, c.duration, c.warmup, freshText(c.fresh), 100*c.maxOther, env.took.Round(time.Second))
 	p("- **Targets:** net/http baseline (`servers/baseline`: encoding/json, no task handling), `a2abridge serve --memory`, `a2abridge serve --data DIR` (SQLite, durable: every answer waits for its commit), each over 0.3 JSON-RPC, 1.0 JSON-RPC and 1.0 REST on one URL; " +
 		"A2A 0.3 peers over 0.3 JSON-RPC: a2a-go v0.3.15 (`a2asrv`), trpc-a2a-go v0.2.5 (`taskmanager.NewMemoryTaskManager`), @a2a-js/sdk 0.3.14 (`DefaultRequestHandler` + express 5.3.0); " +
-		"A2A 1.0 peers over 1.0 JSON-RPC and 1.0 REST: a2a-go v2.4.0 (`a2asrv.NewHandler` + `NewJSONRPCHandler`, `NewRESTHandler`), @a2a-js/sdk 1.3.0 (`DefaultRequestHandler` + `jsonRpcHandler`, `restHandler`, express 5.3.0). Servers log warnings only.\n")
+		"A2A 1.0 peers over 1.0 JSON-RPC and 1.0 REST: a2a-go v2.4.0 (`a2asrv.NewHandler` + `NewJSONRPCHandler`, `NewRESTHandler`), @a2a-js/sdk 1.3.0 (`DefaultRequestHandler` + `jsonRpcHandler`, `restHandler`, express 5.3.0). " +
+		"Bridges (issue 13), over 0.3 JSON-RPC: `a2abridge serve --memory` hosting only a bridged agent, of kind `a2a` (`bridge/remote`) whose url is the echo agent of a second `a2abridge serve --memory` (the version and binding of that leg are what its card offers: A2A 1.0 JSON-RPC), " +
+		"or of kind `http` (`bridge/simple`) whose url is `servers/simplebackend` (net/http + encoding/json, echoing the simple dialect's input as its output); the backend is restarted with the bridge, and its CPU time counts in the bridge's server CPU/req; " +
+		"for reference, `servers/relay` (net/http, pooled connections, forwarding only) in front of `a2abridge serve --memory`: what one more HTTP hop costs on this machine before any bridge does work of its own. Servers log warnings only.\n")
 	for _, t := range all {
 		if t.skip != "" {
 			p("- **Not measured:** %s over %s: %s\n", t.srv.name, t.proto(), t.skip)
@@ -308,5 +311,28 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport) {
 	c.vs(f, "send", "memory-rest", "memory", "1.0 REST message:send, memory store", "≥ 0.95× 0.3 message/send"+reference, 0.95)
 	c.vsBaseline(f, "send", "memory-rest", "1.0 REST message:send, memory store", "≥ 0.60× baseline"+reference, 0.6)
 	c.vsBest(f, "send", "memory-rest", "1.0 REST message:send, memory store", "ahead of every peer"+reference, 1)
+
+	b.WriteString("\n## Targets of issue 13 (bridging)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	for _, br := range []struct{ key, name, note string }{
+		{"bridge-a2a", "`a2a` agent in front of a2abridge echo", ""},
+		{"bridge-http", "`http` agent in front of a simple-dialect Go backend", ""},
+		{"relay", "a reverse proxy that only forwards, in front of a2abridge echo", reference},
+	} {
+		direct := "memory"
+		if t := f.byKey[br.key]; t != nil {
+			direct = t.direct
+		}
+		c.vs(f, "send", br.key, direct, "message/send, 32 clients: "+br.name, "≥ 0.45× the direct call"+br.note, 0.45)
+		c.p50Plus(f, "send1", br.key, direct, "message/send p50 at 1 client: "+br.name, "≤ direct p50 + 150 µs"+br.note, 0.150)
+	}
 	b.WriteString("\n")
+}
+
+// p50Plus checks that target key's p50 in scenario s is at most the p50
+// of target other plus extra (ms).
+func (c checker) p50Plus(f figures, s, key, other, name, goal string, extra float64) {
+	a, ok := f.aggs[s][key]
+	o, ook := f.aggs[s][other]
+	got := fmt.Sprintf("%s vs %s: %+.0f µs (server CPU %.0f vs %.0f µs/req)", bench.FormatMS(a.p50), bench.FormatMS(o.p50), 1000*(a.p50-o.p50), a.srvPerReq, o.srvPerReq)
+	c.row(name, goal, got, ok && ook && a.p50 <= o.p50+extra, ok && ook)
 }

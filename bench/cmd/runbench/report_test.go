@@ -3,6 +3,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,10 +47,12 @@ func TestRender(t *testing.T) {
 	s := map[string]map[string][]sample{
 		"send": {"baseline": {fake(40000, 0.5), fake(44000, 0.5), fake(42000, 0.5)}, "baseline-v1": {fake(40000, 0.5)}, "baseline-rest": {fake(30000, 0.5)},
 			"memory": {fake(26000, 1)}, "memory-v1": {fake(24000, 1)}, "memory-rest": {fake(25000, 1)}, "sqlite": {fake(12000, 3)}, "sqlite-v1": {fake(11900, 3)},
-			"a2ago": {fake(2000, 10)}, "trpc": {fake(20000, 1)}, "a2agov2": {fake(21000, 1)}, "a2agov2-rest": {fake(5000, 1)}},
+			"a2ago": {fake(2000, 10)}, "trpc": {fake(20000, 1)}, "a2agov2": {fake(21000, 1)}, "a2agov2-rest": {fake(5000, 1)},
+			"bridge-a2a": {fake(10400, 2)}, "bridge-http": {fake(13000, 2)}, "relay": {fake(18000, 1.5)}},
 		"stream": {"baseline": {fake(25000, 1)}, "memory": {fake(15000, 2)}, "memory-v1": {fake(16000, 2)}, "memory-rest": {fake(14000, 2)},
 			"trpc": {fake(10000, 2)}, "a2ago": {fake(2000, 10)}},
-		"send1": {"baseline": {fake(9000, 0.1)}, "memory": {fake(7000, 0.2)}, "baseline-v1": {fake(9000, 0.1)}, "memory-v1": {fake(7000, 0.12)}},
+		"send1": {"baseline": {fake(9000, 0.1)}, "memory": {fake(7000, 0.2)}, "baseline-v1": {fake(9000, 0.1)}, "memory-v1": {fake(7000, 0.12)},
+			"bridge-a2a": {fake(3000, 0.4)}, "bridge-http": {fake(4000, 0.3)}, "relay": {fake(5000, 0.33)}},
 	}
 	idle := []*idleReport{
 		{proto: "0.3 JSON-RPC", via: "`tasks/resubscribe`", requested: 10000, opened: 10000, openAtEnd: 10000, held: 10, rssBefore: 10 << 10, rssHeld: 10<<10 + 150000, rssPeak: 10<<10 + 160000},
@@ -82,6 +85,14 @@ func TestRender(t *testing.T) {
 		"| 1.0 JSON-RPC SendStreamingMessage round trips, memory store | ≥ 1.5× best peer | 1.60× the best peer (trpc-a2a-go v0.2.5, 0.3 JSON-RPC) | yes |",
 		"| 1.0 REST message:stream round trips, memory store | ≥ 1.5× best peer | 1.40× the best peer (trpc-a2a-go v0.2.5, 0.3 JSON-RPC) | no |",
 		"| 1.0 REST message:send, memory store | ≥ 0.60× baseline (no target; for reference) | 0.83× (0.60× the 0.3 JSON-RPC baseline) | yes |",
+		"## Targets of issue 13 (bridging)",
+		"| message/send, 32 clients: `a2a` agent in front of a2abridge echo | ≥ 0.45× the direct call | 10400 vs 26000 req/s: 0.40× (server CPU 50 vs 50 µs/req) | no |",
+		"| message/send p50 at 1 client: `a2a` agent in front of a2abridge echo | ≤ direct p50 + 150 µs | 400µs vs 200µs: +200 µs (server CPU 50 vs 50 µs/req) | no |",
+		"| message/send, 32 clients: `http` agent in front of a simple-dialect Go backend | ≥ 0.45× the direct call | 13000 vs 26000 req/s: 0.50× (server CPU 50 vs 50 µs/req) | yes |",
+		"| message/send p50 at 1 client: `http` agent in front of a simple-dialect Go backend | ≤ direct p50 + 150 µs | 300µs vs 200µs: +100 µs (server CPU 50 vs 50 µs/req) | yes |",
+		"| **a2abridge** `http` bridge → simple-dialect Go backend | 0.3 JSON-RPC | 13000 [13000–13000] |",
+		"| message/send, 32 clients: a reverse proxy that only forwards, in front of a2abridge echo | ≥ 0.45× the direct call (no target; for reference) | 18000 vs 26000 req/s: 0.69× (server CPU 50 vs 50 µs/req) | yes |",
+		"| message/send p50 at 1 client: a reverse proxy that only forwards, in front of a2abridge echo | ≤ direct p50 + 150 µs (no target; for reference) | 330µs vs 200µs: +130 µs (server CPU 50 vs 50 µs/req) | yes |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -99,10 +110,11 @@ func TestSelectTargets(t *testing.T) {
 		return strings.Join(k, ",")
 	}
 	for only, want := range map[string]string{
-		"":                        keys(all),
-		"jsv1-rest,memory":        "memory,memory-v1,memory-rest,jsv1-rest",
-		"baseline-v1,a2agov2":     "baseline-v1,a2agov2,a2agov2-rest",
-		"sqlite-rest,sqlite-rest": "sqlite-rest",
+		"":                              keys(all),
+		"jsv1-rest,memory":              "memory,memory-v1,memory-rest,jsv1-rest",
+		"memory,bridge-a2a,bridge-http": "memory,memory-v1,memory-rest,bridge-a2a,bridge-http",
+		"baseline-v1,a2agov2":           "baseline-v1,a2agov2,a2agov2-rest",
+		"sqlite-rest,sqlite-rest":       "sqlite-rest",
 	} {
 		got, err := selectTargets(all, only)
 		if err != nil || keys(got) != want {
@@ -111,5 +123,52 @@ func TestSelectTargets(t *testing.T) {
 	}
 	if _, err := selectTargets(all, "memory,grpc"); err == nil || !strings.Contains(err.Error(), `"grpc"`) {
 		t.Errorf("an unknown target: %v", err)
+	}
+}
+
+// TestBridgeTargets checks the bridge servers' wiring: the backend is a
+// server of its own, the config names it, the target is compared with the
+// direct memory target over the same protocol and binding.
+func TestBridgeTargets(t *testing.T) {
+	byKey := map[string]*target{}
+	for _, tg := range targets("/b", "/bin", "/data") {
+		byKey[tg.key] = tg
+	}
+	for key, want := range map[string]string{
+		"bridge-a2a":  "kind: a2a\n    url: http://127.0.0.1:9/a2a/echo\n",
+		"bridge-http": "kind: http\n    url: http://127.0.0.1:9/echo\n",
+	} {
+		tg := byKey[key]
+		if tg == nil {
+			t.Fatalf("no target %s", key)
+		}
+		d := byKey[tg.direct]
+		if d == nil || d.srv.key != "memory" || d.protocol != tg.protocol || d.binding != tg.binding {
+			t.Errorf("%s: direct target %q is not a2abridge (memory) over the same protocol and binding", key, tg.direct)
+		}
+		if tg.srv.backend == nil || tg.srv.config == nil {
+			t.Fatalf("%s: no backend or no config", key)
+		}
+		conf := tg.srv.config("http://127.0.0.1:9")
+		if !strings.Contains(conf, "default: bridged\n") || !strings.Contains(conf, "builtins: false\n") || !strings.Contains(conf, want) || tg.path != "/a2a/bridged" {
+			t.Errorf("%s: config\n%s\npath %s", key, conf, tg.path)
+		}
+	}
+}
+
+// TestRelayTarget: the reference relay forwards to a2abridge (memory),
+// named by --backend, and is compared with the direct call.
+func TestRelayTarget(t *testing.T) {
+	all, err := selectTargets(targets("/b", "/bin", "/data"), "relay")
+	if err != nil || len(all) != 1 {
+		t.Fatalf("--targets relay: %d targets, %v", len(all), err)
+	}
+	tg := all[0]
+	if tg.direct != "memory" || tg.peer || tg.ours || tg.path != "/a2a/echo" {
+		t.Errorf("relay target: %+v", tg)
+	}
+	s := tg.srv
+	if s.backendFlag != "--backend" || s.backend == nil || !slices.Contains(s.backend.argv, "--memory") || s.config != nil {
+		t.Errorf("relay server: %+v, backend %+v", s, s.backend)
 	}
 }

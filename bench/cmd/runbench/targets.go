@@ -26,6 +26,17 @@ type server struct {
 	dir   string
 	needs string // what it needs that may be missing ("node")
 	data  string // a data directory, emptied before every start
+	// backend, if set, is a server this one calls: it is started before
+	// this one (and restarted with it), stopped after it, and its CPU
+	// time counts as this server's.
+	backend *server
+	// config, if set, is the YAML of a `--config` file, given the
+	// backend's base URL: it is written next to the logs and passed to
+	// argv as --config FILE at every start.
+	config func(backend string) string
+	// backendFlag, if set, is a flag that gives the backend's base URL:
+	// argv gets backendFlag and the URL at every start.
+	backendFlag string
 
 	cmd  *exec.Cmd
 	base string // http://ADDR, once started
@@ -46,6 +57,10 @@ type target struct {
 	binding  string // bench.BindingJSONRPC or bench.BindingREST
 	path     string // the JSON-RPC endpoint, or the REST interface URL's path
 	skip     string // why it is not measured
+	// direct, for a bridge, is the key of the target it is compared with:
+	// a2abridge hosting the echo agent itself, over the same protocol
+	// version and binding (issue 13 §6).
+	direct string
 }
 
 // url is where the target is measured (its server must be running).
@@ -70,36 +85,69 @@ func (t *server) start(ctx context.Context, logDir string) error {
 			return err
 		}
 	}
-	cmd := exec.Command(t.argv[0], t.argv[1:]...)
+	argv := t.argv
+	if t.backend != nil {
+		if err := t.backend.start(ctx, logDir); err != nil {
+			return fmt.Errorf("its backend %s: %w", t.backend.name, err)
+		}
+	}
+	if t.config != nil {
+		backend := ""
+		if t.backend != nil {
+			backend = t.backend.base
+		}
+		conf := filepath.Join(logDir, t.key+".yaml")
+		if err := os.WriteFile(conf, []byte(t.config(backend)), 0o644); err != nil {
+			t.backend.stop()
+			return err
+		}
+		argv = append(slices.Clone(argv), "--config", conf)
+	}
+	if t.backendFlag != "" {
+		argv = append(slices.Clone(argv), t.backendFlag, t.backend.base)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = t.dir
 	dieWithParent(cmd)
 	lf, err := os.OpenFile(filepath.Join(logDir, t.key+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
+		t.backend.stop()
 		return err
 	}
 	t.log = lf
 	cmd.Stderr = lf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		t.backend.stop()
 		return err
 	}
 	if err := cmd.Start(); err != nil {
+		t.backend.stop()
 		return err
 	}
 	t.cmd, t.pid = cmd, cmd.Process.Pid
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
+		reported := false
 		for sc.Scan() {
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
+				reported = true
 				break
 			}
+		}
+		if !reported {
+			found <- "" // stdout closed: the process is ending
 		}
 		_, _ = io.Copy(lf, out)
 	}()
 	select {
 	case base := <-found:
+		if base == "" {
+			t.stop()
+			return fmt.Errorf("%s exited before reporting its address (log: %s)", t.name, lf.Name())
+		}
 		t.base = base
 		return nil
 	case <-time.After(60 * time.Second):
@@ -117,8 +165,13 @@ func (t *server) restart(ctx context.Context, logDir string) error {
 	return t.start(ctx, logDir)
 }
 
-// stop ends the server: SIGINT, then SIGKILL after 10 s.
+// stop ends the server, then its backend: SIGINT, then SIGKILL after
+// 10 s. A nil server is a no-op.
 func (t *server) stop() {
+	if t == nil {
+		return
+	}
+	defer t.backend.stop()
 	if t.cmd == nil {
 		return
 	}
@@ -135,6 +188,25 @@ func (t *server) stop() {
 	if t.log != nil {
 		t.log.Close()
 	}
+}
+
+// cpu is the CPU time the server and its backend used so far.
+func (t *server) cpu() (time.Duration, error) {
+	d, err := processCPU(t.pid)
+	if err == nil && t.backend != nil {
+		var b time.Duration
+		b, err = t.backend.cpu()
+		d += b
+	}
+	return d, err
+}
+
+// pids names the server's process and its backend's.
+func (t *server) pids() string {
+	if t.backend != nil {
+		return fmt.Sprintf("pid %d, backend pid %d", t.pid, t.backend.pid)
+	}
+	return fmt.Sprintf("pid %d", t.pid)
 }
 
 func run(dir string, stderr io.Writer, name string, args ...string) error {
@@ -155,7 +227,7 @@ func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 	if err := run(filepath.Dir(benchDir), stderr, "go", "build", "-o", filepath.Join(bin, "a2abridge"), "./cmd/a2abridge"); err != nil {
 		return err
 	}
-	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2"); err != nil {
+	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2", "./servers/simplebackend", "./servers/relay"); err != nil {
 		return err
 	}
 	_, noNode := exec.LookPath("node")
@@ -207,12 +279,47 @@ func targets(benchDir, bin, dataDir string) []*target {
 	every03And10(&server{key: "baseline", name: "net/http baseline", argv: []string{filepath.Join(bin, "baseline")}}, false)
 	every03And10(&server{key: "memory", name: "**a2abridge** (memory)", argv: append(slices.Clone(serve), "--memory")}, true)
 	every03And10(&server{key: "sqlite", name: "**a2abridge** (SQLite)", argv: append(slices.Clone(serve), "--data", dataDir), data: dataDir}, true)
+	bridges(&all, serve, bin)
 	peer03(goPeer("a2ago", "a2a-go v0.3.15"))
 	peer03(goPeer("trpc", "trpc-a2a-go v0.2.5"))
 	peer03(jsPeer("js", "@a2a-js/sdk 0.3.14"))
 	peer10(goPeer("a2agov2", "a2a-go v2.4.0"))
 	peer10(jsPeer("jsv1", "@a2a-js/sdk 1.3.0"))
 	return all
+}
+
+// bridges adds the targets of issue 13 §6, bridged agents measured against
+// the direct call of a2abridge's echo (target "memory", 0.3 JSON-RPC):
+//
+//   - bridge-a2a: `a2abridge serve --memory` hosting only an agent of kind
+//     a2a (bridge/remote) whose url is the echo agent of another `a2abridge
+//     serve --memory` process (its card decides the version and binding
+//     the bridge speaks to it);
+//   - bridge-http: `a2abridge serve --memory` hosting only an agent of
+//     kind http (bridge/simple) whose url is servers/simplebackend, a
+//     net/http service echoing the simple dialect's input as its output.
+//
+// The agent is named "bridged" and is the default; the backend process is
+// restarted with the bridge, and its CPU time counts as the bridge's.
+//
+// The reference is relay: servers/relay (net/http, pooled connections,
+// forwarding only) in front of `a2abridge serve --memory`, a proxy that only
+// forwards: what one more HTTP hop costs on the machine of the run.
+func bridges(all *[]*target, serve []string, bin string) {
+	bridge := func(key, name, kind string, backend *server, path string) {
+		s := &server{key: key, name: name, argv: append(slices.Clone(serve), "--memory"), backend: backend,
+			config: func(base string) string {
+				return fmt.Sprintf("builtins: false\ndefault: bridged\nagents:\n  bridged:\n    kind: %s\n    url: %s%s\n", kind, base, path)
+			}}
+		*all = append(*all, &target{key: key, srv: s, ours: true, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/bridged", direct: "memory"})
+	}
+	relay := &server{key: "relay", name: "net/http reverse proxy → a2abridge echo", argv: []string{filepath.Join(bin, "relay")}, backendFlag: "--backend",
+		backend: &server{key: "relay-backend", name: "a2abridge (memory), the backend of relay", argv: append(slices.Clone(serve), "--memory")}}
+	*all = append(*all, &target{key: "relay", srv: relay, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/echo", direct: "memory"})
+	bridge("bridge-a2a", "**a2abridge** `a2a` bridge → a2abridge echo", "a2a",
+		&server{key: "bridge-a2a-remote", name: "a2abridge (memory), the remote of bridge-a2a", argv: append(slices.Clone(serve), "--memory")}, "/a2a/echo")
+	bridge("bridge-http", "**a2abridge** `http` bridge → simple-dialect Go backend", "http",
+		&server{key: "bridge-http-backend", name: "simplebackend, the backend of bridge-http", argv: []string{filepath.Join(bin, "simplebackend")}}, "/echo")
 }
 
 // serversOf lists the servers of ts, each once, in order.
