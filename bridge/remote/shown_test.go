@@ -49,7 +49,9 @@ func FuzzShownURL(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if q := u.RawQuery; q != "" && q != "…" && strings.Contains(got, "?"+q) {
+		// The marker "?…" itself may begin like a query of odd bytes
+		// ("?\xe2"): look for the query in what is left without it.
+		if q := u.RawQuery; q != "" && q != "…" && strings.Contains(strings.Replace(got, "?…", "", 1), "?"+q) {
 			t.Fatalf("shownURL(%q) = %q shows the query", raw, got)
 		}
 		if p, ok := u.User.Password(); ok && p != "" && strings.Contains(got, ":"+p+"@") {
