@@ -391,6 +391,10 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 		err = cctx.Err() // the deadline cut the stream short
 	}
 
+	// What the endpoint reported goes into metadata: as valid UTF-8 (a
+	// string that is not cannot be written as JSON, and the task's event
+	// would be refused).
+	model, finish, refusal = strings.ToValidUTF8(model, "\uFFFD"), strings.ToValidUTF8(finish, "\uFFFD"), strings.ToValidUTF8(refusal, "\uFFFD")
 	md := map[string]any{MetadataModel: model}
 	if model == "" {
 		md[MetadataModel] = a.cfg.Model
