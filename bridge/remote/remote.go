@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/h1"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -25,7 +26,7 @@ import (
 type Agent struct {
 	cfg   Config
 	where string // the configured URL as shown (shownURL), for reasons and errors
-	tr    *http.Transport
+	tr    *h1.Transport
 	opts  client.Options
 
 	mu      sync.Mutex
@@ -69,9 +70,10 @@ func New(c Config) (*Agent, error) {
 		return nil, err
 	}
 	c = c.withDefaults()
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = maxIdleConns
-	tr.MaxIdleConnsPerHost = maxIdleConns
+	fallback := http.DefaultTransport.(*http.Transport).Clone()
+	fallback.MaxIdleConns = maxIdleConns
+	fallback.MaxIdleConnsPerHost = maxIdleConns
+	tr := h1.New(fallback, maxIdleConns)
 	binding, _ := bindingName(c.Binding)
 	cr := c.Credentials
 	a := &Agent{cfg: c, where: shownURL(c.URL), tr: tr}

@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/h1"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -221,7 +222,7 @@ type Agent struct {
 	maxResponse int64
 	header      http.Header
 	client      *http.Client
-	transport   *http.Transport
+	transport   *h1.Transport
 }
 
 // New validates c (see Config.Validate) and returns its agent with a
@@ -264,7 +265,7 @@ func New(c Config) (*Agent, error) {
 	if c.Credentials.APIKey != "" {
 		a.header.Set(c.Credentials.keyHeader(), c.Credentials.APIKey)
 	}
-	a.transport = &http.Transport{
+	fallback := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
 			Timeout:   30 * time.Second,
@@ -277,6 +278,7 @@ func New(c Config) (*Agent, error) {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+	a.transport = h1.New(fallback, 256)
 	a.client = &http.Client{
 		Transport: a.transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
