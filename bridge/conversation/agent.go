@@ -344,7 +344,7 @@ func (a *Agent) failure(ctx context.Context, t *server.TaskUpdater, turns []turn
 	}
 	m := t.TextMessage(fmt.Sprintf("%s could not take turn %d (%s) and was skipped.", p.Name(), len(turns)+1, reason))
 	m.Metadata = map[string]any{MetaParticipantID: id, MetaDisplayName: p.Name(), MetaTurn: len(turns) + 1, MetaSkipped: true, MetaReason: reason}
-	if err := t.Emit(ctx, m); err != nil {
+	if err := t.SetStatus(ctx, a2a.TaskStateWorking, m); err != nil {
 		return turn{}, err
 	}
 	return turn{speaker: id, msg: *m, skipped: true}, nil
@@ -401,7 +401,7 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 	}
 	m := t.Message(parts...)
 	m.Metadata = meta
-	if err := t.Emit(ctx, m); err != nil {
+	if err := t.SetStatus(ctx, a2a.TaskStateWorking, m); err != nil {
 		return turn{}, err
 	}
 	return turn{speaker: id, msg: *m}, nil

@@ -174,7 +174,8 @@ func participantFactory(log *slog.Logger) conversation.Factory {
 		}
 		name := "participant-" + p.ID
 		rename := func(err error) error {
-			msg := strings.ReplaceAll(err.Error(), "agents."+name+".", "config.")
+			msg := strings.TrimPrefix(err.Error(), "0: ") // the line of a node made here
+			msg = strings.ReplaceAll(msg, "agents."+name+".", "config.")
 			msg = strings.ReplaceAll(msg, "agents."+name, "config")
 			return errors.New(msg)
 		}
