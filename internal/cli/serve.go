@@ -77,7 +77,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Host agents over A2A 1.0 and 0.3 (JSON-RPC and HTTP+JSON, SSE streaming): the
 built-in echo, chat and slow, and the agents of --config: bridges to an HTTP
 service (kind http), an OpenAI-compatible endpoint (openai), a command (exec)
-or a remote A2A agent (a2a).
+or a remote A2A agent (a2a), and conversations of several of them behind one
+task (kind conversation; ad-hoc scenarios at /api/bridge/{config64}/a2a with
+the conversations block, see a2abridge scenario).
 
 Each agent answers at POST /a2a/{name} with its card at
 GET /a2a/{name}/.well-known/agent-card.json; the default agent also answers at
