@@ -409,11 +409,19 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 
 // answerParts is what a participant's task answered: the parts of its
 // artifacts, else those of its agent messages after the request (the
-// status messages included), else none.
+// status messages included), else none; empty text parts left out.
 func answerParts(t a2a.Task, reqID string) []a2a.Part {
 	var out []a2a.Part
+	add := func(parts []a2a.Part) {
+		for _, p := range parts {
+			if tp, ok := p.(a2a.TextPart); ok && tp.Text == "" {
+				continue // an empty chunk (a stream's end) says nothing
+			}
+			out = append(out, p)
+		}
+	}
 	for _, art := range t.Artifacts {
-		out = append(out, art.Parts...)
+		add(art.Parts)
 	}
 	if len(out) > 0 {
 		return out
@@ -425,7 +433,7 @@ func answerParts(t a2a.Task, reqID string) []a2a.Part {
 			continue
 		}
 		if after && m.Role == a2a.RoleAgent {
-			out = append(out, m.Parts...)
+			add(m.Parts)
 		}
 	}
 	return out
