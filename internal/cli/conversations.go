@@ -12,9 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"go.yaml.in/yaml/v3"
@@ -228,6 +228,10 @@ type conversationsFile struct {
 // defaultMaxAdHoc is how many ad-hoc scenarios are hosted at once.
 const defaultMaxAdHoc = 64
 
+// adHocBuildTimeout bounds the building of an ad-hoc scenario's
+// participants.
+const adHocBuildTimeout = 10 * time.Second
+
 // check validates the block; errors name the key.
 func (c *conversationsFile) check() error {
 	if c == nil {
@@ -428,7 +432,11 @@ func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, in
 	if s == nil {
 		return nil, status, field, msg
 	}
-	ag, err := conversation.New(context.WithoutCancel(ctx), s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log})
+	// Building may dial (an a2a participant fetches its card): bounded,
+	// and not cut short by this request's client going away.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), adHocBuildTimeout)
+	defer cancel()
+	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log})
 	if err != nil {
 		var fe *conversation.FieldError
 		if errors.As(err, &fe) {
@@ -458,15 +466,4 @@ func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, in
 		// clients are released by the garbage collector).
 	}
 	return e.routes, 0, "", ""
-}
-
-// adHocHosted reports how many ad-hoc scenarios are hosted (tests).
-func (b *bridgeRoutes) adHocHosted() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for el := b.lru.Front(); el != nil; el = el.Next() {
-		out = append(out, el.Value.(*adHoc).config64)
-	}
-	return slices.Clip(out)
 }
