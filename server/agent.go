@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -57,6 +58,43 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, t *TaskUpdater) er
 // is logged; the task is canceled regardless.
 type Canceler interface {
 	Cancel(ctx context.Context, task a2a.Task) error
+}
+
+// CancelMessenger is optionally implemented by an Agent that explains a
+// cancellation in the task itself: when a client cancels one of its tasks
+// (tasks/cancel, A2A 0.3.0 §7.4; CancelTask, A2A 1.0 §3.1.5), the
+// canceled status carries the message CancelMessage returns (nil: none),
+// and it is appended to the task's history as the status message is. It
+// is called under the task's lock with the task as it was before the
+// cancellation, so it must be quick and must not call back into the
+// engine; a panic, a message for another task or one that cannot be
+// written as JSON is ignored (the status then carries none). Empty ids,
+// the message id and the role (agent) are filled in.
+type CancelMessenger interface {
+	CancelMessage(task a2a.Task) *a2a.Message
+}
+
+// cancelMessage calls m's CancelMessage for task, safely.
+func cancelMessage(m CancelMessenger, task a2a.Task) (out *a2a.Message) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	msg := m.CancelMessage(task)
+	if msg == nil {
+		return nil
+	}
+	c := *msg
+	t := &TaskUpdater{taskID: task.ID, ctxID: task.ContextID}
+	if t.fill(&c.TaskID, &c.ContextID) != "" {
+		return nil
+	}
+	t.normalizeMessage(&c)
+	if v03.CheckEventValues(&c) != nil {
+		return nil
+	}
+	return &c
 }
 
 // InlineAgent is optionally implemented by a request/response Agent:
@@ -111,6 +149,9 @@ type TaskUpdater struct {
 	taskID  string
 	ctxID   string
 	ex      *execution
+	// local, when set, is the in-memory task of RunAgent: events go
+	// there instead of to an engine.
+	local *localRun
 }
 
 // TaskID returns the id of the task being executed.
@@ -137,6 +178,10 @@ func (t *TaskUpdater) ContextHistory(ctx context.Context, maxTasks int) ([]a2a.T
 		return nil, nil
 	}
 	maxTasks = min(maxTasks, MaxContextHistory)
+	if t.local != nil {
+		h := t.local.history
+		return slices.Clone(h[max(0, len(h)-maxTasks):]), nil
+	}
 	// Most recently updated first; one more than asked, as this task is
 	// (normally) among them.
 	page, err := t.e.st.ListTasks(ctx, store.TaskQuery{Agent: t.agent, Owner: t.owner, ContextID: t.ctxID, Limit: maxTasks + 1})
@@ -166,6 +211,9 @@ func (t *TaskUpdater) ContextHistory(ctx context.Context, maxTasks int) ([]a2a.T
 // transition the state machine forbids, fails the task and returns
 // ErrInvalidEvent. After a terminal state it returns ErrTaskClosed.
 func (t *TaskUpdater) Emit(ctx context.Context, ev a2a.Event) error {
+	if t.local != nil {
+		return t.local.emit(t, ev)
+	}
 	return t.e.emit(ctx, t, ev)
 }
 

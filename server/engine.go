@@ -897,7 +897,11 @@ func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.T
 		if cur.Task.Status.State.Terminal() {
 			return nil, a2a.ErrTaskNotCancelable.WithMessage("Task cannot be canceled: it is already %s", cur.Task.Status.State)
 		}
-		return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateCanceled, "")}, nil
+		ev := e.statusEvent(cur.Task, a2a.TaskStateCanceled, "")
+		if cm, ok := h.agent.(CancelMessenger); ok {
+			ev.Status.Message = cancelMessage(cm, cur.Task)
+		}
+		return []a2a.Event{ev}, nil
 	})
 	if err == nil {
 		e.endExecution(taskID)

@@ -62,6 +62,14 @@ type HandlerOptions struct {
 	// "agent/" (the A2A 0.3 categories): NewHandler panics on such a
 	// name, and on a nil Method. nil: none. The map is copied.
 	Methods map[string]Method
+	// NoPush turns push notifications off for this agent although the
+	// engine delivers them (EngineOptions.Push): the card says
+	// capabilities.pushNotifications false, and the push notification
+	// config methods (A2A 1.0 §3.1.7-§3.1.10; 0.3.0 §7.5-§7.8) and a
+	// message carrying a pushNotificationConfig answer -32003
+	// (PushNotificationNotSupported), before any task is looked up. The
+	// conversation bridge (bridge/conversation) sets it.
+	NoPush bool
 }
 
 // NewHandler serves agent under name (the task namespace: tasks created
@@ -78,7 +86,7 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	if card.PreferredTransport == "" {
 		card.PreferredTransport = a2a.TransportJSONRPC
 	}
-	card.Capabilities.PushNotifications = e.push != nil
+	card.Capabilities.PushNotifications = e.push != nil && !opts.NoPush
 	if !slices.ContainsFunc(card.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == a2a.ExtensionEventLog }) {
 		card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{URI: a2a.ExtensionEventLog,
 			Description: "SSE event ids are the task's event sequence numbers (1, 2, 3…); tasks/resubscribe (0.3) and SubscribeToTask (1.0, JSON-RPC and HTTP+JSON) replay every event after Last-Event-ID, also after a restart and on a terminal task; a repeated messageId is not processed twice."})
@@ -210,7 +218,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 	}
 	var pushCfg *a2a.PushNotificationConfig
 	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
-		if h.e.push == nil {
+		if h.e.push == nil || h.opts.NoPush {
 			return store.TaskInfo{}, a2a.ErrPushNotificationNotSupported
 		}
 		pushCfg = p.Configuration.PushNotificationConfig
@@ -628,6 +636,9 @@ func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64
 // private or metadata address, or does not resolve), in which case
 // nothing is stored.
 func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	if h.opts.NoPush {
+		return nil, a2a.ErrPushNotificationNotSupported
+	}
 	ctx = withTenant(ctx, c.Tenant)
 	info, err := h.load(ctx, c.TaskID)
 	if err != nil {
@@ -679,6 +690,9 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.Tas
 // tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). -32602 when there
 // is no such config.
 func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
+	if h.opts.NoPush {
+		return a2a.ErrPushNotificationNotSupported
+	}
 	ctx = withTenant(ctx, p.Tenant)
 	if _, err := h.pushConfigs(ctx, p.ID); err != nil {
 		return err
@@ -694,6 +708,9 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.De
 }
 
 func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPushNotificationConfig, error) {
+	if h.opts.NoPush {
+		return nil, a2a.ErrPushNotificationNotSupported
+	}
 	if _, err := h.load(ctx, taskID); err != nil {
 		return nil, err
 	}

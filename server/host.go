@@ -166,12 +166,38 @@ func NewHost(opts HostOptions) *Host {
 // other: agents can be added and removed while the Host serves.
 func (host *Host) Add(h *Handler) {
 	name := h.Name()
+	ha := host.routesAt(h, "/a2a/"+name)
+	host.mu.Lock()
+	defer host.mu.Unlock()
+	if _, ok := host.agents[name]; !ok {
+		host.order = append(host.order, name)
+	}
+	host.agents[name] = ha
+}
+
+// Mount returns an http.Handler serving h's routes below prefix, as Add
+// serves them below /a2a/{name}: POST prefix (JSON-RPC, both versions),
+// the HTTP+JSON bindings below prefix/, GET prefix/.well-known/agent-card.json
+// (the card's URLs are BaseURL(r)+prefix) and prefix/tasks/{id}/events,
+// with h's authentication. prefix is an escaped path starting with "/",
+// without a trailing "/", and without "{" or "}" (http.ServeMux pattern
+// syntax); a path below it that names no route gets the binding's 404.
+// The agent is not listed by Agents nor reachable below /a2a/: the
+// caller routes requests to the handler it gets, for example from a
+// pattern of Handle. Routes for a name in the URL, such as the
+// conversation bridge's /api/bridge/{config64}/a2a, are built this way.
+// It panics on a prefix ServeMux cannot register.
+func (host *Host) Mount(h *Handler, prefix string) http.Handler {
+	return host.routesAt(h, strings.TrimRight(prefix, "/")).mux
+}
+
+// routesAt builds h's routes below prefix.
+func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
 	mux := http.NewServeMux()
-	prefix := "/a2a/" + name
 	rpc := newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix })
 	mux.Handle(prefix, rpc)
 	mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
-	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h) })
+	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h, prefix) })
 	if h.opts.CardRequiresAuth {
 		card = authenticate(h, host.opts.Transport.Logger, card, WriteError)
 	}
@@ -192,13 +218,7 @@ func (host *Host) Add(h *Handler) {
 	mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
 	mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
-	ha := &hostedAgent{h: h, mux: mux, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.restHandler(h, "/", rest03, parseREST03Path)}}
-	host.mu.Lock()
-	defer host.mu.Unlock()
-	if _, ok := host.agents[name]; !ok {
-		host.order = append(host.order, name)
-	}
-	host.agents[name] = ha
+	return &hostedAgent{h: h, mux: mux, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.restHandler(h, "/", rest03, parseREST03Path)}}
 }
 
 // Remove unmounts the agent hosted under name and reports whether there
@@ -755,8 +775,8 @@ func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
 	return c
 }
 
-func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler) {
-	c := cardAt(h.Card(), host.BaseURL(r)+"/a2a/"+h.Name())
+func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler, prefix string) {
+	c := cardAt(h.Card(), host.BaseURL(r)+prefix)
 	b, err := wirecard.MarshalUnion(&c, cardOptions)
 	if s := host.opts.Transport.CardSigner; s != nil && err == nil {
 		b, err = s.sign(b, host.BaseURL(r))

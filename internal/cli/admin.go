@@ -439,6 +439,7 @@ func (r *registry) build(ctx context.Context, name string, spec map[string]any) 
 	}
 	o.ExtendedCard = af.extendedCard(built.card)
 	o.Methods = built.methods
+	o.NoPush = built.noPush
 	return &registered{spec: spec, kind: k.name, built: built, opts: o}, nil
 }
 

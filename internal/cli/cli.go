@@ -133,6 +133,7 @@ task ended failed or rejected, 6 the task ended canceled, 130 interrupted
 	env := &clientEnv{stdin: stdin, stdout: stdout, stderr: stderr, intr: intr}
 	addClientCommands(root, env)
 	root.AddCommand(newCheckCmd(stdin, stdout, stderr))
+	root.AddCommand(newScenarioCmd(stdout))
 	root.AddCommand(newVersionCmd(stdout))
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -69,6 +70,9 @@ type serveFile struct {
 	// Admin turns on the admin API (/api/v1/agents) for these bearer
 	// tokens (subject: token or "sha256:<hex>"); unset: off.
 	Admin *adminFile `yaml:"admin"`
+	// Conversations turns on ad-hoc conversation scenarios
+	// (/api/bridge/{config64}/a2a) and says what they may use.
+	Conversations *conversationsFile `yaml:"conversations"`
 
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
 }
@@ -271,6 +275,7 @@ func loadServeFile(path string) (*serveFile, error) {
 		for i := 0; i+1 < len(agents.Content); i += 2 {
 			f.agentNodes[agents.Content[i].Value] = agents.Content[i+1]
 		}
+		resolveScenarioFiles(f.agentNodes, filepath.Dir(path))
 	}
 	// A present but empty auth block (every line commented out) must not
 	// silently mean "no authentication".

@@ -60,6 +60,9 @@ type builtAgent struct {
 	card    a2a.AgentCard
 	close   func() error
 	methods map[string]server.Method
+	// noPush serves the agent without push notifications
+	// (server.HandlerOptions.NoPush): a conversation.
+	noPush bool
 }
 
 // kinds are the agent kinds, by name.

@@ -77,7 +77,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Host agents over A2A 1.0 and 0.3 (JSON-RPC and HTTP+JSON, SSE streaming): the
 built-in echo, chat and slow, and the agents of --config: bridges to an HTTP
 service (kind http), an OpenAI-compatible endpoint (openai), a command (exec)
-or a remote A2A agent (a2a).
+or a remote A2A agent (a2a), and conversations of several of them behind one
+task (kind conversation; ad-hoc scenarios at /api/bridge/{config64}/a2a with
+the conversations block, see a2abridge scenario).
 
 Each agent answers at POST /a2a/{name} with its card at
 GET /a2a/{name}/.well-known/agent-card.json; the default agent also answers at
@@ -271,6 +273,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				o.ExtendedCard = af.extendedCard(built.card)
 				o.Methods = built.methods
+				o.NoPush = built.noPush
 				kind := af.Kind
 				if kind == "" {
 					kind = name // a built-in under its own name
@@ -358,7 +361,10 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
-				cardSigning: cardSigning}
+				cardSigning: cardSigning, conversations: file.Conversations}
+			if err := file.Conversations.check(); err != nil {
+				return usageError{fmt.Errorf("--config: %w", err)}
+			}
 			if pushOn {
 				keys := file.Push.Keys
 				if keys == "" && !mem {
@@ -535,6 +541,9 @@ type serveConfig struct {
 	authFor     func(name string, af *agentFile) (server.HandlerOptions, error)
 	push        *pushConfig
 	cardSigning *server.CardSignerOptions // nil: cards are not signed
+	// conversations configures the conversation bridge's ad-hoc
+	// scenarios (nil: off).
+	conversations *conversationsFile
 }
 
 type pushConfig struct {
@@ -663,6 +672,10 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	}
 	// Every agent also answers the simple HTTP dialect (issue 13 §3).
 	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
+	// The conversation bridge's /api/bridge routes (issue 14).
+	if err := mountConversations(log, eng, host, cfg); err != nil {
+		return err
+	}
 	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,469 @@
+package cli
+
+import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/bridge/conversation"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// The conversation bridge (issue 14): the kind conversation (a named
+// scenario in the config file, at /a2a/{name}), the ad-hoc scenarios of
+// /api/bridge/{config64}/a2a, and the index GET /api/bridge.
+
+// conversationKind is the name of the kind of a named scenario.
+const conversationKind = "conversation"
+
+// conversationConfig is the keys of an agents entry of kind conversation:
+// the scenario inline (scenario:, its JSON form's keys in YAML) or in a
+// file (scenario_file:, YAML or JSON; a relative path is relative to the
+// config file's directory).
+type conversationConfig struct {
+	Scenario     map[string]any `yaml:"scenario"`
+	ScenarioFile string         `yaml:"scenario_file"`
+}
+
+func init() {
+	registerKind(&agentKind{name: conversationKind, config: reflect.TypeFor[conversationConfig](), build: buildConversation})
+}
+
+// buildConversation builds a named scenario: its participants are built
+// by kind as agents entries are (any kind but conversation).
+func buildConversation(ctx context.Context, b *agentBuild) (*builtAgent, error) {
+	var c conversationConfig
+	if err := b.decode(&c); err != nil {
+		return nil, err
+	}
+	var s *conversation.Scenario
+	var err error
+	switch {
+	case c.Scenario != nil && c.ScenarioFile != "":
+		return nil, errors.New("scenario_file: give scenario or scenario_file, not both")
+	case c.ScenarioFile != "":
+		s, err = loadScenarioFile(c.ScenarioFile)
+		if err != nil {
+			return nil, fmt.Errorf("scenario_file: %w", err)
+		}
+	case c.Scenario != nil:
+		raw, err := json.Marshal(c.Scenario)
+		if err != nil {
+			return nil, fmt.Errorf("scenario: %v", err)
+		}
+		if s, err = conversation.ParseJSON(raw); err != nil {
+			return nil, scenarioKeyError("scenario", err)
+		}
+	default:
+		return nil, errors.New("scenario: required (or scenario_file)")
+	}
+	a, err := conversation.New(ctx, s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log.With("agent", b.name)})
+	if err != nil {
+		return nil, scenarioKeyError("scenario", err)
+	}
+	return &builtAgent{agent: a, card: a.Card(), close: a.Close, noPush: true}, nil
+}
+
+// scenarioKeyError names a scenario's field below key ("scenario.agents[1].id: …").
+func scenarioKeyError(key string, err error) error {
+	var fe *conversation.FieldError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("%s.%s: %s", key, fe.Field, fe.Reason)
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}
+
+// resolveScenarioFiles makes the relative scenario_file of each agents
+// entry (nodes, by name) relative to dir, the config file's directory.
+func resolveScenarioFiles(nodes map[string]*yaml.Node, dir string) {
+	for _, n := range nodes {
+		if v := mapValue(n, "scenario_file"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" && !filepath.IsAbs(v.Value) {
+			v.Value = filepath.Join(dir, v.Value)
+		}
+	}
+}
+
+// maxScenarioFile bounds a scenario file.
+const maxScenarioFile = 1 << 20
+
+// loadScenarioFile reads a scenario in YAML or JSON (a JSON document is
+// YAML too); errors name the file and the scenario's field.
+func loadScenarioFile(path string) (*conversation.Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw := make([]byte, maxScenarioFile+1)
+	n, _ := readFull(f, raw)
+	if n > maxScenarioFile {
+		return nil, fmt.Errorf("%s: over %d bytes", path, maxScenarioFile)
+	}
+	s, err := parseScenario(raw[:n])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+func readFull(f *os.File, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// parseScenario parses a scenario written in JSON or YAML: YAML is
+// turned into JSON (keys must be strings), then decoded strictly.
+func parseScenario(raw []byte) (*conversation.Scenario, error) {
+	trimmed := strings.TrimSpace(string(raw))
+	if strings.HasPrefix(trimmed, "{") {
+		return conversation.ParseJSON(raw)
+	}
+	var v any
+	if err := yaml.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("not YAML or JSON: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("not a scenario (keys must be strings): %v", err)
+	}
+	return conversation.ParseJSON(b)
+}
+
+// participantFactory builds a participant by its kind, as an agents entry
+// of that kind with Config as its keys: the keys are checked
+// (checkAgentKeys, checkAgentTypes) and errors name them as "config.KEY".
+// A participant cannot be a conversation.
+func participantFactory(log *slog.Logger) conversation.Factory {
+	return func(ctx context.Context, p conversation.Participant) (server.Agent, error) {
+		if p.Kind == conversationKind {
+			return nil, errors.New("kind: a participant cannot be a conversation")
+		}
+		if k := kinds[p.Kind]; k == nil {
+			return nil, fmt.Errorf("kind: unknown kind %q (have %s)", p.Kind, kindNames())
+		}
+		entry := map[string]any{}
+		for k, v := range p.Config {
+			entry[k] = v
+		}
+		entry["kind"] = p.Kind
+		var node yaml.Node
+		if err := node.Encode(entry); err != nil {
+			return nil, fmt.Errorf("config: %v", err)
+		}
+		name := "participant-" + p.ID
+		rename := func(err error) error {
+			msg := strings.TrimPrefix(err.Error(), "0: ") // the line of a node made here
+			msg = strings.ReplaceAll(msg, "agents."+name+".", "config.")
+			msg = strings.ReplaceAll(msg, "agents."+name, "config")
+			return errors.New(msg)
+		}
+		if err := checkAgentKeys(name, &node); err != nil {
+			return nil, rename(err)
+		}
+		if err := checkAgentTypes(name, &node); err != nil {
+			return nil, rename(err)
+		}
+		var af agentFile
+		if err := node.Decode(&af); err != nil {
+			return nil, fmt.Errorf("config: %v", err)
+		}
+		b, err := buildAgent(ctx, log, name, &af, &node)
+		if err != nil {
+			return nil, rename(err)
+		}
+		if b.close == nil {
+			return b.agent, nil
+		}
+		return closingAgent{Agent: b.agent, close: b.close}, nil
+	}
+}
+
+// closingAgent is a participant with what releases its resources.
+type closingAgent struct {
+	server.Agent
+	close func() error
+}
+
+func (c closingAgent) Close() error { return c.close() }
+
+// conversationsFile is the conversations block of the config file: the
+// ad-hoc scenarios of /api/bridge/{config64}/a2a. They are off unless
+// adhoc is true, and may then use only the participant kinds and the
+// URLs listed (a URL must not make the server call arbitrary hosts or run
+// commands: exec is not allowed unless listed).
+type conversationsFile struct {
+	AdHoc bool     `yaml:"adhoc"`
+	Kinds []string `yaml:"kinds"`
+	URLs  []string `yaml:"urls"`
+	// MaxConfigBytes bounds a config64's scenario JSON; unset:
+	// conversation.DefaultMaxConfigBytes (16 KiB); at most 1 MiB.
+	MaxConfigBytes *byteSize `yaml:"max_config_bytes"`
+	// MaxScenarios is how many ad-hoc scenarios are hosted at once (the
+	// least recently used is dropped); unset: defaultMaxAdHoc.
+	MaxScenarios *int `yaml:"max_scenarios"`
+}
+
+// defaultMaxAdHoc is how many ad-hoc scenarios are hosted at once.
+const defaultMaxAdHoc = 64
+
+// adHocBuildTimeout bounds the building of an ad-hoc scenario's
+// participants.
+const adHocBuildTimeout = 10 * time.Second
+
+// check validates the block; errors name the key.
+func (c *conversationsFile) check() error {
+	if c == nil {
+		return nil
+	}
+	for i, k := range c.Kinds {
+		if kinds[k] == nil || k == conversationKind {
+			return fmt.Errorf("conversations.kinds[%d]: unknown participant kind %q (have %s)", i, k, kindNames())
+		}
+	}
+	if c.AdHoc && len(c.Kinds) == 0 {
+		return errors.New("conversations.kinds: required with adhoc: true (the participant kinds an ad-hoc scenario may use)")
+	}
+	if err := (conversation.Allow{URLs: c.URLs}).Validate(); err != nil {
+		return fmt.Errorf("conversations.%w", err)
+	}
+	if c.MaxConfigBytes != nil && (*c.MaxConfigBytes < 256 || *c.MaxConfigBytes > 1<<20) {
+		return errors.New("conversations.max_config_bytes: want 256 to 1048576")
+	}
+	if c.MaxScenarios != nil && (*c.MaxScenarios < 1 || *c.MaxScenarios > 10000) {
+		return errors.New("conversations.max_scenarios: want 1 to 10000")
+	}
+	return nil
+}
+
+// mountConversations serves the conversation bridge's routes on host:
+//
+//	GET  /api/bridge                                         the named scenarios and their card URLs
+//	POST /api/bridge/{config64}/a2a                          an ad-hoc scenario's A2A endpoint (and every route an agent has below it)
+//	GET  /api/bridge/{config64}/a2a/.well-known/agent-card.json   its card
+//	GET  /api/bridge/{config64}/a2a/diag                     the decoded scenario, or 400 naming what is wrong
+//
+// Ad-hoc scenarios are served only with conversations.adhoc (404
+// otherwise). Their authentication is the server's default (auth:, or
+// --auth-token).
+func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host, cfg serveConfig) error {
+	c := cfg.conversations
+	if c == nil {
+		c = &conversationsFile{}
+	}
+	opts, err := cfg.authFor("bridge", nil)
+	if err != nil {
+		return err
+	}
+	opts.NoPush = true
+	// TODO(attachments): switch on the server's attachments option for
+	// conversation endpoints here (issue 14 §3), for ad-hoc and named
+	// scenarios alike.
+	b := &bridgeRoutes{log: log, eng: eng, host: host, cfg: c, opts: opts, entries: map[string]*list.Element{}, lru: list.New(),
+		max: defaultMaxAdHoc, maxBytes: conversation.DefaultMaxConfigBytes, allow: conversation.Allow{Kinds: c.Kinds, URLs: c.URLs}}
+	if c.MaxScenarios != nil {
+		b.max = *c.MaxScenarios
+	}
+	if c.MaxConfigBytes != nil {
+		b.maxBytes = int(*c.MaxConfigBytes)
+	}
+	for _, a := range cfg.agents {
+		if a.kind == conversationKind {
+			b.named = append(b.named, a)
+		}
+	}
+	host.Handle("GET /api/bridge", http.HandlerFunc(b.serveIndex))
+	host.Handle("GET /api/bridge/{$}", http.HandlerFunc(b.serveIndex))
+	host.Handle("/api/bridge/{config64}/a2a", http.HandlerFunc(b.serveAdHoc))
+	host.Handle("/api/bridge/{config64}/a2a/{rest...}", http.HandlerFunc(b.serveAdHoc))
+	return nil
+}
+
+// bridgeRoutes serves /api/bridge.
+type bridgeRoutes struct {
+	log      *slog.Logger
+	eng      *server.Engine
+	host     *server.Host
+	cfg      *conversationsFile
+	opts     server.HandlerOptions
+	allow    conversation.Allow
+	named    []hostedAgent
+	max      int
+	maxBytes int
+
+	mu      sync.Mutex
+	entries map[string]*list.Element // by config64
+	lru     *list.List               // of *adHoc, most recent first
+}
+
+// adHoc is a hosted ad-hoc scenario.
+type adHoc struct {
+	config64 string
+	routes   http.Handler
+}
+
+// serveIndex lists the named scenarios (GET /api/bridge).
+func (b *bridgeRoutes) serveIndex(w http.ResponseWriter, r *http.Request) {
+	base := b.host.BaseURL(r)
+	type entry struct {
+		Name       string `json:"name"`
+		Title      string `json:"title"`
+		ScenarioID string `json:"scenarioId,omitempty"`
+		URL        string `json:"url"`
+		Card       string `json:"card"`
+	}
+	out := struct {
+		Scenarios []entry `json:"scenarios"`
+		AdHoc     bool    `json:"adhoc"`
+		Route     string  `json:"adhocRoute,omitempty"`
+	}{Scenarios: []entry{}, AdHoc: b.cfg.AdHoc}
+	if b.cfg.AdHoc {
+		out.Route = base + "/api/bridge/{config64}/a2a"
+	}
+	for _, a := range b.named {
+		e := entry{Name: a.name, Title: a.built.card.Name, URL: base + "/a2a/" + a.name, Card: base + "/a2a/" + a.name + "/.well-known/agent-card.json"}
+		if ca, ok := a.built.agent.(*conversation.Agent); ok {
+			e.ScenarioID = ca.Scenario().ScenarioID
+		}
+		out.Scenarios = append(out.Scenarios, e)
+	}
+	writeBridgeJSON(w, http.StatusOK, out)
+}
+
+func writeBridgeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// bridgeError answers a refused ad-hoc request: JSON-RPC's error shape
+// for a POST (the client speaks JSON-RPC or HTTP+JSON), a plain JSON
+// error naming the field otherwise.
+func bridgeError(w http.ResponseWriter, r *http.Request, status int, field, msg string) {
+	if r.Method == http.MethodPost {
+		server.WriteError(w, status, a2a.InvalidParams(field, msg))
+		return
+	}
+	writeBridgeJSON(w, status, map[string]string{"error": msg, "field": field})
+}
+
+// scenario decodes and checks a config64 as the endpoint does.
+func (b *bridgeRoutes) scenario(config64 string) (*conversation.Scenario, int, string, string) {
+	if !b.cfg.AdHoc {
+		return nil, http.StatusNotFound, "config64", "ad-hoc scenarios are not enabled on this server (the operator turns them on with conversations.adhoc)"
+	}
+	s, err := conversation.DecodeConfig64(config64, b.maxBytes)
+	if err == nil {
+		err = b.allow.Check(s)
+	}
+	if err != nil {
+		var fe *conversation.FieldError
+		if errors.As(err, &fe) {
+			return nil, http.StatusBadRequest, fe.Field, err.Error()
+		}
+		return nil, http.StatusBadRequest, "config64", err.Error()
+	}
+	return s, 0, "", ""
+}
+
+// serveAdHoc serves /api/bridge/{config64}/a2a[/…].
+func (b *bridgeRoutes) serveAdHoc(w http.ResponseWriter, r *http.Request) {
+	c64 := r.PathValue("config64")
+	if r.PathValue("rest") == "diag" && r.Method == http.MethodGet {
+		s, status, field, msg := b.scenario(c64)
+		if s == nil {
+			bridgeError(w, r, status, field, msg)
+			return
+		}
+		base := b.host.BaseURL(r) + "/api/bridge/" + c64 + "/a2a"
+		var sc any
+		_ = json.Unmarshal(s.JSON(), &sc)
+		writeBridgeJSON(w, http.StatusOK, map[string]any{"scenario": sc, "url": base, "card": base + "/.well-known/agent-card.json",
+			"config64": conversation.EncodeConfig64(s)})
+		return
+	}
+	routes, status, field, msg := b.routes(r.Context(), c64)
+	if routes == nil {
+		bridgeError(w, r, status, field, msg)
+		return
+	}
+	routes.ServeHTTP(w, r)
+}
+
+// routes returns the routes of the ad-hoc scenario of config64, building
+// and hosting it on first use; at most b.max are kept (least recently
+// used dropped: its tasks stay in the store, and the next request with
+// the same config64 hosts it again under the same task namespace).
+func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, int, string, string) {
+	b.mu.Lock()
+	if el, ok := b.entries[c64]; ok {
+		b.lru.MoveToFront(el)
+		b.mu.Unlock()
+		return el.Value.(*adHoc).routes, 0, "", ""
+	}
+	b.mu.Unlock()
+	s, status, field, msg := b.scenario(c64)
+	if s == nil {
+		return nil, status, field, msg
+	}
+	// Building may dial (an a2a participant fetches its card): bounded,
+	// and not cut short by this request's client going away.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), adHocBuildTimeout)
+	defer cancel()
+	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log})
+	if err != nil {
+		var fe *conversation.FieldError
+		if errors.As(err, &fe) {
+			return nil, http.StatusBadRequest, fe.Field, err.Error()
+		}
+		return nil, http.StatusBadRequest, "config64", err.Error()
+	}
+	// The task namespace: the scenario itself (padded or not, the same
+	// scenario's conversations are found).
+	sum := sha256.Sum256(s.JSON())
+	name := "bridge-" + hex.EncodeToString(sum[:12])
+	h := server.NewHandler(b.eng, name, ag, ag.Card(), b.opts)
+	e := &adHoc{config64: c64, routes: b.host.Mount(h, "/api/bridge/"+c64+"/a2a")}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if el, ok := b.entries[c64]; ok { // built concurrently
+		_ = ag.Close()
+		b.lru.MoveToFront(el)
+		return el.Value.(*adHoc).routes, 0, "", ""
+	}
+	b.entries[c64] = b.lru.PushFront(e)
+	for b.lru.Len() > b.max {
+		old := b.lru.Back()
+		b.lru.Remove(old)
+		delete(b.entries, old.Value.(*adHoc).config64)
+		// Not closed: an execution of it may still run (its participants'
+		// clients are released by the garbage collector).
+	}
+	return e.routes, 0, "", ""
+}

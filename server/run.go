@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	taskfold "github.com/a2abridge/a2abridge/internal/fold"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+)
+
+// RunOptions configure RunAgent. The zero value runs the agent with no
+// earlier tasks in its context.
+type RunOptions struct {
+	// ContextHistory is what the agent's TaskUpdater.ContextHistory
+	// returns: the earlier tasks of the conversation, oldest first (the
+	// last maxTasks of them). An agent that builds a conversation from
+	// its context (bridge/openai, bridge/remote) reads it from here.
+	ContextHistory []a2a.Task
+	// OnEvent, if set, is called with each event the agent emitted, once
+	// it was accepted (folded into the task), in order, on the agent's
+	// goroutine: it must not block for long.
+	OnEvent func(a2a.Event)
+}
+
+// RunAgent runs one execution of agent outside any Engine, against a task
+// kept in memory, and returns that task once the execution ended: its
+// status, the history (req.Task.History, then the agent's messages and
+// status messages) and its artifacts. It is how an agent is used as a
+// part of another (the conversation bridge runs each participant's turn
+// this way): the agent sees req as it would see a request of a client,
+// and its TaskUpdater enforces the same state machine as an Engine's
+// (A2A 0.3.0 §6.3), refuses events for other tasks, and refuses events
+// after a terminal state with ErrTaskClosed; nothing is stored.
+//
+// req.Task.ID and req.Task.ContextID are filled in from req.Message (or
+// new ids) when empty, req.Message gets the task's ids, and a task
+// without a status starts submitted; req.Message should be the last
+// entry of req.Task.History. Like the Engine, RunAgent completes a task
+// the agent left submitted or working when Execute returns nil, and
+// fails it ("The agent failed while processing the task.") when Execute
+// returns an error or panics; the error (the panic as an error) is then
+// returned with the task. ctx is the execution's context: when it ends
+// first, the task is failed and ctx's error returned. An event the
+// state machine refuses fails the task (ErrInvalidEvent to the agent).
+func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (a2a.Task, error) {
+	r := *req
+	task := taskfold.Detach(r.Task)
+	if task.ID == "" {
+		task.ID = r.Message.TaskID
+	}
+	if task.ID == "" {
+		task.ID = a2a.NewID()
+	}
+	if task.ContextID == "" {
+		task.ContextID = r.Message.ContextID
+	}
+	if task.ContextID == "" {
+		task.ContextID = a2a.NewID()
+	}
+	if task.Status.State == "" {
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
+	}
+	r.Message.TaskID, r.Message.ContextID = task.ID, task.ContextID
+	r.Task = task
+	l := &localRun{task: taskfold.Detach(task), history: opts.ContextHistory, onEvent: opts.OnEvent}
+	t := &TaskUpdater{taskID: task.ID, ctxID: task.ContextID, local: l}
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("server: agent panicked: %v", p)
+			}
+		}()
+		return agent.Execute(ctx, &r, t)
+	}()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if st := l.task.Status.State; !st.Final() {
+		state, text := a2a.TaskStateCompleted, ""
+		if err != nil {
+			state, text = a2a.TaskStateFailed, "The agent failed while processing the task."
+		}
+		if errors.Is(err, ErrInvalidEvent) {
+			err = nil // the task was failed with its reason already
+		}
+		ev := (*Engine)(nil).statusEvent(l.task, state, text)
+		if next, ferr := taskfold.Apply(l.task, ev); ferr == nil {
+			l.task = next
+		}
+	}
+	return taskfold.Detach(l.task), err
+}
+
+// localRun is RunAgent's task.
+type localRun struct {
+	mu      sync.Mutex
+	task    a2a.Task
+	history []a2a.Task
+	onEvent func(a2a.Event)
+	closed  bool // Execute returned
+}
+
+// emit folds an agent's event into the local task, as Engine.emit
+// appends it.
+func (l *localRun) emit(t *TaskUpdater, ev a2a.Event) error {
+	var out a2a.Event
+	var bad string
+	switch v := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		c := *v
+		bad = t.fill(&c.TaskID, &c.ContextID)
+		if c.Status.Timestamp.IsZero() {
+			c.Status.Timestamp = now()
+		}
+		c.Final = c.Status.State.Final()
+		if c.Status.Message != nil {
+			m := *c.Status.Message
+			t.normalizeMessage(&m)
+			c.Status.Message = &m
+		}
+		out = &c
+	case *a2a.TaskArtifactUpdateEvent:
+		c := *v
+		bad = t.fill(&c.TaskID, &c.ContextID)
+		if c.Artifact.ArtifactID == "" {
+			bad = "artifact without artifactId"
+		}
+		if c.Artifact.Parts == nil {
+			c.Artifact.Parts = []a2a.Part{}
+		}
+		out = &c
+	case *a2a.Message:
+		c := *v
+		bad = t.fill(&c.TaskID, &c.ContextID)
+		t.normalizeMessage(&c)
+		out = &c
+	default:
+		bad = "unsupported event type"
+	}
+	if bad == "" {
+		if err := v03.CheckEventValues(out); err != nil {
+			bad = "a value that cannot be written as JSON: " + err.Error()
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.task.Status.State.Terminal() {
+		return ErrTaskClosed
+	}
+	var next a2a.Task
+	var err error
+	if bad == "" {
+		next, err = taskfold.Apply(l.task, out)
+		if err != nil {
+			bad = err.Error()
+		}
+	}
+	if bad != "" {
+		ev := (*Engine)(nil).statusEvent(l.task, a2a.TaskStateFailed, "The agent produced an invalid event: "+bad)
+		if n, ferr := taskfold.Apply(l.task, ev); ferr == nil {
+			l.task = n
+		}
+		return ErrInvalidEvent
+	}
+	l.task = next
+	if l.onEvent != nil {
+		l.onEvent(out)
+	}
+	return nil
+}

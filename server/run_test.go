@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+)
+
+func TestRunAgent(t *testing.T) {
+	ctx := context.Background()
+	earlier := []a2a.Task{{ID: "e1"}, {ID: "e2"}}
+	var seen []a2a.Event
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, tu *server.TaskUpdater) error {
+		h, err := tu.ContextHistory(ctx, 1)
+		if err != nil || len(h) != 1 || h[0].ID != "e2" {
+			t.Errorf("ContextHistory(1) = %v, %v", h, err)
+		}
+		if req.Task.ID == "" || req.Message.TaskID != req.Task.ID || req.Task.Status.State != a2a.TaskStateSubmitted {
+			t.Errorf("request %+v", req)
+		}
+		if err := tu.Working(ctx, "thinking"); err != nil {
+			return err
+		}
+		return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "answer"}}}, false, true)
+	})
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "q"})
+	task, err := server.RunAgent(ctx, agent, &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}},
+		server.RunOptions{ContextHistory: earlier, OnEvent: func(e a2a.Event) { seen = append(seen, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || len(task.History) != 2 || len(seen) != 2 {
+		t.Fatalf("task %+v, %d events", task, len(seen))
+	}
+
+	// An invalid event fails the task; events after a terminal state are refused.
+	task, err = server.RunAgent(ctx, server.AgentFunc(func(ctx context.Context, req *server.Request, tu *server.TaskUpdater) error {
+		if err := tu.AddArtifact(ctx, a2a.Artifact{}, false, true); !errors.Is(err, server.ErrInvalidEvent) {
+			t.Errorf("artifact without id: %v", err)
+		}
+		if err := tu.Complete(ctx, ""); !errors.Is(err, server.ErrTaskClosed) {
+			t.Errorf("after failure: %v", err)
+		}
+		return nil
+	}), &server.Request{Message: msg}, server.RunOptions{})
+	if err != nil || task.Status.State != a2a.TaskStateFailed || !strings.Contains(task.Status.Message.Parts[0].(a2a.TextPart).Text, "artifact without artifactId") {
+		t.Fatalf("invalid event: %v %+v", err, task.Status)
+	}
+
+	// An error or a panic fails the task and is returned.
+	boom := errors.New("boom")
+	task, err = server.RunAgent(ctx, server.AgentFunc(func(context.Context, *server.Request, *server.TaskUpdater) error { return boom }), &server.Request{Message: msg}, server.RunOptions{})
+	if !errors.Is(err, boom) || task.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("error: %v %s", err, task.Status.State)
+	}
+	task, err = server.RunAgent(ctx, server.AgentFunc(func(context.Context, *server.Request, *server.TaskUpdater) error { panic("oops") }), &server.Request{Message: msg}, server.RunOptions{})
+	if err == nil || task.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("panic: %v %s", err, task.Status.State)
+	}
+	// input-required stays.
+	task, err = server.RunAgent(ctx, server.AgentFunc(func(ctx context.Context, _ *server.Request, tu *server.TaskUpdater) error {
+		return tu.RequireInput(ctx, "more?")
+	}), &server.Request{Message: msg}, server.RunOptions{})
+	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("input-required: %v %s", err, task.Status.State)
+	}
+}
+
+type cancelNoter struct{ server.Agent }
+
+func (cancelNoter) CancelMessage(task a2a.Task) *a2a.Message {
+	m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "bye " + task.ID})
+	return &m
+}
+
+func TestMountNoPushCancelMessage(t *testing.T) {
+	ctx := context.Background()
+	eng, err := server.NewEngine(ctx, memory.New(), server.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Shutdown(ctx)
+	agent := cancelNoter{server.AgentFunc(func(ctx context.Context, _ *server.Request, tu *server.TaskUpdater) error {
+		return tu.RequireInput(ctx, "more?")
+	})}
+	h := server.NewHandler(eng, "m", agent, a2a.AgentCard{Name: "m", Description: "d", Version: "1"}, server.HandlerOptions{NoPush: true})
+	host := server.NewHost(server.HostOptions{PublicURL: "http://example.test"})
+	mux := http.NewServeMux()
+	mux.Handle("/custom/x/", host.Mount(h, "/custom/x/"))
+	mux.Handle("/custom/x", host.Mount(h, "/custom/x"))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/custom/x/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	_, _ = readAllTo(&b, resp)
+	if resp.StatusCode != 200 || !strings.Contains(b.String(), `"url":"http://example.test/custom/x"`) || !strings.Contains(b.String(), `"pushNotifications":false`) {
+		t.Fatalf("card: %d %s", resp.StatusCode, b.String())
+	}
+	if len(host.Agents()) != 0 {
+		t.Fatalf("Mount listed the agent: %v", host.Agents())
+	}
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "q"})
+	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: msg, Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://x"}}})
+	if !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+		t.Fatalf("send with push config: %v", err)
+	}
+	if task, err = h.SendMessage(ctx, a2a.MessageSendParams{Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+		t.Fatalf("push set: %v", err)
+	}
+	if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+		t.Fatalf("push delete: %v", err)
+	}
+	c, err := h.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := c.History[len(c.History)-1]
+	if c.Status.Message == nil || last.Parts[0].(a2a.TextPart).Text != "bye "+task.ID || last.Role != a2a.RoleAgent || last.TaskID != task.ID {
+		t.Fatalf("cancel message: %+v / %+v", c.Status, last)
+	}
+}
+
+func readAllTo(b *strings.Builder, resp *http.Response) (int64, error) {
+	defer resp.Body.Close()
+	return io.Copy(b, resp.Body)
+}
