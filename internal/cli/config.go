@@ -151,6 +151,16 @@ type agentCommonKeys struct {
 		Description string      `yaml:"description"`
 		Skills      []skillFile `yaml:"skills"`
 	} `yaml:"extended_card"`
+	// Attachments, when present, stores the files callers send by value
+	// and passes them on by URL (server.AttachmentOptions).
+	Attachments *attachmentsFile `yaml:"attachments"`
+}
+
+// attachmentsFile is an agent's attachments block.
+type attachmentsFile struct {
+	// MaxBytes is the largest file accepted; unset or 0:
+	// server.DefaultAttachmentMaxBytes.
+	MaxBytes byteSize `yaml:"max_bytes"`
 }
 
 // skillFile is an AgentSkill (A2A 1.0 §4.4.5) in the config file.

@@ -221,6 +221,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				o := server.HandlerOptions{Auth: set}
 				if af != nil {
 					o.CardRequiresAuth = af.CardRequiresAuth
+					o.Attachments = af.attachmentOptions()
 				}
 				if o.CardRequiresAuth && len(set) == 0 {
 					return o, fmt.Errorf("agent %s: card_requires_auth needs authentication", name)
@@ -663,6 +664,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	}
 	// Every agent also answers the simple HTTP dialect (issue 13 §3).
 	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
+	mountAttachments(host, st, log)
 	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
 	if err != nil {
 		return err
