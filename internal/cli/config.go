@@ -69,6 +69,8 @@ type serveFile struct {
 	// Admin turns on the admin API (/api/v1/agents) for these bearer
 	// tokens (subject: token or "sha256:<hex>"); unset: off.
 	Admin *adminFile `yaml:"admin"`
+	// Pairs turns on paired participants (POST /api/pairs, bridge/pair).
+	Pairs *pairsFile `yaml:"pairs"`
 
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
 }
