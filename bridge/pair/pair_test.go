@@ -92,22 +92,27 @@ func lastArtifactText(t *testing.T, task *a2a.Task) string {
 	return textOf(task.Artifacts[len(task.Artifacts)-1].Parts)
 }
 
-// waitFinal follows a task until its state is final.
+// waitFinal follows a task until its state is terminal.
 func waitFinal(t *testing.T, h *server.Handler, id string) a2a.TaskState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	evs, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, nil)
-	if err != nil {
-		t.Fatal(err)
+	for {
+		evs, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range evs {
+		}
+		task, err := h.GetTask(context.Background(), a2a.TaskQueryParams{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Status.State.Terminal() || ctx.Err() != nil {
+			return task.Status.State
+		}
+		time.Sleep(5 * time.Millisecond) // an interrupted task's stream ends at once
 	}
-	for range evs {
-	}
-	task, err := h.GetTask(context.Background(), a2a.TaskQueryParams{ID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task.Status.State
 }
 
 func TestPairConversation(t *testing.T) {

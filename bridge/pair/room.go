@@ -75,6 +75,10 @@ type room struct {
 	turn    Side // who speaks next
 	turns   int
 	tasks   [2]string
+	// gen counts each side's executions: only the latest one (the one
+	// the engine runs for the side's task; a continuation supersedes
+	// the previous one) takes messages from the side's queue.
+	gen [2]int
 	queue   [2][]turnMsg // messages not yet delivered to each side
 	ended   bool
 	outcome a2a.TaskState
@@ -159,6 +163,8 @@ func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.
 		r.mu.Unlock()
 		return t.Fail(ctx, "This pair has ended: "+r.reason)
 	}
+	r.gen[s]++
+	gen := r.gen[s]
 	join := r.tasks[s] == ""
 	if join {
 		r.tasks[s] = t.TaskID()
@@ -189,7 +195,7 @@ func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.
 			if err := t.RequireInput(ctx, fmt.Sprintf("The message is %d bytes; at most %d are passed on. Send a shorter one.", len(b), r.max.MaxMessageBytes)); err != nil {
 				return err
 			}
-			return a.wait(ctx, t)
+			return a.wait(ctx, t, gen)
 		}
 		end := wantsEnd(&m)
 		r.turns++
@@ -207,16 +213,21 @@ func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.
 		}
 	}
 	r.mu.Unlock()
-	return a.wait(ctx, t)
+	return a.wait(ctx, t, gen)
 }
 
 // wait delivers the other side's messages to this side's task as they
-// come, and ends the task when the room ends.
-func (a *sideAgent) wait(ctx context.Context, t *server.TaskUpdater) error {
+// come, and ends the task when the room ends, as long as it is the side's
+// latest execution (gen).
+func (a *sideAgent) wait(ctx context.Context, t *server.TaskUpdater, gen int) error {
 	r, s := a.r, a.side
 	waiting := false
 	for {
 		r.mu.Lock()
+		if r.gen[s] != gen {
+			r.mu.Unlock()
+			return nil // superseded: the new execution delivers
+		}
 		pending := r.queue[s]
 		r.queue[s] = nil
 		ended, outcome, reason := r.ended, r.outcome, r.reason
