@@ -71,14 +71,14 @@ type room struct {
 	id  string
 	max Options // resolved limits
 
-	mu      sync.Mutex
-	turn    Side // who speaks next
-	turns   int
-	tasks   [2]string
+	mu    sync.Mutex
+	turn  Side // who speaks next
+	turns int
+	tasks [2]string
 	// gen counts each side's executions: only the latest one (the one
 	// the engine runs for the side's task; a continuation supersedes
 	// the previous one) takes messages from the side's queue.
-	gen [2]int
+	gen     [2]int
 	queue   [2][]turnMsg // messages not yet delivered to each side
 	ended   bool
 	outcome a2a.TaskState
