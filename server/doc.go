@@ -45,6 +45,11 @@
 // HandlerOptions.Methods, each a Method answering a result or an SSE
 // stream of results.
 //
+// Files that clients send by value can be kept by the server and passed
+// on by URL instead (HandlerOptions.Attachments, AttachmentOptions), and
+// served to the task's owner by NewAttachmentHandler at
+// {base}/api/attachments/{id}/content.
+//
 // Concurrency: a task's appends are serialised by a lock per task (striped
 // by id); the Engine's maps are guarded by one mutex, which is taken while
 // a task's lock may be held, never the other way round; subscribers are

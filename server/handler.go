@@ -70,6 +70,12 @@ type HandlerOptions struct {
 	// (PushNotificationNotSupported), before any task is looked up. The
 	// conversation bridge (bridge/conversation) sets it.
 	NoPush bool
+	// Attachments, if set, stores the files clients send by value and
+	// replaces them by URLs before anything else sees the message (see
+	// AttachmentOptions; serve them with NewAttachmentHandler). The
+	// engine's store must implement store.AttachmentStore: NewHandler
+	// panics otherwise. nil: files by value are kept in the message.
+	Attachments *AttachmentOptions
 }
 
 // NewHandler serves agent under name (the task namespace: tasks created
@@ -97,6 +103,13 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	card.SupportsAuthenticatedExtendedCard = opts.ExtendedCard != nil && len(opts.Auth) > 0
 	card.Capabilities.ExtendedAgentCard = card.SupportsAuthenticatedExtendedCard
 	opts.Methods = checkMethods(opts.Methods)
+	if opts.Attachments != nil {
+		if _, ok := e.st.(store.AttachmentStore); !ok {
+			panic(fmt.Sprintf("server: NewHandler %q: HandlerOptions.Attachments needs a store that implements store.AttachmentStore", name))
+		}
+		a := *opts.Attachments
+		opts.Attachments = &a
+	}
 	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts}
 }
 
@@ -242,6 +255,13 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		}
 	}
 	msgKey := h.messageKey(ctx, msg.MessageID)
+	sent := p.Message
+	attach := h.opts.Attachments != nil && hasFileBytes(&msg)
+	if attach {
+		if err := h.checkAttachments(&msg); err != nil {
+			return store.TaskInfo{}, err
+		}
+	}
 	if msg.TaskID == "" {
 		// A new task: the store refuses the create of a messageId it has
 		// indexed (ErrDuplicateMessage, below) before the agent runs, so
@@ -251,14 +271,25 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			task.ContextID = a2a.NewID()
 		}
 		msg.TaskID, msg.ContextID = task.ID, task.ContextID
+		if attach {
+			// A retry is answered before its files are stored again.
+			if dupID, err := h.e.st.MessageTask(ctx, h.name, msgKey); err != nil {
+				return store.TaskInfo{}, err
+			} else if dupID != "" {
+				return h.duplicate(ctx, &sent, dupID)
+			}
+			if err := h.storeAttachments(ctx, owner, task.ID, &msg); err != nil {
+				return store.TaskInfo{}, err
+			}
+			p.Message.Parts = msg.Parts
+		}
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
 			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx)}, inline)
 		})
 		if errors.Is(err, store.ErrDuplicateMessage) {
-			orig := p.Message // as sent: msg has the new task's ids
-			return h.retryDuplicate(ctx, &orig)
+			return h.retryDuplicate(ctx, &sent) // as sent: msg has the new task's ids
 		}
 		if err == nil && pushCfg != nil {
 			// From the task's first event on: the log replays what the
@@ -285,6 +316,14 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			"contextId does not match the task's contextId")
 	}
 	msg.ContextID = cur.Task.ContextID
+	if attach && cur.Task.Status.State.Interrupted() {
+		// (A task that takes no message now is refused below, with no
+		// file stored.)
+		if err := h.storeAttachments(ctx, owner, msg.TaskID, &msg); err != nil {
+			return store.TaskInfo{}, err
+		}
+		p.Message.Parts = msg.Parts
+	}
 	if pushCfg != nil {
 		// Refused before the message is accepted, not after (nothing of it
 		// is then stored).
@@ -357,7 +396,7 @@ func (h *Handler) duplicate(ctx context.Context, msg *a2a.Message, dupID string)
 	}
 	for i := range info.Task.History {
 		if prev := &info.Task.History[i]; prev.MessageID == msg.MessageID {
-			if !sameMessage(msg, prev) {
+			if !sameMessage(msg, prev) && !h.sameAttachments(ctx, msg, prev) {
 				return store.TaskInfo{}, errReusedMessageID
 			}
 			return info, nil

@@ -277,3 +277,45 @@ type AgentRegistry interface {
 	// Agents returns every stored spec, ordered by name.
 	Agents(ctx context.Context) ([]AgentSpec, error)
 }
+
+// Attachment is a file a client sent by value (a FilePart with bytes)
+// that the server keeps and serves by URL instead (issue 14 §3,
+// "Attachments"; server.AttachmentOptions): its unguessable ID, the agent
+// and owner key (tenant and principal, as TaskInfo.Owner) it belongs to,
+// the task whose message carried it, the part's media type and file
+// name, and the content.
+type Attachment struct {
+	ID        string
+	Agent     string
+	Owner     string
+	TaskID    string
+	MediaType string
+	Filename  string
+	Bytes     []byte
+	Created   time.Time // the store's clock at PutAttachment, UTC
+}
+
+// AttachmentStore is optionally implemented by a Store that keeps
+// attachments. Memory and SQLite implement it. An attachment is deleted
+// with its task (DeleteFinished).
+type AttachmentStore interface {
+	// PutAttachment stores a durably before it returns (a.Created is
+	// set by the store). ErrConflict when an attachment with a.ID
+	// exists; a plain error when a.ID or a.Agent is empty. Bytes may be
+	// kept by the store: the caller must not modify them afterwards.
+	PutAttachment(ctx context.Context, a Attachment) error
+	// Attachment returns the attachment with id, or ErrNotFound. The
+	// caller must not modify its Bytes.
+	Attachment(ctx context.Context, id string) (Attachment, error)
+}
+
+// ValidateAttachment checks the fields PutAttachment requires.
+func ValidateAttachment(a *Attachment) error {
+	switch {
+	case a.ID == "":
+		return errors.New("store: attachment: empty id")
+	case a.Agent == "":
+		return errors.New("store: attachment: empty agent")
+	}
+	return nil
+}

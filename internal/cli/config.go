@@ -73,6 +73,8 @@ type serveFile struct {
 	// Conversations turns on ad-hoc conversation scenarios
 	// (/api/bridge/{config64}/a2a) and says what they may use.
 	Conversations *conversationsFile `yaml:"conversations"`
+	// Pairs turns on paired participants (POST /api/pairs, bridge/pair).
+	Pairs *pairsFile `yaml:"pairs"`
 
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
 }
@@ -155,6 +157,16 @@ type agentCommonKeys struct {
 		Description string      `yaml:"description"`
 		Skills      []skillFile `yaml:"skills"`
 	} `yaml:"extended_card"`
+	// Attachments, when present, stores the files callers send by value
+	// and passes them on by URL (server.AttachmentOptions).
+	Attachments *attachmentsFile `yaml:"attachments"`
+}
+
+// attachmentsFile is an agent's attachments block.
+type attachmentsFile struct {
+	// MaxBytes is the largest file accepted; unset or 0:
+	// server.DefaultAttachmentMaxBytes.
+	MaxBytes byteSize `yaml:"max_bytes"`
 }
 
 // skillFile is an AgentSkill (A2A 1.0 §4.4.5) in the config file.

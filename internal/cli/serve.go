@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/bridge/pair"
 	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/push"
@@ -223,6 +224,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				o := server.HandlerOptions{Auth: set}
 				if af != nil {
 					o.CardRequiresAuth = af.CardRequiresAuth
+					o.Attachments = af.attachmentOptions()
 				}
 				if o.CardRequiresAuth && len(set) == 0 {
 					return o, fmt.Errorf("agent %s: card_requires_auth needs authentication", name)
@@ -298,6 +300,11 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				return usageError{fmt.Errorf("%s %q: no such agent (have %s)", flag, def, strings.Join(have, ", "))}
 			}
+			pairOpts, err := file.Pairs.options()
+			if err != nil {
+				closeAgents()
+				return usageError{fmt.Errorf("--config: %w", err)}
+			}
 			var admin auth.Set
 			if file.Admin != nil {
 				if len(file.Admin.BearerTokens) == 0 {
@@ -361,7 +368,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
-				cardSigning: cardSigning, conversations: file.Conversations}
+				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts}
 			if err := file.Conversations.check(); err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
@@ -544,6 +551,7 @@ type serveConfig struct {
 	// conversations configures the conversation bridge's ad-hoc
 	// scenarios (nil: off).
 	conversations *conversationsFile
+	pairs         *pair.Options // nil: no pairs API
 }
 
 type pushConfig struct {
@@ -676,11 +684,14 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	if err := mountConversations(log, eng, host, cfg); err != nil {
 		return err
 	}
+	mountAttachments(host, st, log)
 	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
 	if err != nil {
 		return err
 	}
 	defer reg.close()
+	closePairs := startPairs(log, st, eng, host, cfg)
+	defer closePairs()
 	if cfg.publicURL == "" && len(cfg.allowedHosts) == 0 && !isLoopbackListener(ln) {
 		log.Info("agent cards name the address each connection reached, or a loopback name on loopback; set --public-url or --allowed-host to name this server otherwise", "addr", ln.Addr().String())
 	}
@@ -716,6 +727,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	go func() { shut <- srv.Shutdown(sctx) }()
 	gctx, cancelGrace := context.WithTimeout(context.Background(), cfg.shutdownGrace)
 	defer cancelGrace()
+	closePairs() // their waiting executions end at once
 	n, err := eng.Shutdown(gctx)
 	if err != nil {
 		log.Warn("tasks still running after the shutdown grace period were not all settled", "err", err)

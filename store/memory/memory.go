@@ -48,6 +48,12 @@ type Store struct {
 
 	agentMu sync.Mutex
 	agents  map[string]store.AgentSpec // the agent registry (registry.go)
+
+	// attMu guards the attachments (attachments.go); it is taken after a
+	// shard's lock, never before.
+	attMu           sync.Mutex
+	attachments     map[string]store.Attachment // by id
+	taskAttachments map[string][]string         // task id → attachment ids
 }
 
 const nShards = 32

@@ -281,6 +281,7 @@ func (t *task) owesPush() bool {
 func (s *Store) deleteLocked(sh *shard, id string, t *task) {
 	delete(sh.tasks, id)
 	delete(sh.unfinished, id)
+	s.deleteAttachments(id)
 	if len(t.msgKeys) > 0 {
 		s.msgMu.Lock()
 		for _, k := range t.msgKeys {

@@ -16,7 +16,7 @@ const deleteBudget = 4096
 // deletes of a batch of tasks take their ids as one JSON array.
 type retentionStmts struct {
 	candidates, lowest, trim *sql.Stmt
-	del                      [5]*sql.Stmt // events, snapshots, messages, push_configs, tasks
+	del                      [6]*sql.Stmt // events, snapshots, messages, push_configs, attachments, tasks
 }
 
 func (s *Store) prepareRetention(ctx context.Context) error {
@@ -35,7 +35,8 @@ func (s *Store) prepareRetention(ctx context.Context) error {
 		{&s.ret.del[1], "DELETE FROM snapshots WHERE task_id IN " + ids},
 		{&s.ret.del[2], "DELETE FROM messages WHERE task_id IN " + ids},
 		{&s.ret.del[3], "DELETE FROM push_configs WHERE task_id IN " + ids},
-		{&s.ret.del[4], "DELETE FROM tasks WHERE id IN " + ids},
+		{&s.ret.del[4], "DELETE FROM attachments WHERE task_id IN " + ids},
+		{&s.ret.del[5], "DELETE FROM tasks WHERE id IN " + ids},
 	} {
 		st, err := s.wconn.PrepareContext(ctx, p.sql)
 		if err != nil {

@@ -227,6 +227,17 @@ CREATE TABLE IF NOT EXISTS agents (
 	created INTEGER NOT NULL,
 	updated INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS attachments (
+	id         TEXT PRIMARY KEY,
+	agent      TEXT NOT NULL,
+	owner      TEXT NOT NULL,
+	task_id    TEXT NOT NULL,
+	media_type TEXT NOT NULL,
+	filename   TEXT NOT NULL,
+	body       BLOB NOT NULL,
+	created    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS attachments_task ON attachments(task_id);
 CREATE TABLE IF NOT EXISTS push_configs (
 	task_id   TEXT NOT NULL REFERENCES tasks(id),
 	config_id TEXT NOT NULL,

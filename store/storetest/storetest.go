@@ -65,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListTasksCursor", testListTasksCursor},
 		{"ListTasksMoving", testListTasksMoving},
 		{"AgentRegistry", testAgentRegistry},
+		{"Attachments", testAttachments},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

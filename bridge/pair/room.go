@@ -1,0 +1,289 @@
+package pair
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// Side is one participant of a pair: A (who speaks first) or B.
+type Side int
+
+// The sides of a pair.
+const (
+	A Side = 0
+	B Side = 1
+)
+
+// String returns "a" or "b" (as in agent names and events).
+func (s Side) String() string {
+	if s == A {
+		return "a"
+	}
+	return "b"
+}
+
+func (s Side) other() Side { return 1 - s }
+
+// MetadataKey is the message metadata key of the pair extension: a
+// message whose metadata holds {"a2abridge/pair": {"end": true}} ends the
+// conversation after it is passed on; the messages a side receives carry
+// {"a2abridge/pair": {"from": "a"|"b", "turn": N}}.
+const MetadataKey = "a2abridge/pair"
+
+// Event is one entry of a pair's backchannel (GET /api/pairs/{id}/events):
+// Seq 1, 2, 3… per pair; Type is "created", "join" (a side's task exists:
+// Side, TaskID), "turn" (Side spoke: Turn is the turn's number from 1,
+// Message the message as passed on, in A2A 0.3 JSON, and Text its text
+// parts joined) or "end" (Outcome: completed, canceled or failed, with
+// Reason). The stream of a pair ends after its "end" event.
+type Event struct {
+	Seq     int64          `json:"seq"`
+	Type    string         `json:"type"`
+	Time    time.Time      `json:"time"`
+	Side    string         `json:"side,omitempty"`
+	TaskID  string         `json:"taskId,omitempty"`
+	Turn    int            `json:"turn,omitempty"`
+	Text    string         `json:"text,omitempty"`
+	Message map[string]any `json:"message,omitempty"`
+	Outcome a2a.TaskState  `json:"outcome,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+}
+
+// turnMsg is a message on its way to a side.
+type turnMsg struct {
+	from  Side
+	turn  int
+	parts []a2a.Part
+	end   bool
+}
+
+// room is the state of one pair. Its mutex guards everything below it.
+type room struct {
+	id  string
+	max Options // resolved limits
+
+	mu    sync.Mutex
+	turn  Side // who speaks next
+	turns int
+	tasks [2]string
+	// gen counts each side's executions: only the latest one (the one
+	// the engine runs for the side's task; a continuation supersedes
+	// the previous one) takes messages from the side's queue.
+	gen     [2]int
+	queue   [2][]turnMsg // messages not yet delivered to each side
+	ended   bool
+	outcome a2a.TaskState
+	reason  string
+	endedAt time.Time
+	active  time.Time // the last turn, join or creation
+	events  []Event
+	changed chan struct{} // closed and replaced on every change
+}
+
+func newRoom(id string, o Options, now time.Time) *room {
+	r := &room{id: id, max: o, active: now, changed: make(chan struct{})}
+	r.addLocked(Event{Type: "created"}, now)
+	return r
+}
+
+// addLocked appends a backchannel event and wakes every waiter.
+func (r *room) addLocked(ev Event, now time.Time) {
+	ev.Seq = int64(len(r.events)) + 1
+	ev.Time = now.UTC()
+	r.events = append(r.events, ev)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// endLocked ends the room (once).
+func (r *room) endLocked(outcome a2a.TaskState, reason string, now time.Time) {
+	if r.ended {
+		return
+	}
+	r.ended, r.outcome, r.reason, r.endedAt = true, outcome, reason, now
+	r.addLocked(Event{Type: "end", Outcome: outcome, Reason: reason}, now)
+}
+
+// end ends the room from outside an execution (cancel, idle TTL,
+// shutdown).
+func (r *room) end(outcome a2a.TaskState, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.endLocked(outcome, reason, time.Now())
+}
+
+// wantsEnd reports the end flag of a message's pair metadata.
+func wantsEnd(m *a2a.Message) bool {
+	md, _ := m.Metadata[MetadataKey].(map[string]any)
+	end, _ := md["end"].(bool)
+	return end
+}
+
+func textOf(parts []a2a.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if tp, ok := p.(a2a.TextPart); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(tp.Text)
+		}
+	}
+	return b.String()
+}
+
+// sideAgent is the server.Agent of one side of a room.
+type sideAgent struct {
+	r    *room
+	side Side
+}
+
+// Execute implements server.Agent: the message is a turn of this side
+// (or, for side B's first message, its join), and the execution then
+// stays to deliver the other side's answer, leaving the task
+// input-required, and to end the task when the pair ends.
+func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
+	r, s := a.r, a.side
+	now := time.Now()
+	r.mu.Lock()
+	switch {
+	case r.tasks[s] != "" && r.tasks[s] != t.TaskID():
+		r.mu.Unlock()
+		return t.Fail(ctx, fmt.Sprintf("Side %s of this pair already has its conversation: task %s. Continue that task.", strings.ToUpper(s.String()), r.tasks[s]))
+	case r.tasks[s] == "" && r.ended && s == A:
+		r.mu.Unlock()
+		return t.Fail(ctx, "This pair has ended: "+r.reason)
+	}
+	r.gen[s]++
+	gen := r.gen[s]
+	join := r.tasks[s] == ""
+	if join {
+		r.tasks[s] = t.TaskID()
+		r.active = now
+		r.addLocked(Event{Type: "join", Side: s.String(), TaskID: t.TaskID()}, now)
+	}
+	switch {
+	case r.ended:
+		// Side B joining an ended pair gets what was said, then the end.
+	case join && s == B:
+		// B's first message opens its task; it is not passed on.
+		if wantsEnd(&req.Message) {
+			r.endLocked(a2a.TaskStateCompleted, "Side B ended the conversation.", now)
+		}
+	case r.turn != s:
+		r.mu.Unlock()
+		return t.Fail(ctx, "It is not this side's turn.")
+	default:
+		m := req.Message
+		b, err := v03.MarshalEvent(&m)
+		if err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		if len(b) > r.max.MaxMessageBytes {
+			r.mu.Unlock()
+			// Still this side's turn; the execution stays for the end.
+			if err := t.RequireInput(ctx, fmt.Sprintf("The message is %d bytes; at most %d are passed on. Send a shorter one.", len(b), r.max.MaxMessageBytes)); err != nil {
+				return err
+			}
+			return a.wait(ctx, t, gen)
+		}
+		end := wantsEnd(&m)
+		r.turns++
+		r.turn = s.other()
+		r.active = now
+		r.queue[s.other()] = append(r.queue[s.other()], turnMsg{from: s, turn: r.turns, parts: m.Parts, end: end})
+		var wire map[string]any
+		_ = json.Unmarshal(b, &wire)
+		r.addLocked(Event{Type: "turn", Side: s.String(), Turn: r.turns, Text: textOf(m.Parts), Message: wire}, now)
+		switch {
+		case end:
+			r.endLocked(a2a.TaskStateCompleted, fmt.Sprintf("Side %s ended the conversation.", strings.ToUpper(s.String())), now)
+		case r.turns >= r.max.MaxTurns:
+			r.endLocked(a2a.TaskStateCompleted, fmt.Sprintf("The conversation reached its limit of %d turns.", r.max.MaxTurns), now)
+		}
+	}
+	r.mu.Unlock()
+	return a.wait(ctx, t, gen)
+}
+
+// wait delivers the other side's messages to this side's task as they
+// come, and ends the task when the room ends, as long as it is the side's
+// latest execution (gen).
+func (a *sideAgent) wait(ctx context.Context, t *server.TaskUpdater, gen int) error {
+	r, s := a.r, a.side
+	waiting := false
+	for {
+		r.mu.Lock()
+		if r.gen[s] != gen {
+			r.mu.Unlock()
+			return nil // superseded: the new execution delivers
+		}
+		pending := r.queue[s]
+		r.queue[s] = nil
+		ended, outcome, reason := r.ended, r.outcome, r.reason
+		changed := r.changed
+		r.mu.Unlock()
+		for _, m := range pending {
+			if err := a.deliver(ctx, t, m); err != nil {
+				return err
+			}
+		}
+		if ended {
+			return t.SetStatus(ctx, outcome, t.TextMessage(reason))
+		}
+		switch {
+		case len(pending) > 0:
+			last := pending[len(pending)-1]
+			if err := t.RequireInput(ctx, fmt.Sprintf("Your turn: side %s spoke (turn %d).", strings.ToUpper(last.from.String()), last.turn)); err != nil {
+				return err
+			}
+			waiting = false
+		case !waiting:
+			r.mu.Lock()
+			mine := r.turn == s && len(r.queue[s]) == 0
+			r.mu.Unlock()
+			if !mine {
+				if err := t.Working(ctx, fmt.Sprintf("Waiting for side %s.", strings.ToUpper(s.other().String()))); err != nil {
+					return err
+				}
+			}
+			waiting = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// deliver puts one message of the other side in this side's task: an
+// agent message in the history and an artifact.
+func (a *sideAgent) deliver(ctx context.Context, t *server.TaskUpdater, m turnMsg) error {
+	md := map[string]any{MetadataKey: map[string]any{"from": m.from.String(), "turn": m.turn}}
+	msg := t.Message(m.parts...)
+	msg.Metadata = md
+	if err := t.Emit(ctx, msg); err != nil {
+		return err
+	}
+	art := a2a.Artifact{ArtifactID: fmt.Sprintf("turn-%d", m.turn), Name: fmt.Sprintf("side %s, turn %d", m.from, m.turn),
+		Parts: m.parts, Metadata: md}
+	return t.AddArtifact(ctx, art, false, true)
+}
+
+// Cancel implements server.Canceler: canceling either side's task ends
+// the pair, and the other side's task is canceled too.
+func (a *sideAgent) Cancel(ctx context.Context, task a2a.Task) error {
+	a.r.end(a2a.TaskStateCanceled, fmt.Sprintf("Side %s canceled the conversation.", strings.ToUpper(a.side.String())))
+	return nil
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/bridge/pair"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// pairsFile is the pairs block: paired participants (bridge/pair).
+type pairsFile struct {
+	Enabled bool `yaml:"enabled"`
+	// MaxOpen bounds the open pairs; 0: pair.DefaultMaxOpen.
+	MaxOpen int `yaml:"max_open"`
+	// IdleTTL ends a pair idle that long; unset: pair.DefaultIdleTTL.
+	IdleTTL *duration `yaml:"idle_ttl"`
+	// MaxMessageBytes bounds one message passed on; 0: the default.
+	MaxMessageBytes byteSize `yaml:"max_message_bytes"`
+	// MaxTurns ends a pair after that many turns; 0: the default.
+	MaxTurns int `yaml:"max_turns"`
+}
+
+// options checks the block and returns the pairs' options, nil when
+// pairs are off.
+func (p *pairsFile) options() (*pair.Options, error) {
+	if p == nil || !p.Enabled {
+		return nil, nil
+	}
+	switch {
+	case p.MaxOpen < 0:
+		return nil, errors.New("pairs.max_open: want 0 (the default) or more")
+	case p.MaxTurns < 0:
+		return nil, errors.New("pairs.max_turns: want 0 (the default) or more")
+	case p.IdleTTL != nil && *p.IdleTTL <= 0:
+		return nil, errors.New("pairs.idle_ttl: want a positive duration (e.g. 10m)")
+	case p.MaxMessageBytes > 64<<20:
+		return nil, errors.New("pairs.max_message_bytes: at most 64MiB")
+	}
+	o := &pair.Options{MaxOpen: p.MaxOpen, MaxMessageBytes: int(p.MaxMessageBytes), MaxTurns: p.MaxTurns}
+	if p.IdleTTL != nil {
+		o.IdleTTL = time.Duration(*p.IdleTTL)
+	}
+	return o, nil
+}
+
+// startPairs mounts the pairs API (/api/pairs) when the pairs block
+// enables it, behind the admin bearer tokens when the admin API is
+// configured; the sides pass files on as attachment URLs when the store
+// keeps attachments. It returns the function that ends the open pairs
+// (before the engine shuts down); it may be called more than once.
+func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *server.Host, cfg serveConfig) func() {
+	if cfg.pairs == nil {
+		return func() {}
+	}
+	o := *cfg.pairs
+	o.Logger = log
+	if _, ok := st.(store.AttachmentStore); ok {
+		o.Attachments = &server.AttachmentOptions{}
+	}
+	if len(cfg.admin) > 0 {
+		o.Protect = adminProtect(cfg.admin)
+	}
+	m := pair.NewManager(eng, host, o)
+	h := m.Handler(host.BaseURL)
+	host.Handle("/api/pairs", h)
+	host.Handle("/api/pairs/", h)
+	log.Info("pairs API enabled", "path", "/api/pairs", "admin_auth", len(cfg.admin) > 0)
+	return m.Close
+}
+
+// adminProtect requires one of the admin bearer tokens, as the admin
+// API does.
+func adminProtect(set auth.Set) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := set.Authenticate(r); err != nil {
+				for _, c := range set.ChallengesFor(err) {
+					w.Header().Add("WWW-Authenticate", c)
+				}
+				if errors.Is(err, auth.ErrUnavailable) {
+					adminFail(w, http.StatusServiceUnavailable, "", "authentication is unavailable")
+					return
+				}
+				adminFail(w, http.StatusUnauthorized, "", "the pairs API requires an admin bearer token (admin.bearer_tokens)")
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

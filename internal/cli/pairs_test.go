@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/bridge/pair"
+	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/sse"
+)
+
+func createPair(t *testing.T, base, token string) (int, pair.Info) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/api/pairs", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info pair.Info
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusCreated {
+		if err := json.Unmarshal(b, &info); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+	}
+	return resp.StatusCode, info
+}
+
+// backchannel reads a pair's events until "end" (or the stream ends).
+func backchannel(t *testing.T, u, token string) <-chan []pair.Event {
+	t.Helper()
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	out := make(chan []pair.Event, 1)
+	go func() {
+		defer resp.Body.Close()
+		var evs []pair.Event
+		r := sse.NewReader(resp.Body)
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			var ev pair.Event
+			if json.Unmarshal(e.Data, &ev) != nil || e.Event != ev.Type {
+				break
+			}
+			evs = append(evs, ev)
+		}
+		out <- evs
+	}()
+	return out
+}
+
+func say(ctx context.Context, t *testing.T, c *client.Client, text, taskID string, end bool) <-chan *a2a.Task {
+	t.Helper()
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m.TaskID = taskID
+	if end {
+		m.Metadata = map[string]any{pair.MetadataKey: map[string]any{"end": true}}
+	}
+	out := make(chan *a2a.Task, 1)
+	go func() {
+		ev, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: m})
+		task, _ := ev.(*a2a.Task)
+		if err != nil || task == nil {
+			t.Errorf("send %q: %v, %T", text, err, ev)
+		}
+		out <- task
+	}()
+	return out
+}
+
+func answer(t *testing.T, c <-chan *a2a.Task, state a2a.TaskState, text string) *a2a.Task {
+	t.Helper()
+	var task *a2a.Task
+	select {
+	case task = <-c:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer")
+	}
+	if task == nil {
+		t.FailNow()
+	}
+	got := ""
+	if n := len(task.Artifacts); n > 0 {
+		for _, p := range task.Artifacts[n-1].Parts {
+			if tp, ok := p.(a2a.TextPart); ok {
+				got = tp.Text
+			}
+		}
+	}
+	if task.Status.State != state || got != text {
+		t.Fatalf("task %s: %s with last artifact %q, want %s and %q", task.ID, task.Status.State, got, state, text)
+	}
+	return task
+}
+
+// TestServePairs: two clients (A2A 1.0 JSON-RPC on side A, 0.3
+// HTTP+JSON on side B) hold a conversation through a pair, turn by turn,
+// and A ends it; the backchannel shows every turn. In a second pair, B
+// cancels, and A's task ends canceled too. The pairs API requires the
+// admin token.
+func TestServePairs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte("admin:\n  bearer_tokens:\n    ops: s3cret\npairs:\n  enabled: true\n  max_open: 2\n"), 0o600)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	startChild(t, "--config", cfg, "--memory", "--addr", addr)
+	if code, _ := createPair(t, base, ""); code != http.StatusUnauthorized {
+		t.Fatalf("POST /api/pairs without the admin token: %d", code)
+	}
+	code, info := createPair(t, base, "s3cret")
+	if code != http.StatusCreated || info.A.URL != base+"/a2a/pair-"+info.ID+"-a" {
+		t.Fatalf("POST /api/pairs: %d %+v", code, info)
+	}
+	events := backchannel(t, info.Events, "s3cret")
+	ctx := context.Background()
+	ca, err := client.Dial(ctx, info.A.Card, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := client.Dial(ctx, info.B.Card, client.Options{Protocol: a2a.Version03, Binding: a2a.TransportHTTPJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aTurn := say(ctx, t, ca, "Hello, B.", "", false)
+	b := answer(t, say(ctx, t, cb, "(joining)", "", false), a2a.TaskStateInputRequired, "Hello, B.")
+	bTurn := say(ctx, t, cb, "Hello, A.", b.ID, false)
+	a := answer(t, aTurn, a2a.TaskStateInputRequired, "Hello, A.")
+	for i, line := range []string{"How are you?", "Fine.", "Good to hear."} {
+		if i%2 == 0 {
+			aTurn = say(ctx, t, ca, line, a.ID, false)
+			answer(t, bTurn, a2a.TaskStateInputRequired, line)
+			bTurn = nil
+		} else {
+			bTurn = say(ctx, t, cb, line, b.ID, false)
+			answer(t, aTurn, a2a.TaskStateInputRequired, line)
+		}
+	}
+	// B's turn: B says goodbye and ends.
+	answer(t, say(ctx, t, cb, "Bye.", b.ID, true), a2a.TaskStateCompleted, "Good to hear.")
+	answer(t, aTurn, a2a.TaskStateCompleted, "Bye.")
+	evs := <-events
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, ev.Type+ev.Side)
+	}
+	if got := strings.Join(kinds, " "); strings.Count(got, "turn") != 6 || !strings.HasPrefix(got, "created") || !strings.HasSuffix(got, "turnb end") ||
+		evs[len(evs)-1].Outcome != a2a.TaskStateCompleted || evs[len(evs)-2].Text != "Bye." {
+		t.Fatalf("backchannel: %s", got)
+	}
+	// A continuation of a finished task is refused.
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more?"})
+	m.TaskID = a.ID
+	if _, err := ca.SendMessage(ctx, a2a.MessageSendParams{Message: m}); err == nil {
+		t.Fatal("continuing an ended pair's task succeeded")
+	}
+
+	// Cancel from one side ends both.
+	_, info = createPair(t, base, "s3cret")
+	ca, _ = client.Dial(ctx, info.A.Card, client.Options{})
+	cb, _ = client.Dial(ctx, info.B.Card, client.Options{})
+	aTurn = say(ctx, t, ca, "Hi.", "", false)
+	b = answer(t, say(ctx, t, cb, "(joining)", "", false), a2a.TaskStateInputRequired, "Hi.")
+	if task, err := cb.CancelTask(ctx, a2a.TaskIDParams{ID: b.ID}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel: %v", err)
+	}
+	answer(t, aTurn, a2a.TaskStateCanceled, "")
+	var ae *a2a.Error
+	if _, err := cb.CancelTask(ctx, a2a.TaskIDParams{ID: b.ID}); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotCancelable {
+		t.Fatalf("second cancel: %v", err)
+	}
+}
+
+func TestPairsConfigErrors(t *testing.T) {
+	neg := duration(-time.Second)
+	for _, c := range []struct {
+		f    pairsFile
+		want string
+	}{
+		{pairsFile{Enabled: true, MaxOpen: -1}, "pairs.max_open"},
+		{pairsFile{Enabled: true, MaxTurns: -1}, "pairs.max_turns"},
+		{pairsFile{Enabled: true, IdleTTL: &neg}, "pairs.idle_ttl"},
+		{pairsFile{Enabled: true, MaxMessageBytes: 1 << 30}, "pairs.max_message_bytes"},
+	} {
+		if _, err := c.f.options(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %s", c.f, err, c.want)
+		}
+	}
+	if o, err := (&pairsFile{MaxOpen: -1}).options(); o != nil || err != nil {
+		t.Errorf("a disabled block: %v, %v", o, err)
+	}
+}

@@ -1,0 +1,294 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// AttachmentsPath is the path, below a Host's base URL, under which
+// attachments are served: GET {base}/api/attachments/{id}/content
+// (NewAttachmentHandler; mount it with Host.Handle at
+// AttachmentContentPattern).
+const AttachmentsPath = "/api/attachments"
+
+// AttachmentContentPattern is the http.ServeMux pattern of
+// NewAttachmentHandler's route.
+const AttachmentContentPattern = "GET " + AttachmentsPath + "/{id}/content"
+
+// DefaultAttachmentMaxBytes is AttachmentOptions.MaxBytes when it is not
+// set: 8 MiB per file.
+const DefaultAttachmentMaxBytes = 8 << 20
+
+// AttachmentOptions turn attachments on for an agent
+// (HandlerOptions.Attachments; issue 14 §3 "Attachments"). Every file
+// part carried by value (a2a.File.Bytes: 1.0 "raw", 0.3 FileWithBytes)
+// in a message a client sends is stored (store.AttachmentStore) and
+// replaced, before the message is stored and before the agent sees it,
+// by a file part with the URL
+//
+//	{base}/api/attachments/{id}/content
+//
+// keeping the part's media type, file name and metadata. The id is 128
+// random bits (base64url), unguessable. The URL is served by
+// NewAttachmentHandler to the owner of the task only (the same tenant and
+// authenticated principal), authenticated as the agent is.
+type AttachmentOptions struct {
+	// MaxBytes is the most bytes one file part may carry: a message with
+	// a larger one is refused with -32602 (InvalidParams, naming the
+	// part) and nothing of it is stored. <= 0: DefaultAttachmentMaxBytes.
+	// (The whole request is bounded by TransportOptions.MaxBodyBytes
+	// too.)
+	MaxBytes int64
+	// PublicURL, if set, is the base URL (scheme://host[:port][/prefix])
+	// written into attachment URLs. Empty: the base URL the Host derives
+	// for the request (Host.BaseURL: HostOptions.PublicURL, a trusted
+	// proxy's forwarding headers, an allowed Host header…), the one the
+	// agent's card names; for a message that reached the Handler other
+	// than through a Host's routes, the URL is the path alone.
+	PublicURL string
+}
+
+func (o *AttachmentOptions) maxBytes() int64 {
+	if o.MaxBytes <= 0 {
+		return DefaultAttachmentMaxBytes
+	}
+	return o.MaxBytes
+}
+
+// agentURLKey carries, in a request's context, a func() string returning
+// the agent's URL as its card names it (set by the transports of an
+// agent with attachments).
+type agentURLKey struct{}
+
+// attachmentBase is the base URL attachment URLs start with for ctx.
+func (h *Handler) attachmentBase(ctx context.Context) string {
+	if u := strings.TrimRight(h.opts.Attachments.PublicURL, "/"); u != "" {
+		return u
+	}
+	if f, ok := ctx.Value(agentURLKey{}).(func() string); ok {
+		return strings.TrimSuffix(f(), "/a2a/"+h.name)
+	}
+	return ""
+}
+
+// hasFileBytes reports whether m carries a file by value.
+func hasFileBytes(m *a2a.Message) bool {
+	return slices.ContainsFunc(m.Parts, func(p a2a.Part) bool {
+		fp, ok := p.(a2a.FilePart)
+		return ok && fp.File.HasBytes()
+	})
+}
+
+// checkAttachments refuses a message with a file part larger than the
+// limit, before anything is stored.
+func (h *Handler) checkAttachments(m *a2a.Message) error {
+	limit := h.opts.Attachments.maxBytes()
+	for i, p := range m.Parts {
+		if fp, ok := p.(a2a.FilePart); ok && int64(len(fp.File.Bytes)) > limit {
+			return a2a.InvalidParams(fmt.Sprintf("/params/message/parts/%d", i),
+				fmt.Sprintf("the file is %d bytes; this agent accepts files of at most %d bytes", len(fp.File.Bytes), limit))
+		}
+	}
+	return nil
+}
+
+// storeAttachments stores the file parts of m carried by value as
+// attachments of task taskID and owner, and replaces them in m (whose
+// Parts slice is replaced, not modified) by file parts with their URLs.
+func (h *Handler) storeAttachments(ctx context.Context, owner, taskID string, m *a2a.Message) error {
+	as, _ := h.e.st.(store.AttachmentStore)
+	base := h.attachmentBase(ctx)
+	parts := slices.Clone(m.Parts)
+	for i, p := range parts {
+		fp, ok := p.(a2a.FilePart)
+		if !ok || !fp.File.HasBytes() {
+			continue
+		}
+		id := newAttachmentID()
+		err := as.PutAttachment(ctx, store.Attachment{ID: id, Agent: h.name, Owner: owner, TaskID: taskID,
+			MediaType: fp.File.MimeType, Filename: fp.File.Name, Bytes: fp.File.Bytes})
+		if err != nil {
+			return fmt.Errorf("store attachment: %w", err)
+		}
+		fp.File = a2a.File{Name: fp.File.Name, MimeType: fp.File.MimeType, URI: base + AttachmentsPath + "/" + id + "/content"}
+		parts[i] = fp
+	}
+	m.Parts = parts
+	return nil
+}
+
+// newAttachmentID returns 128 random bits, base64url without padding.
+func newAttachmentID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// attachmentIDOf returns the id of an attachment URL of ours, or "".
+func attachmentIDOf(uri string) string {
+	i := strings.LastIndex(uri, AttachmentsPath+"/")
+	if i < 0 {
+		return ""
+	}
+	id, ok := strings.CutSuffix(uri[i+len(AttachmentsPath)+1:], "/content")
+	if !ok || !validAttachmentID(id) {
+		return ""
+	}
+	return id
+}
+
+// validAttachmentID accepts what newAttachmentID makes (and nothing
+// long or outside base64url).
+func validAttachmentID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// sameAttachments reports whether incoming, a retry carrying files by
+// value, is stored as stored: each file part with bytes in incoming is,
+// in stored, a part with the URL of an attachment of this agent holding
+// the same bytes, media type, file name and metadata; everything else
+// equal (sameMessage).
+func (h *Handler) sameAttachments(ctx context.Context, incoming, stored *a2a.Message) bool {
+	as, ok := h.e.st.(store.AttachmentStore)
+	if h.opts.Attachments == nil || !ok || len(incoming.Parts) != len(stored.Parts) || !hasFileBytes(incoming) {
+		return false
+	}
+	m := *incoming
+	m.Parts = slices.Clone(incoming.Parts)
+	for i, p := range m.Parts {
+		fp, ok := p.(a2a.FilePart)
+		if !ok || !fp.File.HasBytes() {
+			continue
+		}
+		sp, ok := stored.Parts[i].(a2a.FilePart)
+		id := attachmentIDOf(sp.File.URI)
+		if !ok || id == "" || sp.File.Name != fp.File.Name || sp.File.MimeType != fp.File.MimeType || !reflect.DeepEqual(sp.Metadata, fp.Metadata) {
+			return false
+		}
+		a, err := as.Attachment(ctx, id)
+		if err != nil || a.Agent != h.name || !bytes.Equal(a.Bytes, fp.File.Bytes) {
+			return false
+		}
+		m.Parts[i] = sp
+	}
+	return sameMessage(&m, stored)
+}
+
+// tenantOfOwner returns the tenant an owner key (Handler.owner) is
+// scoped to ("" for the default tenant).
+func tenantOfOwner(key string) string {
+	if !strings.HasPrefix(key, `t"`) {
+		return ""
+	}
+	q, err := strconv.QuotedPrefix(key[1:])
+	if err != nil {
+		return ""
+	}
+	t, _ := strconv.Unquote(q)
+	return t
+}
+
+// NewAttachmentHandler serves attachments (AttachmentOptions) at
+// AttachmentContentPattern, GET /api/attachments/{id}/content: the
+// attachment's bytes, to a caller authenticated as the agent the
+// attachment belongs to requires (Handler.Authenticated: 401 with its
+// challenges, 503 when the authenticator is unavailable) who owns it
+// (the same tenant and principal as the task's creator). The answer
+// carries the attachment's media type as Content-Type
+// (application/octet-stream when it is not a valid media type),
+// X-Content-Type-Options: nosniff, Content-Disposition: attachment with
+// the file name (RFC 6266, RFC 2231 encoded when not ASCII), a strong
+// ETag (the SHA-256 of the content), Cache-Control: private, and a
+// sandbox Content-Security-Policy; conditional and range requests are
+// honoured (http.ServeContent). An unknown id, an attachment of an agent
+// that lookup does not find (e.g. Host.Handler after the agent was
+// removed) or of another owner: 404, with nothing that tells them apart.
+// Errors are JSON-RPC error bodies (WriteError). log may be nil.
+func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*Handler, bool), log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	notFound := func(w http.ResponseWriter) {
+		WriteError(w, http.StatusNotFound, a2a.ErrInvalidRequest.WithMessage("No such attachment"))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-cache")
+		id := r.PathValue("id")
+		if !validAttachmentID(id) {
+			notFound(w)
+			return
+		}
+		a, err := st.Attachment(r.Context(), id)
+		if errors.Is(err, store.ErrNotFound) {
+			notFound(w)
+			return
+		}
+		if err != nil {
+			log.Error("attachment", "id", id, "err", err)
+			WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
+			return
+		}
+		h, ok := lookup(a.Agent)
+		if !ok {
+			notFound(w)
+			return
+		}
+		h.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			owner, ok := h.owner(withTenant(r.Context(), tenantOfOwner(a.Owner)))
+			if !ok || owner != a.Owner {
+				notFound(w)
+				return
+			}
+			serveAttachment(w, r, &a)
+		}), func(w http.ResponseWriter, _ *http.Request, status int, err *a2a.Error) { WriteError(w, status, err) }).ServeHTTP(w, r)
+	})
+}
+
+func serveAttachment(w http.ResponseWriter, r *http.Request, a *store.Attachment) {
+	ct := "application/octet-stream"
+	if mt, params, err := mime.ParseMediaType(a.MediaType); err == nil && strings.Contains(mt, "/") {
+		ct = mime.FormatMediaType(mt, params)
+	}
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", ct)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	disp := "attachment"
+	if a.Filename != "" {
+		if d := mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename}); d != "" {
+			disp = d
+		}
+	}
+	hd.Set("Content-Disposition", disp)
+	sum := sha256.Sum256(a.Bytes)
+	hd.Set("ETag", `"`+base64.RawURLEncoding.EncodeToString(sum[:])+`"`)
+	http.ServeContent(w, r, "", a.Created, bytes.NewReader(a.Bytes))
+}
