@@ -26,8 +26,17 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
+)
+
+// Bounds of an answer's head, as net/http's Transport has them: the
+// status line and header fields of one answer (MaxResponseHeaderBytes'
+// default), and informational (1xx) answers before the final one.
+const (
+	maxHeaderBytes = 10 << 20
+	max1xx         = 5
 )
 
 // Transport is an http.RoundTripper; see the package doc. Its zero value
@@ -64,6 +73,7 @@ func New(fallback *http.Transport, maxIdlePerHost int) *Transport {
 // conn is one pooled connection.
 type conn struct {
 	nc     net.Conn
+	lim    limited // under br: bounds an answer's head
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	key    string
@@ -190,38 +200,95 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 		err = c.bw.Flush()
 	}
 	if err != nil {
-		if c.reused && ctx.Err() == nil {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		// A server may answer before it has read the whole request (a
+		// 413, say) and close the connection: that answer, when it came,
+		// is the result, as net/http has it.
+		c.nc.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if resp, rerr := t.readHead(c, req); rerr == nil && resp.StatusCode >= 200 {
+			c.nc.SetReadDeadline(time.Time{})
+			resp.Close = true
+			resp.Body = &body{rc: resp.Body, t: t, c: c, ctx: ctx, stop: stop}
+			return resp, nil
+		}
+		if c.reused {
 			err = errors.Join(errStale, err)
 		}
 		return fail(err)
 	}
-	var resp *http.Response
-	for {
-		if _, err := c.br.Peek(1); err != nil {
-			if c.reused && ctx.Err() == nil {
-				// Nothing of an answer came: the server closed the
-				// connection while it was idle (EOF, or a reset).
-				return fail(errors.Join(errStale, err))
-			}
-			return fail(err)
+	if _, err := c.br.Peek(1); err != nil {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
 		}
-		r, err := http.ReadResponse(c.br, req)
-		if err != nil {
-			return fail(err)
+		if c.reused {
+			// Nothing of an answer came: the server closed the
+			// connection while it was idle (EOF, or a reset).
+			return fail(errors.Join(errStale, err))
 		}
-		if r.StatusCode >= 100 && r.StatusCode < 200 && r.StatusCode != http.StatusSwitchingProtocols {
-			continue
+		return fail(err)
+	}
+	resp, err := t.readHead(c, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
 		}
-		resp = r
-		break
+		return fail(err)
 	}
 	// A body that ends when the server closes the connection (neither a
 	// length nor chunked) leaves nothing to keep.
 	delimited := resp.ContentLength >= 0 || resp.Body == http.NoBody ||
 		(len(resp.TransferEncoding) > 0 && resp.TransferEncoding[0] == "chunked")
 	keep := delimited && !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
-	resp.Body = &body{rc: resp.Body, t: t, c: c, stop: stop, keep: keep}
+	resp.Body = &body{rc: resp.Body, t: t, c: c, ctx: ctx, stop: stop, keep: keep}
 	return resp, nil
+}
+
+// readHead reads the head of req's final answer, skipping informational
+// ones (at most max1xx), each head within maxHeaderBytes.
+func (t *Transport) readHead(c *conn, req *http.Request) (*http.Response, error) {
+	for range max1xx + 1 {
+		c.lim.n = maxHeaderBytes
+		resp, err := http.ReadResponse(c.br, req)
+		over := c.lim.n == 0
+		c.lim.n = -1
+		if err != nil {
+			if over {
+				return nil, errors.New("h1: the server's answer head is over " + strconv.Itoa(maxHeaderBytes) + " bytes")
+			}
+			return nil, err
+		}
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		return resp, nil
+	}
+	return nil, errors.New("h1: the server sent more than " + strconv.Itoa(max1xx) + " informational (1xx) answers")
+}
+
+// limited reads from r at most n bytes while n >= 0 (then it reports
+// errHeadTooLarge), without limit while n < 0.
+type limited struct {
+	r io.Reader
+	n int64
+}
+
+var errHeadTooLarge = errors.New("h1: the answer's head is too large")
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return l.r.Read(p)
+	}
+	if l.n == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
 }
 
 // body is an answer's body; at its end its connection goes back to the
@@ -230,10 +297,12 @@ type body struct {
 	rc   io.ReadCloser
 	t    *Transport
 	c    *conn
+	ctx  context.Context
 	stop func() bool
 	keep bool
 	mu   sync.Mutex
 	done bool
+	eof  bool // read to its end: later reads report EOF again
 }
 
 // errBodyClosed is what a read of a closed body returns.
@@ -241,16 +310,26 @@ var errBodyClosed = errors.New("h1: read on a closed response body")
 
 func (b *body) Read(p []byte) (int, error) {
 	b.mu.Lock()
-	done := b.done
+	done, eof := b.done, b.eof
 	b.mu.Unlock()
+	if eof {
+		return 0, io.EOF
+	}
 	if done {
 		return 0, errBodyClosed
 	}
 	n, err := b.rc.Read(p)
 	if err == io.EOF {
+		b.mu.Lock()
+		b.eof = true
+		b.mu.Unlock()
 		b.finish(true)
 	} else if err != nil {
 		b.finish(false)
+		if cerr := b.ctx.Err(); cerr != nil {
+			// The deadline that interrupted the read was the context's.
+			err = cerr
+		}
 	}
 	return n, err
 }
@@ -308,7 +387,11 @@ func (t *Transport) get(ctx context.Context, key string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10), key: key}, nil
+	c := &conn{nc: nc, key: key}
+	c.lim = limited{r: nc, n: -1}
+	c.br = bufio.NewReaderSize(&c.lim, 16<<10)
+	c.bw = bufio.NewWriterSize(nc, 16<<10)
+	return c, nil
 }
 
 // put returns c to the pool, or closes it when the pool is full.

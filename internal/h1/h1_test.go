@@ -436,3 +436,131 @@ func TestPoolKeepsAtMostMaxIdle(t *testing.T) {
 		t.Errorf("%d idle connections kept, want 2", n)
 	}
 }
+
+// rawServer answers each connection's first request (head and body
+// read) with write(conn).
+func rawServer(t *testing.T, readBody bool, write func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer nc.Close()
+				req, err := http.ReadRequest(bufio.NewReader(nc))
+				if err != nil {
+					return
+				}
+				if readBody {
+					io.Copy(io.Discard, req.Body)
+				}
+				write(nc)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+func TestAnswerHeadIsBounded(t *testing.T) {
+	u := rawServer(t, true, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: ")
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		for range 16 {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+		io.WriteString(c, "\r\nContent-Length: 0\r\n\r\n")
+	})
+	_, err := newTransport(t).RoundTrip(mustReq(t, http.MethodGet, u, ""))
+	if err == nil || !strings.Contains(err.Error(), "head is over") {
+		t.Fatalf("err %v, want the head refused at 10 MiB", err)
+	}
+}
+
+func TestInformationalAnswersAreBounded(t *testing.T) {
+	u := rawServer(t, true, func(c net.Conn) {
+		io.WriteString(c, strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", 1000)+"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	})
+	_, err := newTransport(t).RoundTrip(mustReq(t, http.MethodGet, u, ""))
+	if err == nil || !strings.Contains(err.Error(), "informational") {
+		t.Fatalf("err %v, want the 1xx answers refused", err)
+	}
+}
+
+func TestCancelDuringBodyReportsTheContext(t *testing.T) {
+	u := rawServer(t, true, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
+		time.Sleep(time.Second)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := newTransport(t).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
+
+func TestReadAfterEOFIsEOF(t *testing.T) {
+	srv, _ := counted(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	resp, err := newTransport(t).RoundTrip(mustReq(t, http.MethodGet, srv.URL, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	if _, err := resp.Body.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("a read after EOF: %v, want EOF", err)
+	}
+	resp.Body.Close()
+	if _, err := resp.Body.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("a read after EOF and Close: %v, want EOF", err)
+	}
+}
+
+func TestEarlyAnswerToAnUnreadBody(t *testing.T) {
+	u := rawServer(t, false, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big!")
+	})
+	resp, err := newTransport(t).RoundTrip(mustReq(t, http.MethodPost, u, strings.Repeat("x", 32<<20)))
+	if err != nil {
+		t.Fatalf("err %v, want the server's 413", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || string(b) != "too big!" {
+		t.Errorf("%d %q", resp.StatusCode, b)
+	}
+}
+
+func mustReq(t *testing.T, method, u, body string) *http.Request {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, u, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
