@@ -26,46 +26,50 @@ func RedactDSN(dsn string) string {
 	return redactPairs(dsn)
 }
 
-// redactURL redacts a URL DSN: scheme "://" rest.
+// redactURL redacts a URL DSN: scheme "://" rest. The user information
+// ends at the first '@' before any '/' (as pgconn parses it); its
+// password goes. An '@' left after it means the URL is malformed (an
+// unescaped '/' in a password, say): everything up to the last '@' goes.
+// Then the values of the password and sslpassword query parameters go.
 func redactURL(scheme, rest string) string {
-	if u, err := url.Parse(scheme + "://" + rest); err == nil && !strings.Contains(u.RawQuery, "%") {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), redacted)
+	var b strings.Builder
+	b.WriteString(scheme + "://")
+	if i := strings.IndexAny(rest, "@/"); i >= 0 && rest[i] == '@' {
+		user, _, hasPassword := strings.Cut(rest[:i], ":")
+		b.WriteString(user)
+		if hasPassword {
+			b.WriteString(":" + redacted)
 		}
-		if u.RawQuery != "" {
-			u.RawQuery = redactQuery(u.RawQuery)
-		}
-		out := u.String()
-		// url.URL.String escapes what it writes; the redacted password
-		// stays readable.
-		return strings.Replace(out, ":"+url.PathEscape(redacted)+"@", ":"+redacted+"@", 1)
+		b.WriteByte('@')
+		rest = rest[i+1:]
 	}
-	// Unparseable: keep the user name only, the host part and the query
-	// with any password parameter replaced.
-	host := rest
-	user := ""
 	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-		host = rest[at+1:]
-		user, _, _ = strings.Cut(rest[:at], ":")
-		user += ":" + redacted + "@"
+		b.WriteString(redacted + "@")
+		rest = rest[at+1:]
 	}
-	if base, q, ok := strings.Cut(host, "?"); ok {
-		host = base + "?" + redactQuery(q)
+	if base, q, ok := strings.Cut(rest, "?"); ok {
+		rest = base + "?" + redactQuery(q)
 	}
-	return scheme + "://" + user + host
+	b.WriteString(rest)
+	return b.String()
 }
 
-// redactQuery replaces the value of every password parameter of a URL
-// query.
+// redactQuery replaces the value of every password or sslpassword
+// parameter of a URL query (and of any whose key does not unescape).
 func redactQuery(q string) string {
 	parts := strings.Split(q, "&")
 	for i, p := range parts {
 		k, _, _ := strings.Cut(p, "=")
-		if key, err := url.QueryUnescape(k); err != nil || strings.EqualFold(strings.TrimSpace(key), "password") {
+		if key, err := url.QueryUnescape(k); err != nil || secretKey(strings.TrimSpace(key)) {
 			parts[i] = k + "=" + redacted
 		}
 	}
 	return strings.Join(parts, "&")
+}
+
+// secretKey reports a DSN parameter whose value is a secret.
+func secretKey(k string) bool {
+	return strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword")
 }
 
 // redactPairs redacts a key=value DSN: the value of every key
@@ -118,7 +122,7 @@ func redactPairs(dsn string) string {
 			}
 			i = min(i, len(dsn))
 		}
-		if strings.EqualFold(key, "password") || strings.ContainsAny(key, " \t\n\r\v\f") {
+		if secretKey(key) || strings.ContainsAny(key, " \t\n\r\v\f") {
 			b.WriteString(redacted)
 		} else {
 			b.WriteString(dsn[start:i])
@@ -136,7 +140,10 @@ func isSpace(c byte) bool {
 func passwords(dsn string) []string {
 	var out []string
 	if scheme, rest, ok := strings.Cut(dsn, "://"); ok && (scheme == "postgres" || scheme == "postgresql") {
-		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		for _, at := range []int{strings.IndexAny(rest, "@/"), strings.LastIndexByte(rest, '@')} {
+			if at < 0 || rest[at] != '@' {
+				continue
+			}
 			if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
 				out = append(out, pw)
 				if d, err := url.PathUnescape(pw); err == nil {
@@ -146,7 +153,7 @@ func passwords(dsn string) []string {
 		}
 		if _, q, ok := strings.Cut(rest, "?"); ok {
 			for _, p := range strings.Split(q, "&") {
-				if k, v, _ := strings.Cut(p, "="); strings.EqualFold(k, "password") {
+				if k, v, _ := strings.Cut(p, "="); secretKey(k) {
 					out = append(out, v)
 					if d, err := url.QueryUnescape(v); err == nil {
 						out = append(out, d)
