@@ -88,8 +88,8 @@ var (
 // returns the Store. Errors name the database by RedactDSN(dsn): the
 // password never appears in them. Close the Store when done.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
-	if len(dsn) > maxDSN {
-		return nil, fmt.Errorf("postgres: DSN of %d bytes is too long (at most %d)", len(dsn), maxDSN)
+	if err := CheckDSN(dsn); err != nil {
+		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -117,12 +117,32 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect to %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
 	s := &Store{pool: pool}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 	}
 	return s, nil
+}
+
+// CheckDSN reports whether dsn is a DSN that Open can use, without
+// connecting: nil, or an error naming the DSN by RedactDSN (the password
+// never appears in it).
+func CheckDSN(dsn string) error {
+	if dsn == "" {
+		return errors.New("postgres: empty DSN")
+	}
+	if len(dsn) > maxDSN {
+		return fmt.Errorf("postgres: DSN of %d bytes is too long (at most %d)", len(dsn), maxDSN)
+	}
+	if _, err := pgxpool.ParseConfig(dsn); err != nil {
+		return fmt.Errorf("postgres: invalid DSN %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
+	return nil
 }
 
 // maxDSN bounds the DSN Open parses.
