@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,18 +18,13 @@ func (s *Store) PutAttachment(ctx context.Context, a store.Attachment) error {
 	if err := store.ValidateAttachment(&a); err != nil {
 		return err
 	}
-	for _, v := range []string{a.ID, a.Agent, a.Owner, a.TaskID, a.MediaType, a.Filename} {
-		if badText(v) {
-			return fmt.Errorf("postgres: attachment: %q is not UTF-8 without NUL bytes", v)
-		}
-	}
 	body := a.Bytes
 	if body == nil {
 		body = []byte{}
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO attachments (id, agent, owner, task_id, media_type, filename, body, created)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-		a.ID, a.Agent, a.Owner, a.TaskID, a.MediaType, a.Filename, body, time.Now().UnixNano())
+		bs(a.ID), bs(a.Agent), bs(a.Owner), bs(a.TaskID), bs(a.MediaType), bs(a.Filename), body, time.Now().UnixNano())
 	if err != nil {
 		return wrap("put attachment", err)
 	}
@@ -45,19 +39,18 @@ func (s *Store) Attachment(ctx context.Context, id string) (store.Attachment, er
 	if s.isShut.Load() {
 		return store.Attachment{}, ErrClosed
 	}
-	if badText(id) {
-		return store.Attachment{}, store.ErrNotFound
-	}
 	a := store.Attachment{ID: id}
 	var created int64
-	err := s.pool.QueryRow(ctx, "SELECT agent, owner, task_id, media_type, filename, body, created FROM attachments WHERE id = $1", id).
-		Scan(&a.Agent, &a.Owner, &a.TaskID, &a.MediaType, &a.Filename, &a.Bytes, &created)
+	var agent, owner, taskID, mediaType, filename []byte
+	err := s.pool.QueryRow(ctx, "SELECT agent, owner, task_id, media_type, filename, body, created FROM attachments WHERE id = $1", bs(id)).
+		Scan(&agent, &owner, &taskID, &mediaType, &filename, &a.Bytes, &created)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Attachment{}, store.ErrNotFound
 	}
 	if err != nil {
 		return store.Attachment{}, wrap("attachment", err)
 	}
+	a.Agent, a.Owner, a.TaskID, a.MediaType, a.Filename = string(agent), string(owner), string(taskID), string(mediaType), string(filename)
 	if a.Bytes == nil {
 		a.Bytes = []byte{}
 	}

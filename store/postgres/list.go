@@ -28,19 +28,18 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 		return store.TaskPage{}, err
 	}
 	limit := q.PageLimit()
-	for _, v := range []string{q.Agent, q.Owner, q.ContextID, string(q.State), after.ID} {
-		if badText(v) {
-			return store.TaskPage{Tasks: []store.TaskInfo{}}, nil // no task has it
-		}
+	if q.State != "" && !q.State.Valid() {
+		// Appends store valid states only (and the column is text).
+		return store.TaskPage{Tasks: []store.TaskInfo{}}, nil
 	}
-	args := []any{q.Agent, q.Owner}
+	args := []any{bs(q.Agent), bs(q.Owner)}
 	where := []string{"t.agent = $1", "t.owner = $2"}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, fmt.Sprintf(cond, len(args)))
 	}
 	if q.ContextID != "" {
-		add("t.context_id = $%d", q.ContextID)
+		add("t.context_id = $%d", bs(q.ContextID))
 	}
 	if q.State != "" {
 		add("t.state = $%d", string(q.State))
@@ -51,7 +50,7 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 	countSQL := "SELECT count(*) FROM tasks t WHERE " + strings.Join(where, " AND ")
 	countArgs := args
 	if isPaged {
-		args = append(args[:len(args):len(args)], after.Status, after.ID)
+		args = append(args[:len(args):len(args)], after.Status, bs(after.ID))
 		where = append(where, fmt.Sprintf("(t.status_ts, t.id) < ($%d, $%d)", len(args)-1, len(args)))
 	}
 	args = append(args, limit+1)

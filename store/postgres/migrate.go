@@ -16,10 +16,13 @@ const SchemaVersion = 1
 // creates it). Each runs in the transaction of migrate, so a failing one
 // leaves the database as it was.
 //
-// The schema (version 1). Text columns use the "C" collation: ids compare
-// and sort bytewise, as listing.Key and the other stores order them, and
-// whatever the database's default collation. Times are int64 Unix
-// nanoseconds (as in store/sqlite; listing.StatusKey for status_ts).
+// The schema (version 1). Ids, names and other strings of the domain are
+// bytea, not text: a Go string may hold any bytes (the engine's message
+// index keys have NUL bytes, a client's contextId may too), which text
+// cannot, and bytea compares and sorts bytewise, as listing.Key and the
+// other stores order ids, whatever the database's collation. Times are
+// int64 Unix nanoseconds (as in store/sqlite; listing.StatusKey for
+// status_ts).
 //
 //   - tasks: one row per task, its bookkeeping. seq is the last sequence
 //     number: every append updates the row only at the seq it expects
@@ -49,11 +52,11 @@ const SchemaVersion = 1
 var migrations = []string{
 	0: `
 CREATE TABLE tasks (
-	id         text COLLATE "C" PRIMARY KEY,
-	agent      text COLLATE "C" NOT NULL,
-	owner      text COLLATE "C" NOT NULL DEFAULT '',
-	context_id text COLLATE "C" NOT NULL,
-	state      text COLLATE "C" NOT NULL,
+	id         bytea PRIMARY KEY,
+	agent      bytea NOT NULL,
+	owner      bytea NOT NULL DEFAULT '',
+	context_id bytea NOT NULL,
+	state      text NOT NULL,
 	seq        bigint NOT NULL,
 	created    bigint NOT NULL,
 	updated    bigint NOT NULL,
@@ -67,46 +70,46 @@ CREATE INDEX tasks_list_time ON tasks (agent, owner, status_ts, id);
 CREATE INDEX tasks_list_context ON tasks (agent, owner, context_id, status_ts, id);
 CREATE INDEX tasks_list_state ON tasks (agent, owner, state, status_ts, id);
 CREATE TABLE snapshots (
-	task_id text COLLATE "C" PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	task_id bytea PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
 	seq     bigint NOT NULL,
 	body    bytea NOT NULL
 );
 CREATE TABLE events (
-	task_id text COLLATE "C" NOT NULL,
+	task_id bytea NOT NULL,
 	seq     bigint NOT NULL,
 	time    bigint NOT NULL,
 	body    bytea NOT NULL,
 	PRIMARY KEY (task_id, seq)
 );
 CREATE TABLE messages (
-	agent      text COLLATE "C" NOT NULL,
-	message_id text COLLATE "C" NOT NULL,
-	task_id    text COLLATE "C" NOT NULL,
+	agent      bytea NOT NULL,
+	message_id bytea NOT NULL,
+	task_id    bytea NOT NULL,
 	PRIMARY KEY (agent, message_id)
 );
 CREATE INDEX messages_task ON messages (task_id);
 CREATE TABLE push_configs (
 	pos       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	task_id   text COLLATE "C" NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
-	config_id text COLLATE "C" NOT NULL,
+	task_id   bytea NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	config_id bytea NOT NULL,
 	body      bytea NOT NULL,
 	delivered bigint NOT NULL,
 	created   bigint NOT NULL,
 	UNIQUE (task_id, config_id)
 );
 CREATE TABLE agents (
-	name    text COLLATE "C" PRIMARY KEY,
+	name    bytea PRIMARY KEY,
 	spec    bytea NOT NULL,
 	created bigint NOT NULL,
 	updated bigint NOT NULL
 );
 CREATE TABLE attachments (
-	id         text COLLATE "C" PRIMARY KEY,
-	agent      text COLLATE "C" NOT NULL,
-	owner      text COLLATE "C" NOT NULL,
-	task_id    text COLLATE "C" NOT NULL,
-	media_type text NOT NULL,
-	filename   text NOT NULL,
+	id         bytea PRIMARY KEY,
+	agent      bytea NOT NULL,
+	owner      bytea NOT NULL,
+	task_id    bytea NOT NULL,
+	media_type bytea NOT NULL,
+	filename   bytea NOT NULL,
 	body       bytea NOT NULL,
 	created    bigint NOT NULL
 );

@@ -38,7 +38,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -188,10 +187,22 @@ var (
 	maxTime = time.Unix(0, 1<<63-1).Add(-time.Second)
 )
 
-// badText reports a string PostgreSQL's text type cannot hold: one that
-// is not UTF-8 or has a NUL byte.
-func badText(s string) bool {
-	return !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0
+// bs is s as a bytea parameter (the schema's strings are bytea, see
+// migrate.go): pgx would send a string as text, which cannot hold a NUL.
+func bs(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
+}
+
+// bss is bs for each of ss (a bytea[] parameter).
+func bss(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = bs(s)
+	}
+	return out
 }
 
 // errDuplicate is the SQLSTATE the append statements raise (through
@@ -210,14 +221,14 @@ const appendCreate = `WITH t AS (
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) ON CONFLICT (id) DO NOTHING
 	RETURNING id, agent, tail, snap_size
 ), m AS (
-	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::text[]) AS mid
+	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::bytea[]) AS mid
 	ON CONFLICT (agent, message_id) DO NOTHING RETURNING 1
 ), e AS (
 	INSERT INTO events (task_id, seq, time, body)
 	SELECT t.id, u.o, u.tm, u.b FROM t, unnest($11::bigint[], $12::bytea[]) WITH ORDINALITY AS u(tm, b, o)
 	RETURNING 1
 )
-SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::text[])
+SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::bytea[])
 	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END
 FROM t`
 
@@ -232,17 +243,17 @@ const appendNext = `WITH t AS (
 		state = CASE WHEN $4 THEN $5 ELSE state END,
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
 		seq = $7, updated = $8, tail = tail + $9
-	WHERE id = $1 AND seq = $2 AND ($3 = '' OR agent = $3)
+	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
 	RETURNING id, agent, tail, snap_size
 ), m AS (
-	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::text[]) AS mid
+	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::bytea[]) AS mid
 	ON CONFLICT (agent, message_id) DO NOTHING RETURNING 1
 ), e AS (
 	INSERT INTO events (task_id, seq, time, body)
 	SELECT t.id, $2 + u.o, u.tm, u.b FROM t, unnest($11::bigint[], $12::bytea[]) WITH ORDINALITY AS u(tm, b, o)
 	RETURNING 1
 )
-SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::text[])
+SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::bytea[])
 	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END
 FROM t`
 
@@ -252,7 +263,7 @@ const appendNextQuick = `WITH t AS (
 		state = CASE WHEN $4 THEN $5 ELSE state END,
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
 		seq = $7, updated = $8, tail = tail + $9
-	WHERE id = $1 AND seq = $2 AND ($3 = '' OR agent = $3)
+	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
 	RETURNING id, tail, snap_size
 ), e AS (
 	INSERT INTO events (task_id, seq, time, body)
@@ -295,16 +306,6 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	for _, v := range []string{a.TaskID, a.Agent, a.Owner, a.Snapshot.ContextID} {
-		if badText(v) {
-			return fmt.Errorf("postgres: append: %q is not UTF-8 without NUL bytes", v)
-		}
-	}
-	for _, id := range a.MessageIDs {
-		if badText(id) {
-			return fmt.Errorf("postgres: append: message id %q is not UTF-8 without NUL bytes", id)
-		}
-	}
 	if !a.Snapshot.Status.State.Valid() {
 		return fmt.Errorf("postgres: append: snapshot state %q is not a task state", a.Snapshot.Status.State)
 	}
@@ -341,13 +342,13 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	var row pgx.Row
 	switch {
 	case a.After == 0:
-		row = s.pool.QueryRow(ctx, appendCreate, a.TaskID, a.Agent, a.Owner, a.Snapshot.ContextID, state, last, now, size, status,
-			msgs, times, bodies)
+		row = s.pool.QueryRow(ctx, appendCreate, bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(a.Snapshot.ContextID), state, last, now, size, status,
+			bss(msgs), times, bodies)
 	case len(msgs) > 0:
-		row = s.pool.QueryRow(ctx, appendNext, a.TaskID, a.After, a.Agent, statusChange, state, status, last, now, size,
-			msgs, times, bodies)
+		row = s.pool.QueryRow(ctx, appendNext, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
+			bss(msgs), times, bodies)
 	default:
-		row = s.pool.QueryRow(ctx, appendNextQuick, a.TaskID, a.After, a.Agent, statusChange, state, status, last, now, size,
+		row = s.pool.QueryRow(ctx, appendNextQuick, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
 			times, bodies)
 	}
 	var tail, snapSize, written int64
@@ -384,21 +385,21 @@ func (s *Store) checkpoint(ctx context.Context, taskID string, last int64, snap 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_, _ = s.pool.Exec(ctx, putCheckpoint, taskID, last, body, tail, int64(len(body)))
+	_, _ = s.pool.Exec(ctx, putCheckpoint, bs(taskID), last, body, tail, int64(len(body)))
 }
 
 // whyNot explains why an append's conditional update changed no row.
 func (s *Store) whyNot(ctx context.Context, a *store.Append) error {
 	var seq int64
-	var agent string
-	switch err := s.pool.QueryRow(ctx, "SELECT seq, agent FROM tasks WHERE id = $1", a.TaskID).Scan(&seq, &agent); {
+	var agent []byte
+	switch err := s.pool.QueryRow(ctx, "SELECT seq, agent FROM tasks WHERE id = $1", bs(a.TaskID)).Scan(&seq, &agent); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return store.ErrNotFound
 	case err != nil:
 		return wrap("append", err)
 	case seq != a.After:
 		return store.ErrConflict
-	case a.Agent != "" && agent != a.Agent:
+	case a.Agent != "" && string(agent) != a.Agent:
 		return fmt.Errorf("postgres: append: task %q belongs to agent %q, not %q", a.TaskID, agent, a.Agent)
 	default:
 		// The row moved on and back? Sequence numbers only grow: another
@@ -458,10 +459,7 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 	if s.isShut.Load() {
 		return store.TaskInfo{}, ErrClosed
 	}
-	if badText(taskID) {
-		return store.TaskInfo{}, store.ErrNotFound
-	}
-	rows, err := s.pool.Query(ctx, readTask, taskID)
+	rows, err := s.pool.Query(ctx, readTask, bs(taskID))
 	if err != nil {
 		return store.TaskInfo{}, wrap("task "+taskID, err)
 	}
@@ -474,7 +472,7 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 	for rows.Next() {
 		var (
 			k                int32
-			agent, owner     *string
+			agent, owner     []byte
 			seq, created     int64
 			updated, snapSeq *int64
 			body             []byte
@@ -484,7 +482,7 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 		}
 		if k == 0 {
 			found = true
-			row.id, row.info.Agent, row.info.Owner, row.info.Seq = taskID, deref(agent), deref(owner), seq
+			row.id, row.info.Agent, row.info.Owner, row.info.Seq = taskID, string(agent), string(owner), seq
 			row.times(created, deref64(updated))
 			row.snapSeq, row.snap = deref64(snapSeq), body
 			continue
@@ -502,13 +500,6 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 		return store.TaskInfo{}, store.ErrNotFound
 	}
 	return foldTask(row, recs)
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 func deref64(p *int64) int64 {
@@ -552,18 +543,18 @@ type querier interface {
 // of all of them with one query; a task whose records are missing (being
 // deleted) is left out.
 func foldRows(ctx context.Context, q querier, rows []taskRow) ([]store.TaskInfo, error) {
-	ids := make([]string, 0, len(rows))
+	ids := make([][]byte, 0, len(rows))
 	lo := make([]int64, 0, len(rows))
 	hi := make([]int64, 0, len(rows))
 	for _, r := range rows {
 		if r.info.Seq > r.snapSeq {
-			ids, lo, hi = append(ids, r.id), append(lo, r.snapSeq), append(hi, r.info.Seq)
+			ids, lo, hi = append(ids, bs(r.id)), append(lo, r.snapSeq), append(hi, r.info.Seq)
 		}
 	}
 	byTask := map[string][]store.Record{}
 	if len(ids) > 0 {
 		rs, err := q.Query(ctx, `SELECT e.task_id, e.seq, e.time, e.body
-			FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS p(id, lo, hi)
+			FROM unnest($1::bytea[], $2::bigint[], $3::bigint[]) AS p(id, lo, hi)
 			JOIN events e ON e.task_id = p.id AND e.seq > p.lo AND e.seq <= p.hi
 			ORDER BY e.task_id, e.seq`, ids, lo, hi)
 		if err != nil {
@@ -571,7 +562,7 @@ func foldRows(ctx context.Context, q querier, rows []taskRow) ([]store.TaskInfo,
 		}
 		for rs.Next() {
 			var (
-				id   string
+				id   []byte
 				rec  store.Record
 				tm   int64
 				body []byte
@@ -585,7 +576,7 @@ func foldRows(ctx context.Context, q querier, rows []taskRow) ([]store.TaskInfo,
 				return nil, fmt.Errorf("postgres: task %s: decode record %d: %w", id, rec.Seq, err)
 			}
 			rec.Time = time.Unix(0, tm).UTC()
-			byTask[id] = append(byTask[id], rec)
+			byTask[string(id)] = append(byTask[string(id)], rec)
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
@@ -614,15 +605,12 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 	if s.isShut.Load() {
 		return nil, ErrClosed
 	}
-	if badText(taskID) {
-		return nil, store.ErrNotFound
-	}
 	var lim *int64
 	if limit > 0 {
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, "SELECT seq, time, body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", taskID, after, lim)
+	rows, err := s.pool.Query(ctx, "SELECT seq, time, body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", bs(taskID), after, lim)
 	if err != nil {
 		return nil, wrap("events "+taskID, err)
 	}
@@ -648,7 +636,7 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 	}
 	if len(recs) == 0 {
 		var one int32
-		switch err := s.pool.QueryRow(ctx, "SELECT 1 FROM tasks WHERE id = $1", taskID).Scan(&one); {
+		switch err := s.pool.QueryRow(ctx, "SELECT 1 FROM tasks WHERE id = $1", bs(taskID)).Scan(&one); {
 		case errors.Is(err, pgx.ErrNoRows):
 			return nil, store.ErrNotFound
 		case err != nil:
@@ -665,17 +653,14 @@ func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (strin
 	if s.isShut.Load() {
 		return "", ErrClosed
 	}
-	if badText(agent) || badText(messageID) {
-		return "", nil
-	}
-	var id string
-	switch err := s.pool.QueryRow(ctx, "SELECT task_id FROM messages WHERE agent = $1 AND message_id = $2", agent, messageID).Scan(&id); {
+	var id []byte
+	switch err := s.pool.QueryRow(ctx, "SELECT task_id FROM messages WHERE agent = $1 AND message_id = $2", bs(agent), bs(messageID)).Scan(&id); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return "", nil
 	case err != nil:
 		return "", wrap("message task", err)
 	}
-	return id, nil
+	return string(id), nil
 }
 
 // Unfinished implements store.Store: every task whose snapshot state is
@@ -715,13 +700,15 @@ func scanRows(rs pgx.Rows, extra ...func() []any) ([]taskRow, error) {
 	for rs.Next() {
 		var r taskRow
 		var created, updated int64
-		dest := []any{&r.id, &r.info.Agent, &r.info.Owner, &r.info.Seq, &created, &updated, &r.snapSeq, &r.snap}
+		var id, agent, owner []byte
+		dest := []any{&id, &agent, &owner, &r.info.Seq, &created, &updated, &r.snapSeq, &r.snap}
 		for _, x := range extra {
 			dest = append(dest, x()...)
 		}
 		if err := rs.Scan(dest...); err != nil {
 			return nil, err
 		}
+		r.id, r.info.Agent, r.info.Owner = string(id), string(agent), string(owner)
 		r.times(created, updated)
 		out = append(out, r)
 	}

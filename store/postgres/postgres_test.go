@@ -314,3 +314,49 @@ func FuzzRedactDSN(f *testing.F) {
 		}
 	})
 }
+
+// TestAnyBytes: ids, agents, owners, context ids and message ids are Go
+// strings, which may hold NUL bytes and bytes that are not UTF-8 (the
+// engine's message index keys have NUL bytes): they round-trip, and
+// ListTasks orders ids bytewise.
+func TestAnyBytes(t *testing.T) {
+	s := pgtest.Open(t)
+	ctx := context.Background()
+	agent, owner, ctxID := "a\x00gent", "t\"x\"/\x00\xff", "c\x00"
+	ids := []string{"t\x00b", "t\x00", "t\xc3\xa9", "tz", "t\x7f"}
+	for i, id := range ids {
+		snap := a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: time.Unix(100, 0)}}
+		c := snap
+		if err := s.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap,
+			MessageIDs: []string{fmt.Sprint("m\x00\xff", i)}}); err != nil {
+			t.Fatalf("create %q: %v", id, err)
+		}
+		info, err := s.Task(ctx, id)
+		if err != nil || info.Agent != agent || info.Owner != owner || info.Task.ContextID != ctxID || info.Task.ID != id {
+			t.Fatalf("Task(%q) = %+v, %v", id, info, err)
+		}
+		if got, err := s.MessageTask(ctx, agent, fmt.Sprint("m\x00\xff", i)); got != id || err != nil {
+			t.Errorf("MessageTask = %q, %v; want %q", got, err, id)
+		}
+	}
+	page, err := s.ListTasks(ctx, store.TaskQuery{Agent: agent, Owner: owner, ContextID: ctxID, Limit: 2})
+	if err != nil || page.Total != len(ids) {
+		t.Fatalf("ListTasks: %+v, %v", page, err)
+	}
+	var got []string
+	for {
+		for _, ti := range page.Tasks {
+			got = append(got, ti.Task.ID)
+		}
+		if page.Next == "" {
+			break
+		}
+		if page, err = s.ListTasks(ctx, store.TaskQuery{Agent: agent, Owner: owner, ContextID: ctxID, Limit: 2, Cursor: page.Next}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"t\xc3\xa9", "t\x7f", "tz", "t\x00b", "t\x00"} // descending bytewise
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("ListTasks order %q, want %q", got, want)
+	}
+}

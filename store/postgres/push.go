@@ -21,19 +21,13 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNoti
 	if c.ID == "" {
 		return errors.New("postgres: push config without id")
 	}
-	if badText(c.ID) {
-		return fmt.Errorf("postgres: push config id %q is not UTF-8 without NUL bytes", c.ID)
-	}
-	if badText(taskID) {
-		return store.ErrNotFound
-	}
 	body, err := record.MarshalPushConfig(&c)
 	if err != nil {
 		return fmt.Errorf("postgres: encode push config: %w", err)
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO push_configs (task_id, config_id, body, delivered, created)
 		SELECT id, $2, $3, $4, $5 FROM tasks WHERE id = $1
-		ON CONFLICT (task_id, config_id) DO UPDATE SET body = excluded.body`, taskID, c.ID, body, cursor, time.Now().UnixNano())
+		ON CONFLICT (task_id, config_id) DO UPDATE SET body = excluded.body`, bs(taskID), bs(c.ID), body, cursor, time.Now().UnixNano())
 	if err != nil {
 		return wrap("set push config", err)
 	}
@@ -48,10 +42,7 @@ func (s *Store) DeletePushConfig(ctx context.Context, taskID, configID string) e
 	if s.isShut.Load() {
 		return ErrClosed
 	}
-	if badText(taskID) || badText(configID) {
-		return store.ErrNotFound
-	}
-	tag, err := s.pool.Exec(ctx, "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2", taskID, configID)
+	tag, err := s.pool.Exec(ctx, "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2", bs(taskID), bs(configID))
 	if err != nil {
 		return wrap("delete push config", err)
 	}
@@ -66,19 +57,13 @@ func (s *Store) MarkPushDelivered(ctx context.Context, taskID, configID string, 
 	if s.isShut.Load() {
 		return ErrClosed
 	}
-	if badText(taskID) || badText(configID) {
-		return nil
-	}
-	_, err := s.pool.Exec(ctx, "UPDATE push_configs SET delivered = $3 WHERE task_id = $1 AND config_id = $2 AND delivered < $3", taskID, configID, seq)
+	_, err := s.pool.Exec(ctx, "UPDATE push_configs SET delivered = $3 WHERE task_id = $1 AND config_id = $2 AND delivered < $3", bs(taskID), bs(configID), seq)
 	return wrap("mark push delivered", err)
 }
 
 // PushConfigs implements store.Store.
 func (s *Store) PushConfigs(ctx context.Context, taskID string) ([]store.PushConfig, error) {
-	if badText(taskID) {
-		return []store.PushConfig{}, nil
-	}
-	return s.queryPush(ctx, "SELECT task_id, body, delivered, created FROM push_configs WHERE task_id = $1 ORDER BY pos", taskID)
+	return s.queryPush(ctx, "SELECT task_id, body, delivered, created FROM push_configs WHERE task_id = $1 ORDER BY pos", bs(taskID))
 }
 
 // PendingPush implements store.Store.
@@ -99,11 +84,12 @@ func (s *Store) queryPush(ctx context.Context, q string, args ...any) ([]store.P
 	out := []store.PushConfig{}
 	for rows.Next() {
 		var p store.PushConfig
-		var body []byte
+		var id, body []byte
 		var created int64
-		if err := rows.Scan(&p.TaskID, &body, &p.Delivered, &created); err != nil {
+		if err := rows.Scan(&id, &body, &p.Delivered, &created); err != nil {
 			return nil, wrap("push configs", err)
 		}
+		p.TaskID = string(id)
 		if p.Config, err = record.UnmarshalPushConfig(body); err != nil {
 			return nil, fmt.Errorf("postgres: decode push config of task %s: %w", p.TaskID, err)
 		}

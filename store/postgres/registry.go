@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/a2abridge/a2abridge/store"
@@ -13,15 +12,12 @@ func (s *Store) PutAgent(ctx context.Context, name string, spec []byte) error {
 	if s.isShut.Load() {
 		return ErrClosed
 	}
-	if badText(name) {
-		return fmt.Errorf("postgres: agent name %q is not UTF-8 without NUL bytes", name)
-	}
 	if spec == nil {
 		spec = []byte{}
 	}
 	now := time.Now().UnixNano()
 	_, err := s.pool.Exec(ctx, `INSERT INTO agents (name, spec, created, updated) VALUES ($1, $2, $3, $3)
-		ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, updated = excluded.updated`, name, spec, now)
+		ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, updated = excluded.updated`, bs(name), spec, now)
 	return wrap("put agent", err)
 }
 
@@ -30,10 +26,7 @@ func (s *Store) DeleteAgent(ctx context.Context, name string) error {
 	if s.isShut.Load() {
 		return ErrClosed
 	}
-	if badText(name) {
-		return store.ErrNotFound
-	}
-	tag, err := s.pool.Exec(ctx, "DELETE FROM agents WHERE name = $1", name)
+	tag, err := s.pool.Exec(ctx, "DELETE FROM agents WHERE name = $1", bs(name))
 	if err != nil {
 		return wrap("delete agent", err)
 	}
@@ -56,10 +49,12 @@ func (s *Store) Agents(ctx context.Context) ([]store.AgentSpec, error) {
 	var out []store.AgentSpec
 	for rows.Next() {
 		var a store.AgentSpec
+		var name []byte
 		var created, updated int64
-		if err := rows.Scan(&a.Name, &a.Spec, &created, &updated); err != nil {
+		if err := rows.Scan(&name, &a.Spec, &created, &updated); err != nil {
 			return nil, wrap("agents", err)
 		}
+		a.Name = string(name)
 		a.Created, a.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 		out = append(out, a)
 	}

@@ -53,7 +53,7 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 			return err
 		}
 		type candidate struct {
-			id  string
+			id  []byte
 			seq int64
 		}
 		var cands []candidate
@@ -72,7 +72,7 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 		if len(cands) > limit {
 			cands, more = cands[:limit], true
 		}
-		var ids []string
+		var ids [][]byte
 		budget := int64(deleteBudget)
 		for _, k := range cands {
 			records := k.seq
