@@ -35,6 +35,13 @@ func TestServePostgres(t *testing.T) {
 	base := "http://" + addr
 	child, logs := startChildLogs(t, "--postgres", dsn, "--addr", addr)
 
+	// A second serve on the same database refuses to start.
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--postgres", dsn}, nil, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "in use by another a2abridge serve") || strings.Contains(errb.String(), "pgs3cretpw") {
+		t.Errorf("second serve on the database: exit %d, %s", code, errb.String())
+	}
+
 	// send
 	sent := rpc(t, base+"/a2a/echo", "message/send", msg("kept in postgres", "pg-1", ""))
 	if sent.Result.Status.State != "completed" || len(sent.Result.Artifacts) != 1 {

@@ -90,7 +90,8 @@ POST / and GET /.well-known/agent-card.json. Tasks are kept in SQLite under
 --data (durable across restarts and kill -9) unless --memory is given; a
 second serve on the same --data refuses to start (exit 1) while the first runs.
 --postgres DSN keeps them in PostgreSQL instead (the config file's
-postgres.dsn, with ${NAME} for the password; PGPASSWORD and ~/.pgpass work too).
+postgres.dsn, with ${NAME} for the password; PGPASSWORD and ~/.pgpass work
+too), one serve per database schema as with --data.
 
 --config FILE (YAML, see examples/secure.yaml and examples/bridges/) declares
 agents, authentication per agent, extended cards, push notifications and the
@@ -378,7 +379,10 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				log.Info("using the in-memory store: tasks are lost when the process exits", "memory_cap", capText)
 			} else if usePG {
-				s, err := postgres.Open(cmd.Context(), pgDSN, postgres.Options{})
+				s, err := postgres.Open(cmd.Context(), pgDSN, postgres.Options{Exclusive: true})
+				if errors.Is(err, postgres.ErrLocked) {
+					return fmt.Errorf("%s: the database is in use by another a2abridge serve (one per database until replicas are supported); stop it or use another database or search_path schema", pgFrom)
+				}
 				if err != nil {
 					return fmt.Errorf("%s: open store: %w", pgFrom, err)
 				}

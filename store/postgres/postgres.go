@@ -65,12 +65,26 @@ type Options struct {
 	// ConnectTimeout bounds Open's first connection and migration when
 	// the DSN has no connect_timeout. Zero or negative means 10 seconds.
 	ConnectTimeout time.Duration
+	// Exclusive makes the Store the only exclusive one on its schema:
+	// Open takes a session advisory lock on a connection of its own,
+	// held until Close (or until that connection ends: PostgreSQL
+	// releases it when the process dies, kill -9 included), and fails
+	// with ErrLocked while another Store holds it. For a server whose
+	// engine fails, at its start, the unfinished tasks it finds (those
+	// of a process that died): two of them on one schema would fail each
+	// other's running tasks.
+	Exclusive bool
 }
+
+// ErrLocked is returned (wrapped) by Open with Options.Exclusive when
+// another exclusive Store, in this process or another, has the schema.
+var ErrLocked = errors.New("postgres: the database schema is in use by another exclusive store")
 
 // Store is a store.Store kept in PostgreSQL. Create it with Open; all
 // methods are safe for concurrent use.
 type Store struct {
 	pool   *pgxpool.Pool
+	lock   *pgx.Conn // holds the Exclusive lock; nil without
 	isShut atomic.Bool
 }
 
@@ -125,6 +139,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 	}
+	if opts.Exclusive {
+		if err := s.lockSchema(ctx); err != nil {
+			pool.Close()
+			if errors.Is(err, ErrLocked) {
+				return nil, fmt.Errorf("%w (%s)", ErrLocked, RedactDSN(dsn))
+			}
+			return nil, fmt.Errorf("postgres: %s: lock schema: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+		}
+	}
 	return s, nil
 }
 
@@ -166,6 +189,32 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.pool.Close()
+	if s.lock != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.lock.Close(ctx) // the session ends: its advisory lock goes
+	}
+	return nil
+}
+
+// lockSchema takes Options.Exclusive's lock on a connection taken out of
+// the pool, kept in s.lock.
+func (s *Store) lockSchema(ctx context.Context) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	conn := c.Hijack()
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('a2abridge exclusive'), hashtext(current_schema()))").Scan(&ok); err != nil {
+		_ = conn.Close(ctx)
+		return err
+	}
+	if !ok {
+		_ = conn.Close(ctx)
+		return ErrLocked
+	}
+	s.lock = conn
 	return nil
 }
 

@@ -360,3 +360,31 @@ func TestAnyBytes(t *testing.T) {
 		t.Errorf("ListTasks order %q, want %q", got, want)
 	}
 }
+
+// TestExclusive: a second exclusive Store on one schema is refused with
+// ErrLocked until the first closes; other schemas and non-exclusive
+// Stores are not affected.
+func TestExclusive(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	first, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if _, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true}); !errors.Is(err, postgres.ErrLocked) {
+		t.Fatalf("second exclusive Open: %v, want ErrLocked", err)
+	}
+	open(t, dsn) // a non-exclusive one (tools, tests) is fine
+	other, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive Open of another schema: %v", err)
+	}
+	other.Close()
+	first.Close()
+	again, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive Open after Close: %v", err)
+	}
+	again.Close()
+}
