@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/schematest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
@@ -64,8 +65,13 @@ func testCard(name string) a2a.AgentCard {
 func newTestServer(t testing.TB, o testServerOptions) *testServer {
 	t.Helper()
 	st := o.store
-	if st == nil && os.Getenv("A2ABRIDGE_TEST_STORE") == "sqlite" {
-		st = sqliteStore(t)
+	if st == nil {
+		switch os.Getenv("A2ABRIDGE_TEST_STORE") {
+		case "sqlite":
+			st = sqliteStore(t)
+		case "postgres":
+			st = pgtest.Open(t)
+		}
 	}
 	if st == nil {
 		st = memory.New()

@@ -29,7 +29,10 @@ type serveFile struct {
 	PublicURL string `yaml:"public_url"`
 	Data      string `yaml:"data"`
 	Memory    bool   `yaml:"memory"`
-	Default   string `yaml:"default"`
+	// Postgres keeps tasks in PostgreSQL (store/postgres) instead of
+	// SQLite under data; exclusive with data and memory.
+	Postgres *postgresFile `yaml:"postgres"`
+	Default  string        `yaml:"default"`
 	// Retention is how long finished tasks are kept (0: forever); unset:
 	// DefaultRetention.
 	Retention *duration `yaml:"retention"`
@@ -77,6 +80,13 @@ type serveFile struct {
 	Pairs *pairsFile `yaml:"pairs"`
 
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
+}
+
+// postgresFile is the postgres block.
+type postgresFile struct {
+	// DSN is the database's connection string (URL or key=value pairs,
+	// as libpq takes them); write its password as ${NAME}.
+	DSN string `yaml:"dsn"`
 }
 
 // adminFile is the admin block: who may use the admin API, and what a

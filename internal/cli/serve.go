@@ -29,6 +29,7 @@ import (
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/postgres"
 	"github.com/a2abridge/a2abridge/store/sqlite"
 )
 
@@ -64,6 +65,7 @@ func defaultDataDir() string {
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		addr, dataDir, def, publicURL, logLevel, configPath string
+		pgDSN                                               string
 		mem, pushOn                                         bool
 		maxBody                                             int64
 		maxBatch                                            int
@@ -87,6 +89,9 @@ GET /a2a/{name}/.well-known/agent-card.json; the default agent also answers at
 POST / and GET /.well-known/agent-card.json. Tasks are kept in SQLite under
 --data (durable across restarts and kill -9) unless --memory is given; a
 second serve on the same --data refuses to start (exit 1) while the first runs.
+--postgres DSN keeps them in PostgreSQL instead (the config file's
+postgres.dsn, with ${NAME} for the password; PGPASSWORD and ~/.pgpass work
+too), one serve per database schema as with --data.
 
 --config FILE (YAML, see examples/secure.yaml and examples/bridges/) declares
 agents, authentication per agent, extended cards, push notifications and the
@@ -96,6 +101,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 		Example: `  a2abridge serve
   a2abridge serve --addr 0.0.0.0:8080 --public-url https://agents.example.com --data /var/lib/a2abridge
   a2abridge serve --memory --push --push-allow 127.0.0.1:9000
+  a2abridge serve --postgres 'postgres://a2a@db.internal:5432/a2a?sslmode=require'
   A2ABRIDGE_TOKEN=s3cret a2abridge serve --config examples/secure.yaml
   a2abridge serve --config examples/bridges/exec.yaml`,
 		Args: cobra.NoArgs,
@@ -126,6 +132,34 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			pick("default", &def, file.Default)
 			if !fl.Changed("memory") && file.Memory {
 				mem = true
+			}
+			// The store: SQLite under --data (the default), --memory or
+			// --postgres, one of them.
+			pgFrom := "--postgres"
+			if !fl.Changed("postgres") && file.Postgres != nil {
+				pgDSN, pgFrom = file.Postgres.DSN, "--config: postgres.dsn"
+				if pgDSN == "" {
+					return usageError{fmt.Errorf("--config: postgres.dsn: empty: want the database's DSN (postgres://USER@HOST:PORT/DB)")}
+				}
+			}
+			usePG := fl.Changed("postgres") || file.Postgres != nil
+			if usePG {
+				memFrom, dataFrom := "--memory", "--data"
+				if !fl.Changed("memory") {
+					memFrom = "--config: memory"
+				}
+				if !fl.Changed("data") {
+					dataFrom = "--config: data"
+				}
+				switch {
+				case mem:
+					return usageError{fmt.Errorf("%s and %s are mutually exclusive: tasks are kept in PostgreSQL or in memory", pgFrom, memFrom)}
+				case fl.Changed("data") || file.Data != "":
+					return usageError{fmt.Errorf("%s and %s are mutually exclusive: tasks are kept in PostgreSQL or in SQLite under the data directory", pgFrom, dataFrom)}
+				}
+				if err := postgres.CheckDSN(pgDSN); err != nil {
+					return usageError{fmt.Errorf("%s: %w", pgFrom, err)}
+				}
 			}
 			if !fl.Changed("retain") && file.Retention != nil {
 				retention = time.Duration(*file.Retention)
@@ -344,6 +378,16 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					capText = humanize.IBytes(uint64(capBytes))
 				}
 				log.Info("using the in-memory store: tasks are lost when the process exits", "memory_cap", capText)
+			} else if usePG {
+				s, err := postgres.Open(cmd.Context(), pgDSN, postgres.Options{Exclusive: true})
+				if errors.Is(err, postgres.ErrLocked) {
+					return fmt.Errorf("%s: the database is in use by another a2abridge serve (one per database until replicas are supported); stop it or use another database or search_path schema", pgFrom)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: open store: %w", pgFrom, err)
+				}
+				st = s
+				log.Info("using the PostgreSQL store", "dsn", postgres.RedactDSN(pgDSN))
 			} else {
 				if err := os.MkdirAll(dataDir, 0o700); err != nil {
 					return fmt.Errorf("create data directory: %w", err)
@@ -374,7 +418,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			}
 			if pushOn {
 				keys := file.Push.Keys
-				if keys == "" && !mem {
+				if keys == "" && !mem && !usePG {
 					keys = filepath.Join(dataDir, "push-keys")
 				}
 				cfg.push = &pushConfig{keysDir: keys, allow: pushAllow, giveUpAfter: time.Duration(file.Push.GiveUpAfter),
@@ -395,6 +439,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free port)")
 	f.StringVar(&dataDir, "data", defaultDataDir(), "directory of the SQLite database (and push signing keys)")
 	f.BoolVar(&mem, "memory", false, "keep tasks in memory only (lost on exit)")
+	f.StringVar(&pgDSN, "postgres", "", "keep tasks in the PostgreSQL database of this DSN (postgres://USER[:PASSWORD]@HOST:PORT/DB?sslmode=...; pool_max_conns etc.) instead of SQLite")
 	f.DurationVar(&retention, "retain", DefaultRetention, "keep finished tasks this long, then delete them with their events (0: forever)")
 	f.DurationVar(&shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "at SIGTERM or SIGINT, how long running tasks may finish before they are failed")
 	f.StringVar(&memoryCap, "memory-cap", "256MiB", "with --memory: most bytes finished tasks may hold; the oldest go first (0: no cap)")

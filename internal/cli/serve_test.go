@@ -47,6 +47,16 @@ func freeAddr(t *testing.T) string {
 // binary re-executed) and waits until it listens.
 func startChild(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	return startChildTo(t, nil, args...)
+}
+
+// execCmd is a child process of startChild.
+type execCmd = exec.Cmd
+
+// startChildTo is startChild writing the child's stderr to logs as well
+// (nil: nowhere else); read logs once the child has exited.
+func startChildTo(t *testing.T, logs io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"serve"}, args...), "\x1f"))
 	out, err := cmd.StdoutPipe()
@@ -55,6 +65,9 @@ func startChild(t *testing.T, args ...string) *exec.Cmd {
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if logs != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, logs)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,59 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// PutAttachment implements store.AttachmentStore.
+func (s *Store) PutAttachment(ctx context.Context, a store.Attachment) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	if err := store.ValidateAttachment(&a); err != nil {
+		return err
+	}
+	body := a.Bytes
+	if body == nil {
+		body = []byte{}
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO attachments (id, agent, owner, task_id, media_type, filename, body, created)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+		bs(a.ID), bs(a.Agent), bs(a.Owner), bs(a.TaskID), bs(a.MediaType), bs(a.Filename), body, time.Now().UnixNano())
+	if err != nil {
+		return wrap("put attachment", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrConflict
+	}
+	return nil
+}
+
+// Attachment implements store.AttachmentStore.
+func (s *Store) Attachment(ctx context.Context, id string) (store.Attachment, error) {
+	if s.isShut.Load() {
+		return store.Attachment{}, ErrClosed
+	}
+	a := store.Attachment{ID: id}
+	var created int64
+	var agent, owner, taskID, mediaType, filename []byte
+	err := s.pool.QueryRow(ctx, "SELECT agent, owner, task_id, media_type, filename, body, created FROM attachments WHERE id = $1", bs(id)).
+		Scan(&agent, &owner, &taskID, &mediaType, &filename, &a.Bytes, &created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Attachment{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Attachment{}, wrap("attachment", err)
+	}
+	a.Agent, a.Owner, a.TaskID, a.MediaType, a.Filename = string(agent), string(owner), string(taskID), string(mediaType), string(filename)
+	if a.Bytes == nil {
+		a.Bytes = []byte{}
+	}
+	a.Created = time.Unix(0, created).UTC()
+	return a, nil
+}

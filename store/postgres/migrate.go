@@ -1,0 +1,173 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SchemaVersion is the schema version this package writes, kept in table
+// a2abridge_schema. Open refuses a database with a higher version.
+const SchemaVersion = 1
+
+// migrations[v] upgrades a schema of version v to v+1 (migrations[0]
+// creates it). Each runs in the transaction of migrate, so a failing one
+// leaves the database as it was.
+//
+// The schema (version 1). Ids, names and other strings of the domain are
+// bytea, not text: a Go string may hold any bytes (the engine's message
+// index keys have NUL bytes, a client's contextId may too), which text
+// cannot, and bytea compares and sorts bytewise, as listing.Key and the
+// other stores order ids, whatever the database's collation. Times are
+// int64 Unix nanoseconds (as in store/sqlite; listing.StatusKey for
+// status_ts).
+//
+//   - tasks: one row per task, its bookkeeping. seq is the last sequence
+//     number: every append updates the row only at the seq it expects
+//     (the row lock serializes appends to one task, the condition fails
+//     the loser with store.ErrConflict). tail is the encoded size of the
+//     records after the checkpoint, snap_size the checkpoint's size.
+//     Partial indexes serve Unfinished and retention; the list indexes
+//     serve each ListTasks page from its first row.
+//   - snapshots: at most one checkpoint per task (the fold of records
+//     1..seq), deleted with the task.
+//   - events: the log, keyed (task_id, seq). No foreign key: every insert
+//     happens in the statement that updates or inserts the task's row.
+//   - messages: the (agent, message_id) → task index; its primary key is
+//     what makes a message id claimable once, across processes.
+//   - push_configs (in registration order, pos), agents, attachments.
+//   - a2abridge_fail(code) raises SQLSTATE code: the append statements
+//     call it to undo themselves (a message id already indexed).
+//
+// Room for what comes next (issue 15 §2–4) without touching these
+// tables: an executions table (task_id primary key, replica id, lease
+// expiry) for the leases of running executions, pending push deliveries
+// claimed with FOR UPDATE SKIP LOCKED on push_configs (a claim column
+// pair added by a migration), and a notification channel fed by
+// pg_notify in the append statement (task id and new seq; NOTIFY is
+// delivered at commit, and a listener that missed some catches up from
+// tasks.seq).
+var migrations = []string{
+	0: `
+CREATE TABLE tasks (
+	id         bytea PRIMARY KEY,
+	agent      bytea NOT NULL,
+	owner      bytea NOT NULL DEFAULT '',
+	context_id bytea NOT NULL,
+	state      text NOT NULL,
+	seq        bigint NOT NULL,
+	created    bigint NOT NULL,
+	updated    bigint NOT NULL,
+	tail       bigint NOT NULL DEFAULT 0,
+	snap_size  bigint NOT NULL DEFAULT 0,
+	status_ts  bigint NOT NULL DEFAULT -9223372036854775808
+);
+CREATE INDEX tasks_unfinished ON tasks (created, id) WHERE state IN ('submitted', 'working', 'unknown');
+CREATE INDEX tasks_finished ON tasks (updated, id) WHERE state IN ('completed', 'canceled', 'failed', 'rejected');
+CREATE INDEX tasks_list_time ON tasks (agent, owner, status_ts, id);
+CREATE INDEX tasks_list_context ON tasks (agent, owner, context_id, status_ts, id);
+CREATE INDEX tasks_list_state ON tasks (agent, owner, state, status_ts, id);
+CREATE TABLE snapshots (
+	task_id bytea PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	seq     bigint NOT NULL,
+	body    bytea NOT NULL
+);
+CREATE TABLE events (
+	task_id bytea NOT NULL,
+	seq     bigint NOT NULL,
+	time    bigint NOT NULL,
+	body    bytea NOT NULL,
+	PRIMARY KEY (task_id, seq)
+);
+CREATE TABLE messages (
+	agent      bytea NOT NULL,
+	message_id bytea NOT NULL,
+	task_id    bytea NOT NULL,
+	PRIMARY KEY (agent, message_id)
+);
+CREATE INDEX messages_task ON messages (task_id);
+CREATE TABLE push_configs (
+	pos       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	task_id   bytea NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	config_id bytea NOT NULL,
+	body      bytea NOT NULL,
+	delivered bigint NOT NULL,
+	created   bigint NOT NULL,
+	UNIQUE (task_id, config_id)
+);
+CREATE TABLE agents (
+	name    bytea PRIMARY KEY,
+	spec    bytea NOT NULL,
+	created bigint NOT NULL,
+	updated bigint NOT NULL
+);
+CREATE TABLE attachments (
+	id         bytea PRIMARY KEY,
+	agent      bytea NOT NULL,
+	owner      bytea NOT NULL,
+	task_id    bytea NOT NULL,
+	media_type bytea NOT NULL,
+	filename   bytea NOT NULL,
+	body       bytea NOT NULL,
+	created    bigint NOT NULL
+);
+CREATE INDEX attachments_task ON attachments (task_id);
+CREATE FUNCTION a2abridge_fail(code text) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION USING ERRCODE = code, MESSAGE = 'a2abridge: append undone (' || code || ')';
+END
+$$;
+`,
+}
+
+// migrate creates the schema in an empty search_path schema, or upgrades
+// it from its version to SchemaVersion, in one transaction holding a
+// transaction-scoped advisory lock keyed by the schema's name: processes
+// opening one database at once take turns, and each one after the first
+// finds the schema current.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var schema *string
+	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return fmt.Errorf("read current schema: %w", err)
+	}
+	if schema == nil {
+		return errors.New("no schema of the search_path exists (create it, or set search_path to one that does)")
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('a2abridge schema'), hashtext($1))", *schema); err != nil {
+		return fmt.Errorf("lock schema %s: %w", *schema, err)
+	}
+	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS a2abridge_schema (version integer NOT NULL)"); err != nil {
+		return fmt.Errorf("create schema version table in %s: %w", *schema, err)
+	}
+	var v int
+	switch err := tx.QueryRow(ctx, "SELECT version FROM a2abridge_schema").Scan(&v); {
+	case errors.Is(err, pgx.ErrNoRows):
+		if _, err := tx.Exec(ctx, "INSERT INTO a2abridge_schema (version) VALUES (0)"); err != nil {
+			return fmt.Errorf("write schema version: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("schema %s has version %d, newer than this a2abridge's %d", *schema, v, SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return tx.Commit(ctx)
+	}
+	for from := v; from < SchemaVersion; from++ {
+		if _, err := tx.Exec(ctx, migrations[from]); err != nil {
+			return fmt.Errorf("migrate schema %s %d→%d: %w", *schema, from, from+1, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, "UPDATE a2abridge_schema SET version = $1", SchemaVersion); err != nil {
+		return fmt.Errorf("write schema version: %w", err)
+	}
+	return tx.Commit(ctx)
+}

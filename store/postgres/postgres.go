@@ -1,0 +1,792 @@
+// Package postgres is a store.Store kept in PostgreSQL (github.com/jackc/pgx/v5,
+// through a pgxpool connection pool), so that several a2abridge processes
+// can share one database.
+//
+// It keeps the promise of every store: an Append that returned nil is
+// committed (PostgreSQL's COMMIT returned, with the server's
+// synchronous_commit, "on" by default, making it durable), and an Append
+// that returned an error wrote nothing. Each Append is one SQL statement
+// (data-modifying common table expressions), so one round trip and one
+// implicit transaction: the task's row is updated only at the sequence
+// number the append expects (or inserted only if the id is new), and the
+// records and message ids are written in that same statement. Two appends
+// racing for one task serialize on the task's row: the second one then
+// finds another sequence number and fails with store.ErrConflict, writing
+// nothing; two racing for one message id serialize on the id's unique key,
+// and the second fails with store.ErrDuplicateMessage.
+//
+// Events, snapshots and push notification configs are stored as records
+// of package internal/record (a versioned format of a2abridge's own), as
+// in store/sqlite. As there, a task's snapshot is written apart, as a
+// checkpoint, only when the events logged since the last one outweigh it,
+// and reading a task folds the events after its checkpoint onto it; the
+// checkpoint is written after the append's commit, and is only ever an
+// optimisation (a missing one makes reads fold from the previous one).
+//
+// The schema lives in the connection's search_path (its first schema:
+// public, or the schema named by a search_path parameter of the DSN) and
+// is versioned in table a2abridge_schema. Open creates or upgrades it in
+// one transaction under a transaction-scoped advisory lock, so that
+// several processes starting at once on one database migrate it once.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/fold"
+	"github.com/a2abridge/a2abridge/internal/record"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/internal/listing"
+)
+
+// ErrClosed is returned by every method of a Store after Close.
+var ErrClosed = store.ErrClosed
+
+// Options tunes a Store. The zero value is ready to use. The connection
+// pool is configured by the DSN (pgxpool's pool_max_conns,
+// pool_min_conns, pool_max_conn_lifetime, pool_max_conn_idle_time,
+// pool_health_check_period, …); Options only supplies defaults for what
+// the DSN leaves out.
+type Options struct {
+	// MaxConns is the pool size when the DSN has no pool_max_conns.
+	// Zero or negative means max(8, 2×GOMAXPROCS).
+	MaxConns int
+	// ConnectTimeout bounds Open's first connection and migration when
+	// the DSN has no connect_timeout. Zero or negative means 10 seconds.
+	ConnectTimeout time.Duration
+	// Exclusive makes the Store the only exclusive one on its schema:
+	// Open takes a session advisory lock on a connection of its own,
+	// held until Close (or until that connection ends: PostgreSQL
+	// releases it when the process dies, kill -9 included), and fails
+	// with ErrLocked while another Store holds it. For a server whose
+	// engine fails, at its start, the unfinished tasks it finds (those
+	// of a process that died): two of them on one schema would fail each
+	// other's running tasks.
+	Exclusive bool
+}
+
+// ErrLocked is returned (wrapped) by Open with Options.Exclusive when
+// another exclusive Store, in this process or another, has the schema.
+var ErrLocked = errors.New("postgres: the database schema is in use by another exclusive store")
+
+// Store is a store.Store kept in PostgreSQL. Create it with Open; all
+// methods are safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	lock   *pgx.Conn // holds the Exclusive lock; nil without
+	isShut atomic.Bool
+}
+
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.AgentRegistry   = (*Store)(nil)
+	_ store.AttachmentStore = (*Store)(nil)
+)
+
+// Open connects to the PostgreSQL database of dsn (a URL,
+// postgres://user:password@host:port/dbname?param=value, or key=value
+// pairs, as libpq and pgx take them), creates or upgrades the schema
+// (see migrate.go; it fails for a schema newer than SchemaVersion) and
+// returns the Store. Errors name the database by RedactDSN(dsn): the
+// password never appears in them. Close the Store when done.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if err := CheckDSN(dsn); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invalid DSN %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
+	if !hasParam(dsn, "pool_max_conns") {
+		n := opts.MaxConns
+		if n <= 0 {
+			n = max(8, 2*runtime.GOMAXPROCS(0))
+		}
+		cfg.MaxConns = int32(min(n, 1<<20))
+	}
+	timeout := opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	if cfg.ConnConfig.ConnectTimeout <= 0 {
+		cfg.ConnConfig.ConnectTimeout = timeout
+	} else {
+		timeout = cfg.ConnConfig.ConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*timeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect to %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect to %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
+	if opts.Exclusive {
+		if err := s.lockSchema(ctx); err != nil {
+			pool.Close()
+			if errors.Is(err, ErrLocked) {
+				return nil, fmt.Errorf("%w (%s)", ErrLocked, RedactDSN(dsn))
+			}
+			return nil, fmt.Errorf("postgres: %s: lock schema: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+		}
+	}
+	return s, nil
+}
+
+// CheckDSN reports whether dsn is a DSN that Open can use, without
+// connecting: nil, or an error naming the DSN by RedactDSN (the password
+// never appears in it).
+func CheckDSN(dsn string) error {
+	if dsn == "" {
+		return errors.New("postgres: empty DSN")
+	}
+	if len(dsn) > maxDSN {
+		return fmt.Errorf("postgres: DSN of %d bytes is too long (at most %d)", len(dsn), maxDSN)
+	}
+	if _, err := pgxpool.ParseConfig(dsn); err != nil {
+		return fmt.Errorf("postgres: invalid DSN %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
+	return nil
+}
+
+// maxDSN bounds the DSN Open parses.
+const maxDSN = 8 << 10
+
+// hasParam reports whether dsn sets key (as a URL query parameter or a
+// key=value pair).
+func hasParam(dsn, key string) bool {
+	for _, sep := range []string{"?", "&", " ", "\t", "\n"} {
+		if strings.Contains(dsn, sep+key+"=") || strings.Contains(dsn, sep+key+" =") {
+			return true
+		}
+	}
+	return strings.HasPrefix(dsn, key+"=") || strings.HasPrefix(dsn, key+" =")
+}
+
+// Close closes the pool, waiting for the connections in use to be
+// returned. Later calls of any method return ErrClosed; calling Close
+// again returns nil.
+func (s *Store) Close() error {
+	if s.isShut.Swap(true) {
+		return nil
+	}
+	s.pool.Close()
+	if s.lock != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.lock.Close(ctx) // the session ends: its advisory lock goes
+	}
+	return nil
+}
+
+// lockSchema takes Options.Exclusive's lock on a connection taken out of
+// the pool, kept in s.lock.
+func (s *Store) lockSchema(ctx context.Context) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	conn := c.Hijack()
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('a2abridge exclusive'), hashtext(current_schema()))").Scan(&ok); err != nil {
+		_ = conn.Close(ctx)
+		return err
+	}
+	if !ok {
+		_ = conn.Close(ctx)
+		return ErrLocked
+	}
+	s.lock = conn
+	return nil
+}
+
+// Checkpoints, as in store/sqlite: a task's snapshot is written again once
+// the encoded events after it weigh checkpointFactor times as much as it
+// (and at least checkpointFactor × checkpointMin bytes).
+const (
+	checkpointFactor = 4
+	checkpointMin    = 16 << 10
+)
+
+func checkpointDue(tail, snapSize int64) bool {
+	return tail >= checkpointFactor*max(snapSize, checkpointMin)
+}
+
+// Times are stored as int64 Unix nanoseconds, which covers these years.
+var (
+	minTime = time.Unix(0, -1<<63).Add(time.Second)
+	maxTime = time.Unix(0, 1<<63-1).Add(-time.Second)
+)
+
+// bs is s as a bytea parameter (the schema's strings are bytea, see
+// migrate.go): pgx would send a string as text, which cannot hold a NUL.
+func bs(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
+}
+
+// bss is bs for each of ss (a bytea[] parameter).
+func bss(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = bs(s)
+	}
+	return out
+}
+
+// errDuplicate is the SQLSTATE the append statements raise (through
+// a2abridge_fail, see migrate.go) when a message id is already indexed.
+const errDuplicate = "A2B01"
+
+// The append statements. Each is one statement, so one implicit
+// transaction: it writes everything or nothing.
+//
+// appendCreate inserts the task row if the id is new, then its message
+// ids and records; it returns one row (the new row's tail and snap_size)
+// or none when the id exists; a message id already indexed raises
+// errDuplicate, undoing the whole statement.
+const appendCreate = `WITH t AS (
+	INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) ON CONFLICT (id) DO NOTHING
+	RETURNING id, agent, tail, snap_size
+), m AS (
+	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::bytea[]) AS mid
+	ON CONFLICT (agent, message_id) DO NOTHING RETURNING 1
+), e AS (
+	INSERT INTO events (task_id, seq, time, body)
+	SELECT t.id, u.o, u.tm, u.b FROM t, unnest($11::bigint[], $12::bytea[]) WITH ORDINALITY AS u(tm, b, o)
+	RETURNING 1
+)
+SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::bytea[])
+	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END
+FROM t`
+
+// appendNext updates the task's row only at the expected sequence number
+// $2 (and, when $3 is not empty, only if the task is agent $3's), then
+// inserts its message ids (under the task's agent) and records; it
+// returns one row (tail and snap_size after the update) or none when the
+// row was not updated (see whyNot). $4 false leaves the indexed state
+// and status time alone (an append of artifact updates only).
+const appendNext = `WITH t AS (
+	UPDATE tasks SET
+		state = CASE WHEN $4 THEN $5 ELSE state END,
+		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
+		seq = $7, updated = $8, tail = tail + $9
+	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
+	RETURNING id, agent, tail, snap_size
+), m AS (
+	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::bytea[]) AS mid
+	ON CONFLICT (agent, message_id) DO NOTHING RETURNING 1
+), e AS (
+	INSERT INTO events (task_id, seq, time, body)
+	SELECT t.id, $2 + u.o, u.tm, u.b FROM t, unnest($11::bigint[], $12::bytea[]) WITH ORDINALITY AS u(tm, b, o)
+	RETURNING 1
+)
+SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::bytea[])
+	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END
+FROM t`
+
+// appendNextQuick is appendNext without message ids.
+const appendNextQuick = `WITH t AS (
+	UPDATE tasks SET
+		state = CASE WHEN $4 THEN $5 ELSE state END,
+		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
+		seq = $7, updated = $8, tail = tail + $9
+	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
+	RETURNING id, tail, snap_size
+), e AS (
+	INSERT INTO events (task_id, seq, time, body)
+	SELECT t.id, $2 + u.o, u.tm, u.b FROM t, unnest($10::bigint[], $11::bytea[]) WITH ORDINALITY AS u(tm, b, o)
+	RETURNING 1
+)
+SELECT t.tail, t.snap_size, (SELECT count(*) FROM e) FROM t`
+
+// putCheckpoint writes a task's snapshot at seq $2 unless a later one is
+// there, and then counts the events after it: the tail the append
+// measured up to $2 ($4, relative to the previous checkpoint) goes.
+const putCheckpoint = `WITH s AS (
+	INSERT INTO snapshots (task_id, seq, body) VALUES ($1, $2, $3)
+	ON CONFLICT (task_id) DO UPDATE SET seq = excluded.seq, body = excluded.body WHERE snapshots.seq < excluded.seq
+	RETURNING 1
+)
+UPDATE tasks SET tail = greatest(tail - $4, 0), snap_size = $5 WHERE id = $1 AND EXISTS (SELECT 1 FROM s)`
+
+// Append implements store.Store: when it returns nil, a is committed. It
+// returns store.ErrConflict, store.ErrNotFound or
+// store.ErrDuplicateMessage as documented there (unwrapped); ErrClosed
+// after Close; ctx.Err() when ctx is done before the statement completes
+// (the statement is then cancelled; if the cancellation lost the race
+// with the commit, the append may still be committed, as with any
+// database whose connection fails before the answer arrives); a plain
+// error for a malformed append (as store/sqlite documents it, plus an id,
+// agent, owner or context id that is not UTF-8 or holds a NUL byte) or an
+// event that the record format cannot hold; and the database's error. On
+// any error but a lost answer, nothing is written.
+//
+// Snapshot is written only when a checkpoint is due (see the package
+// doc), after the commit; failing to write it is not an error.
+func (s *Store) Append(ctx context.Context, a store.Append) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	if !a.Snapshot.Status.State.Valid() {
+		return fmt.Errorf("postgres: append: snapshot state %q is not a task state", a.Snapshot.Status.State)
+	}
+	now := time.Now().UnixNano()
+	bodies := make([][]byte, len(a.Records))
+	times := make([]int64, len(a.Records))
+	var size int64
+	statusChange := false
+	for i, rec := range a.Records {
+		if !rec.Time.IsZero() && (rec.Time.Before(minTime) || rec.Time.After(maxTime)) {
+			return fmt.Errorf("postgres: append: record %d time %v out of range", i, rec.Time)
+		}
+		if _, chunk := rec.Event.(*a2a.TaskArtifactUpdateEvent); !chunk {
+			statusChange = true
+		}
+		var err error
+		if bodies[i], err = encode(rec.Event); err != nil {
+			return fmt.Errorf("postgres: append: record %d: %w", i, err)
+		}
+		size += int64(len(bodies[i]))
+		times[i] = now
+		if !rec.Time.IsZero() {
+			times[i] = rec.Time.UnixNano()
+		}
+	}
+	// Message ids in one order for every append, so that two appends
+	// indexing the same ids wait for each other instead of deadlocking.
+	msgs := append([]string{}, a.MessageIDs...)
+	sortStrings(msgs)
+
+	last := a.After + int64(len(a.Records))
+	state := string(a.Snapshot.Status.State)
+	status := listing.StatusKey(a.Snapshot.Status.Timestamp)
+	var row pgx.Row
+	switch {
+	case a.After == 0:
+		row = s.pool.QueryRow(ctx, appendCreate, bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(a.Snapshot.ContextID), state, last, now, size, status,
+			bss(msgs), times, bodies)
+	case len(msgs) > 0:
+		row = s.pool.QueryRow(ctx, appendNext, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
+			bss(msgs), times, bodies)
+	default:
+		row = s.pool.QueryRow(ctx, appendNextQuick, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
+			times, bodies)
+	}
+	var tail, snapSize, written int64
+	err := row.Scan(&tail, &snapSize, &written)
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if a.After == 0 {
+			return store.ErrConflict
+		}
+		return s.whyNot(ctx, &a)
+	case errors.As(err, &pe) && pe.Code == errDuplicate:
+		return store.ErrDuplicateMessage
+	case err != nil:
+		return wrap("append", err)
+	case written != int64(len(a.Records)):
+		// Cannot happen: the statement inserts every record or fails.
+		return fmt.Errorf("postgres: append: %d of %d records written", written, len(a.Records))
+	}
+	if checkpointDue(tail, snapSize) {
+		s.checkpoint(ctx, a.TaskID, last, &a.Snapshot, tail)
+	}
+	return nil
+}
+
+// checkpoint writes snap, the task's snapshot at seq last, whose events
+// after the previous checkpoint weigh tail bytes. It is best effort: the
+// append is committed already, and a missing checkpoint only makes
+// reads fold more records.
+func (s *Store) checkpoint(ctx context.Context, taskID string, last int64, snap *a2a.Task, tail int64) {
+	body, err := encode(snap)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, _ = s.pool.Exec(ctx, putCheckpoint, bs(taskID), last, body, tail, int64(len(body)))
+}
+
+// whyNot explains why an append's conditional update changed no row.
+func (s *Store) whyNot(ctx context.Context, a *store.Append) error {
+	var seq int64
+	var agent []byte
+	switch err := s.pool.QueryRow(ctx, "SELECT seq, agent FROM tasks WHERE id = $1", bs(a.TaskID)).Scan(&seq, &agent); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return store.ErrNotFound
+	case err != nil:
+		return wrap("append", err)
+	case seq != a.After:
+		return store.ErrConflict
+	case a.Agent != "" && string(agent) != a.Agent:
+		return fmt.Errorf("postgres: append: task %q belongs to agent %q, not %q", a.TaskID, agent, a.Agent)
+	default:
+		// The row moved on and back? Sequence numbers only grow: another
+		// writer appended between the update and this read.
+		return store.ErrConflict
+	}
+}
+
+// encode encodes e as a record after checking the invariants every
+// reader relies on (record.CheckEvent).
+func encode(e a2a.Event) ([]byte, error) {
+	if err := record.CheckEvent(e); err != nil {
+		return nil, err
+	}
+	return record.MarshalEvent(e)
+}
+
+// sortStrings sorts ids bytewise (insertion sort: an append has few).
+func sortStrings(ids []string) {
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+}
+
+// taskRow is a task's row with its checkpoint, as read.
+type taskRow struct {
+	id      string
+	info    store.TaskInfo // all but Task
+	snapSeq int64          // 0: no checkpoint
+	snap    []byte         // nil: none
+}
+
+func (r *taskRow) times(created, updated int64) {
+	r.info.Created = time.Unix(0, created).UTC()
+	r.info.Updated = time.Unix(0, updated).UTC()
+}
+
+// readTask reads a task's row, its checkpoint and the records after it
+// in one statement (so from one snapshot of the database): the first row
+// is the task's, the others its records in order.
+const readTask = `WITH t AS (
+	SELECT t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0) AS snap_seq, s.body
+	FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.id = $1
+)
+SELECT 0 AS k, agent, owner, seq, created, updated, snap_seq, body FROM t
+UNION ALL
+SELECT 1, NULL, NULL, e.seq, e.time, NULL, NULL, e.body FROM t, events e
+WHERE e.task_id = $1 AND e.seq > t.snap_seq AND e.seq <= t.seq
+ORDER BY 1, 4`
+
+// Task implements store.Store: the task's snapshot (its checkpoint with
+// the records after it folded on), store.ErrNotFound, or ErrClosed after
+// Close. Created and Updated are in UTC.
+func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error) {
+	if s.isShut.Load() {
+		return store.TaskInfo{}, ErrClosed
+	}
+	rows, err := s.pool.Query(ctx, readTask, bs(taskID))
+	if err != nil {
+		return store.TaskInfo{}, wrap("task "+taskID, err)
+	}
+	defer rows.Close()
+	var (
+		row   taskRow
+		found bool
+		recs  []store.Record
+	)
+	for rows.Next() {
+		var (
+			k                int32
+			agent, owner     []byte
+			seq, created     int64
+			updated, snapSeq *int64
+			body             []byte
+		)
+		if err := rows.Scan(&k, &agent, &owner, &seq, &created, &updated, &snapSeq, &body); err != nil {
+			return store.TaskInfo{}, wrap("task "+taskID, err)
+		}
+		if k == 0 {
+			found = true
+			row.id, row.info.Agent, row.info.Owner, row.info.Seq = taskID, string(agent), string(owner), seq
+			row.times(created, deref64(updated))
+			row.snapSeq, row.snap = deref64(snapSeq), body
+			continue
+		}
+		ev, err := record.UnmarshalEvent(body)
+		if err != nil {
+			return store.TaskInfo{}, fmt.Errorf("postgres: task %s: decode record %d: %w", taskID, seq, err)
+		}
+		recs = append(recs, store.Record{Seq: seq, Time: time.Unix(0, created).UTC(), Event: ev})
+	}
+	if err := rows.Err(); err != nil {
+		return store.TaskInfo{}, wrap("task "+taskID, err)
+	}
+	if !found {
+		return store.TaskInfo{}, store.ErrNotFound
+	}
+	return foldTask(row, recs)
+}
+
+func deref64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// foldTask builds the task of row: its checkpoint, if any, with recs (the
+// records after it up to the row's seq) folded on. Records missing from
+// the log mean the task is being deleted (DeleteFinished):
+// store.ErrNotFound.
+func foldTask(row taskRow, recs []store.Record) (store.TaskInfo, error) {
+	info := row.info
+	if row.snap != nil {
+		t, err := record.UnmarshalTask(row.snap)
+		if err != nil {
+			return info, fmt.Errorf("postgres: task %s: decode snapshot: %w", row.id, err)
+		}
+		info.Task = t
+	}
+	if n := info.Seq - row.snapSeq; n != int64(len(recs)) || (n > 0 && recs[0].Seq != row.snapSeq+1) {
+		return store.TaskInfo{}, store.ErrNotFound
+	}
+	for _, r := range recs {
+		var err error
+		if info.Task, err = fold.Replay(info.Task, r.Event); err != nil {
+			return store.TaskInfo{}, fmt.Errorf("postgres: task %s: fold record %d: %w", row.id, r.Seq, err)
+		}
+	}
+	return info, nil
+}
+
+// querier is what foldRows reads with: the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// foldRows folds the tasks of rows (see foldTask), reading the records
+// of all of them with one query; a task whose records are missing (being
+// deleted) is left out.
+func foldRows(ctx context.Context, q querier, rows []taskRow) ([]store.TaskInfo, error) {
+	ids := make([][]byte, 0, len(rows))
+	lo := make([]int64, 0, len(rows))
+	hi := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if r.info.Seq > r.snapSeq {
+			ids, lo, hi = append(ids, bs(r.id)), append(lo, r.snapSeq), append(hi, r.info.Seq)
+		}
+	}
+	byTask := map[string][]store.Record{}
+	if len(ids) > 0 {
+		rs, err := q.Query(ctx, `SELECT e.task_id, e.seq, e.time, e.body
+			FROM unnest($1::bytea[], $2::bigint[], $3::bigint[]) AS p(id, lo, hi)
+			JOIN events e ON e.task_id = p.id AND e.seq > p.lo AND e.seq <= p.hi
+			ORDER BY e.task_id, e.seq`, ids, lo, hi)
+		if err != nil {
+			return nil, wrap("read records", err)
+		}
+		for rs.Next() {
+			var (
+				id   []byte
+				rec  store.Record
+				tm   int64
+				body []byte
+			)
+			if err := rs.Scan(&id, &rec.Seq, &tm, &body); err != nil {
+				rs.Close()
+				return nil, wrap("read records", err)
+			}
+			if rec.Event, err = record.UnmarshalEvent(body); err != nil {
+				rs.Close()
+				return nil, fmt.Errorf("postgres: task %s: decode record %d: %w", id, rec.Seq, err)
+			}
+			rec.Time = time.Unix(0, tm).UTC()
+			byTask[string(id)] = append(byTask[string(id)], rec)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, wrap("read records", err)
+		}
+	}
+	out := make([]store.TaskInfo, 0, len(rows))
+	for _, r := range rows {
+		info, err := foldTask(r, byTask[r.id])
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Events implements store.Store: up to limit records with Seq > after, in
+// order (limit <= 0: all of them), each with a freshly decoded Event and
+// its Time in UTC; store.ErrNotFound for an unknown task; ErrClosed after
+// Close.
+func (s *Store) Events(ctx context.Context, taskID string, after int64, limit int) ([]store.Record, error) {
+	if s.isShut.Load() {
+		return nil, ErrClosed
+	}
+	var lim *int64
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
+	}
+	rows, err := s.pool.Query(ctx, "SELECT seq, time, body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", bs(taskID), after, lim)
+	if err != nil {
+		return nil, wrap("events "+taskID, err)
+	}
+	defer rows.Close()
+	var recs []store.Record
+	for rows.Next() {
+		var (
+			rec  store.Record
+			tm   int64
+			body []byte
+		)
+		if err := rows.Scan(&rec.Seq, &tm, &body); err != nil {
+			return nil, wrap("events "+taskID, err)
+		}
+		if rec.Event, err = record.UnmarshalEvent(body); err != nil {
+			return nil, fmt.Errorf("postgres: events %s: decode record %d: %w", taskID, rec.Seq, err)
+		}
+		rec.Time = time.Unix(0, tm).UTC()
+		recs = append(recs, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("events "+taskID, err)
+	}
+	if len(recs) == 0 {
+		var one int32
+		switch err := s.pool.QueryRow(ctx, "SELECT 1 FROM tasks WHERE id = $1", bs(taskID)).Scan(&one); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil, store.ErrNotFound
+		case err != nil:
+			return nil, wrap("events "+taskID, err)
+		}
+	}
+	return recs, nil
+}
+
+// MessageTask implements store.Store: the id of the task that indexed
+// (agent, messageID), or "" and no error when there is none; ErrClosed
+// after Close.
+func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (string, error) {
+	if s.isShut.Load() {
+		return "", ErrClosed
+	}
+	var id []byte
+	switch err := s.pool.QueryRow(ctx, "SELECT task_id FROM messages WHERE agent = $1 AND message_id = $2", bs(agent), bs(messageID)).Scan(&id); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", wrap("message task", err)
+	}
+	return string(id), nil
+}
+
+// Unfinished implements store.Store: every task whose snapshot state is
+// submitted, working or unknown, ordered by creation time then id, read
+// in one repeatable-read transaction; ErrClosed after Close.
+func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
+	if s.isShut.Load() {
+		return nil, ErrClosed
+	}
+	var out []store.TaskInfo
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		rs, err := tx.Query(ctx, `SELECT t.id, t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0), s.body
+			FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id
+			WHERE t.state IN ('submitted', 'working', 'unknown') ORDER BY t.created, t.id`)
+		if err != nil {
+			return err
+		}
+		rows, err := scanRows(rs)
+		if err != nil {
+			return err
+		}
+		out, err = foldRows(ctx, tx, rows)
+		return err
+	})
+	if err != nil {
+		return nil, wrap("unfinished", err)
+	}
+	return out, nil
+}
+
+// scanRows reads rows of the columns id, agent, owner, seq, created,
+// updated, checkpoint seq (0: none) and checkpoint body, then extra
+// (scanned into the destinations that extra returns for each row).
+func scanRows(rs pgx.Rows, extra ...func() []any) ([]taskRow, error) {
+	defer rs.Close()
+	var out []taskRow
+	for rs.Next() {
+		var r taskRow
+		var created, updated int64
+		var id, agent, owner []byte
+		dest := []any{&id, &agent, &owner, &r.info.Seq, &created, &updated, &r.snapSeq, &r.snap}
+		for _, x := range extra {
+			dest = append(dest, x()...)
+		}
+		if err := rs.Scan(dest...); err != nil {
+			return nil, err
+		}
+		r.id, r.info.Agent, r.info.Owner = string(id), string(agent), string(owner)
+		r.times(created, updated)
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// readTx runs fn in a read-only repeatable-read transaction: the reads
+// it makes see one snapshot of the database.
+func (s *Store) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// wrap prefixes err with the package and op. Context errors stay
+// inspectable with errors.Is; driver errors are flattened to text so that
+// no driver type escapes the package.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	return fmt.Errorf("postgres: %s: %v", op, err)
+}

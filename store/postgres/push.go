@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/record"
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// SetPushConfig implements store.Store: one statement that inserts the
+// config (or replaces its body, keeping its cursor and position) only if
+// the task exists.
+func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNotificationConfig, cursor int64) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	if c.ID == "" {
+		return errors.New("postgres: push config without id")
+	}
+	body, err := record.MarshalPushConfig(&c)
+	if err != nil {
+		return fmt.Errorf("postgres: encode push config: %w", err)
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO push_configs (task_id, config_id, body, delivered, created)
+		SELECT id, $2, $3, $4, $5 FROM tasks WHERE id = $1
+		ON CONFLICT (task_id, config_id) DO UPDATE SET body = excluded.body`, bs(taskID), bs(c.ID), body, cursor, time.Now().UnixNano())
+	if err != nil {
+		return wrap("set push config", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// DeletePushConfig implements store.Store.
+func (s *Store) DeletePushConfig(ctx context.Context, taskID, configID string) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	tag, err := s.pool.Exec(ctx, "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2", bs(taskID), bs(configID))
+	if err != nil {
+		return wrap("delete push config", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// MarkPushDelivered implements store.Store.
+func (s *Store) MarkPushDelivered(ctx context.Context, taskID, configID string, seq int64) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	_, err := s.pool.Exec(ctx, "UPDATE push_configs SET delivered = $3 WHERE task_id = $1 AND config_id = $2 AND delivered < $3", bs(taskID), bs(configID), seq)
+	return wrap("mark push delivered", err)
+}
+
+// PushConfigs implements store.Store.
+func (s *Store) PushConfigs(ctx context.Context, taskID string) ([]store.PushConfig, error) {
+	return s.queryPush(ctx, "SELECT task_id, body, delivered, created FROM push_configs WHERE task_id = $1 ORDER BY pos", bs(taskID))
+}
+
+// PendingPush implements store.Store.
+func (s *Store) PendingPush(ctx context.Context) ([]store.PushConfig, error) {
+	return s.queryPush(ctx, `SELECT p.task_id, p.body, p.delivered, p.created FROM push_configs p JOIN tasks t ON t.id = p.task_id
+		WHERE p.delivered < t.seq ORDER BY p.created, p.pos`)
+}
+
+func (s *Store) queryPush(ctx context.Context, q string, args ...any) ([]store.PushConfig, error) {
+	if s.isShut.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("push configs", err)
+	}
+	defer rows.Close()
+	out := []store.PushConfig{}
+	for rows.Next() {
+		var p store.PushConfig
+		var id, body []byte
+		var created int64
+		if err := rows.Scan(&id, &body, &p.Delivered, &created); err != nil {
+			return nil, wrap("push configs", err)
+		}
+		p.TaskID = string(id)
+		if p.Config, err = record.UnmarshalPushConfig(body); err != nil {
+			return nil, fmt.Errorf("postgres: decode push config of task %s: %w", p.TaskID, err)
+		}
+		p.Created = time.Unix(0, created).UTC()
+		out = append(out, p)
+	}
+	return out, wrap("push configs", rows.Err())
+}
