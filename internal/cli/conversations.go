@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -17,10 +18,12 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/conversation"
+	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -415,13 +418,49 @@ func writeBridgeJSON(w http.ResponseWriter, status int, v any) {
 
 // bridgeError answers a refused ad-hoc request: JSON-RPC's error shape
 // for a POST (the client speaks JSON-RPC or HTTP+JSON), a plain JSON
-// error naming the field otherwise.
+// error naming the field otherwise. A bad scenario POSTed to the JSON-RPC
+// endpoint itself is answered as every JSON-RPC error of the server is:
+// HTTP 200 with the error (-32602) and the request's id, which JSON-RPC
+// clients read (the official a2a-go client reports only "unexpected HTTP
+// status" for a 400); the HTTP+JSON routes get the HTTP status.
 func bridgeError(w http.ResponseWriter, r *http.Request, status int, field, msg string) {
-	if r.Method == http.MethodPost {
-		server.WriteError(w, status, a2a.InvalidParams(field, msg))
+	if r.Method != http.MethodPost {
+		writeBridgeJSON(w, status, map[string]string{"error": msg, "field": field})
 		return
 	}
-	writeBridgeJSON(w, status, map[string]string{"error": msg, "field": field})
+	if status == http.StatusBadRequest && r.PathValue("rest") == "" {
+		body := jsonrpc.AppendError(nil, requestID(r), a2a.InvalidParams(field, msg))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return
+	}
+	server.WriteError(w, status, a2a.InvalidParams(field, msg))
+}
+
+// maxRefusedBody bounds what is read of a refused JSON-RPC request to
+// answer with its id.
+const maxRefusedBody = 64 << 10
+
+// requestID returns the id of the JSON-RPC request in r's body (at most
+// maxRefusedBody bytes are read): a string or a number, else nil (the
+// answer's id is then null, JSON-RPC 2.0 §5).
+func requestID(r *http.Request) jsontext.Value {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxRefusedBody+1))
+	if err != nil || len(b) > maxRefusedBody {
+		return nil
+	}
+	var env struct {
+		ID jsontext.Value `json:"id"`
+	}
+	if json.Unmarshal(b, &env) != nil {
+		return nil
+	}
+	switch k := env.ID.Kind(); k {
+	case '"', '0':
+		return env.ID
+	}
+	return nil
 }
 
 // scenario decodes and checks a config64 as the endpoint does.
