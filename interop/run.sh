@@ -17,6 +17,12 @@
 #               registered with curl through the admin API, called by the
 #               a2a-go v2 client and with curl through /simple/{agent}
 #               (TestGateway; skipped without curl or python3)
+#               and the conversation bridge and pairs (TestConversation): a
+#               named scenario with an a2a participant (the JS 1.3.0 peer) and
+#               an http participant, driven by the a2a-go v2/v0.3 clients and,
+#               through js/conversation-clients.mjs, the JS 1.3.0/0.3.14
+#               clients; a pair with a Go side and a JS side; bad ad-hoc
+#               scenarios
 #   interop/js  @a2a-js/sdk client (node --test, builds the binary with go);
 #               signing.test.mjs: Agent Card signatures with @a2a-js/sdk
 #               1.3.0, both ways

@@ -127,6 +127,10 @@ type Request struct {
 	// Principal is the authenticated caller that sent Message (nil when
 	// the agent has no authentication).
 	Principal *auth.Principal
+
+	// attachBase is the base URL of the attachment URLs of this
+	// execution's files (TaskUpdater.StoreFiles).
+	attachBase string
 }
 
 // ErrTaskClosed is returned by TaskUpdater methods once the task has
@@ -152,6 +156,9 @@ type TaskUpdater struct {
 	// local, when set, is the in-memory task of RunAgent: events go
 	// there instead of to an engine.
 	local *localRun
+	// files, when set, stores the files StoreFiles is given (the agent
+	// has HandlerOptions.Attachments).
+	files *fileSink
 }
 
 // TaskID returns the id of the task being executed.

@@ -70,20 +70,35 @@ func (o *AttachmentOptions) maxBytes() int64 {
 	return o.MaxBytes
 }
 
-// agentURLKey carries, in a request's context, a func() string returning
-// the agent's URL as its card names it (set by the transports of an
-// agent with attachments).
-type agentURLKey struct{}
+// attachBaseKey carries, in a request's context, a func() string
+// returning the base URL of the Host the request reached (Host.BaseURL;
+// set by a Host's routes of an agent with attachments).
+type attachBaseKey struct{}
 
-// attachmentBase is the base URL attachment URLs start with for ctx.
+// attachmentBase is the base URL attachment URLs start with for ctx (""
+// when the agent has no attachments).
 func (h *Handler) attachmentBase(ctx context.Context) string {
+	if h.opts.Attachments == nil {
+		return ""
+	}
 	if u := strings.TrimRight(h.opts.Attachments.PublicURL, "/"); u != "" {
 		return u
 	}
-	if f, ok := ctx.Value(agentURLKey{}).(func() string); ok {
-		return strings.TrimSuffix(f(), "/a2a/"+h.name)
+	if f, ok := ctx.Value(attachBaseKey{}).(func() string); ok {
+		return f()
 	}
 	return ""
+}
+
+// withAttachBase gives next's requests the Host's base URL for
+// attachment URLs (attachBaseKey), when h has attachments.
+func (host *Host) withAttachBase(h *Handler, next http.Handler) http.Handler {
+	if h.opts.Attachments == nil || h.opts.Attachments.PublicURL != "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), attachBaseKey{}, func() string { return host.BaseURL(r) })))
+	})
 }
 
 // hasFileBytes reports whether m carries a file by value.
@@ -111,25 +126,82 @@ func (h *Handler) checkAttachments(m *a2a.Message) error {
 // attachments of task taskID and owner, and replaces them in m (whose
 // Parts slice is replaced, not modified) by file parts with their URLs.
 func (h *Handler) storeAttachments(ctx context.Context, owner, taskID string, m *a2a.Message) error {
+	parts, err := h.putFiles(ctx, owner, taskID, h.attachmentBase(ctx), m.Parts)
+	if err != nil {
+		return err
+	}
+	m.Parts = parts
+	return nil
+}
+
+// putFiles stores the file parts of parts carried by value as
+// attachments of task taskID and owner and returns parts (a new slice
+// when one was stored) with those replaced by file parts with their URLs
+// below base.
+func (h *Handler) putFiles(ctx context.Context, owner, taskID, base string, parts []a2a.Part) ([]a2a.Part, error) {
 	as, _ := h.e.st.(store.AttachmentStore)
-	base := h.attachmentBase(ctx)
-	parts := slices.Clone(m.Parts)
+	cloned := false
 	for i, p := range parts {
 		fp, ok := p.(a2a.FilePart)
 		if !ok || !fp.File.HasBytes() {
 			continue
 		}
+		if !cloned {
+			parts, cloned = slices.Clone(parts), true
+		}
 		id := newAttachmentID()
 		err := as.PutAttachment(ctx, store.Attachment{ID: id, Agent: h.name, Owner: owner, TaskID: taskID,
 			MediaType: fp.File.MimeType, Filename: fp.File.Name, Bytes: fp.File.Bytes})
 		if err != nil {
-			return fmt.Errorf("store attachment: %w", err)
+			return nil, fmt.Errorf("store attachment: %w", err)
 		}
 		fp.File = a2a.File{Name: fp.File.Name, MimeType: fp.File.MimeType, URI: base + AttachmentsPath + "/" + id + "/content"}
 		parts[i] = fp
 	}
-	m.Parts = parts
-	return nil
+	return parts, nil
+}
+
+// ErrAttachmentTooLarge is returned (wrapped, naming the part and the
+// sizes) by TaskUpdater.StoreFiles for a file part larger than the
+// agent's AttachmentOptions.MaxBytes.
+var ErrAttachmentTooLarge = errors.New("a2abridge: file over the attachment size limit")
+
+// fileSink is where an execution's StoreFiles stores files: its agent's
+// handler, and the base URL of the request that started the execution.
+type fileSink struct {
+	h    *Handler
+	base string
+}
+
+// StoreFiles returns parts with every file part carried by value
+// (a2a.File.Bytes) stored as an attachment of this task and replaced by
+// a file part with its URL, {base}/api/attachments/{id}/content (media
+// type, file name and part metadata kept), exactly as the files a client
+// sends are (HandlerOptions.Attachments, issue 14 §3): an agent passes
+// the parts of what it produces through it before it emits them, so its
+// artifacts and history carry URLs, never inline bytes. The attachments
+// belong to this task and its owner (NewAttachmentHandler serves them to
+// the task's owner; they are deleted with the task). base is the one of
+// the request that started this execution (AttachmentOptions.PublicURL
+// if set). The parts slice given is not modified; when nothing is
+// stored, it is returned as is.
+//
+// When the agent has no attachments option, or under RunAgent, parts is
+// returned as is (files stay inline). Errors: ErrAttachmentTooLarge
+// (wrapped, naming the part's index and size) for a file over
+// AttachmentOptions.MaxBytes, with nothing stored; the store's error.
+func (t *TaskUpdater) StoreFiles(ctx context.Context, parts []a2a.Part) ([]a2a.Part, error) {
+	if t.files == nil {
+		return parts, nil
+	}
+	h := t.files.h
+	limit := h.opts.Attachments.maxBytes()
+	for i, p := range parts {
+		if fp, ok := p.(a2a.FilePart); ok && int64(len(fp.File.Bytes)) > limit {
+			return nil, fmt.Errorf("%w: part %d is %d bytes, at most %d", ErrAttachmentTooLarge, i, len(fp.File.Bytes), limit)
+		}
+	}
+	return h.putFiles(ctx, t.owner, t.taskID, t.files.base, parts)
 }
 
 // newAttachmentID returns 128 random bits, base64url without padding.

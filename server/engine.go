@@ -638,6 +638,9 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 		defer e.wg.Done()
 		defer cancel()
 		t := &TaskUpdater{e: e, agent: h.name, owner: info.Owner, created: info.Created, taskID: id, ctxID: info.Task.ContextID, ex: ex}
+		if h.opts.Attachments != nil {
+			t.files = &fileSink{h: h, base: req.attachBase}
+		}
 		err := e.execute(ctx, h, req, t)
 		e.finish(h, id, ex, err)
 	}

@@ -286,7 +286,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
-			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx)}, inline)
+			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx)}, inline)
 		})
 		if errors.Is(err, store.ErrDuplicateMessage) {
 			return h.retryDuplicate(ctx, &sent) // as sent: msg has the new task's ids
@@ -357,7 +357,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx)}, inline)
+		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx)}, inline)
 	}
 	l.Unlock()
 	if err == nil && pushCfg != nil {

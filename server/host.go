@@ -194,7 +194,7 @@ func (host *Host) Mount(h *Handler, prefix string) http.Handler {
 // routesAt builds h's routes below prefix.
 func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
 	mux := http.NewServeMux()
-	rpc := newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix })
+	rpc := host.withAttachBase(h, newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix }))
 	mux.Handle(prefix, rpc)
 	mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
 	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h, prefix) })
@@ -203,9 +203,9 @@ func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
 	}
 	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), WriteError)
 	cardURL := func(r *http.Request) string { return host.BaseURL(r) + prefix }
-	rest := host.restHandler(h, prefix+"/", newRESTHandler(h, host.opts.Transport, cardURL), parseRESTPath)
+	rest := host.withAttachBase(h, host.restHandler(h, prefix+"/", newRESTHandler(h, host.opts.Transport, cardURL), parseRESTPath))
 	rest03 := newREST03Handler(h, host.opts.Transport, cardURL)
-	agentRest03 := host.restHandler(h, prefix+"/", rest03, parseREST03Path)
+	agentRest03 := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest03, parseREST03Path))
 	mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /v1/… is the 0.3 binding, unless the request asks for 1.0: then
 		// it is the 1.0 binding with the tenant "v1".
@@ -218,7 +218,7 @@ func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
 	mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
 	mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
-	return &hostedAgent{h: h, mux: mux, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.restHandler(h, "/", rest03, parseREST03Path)}}
+	return &hostedAgent{h: h, mux: mux, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.withAttachBase(h, host.restHandler(h, "/", rest03, parseREST03Path))}}
 }
 
 // Remove unmounts the agent hosted under name and reports whether there

@@ -349,9 +349,6 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
-	if t.cardURL != nil && t.h.opts.Attachments != nil {
-		ctx = context.WithValue(ctx, agentURLKey{}, func() string { return t.cardURL(r) })
-	}
 	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard || items[0].Method == Method10GetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
 		// the client reached; worked out only for the request that needs it.

@@ -226,9 +226,6 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		return
 	}
 	ctx := r.Context()
-	if t.cardURL != nil && t.h.opts.Attachments != nil {
-		ctx = context.WithValue(ctx, agentURLKey{}, func() string { return t.cardURL(r) })
-	}
 	var body []byte
 	if r.Method == http.MethodPost {
 		if len(t.h.opts.Auth) > 0 && formContentType(r) {

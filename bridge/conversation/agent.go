@@ -223,9 +223,9 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			return err
 		}
 	}
-	// TODO(attachments): the server's attachments option (issue 14 §3)
-	// replaces the client's file bytes by a URL before the message is
-	// stored; participants' file parts go through it too.
+	// With the server's attachments option (issue 14 §3), the client's
+	// files by value are URLs already; the participants' go through
+	// TaskUpdater.StoreFiles in runTurn.
 	turns := a.turnsOf(req.Task.History)
 	ext := a.s.External()
 	for {
@@ -385,6 +385,18 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 		}
 	case len(parts) == 0:
 		reason = "it answered nothing"
+	default:
+		// Files by value become attachment URLs of the conversation's
+		// task (when the server stores attachments).
+		stored, err := t.StoreFiles(ctx, parts)
+		switch {
+		case errors.Is(err, server.ErrAttachmentTooLarge):
+			reason = "its answer has a file over the attachment size limit (" + strings.TrimPrefix(err.Error(), server.ErrAttachmentTooLarge.Error()+": ") + ")"
+		case err != nil:
+			return turn{}, err
+		default:
+			parts = stored
+		}
 	}
 	if reason != "" {
 		rec, err := a.failure(ctx, t, turns, id, reason)

@@ -29,7 +29,7 @@ func factory(t *testing.T) conversation.Factory {
 	count := map[string]int{}
 	return func(ctx context.Context, p conversation.Participant) (server.Agent, error) {
 		switch p.Kind {
-		case "say", "close", "fail", "hang", "mod", "echoctx":
+		case "say", "close", "fail", "hang", "mod", "echoctx", "file", "bigfile":
 		default:
 			return nil, fmt.Errorf("unknown kind %q", p.Kind)
 		}
@@ -48,6 +48,20 @@ func factory(t *testing.T) conversation.Factory {
 				return answer("goodbye\n/end")
 			case "fail":
 				return tu.Fail(ctx, "backend down")
+			case "file", "bigfile":
+				// A file by value; the URI of the files it was given, as text.
+				var got []string
+				for _, pt := range req.Message.Parts {
+					if fp, ok := pt.(a2a.FilePart); ok {
+						got = append(got, fmt.Sprintf("uri=%s bytes=%d", fp.File.URI, len(fp.File.Bytes)))
+					}
+				}
+				size := 5
+				if p.Kind == "bigfile" {
+					size = 100
+				}
+				return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: strings.Join(got, ";")},
+					a2a.FilePart{File: a2a.File{Name: p.ID + ".txt", MimeType: "text/plain", Bytes: []byte(strings.Repeat("z", size))}}}}, false, true)
 			case "hang":
 				<-ctx.Done()
 				return ctx.Err()
@@ -78,6 +92,10 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, s *conversation.Scenario) *fixture {
+	return newFixtureWith(t, s, server.HandlerOptions{NoPush: true})
+}
+
+func newFixtureWith(t *testing.T, s *conversation.Scenario, opts server.HandlerOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	eng, err := server.NewEngine(ctx, memory.New(), server.EngineOptions{})
@@ -90,7 +108,7 @@ func newFixture(t *testing.T, s *conversation.Scenario) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ag.Close() })
-	return &fixture{h: server.NewHandler(eng, "conv", ag, ag.Card(), server.HandlerOptions{NoPush: true})}
+	return &fixture{h: server.NewHandler(eng, "conv", ag, ag.Card(), opts)}
 }
 
 func (f *fixture) send(t *testing.T, taskID, text string) *a2a.Task {
@@ -356,5 +374,53 @@ func TestNewFactoryError(t *testing.T) {
 	_, err := conversation.New(context.Background(), scenario("", conversation.Participant{ID: "alice", Kind: "nope"}), conversation.Options{Factory: factory(t)})
 	if err == nil || !strings.Contains(err.Error(), `agents[1]: participant "alice": unknown kind "nope"`) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestAttachments: with the attachments option, the client's file by
+// value reaches the participants as a URL, a participant's file by value
+// becomes an attachment URL in its turn's artifact and history message,
+// and a participant's file over the limit is its failure (skipped here).
+func TestAttachments(t *testing.T) {
+	s := scenario("", conversation.Participant{ID: "alice", Kind: "file"}, conversation.Participant{ID: "bob", Kind: "bigfile"})
+	s.Rules.OnParticipantFailure = conversation.SkipParticipant
+	f := newFixtureWith(t, s, server.HandlerOptions{NoPush: true, Attachments: &server.AttachmentOptions{MaxBytes: 64}})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "see"}, a2a.FilePart{File: a2a.File{Name: "in.txt", MimeType: "text/plain", Bytes: []byte("hello")}})
+	task, err := f.h.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("state %s %q", task.Status.State, lastStatusText(task))
+	}
+	isURL := func(p a2a.Part) bool {
+		fp, ok := p.(a2a.FilePart)
+		return ok && !fp.File.HasBytes() && strings.HasPrefix(fp.File.URI, server.AttachmentsPath+"/") && strings.HasSuffix(fp.File.URI, "/content")
+	}
+	for _, h := range task.History {
+		for _, p := range h.Parts {
+			if fp, ok := p.(a2a.FilePart); ok && !isURL(fp) {
+				t.Fatalf("history carries a file that is not an attachment URL: %+v", fp)
+			}
+		}
+	}
+	if !isURL(task.History[0].Parts[1]) {
+		t.Fatalf("client's file: %+v", task.History[0].Parts)
+	}
+	if len(task.Artifacts) != 1 || len(task.Artifacts[0].Parts) != 2 || !isURL(task.Artifacts[0].Parts[1]) {
+		t.Fatalf("alice's artifact: %+v", task.Artifacts)
+	}
+	if got := task.Artifacts[0].Parts[0].(a2a.TextPart).Text; !strings.Contains(got, "uri="+server.AttachmentsPath+"/") || !strings.Contains(got, "bytes=0") {
+		t.Fatalf("alice was given %q, want the client's file by URL", got)
+	}
+	var skipped bool
+	for _, h := range task.History {
+		if h.Metadata[conversation.MetaParticipantID] == "bob" {
+			r, _ := h.Metadata[conversation.MetaReason].(string)
+			skipped = h.Metadata[conversation.MetaSkipped] == true && strings.Contains(r, "attachment size limit") && strings.Contains(r, "100 bytes")
+		}
+	}
+	if !skipped {
+		t.Fatalf("bob's oversized file was not recorded as a skip: %q", turns(task))
 	}
 }

@@ -61,6 +61,19 @@
 // how bridge/openai builds chat messages. Its answer is its artifacts'
 // parts, else its agent and status messages.
 //
+// # Files
+//
+// Served with server.HandlerOptions.Attachments (the a2abridge server
+// does so for every conversation endpoint), the files the client sends by
+// value are stored and replaced by URLs ({base}/api/attachments/{id}/content)
+// before the conversation sees them, and the files an internal
+// participant answers by value are stored the same way
+// (server.TaskUpdater.StoreFiles) before its turn's artifact and message
+// are emitted: the conversation's artifacts and history carry file parts
+// with URLs, never inline bytes. A participant's file over the size limit
+// is that participant's failure (reason "its answer has a file over the
+// attachment size limit …"). Without the option, files stay inline.
+//
 // # Turn policies and markers
 //
 // Round-robin gives the turn to the next entry of Agents after the last

@@ -271,9 +271,16 @@ func (r *run) earlierContext(ctx context.Context) string {
 	return ""
 }
 
-// continues reports whether task has had an earlier turn (a user message
-// before the last one): then its message must go to the same remote task.
+// continues reports whether task has had an earlier turn (it is past its
+// first execution, and has a user message before the last one): then its
+// message must go to the same remote task.
 func continues(task a2a.Task) bool {
+	if task.Status.State == a2a.TaskStateSubmitted || task.Status.State == "" {
+		// The task's first execution: whatever history it was created
+		// with (the conversation bridge gives a participant's turn the
+		// conversation so far), nothing went to the remote yet.
+		return false
+	}
 	n := 0
 	for i := range task.History {
 		if task.History[i].Role == a2a.RoleUser {

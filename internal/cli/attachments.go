@@ -17,10 +17,12 @@ func (a *agentFile) attachmentOptions() *server.AttachmentOptions {
 }
 
 // mountAttachments serves GET /api/attachments/{id}/content (the files
-// of agents with an attachments block), when the store keeps
-// attachments (memory and SQLite do).
-func mountAttachments(host *server.Host, st store.Store, log *slog.Logger) {
+// of agents with an attachments block, of conversations and of pairs),
+// when the store keeps attachments (memory and SQLite do); lookup finds
+// an attachment's agent by name (the hosted agents and the ad-hoc
+// scenarios).
+func mountAttachments(host *server.Host, st store.Store, lookup func(string) (*server.Handler, bool), log *slog.Logger) {
 	if as, ok := st.(store.AttachmentStore); ok {
-		host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(as, host.Handler, log))
+		host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(as, lookup, log))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -17,11 +18,14 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/conversation"
+	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
 )
 
 // The conversation bridge (issue 14): the kind conversation (a named
@@ -223,6 +227,36 @@ type conversationsFile struct {
 	// MaxScenarios is how many ad-hoc scenarios are hosted at once (the
 	// least recently used is dropped); unset: defaultMaxAdHoc.
 	MaxScenarios *int `yaml:"max_scenarios"`
+	// Attachments bounds the files of conversation endpoints (issue 14
+	// §3): the ad-hoc scenarios', and the named scenarios' that have no
+	// attachments block of their own (agents.NAME.attachments). Every
+	// conversation endpoint stores the files the client sends by value,
+	// and those its participants answer by value, and passes them on as
+	// URLs; unset or max_bytes 0: server.DefaultAttachmentMaxBytes.
+	Attachments *attachmentsFile `yaml:"attachments"`
+}
+
+// attachmentOptions are the attachments of conversation endpoints (nil
+// when the store keeps no attachments: files then stay inline).
+func (c *conversationsFile) attachmentOptions(st store.Store) *server.AttachmentOptions {
+	if _, ok := st.(store.AttachmentStore); !ok {
+		return nil
+	}
+	o := &server.AttachmentOptions{}
+	if c != nil && c.Attachments != nil {
+		o.MaxBytes = int64(c.Attachments.MaxBytes)
+	}
+	return o
+}
+
+// conversationHandlerOptions turns attachments on for a named scenario
+// (kind conversation) without an attachments block of its own.
+func conversationHandlerOptions(a hostedAgent, c *conversationsFile, st store.Store) server.HandlerOptions {
+	o := a.opts
+	if a.kind == conversationKind && o.Attachments == nil {
+		o.Attachments = c.attachmentOptions(st)
+	}
+	return o
 }
 
 // defaultMaxAdHoc is how many ad-hoc scenarios are hosted at once.
@@ -254,6 +288,9 @@ func (c *conversationsFile) check() error {
 	if c.MaxScenarios != nil && (*c.MaxScenarios < 1 || *c.MaxScenarios > 10000) {
 		return errors.New("conversations.max_scenarios: want 1 to 10000")
 	}
+	if c.Attachments != nil && c.Attachments.MaxBytes < 0 {
+		return errors.New("conversations.attachments.max_bytes: want a size of 0 or more (0: the default, 8MiB)")
+	}
 	return nil
 }
 
@@ -266,21 +303,21 @@ func (c *conversationsFile) check() error {
 //
 // Ad-hoc scenarios are served only with conversations.adhoc (404
 // otherwise). Their authentication is the server's default (auth:, or
-// --auth-token).
-func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host, cfg serveConfig) error {
+// --auth-token). With a store that keeps attachments, their files are
+// passed on as attachment URLs (conversations.attachments); the returned
+// bridgeRoutes' handler finds their handlers for the attachments route.
+func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host, cfg serveConfig, st store.Store) (*bridgeRoutes, error) {
 	c := cfg.conversations
 	if c == nil {
 		c = &conversationsFile{}
 	}
 	opts, err := cfg.authFor("bridge", nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opts.NoPush = true
-	// TODO(attachments): switch on the server's attachments option for
-	// conversation endpoints here (issue 14 §3), for ad-hoc and named
-	// scenarios alike.
-	b := &bridgeRoutes{log: log, eng: eng, host: host, cfg: c, opts: opts, entries: map[string]*list.Element{}, lru: list.New(),
+	opts.Attachments = c.attachmentOptions(st) // (named scenarios: conversationHandlerOptions)
+	b := &bridgeRoutes{log: log, eng: eng, host: host, cfg: c, opts: opts, entries: map[string]*list.Element{}, byName: map[string]*list.Element{}, lru: list.New(),
 		max: defaultMaxAdHoc, maxBytes: conversation.DefaultMaxConfigBytes, allow: conversation.Allow{Kinds: c.Kinds, URLs: c.URLs}}
 	if c.MaxScenarios != nil {
 		b.max = *c.MaxScenarios
@@ -297,7 +334,7 @@ func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host,
 	host.Handle("GET /api/bridge/{$}", http.HandlerFunc(b.serveIndex))
 	host.Handle("/api/bridge/{config64}/a2a", http.HandlerFunc(b.serveAdHoc))
 	host.Handle("/api/bridge/{config64}/a2a/{rest...}", http.HandlerFunc(b.serveAdHoc))
-	return nil
+	return b, nil
 }
 
 // bridgeRoutes serves /api/bridge.
@@ -314,13 +351,30 @@ type bridgeRoutes struct {
 
 	mu      sync.Mutex
 	entries map[string]*list.Element // by config64
+	byName  map[string]*list.Element // by handler name (the scenario's namespace)
 	lru     *list.List               // of *adHoc, most recent first
 }
 
 // adHoc is a hosted ad-hoc scenario.
 type adHoc struct {
 	config64 string
+	h        *server.Handler
 	routes   http.Handler
+}
+
+// handler returns the Handler of the agent named name: a hosted agent,
+// else a hosted ad-hoc scenario (for the attachments route; one dropped
+// from the hosted ones is not found until a request hosts it again).
+func (b *bridgeRoutes) handler(name string) (*server.Handler, bool) {
+	if h, ok := b.host.Handler(name); ok {
+		return h, true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if el, ok := b.byName[name]; ok {
+		return el.Value.(*adHoc).h, true
+	}
+	return nil, false
 }
 
 // serveIndex lists the named scenarios (GET /api/bridge).
@@ -364,13 +418,49 @@ func writeBridgeJSON(w http.ResponseWriter, status int, v any) {
 
 // bridgeError answers a refused ad-hoc request: JSON-RPC's error shape
 // for a POST (the client speaks JSON-RPC or HTTP+JSON), a plain JSON
-// error naming the field otherwise.
+// error naming the field otherwise. A bad scenario POSTed to the JSON-RPC
+// endpoint itself is answered as every JSON-RPC error of the server is:
+// HTTP 200 with the error (-32602) and the request's id, which JSON-RPC
+// clients read (the official a2a-go client reports only "unexpected HTTP
+// status" for a 400); the HTTP+JSON routes get the HTTP status.
 func bridgeError(w http.ResponseWriter, r *http.Request, status int, field, msg string) {
-	if r.Method == http.MethodPost {
-		server.WriteError(w, status, a2a.InvalidParams(field, msg))
+	if r.Method != http.MethodPost {
+		writeBridgeJSON(w, status, map[string]string{"error": msg, "field": field})
 		return
 	}
-	writeBridgeJSON(w, status, map[string]string{"error": msg, "field": field})
+	if status == http.StatusBadRequest && r.PathValue("rest") == "" {
+		body := jsonrpc.AppendError(nil, requestID(r), a2a.InvalidParams(field, msg))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return
+	}
+	server.WriteError(w, status, a2a.InvalidParams(field, msg))
+}
+
+// maxRefusedBody bounds what is read of a refused JSON-RPC request to
+// answer with its id.
+const maxRefusedBody = 64 << 10
+
+// requestID returns the id of the JSON-RPC request in r's body (at most
+// maxRefusedBody bytes are read): a string or a number, else nil (the
+// answer's id is then null, JSON-RPC 2.0 §5).
+func requestID(r *http.Request) jsontext.Value {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxRefusedBody+1))
+	if err != nil || len(b) > maxRefusedBody {
+		return nil
+	}
+	var env struct {
+		ID jsontext.Value `json:"id"`
+	}
+	if json.Unmarshal(b, &env) != nil {
+		return nil
+	}
+	switch k := env.ID.Kind(); k {
+	case '"', '0':
+		return env.ID
+	}
+	return nil
 }
 
 // scenario decodes and checks a config64 as the endpoint does.
@@ -449,7 +539,7 @@ func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, in
 	sum := sha256.Sum256(s.JSON())
 	name := "bridge-" + hex.EncodeToString(sum[:12])
 	h := server.NewHandler(b.eng, name, ag, ag.Card(), b.opts)
-	e := &adHoc{config64: c64, routes: b.host.Mount(h, "/api/bridge/"+c64+"/a2a")}
+	e := &adHoc{config64: c64, h: h, routes: b.host.Mount(h, "/api/bridge/"+c64+"/a2a")}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if el, ok := b.entries[c64]; ok { // built concurrently
@@ -457,11 +547,16 @@ func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, in
 		b.lru.MoveToFront(el)
 		return el.Value.(*adHoc).routes, 0, "", ""
 	}
-	b.entries[c64] = b.lru.PushFront(e)
+	el := b.lru.PushFront(e)
+	b.entries[c64] = el
+	b.byName[name] = el
 	for b.lru.Len() > b.max {
 		old := b.lru.Back()
 		b.lru.Remove(old)
 		delete(b.entries, old.Value.(*adHoc).config64)
+		if oh := old.Value.(*adHoc).h; b.byName[oh.Name()] == old {
+			delete(b.byName, oh.Name())
+		}
 		// Not closed: an execution of it may still run (its participants'
 		// clients are released by the garbage collector).
 	}

@@ -253,15 +253,26 @@ func TestServeConversations(t *testing.T) {
 		if code := getJSON(t, base+"/api/bridge/"+c+"/a2a/diag", &e); code != 400 || e.Field != field {
 			t.Fatalf("diag of %s: %d %+v, want 400 naming %s", c, code, e, field)
 		}
-		// The endpoint refuses it too, as a JSON-RPC error.
-		resp, err := http.Post(base+"/api/bridge/"+c+"/a2a", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
+		// The endpoint refuses it too, as a JSON-RPC error: HTTP 200 with
+		// the request's id, as JSON-RPC clients expect (a2a-go reads no
+		// error from a 400); the HTTP+JSON route with 400.
+		resp, err := http.Post(base+"/api/bridge/"+c+"/a2a", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"req-7","method":"message/send","params":{}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 400 || !strings.Contains(string(b), `"code":-32602`) || !strings.Contains(string(b), field) {
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"code":-32602`) || !strings.Contains(string(b), field) || !strings.Contains(string(b), `"id":"req-7"`) {
 			t.Fatalf("POST %s: %d %s", c, resp.StatusCode, b)
+		}
+		resp, err = http.Post(base+"/api/bridge/"+c+"/a2a/message:send", "application/json", strings.NewReader(`{"message":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), field) {
+			t.Fatalf("POST %s/message:send: %d %s", c, resp.StatusCode, b)
 		}
 	}
 	execScenario := *adhoc

@@ -717,7 +717,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout, CardSigner: cardSigner},
 	})
 	for _, a := range cfg.agents {
-		o := a.opts
+		o := conversationHandlerOptions(a, cfg.conversations, st)
 		host.Add(server.NewHandler(eng, a.name, a.built.agent, a.built.card, o))
 		if len(o.Auth) > 0 {
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
@@ -726,10 +726,11 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	// Every agent also answers the simple HTTP dialect (issue 13 §3).
 	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
 	// The conversation bridge's /api/bridge routes (issue 14).
-	if err := mountConversations(log, eng, host, cfg); err != nil {
+	bridge, err := mountConversations(log, eng, host, cfg, st)
+	if err != nil {
 		return err
 	}
-	mountAttachments(host, st, log)
+	mountAttachments(host, st, bridge.handler, log)
 	reg, err := startAdmin(ctx, log, st, eng, host, cfg)
 	if err != nil {
 		return err
