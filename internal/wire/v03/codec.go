@@ -244,6 +244,11 @@ func parseTime(s string) time.Time {
 	if err != nil {
 		return time.Time{}
 	}
+	// A time whose UTC year has not four digits cannot be written back
+	// as RFC 3339: it is not kept.
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return time.Time{}
+	}
 	return t
 }
 

@@ -491,11 +491,17 @@ func (d *decoder) timestamp() (time.Time, error) {
 	return t, nil
 }
 
-// parseTimestamp parses an RFC 3339 date-time with a "Z" or numeric offset.
+// parseTimestamp parses an RFC 3339 date-time with a "Z" or numeric
+// offset (two-digit fields: time.Parse alone takes "T0:00:00"), within
+// google.protobuf.Timestamp's range, years 0001 to 9999 in UTC.
 func parseTimestamp(s string) (time.Time, string) {
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	if err != nil || len(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':' {
 		return time.Time{}, "not an RFC 3339 timestamp: " + strconv.Quote(s)
 	}
-	return t.UTC(), ""
+	t = t.UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		return time.Time{}, "timestamp out of range (years 0001 to 9999 in UTC): " + strconv.Quote(s)
+	}
+	return t, ""
 }
