@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
@@ -125,22 +126,27 @@ func (h *Handler) checkAttachments(m *a2a.Message) error {
 // storeAttachments stores the file parts of m carried by value as
 // attachments of task taskID and owner, and replaces them in m (whose
 // Parts slice is replaced, not modified) by file parts with their URLs.
-func (h *Handler) storeAttachments(ctx context.Context, owner, taskID string, m *a2a.Message) error {
-	parts, err := h.putFiles(ctx, owner, taskID, h.attachmentBase(ctx), m.Parts)
+// It returns the ids of the attachments stored: if m is then not
+// accepted, the caller deletes them (dropAttachments). On error nothing
+// is left stored.
+func (h *Handler) storeAttachments(ctx context.Context, owner, taskID string, m *a2a.Message) ([]string, error) {
+	parts, ids, err := h.putFiles(ctx, owner, taskID, h.attachmentBase(ctx), m.Parts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.Parts = parts
-	return nil
+	return ids, nil
 }
 
 // putFiles stores the file parts of parts carried by value as
 // attachments of task taskID and owner and returns parts (a new slice
 // when one was stored) with those replaced by file parts with their URLs
-// below base.
-func (h *Handler) putFiles(ctx context.Context, owner, taskID, base string, parts []a2a.Part) ([]a2a.Part, error) {
+// below base, and the ids of the attachments stored. On error, the
+// attachments it stored are deleted.
+func (h *Handler) putFiles(ctx context.Context, owner, taskID, base string, parts []a2a.Part) ([]a2a.Part, []string, error) {
 	as, _ := h.e.st.(store.AttachmentStore)
 	cloned := false
+	var ids []string
 	for i, p := range parts {
 		fp, ok := p.(a2a.FilePart)
 		if !ok || !fp.File.HasBytes() {
@@ -153,12 +159,35 @@ func (h *Handler) putFiles(ctx context.Context, owner, taskID, base string, part
 		err := as.PutAttachment(ctx, store.Attachment{ID: id, Agent: h.name, Owner: owner, TaskID: taskID,
 			MediaType: fp.File.MimeType, Filename: fp.File.Name, Bytes: fp.File.Bytes})
 		if err != nil {
-			return nil, fmt.Errorf("store attachment: %w", err)
+			h.dropAttachments(ctx, ids)
+			return nil, nil, fmt.Errorf("store attachment: %w", err)
 		}
+		ids = append(ids, id)
 		fp.File = a2a.File{Name: fp.File.Name, MimeType: fp.File.MimeType, URI: base + AttachmentsPath + "/" + id + "/content"}
 		parts[i] = fp
 	}
-	return parts, nil
+	return parts, ids, nil
+}
+
+// dropAttachmentsTimeout bounds dropAttachments.
+const dropAttachmentsTimeout = 10 * time.Second
+
+// dropAttachments deletes the attachments ids, stored for a message
+// that was not accepted (no stored message refers to them, and
+// retention, which deletes attachments with their task, would never
+// delete them if their task is never created). It runs even when ctx
+// has ended (the request gave up), for at most dropAttachmentsTimeout;
+// a failure is logged.
+func (h *Handler) dropAttachments(ctx context.Context, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	as, _ := h.e.st.(store.AttachmentStore)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
+	defer cancel()
+	if err := as.DeleteAttachments(ctx, ids); err != nil {
+		h.e.log.Error("attachments of a message not accepted not deleted", "agent", h.name, "attachments", len(ids), "err", err)
+	}
 }
 
 // ErrAttachmentTooLarge is returned (wrapped, naming the part and the
@@ -201,7 +230,8 @@ func (t *TaskUpdater) StoreFiles(ctx context.Context, parts []a2a.Part) ([]a2a.P
 			return nil, fmt.Errorf("%w: part %d is %d bytes, at most %d", ErrAttachmentTooLarge, i, len(fp.File.Bytes), limit)
 		}
 	}
-	return h.putFiles(ctx, t.owner, t.taskID, t.files.base, parts)
+	parts, _, err := h.putFiles(ctx, t.owner, t.taskID, t.files.base, parts)
+	return parts, err
 }
 
 // newAttachmentID returns 128 random bits, base64url without padding.

@@ -257,6 +257,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 	msgKey := h.messageKey(ctx, msg.MessageID)
 	sent := p.Message
 	attach := h.opts.Attachments != nil && hasFileBytes(&msg)
+	var stored []string // attachments stored for msg, deleted if it is not accepted
 	if attach {
 		if err := h.checkAttachments(&msg); err != nil {
 			return store.TaskInfo{}, err
@@ -278,7 +279,8 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			} else if dupID != "" {
 				return h.duplicate(ctx, &sent, dupID)
 			}
-			if err := h.storeAttachments(ctx, owner, task.ID, &msg); err != nil {
+			var err error
+			if stored, err = h.storeAttachments(ctx, owner, task.ID, &msg); err != nil {
 				return store.TaskInfo{}, err
 			}
 			p.Message.Parts = msg.Parts
@@ -288,6 +290,11 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
 			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx)}, inline)
 		})
+		if err != nil && len(stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.taskStored(ctx, task.ID)) {
+			// The task was not created: nothing refers to the files,
+			// and retention (by task) would never delete them.
+			h.dropAttachments(ctx, stored)
+		}
 		if errors.Is(err, store.ErrDuplicateMessage) {
 			return h.retryDuplicate(ctx, &sent) // as sent: msg has the new task's ids
 		}
@@ -305,7 +312,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 	if dupID, err := h.e.st.MessageTask(ctx, h.name, msgKey); err != nil {
 		return store.TaskInfo{}, err
 	} else if dupID != "" {
-		return h.duplicate(ctx, &msg, dupID)
+		return h.duplicate(ctx, &sent, dupID)
 	}
 	cur, err := h.load(ctx, msg.TaskID)
 	if err != nil {
@@ -318,8 +325,11 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 	msg.ContextID = cur.Task.ContextID
 	if attach && cur.Task.Status.State.Interrupted() {
 		// (A task that takes no message now is refused below, with no
-		// file stored.)
-		if err := h.storeAttachments(ctx, owner, msg.TaskID, &msg); err != nil {
+		// file stored.) Stored before the task's lock is taken (a
+		// durable write of up to MaxBytes per file); if the message is
+		// then not accepted (a concurrent retry of it was, or the task
+		// no longer takes a message), they are deleted.
+		if stored, err = h.storeAttachments(ctx, owner, msg.TaskID, &msg); err != nil {
 			return store.TaskInfo{}, err
 		}
 		p.Message.Parts = msg.Parts
@@ -328,19 +338,24 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		// Refused before the message is accepted, not after (nothing of it
 		// is then stored).
 		if err := h.pushConfigRoom(ctx, msg.TaskID, pushCfg.ID, "/params/configuration/pushNotificationConfig"); err != nil {
+			h.dropAttachments(ctx, stored)
 			return store.TaskInfo{}, err
 		}
 	}
 	l := h.e.lock(msg.TaskID)
 	l.Lock()
 	// Under the task's lock: a retry of this very message that raced us
-	// is answered as a duplicate, not as "task is working".
+	// is answered as a duplicate, not as "task is working". It is
+	// compared with the message as sent (msg's files are URLs now), and
+	// the files stored for this copy are deleted: the accepted one has
+	// its own.
 	if dupID, err := h.e.st.MessageTask(ctx, h.name, msgKey); err != nil || dupID != "" {
 		l.Unlock()
+		h.dropAttachments(ctx, stored)
 		if err != nil {
 			return store.TaskInfo{}, err
 		}
-		return h.duplicate(ctx, &msg, dupID)
+		return h.duplicate(ctx, &sent, dupID)
 	}
 	info, _, err := h.e.updateLocked(ctx, msg.TaskID, []string{msgKey}, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		st := cur.Task.Status.State
@@ -365,10 +380,35 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			h.e.log.Error("push config of message/send not stored", "task", msg.TaskID, "err", err)
 		}
 	}
+	if err != nil && len(stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.messageStored(ctx, msgKey, msg.TaskID)) {
+		h.dropAttachments(ctx, stored)
+	}
 	if errors.Is(err, store.ErrDuplicateMessage) {
-		return h.retryDuplicate(ctx, &msg)
+		return h.retryDuplicate(ctx, &sent)
 	}
 	return info, err
+}
+
+// taskStored reports whether task id may be stored, after its create
+// failed: false only when the store says it is not (a failed write whose
+// outcome is unknown may have been durable all the same). It runs even
+// when ctx has ended.
+func (h *Handler) taskStored(ctx context.Context, id string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
+	defer cancel()
+	_, err := h.e.st.Task(ctx, id)
+	return !errors.Is(err, store.ErrNotFound)
+}
+
+// messageStored reports whether the message with key msgKey may have
+// been accepted for task taskID, after the continuation failed: false
+// only when the store indexes it for no task or another one. It runs
+// even when ctx has ended.
+func (h *Handler) messageStored(ctx context.Context, msgKey, taskID string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
+	defer cancel()
+	id, err := h.e.st.MessageTask(ctx, h.name, msgKey)
+	return err != nil || id == taskID
 }
 
 func (h *Handler) retryDuplicate(ctx context.Context, msg *a2a.Message) (store.TaskInfo, error) {

@@ -296,8 +296,8 @@ type Attachment struct {
 }
 
 // AttachmentStore is optionally implemented by a Store that keeps
-// attachments. Memory and SQLite implement it. An attachment is deleted
-// with its task (DeleteFinished).
+// attachments. Memory, SQLite and PostgreSQL implement it. An attachment
+// is deleted with its task (DeleteFinished), or by DeleteAttachments.
 type AttachmentStore interface {
 	// PutAttachment stores a durably before it returns (a.Created is
 	// set by the store). ErrConflict when an attachment with a.ID
@@ -307,6 +307,13 @@ type AttachmentStore interface {
 	// Attachment returns the attachment with id, or ErrNotFound. The
 	// caller must not modify its Bytes.
 	Attachment(ctx context.Context, id string) (Attachment, error)
+	// DeleteAttachments deletes the attachments with the given ids,
+	// durably before it returns; ids with no attachment are ignored (no
+	// ids: nil, nothing done). The server calls it for files it stored
+	// for a message that was then not accepted (the task's create or
+	// update failed, or the message was a concurrent retry), whose
+	// attachments retention would otherwise never delete.
+	DeleteAttachments(ctx context.Context, ids []string) error
 }
 
 // ValidateAttachment checks the fields PutAttachment requires.

@@ -26,7 +26,10 @@
 //     control plane: Server-Sent Events, each data a JSON Event
 //     (created, join, turn, end) with its Seq as the SSE id; it replays
 //     the events after Last-Event-ID (all without one), then follows,
-//     and ends after "end". GET /api/pairs/{id} is the pair's state.
+//     and ends after "end". A pair keeps only its latest events
+//     (Options.MaxBackchannelBytes, MaxTotalBackchannelBytes): events
+//     asked for and no longer kept are replaced by one "trimmed" event.
+//     GET /api/pairs/{id} is the pair's state.
 //
 // Pairs live in memory: a restart ends them (the engine fails the tasks
 // that were working; the endpoints are gone).
@@ -56,6 +59,11 @@ const (
 	DefaultIdleTTL         = 10 * time.Minute
 	DefaultMaxMessageBytes = 64 << 10
 	DefaultMaxTurns        = 500
+	// DefaultMaxBackchannelBytes is 1 MiB of events kept per pair.
+	DefaultMaxBackchannelBytes = 1 << 20
+	// DefaultMaxTotalBackchannelBytes is 32 MiB of events kept across
+	// pairs.
+	DefaultMaxTotalBackchannelBytes = 32 << 20
 )
 
 // Options configure a Manager. Zero values mean the defaults.
@@ -75,6 +83,17 @@ type Options struct {
 	// MaxTurns ends a pair, completed, after that many turns. Default
 	// DefaultMaxTurns.
 	MaxTurns int
+	// MaxBackchannelBytes bounds the events (their JSON) a pair keeps
+	// for its backchannel: beyond it the oldest are dropped (a stream
+	// asking for them gets a "trimmed" event instead; see Event). The
+	// latest event is always kept. Default DefaultMaxBackchannelBytes.
+	MaxBackchannelBytes int
+	// MaxTotalBackchannelBytes bounds the events kept across the pairs
+	// the Manager serves (open and ended ones not yet removed): a pair
+	// adding an event beyond it drops its own oldest ones, down to its
+	// latest one. So the total is at most this plus the latest event of
+	// each pair. Default DefaultMaxTotalBackchannelBytes.
+	MaxTotalBackchannelBytes int
 	// Attachments, if set, is given to both sides' handlers
 	// (server.HandlerOptions.Attachments): files sent by value are passed
 	// on as URLs.
@@ -100,6 +119,12 @@ func (o Options) resolved() Options {
 	if o.MaxTurns <= 0 {
 		o.MaxTurns = DefaultMaxTurns
 	}
+	if o.MaxBackchannelBytes <= 0 {
+		o.MaxBackchannelBytes = DefaultMaxBackchannelBytes
+	}
+	if o.MaxTotalBackchannelBytes <= 0 {
+		o.MaxTotalBackchannelBytes = DefaultMaxTotalBackchannelBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -111,9 +136,10 @@ var ErrTooMany = errors.New("pair: too many open pairs")
 
 // Manager creates pairs and hosts their sides on a Host.
 type Manager struct {
-	eng  *server.Engine
-	host *server.Host
-	o    Options
+	eng    *server.Engine
+	host   *server.Host
+	o      Options
+	budget *budget // backchannel bytes kept
 
 	mu     sync.Mutex
 	rooms  map[string]*room
@@ -127,6 +153,7 @@ type Manager struct {
 // Close stops.
 func NewManager(eng *server.Engine, host *server.Host, o Options) *Manager {
 	m := &Manager{eng: eng, host: host, o: o.resolved(), rooms: map[string]*room{}, stop: make(chan struct{}), done: make(chan struct{})}
+	m.budget = &budget{max: int64(m.o.MaxTotalBackchannelBytes)}
 	go m.janitor()
 	return m
 }
@@ -172,7 +199,7 @@ func (m *Manager) Create(base string) (Info, error) {
 		m.mu.Unlock()
 		return Info{}, ErrTooMany
 	}
-	r := newRoom(id, m.o, now)
+	r := newRoom(id, m.o, m.budget, now)
 	m.rooms[id] = r
 	m.mu.Unlock()
 	for _, s := range []Side{A, B} {
@@ -297,6 +324,7 @@ func (m *Manager) remove(r *room) {
 	m.mu.Lock()
 	delete(m.rooms, r.id)
 	m.mu.Unlock()
+	r.release()
 	for _, s := range []Side{A, B} {
 		m.host.Remove(AgentName(r.id, s))
 	}
@@ -379,23 +407,21 @@ func (m *Manager) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for {
-		rm.mu.Lock()
-		var evs []Event
-		if after < int64(len(rm.events)) {
-			evs = append(evs, rm.events[after:]...)
+		note, evs, changed := rm.eventsAfter(after)
+		if note != nil {
+			// Its id is the last event not kept: a client that
+			// reconnects with it gets the kept ones.
+			if err := sw.Event(strconv.FormatInt(note.seq, 10), note.typ, note.data); err != nil {
+				return
+			}
+			after = note.seq
 		}
-		changed := rm.changed
-		rm.mu.Unlock()
 		for _, ev := range evs {
-			b, err := json.Marshal(ev, json.Deterministic(true))
-			if err != nil {
+			if err := sw.Event(strconv.FormatInt(ev.seq, 10), ev.typ, ev.data); err != nil {
 				return
 			}
-			if err := sw.Event(strconv.FormatInt(ev.Seq, 10), ev.Type, b); err != nil {
-				return
-			}
-			after = ev.Seq
-			if ev.Type == "end" {
+			after = ev.seq
+			if ev.typ == "end" {
 				return
 			}
 		}

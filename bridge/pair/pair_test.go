@@ -161,12 +161,12 @@ func TestPairConversation(t *testing.T) {
 	r.mu.Lock()
 	var turns, joins []string
 	for _, ev := range r.events {
-		switch ev.Type {
+		switch ev.typ {
 		case "join":
-			joins = append(joins, ev.Side)
+			joins = append(joins, ev.side)
 		case "created":
 		default:
-			turns = append(turns, ev.Type+ev.Side)
+			turns = append(turns, ev.typ+ev.side)
 		}
 	}
 	r.mu.Unlock()

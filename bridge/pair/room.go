@@ -3,11 +3,14 @@ package pair
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
@@ -45,6 +48,12 @@ const MetadataKey = "a2abridge/pair"
 // Message the message as passed on, in A2A 0.3 JSON, and Text its text
 // parts joined) or "end" (Outcome: completed, canceled or failed, with
 // Reason). The stream of a pair ends after its "end" event.
+//
+// A pair keeps its latest events only (Options.MaxBackchannelBytes,
+// MaxTotalBackchannelBytes): a stream that asks for events no longer
+// kept (Last-Event-ID, or none, older than the oldest kept) gets first
+// a "trimmed" event whose Seq is the last event not kept and whose
+// Reason says which are missing, then the kept ones.
 type Event struct {
 	Seq     int64          `json:"seq"`
 	Type    string         `json:"type"`
@@ -66,10 +75,39 @@ type turnMsg struct {
 	end   bool
 }
 
+// keptEvent is a backchannel event as a room keeps it: its JSON (the
+// SSE data), with its seq, type and side.
+type keptEvent struct {
+	seq       int64
+	typ, side string
+	data      []byte
+}
+
+// wireEvent is Event with the message kept as its JSON.
+type wireEvent struct {
+	Seq     int64          `json:"seq"`
+	Type    string         `json:"type"`
+	Time    time.Time      `json:"time"`
+	Side    string         `json:"side,omitempty"`
+	TaskID  string         `json:"taskId,omitempty"`
+	Turn    int            `json:"turn,omitempty"`
+	Text    string         `json:"text,omitempty"`
+	Message jsontext.Value `json:"message,omitempty"`
+	Outcome a2a.TaskState  `json:"outcome,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+}
+
+// budget counts the backchannel bytes kept by a Manager's rooms.
+type budget struct {
+	max  int64
+	used atomic.Int64
+}
+
 // room is the state of one pair. Its mutex guards everything below it.
 type room struct {
-	id  string
-	max Options // resolved limits
+	id     string
+	max    Options // resolved limits
+	budget *budget
 
 	mu    sync.Mutex
 	turn  Side // who speaks next
@@ -85,23 +123,87 @@ type room struct {
 	reason  string
 	endedAt time.Time
 	active  time.Time // the last turn, join or creation
-	events  []Event
-	changed chan struct{} // closed and replaced on every change
+	seq     int64     // of the latest event
+	// events are the latest events, oldest first (those before were
+	// trimmed), holding bytes of JSON, counted in budget too (until the
+	// room is removed: released).
+	events   []keptEvent
+	bytes    int64
+	released bool
+	changed  chan struct{} // closed and replaced on every change
 }
 
-func newRoom(id string, o Options, now time.Time) *room {
-	r := &room{id: id, max: o, active: now, changed: make(chan struct{})}
-	r.addLocked(Event{Type: "created"}, now)
+func newRoom(id string, o Options, b *budget, now time.Time) *room {
+	r := &room{id: id, max: o, budget: b, active: now, changed: make(chan struct{})}
+	r.addLocked(wireEvent{Type: "created"}, now)
 	return r
 }
 
-// addLocked appends a backchannel event and wakes every waiter.
-func (r *room) addLocked(ev Event, now time.Time) {
-	ev.Seq = int64(len(r.events)) + 1
+// addLocked appends a backchannel event, trims the oldest kept events
+// beyond the room's and the Manager's byte limits (the latest event is
+// always kept), and wakes every waiter.
+func (r *room) addLocked(ev wireEvent, now time.Time) {
+	r.seq++
+	ev.Seq = r.seq
 	ev.Time = now.UTC()
-	r.events = append(r.events, ev)
+	data, err := json.Marshal(ev, json.Deterministic(true))
+	if err != nil { // (a message that was marshalled already, strings)
+		ev.Message, ev.Text = nil, ""
+		data, _ = json.Marshal(ev, json.Deterministic(true))
+	}
+	r.events = append(r.events, keptEvent{seq: ev.Seq, typ: ev.Type, side: ev.Side, data: data})
+	r.account(int64(len(data)))
+	for len(r.events) > 1 && (r.bytes > int64(r.max.MaxBackchannelBytes) || r.budget.used.Load() > r.budget.max) {
+		r.account(-int64(len(r.events[0].data)))
+		r.events[0] = keptEvent{}
+		r.events = r.events[1:]
+	}
 	close(r.changed)
 	r.changed = make(chan struct{})
+}
+
+// account adds n bytes to the room's count and, until the room is
+// removed, the Manager's.
+func (r *room) account(n int64) {
+	r.bytes += n
+	if !r.released {
+		r.budget.used.Add(n)
+	}
+}
+
+// release takes the room's bytes out of the Manager's count (it was
+// removed; its events stay for the streams still reading them).
+func (r *room) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.released {
+		r.released = true
+		r.budget.used.Add(-r.bytes)
+	}
+}
+
+// eventsAfter returns the kept events after seq after and, when some
+// after it are no longer kept, the "trimmed" event that goes first (its
+// seq is the last event not kept); and the channel closed on the next
+// change.
+func (r *room) eventsAfter(after int64) (note *keptEvent, evs []keptEvent, changed <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := r.seq + 1
+	if len(r.events) > 0 {
+		first = r.events[0].seq
+	}
+	if after < first-1 {
+		data, _ := json.Marshal(wireEvent{Seq: first - 1, Type: "trimmed", Time: time.Now().UTC(),
+			Reason: fmt.Sprintf("Events %d to %d are no longer kept: a pair's backchannel keeps its latest events only.", after+1, first-1)},
+			json.Deterministic(true))
+		note = &keptEvent{seq: first - 1, typ: "trimmed", data: data}
+		after = first - 1
+	}
+	if i := after - first + 1; i < int64(len(r.events)) {
+		evs = slices.Clone(r.events[i:])
+	}
+	return note, evs, r.changed
 }
 
 // endLocked ends the room (once).
@@ -110,7 +212,7 @@ func (r *room) endLocked(outcome a2a.TaskState, reason string, now time.Time) {
 		return
 	}
 	r.ended, r.outcome, r.reason, r.endedAt = true, outcome, reason, now
-	r.addLocked(Event{Type: "end", Outcome: outcome, Reason: reason}, now)
+	r.addLocked(wireEvent{Type: "end", Outcome: outcome, Reason: reason}, now)
 }
 
 // end ends the room from outside an execution (cancel, idle TTL,
@@ -169,7 +271,7 @@ func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.
 	if join {
 		r.tasks[s] = t.TaskID()
 		r.active = now
-		r.addLocked(Event{Type: "join", Side: s.String(), TaskID: t.TaskID()}, now)
+		r.addLocked(wireEvent{Type: "join", Side: s.String(), TaskID: t.TaskID()}, now)
 	}
 	switch {
 	case r.ended:
@@ -202,9 +304,7 @@ func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.
 		r.turn = s.other()
 		r.active = now
 		r.queue[s.other()] = append(r.queue[s.other()], turnMsg{from: s, turn: r.turns, parts: m.Parts, end: end})
-		var wire map[string]any
-		_ = json.Unmarshal(b, &wire)
-		r.addLocked(Event{Type: "turn", Side: s.String(), Turn: r.turns, Text: textOf(m.Parts), Message: wire}, now)
+		r.addLocked(wireEvent{Type: "turn", Side: s.String(), Turn: r.turns, Text: textOf(m.Parts), Message: b}, now)
 		switch {
 		case end:
 			r.endLocked(a2a.TaskStateCompleted, fmt.Sprintf("Side %s ended the conversation.", strings.ToUpper(s.String())), now)

@@ -49,33 +49,50 @@ func (p *pairsFile) options() (*pair.Options, error) {
 }
 
 // startPairs mounts the pairs API (/api/pairs) when the pairs block
-// enables it, behind the admin bearer tokens when the admin API is
-// configured; the sides pass files on as attachment URLs when the store
-// keeps attachments. It returns the function that ends the open pairs
-// (before the engine shuts down); it may be called more than once.
-func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *server.Host, cfg serveConfig) func() {
+// enables it: behind the admin bearer tokens when the admin API is
+// configured, otherwise behind the server's default authentication (auth:,
+// or --auth-token: the one agents without an auth block of their own
+// require); open only when neither is configured, like the agents. The
+// side endpoints are not wrapped: their URLs, with 128 random bits, are
+// the capability (pair.Options.Protect). The sides pass files on as
+// attachment URLs when the store keeps attachments. It returns the
+// function that ends the open pairs (before the engine shuts down); it
+// may be called more than once.
+func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *server.Host, cfg serveConfig) (func(), error) {
 	if cfg.pairs == nil {
-		return func() {}
+		return func() {}, nil
 	}
 	o := *cfg.pairs
 	o.Logger = log
 	if _, ok := st.(store.AttachmentStore); ok {
 		o.Attachments = &server.AttachmentOptions{}
 	}
-	if len(cfg.admin) > 0 {
-		o.Protect = adminProtect(cfg.admin)
+	protection := "none"
+	switch {
+	case len(cfg.admin) > 0:
+		o.Protect = protectWith(cfg.admin, "the pairs API requires an admin bearer token (admin.bearer_tokens)")
+		protection = "admin"
+	case cfg.authFor != nil:
+		ho, err := cfg.authFor("pairs", nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(ho.Auth) > 0 {
+			o.Protect = protectWith(ho.Auth, "the pairs API requires the server's authentication (auth:)")
+			protection = "auth"
+		}
 	}
 	m := pair.NewManager(eng, host, o)
 	h := m.Handler(host.BaseURL)
 	host.Handle("/api/pairs", h)
 	host.Handle("/api/pairs/", h)
-	log.Info("pairs API enabled", "path", "/api/pairs", "admin_auth", len(cfg.admin) > 0)
-	return m.Close
+	log.Info("pairs API enabled", "path", "/api/pairs", "auth", protection)
+	return m.Close, nil
 }
 
-// adminProtect requires one of the admin bearer tokens, as the admin
-// API does.
-func adminProtect(set auth.Set) func(http.Handler) http.Handler {
+// protectWith requires a credential set accepts (401 with its
+// challenges and hint, 503 when the authenticator is unavailable).
+func protectWith(set auth.Set, hint string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, err := set.Authenticate(r); err != nil {
@@ -86,7 +103,7 @@ func adminProtect(set auth.Set) func(http.Handler) http.Handler {
 					adminFail(w, http.StatusServiceUnavailable, "", "authentication is unavailable")
 					return
 				}
-				adminFail(w, http.StatusUnauthorized, "", "the pairs API requires an admin bearer token (admin.bearer_tokens)")
+				adminFail(w, http.StatusUnauthorized, "", "%s", hint)
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -214,3 +214,50 @@ func TestPairsConfigErrors(t *testing.T) {
 		t.Errorf("a disabled block: %v, %v", o, err)
 	}
 }
+
+// TestPairsServerAuth (review finding 8): without an admin block, the
+// pairs API requires the server's default authentication (auth:, or
+// --auth-token), the pair's state and backchannel too; with no
+// authentication configured at all it is open, as the agents are.
+func TestPairsServerAuth(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		token string
+	}{
+		{"auth block", []string{"--config", writeConfig(t, "auth:\n  bearer_tokens:\n    alice: s3cret-token\npairs:\n  enabled: true\n")}, "s3cret-token"},
+		{"--auth-token", []string{"--config", writeConfig(t, "pairs:\n  enabled: true\n"), "--auth-token", "bob=b0b-token"}, "b0b-token"},
+		{"no auth", []string{"--config", writeConfig(t, "pairs:\n  enabled: true\n")}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := startServe(t, c.args...)
+			code, _ := createPair(t, base, "")
+			if c.token == "" {
+				if code != http.StatusCreated {
+					t.Fatalf("POST /api/pairs with no authentication configured: %d", code)
+				}
+				return
+			}
+			if code != http.StatusUnauthorized {
+				t.Fatalf("POST /api/pairs without credentials: %d, want 401", code)
+			}
+			if code, _ := createPair(t, base, "wrong"); code != http.StatusUnauthorized {
+				t.Fatalf("POST /api/pairs with a wrong token: %d, want 401", code)
+			}
+			code, info := createPair(t, base, c.token)
+			if code != http.StatusCreated {
+				t.Fatalf("POST /api/pairs with the server's token: %d", code)
+			}
+			for _, u := range []string{base + "/api/pairs/" + info.ID, info.Events} {
+				resp, err := http.Get(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+					t.Fatalf("GET %s without credentials: %d %q, want 401 with a challenge", u, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+				}
+			}
+		})
+	}
+}

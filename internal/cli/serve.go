@@ -736,7 +736,10 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 		return err
 	}
 	defer reg.close()
-	closePairs := startPairs(log, st, eng, host, cfg)
+	closePairs, err := startPairs(log, st, eng, host, cfg)
+	if err != nil {
+		return err
+	}
 	defer closePairs()
 	if cfg.publicURL == "" && len(cfg.allowedHosts) == 0 && !isLoopbackListener(ln) {
 		log.Info("agent cards name the address each connection reached, or a loopback name on loopback; set --public-url or --allowed-host to name this server otherwise", "addr", ln.Addr().String())

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/a2abridge/a2abridge/store"
@@ -52,4 +53,27 @@ func (s *Store) deleteAttachments(id string) {
 		delete(s.attachments, a)
 	}
 	delete(s.taskAttachments, id)
+}
+
+// DeleteAttachments implements store.AttachmentStore.
+func (s *Store) DeleteAttachments(ctx context.Context, ids []string) error {
+	s.attMu.Lock()
+	defer s.attMu.Unlock()
+	for _, id := range ids {
+		a, ok := s.attachments[id]
+		if !ok {
+			continue
+		}
+		delete(s.attachments, id)
+		if a.TaskID == "" {
+			continue
+		}
+		rest := slices.DeleteFunc(s.taskAttachments[a.TaskID], func(x string) bool { return x == id })
+		if len(rest) == 0 {
+			delete(s.taskAttachments, a.TaskID)
+		} else {
+			s.taskAttachments[a.TaskID] = rest
+		}
+	}
+	return nil
 }

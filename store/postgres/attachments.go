@@ -57,3 +57,17 @@ func (s *Store) Attachment(ctx context.Context, id string) (store.Attachment, er
 	a.Created = time.Unix(0, created).UTC()
 	return a, nil
 }
+
+// DeleteAttachments implements store.AttachmentStore.
+func (s *Store) DeleteAttachments(ctx context.Context, ids []string) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, "DELETE FROM attachments WHERE id = ANY($1)", bss(ids)); err != nil {
+		return wrap("delete attachments", err)
+	}
+	return nil
+}

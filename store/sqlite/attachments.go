@@ -57,3 +57,18 @@ func (s *Store) Attachment(ctx context.Context, id string) (store.Attachment, er
 	a.Created = time.Unix(0, created).UTC()
 	return a, nil
 }
+
+// DeleteAttachments implements store.AttachmentStore.
+func (s *Store) DeleteAttachments(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.write(ctx, func(ctx context.Context, c *sql.Conn) error {
+		for _, id := range ids {
+			if _, err := c.ExecContext(ctx, "DELETE FROM attachments WHERE id = ?", id); err != nil {
+				return wrap("delete attachments", err)
+			}
+		}
+		return nil
+	})
+}

@@ -13,8 +13,10 @@ import (
 
 // testAttachments checks store.AttachmentStore, for stores that have it:
 // put and get with every field, an empty body, ErrConflict on a reused
-// id (the first kept), ErrNotFound, invalid attachments refused, and the
-// deletion of a task's attachments with the task (DeleteFinished).
+// id (the first kept), ErrNotFound, invalid attachments refused,
+// DeleteAttachments (the ids given, not others; unknown ids and no ids
+// ignored), and the deletion of a task's attachments with the task
+// (DeleteFinished).
 func testAttachments(t *testing.T, s store.Store) {
 	as, ok := s.(store.AttachmentStore)
 	if !ok {
@@ -55,14 +57,35 @@ func testAttachments(t *testing.T, s store.Store) {
 	if _, err := as.Attachment(ctx, "att-none"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown id: %v, want ErrNotFound", err)
 	}
+	// DeleteAttachments deletes the ids given, of any task or none, and
+	// ignores unknown ids.
+	for _, x := range []store.Attachment{{ID: "att-d1", Agent: "echo", TaskID: "t-att"}, {ID: "att-d2", Agent: "echo", TaskID: "t-att"},
+		{ID: "att-d3", Agent: "echo"}} {
+		if err := as.PutAttachment(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := as.DeleteAttachments(ctx, nil); err != nil {
+		t.Fatalf("DeleteAttachments(nil): %v", err)
+	}
+	if err := as.DeleteAttachments(ctx, []string{"att-d1", "att-none", "att-d3", "att-d1"}); err != nil {
+		t.Fatalf("DeleteAttachments: %v", err)
+	}
+	for id, kept := range map[string]bool{"att-d1": false, "att-d3": false, "att-d2": true, "att-1": true, "att-empty": true} {
+		if _, err := as.Attachment(ctx, id); kept && err != nil || !kept && !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after DeleteAttachments, Attachment(%s): %v (kept: %v)", id, err, kept)
+		}
+	}
 	// Retention deletes a task's attachments with it, not others'.
 	create(t, s, "echo", "t-att", a2a.TaskStateCompleted)
 	create(t, s, "echo", "t-other", a2a.TaskStateWorking)
 	if _, _, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := as.Attachment(ctx, "att-1"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("attachment of a deleted task: %v, want ErrNotFound", err)
+	for _, id := range []string{"att-1", "att-d2"} {
+		if _, err := as.Attachment(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("attachment %s of a deleted task: %v, want ErrNotFound", id, err)
+		}
 	}
 	if _, err := as.Attachment(ctx, "att-empty"); err != nil {
 		t.Fatalf("attachment of a kept task: %v", err)
