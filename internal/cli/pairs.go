@@ -23,6 +23,12 @@ type pairsFile struct {
 	MaxMessageBytes byteSize `yaml:"max_message_bytes"`
 	// MaxTurns ends a pair after that many turns; 0: the default.
 	MaxTurns int `yaml:"max_turns"`
+	// MaxBackchannelBytes bounds the backchannel events a pair keeps;
+	// 0: the default (pair.DefaultMaxBackchannelBytes).
+	MaxBackchannelBytes byteSize `yaml:"max_backchannel_bytes"`
+	// MaxTotalBackchannelBytes bounds them across pairs; 0: the default
+	// (pair.DefaultMaxTotalBackchannelBytes).
+	MaxTotalBackchannelBytes byteSize `yaml:"max_total_backchannel_bytes"`
 }
 
 // options checks the block and returns the pairs' options, nil when
@@ -40,8 +46,13 @@ func (p *pairsFile) options() (*pair.Options, error) {
 		return nil, errors.New("pairs.idle_ttl: want a positive duration (e.g. 10m)")
 	case p.MaxMessageBytes > 64<<20:
 		return nil, errors.New("pairs.max_message_bytes: at most 64MiB")
+	case p.MaxBackchannelBytes > 1<<30:
+		return nil, errors.New("pairs.max_backchannel_bytes: at most 1GiB")
+	case p.MaxTotalBackchannelBytes > 1<<30:
+		return nil, errors.New("pairs.max_total_backchannel_bytes: at most 1GiB")
 	}
-	o := &pair.Options{MaxOpen: p.MaxOpen, MaxMessageBytes: int(p.MaxMessageBytes), MaxTurns: p.MaxTurns}
+	o := &pair.Options{MaxOpen: p.MaxOpen, MaxMessageBytes: int(p.MaxMessageBytes), MaxTurns: p.MaxTurns,
+		MaxBackchannelBytes: int(p.MaxBackchannelBytes), MaxTotalBackchannelBytes: int(p.MaxTotalBackchannelBytes)}
 	if p.IdleTTL != nil {
 		o.IdleTTL = time.Duration(*p.IdleTTL)
 	}

@@ -205,6 +205,8 @@ func TestPairsConfigErrors(t *testing.T) {
 		{pairsFile{Enabled: true, MaxTurns: -1}, "pairs.max_turns"},
 		{pairsFile{Enabled: true, IdleTTL: &neg}, "pairs.idle_ttl"},
 		{pairsFile{Enabled: true, MaxMessageBytes: 1 << 30}, "pairs.max_message_bytes"},
+		{pairsFile{Enabled: true, MaxBackchannelBytes: 2 << 30}, "pairs.max_backchannel_bytes"},
+		{pairsFile{Enabled: true, MaxTotalBackchannelBytes: 2 << 30}, "pairs.max_total_backchannel_bytes"},
 	} {
 		if _, err := c.f.options(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %s", c.f, err, c.want)
