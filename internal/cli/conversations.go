@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,7 +77,7 @@ func buildConversation(ctx context.Context, b *agentBuild) (*builtAgent, error) 
 	default:
 		return nil, errors.New("scenario: required (or scenario_file)")
 	}
-	a, err := conversation.New(ctx, s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log.With("agent", b.name)})
+	a, err := conversation.New(ctx, s, conversation.Options{Factory: participantFactory(b.log, nil), Logger: b.log.With("agent", b.name)})
 	if err != nil {
 		return nil, scenarioKeyError("scenario", err)
 	}
@@ -158,8 +159,10 @@ func parseScenario(raw []byte) (*conversation.Scenario, error) {
 // participantFactory builds a participant by its kind, as an agents entry
 // of that kind with Config as its keys: the keys are checked
 // (checkAgentKeys, checkAgentTypes) and errors name them as "config.KEY".
-// A participant cannot be a conversation.
-func participantFactory(log *slog.Logger) conversation.Factory {
+// A participant cannot be a conversation. checkURL, when set (an ad-hoc
+// scenario: its conversation.Allow's CheckURL), confines every HTTP
+// request of the participants (agentBuild.checkURL).
+func participantFactory(log *slog.Logger, checkURL func(*url.URL) error) conversation.Factory {
 	return func(ctx context.Context, p conversation.Participant) (server.Agent, error) {
 		if p.Kind == conversationKind {
 			return nil, errors.New("kind: a participant cannot be a conversation")
@@ -193,7 +196,7 @@ func participantFactory(log *slog.Logger) conversation.Factory {
 		if err := node.Decode(&af); err != nil {
 			return nil, fmt.Errorf("config: %v", err)
 		}
-		b, err := buildAgent(ctx, log, name, &af, &node)
+		b, err := buildAgentChecked(ctx, log, name, &af, &node, checkURL)
 		if err != nil {
 			return nil, rename(err)
 		}
@@ -526,7 +529,7 @@ func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, in
 	// and not cut short by this request's client going away.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), adHocBuildTimeout)
 	defer cancel()
-	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log})
+	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log, b.allow.CheckURL), Logger: b.log})
 	if err != nil {
 		var fe *conversation.FieldError
 		if errors.As(err, &fe) {
