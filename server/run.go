@@ -45,6 +45,15 @@ type RunOptions struct {
 // returned with the task. ctx is the execution's context: when it ends
 // first, the task is failed and ctx's error returned. An event the
 // state machine refuses fails the task (ErrInvalidEvent to the agent).
+//
+// When ctx ended before the agent brought the task to a terminal state
+// (a turn timed out, the caller was cancelled), the execution is
+// abandoned: if agent implements Canceler, its Cancel is called with the
+// task as returned (failed, or still interrupted), as tasks/cancel would,
+// so that what it started elsewhere is released (bridge/remote cancels
+// its remote task). Cancel gets a context that outlives ctx, bounded by
+// 10 s; RunAgent returns after it, and its error (a panic as an error) is
+// joined to the one returned (errors.Is still finds ctx's).
 func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (a2a.Task, error) {
 	r := *req
 	task := taskfold.Detach(r.Task)
@@ -79,8 +88,8 @@ func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (
 		err = ctx.Err()
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.closed = true
+	abandoned := ctx.Err() != nil && !l.task.Status.State.Terminal()
 	if st := l.task.Status.State; !st.Final() {
 		state, text := a2a.TaskStateCompleted, ""
 		if err != nil {
@@ -94,7 +103,34 @@ func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (
 			l.task = next
 		}
 	}
-	return taskfold.Detach(l.task), err
+	out := taskfold.Detach(l.task)
+	l.mu.Unlock()
+	if c, ok := agent.(Canceler); ok && abandoned {
+		// The caller gave up on the task before it ended: what the agent
+		// started elsewhere (a remote task) is released, as tasks/cancel
+		// does.
+		if cerr := runCanceler(ctx, c, taskfold.Detach(out)); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	return out, err
+}
+
+// runCanceler calls c.Cancel for task with a context that outlives ctx
+// (its values kept), bounded by cancelHookTimeout; a panic is returned as
+// an error.
+func runCanceler(ctx context.Context, c Canceler, task a2a.Task) (err error) {
+	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelHookTimeout)
+	defer stop()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("server: agent cancel hook panicked: %v", p)
+		}
+	}()
+	if err := c.Cancel(cctx, task); err != nil {
+		return fmt.Errorf("server: agent cancel hook: %w", err)
+	}
+	return nil
 }
 
 // localRun is RunAgent's task.

@@ -138,3 +138,109 @@ func readAllTo(b *strings.Builder, resp *http.Response) (int64, error) {
 	defer resp.Body.Close()
 	return io.Copy(b, resp.Body)
 }
+
+// cancelRecorder is an agent whose Execute runs exec and whose Cancel
+// records the tasks it is called with (review finding 7).
+type cancelRecorder struct {
+	exec     func(ctx context.Context, tu *server.TaskUpdater) error
+	canceled []a2a.Task
+	ctxErr   error // Cancel's context's error when it was called
+	fail     error
+	panics   bool
+}
+
+func (c *cancelRecorder) Execute(ctx context.Context, req *server.Request, tu *server.TaskUpdater) error {
+	return c.exec(ctx, tu)
+}
+
+func (c *cancelRecorder) Cancel(ctx context.Context, task a2a.Task) error {
+	c.canceled = append(c.canceled, task)
+	c.ctxErr = ctx.Err()
+	if c.panics {
+		panic("boom")
+	}
+	return c.fail
+}
+
+// A turn whose context ends before the agent reached a terminal state
+// calls the agent's Canceler (a remote task is then canceled); one that
+// ends on its own does not.
+func TestRunAgentCancelsAbandonedTask(t *testing.T) {
+	hang := func(ctx context.Context, tu *server.TaskUpdater) error {
+		if err := tu.Working(ctx, "thinking"); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+	req := func() *server.Request {
+		return &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}}
+	}
+
+	t.Run("ctx ended", func(t *testing.T) {
+		ag := &cancelRecorder{exec: hang}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { cancel() }()
+		task, err := server.RunAgent(ctx, ag, req(), server.RunOptions{})
+		if !errors.Is(err, context.Canceled) || task.Status.State != a2a.TaskStateFailed {
+			t.Fatalf("RunAgent = %s, %v; want failed, context.Canceled", task.Status.State, err)
+		}
+		if len(ag.canceled) != 1 || ag.canceled[0].ID != task.ID || ag.canceled[0].Status.State != a2a.TaskStateFailed {
+			t.Fatalf("Cancel called with %+v; want once with the failed task %s", ag.canceled, task.ID)
+		}
+		if ag.ctxErr != nil {
+			t.Errorf("Cancel's context already ended: %v", ag.ctxErr)
+		}
+	})
+	t.Run("interrupted, then ctx ended", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		ag := &cancelRecorder{exec: func(ctx context.Context, tu *server.TaskUpdater) error {
+			err := tu.RequireInput(ctx, "which one?")
+			cancel()
+			return err
+		}}
+		task, err := server.RunAgent(ctx, ag, req(), server.RunOptions{})
+		if !errors.Is(err, context.Canceled) || task.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("RunAgent = %s, %v", task.Status.State, err)
+		}
+		if len(ag.canceled) != 1 {
+			t.Fatalf("Cancel called %d times; want 1", len(ag.canceled))
+		}
+	})
+	t.Run("cancel error and panic joined", func(t *testing.T) {
+		for _, ag := range []*cancelRecorder{{exec: hang, fail: errors.New("remote unreachable")}, {exec: hang, panics: true}} {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_, err := server.RunAgent(ctx, ag, req(), server.RunOptions{})
+			if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "cancel hook") {
+				t.Errorf("RunAgent error %v; want context.Canceled joined with the cancel hook's", err)
+			}
+		}
+	})
+	t.Run("ended by the agent", func(t *testing.T) {
+		for _, exec := range []func(context.Context, *server.TaskUpdater) error{
+			func(ctx context.Context, tu *server.TaskUpdater) error { return tu.Complete(ctx, "done") },
+			func(ctx context.Context, tu *server.TaskUpdater) error { return nil },
+			func(ctx context.Context, tu *server.TaskUpdater) error { return errors.New("broken") },
+			func(ctx context.Context, tu *server.TaskUpdater) error { return tu.RequireInput(ctx, "more?") },
+		} {
+			ag := &cancelRecorder{exec: exec}
+			if _, err := server.RunAgent(context.Background(), ag, req(), server.RunOptions{}); len(ag.canceled) != 0 {
+				t.Errorf("Cancel called for a task the agent ended (err %v)", err)
+			}
+		}
+	})
+	t.Run("terminal, then ctx ended", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		ag := &cancelRecorder{exec: func(c context.Context, tu *server.TaskUpdater) error {
+			err := tu.Complete(c, "done")
+			cancel()
+			return err
+		}}
+		task, _ := server.RunAgent(ctx, ag, req(), server.RunOptions{})
+		if task.Status.State != a2a.TaskStateCompleted || len(ag.canceled) != 0 {
+			t.Errorf("state %s, Cancel called %d times; want completed, 0", task.Status.State, len(ag.canceled))
+		}
+	})
+}

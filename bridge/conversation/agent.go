@@ -184,25 +184,55 @@ type turn struct {
 	skipped bool
 }
 
-// turnsOf reads the turns from a conversation's history: the user
-// messages (the external participant's) and the agent messages with
-// MetaParticipantID.
+// turnsOf reads the turns from a conversation's history. Who sent an
+// entry is decided by its place, never by what the entry says (a
+// client's message may carry role agent and any metadata): the client can
+// add a message to the task only when it is new or input-required
+// (server: a message to a working task is refused), and this agent
+// leaves it input-required only with awaitClient's status message, the
+// last entry of that execution. So the first entry, and each entry right
+// after an awaitClient message, is the client's: the external
+// participant's turn, whatever its role and metadata. The entries in
+// between are this agent's own: the internal turns (MetaParticipantID),
+// skipped turns and system messages.
 func (a *Agent) turnsOf(h []a2a.Message) []turn {
 	var out []turn
 	ext := a.s.External().ID
+	client := true // the first entry is the message that created the task
 	for _, m := range h {
-		switch {
-		case m.Role == a2a.RoleUser:
+		if client {
 			out = append(out, turn{speaker: ext, msg: m})
-		case m.Metadata != nil:
-			id, _ := m.Metadata[MetaParticipantID].(string)
-			if _, ok := a.s.participant(id); ok && id != ext {
-				sk, _ := m.Metadata[MetaSkipped].(bool)
-				out = append(out, turn{speaker: id, msg: m, skipped: sk})
-			}
+			client = false
+			continue
+		}
+		if awaits(m) {
+			client = true
+			continue
+		}
+		if m.Role != a2a.RoleAgent || m.Metadata == nil {
+			continue
+		}
+		id, _ := m.Metadata[MetaParticipantID].(string)
+		if _, ok := a.s.participant(id); ok && id != ext {
+			sk, _ := m.Metadata[MetaSkipped].(bool)
+			out = append(out, turn{speaker: id, msg: m, skipped: sk})
 		}
 	}
 	return out
+}
+
+// metaExpected, on awaitClient's system message, is the id of the
+// participant the conversation waits for (the external one).
+const metaExpected = "expected"
+
+// awaits reports whether m, one of this agent's own history entries, is
+// awaitClient's status message (the client's message follows it).
+func awaits(m a2a.Message) bool {
+	if sys, _ := m.Metadata[MetaSystem].(bool); !sys {
+		return false
+	}
+	_, ok := m.Metadata[metaExpected].(string)
+	return ok
 }
 
 // Execute implements server.Agent: it records the client's message as
@@ -319,7 +349,7 @@ func (a *Agent) awaitClient(ctx context.Context, t *server.TaskUpdater, turns []
 		text += " Your turn as the moderator " + problem + "."
 	}
 	m := t.TextMessage(text)
-	m.Metadata = map[string]any{MetaSystem: true, "expected": ext.ID}
+	m.Metadata = map[string]any{MetaSystem: true, metaExpected: ext.ID}
 	return t.SetStatus(ctx, a2a.TaskStateInputRequired, m)
 }
 

@@ -29,8 +29,13 @@
 //     working TaskStatusUpdateEvent whose message (role agent; metadata
 //     participantId, displayName, turn) is appended to the task's history
 //     — a status update rather than a Message event, as A2A clients end a
-//     stream at a Message. The client's messages are the role user
-//     messages of the history; tasks/get returns it all.
+//     stream at a Message. tasks/get returns it all. Every message the
+//     client sends is the external participant's turn, whatever its role
+//     and metadata (a client cannot speak as an internal participant or
+//     the moderator): the agent tells the client's messages by their
+//     place in the history (the first entry, and each one right after
+//     the input-required status message), not by their content. The turn
+//     artifacts are the agent's alone.
 //   - When it is the external participant's turn the task is
 //     input-required; the status message (metadata system: true) says who
 //     spoke last and that the client is expected.

@@ -485,6 +485,25 @@ func (a Allow) checkValue(field, key string, v any) error {
 	return nil
 }
 
+// CheckURL refuses (an error naming u's scheme, host and path) a URL that
+// is not under one of a.URLs, the rule Check applies to the URLs of a
+// config. Check sees only the config: the a2abridge server also gives
+// CheckURL to the participants of an ad-hoc scenario
+// (remote.Config.CheckURL, openai.Config.CheckURL), so that every
+// request they send (a redirect, the interface URL of a fetched Agent
+// Card) stays under the allowlist.
+func (a Allow) CheckURL(u *url.URL) error {
+	if u != nil && a.allowsURL(u.String()) {
+		return nil
+	}
+	shown := "(no URL)"
+	if u != nil {
+		v := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+		shown = v.String()
+	}
+	return fmt.Errorf("%s is not under the URLs an ad-hoc scenario may use on this server (the operator's allowlist: conversations.urls)", shown)
+}
+
 // allowsURL reports whether raw is under one of a.URLs.
 func (a Allow) allowsURL(raw string) bool {
 	u, err := url.Parse(raw)

@@ -124,6 +124,13 @@ type Config struct {
 	// explicit opt-in, as every caller then spends api_key on the model
 	// of its choice.
 	Models []string `yaml:"models"`
+	// CheckURL, if set, is called with the URL of every HTTP request the
+	// agent is about to send (redirects included): an error refuses
+	// the request, which then fails as an unreachable endpoint does. Not a
+	// config key: a program whose callers choose the configuration (the
+	// ad-hoc scenarios of the conversation bridge) confines the agent to
+	// an allowlist with it.
+	CheckURL func(*url.URL) error `yaml:"-"`
 }
 
 // Validate reports every problem of c, each as an error naming its key

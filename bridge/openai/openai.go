@@ -158,6 +158,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/urlguard"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -216,7 +217,7 @@ func New(c Config) (*Agent, error) {
 	}
 	tr := pooledTransport()
 	a.tr = tr
-	a.hc = &http.Client{Transport: tr}
+	a.hc = &http.Client{Transport: urlguard.Transport(tr, c.CheckURL)}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(c.BaseURL, "/") + "/"),
 		option.WithHTTPClient(a.hc),

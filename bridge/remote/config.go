@@ -48,6 +48,13 @@ type Config struct {
 	// CardTimeout bounds the fetch of the remote's Agent Card, retries
 	// included; 0 means DefaultCardTimeout (10s).
 	CardTimeout time.Duration `yaml:"card_timeout"`
+	// CheckURL, if set, is called with the URL of every HTTP request the
+	// agent is about to send (redirects included, and the interface URLs of the fetched card): an error refuses
+	// the request, which then fails as an unreachable remote does. Not a
+	// config key: a program whose callers choose the configuration (the
+	// ad-hoc scenarios of the conversation bridge) confines the agent to
+	// an allowlist with it.
+	CheckURL func(*url.URL) error `yaml:"-"`
 }
 
 // Credentials are sent with every request to the remote (card fetch

@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/h1"
+	"github.com/a2abridge/a2abridge/internal/urlguard"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -78,7 +79,7 @@ func New(c Config) (*Agent, error) {
 	cr := c.Credentials
 	a := &Agent{cfg: c, where: shownURL(c.URL), tr: tr}
 	a.opts = client.Options{
-		HTTPClient: &http.Client{Transport: tr},
+		HTTPClient: &http.Client{Transport: urlguard.Transport(tr, c.CheckURL)},
 		Protocol:   c.Protocol,
 		Binding:    binding,
 	}

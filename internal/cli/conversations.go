@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,7 +77,7 @@ func buildConversation(ctx context.Context, b *agentBuild) (*builtAgent, error) 
 	default:
 		return nil, errors.New("scenario: required (or scenario_file)")
 	}
-	a, err := conversation.New(ctx, s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log.With("agent", b.name)})
+	a, err := conversation.New(ctx, s, conversation.Options{Factory: participantFactory(b.log, nil), Logger: b.log.With("agent", b.name)})
 	if err != nil {
 		return nil, scenarioKeyError("scenario", err)
 	}
@@ -158,8 +159,10 @@ func parseScenario(raw []byte) (*conversation.Scenario, error) {
 // participantFactory builds a participant by its kind, as an agents entry
 // of that kind with Config as its keys: the keys are checked
 // (checkAgentKeys, checkAgentTypes) and errors name them as "config.KEY".
-// A participant cannot be a conversation.
-func participantFactory(log *slog.Logger) conversation.Factory {
+// A participant cannot be a conversation. checkURL, when set (an ad-hoc
+// scenario: its conversation.Allow's CheckURL), confines every HTTP
+// request of the participants (agentBuild.checkURL).
+func participantFactory(log *slog.Logger, checkURL func(*url.URL) error) conversation.Factory {
 	return func(ctx context.Context, p conversation.Participant) (server.Agent, error) {
 		if p.Kind == conversationKind {
 			return nil, errors.New("kind: a participant cannot be a conversation")
@@ -193,7 +196,7 @@ func participantFactory(log *slog.Logger) conversation.Factory {
 		if err := node.Decode(&af); err != nil {
 			return nil, fmt.Errorf("config: %v", err)
 		}
-		b, err := buildAgent(ctx, log, name, &af, &node)
+		b, err := buildAgentChecked(ctx, log, name, &af, &node, checkURL)
 		if err != nil {
 			return nil, rename(err)
 		}
@@ -266,6 +269,12 @@ const defaultMaxAdHoc = 64
 // participants.
 const adHocBuildTimeout = 10 * time.Second
 
+// maxAdHocBuilds is how many ad-hoc scenarios are built at once (building
+// may dial: an a2a participant fetches its card); a request for another
+// one meanwhile gets HTTP 503 with Retry-After. Concurrent requests for
+// the same scenario share one build.
+const maxAdHocBuilds = 4
+
 // check validates the block; errors name the key.
 func (c *conversationsFile) check() error {
 	if c == nil {
@@ -303,7 +312,16 @@ func (c *conversationsFile) check() error {
 //
 // Ad-hoc scenarios are served only with conversations.adhoc (404
 // otherwise). Their authentication is the server's default (auth:, or
-// --auth-token). With a store that keeps attachments, their files are
+// --auth-token), and it comes first on every route, the card and diag
+// included: a request without valid credentials gets 401 before its
+// config64 is decoded or any participant built. A scenario is hosted
+// under the SHA-256 of its JSON form, whatever config64 spelled it
+// (padding, key order, spaces): its routes are mounted at the config64
+// of conversation.EncodeConfig64 (the first request's, when that is over
+// the size limit), the URL its card gives, and answer at any other
+// spelling too. At most maxAdHocBuilds scenarios are built at once (503
+// beyond), and concurrent requests for one scenario share its build.
+// With a store that keeps attachments, their files are
 // passed on as attachment URLs (conversations.attachments); the returned
 // bridgeRoutes' handler finds their handlers for the attachments route.
 func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host, cfg serveConfig, st store.Store) (*bridgeRoutes, error) {
@@ -317,8 +335,14 @@ func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host,
 	}
 	opts.NoPush = true
 	opts.Attachments = c.attachmentOptions(st) // (named scenarios: conversationHandlerOptions)
-	b := &bridgeRoutes{log: log, eng: eng, host: host, cfg: c, opts: opts, entries: map[string]*list.Element{}, byName: map[string]*list.Element{}, lru: list.New(),
+	b := &bridgeRoutes{log: log, eng: eng, host: host, cfg: c, opts: opts, byName: map[string]*list.Element{}, lru: list.New(),
+		building: map[string]*adHocBuild{}, slots: make(chan struct{}, maxAdHocBuilds),
 		max: defaultMaxAdHoc, maxBytes: conversation.DefaultMaxConfigBytes, allow: conversation.Allow{Kinds: c.Kinds, URLs: c.URLs}}
+	// The server's default authentication, run before anything of an
+	// ad-hoc request is decoded (the handlers it hosts use the same).
+	b.gate = server.NewHandler(eng, "bridge", server.AgentFunc(func(context.Context, *server.Request, *server.TaskUpdater) error {
+		return errors.New("not an agent")
+	}), a2a.AgentCard{Name: "bridge"}, server.HandlerOptions{Auth: opts.Auth, NoPush: true})
 	if c.MaxScenarios != nil {
 		b.max = *c.MaxScenarios
 	}
@@ -332,8 +356,18 @@ func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host,
 	}
 	host.Handle("GET /api/bridge", http.HandlerFunc(b.serveIndex))
 	host.Handle("GET /api/bridge/{$}", http.HandlerFunc(b.serveIndex))
-	host.Handle("/api/bridge/{config64}/a2a", http.HandlerFunc(b.serveAdHoc))
-	host.Handle("/api/bridge/{config64}/a2a/{rest...}", http.HandlerFunc(b.serveAdHoc))
+	adhoc := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !b.cfg.AdHoc {
+			bridgeError(w, r, http.StatusNotFound, "config64", adHocOff)
+			return
+		}
+		b.gate.Authenticated(http.HandlerFunc(b.serveAdHoc), func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error) {
+			abandonBody(r)
+			server.WriteError(w, status, err)
+		}).ServeHTTP(w, r)
+	})
+	host.Handle("/api/bridge/{config64}/a2a", adhoc)
+	host.Handle("/api/bridge/{config64}/a2a/{rest...}", adhoc)
 	return b, nil
 }
 
@@ -349,17 +383,39 @@ type bridgeRoutes struct {
 	max      int
 	maxBytes int
 
-	mu      sync.Mutex
-	entries map[string]*list.Element // by config64
-	byName  map[string]*list.Element // by handler name (the scenario's namespace)
-	lru     *list.List               // of *adHoc, most recent first
+	gate  *server.Handler // authenticates ad-hoc requests (the server's default auth)
+	slots chan struct{}   // one per build running
+
+	mu       sync.Mutex
+	byName   map[string]*list.Element // by handler name ("bridge-" and the scenario's hash; its task namespace)
+	lru      *list.List               // of *adHoc, most recent first
+	building map[string]*adHocBuild   // builds running, by handler name
 }
 
 // adHoc is a hosted ad-hoc scenario.
 type adHoc struct {
-	config64 string
+	config64 string // canonical (conversation.EncodeConfig64)
 	h        *server.Handler
 	routes   http.Handler
+}
+
+// adHocBuild is a build of an ad-hoc scenario that requests for it wait
+// for; done is closed when e (or the refusal) is set.
+type adHocBuild struct {
+	done       chan struct{}
+	e          *adHoc
+	status     int
+	field, msg string
+}
+
+// adHocOff answers an ad-hoc route on a server without conversations.adhoc.
+const adHocOff = "ad-hoc scenarios are not enabled on this server (the operator turns them on with conversations.adhoc)"
+
+// abandonBody drains a little of a refused request's body, so that its
+// connection may be reused, and closes it.
+func abandonBody(r *http.Request) {
+	_, _ = io.CopyN(io.Discard, r.Body, 64<<10)
+	_ = r.Body.Close()
 }
 
 // handler returns the Handler of the agent named name: a hosted agent,
@@ -466,7 +522,7 @@ func requestID(r *http.Request) jsontext.Value {
 // scenario decodes and checks a config64 as the endpoint does.
 func (b *bridgeRoutes) scenario(config64 string) (*conversation.Scenario, int, string, string) {
 	if !b.cfg.AdHoc {
-		return nil, http.StatusNotFound, "config64", "ad-hoc scenarios are not enabled on this server (the operator turns them on with conversations.adhoc)"
+		return nil, http.StatusNotFound, "config64", adHocOff
 	}
 	s, err := conversation.DecodeConfig64(config64, b.maxBytes)
 	if err == nil {
@@ -482,51 +538,143 @@ func (b *bridgeRoutes) scenario(config64 string) (*conversation.Scenario, int, s
 	return s, 0, "", ""
 }
 
-// serveAdHoc serves /api/bridge/{config64}/a2a[/…].
+// serveAdHoc serves /api/bridge/{config64}/a2a[/…] (authenticated).
 func (b *bridgeRoutes) serveAdHoc(w http.ResponseWriter, r *http.Request) {
 	c64 := r.PathValue("config64")
-	if r.PathValue("rest") == "diag" && r.Method == http.MethodGet {
-		s, status, field, msg := b.scenario(c64)
-		if s == nil {
-			bridgeError(w, r, status, field, msg)
-			return
-		}
-		base := b.host.BaseURL(r) + "/api/bridge/" + c64 + "/a2a"
-		var sc any
-		_ = json.Unmarshal(s.JSON(), &sc)
-		writeBridgeJSON(w, http.StatusOK, map[string]any{"scenario": sc, "url": base, "card": base + "/.well-known/agent-card.json",
-			"config64": conversation.EncodeConfig64(s)})
-		return
-	}
-	routes, status, field, msg := b.routes(r.Context(), c64)
-	if routes == nil {
+	s, status, field, msg := b.scenario(c64)
+	if s == nil {
 		bridgeError(w, r, status, field, msg)
 		return
 	}
-	routes.ServeHTTP(w, r)
+	canon := b.canonical(s, c64)
+	if r.PathValue("rest") == "diag" && r.Method == http.MethodGet {
+		base := b.host.BaseURL(r) + "/api/bridge/" + canon + "/a2a"
+		var sc any
+		_ = json.Unmarshal(s.JSON(), &sc)
+		writeBridgeJSON(w, http.StatusOK, map[string]any{"scenario": sc, "url": base, "card": base + "/.well-known/agent-card.json",
+			"config64": canon})
+		return
+	}
+	e, status, field, msg := b.routes(r.Context(), s, canon)
+	if e == nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
+		bridgeError(w, r, status, field, msg)
+		return
+	}
+	e.routes.ServeHTTP(w, rebase(r, c64, e.config64))
 }
 
-// routes returns the routes of the ad-hoc scenario of config64, building
-// and hosting it on first use; at most b.max are kept (least recently
-// used dropped: its tasks stay in the store, and the next request with
-// the same config64 hosts it again under the same task namespace).
-func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, int, string, string) {
+// canonical returns the config64 under which s is hosted:
+// conversation.EncodeConfig64(s), or c64 (the request's) when that is
+// over the size limit (the JSON form spells out defaults, such as
+// "external":false, and may be longer than the one sent).
+func (b *bridgeRoutes) canonical(s *conversation.Scenario, c64 string) string {
+	if len(s.JSON()) > b.maxBytes {
+		return c64
+	}
+	return conversation.EncodeConfig64(s)
+}
+
+// rebase returns r with its config64 path segment (c64) replaced by
+// canon, the one the scenario's routes are mounted at; r itself when they
+// are the same.
+func rebase(r *http.Request, c64, canon string) *http.Request {
+	if c64 == canon {
+		return r
+	}
+	const head = "/api/bridge/"
+	p := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(p, head)
+	if !ok {
+		return r
+	}
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		i = len(rest)
+	}
+	np := head + canon + rest[i:]
+	u := *r.URL
+	u.RawPath = np
+	if up, err := url.PathUnescape(np); err == nil {
+		u.Path = up
+	}
+	r2 := r.WithContext(r.Context())
+	r2.URL = &u
+	return r2
+}
+
+// routes returns the hosted ad-hoc scenario s (canon its canonical
+// config64, where a new one is mounted), building and hosting it on first use; at most
+// b.max are kept (least recently used dropped: its tasks stay in the
+// store, and the next request for the scenario hosts it again under the
+// same task namespace). Concurrent requests for one scenario wait for one
+// build; at most maxAdHocBuilds run at once (503 beyond).
+func (b *bridgeRoutes) routes(ctx context.Context, s *conversation.Scenario, canon string) (*adHoc, int, string, string) {
+	// The task namespace: the scenario itself (however its config64 was
+	// spelled, the same scenario's conversations are found).
+	sum := sha256.Sum256(s.JSON())
+	name := "bridge-" + hex.EncodeToString(sum[:12])
 	b.mu.Lock()
-	if el, ok := b.entries[c64]; ok {
+	if el, ok := b.byName[name]; ok {
 		b.lru.MoveToFront(el)
 		b.mu.Unlock()
-		return el.Value.(*adHoc).routes, 0, "", ""
+		return el.Value.(*adHoc), 0, "", ""
 	}
+	if bc, ok := b.building[name]; ok {
+		b.mu.Unlock()
+		select {
+		case <-bc.done:
+		case <-ctx.Done():
+			return nil, http.StatusServiceUnavailable, "config64", "the request ended while its scenario was being built"
+		}
+		if bc.e == nil {
+			return nil, bc.status, bc.field, bc.msg
+		}
+		return bc.e, 0, "", ""
+	}
+	select {
+	case b.slots <- struct{}{}:
+	default:
+		b.mu.Unlock()
+		return nil, http.StatusServiceUnavailable, "config64", fmt.Sprintf("%d ad-hoc scenarios are being built; retry shortly", maxAdHocBuilds)
+	}
+	bc := &adHocBuild{done: make(chan struct{})}
+	b.building[name] = bc
 	b.mu.Unlock()
-	s, status, field, msg := b.scenario(c64)
-	if s == nil {
+
+	e, status, field, msg := b.build(ctx, s, canon, name)
+	<-b.slots
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.building, name)
+	bc.e, bc.status, bc.field, bc.msg = e, status, field, msg
+	close(bc.done)
+	if e == nil {
 		return nil, status, field, msg
 	}
+	el := b.lru.PushFront(e)
+	b.byName[name] = el
+	for b.lru.Len() > b.max {
+		old := b.lru.Back()
+		b.lru.Remove(old)
+		delete(b.byName, old.Value.(*adHoc).h.Name())
+		// Not closed: an execution of it may still run (its participants'
+		// clients are released by the garbage collector).
+	}
+	return e, 0, "", ""
+}
+
+// build builds the ad-hoc scenario s as the handler name, mounted at its
+// canonical config64.
+func (b *bridgeRoutes) build(ctx context.Context, s *conversation.Scenario, canon, name string) (*adHoc, int, string, string) {
 	// Building may dial (an a2a participant fetches its card): bounded,
-	// and not cut short by this request's client going away.
+	// and not cut short by this request's client going away (others may
+	// wait for it).
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), adHocBuildTimeout)
 	defer cancel()
-	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log), Logger: b.log})
+	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log, b.allow.CheckURL), Logger: b.log})
 	if err != nil {
 		var fe *conversation.FieldError
 		if errors.As(err, &fe) {
@@ -534,31 +682,6 @@ func (b *bridgeRoutes) routes(ctx context.Context, c64 string) (http.Handler, in
 		}
 		return nil, http.StatusBadRequest, "config64", err.Error()
 	}
-	// The task namespace: the scenario itself (padded or not, the same
-	// scenario's conversations are found).
-	sum := sha256.Sum256(s.JSON())
-	name := "bridge-" + hex.EncodeToString(sum[:12])
 	h := server.NewHandler(b.eng, name, ag, ag.Card(), b.opts)
-	e := &adHoc{config64: c64, h: h, routes: b.host.Mount(h, "/api/bridge/"+c64+"/a2a")}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if el, ok := b.entries[c64]; ok { // built concurrently
-		_ = ag.Close()
-		b.lru.MoveToFront(el)
-		return el.Value.(*adHoc).routes, 0, "", ""
-	}
-	el := b.lru.PushFront(e)
-	b.entries[c64] = el
-	b.byName[name] = el
-	for b.lru.Len() > b.max {
-		old := b.lru.Back()
-		b.lru.Remove(old)
-		delete(b.entries, old.Value.(*adHoc).config64)
-		if oh := old.Value.(*adHoc).h; b.byName[oh.Name()] == old {
-			delete(b.byName, oh.Name())
-		}
-		// Not closed: an execution of it may still run (its participants'
-		// clients are released by the garbage collector).
-	}
-	return e.routes, 0, "", ""
+	return &adHoc{config64: canon, h: h, routes: b.host.Mount(h, "/api/bridge/"+canon+"/a2a")}, 0, "", ""
 }

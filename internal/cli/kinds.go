@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -39,6 +40,13 @@ type agentBuild struct {
 	node *yaml.Node
 	file *agentFile
 	log  *slog.Logger
+	// checkURL, when set, confines every HTTP request of the agent
+	// (redirects and URLs learned at run time included) to the URLs it
+	// allows: a participant of an ad-hoc scenario (conversation.Allow).
+	// A kind that makes HTTP requests to a configured URL must apply it
+	// (remote.Config.CheckURL, openai.Config.CheckURL; the http kind
+	// follows no redirect and calls only its checked url).
+	checkURL func(*url.URL) error
 }
 
 // decode decodes the entry's keys into the kind's config (a pointer).
@@ -185,11 +193,16 @@ func checkAgentKeys(name string, n *yaml.Node) error {
 // node n (expanded): the kind's agent and card, then the entry's card keys
 // over it. Errors name the entry (agents.NAME…).
 func buildAgent(ctx context.Context, log *slog.Logger, name string, f *agentFile, n *yaml.Node) (*builtAgent, error) {
+	return buildAgentChecked(ctx, log, name, f, n, nil)
+}
+
+// buildAgentChecked is buildAgent with agentBuild.checkURL.
+func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *agentFile, n *yaml.Node, checkURL func(*url.URL) error) (*builtAgent, error) {
 	k, err := kindOf(name, n)
 	if err != nil {
 		return nil, err
 	}
-	b, err := k.build(ctx, &agentBuild{name: name, node: n, file: f, log: log})
+	b, err := k.build(ctx, &agentBuild{name: name, node: n, file: f, log: log, checkURL: checkURL})
 	if err != nil {
 		return nil, agentError(name, err)
 	}

@@ -32,6 +32,7 @@ func buildA2A(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 	if err := b.decode(&c); err != nil {
 		return nil, err
 	}
+	c.CheckURL = b.checkURL
 	a, err := remote.New(c)
 	if err != nil {
 		return nil, err
@@ -54,6 +55,7 @@ func buildOpenAI(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 	if err := b.decode(&c); err != nil {
 		return nil, err
 	}
+	c.CheckURL = b.checkURL
 	a, err := openai.New(c)
 	if err != nil {
 		return nil, err
