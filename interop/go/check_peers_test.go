@@ -129,7 +129,12 @@ func runCheck(t *testing.T, url string, args ...string) *checkReport {
 // row (server cell starting with server, agent cell agent) with the
 // measured score and pass / fail / skip / n/a counts, so the README cannot
 // go stale.
-func readmeRow(t *testing.T, rep *checkReport, server, agent string) {
+//
+// racy names checks whose outcome depends on timing: they need a task
+// caught while it runs, and an agent that is input-required a moment
+// after it starts (chat) is usually not caught, so the README counts
+// them as skipped; one that passed on a slow machine is counted so too.
+func readmeRow(t *testing.T, rep *checkReport, server, agent string, racy ...string) {
 	t.Helper()
 	md, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -139,7 +144,13 @@ func readmeRow(t *testing.T, rep *checkReport, server, agent string) {
 	if score == "100.0 %" {
 		score = "100 %"
 	}
-	counts := fmt.Sprintf("%d / %d / %d / %d", rep.Counts.Pass, rep.Counts.Fail, rep.Counts.Skip, rep.Counts.NotApplicable)
+	pass, skip := rep.Counts.Pass, rep.Counts.Skip
+	for _, x := range rep.Results {
+		if x.Status == "pass" && slices.Contains(racy, x.ID) {
+			pass, skip = pass-1, skip+1
+		}
+	}
+	counts := fmt.Sprintf("%d / %d / %d / %d", pass, rep.Counts.Fail, skip, rep.Counts.NotApplicable)
 	for _, line := range strings.Split(string(md), "\n") {
 		cells := strings.Split(line, "|")
 		if len(cells) < 6 || !strings.HasPrefix(strings.TrimSpace(cells[1]), server) || strings.TrimSpace(cells[2]) != agent {
@@ -276,7 +287,9 @@ func TestCheckPeers(t *testing.T) {
 			t.Parallel()
 			rep := runCheck(t, ours+"/a2a/chat")
 			mustAllPass(t, rep)
-			readmeRow(t, rep, "`a2abridge serve --push-allow 127.0.0.0/8`", "`chat`")
+			readmeRow(t, rep, "`a2abridge serve --push-allow 127.0.0.0/8`", "`chat`",
+				"tasks.cancel-running", "tasks.cancel-state", "stream.resubscribe-running",
+				"rpc10.cancel", "rpc10.subscribe", "rest10.cancel", "rest10.subscribe")
 			rep.expect(t, "message.continue", "pass")
 			rep.expect(t, "message.context-mismatch", "pass")
 		})
