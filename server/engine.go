@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -777,45 +776,7 @@ func (t *TaskUpdater) normalizeMessage(m *a2a.Message) {
 
 // emit appends an agent's event.
 func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
-	var out a2a.Event
-	var bad string
-	switch v := ev.(type) {
-	case *a2a.TaskStatusUpdateEvent:
-		c := *v
-		bad = t.fill(&c.TaskID, &c.ContextID)
-		if c.Status.Timestamp.IsZero() {
-			c.Status.Timestamp = now()
-		}
-		c.Final = c.Status.State.Final()
-		if c.Status.Message != nil {
-			m := *c.Status.Message
-			t.normalizeMessage(&m)
-			c.Status.Message = &m
-		}
-		out = &c
-	case *a2a.TaskArtifactUpdateEvent:
-		c := *v
-		bad = t.fill(&c.TaskID, &c.ContextID)
-		if c.Artifact.ArtifactID == "" {
-			bad = "artifact without artifactId"
-		}
-		if c.Artifact.Parts == nil {
-			c.Artifact.Parts = []a2a.Part{}
-		}
-		out = &c
-	case *a2a.Message:
-		c := *v
-		bad = t.fill(&c.TaskID, &c.ContextID)
-		t.normalizeMessage(&c)
-		out = &c
-	default:
-		bad = "unsupported event type"
-	}
-	if bad == "" {
-		if err := v03.CheckEventValues(out); err != nil {
-			bad = "a value that cannot be written as JSON: " + err.Error()
-		}
-	}
+	out, bad := t.prepare(ev)
 	l := e.lock(t.taskID)
 	l.Lock()
 	defer l.Unlock()

@@ -145,6 +145,39 @@ type localRun struct {
 // emit folds an agent's event into the local task, as Engine.emit
 // appends it.
 func (l *localRun) emit(t *TaskUpdater, ev a2a.Event) error {
+	out, bad := t.prepare(ev)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.task.Status.State.Terminal() {
+		return ErrTaskClosed
+	}
+	var next a2a.Task
+	var err error
+	if bad == "" {
+		next, err = taskfold.Apply(l.task, out)
+		if err != nil {
+			bad = err.Error()
+		}
+	}
+	if bad != "" {
+		ev := (*Engine)(nil).statusEvent(l.task, a2a.TaskStateFailed, "The agent produced an invalid event: "+bad)
+		if n, ferr := taskfold.Apply(l.task, ev); ferr == nil {
+			l.task = n
+		}
+		return ErrInvalidEvent
+	}
+	l.task = next
+	if l.onEvent != nil {
+		l.onEvent(out)
+	}
+	return nil
+}
+
+// prepare checks an agent's event and returns the copy that is appended
+// (its task ids filled in, a status-update's timestamp and final flag
+// set, messages normalized), or the reason it is invalid. Engine.emit and
+// RunAgent share it.
+func (t *TaskUpdater) prepare(ev a2a.Event) (a2a.Event, string) {
 	var out a2a.Event
 	var bad string
 	switch v := ev.(type) {
@@ -184,29 +217,5 @@ func (l *localRun) emit(t *TaskUpdater, ev a2a.Event) error {
 			bad = "a value that cannot be written as JSON: " + err.Error()
 		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed || l.task.Status.State.Terminal() {
-		return ErrTaskClosed
-	}
-	var next a2a.Task
-	var err error
-	if bad == "" {
-		next, err = taskfold.Apply(l.task, out)
-		if err != nil {
-			bad = err.Error()
-		}
-	}
-	if bad != "" {
-		ev := (*Engine)(nil).statusEvent(l.task, a2a.TaskStateFailed, "The agent produced an invalid event: "+bad)
-		if n, ferr := taskfold.Apply(l.task, ev); ferr == nil {
-			l.task = n
-		}
-		return ErrInvalidEvent
-	}
-	l.task = next
-	if l.onEvent != nil {
-		l.onEvent(out)
-	}
-	return nil
+	return out, bad
 }
