@@ -82,7 +82,7 @@ func TestBridgeRemote(t *testing.T) {
 		t.Run(rm.prefix, func(t *testing.T) {
 			t.Parallel()
 			if rm.skip != "" {
-				t.Skip(rm.skip)
+				skipOrFail(t, rm.skip)
 			}
 			for _, mk := range callers {
 				c := mk(front)
@@ -101,7 +101,7 @@ func TestBridgeRemote(t *testing.T) {
 	t.Run("js-clients", func(t *testing.T) {
 		t.Parallel()
 		if js.skip != "" {
-			t.Skip(js.skip)
+			skipOrFail(t, js.skip)
 		}
 		bridgeJSClients(t, front, remotes)
 	})

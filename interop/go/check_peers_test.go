@@ -367,7 +367,7 @@ func TestCheckPeers(t *testing.T) {
 	t.Run("js", func(t *testing.T) {
 		t.Parallel()
 		if js.skip != "" {
-			t.Skip(js.skip)
+			skipOrFail(t, js.skip)
 		}
 		t.Run("slow", func(t *testing.T) {
 			t.Parallel()
@@ -467,7 +467,7 @@ func TestCheckPeers(t *testing.T) {
 	t.Run("js-v1", func(t *testing.T) {
 		t.Parallel()
 		if jsv1.skip != "" {
-			t.Skip(jsv1.skip)
+			skipOrFail(t, jsv1.skip)
 		}
 		t.Run("slow", func(t *testing.T) {
 			t.Parallel()

@@ -154,7 +154,7 @@ func TestOurClient(t *testing.T) {
 		t.Run(tg.name, func(t *testing.T) {
 			t.Parallel()
 			if tg.skip != "" {
-				t.Skip(tg.skip)
+				skipOrFail(t, tg.skip)
 			}
 			for _, sc := range scenarios {
 				t.Run(sc.name, func(t *testing.T) {

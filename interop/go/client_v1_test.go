@@ -90,7 +90,7 @@ func TestOurClientV1(t *testing.T) {
 		t.Run(tg.name, func(t *testing.T) {
 			t.Parallel()
 			if tg.skip != "" {
-				t.Skip(tg.skip)
+				skipOrFail(t, tg.skip)
 			}
 			if tg.compat {
 				t.Run("Compat0.3", func(t *testing.T) { ocV1Compat03(t, tg) })

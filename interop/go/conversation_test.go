@@ -110,7 +110,7 @@ func convNotesBackend(t *testing.T) string {
 func TestConversation(t *testing.T) {
 	js := v1StartJSPeerArgs(t)
 	if js.skip != "" {
-		t.Skip(js.skip)
+		skipOrFail(t, js.skip)
 	}
 	notes := convNotesBackend(t)
 	cfg := filepath.Join(t.TempDir(), "conversation.yaml")

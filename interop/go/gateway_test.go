@@ -47,15 +47,15 @@ const gatewayConfig = `admin:
 func TestGateway(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		t.Skip("curl is not on PATH: the gateway test drives the admin API and /simple/{agent} with the real curl binary (CI has it)")
+		skipOrFail(t, "curl is not on PATH: the gateway test drives the admin API and /simple/{agent} with the real curl binary (CI has it)")
 	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not on PATH: the gateway test's simple-dialect backend is ../python/backend.py (CI has it)")
+		skipOrFail(t, "python3 is not on PATH: the gateway test's simple-dialect backend is ../python/backend.py (CI has it)")
 	}
 	js := v1StartJSPeerArgs(t)
 	if js.skip != "" {
-		t.Skip(js.skip)
+		skipOrFail(t, js.skip)
 	}
 	backendPy, err := filepath.Abs(filepath.Join("..", "python", "backend.py"))
 	if err != nil {

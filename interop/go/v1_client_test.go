@@ -189,7 +189,7 @@ func TestV1Client(t *testing.T) {
 		t.Run(tg.name, func(t *testing.T) {
 			t.Parallel()
 			if tg.skip != "" {
-				t.Skip(tg.skip)
+				skipOrFail(t, tg.skip)
 			}
 			for _, b := range v1Bindings {
 				t.Run(v1BindingName(b), func(t *testing.T) {
