@@ -367,6 +367,92 @@ func TestStopAgent(t *testing.T) {
 	}
 }
 
+// TestStopAgentWaitingTasks: StopAgent fails the tasks of the agent that
+// wait for their caller (input-required, auth-required), of every owner,
+// more than a page of them, and runs the Canceler for each; another
+// agent's waiting task and the agent's finished tasks are left alone.
+func TestStopAgentWaitingTasks(t *testing.T) {
+	for _, name := range []string{"memory", "sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			st := store.Store(memory.New())
+			if name == "sqlite" {
+				st = sqliteStore(t)
+			}
+			eng := newBridgeEngine(t, st)
+			canceled := make(chan string, 256)
+			asks := cancelHook{Agent: server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+				switch text := textOfMessage(r.Message); text {
+				case "done":
+					return u.Complete(ctx, "ok")
+				case "auth":
+					return u.SetStatus(ctx, a2a.TaskStateAuthRequired, u.TextMessage("sign in"))
+				default:
+					return u.SetStatus(ctx, a2a.TaskStateInputRequired, u.TextMessage("which one?"))
+				}
+			}), canceled: canceled}
+			h := server.NewHandler(eng, "gone", asks, testCard("gone"), server.HandlerOptions{})
+			other := server.NewHandler(eng, "stays", asks, testCard("stays"), server.HandlerOptions{})
+			owners := []context.Context{
+				context.Background(),
+				auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "alice"}),
+				auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "bob"}),
+			}
+			var waiting []string
+			var done string
+			for i := range 130 {
+				text := "ask"
+				if i%10 == 0 {
+					text = "auth"
+				}
+				task, err := h.SendMessage(owners[i%len(owners)], blockingSend(text, ""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				waiting = append(waiting, task.ID)
+			}
+			task, err := h.SendMessage(owners[1], blockingSend("done", ""))
+			if err != nil || task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("a finished task: %v, %v", task, err)
+			}
+			done = task.ID
+			kept, err := other.SendMessage(owners[2], blockingSend("ask", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := eng.StopAgent(context.Background(), h, "The agent was removed.")
+			if err != nil || n != len(waiting) {
+				t.Fatalf("StopAgent = %d, %v; want %d", n, err, len(waiting))
+			}
+			hooked := map[string]bool{}
+			for range waiting {
+				select {
+				case id := <-canceled:
+					hooked[id] = true
+				default:
+				}
+			}
+			for i, id := range waiting {
+				got, err := h.GetTask(owners[i%len(owners)], a2a.TaskQueryParams{ID: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil || textOfMessage(*got.Status.Message) != "The agent was removed." {
+					t.Fatalf("waiting task %s: %s %v", id, got.Status.State, got.Status.Message)
+				}
+				if !hooked[id] {
+					t.Fatalf("no Cancel for waiting task %s", id)
+				}
+			}
+			if got, _ := h.GetTask(owners[1], a2a.TaskQueryParams{ID: done}); got.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("the finished task: %s", got.Status.State)
+			}
+			if got, _ := other.GetTask(owners[2], a2a.TaskQueryParams{ID: kept.ID}); got.Status.State != a2a.TaskStateInputRequired {
+				t.Fatalf("the other agent's task: %s", got.Status.State)
+			}
+		})
+	}
+}
+
 // cancelHook adds a Canceler that reports the task ids it was called for.
 type cancelHook struct {
 	server.Agent

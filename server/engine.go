@@ -915,16 +915,18 @@ func (e *Engine) endExecution(taskID string) {
 }
 
 // StopAgent fails every task of h's agent that has an execution running
-// in this engine, with reason as the status message (state failed, A2A
-// 1.0 §4.1.3), cancels those executions (their contexts are cancelled;
-// their further events are refused with ErrTaskClosed) and runs the
-// agent's Canceler for each, as tasks/cancel does (a bridge to a remote
-// agent cancels the remote task). Streams of those tasks get the final
-// status-update. Tasks waiting for input and finished tasks are left as
-// they are, readable as before. It is what removing an agent from a
-// running server does (Host.Remove removes its routes). It returns how
-// many tasks it failed, and the first error of the store, if any (the
-// other tasks are still tried).
+// in this engine, and every task of it that waits for its caller
+// (input-required or auth-required, whatever its owner), with reason as
+// the status message (state failed, A2A 1.0 §4.1.3); it cancels those
+// executions (their contexts are cancelled; their further events are
+// refused with ErrTaskClosed) and runs the agent's Canceler for each
+// task failed, as tasks/cancel does (a bridge to a remote agent cancels
+// the remote task). Streams of those tasks get the final status-update.
+// Finished tasks are left as they are, readable as before. It is what
+// removing an agent from a running server does (Host.Remove removes its
+// routes). It returns how many tasks it failed, and the first error of
+// the store or of ctx, if any (the other tasks are still tried while ctx
+// lasts).
 func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int, error) {
 	agent := h.name
 	e.mu.Lock()
@@ -962,6 +964,55 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 			n++
 			e.runCancelHook(ctx, h, info.Task)
 		}
+	}
+	// Tasks waiting for their caller have no execution. Each round lists
+	// the first of those still waiting; one that could not be failed ends
+	// the sweep when a round fails none.
+	for _, state := range []a2a.TaskState{a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired} {
+		for ctx.Err() == nil {
+			page, err := e.st.ListTasks(ctx, store.TaskQuery{Agent: agent, AllOwners: true, State: state, Limit: 100})
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				break
+			}
+			progress := false
+			for _, t := range page.Tasks {
+				id := t.Task.ID
+				l := e.lock(id)
+				l.Lock()
+				failed := false
+				info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+					if !cur.Task.Status.State.Interrupted() || cur.Agent != agent {
+						return nil, nil
+					}
+					failed = true
+					return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, reason)}, nil
+				})
+				if err == nil && failed {
+					e.endExecution(id)
+				}
+				l.Unlock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+					continue
+				}
+				if failed {
+					n++
+					progress = true
+					e.runCancelHook(ctx, h, info.Task)
+				}
+			}
+			if page.Next == "" || !progress {
+				break
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil && firstErr == nil {
+		firstErr = err
 	}
 	return n, firstErr
 }

@@ -153,13 +153,20 @@ type Store interface {
 
 // TaskQuery selects the tasks of ListTasks: those of agent Agent created
 // by owner Owner (both matched exactly; "" is the owner of tasks created
-// without authentication), and, when set, in context ContextID, in state
+// without authentication; with AllOwners, Owner is ignored and tasks of
+// every owner are selected), and, when set, in context ContextID, in state
 // State and whose status timestamp is at or after StatusAfter (A2A 1.0
 // ListTasksRequest.status_timestamp_after: "greater than or equal"; a
-// task without a status timestamp never is). Zero values do not filter.
+// task without a status timestamp never is). Zero values of ContextID,
+// State and StatusAfter do not filter.
 type TaskQuery struct {
-	Agent       string
-	Owner       string
+	Agent string
+	Owner string
+	// AllOwners selects the agent's tasks whatever their owner: for the
+	// server's own housekeeping (an agent removed), never for a caller's
+	// A2A ListTasks. Its work is about every task of the agent that the
+	// other filters select (they are read and sorted), not one page.
+	AllOwners   bool
 	ContextID   string
 	State       a2a.TaskState
 	StatusAfter time.Time

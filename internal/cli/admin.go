@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,6 +101,17 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 		errs := make([]error, len(specs))
 		var wg sync.WaitGroup
 		for i, s := range specs {
+			if spec, err := decodeSpec(s.Spec); err == nil && spec[tombstoneKey] != nil {
+				// The tombstone of a removed agent: its tasks stay readable.
+				if _, taken := r.static[s.Name]; taken {
+					continue
+				}
+				if err := r.restoreTombstone(s.Name, spec); err != nil {
+					log.Error("the tasks of a removed agent cannot be served: its authentication could not be rebuilt", "agent", s.Name, "err", err)
+				}
+				specs[i].Spec = nil // not built below
+				continue
+			}
 			if _, taken := r.static[s.Name]; taken {
 				errs[i] = fmt.Errorf("agent %s of the configuration file has its name; remove this registration", s.Name)
 				continue
@@ -116,6 +128,9 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 		}
 		wg.Wait()
 		for i, s := range specs {
+			if s.Spec == nil {
+				continue // a tombstone, restored above
+			}
 			if errs[i] != nil {
 				// The server starts without it; the registration stays,
 				// listed with its problem, until removed.
@@ -349,7 +364,18 @@ func (r *registry) remove(w http.ResponseWriter, req *http.Request) {
 		adminFail(w, http.StatusNotFound, "name", "no registered agent named %q", name)
 		return
 	}
-	if err := r.st.DeleteAgent(context.WithoutCancel(req.Context()), name); err != nil && !errors.Is(err, store.ErrNotFound) {
+	var err error
+	if broken {
+		err = r.st.DeleteAgent(context.WithoutCancel(req.Context()), name)
+	} else {
+		// Its tasks stay readable, after a restart too, through the
+		// tombstone that replaces the registration.
+		var b []byte
+		if b, err = json.Marshal(map[string]any{tombstoneKey: r.dyn[name].spec}, json.Deterministic(true)); err == nil {
+			err = r.st.PutAgent(context.WithoutCancel(req.Context()), name, b)
+		}
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		r.log.Error("delete a registered agent", "agent", name, "err", err)
 		adminFail(w, http.StatusInternalServerError, "", "the registration could not be deleted")
 		return
@@ -360,18 +386,18 @@ func (r *registry) remove(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	n := r.drop(name, fmt.Sprintf("The agent %s was removed from this server while the task was running.", name))
+	n := r.drop(name, fmt.Sprintf("The agent %s was removed from this server before the task finished.", name))
 	r.log.Info("agent removed", "agent", name, "running_tasks_failed", n)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// build checks and builds a registered agent, without hosting it: its
-// keys and their types, the kinds and environment variables the admin
-// block allows, then the kind's own checks. Errors name the key
-// (agents.NAME.KEY: …) and never quote an expanded value.
-func (r *registry) build(ctx context.Context, name string, spec map[string]any) (*registered, error) {
+// decode checks a registration's name, keys and their types and the
+// environment variables it may use (admin.env), expands them, and decodes
+// it; with checkKind, its kind must be one admin.kinds allows. Errors are
+// as build's.
+func (r *registry) decode(name string, spec map[string]any, checkKind bool) (*agentKind, *yaml.Node, *agentFile, error) {
 	if err := checkAgentName(name); err != nil {
-		return nil, fmt.Errorf("name: %w", err)
+		return nil, nil, nil, fmt.Errorf("name: %w", err)
 	}
 	kindKeys := make(map[string]any, len(spec))
 	for k, v := range spec {
@@ -381,56 +407,68 @@ func (r *registry) build(ctx context.Context, name string, spec map[string]any) 
 	}
 	var node yaml.Node
 	if err := node.Encode(kindKeys); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := checkAgentKeys(name, &node); err != nil {
 		var uk *unknownKeyError
 		if errors.As(err, &uk) {
 			msg := fmt.Sprintf("unknown key %q in %s", uk.Key, uk.Path)
 			if uk.Suggest != "" {
-				return nil, fmt.Errorf("%s: did you mean %q?", msg, uk.Suggest)
+				return nil, nil, nil, fmt.Errorf("%s: did you mean %q?", msg, uk.Suggest)
 			}
-			return nil, fmt.Errorf("%s (valid keys: %s)", msg, strings.Join(uk.Valid, ", "))
+			return nil, nil, nil, fmt.Errorf("%s (valid keys: %s)", msg, strings.Join(uk.Valid, ", "))
 		}
-		return nil, err
+		return nil, nil, nil, err
 	}
 	k, err := kindOf(name, &node)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if k.builtin && kindKeys["kind"] == nil {
-		return nil, fmt.Errorf("agents.%s.kind: required", name)
+		return nil, nil, nil, fmt.Errorf("agents.%s.kind: required", name)
 	}
-	if !slices.Contains(r.kinds, k.name) {
-		return nil, fmt.Errorf("agents.%s.kind: %q may not be registered through the admin API (admin.kinds allows %s)", name, k.name, strings.Join(r.kinds, ", "))
+	if checkKind && !slices.Contains(r.kinds, k.name) {
+		return nil, nil, nil, fmt.Errorf("agents.%s.kind: %q may not be registered through the admin API (admin.kinds allows %s)", name, k.name, strings.Join(r.kinds, ", "))
 	}
 	for _, ref := range envRefs(&node, "agents."+name) {
 		if !slices.Contains(r.env, ref.name) {
-			return nil, fmt.Errorf("%s: ${%s} is not among the environment variables registrations may use (admin.env)", ref.path, ref.name)
+			return nil, nil, nil, fmt.Errorf("%s: ${%s} is not among the environment variables registrations may use (admin.env)", ref.path, ref.name)
 		}
 	}
 	// Types before expansion, so that an error shows a ${NAME} reference
 	// rather than its value; a value that is a reference is checked after.
 	if err := checkAgentTypes(name, &node); err != nil && len(envRefs(&node, "")) == 0 {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if missing := expandEnv(&node, "agents."+name); len(missing) > 0 {
-		return nil, errors.New(joinRefs(missing))
+		return nil, nil, nil, errors.New(joinRefs(missing))
 	}
 	if err := checkAgentTypes(name, &node); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	var af agentFile
 	if err := node.Decode(&af); err != nil {
-		return nil, fmt.Errorf("agents.%s: the registration does not fit its kind", name)
+		return nil, nil, nil, fmt.Errorf("agents.%s: the registration does not fit its kind", name)
 	}
-	bctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	built, err := buildAgent(bctx, r.log, name, &af, &node)
+	return k, &node, &af, nil
+}
+
+// build checks and builds a registered agent, without hosting it: its
+// keys and their types, the kinds and environment variables the admin
+// block allows, then the kind's own checks. Errors name the key
+// (agents.NAME.KEY: …) and never quote an expanded value.
+func (r *registry) build(ctx context.Context, name string, spec map[string]any) (*registered, error) {
+	k, node, af, err := r.decode(name, spec, true)
 	if err != nil {
 		return nil, err
 	}
-	o, err := r.cfg.authFor(name, &af)
+	bctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	built, err := buildAgent(bctx, r.log, name, af, node)
+	if err != nil {
+		return nil, err
+	}
+	o, err := r.cfg.authFor(name, af)
 	if err != nil {
 		if built.close != nil {
 			_ = built.close()
@@ -451,30 +489,23 @@ func (r *registry) hostAgent(name string, reg *registered) {
 
 // drop unhosts a registered agent, fails its running tasks with reason
 // (none when reason is ""), and releases it; it returns the tasks failed.
-// With a reason (a removal), a tombstone takes its place until the process
-// exits or the name is registered again: its tasks stay readable (get,
-// list, subscribe; with the same authentication), and a new message is
-// rejected saying the agent was removed.
+// With a reason (a removal), a tombstone takes its place until the name is
+// registered again (the caller stores it, so that it is back after a
+// restart): its tasks stay readable (get, list, subscribe; with the same
+// authentication), and a new message is rejected saying the agent was
+// removed.
 func (r *registry) drop(name, reason string) int {
 	d := r.dyn[name]
 	delete(r.dyn, name)
 	old, _ := r.host.Handler(name)
 	if reason != "" && d != nil {
-		card := d.built.card
-		card.Description = "Removed from this server; its tasks stay readable until the server restarts."
-		// The tombstone serves no methods of the agent's own (ai/*), nor
-		// declares them.
-		opts := d.opts
-		opts.Methods = nil
-		card.Capabilities.Extensions = slices.DeleteFunc(slices.Clone(card.Capabilities.Extensions),
-			func(x a2a.AgentExtension) bool { return x.URI == openai.ExtensionURI })
-		r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, opts))
+		r.hostTombstone(name, d.built.card, d.opts)
 	} else {
 		r.host.Remove(name)
 	}
 	n := 0
 	if reason != "" && old != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		var err error
 		if n, err = r.eng.StopAgent(ctx, old, reason); err != nil {
@@ -485,6 +516,65 @@ func (r *registry) drop(name, reason string) int {
 		_ = d.built.close()
 	}
 	return n
+}
+
+// tombstoneKey marks a stored registration as the tombstone of a removed
+// agent: {"removed": SPEC}, SPEC the registration as it was stored (its
+// authentication is rebuilt from it at the next start).
+const tombstoneKey = "removed"
+
+// hostTombstone hosts the tombstone of the removed agent name under card
+// (the agent's, described as removed) and opts (its authentication), r.mu
+// held or at start. The tombstone serves no methods of the agent's own
+// (ai/*), nor declares them.
+func (r *registry) hostTombstone(name string, card a2a.AgentCard, opts server.HandlerOptions) {
+	card.Description = "Removed from this server; its tasks stay readable."
+	opts.Methods = nil
+	card.Capabilities.Extensions = slices.DeleteFunc(slices.Clone(card.Capabilities.Extensions),
+		func(x a2a.AgentExtension) bool { return x.URI == openai.ExtensionURI })
+	r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, opts))
+}
+
+// restoreTombstone hosts the stored tombstone of a removed agent
+// ({"removed": SPEC}) at start: its authentication rebuilt from SPEC, its
+// card from SPEC's card fields (the agent itself is not built: a remote
+// one's card is not fetched again). An error says why its tasks cannot be
+// served (an environment variable its auth block names is gone, say).
+func (r *registry) restoreTombstone(name string, stored map[string]any) error {
+	spec, ok := stored[tombstoneKey].(map[string]any)
+	if !ok {
+		return errors.New("the stored tombstone is not an object")
+	}
+	_, _, af, err := r.decode(name, spec, false)
+	if err != nil {
+		return err
+	}
+	o, err := r.cfg.authFor(name, af)
+	if err != nil {
+		return err
+	}
+	card := a2a.AgentCard{
+		Name:               name,
+		Version:            cmp.Or(af.Version, "1.0.0"),
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+	}
+	if len(af.InputModes) > 0 {
+		card.DefaultInputModes = af.InputModes
+	}
+	if len(af.OutputModes) > 0 {
+		card.DefaultOutputModes = af.OutputModes
+	}
+	for _, s := range af.Skills {
+		card.Skills = append(card.Skills, s.skill())
+	}
+	if len(card.Skills) == 0 {
+		card.Skills = []a2a.AgentSkill{{ID: "removed", Name: "Removed agent", Description: "The agent " + name + " was removed from this server; its tasks stay readable.", Tags: []string{"removed"}}}
+	}
+	r.hostTombstone(name, card, o)
+	r.log.Info("removed agent: its tasks stay readable", "agent", name)
+	return nil
 }
 
 // removedAgent is the tombstone of a removed agent: every new message is

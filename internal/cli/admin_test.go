@@ -113,6 +113,23 @@ agents:
 	if code, body := adminCall(t, "GET", api+"/slowy", "adm1n", ""); code != 404 {
 		t.Fatalf("the removed agent in the admin API: %d %s", code, body)
 	}
+	// A multi-turn agent with a task waiting for input, removed: that task
+	// fails too.
+	if code, body := adminCall(t, "POST", api, "adm1n", `{"name":"chatty","kind":"chat"}`); code != 201 {
+		t.Fatalf("register chatty: %d %s", code, body)
+	}
+	r = rpc(t, base+"/a2a/chatty", "message/send", msg("hello", "m5", ""))
+	chatTask := r.Result.ID
+	if r.Result.Status.State != "input-required" {
+		t.Fatalf("chat task: %+v", r)
+	}
+	if code, body := adminCall(t, "DELETE", api+"/chatty", "adm1n", ""); code != 204 {
+		t.Fatalf("remove chatty: %d %s", code, body)
+	}
+	got = rpc(t, base+"/a2a/chatty", "tasks/get", `{"id":"`+chatTask+`"}`)
+	if got.Result.Status.State != "failed" || got.Result.Status.Message == nil || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "chatty was removed") {
+		t.Fatalf("the removed agent's task waiting for input: %+v", got)
+	}
 
 	// Bad registrations: each a 400 (or 409, 413) naming what is wrong.
 	for _, c := range []struct {
@@ -193,6 +210,18 @@ agents:
 	startChild(t, "--config", cfg, "--data", data, "--addr", addr)
 	if r := rpc(t, base+"/a2a/myecho", "message/send", msg("again", "m4", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("the registered agent after a restart: %+v", r)
+	}
+	// The removed agents' tasks are still readable after the restart; new
+	// messages are still rejected.
+	got = rpc(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`)
+	if got.Result.Status.State != "failed" || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "slowy was removed") {
+		t.Fatalf("the removed agent's task after a restart: %+v", got)
+	}
+	if got := rpc(t, base+"/a2a/chatty", "tasks/get", `{"id":"`+chatTask+`"}`); got.Result.Status.State != "failed" {
+		t.Fatalf("the other removed agent's task after a restart: %+v", got)
+	}
+	if r := rpc(t, base+"/a2a/slowy", "message/send", msg("1", "m6", "")); r.Result.Status.State != "rejected" {
+		t.Fatalf("a message to the removed agent after a restart: %+v", r)
 	}
 	code, body = adminCall(t, "GET", api, "adm1n", "")
 	if code != 200 || !strings.Contains(body, `"myecho"`) || strings.Contains(body, `"slowy"`) {

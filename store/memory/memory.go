@@ -328,7 +328,7 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		for id, t := range sh.tasks {
-			if t.info.Agent != q.Agent || t.info.Owner != q.Owner || !listing.Match(&q, t.contextID, t.state, t.status) {
+			if t.info.Agent != q.Agent || !q.AllOwners && t.info.Owner != q.Owner || !listing.Match(&q, t.contextID, t.state, t.status) {
 				continue
 			}
 			total++

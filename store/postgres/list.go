@@ -32,11 +32,14 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 		// Appends store valid states only (and the column is text).
 		return store.TaskPage{Tasks: []store.TaskInfo{}}, nil
 	}
-	args := []any{bs(q.Agent), bs(q.Owner)}
-	where := []string{"t.agent = $1", "t.owner = $2"}
+	args := []any{bs(q.Agent)}
+	where := []string{"t.agent = $1"}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if !q.AllOwners {
+		add("t.owner = $%d", bs(q.Owner))
 	}
 	if q.ContextID != "" {
 		add("t.context_id = $%d", bs(q.ContextID))

@@ -15,7 +15,8 @@ const (
 	byContext = 1 << iota
 	byState
 	byTime
-	paged // the page after a cursor (page statements only)
+	allOwners // TaskQuery.AllOwners
+	paged     // the page after a cursor (page statements only)
 )
 
 // listStmts are the read statements of ListTasks, prepared on first use:
@@ -23,7 +24,7 @@ const (
 // filters and paging for the page.
 type listStmts struct {
 	mu    sync.Mutex
-	count [byTime << 1]*sql.Stmt
+	count [allOwners << 1]*sql.Stmt
 	page  [paged << 1]*sql.Stmt
 }
 
@@ -48,6 +49,9 @@ func (l *listStmts) close() error {
 func listSQL(key int, count bool) string {
 	index := "tasks_list_time"
 	where := "t.agent = ? AND t.owner = ?"
+	if key&allOwners != 0 {
+		where = "t.agent = ?"
+	}
 	switch {
 	case key&byContext != 0:
 		index = "tasks_list_context"
@@ -107,6 +111,10 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 	limit := q.PageLimit()
 	key := 0
 	args := []any{q.Agent, q.Owner}
+	if q.AllOwners {
+		key |= allOwners
+		args = args[:1]
+	}
 	if q.ContextID != "" {
 		key |= byContext
 		args = append(args, q.ContextID)

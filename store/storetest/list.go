@@ -97,7 +97,7 @@ func listAll(t *testing.T, s store.Store, q store.TaskQuery, limit int) (ids []s
 			t.Errorf("ListTasks(%+v): %d tasks on a page of %d", q, len(page.Tasks), want)
 		}
 		for _, info := range page.Tasks {
-			if info.Agent != q.Agent || info.Owner != q.Owner {
+			if info.Agent != q.Agent || !q.AllOwners && info.Owner != q.Owner {
 				t.Errorf("ListTasks(%+v) listed %s of agent %q owner %q", q, info.Task.ID, info.Agent, info.Owner)
 			}
 			ids = append(ids, info.Task.ID)
@@ -232,6 +232,41 @@ func testListTasksScope(t *testing.T, s store.Store) {
 	page, err := s.ListTasks(context.Background(), store.TaskQuery{Agent: "nobody"})
 	if err != nil || len(page.Tasks) != 0 || page.Next != "" || page.Total != 0 {
 		t.Errorf("ListTasks of an agent without tasks = %+v, %v", page, err)
+	}
+}
+
+// testListTasksAllOwners lists an agent's tasks of every owner, paged and
+// filtered; a cursor of such a query is not one of a query of one owner.
+func testListTasksAllOwners(t *testing.T, s store.Store) {
+	mine := listFixture(t, s)
+	others := []listed{
+		{id: "other-owner", agent: "a", owner: "o2", contextID: "ctx-0", state: a2a.TaskStateWorking, at: listBase.Add(time.Hour)},
+		{id: "no-owner", agent: "a", owner: "", contextID: "ctx-0", state: a2a.TaskStateWorking, at: listBase.Add(time.Hour)},
+	}
+	all := append(slices.Clone(mine), others...)
+	for _, limit := range []int{0, 1, 7} {
+		got, total := listAll(t, s, store.TaskQuery{Agent: "a", AllOwners: true}, limit)
+		if want := listOrder(all); total != len(want) || !slices.Equal(got, want) {
+			t.Errorf("every owner, limit %d: %v (Total %d), want %v", limit, got, total, want)
+		}
+	}
+	working := slices.DeleteFunc(slices.Clone(all), func(l listed) bool { return l.state != a2a.TaskStateWorking })
+	got, total := listAll(t, s, store.TaskQuery{Agent: "a", AllOwners: true, State: a2a.TaskStateWorking}, 2)
+	if want := listOrder(working); total != len(want) || !slices.Equal(got, want) {
+		t.Errorf("every owner, working: %v (Total %d), want %v", got, total, want)
+	}
+	// Owner is ignored; another agent's tasks are not listed.
+	got, _ = listAll(t, s, store.TaskQuery{Agent: "b", Owner: "nobody", AllOwners: true}, 0)
+	if !slices.Equal(got, []string{"other-agent"}) {
+		t.Errorf("agent b, every owner: %v", got)
+	}
+	ctx := context.Background()
+	page, err := s.ListTasks(ctx, store.TaskQuery{Agent: "a", AllOwners: true, Limit: 2})
+	if err != nil || page.Next == "" {
+		t.Fatalf("first page: %+v, %v", page, err)
+	}
+	if _, err := s.ListTasks(ctx, store.TaskQuery{Agent: "a", Owner: "o", Cursor: page.Next}); !errors.Is(err, store.ErrInvalidCursor) {
+		t.Errorf("an every-owner cursor with one owner: %v, want ErrInvalidCursor", err)
 	}
 }
 

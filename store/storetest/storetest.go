@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListTasksPaging", testListTasksPaging},
 		{"ListTasksFilters", testListTasksFilters},
 		{"ListTasksScope", testListTasksScope},
+		{"ListTasksAllOwners", testListTasksAllOwners},
 		{"ListTasksCursor", testListTasksCursor},
 		{"ListTasksMoving", testListTasksMoving},
 		{"AgentRegistry", testAgentRegistry},

@@ -52,7 +52,8 @@ func (k Key) Before(o Key) bool {
 	return k.ID > o.ID
 }
 
-// Match reports whether a task of the query's agent and owner, in context
+// Match reports whether a task of the query's agent and owner (or any
+// owner, q.AllOwners), in context
 // contextID and state state with status key status, passes q's other
 // filters (ContextID, State, StatusAfter).
 func Match(q *store.TaskQuery, contextID string, state a2a.TaskState, status int64) bool {
@@ -81,6 +82,9 @@ func filters(q *store.TaskQuery) uint64 {
 	}
 	binary.LittleEndian.PutUint64(b[:], uint64(after))
 	h.Write(b[:])
+	if q.AllOwners {
+		h.Write([]byte{1})
+	}
 	return h.Sum64()
 }
 
