@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -248,4 +250,70 @@ func startServeNoAdmin(t *testing.T) string {
 	addr := freeAddr(t)
 	startChild(t, "--memory", "--addr", addr)
 	return addr
+}
+
+// TestAdminRegistryFormat: registrations in the registry format of the
+// dual-protocol design reach their backend with the credentials auth_type
+// names (bearer, api_key with its header), and timeout_ms becomes the
+// kind's timeout (a2a: a duration).
+func TestAdminRegistryFormat(t *testing.T) {
+	seen := make(chan http.Header, 8)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			TaskID string `json:"task_id"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		seen <- r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"task_id":%q,"status":"success","output":{"text":"ok"},"error":null}`, req.TaskID)
+	}))
+	defer backend.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte("admin:\n  bearer_tokens:\n    ops: adm1n\n  env: [A2ABRIDGE_TEST_KEY]\n"), 0o600)
+	t.Setenv("A2ABRIDGE_TEST_KEY", "k3y-from-env")
+	addr := freeAddr(t)
+	base := "http://" + addr
+	api := base + "/api/v1/agents"
+	startChild(t, "--config", cfg, "--memory", "--addr", addr)
+
+	for _, c := range []struct {
+		name, body, header, want string
+	}{
+		{"bearer", `{"name":"bearer","url":%q,"protocol":"simple-a2a","auth_type":"bearer","protocol_config":{"token":"t0ken"}}`, "Authorization", "Bearer t0ken"},
+		{"apikey", `{"name":"apikey","url":%q,"protocol":"simple-a2a","auth_type":"api_key","protocol_config":{"api_key":"${A2ABRIDGE_TEST_KEY}","api_key_header":"X-Backend-Key"}}`, "X-Backend-Key", "k3y-from-env"},
+		{"none", `{"name":"none","url":%q,"protocol":"simple-a2a","auth_type":"none","timeout_ms":2500}`, "Authorization", ""},
+	} {
+		if code, body := adminCall(t, "POST", api, "adm1n", fmt.Sprintf(c.body, backend.URL)); code != 201 {
+			t.Fatalf("%s: register: %d %s", c.name, code, body)
+		}
+		if r := rpc(t, base+"/a2a/"+c.name, "message/send", msg("hi", "m-"+c.name, "")); r.Result.Status.State != "completed" {
+			t.Fatalf("%s: %+v", c.name, r)
+		}
+		select {
+		case h := <-seen:
+			if got := h.Get(c.header); got != c.want {
+				t.Errorf("%s: the backend got %s %q, want %q", c.name, c.header, got, c.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the backend was not called", c.name)
+		}
+		// The registration shows the credential masked, never its value.
+		_, body := adminCall(t, "GET", api+"/"+c.name, "adm1n", "")
+		if strings.Contains(body, "t0ken") || strings.Contains(body, "k3y-from-env") {
+			t.Errorf("%s: the admin API shows a credential: %s", c.name, body)
+		}
+		if c.name == "none" && !strings.Contains(body, `"timeout_ms":2500`) {
+			t.Errorf("none: timeout_ms not kept: %s", body)
+		}
+	}
+	// jsonrpc-2.0 → kind a2a, timeout_ms as its timeout (a duration). The
+	// remote is our own echo agent.
+	reg := fmt.Sprintf(`{"name":"remote","url":%q,"protocol":"jsonrpc-2.0","timeout_ms":1500,"auth_type":"bearer","protocol_config":{"token":"r3mote"}}`, base+"/a2a/echo")
+	if code, body := adminCall(t, "POST", api, "adm1n", reg); code != 201 || !strings.Contains(body, `"kind":"a2a"`) || !strings.Contains(body, `"timeout":"1.5s"`) || strings.Contains(body, "r3mote") {
+		t.Fatalf("register remote: %d %s", code, body)
+	}
+	if r := rpc(t, base+"/a2a/remote", "message/send", msg("hello remote", "m-remote", "")); r.Result.Status.State != "completed" {
+		t.Fatalf("remote: %+v", r)
+	}
 }
