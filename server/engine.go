@@ -939,30 +939,17 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 	e.mu.Unlock()
 	n := 0
 	var firstErr error
+	note := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
 	for _, id := range ids {
-		l := e.lock(id)
-		l.Lock()
-		failed := false
-		info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
-			if cur.Task.Status.State.Terminal() || cur.Agent != agent {
-				return nil, nil
-			}
-			failed = true
-			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, reason)}, nil
-		})
-		if err == nil && failed {
-			e.endExecution(id)
-		}
-		l.Unlock()
+		failed, err := e.stopTask(ctx, h, id, reason, func(s a2a.TaskState) bool { return !s.Terminal() })
 		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		if failed {
+			note(err)
+		} else if failed {
 			n++
-			e.runCancelHook(ctx, h, info.Task)
 		}
 	}
 	// Tasks waiting for their caller have no execution. Each round lists
@@ -972,38 +959,17 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 		for ctx.Err() == nil {
 			page, err := e.st.ListTasks(ctx, store.TaskQuery{Agent: agent, AllOwners: true, State: state, Limit: 100})
 			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
+				note(err)
 				break
 			}
 			progress := false
 			for _, t := range page.Tasks {
-				id := t.Task.ID
-				l := e.lock(id)
-				l.Lock()
-				failed := false
-				info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
-					if !cur.Task.Status.State.Interrupted() || cur.Agent != agent {
-						return nil, nil
-					}
-					failed = true
-					return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, reason)}, nil
-				})
-				if err == nil && failed {
-					e.endExecution(id)
-				}
-				l.Unlock()
+				failed, err := e.stopTask(ctx, h, t.Task.ID, reason, a2a.TaskState.Interrupted)
 				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-					}
-					continue
-				}
-				if failed {
+					note(err)
+				} else if failed {
 					n++
 					progress = true
-					e.runCancelHook(ctx, h, info.Task)
 				}
 			}
 			if page.Next == "" || !progress {
@@ -1011,10 +977,36 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 			}
 		}
 	}
-	if err := ctx.Err(); err != nil && firstErr == nil {
-		firstErr = err
+	if err := ctx.Err(); err != nil {
+		note(err)
 	}
 	return n, firstErr
+}
+
+// stopTask fails task id of h's agent with reason if its current state
+// passes stop, ends its execution and runs the agent's Canceler (see
+// StopAgent); failed reports whether it did.
+func (e *Engine) stopTask(ctx context.Context, h *Handler, id, reason string, stop func(a2a.TaskState) bool) (failed bool, err error) {
+	l := e.lock(id)
+	l.Lock()
+	info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		if !stop(cur.Task.Status.State) || cur.Agent != h.name {
+			return nil, nil
+		}
+		failed = true
+		return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, reason)}, nil
+	})
+	if err == nil && failed {
+		e.endExecution(id)
+	}
+	l.Unlock()
+	if err != nil {
+		return false, err
+	}
+	if failed {
+		e.runCancelHook(ctx, h, info.Task)
+	}
+	return failed, nil
 }
 
 // ---- fan-out ----
