@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"log/slog"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -1055,6 +1056,22 @@ func (e *Engine) subscribe(taskID string, after int64) (s *subscription, missed 
 	return s, missed, known
 }
 
+// publishedSeq is the last sequence number that the task's execution in
+// this engine (running, or just ended) has published; here is false when
+// the task has none here.
+func (e *Engine) publishedSeq(taskID string) (seq int64, here bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.published[taskID]
+	if p == nil {
+		p = e.ended[taskID]
+	}
+	if p == nil {
+		return 0, false
+	}
+	return p.seq, true
+}
+
 func (e *Engine) unsubscribe(taskID string, s *subscription) {
 	e.mu.Lock()
 	l := e.subs[taskID]
@@ -1130,9 +1147,25 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 	}
 	// Records published before the subscription are in the log (or in
 	// missed, when the engine has them); later ones reach the subscription.
+	// soon reports whether another record reaches the subscription at once
+	// after r: one is queued, or, when r does not end the stream, one is
+	// queued after the running execution had one yield of the processor to
+	// go on (a fast agent emits its events back to back, and a stream then
+	// writes them together: one write, one TCP segment, one wake-up of the
+	// reader instead of one per event).
+	soon := func(r store.Record) bool {
+		if len(sub.ch) > 0 {
+			return true
+		}
+		if su, ok := r.Event.(*a2a.TaskStatusUpdateEvent); ok && (su.Final || su.Status.State.Final()) {
+			return false
+		}
+		runtime.Gosched()
+		return len(sub.ch) > 0
+	}
 	if known {
 		for i, r := range missed {
-			if !yield(r, i < len(missed)-1 || len(sub.ch) > 0, nil) {
+			if !yield(r, i < len(missed)-1 || soon(r), nil) {
 				return
 			}
 			next = r.Seq
@@ -1146,7 +1179,7 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 			switch {
 			case r.Seq <= next:
 			case r.Seq == next+1:
-				if !yield(r, len(sub.ch) > 0, nil) {
+				if !yield(r, soon(r), nil) {
 					return
 				}
 				next = r.Seq
@@ -1199,7 +1232,18 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}, Hold: true}, nil)
 		}
 		if withSnapshot {
-			if !yield(StreamEvent{Seq: info.Seq, Event: &t, Hold: finalNow}, nil) {
+			// An execution that starts with the stream may have events at
+			// hand as soon as it had one yield of the processor: then the
+			// snapshot waits for them, and they leave in one write.
+			hold := finalNow
+			if p, here := e.publishedSeq(t.ID); !hold && here {
+				if p <= info.Seq {
+					runtime.Gosched()
+					p, _ = e.publishedSeq(t.ID)
+				}
+				hold = p > info.Seq
+			}
+			if !yield(StreamEvent{Seq: info.Seq, Event: &t, Hold: hold}, nil) {
 				return
 			}
 			after = info.Seq
