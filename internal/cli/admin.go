@@ -51,6 +51,7 @@ const maxAdminBody = 1 << 20
 
 // registry is the running server's set of agents registered at runtime.
 type registry struct {
+	ctx    context.Context // the server's: ends at shutdown
 	log    *slog.Logger
 	st     store.AgentRegistry // nil: the store keeps none (registrations are refused)
 	eng    *server.Engine
@@ -71,7 +72,8 @@ type registered struct {
 	kind    string
 	built   *builtAgent
 	opts    server.HandlerOptions
-	problem string // broken: why it could not be built
+	extend  func(a2a.AgentCard) *a2a.AgentCard // the extended card of a late card (builtAgent.lateCard)
+	problem string                             // broken: why it could not be built
 }
 
 // startAdmin rebuilds the agents registered in earlier runs (concurrently:
@@ -81,7 +83,7 @@ type registered struct {
 // allowed, a name a configured agent took) is listed with its problem and
 // can be removed.
 func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *server.Engine, host *server.Host, cfg serveConfig) (*registry, error) {
-	r := &registry{log: log, eng: eng, host: host, cfg: cfg, static: map[string]string{},
+	r := &registry{ctx: ctx, log: log, eng: eng, host: host, cfg: cfg, static: map[string]string{},
 		dyn: map[string]*registered{}, broken: map[string]*registered{}, pending: map[string]bool{},
 		kinds: defaultAdminKinds}
 	if cfg.adminKinds != nil {
@@ -478,13 +480,25 @@ func (r *registry) build(ctx context.Context, name string, spec map[string]any) 
 	o.ExtendedCard = af.extendedCard(built.card)
 	o.Methods = built.methods
 	o.NoPush = built.noPush
-	return &registered{spec: spec, kind: k.name, built: built, opts: o}, nil
+	return &registered{spec: spec, kind: k.name, built: built, opts: o, extend: af.extendedCard}, nil
 }
 
-// hostAgent hosts a built registration (r.mu held, or at start).
+// hostAgent hosts a built registration (r.mu held, or at start). A card
+// that could not be had yet (builtAgent.lateCard) replaces the stand-in
+// when it can, while the registration is still the one hosted.
 func (r *registry) hostAgent(name string, reg *registered) {
 	r.host.Add(server.NewHandler(r.eng, name, reg.built.agent, reg.built.card, reg.opts))
 	r.dyn[name] = reg
+	watchCard(r.ctx, r.log, name, reg.built, reg.opts, reg.extend, r.eng, func(h *server.Handler) bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.dyn[name] != reg {
+			return false
+		}
+		reg.built.card = h.Card()
+		r.host.Add(h)
+		return true
+	})
 }
 
 // drop unhosts a registered agent, fails its running tasks with reason

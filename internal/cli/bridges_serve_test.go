@@ -3,11 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
 )
@@ -192,5 +194,65 @@ func TestServeBridges(t *testing.T) {
 	}
 	if s := parseBridgeStream(t, out); strings.Join(s.chunks, "") != "HELLO, BRIDGES" || s.artifact != "output" || s.last != "TASK_STATE_COMPLETED" {
 		t.Fatalf("stream upper: artifact %q, chunks %q, last state %s; want \"HELLO, BRIDGES\" in \"output\", completed\n%s", s.artifact, s.chunks, s.last, out)
+	}
+}
+
+// TestA2ACardLate: an a2a agent whose remote is down when serve starts is
+// served under a generic card (with the entry's card keys), and under the
+// card derived from the remote's once the remote is up, without a
+// restart; the entry's card keys still apply, and messages reach the
+// remote.
+func TestA2ACardLate(t *testing.T) {
+	remoteAddr := freeAddr(t) // nothing listens there yet
+	cfg := filepath.Join(t.TempDir(), "late.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`agents:
+  later:
+    kind: a2a
+    url: http://%s/a2a/echo
+    card_timeout: 500ms
+    version: "7.7.7"
+`, remoteAddr)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	base := "http://" + addr
+	startChild(t, "--config", cfg, "--memory", "--addr", addr)
+	type cardDoc struct {
+		Name, Description, Version string
+	}
+	card := func() cardDoc {
+		t.Helper()
+		resp, err := http.Get(base + "/a2a/later/.well-known/agent-card.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var c cardDoc
+		if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := card(); c.Name != "later" || c.Version != "7.7.7" {
+		t.Fatalf("the stand-in card: %+v", c)
+	}
+	// The remote comes up: a2abridge's own echo agent.
+	startChild(t, "--memory", "--addr", remoteAddr)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c := card()
+		if c.Name != "later" {
+			if c.Version != "7.7.7" || !strings.Contains(strings.ToLower(c.Description), "echo") {
+				t.Fatalf("the derived card: %+v (want the remote's name and description, the entry's version)", c)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the card is still the stand-in after 20 s: %+v", c)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if r := rpc(t, base+"/a2a/later", "message/send", msg("through", "m1", "")); r.Result.Status.State != "completed" {
+		t.Fatalf("a message through the late agent: %+v", r)
 	}
 }

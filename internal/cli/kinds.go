@@ -71,6 +71,11 @@ type builtAgent struct {
 	// noPush serves the agent without push notifications
 	// (server.HandlerOptions.NoPush): a conversation.
 	noPush bool
+	// lateCard, when set, is how the agent's card can be had later: its
+	// card could not be derived when it was built (a remote A2A agent that
+	// was unreachable), and card is a stand-in. After buildAgent it returns
+	// the card with the entry's card keys applied. See watchCard.
+	lateCard func(context.Context) (a2a.AgentCard, error)
 }
 
 // kinds are the agent kinds, by name.
@@ -206,7 +211,25 @@ func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *ag
 	if err != nil {
 		return nil, agentError(name, err)
 	}
-	c := &b.card
+	if err := applyCardKeys(name, f, &b.card); err != nil {
+		return nil, err
+	}
+	if late := b.lateCard; late != nil {
+		b.lateCard = func(ctx context.Context) (a2a.AgentCard, error) {
+			c, err := late(ctx)
+			if err == nil {
+				err = applyCardKeys(name, f, &c)
+			}
+			return c, err
+		}
+	}
+	return b, nil
+}
+
+// applyCardKeys applies an entry's card keys (description, version,
+// skills, input and output modes, streaming) to the card its kind built,
+// and fills in what is missing (name, description, version).
+func applyCardKeys(name string, f *agentFile, c *a2a.AgentCard) error {
 	if f.Description != "" {
 		c.Description = f.Description
 	}
@@ -217,7 +240,7 @@ func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *ag
 		c.Skills = nil
 		for i, s := range f.Skills {
 			if s.ID == "" || s.Name == "" {
-				return nil, fmt.Errorf("agents.%s.skills[%d]: id and name are required", name, i)
+				return fmt.Errorf("agents.%s.skills[%d]: id and name are required", name, i)
 			}
 			c.Skills = append(c.Skills, s.skill())
 		}
@@ -240,7 +263,7 @@ func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *ag
 	if c.Version == "" {
 		c.Version = "1.0.0"
 	}
-	return b, nil
+	return nil
 }
 
 // keyPrefix matches an error line that starts with a config key

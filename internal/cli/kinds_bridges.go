@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"log/slog"
+	"reflect"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"reflect"
+	"github.com/a2abridge/a2abridge/server"
 
 	"github.com/a2abridge/a2abridge/bridge/command"
 	"github.com/a2abridge/a2abridge/bridge/openai"
@@ -25,8 +28,9 @@ func init() {
 // buildA2A builds an a2a agent, its card derived from the remote's (name,
 // description, skills, modes, streaming; our URL and security). A remote
 // that cannot be reached at startup does not stop the server: its card is
-// then the entry's card keys over a generic one (a warning says so), and
-// executions dial the remote when they run.
+// then the entry's card keys over a generic one (a warning says so) until
+// the remote's card can be fetched (watchCard tries again in the
+// background), and executions dial the remote when they run.
 func buildA2A(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 	var c remote.Config
 	if err := b.decode(&c); err != nil {
@@ -37,17 +41,63 @@ func buildA2A(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	card := baseCard(b.name, "A remote A2A agent.", a.Skill())
-	rc, err := a.RemoteCard(ctx)
-	if err != nil {
-		b.log.Warn("the remote agent's card could not be fetched; serving a generic card until the next start", "agent", b.name, "err", err)
-	} else {
-		card = remote.DeriveCard(rc)
+	derive := func(ctx context.Context) (a2a.AgentCard, error) {
+		rc, err := a.RemoteCard(ctx)
+		if err != nil {
+			return a2a.AgentCard{}, err
+		}
+		card := remote.DeriveCard(rc)
 		if card.Provider == nil {
 			card.Provider = baseCard("", "", a2a.AgentSkill{}).Provider
 		}
+		return card, nil
 	}
-	return &builtAgent{agent: a, card: card, close: a.Close}, nil
+	built := &builtAgent{agent: a, close: a.Close}
+	card, err := derive(ctx)
+	if err != nil {
+		b.log.Warn("the remote agent's card could not be fetched; serving a generic card until it can be", "agent", b.name, "err", err)
+		card = baseCard(b.name, "A remote A2A agent.", a.Skill())
+		built.lateCard = derive
+	}
+	built.card = card
+	return built, nil
+}
+
+// watchCard fetches in the background the card of an agent built with a
+// stand-in card (builtAgent.lateCard; a remote A2A agent unreachable when
+// it was built): after 1 s, then after twice as long each time, up to one
+// minute between tries, until it succeeds or ctx ends. Then the agent is
+// hosted again under that card (its extended card made by extend, when
+// set), through host, which reports false when the agent is no longer
+// the one hosted under that name (removed meanwhile): then nothing
+// changes. Executions are not affected: each dials the remote itself.
+func watchCard(ctx context.Context, log *slog.Logger, name string, b *builtAgent, opts server.HandlerOptions, extend func(a2a.AgentCard) *a2a.AgentCard,
+	eng *server.Engine, host func(*server.Handler) bool) {
+	if b.lateCard == nil {
+		return
+	}
+	go func() {
+		for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			card, err := b.lateCard(ctx)
+			if err != nil {
+				log.Debug("the remote agent's card is still unavailable", "agent", name, "err", err, "next_try", min(2*wait, time.Minute))
+				continue
+			}
+			o := opts
+			if extend != nil {
+				o.ExtendedCard = extend(card)
+			}
+			if host(server.NewHandler(eng, name, b.agent, card, o)) {
+				log.Info("the remote agent's card was fetched: the agent is served under it now", "agent", name, "card_name", card.Name)
+			}
+			return
+		}
+	}()
 }
 
 func buildOpenAI(ctx context.Context, b *agentBuild) (*builtAgent, error) {

@@ -314,7 +314,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				if kind == "" {
 					kind = name // a built-in under its own name
 				}
-				hosted = append(hosted, hostedAgent{name: name, kind: kind, built: built, opts: o})
+				hosted = append(hosted, hostedAgent{name: name, kind: kind, built: built, opts: o, extend: af.extendedCard})
 			}
 			defer closeAgents()
 			if len(hosted) == 0 {
@@ -630,6 +630,9 @@ type hostedAgent struct {
 	kind  string
 	built *builtAgent
 	opts  server.HandlerOptions
+	// extend makes the extended card from a public card that arrives
+	// late (builtAgent.lateCard); nil: no extended card.
+	extend func(a2a.AgentCard) *a2a.AgentCard
 }
 
 // checkAgentName accepts names that are one URL path segment of
@@ -719,6 +722,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	for _, a := range cfg.agents {
 		o := conversationHandlerOptions(a, cfg.conversations, st)
 		host.Add(server.NewHandler(eng, a.name, a.built.agent, a.built.card, o))
+		watchCard(ctx, log, a.name, a.built, o, a.extend, eng, func(h *server.Handler) bool { host.Add(h); return true })
 		if len(o.Auth) > 0 {
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
