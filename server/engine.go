@@ -946,6 +946,9 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 		}
 	}
 	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
 		failed, err := e.stopTask(ctx, h, id, reason, func(s a2a.TaskState) bool { return !s.Terminal() })
 		if err != nil {
 			note(err)
@@ -953,29 +956,32 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 			n++
 		}
 	}
-	// Tasks waiting for their caller have no execution. Each round lists
-	// the first of those still waiting; one that could not be failed ends
-	// the sweep when a round fails none.
+	// Tasks waiting for their caller have no execution: they are paged
+	// through (a failed one leaves the state's filter; the keyset cursor
+	// goes on after the page's last task all the same).
 	for _, state := range []a2a.TaskState{a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired} {
+		q := store.TaskQuery{Agent: agent, AllOwners: true, State: state, Limit: 100}
 		for ctx.Err() == nil {
-			page, err := e.st.ListTasks(ctx, store.TaskQuery{Agent: agent, AllOwners: true, State: state, Limit: 100})
+			page, err := e.st.ListTasks(ctx, q)
 			if err != nil {
 				note(err)
 				break
 			}
-			progress := false
 			for _, t := range page.Tasks {
+				if ctx.Err() != nil {
+					break
+				}
 				failed, err := e.stopTask(ctx, h, t.Task.ID, reason, a2a.TaskState.Interrupted)
 				if err != nil {
 					note(err)
 				} else if failed {
 					n++
-					progress = true
 				}
 			}
-			if page.Next == "" || !progress {
+			if page.Next == "" {
 				break
 			}
+			q.Cursor = page.Next
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -991,6 +997,7 @@ func (e *Engine) stopTask(ctx context.Context, h *Handler, id, reason string, st
 	l := e.lock(id)
 	l.Lock()
 	info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		failed = false // the update may be tried again
 		if !stop(cur.Task.Status.State) || cur.Agent != h.name {
 			return nil, nil
 		}

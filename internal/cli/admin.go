@@ -61,9 +61,10 @@ type registry struct {
 	kinds  []string          // the kinds a registration may have (admin.kinds)
 	env    []string          // the variables a registration may reference (admin.env)
 
-	mu      sync.Mutex // guards dyn, broken and pending; serializes hosting
+	mu      sync.Mutex // guards dyn, broken, tombs and pending; serializes hosting
 	dyn     map[string]*registered
 	broken  map[string]*registered // stored registrations that could not be built at start
+	tombs   map[string]*registered // removed agents whose tasks stay readable (spec: the registration removed)
 	pending map[string]bool        // names being built by a create
 }
 
@@ -74,6 +75,7 @@ type registered struct {
 	opts    server.HandlerOptions
 	extend  func(a2a.AgentCard) *a2a.AgentCard // the extended card of a late card (builtAgent.lateCard)
 	problem string                             // broken: why it could not be built
+	stop    context.CancelFunc                 // ends its watchCard, if any
 }
 
 // startAdmin rebuilds the agents registered in earlier runs (concurrently:
@@ -84,7 +86,7 @@ type registered struct {
 // can be removed.
 func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *server.Engine, host *server.Host, cfg serveConfig) (*registry, error) {
 	r := &registry{ctx: ctx, log: log, eng: eng, host: host, cfg: cfg, static: map[string]string{},
-		dyn: map[string]*registered{}, broken: map[string]*registered{}, pending: map[string]bool{},
+		dyn: map[string]*registered{}, broken: map[string]*registered{}, tombs: map[string]*registered{}, pending: map[string]bool{},
 		kinds: defaultAdminKinds}
 	if cfg.adminKinds != nil {
 		r.kinds = cfg.adminKinds
@@ -105,13 +107,17 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 		for i, s := range specs {
 			if spec, err := decodeSpec(s.Spec); err == nil && spec[tombstoneKey] != nil {
 				// The tombstone of a removed agent: its tasks stay readable.
+				specs[i].Spec = nil // not built below
 				if _, taken := r.static[s.Name]; taken {
+					log.Warn("a removed agent's tombstone is shadowed by an agent of the configuration file; its tasks are served by that agent", "agent", s.Name)
 					continue
 				}
-				if err := r.restoreTombstone(s.Name, spec); err != nil {
-					log.Error("the tasks of a removed agent cannot be served: its authentication could not be rebuilt", "agent", s.Name, "err", err)
+				inner, _ := spec[tombstoneKey].(map[string]any)
+				r.tombs[s.Name] = &registered{spec: inner, kind: kindOfSpec(inner)}
+				if err := r.restoreTombstone(s.Name, inner); err != nil {
+					r.tombs[s.Name].problem = "its tasks cannot be served: " + err.Error()
+					log.Error("the tasks of a removed agent cannot be served; fix its environment, or delete the tombstone (a2abridge agents rm)", "agent", s.Name, "err", err)
 				}
-				specs[i].Spec = nil // not built below
 				continue
 			}
 			if _, taken := r.static[s.Name]; taken {
@@ -129,6 +135,8 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 			}()
 		}
 		wg.Wait()
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		for i, s := range specs {
 			if s.Spec == nil {
 				continue // a tombstone, restored above
@@ -137,8 +145,7 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 				// The server starts without it; the registration stays,
 				// listed with its problem, until removed.
 				spec, _ := decodeSpec(s.Spec)
-				kind, _ := spec["kind"].(string)
-				r.broken[s.Name] = &registered{spec: spec, kind: kind, problem: errs[i].Error()}
+				r.broken[s.Name] = &registered{spec: spec, kind: kindOfSpec(spec), problem: errs[i].Error()}
 				log.Error("a registered agent could not be restored; fix its configuration or remove it (a2abridge agents rm)", "agent", s.Name, "err", errs[i])
 				continue
 			}
@@ -164,10 +171,19 @@ func (r *registry) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, d := range r.dyn {
+		if d.stop != nil {
+			d.stop()
+		}
 		if d.built.close != nil {
 			_ = d.built.close()
 		}
 	}
+}
+
+// kindOfSpec is the kind a stored registration names ("" when none).
+func kindOfSpec(spec map[string]any) string {
+	k, _ := spec["kind"].(string)
+	return k
 }
 
 // adminError is the admin API's error body.
@@ -217,7 +233,8 @@ type agentInfo struct {
 	URL      string         `json:"url"`
 	Card     string         `json:"card"`
 	Spec     map[string]any `json:"spec,omitempty"` // registered agents: the registration, secrets masked
-	Running  bool           `json:"running"`        // false: registered but could not be built
+	Running  bool           `json:"running"`        // false: registered but could not be built, or removed
+	Removed  bool           `json:"removed,omitempty"` // a removed agent whose tasks stay readable (a tombstone)
 	Problem  string         `json:"problem,omitempty"`
 	Protocol []string       `json:"protocols,omitempty"`
 }
@@ -241,6 +258,11 @@ func (r *registry) info(req *http.Request, name string) (agentInfo, bool) {
 		a.Kind, a.Source, a.Running, a.Spec, a.Problem = b.kind, "admin", false, maskSpec(b.spec), b.problem
 		return a, true
 	}
+	if tb, ok := r.tombs[name]; ok {
+		a.Kind, a.Source, a.Running, a.Removed, a.Spec = tb.kind, "admin", false, true, maskSpec(tb.spec)
+		a.Problem = cmp.Or(tb.problem, "removed: its tasks stay readable at its URL; DELETE deletes them from reach")
+		return a, true
+	}
 	return a, false
 }
 
@@ -259,6 +281,9 @@ func (r *registry) list(w http.ResponseWriter, req *http.Request) {
 		if _, static := r.static[n]; !static {
 			dyn = append(dyn, n)
 		}
+	}
+	for n := range r.tombs {
+		dyn = append(dyn, n)
 	}
 	slices.Sort(dyn)
 	out := struct {
@@ -353,44 +378,92 @@ func (r *registry) create(w http.ResponseWriter, req *http.Request) {
 
 func (r *registry) remove(w http.ResponseWriter, req *http.Request) {
 	name := req.PathValue("name")
+	status, d, old := r.unregister(req.Context(), name)
+	switch status {
+	case http.StatusConflict:
+		adminFail(w, status, "name", "agent %q is defined in the configuration file or built in (read-only)", name)
+		return
+	case http.StatusNotFound:
+		adminFail(w, status, "name", "no registered agent named %q", name)
+		return
+	case http.StatusInternalServerError:
+		adminFail(w, status, "", "the registration could not be deleted")
+		return
+	}
+	if d != nil {
+		// A hosted agent: its unfinished tasks fail, outside the lock (a
+		// remote agent's tasks are cancelled at the remote).
+		n := 0
+		if old != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			var err error
+			n, err = r.eng.StopAgent(ctx, old, fmt.Sprintf("The agent %s was removed from this server before the task finished.", name))
+			cancel()
+			if err != nil {
+				r.log.Error("fail the unfinished tasks of a removed agent", "agent", name, "err", err)
+			}
+		}
+		if d.built.close != nil {
+			_ = d.built.close()
+		}
+		r.log.Info("agent removed", "agent", name, "tasks_failed", n)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// unregister removes name's registration (under r.mu): a hosted agent is
+// replaced by its tombstone, stored so that its tasks stay readable after
+// a restart too, and returned (d) with the handler it had (old), for the
+// caller to fail its unfinished tasks; a registration that could not be
+// built is deleted; a tombstone is deleted, and its agent's tasks are no
+// longer served. status is 204, or 409 (a configured agent), 404 (none),
+// 500 (the store failed).
+func (r *registry) unregister(ctx context.Context, name string) (status int, d *registered, old *server.Handler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, static := r.static[name]
-	_, hosted := r.dyn[name]
+	d, hosted := r.dyn[name]
 	_, broken := r.broken[name]
+	_, tomb := r.tombs[name]
 	switch {
 	case static && !broken:
-		adminFail(w, http.StatusConflict, "name", "agent %q is defined in the configuration file or built in (read-only)", name)
-		return
-	case !hosted && !broken:
-		adminFail(w, http.StatusNotFound, "name", "no registered agent named %q", name)
-		return
+		return http.StatusConflict, nil, nil
+	case !hosted && !broken && !tomb:
+		return http.StatusNotFound, nil, nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	var err error
-	if broken {
-		err = r.st.DeleteAgent(context.WithoutCancel(req.Context()), name)
-	} else {
-		// Its tasks stay readable, after a restart too, through the
-		// tombstone that replaces the registration.
+	if hosted {
 		var b []byte
-		if b, err = json.Marshal(map[string]any{tombstoneKey: r.dyn[name].spec}, json.Deterministic(true)); err == nil {
-			err = r.st.PutAgent(context.WithoutCancel(req.Context()), name, b)
+		if b, err = json.Marshal(map[string]any{tombstoneKey: d.spec}, json.Deterministic(true)); err == nil {
+			err = r.st.PutAgent(ctx, name, b)
 		}
+	} else {
+		err = r.st.DeleteAgent(ctx, name)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		r.log.Error("delete a registered agent", "agent", name, "err", err)
-		adminFail(w, http.StatusInternalServerError, "", "the registration could not be deleted")
-		return
+		return http.StatusInternalServerError, nil, nil
 	}
-	if broken {
+	switch {
+	case broken:
 		delete(r.broken, name)
 		r.log.Info("registration removed", "agent", name)
-		w.WriteHeader(http.StatusNoContent)
-		return
+		return http.StatusNoContent, nil, nil
+	case !hosted:
+		delete(r.tombs, name)
+		r.host.Remove(name)
+		r.log.Info("a removed agent's tombstone deleted: its tasks are no longer served", "agent", name)
+		return http.StatusNoContent, nil, nil
 	}
-	n := r.drop(name, fmt.Sprintf("The agent %s was removed from this server before the task finished.", name))
-	r.log.Info("agent removed", "agent", name, "running_tasks_failed", n)
-	w.WriteHeader(http.StatusNoContent)
+	old, _ = r.host.Handler(name)
+	delete(r.dyn, name)
+	if d.stop != nil {
+		d.stop()
+	}
+	r.hostTombstone(name, d.built.card, d.opts)
+	r.tombs[name] = &registered{spec: d.spec, kind: d.kind}
+	return http.StatusNoContent, d, old
 }
 
 // decode checks a registration's name, keys and their types and the
@@ -489,47 +562,22 @@ func (r *registry) build(ctx context.Context, name string, spec map[string]any) 
 func (r *registry) hostAgent(name string, reg *registered) {
 	r.host.Add(server.NewHandler(r.eng, name, reg.built.agent, reg.built.card, reg.opts))
 	r.dyn[name] = reg
-	watchCard(r.ctx, r.log, name, reg.built, reg.opts, reg.extend, r.eng, func(h *server.Handler) bool {
+	delete(r.tombs, name) // a name registered again: the new agent serves the old tasks
+	if reg.built.lateCard == nil {
+		return
+	}
+	var ctx context.Context
+	ctx, reg.stop = context.WithCancel(r.ctx)
+	watchCard(ctx, r.log, name, reg.built, reg.opts, reg.extend, r.eng, func(h *server.Handler, card a2a.AgentCard, o server.HandlerOptions) bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.dyn[name] != reg {
 			return false
 		}
-		reg.built.card = h.Card()
+		reg.built.card, reg.opts = card, o
 		r.host.Add(h)
 		return true
 	})
-}
-
-// drop unhosts a registered agent, fails its running tasks with reason
-// (none when reason is ""), and releases it; it returns the tasks failed.
-// With a reason (a removal), a tombstone takes its place until the name is
-// registered again (the caller stores it, so that it is back after a
-// restart): its tasks stay readable (get, list, subscribe; with the same
-// authentication), and a new message is rejected saying the agent was
-// removed.
-func (r *registry) drop(name, reason string) int {
-	d := r.dyn[name]
-	delete(r.dyn, name)
-	old, _ := r.host.Handler(name)
-	if reason != "" && d != nil {
-		r.hostTombstone(name, d.built.card, d.opts)
-	} else {
-		r.host.Remove(name)
-	}
-	n := 0
-	if reason != "" && old != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		var err error
-		if n, err = r.eng.StopAgent(ctx, old, reason); err != nil {
-			r.log.Error("fail the running tasks of a removed agent", "agent", name, "err", err)
-		}
-	}
-	if d != nil && d.built.close != nil {
-		_ = d.built.close()
-	}
-	return n
 }
 
 // tombstoneKey marks a stored registration as the tombstone of a removed
@@ -549,17 +597,26 @@ func (r *registry) hostTombstone(name string, card a2a.AgentCard, opts server.Ha
 	r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, opts))
 }
 
-// restoreTombstone hosts the stored tombstone of a removed agent
-// ({"removed": SPEC}) at start: its authentication rebuilt from SPEC, its
+// restoreTombstone hosts the stored tombstone of a removed agent at start
+// (spec is SPEC of {"removed": SPEC}): its authentication rebuilt from SPEC, its
 // card from SPEC's card fields (the agent itself is not built: a remote
 // one's card is not fetched again). An error says why its tasks cannot be
 // served (an environment variable its auth block names is gone, say).
-func (r *registry) restoreTombstone(name string, stored map[string]any) error {
-	spec, ok := stored[tombstoneKey].(map[string]any)
-	if !ok {
-		return errors.New("the stored tombstone is not an object")
+func (r *registry) restoreTombstone(name string, spec map[string]any) error {
+	if spec == nil {
+		return errors.New("the stored tombstone holds no registration")
 	}
-	_, _, af, err := r.decode(name, spec, false)
+	// Only what the tombstone serves: its authentication and card keys
+	// (the kind's own keys, such as a backend's URL and credentials, are
+	// not needed and not checked).
+	common := map[string]any{}
+	for _, k := range []string{"kind", "description", "version", "skills", "input_modes", "output_modes", "streaming",
+		"auth", "card_requires_auth", "extended_card", "attachments"} {
+		if v, ok := spec[k]; ok {
+			common[k] = v
+		}
+	}
+	_, _, af, err := r.decode(name, common, false)
 	if err != nil {
 		return err
 	}

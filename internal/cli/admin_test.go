@@ -112,7 +112,7 @@ agents:
 	if r := rpc(t, base+"/a2a/slowy", "message/send", msg("1", "m3", "")); r.Result.Status.State != "rejected" {
 		t.Fatalf("a message to the removed agent: %+v", r)
 	}
-	if code, body := adminCall(t, "GET", api+"/slowy", "adm1n", ""); code != 404 {
+	if code, body := adminCall(t, "GET", api+"/slowy", "adm1n", ""); code != 200 || !strings.Contains(body, `"removed":true`) || !strings.Contains(body, `"running":false`) {
 		t.Fatalf("the removed agent in the admin API: %d %s", code, body)
 	}
 	// A multi-turn agent with a task waiting for input, removed: that task
@@ -197,7 +197,20 @@ agents:
 		t.Fatalf("removing an unknown agent: %d %s", code, body)
 	}
 
-	// After a restart the registered agent is back; the removed one is not.
+	// After a restart the registered agent is back; the removed ones are
+	// tombstones, one of them (chatty) now shadowed by an agent of the
+	// configuration file of that name, which serves its tasks.
+	os.WriteFile(cfg, []byte(`admin:
+  bearer_tokens:
+    ops: ${A2ABRIDGE_TEST_ADMIN}
+  env: [A2ABRIDGE_TEST_DESC, A2ABRIDGE_TEST_UNSET]
+agents:
+  echo2:
+    kind: echo
+    description: a second echo
+  chatty:
+    kind: echo
+`), 0o600)
 	child.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() { child.Wait(); close(done) }()
@@ -226,8 +239,20 @@ agents:
 		t.Fatalf("a message to the removed agent after a restart: %+v", r)
 	}
 	code, body = adminCall(t, "GET", api, "adm1n", "")
-	if code != 200 || !strings.Contains(body, `"myecho"`) || strings.Contains(body, `"slowy"`) {
+	if code != 200 || !strings.Contains(body, `"myecho"`) || !strings.Contains(body, `"name":"slowy"`) || !strings.Contains(body, `"removed":true`) {
 		t.Fatalf("list after a restart: %d %s", code, body)
+	}
+	// Deleting a tombstone: the removed agent's tasks are no longer served.
+	if code, body := adminCall(t, "DELETE", api+"/slowy", "adm1n", ""); code != 204 {
+		t.Fatalf("deleting a tombstone: %d %s", code, body)
+	}
+	if code, _ := adminCall(t, "GET", api+"/slowy", "adm1n", ""); code != 404 {
+		t.Fatalf("a deleted tombstone in the admin API: %d", code)
+	}
+	if resp, err := http.Post(base+"/a2a/slowy", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"`+taskID+`"}}`)); err != nil || resp.StatusCode != 404 {
+		t.Fatalf("a deleted tombstone's tasks: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	code, body = adminCall(t, "GET", api+"/svc", "adm1n", "")
 	if code != 200 || !strings.Contains(body, `"running":false`) || !strings.Contains(body, "A2ABRIDGE_TEST_DESC is not set") {

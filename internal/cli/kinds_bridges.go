@@ -68,11 +68,12 @@ func buildA2A(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 // it was built): after 1 s, then after twice as long each time, up to one
 // minute between tries, until it succeeds or ctx ends. Then the agent is
 // hosted again under that card (its extended card made by extend, when
-// set), through host, which reports false when the agent is no longer
-// the one hosted under that name (removed meanwhile): then nothing
-// changes. Executions are not affected: each dials the remote itself.
+// set), through host (given the new handler, its card and options),
+// which reports false when the agent is no longer the one hosted under
+// that name (removed meanwhile): then nothing changes. Executions are not
+// affected: each dials the remote itself.
 func watchCard(ctx context.Context, log *slog.Logger, name string, b *builtAgent, opts server.HandlerOptions, extend func(a2a.AgentCard) *a2a.AgentCard,
-	eng *server.Engine, host func(*server.Handler) bool) {
+	eng *server.Engine, host func(*server.Handler, a2a.AgentCard, server.HandlerOptions) bool) {
 	if b.lateCard == nil {
 		return
 	}
@@ -92,7 +93,7 @@ func watchCard(ctx context.Context, log *slog.Logger, name string, b *builtAgent
 			if extend != nil {
 				o.ExtendedCard = extend(card)
 			}
-			if host(server.NewHandler(eng, name, b.agent, card, o)) {
+			if host(server.NewHandler(eng, name, b.agent, card, o), card, o) {
 				log.Info("the remote agent's card was fetched: the agent is served under it now", "agent", name, "card_name", card.Name)
 			}
 			return

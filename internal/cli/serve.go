@@ -650,6 +650,9 @@ func checkAgentName(name string) error {
 }
 
 func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfig, stdout io.Writer) error {
+	// What serve starts in the background (watchCard) ends with it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -722,7 +725,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	for _, a := range cfg.agents {
 		o := conversationHandlerOptions(a, cfg.conversations, st)
 		host.Add(server.NewHandler(eng, a.name, a.built.agent, a.built.card, o))
-		watchCard(ctx, log, a.name, a.built, o, a.extend, eng, func(h *server.Handler) bool { host.Add(h); return true })
+		watchCard(ctx, log, a.name, a.built, o, a.extend, eng, func(h *server.Handler, _ a2a.AgentCard, _ server.HandlerOptions) bool { host.Add(h); return true })
 		if len(o.Auth) > 0 {
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
