@@ -232,8 +232,8 @@ type agentInfo struct {
 	Source   string         `json:"source"` // "config" (file or built in: read-only) or "admin"
 	URL      string         `json:"url"`
 	Card     string         `json:"card"`
-	Spec     map[string]any `json:"spec,omitempty"` // registered agents: the registration, secrets masked
-	Running  bool           `json:"running"`        // false: registered but could not be built, or removed
+	Spec     map[string]any `json:"spec,omitempty"`    // registered agents: the registration, secrets masked
+	Running  bool           `json:"running"`           // false: registered but could not be built, or removed
 	Removed  bool           `json:"removed,omitempty"` // a removed agent whose tasks stay readable (a tombstone)
 	Problem  string         `json:"problem,omitempty"`
 	Protocol []string       `json:"protocols,omitempty"`
