@@ -88,9 +88,16 @@ The admin token comes from --token or $A2ABRIDGE_ADMIN_TOKEN.`,
 
 	printAgents := func(list []agentInfo) {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tURL")
+		fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tURL\tSTATUS")
 		for _, a := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, a.Kind, a.Source, a.URL)
+			status := "serving"
+			switch {
+			case a.Removed:
+				status = "removed (its tasks stay readable; rm again to delete them from reach)"
+			case !a.Running:
+				status = "not running: " + a.Problem
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Kind, a.Source, a.URL, status)
 		}
 		_ = tw.Flush()
 	}
@@ -196,7 +203,7 @@ Values may reference the server's environment as ${NAME} (only the variables its
 	rm := &cobra.Command{
 		Use:     "rm NAME",
 		Aliases: []string{"remove"},
-		Short:   "Remove a registered agent (its running tasks fail; finished ones stay readable)",
+		Short:   "Remove a registered agent (its unfinished tasks fail; its tasks stay readable), or a removed agent's tombstone",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, _, err := call(c.Context(), "DELETE", "/"+url.PathEscape(args[0]), nil); err != nil {
