@@ -32,14 +32,9 @@ func adminCall(t *testing.T, method, url, token, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestAdminAPI registers, lists, calls and removes agents on a running
-// serve (a child process on SQLite), and checks that a registration is
-// back after a restart and that bad registrations are 400s naming the
-// field.
-func TestAdminAPI(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	os.WriteFile(cfg, []byte(`admin:
+// adminTestConfig is TestAdminAPI's config file: an admin block and a
+// configured agent.
+const adminTestConfig = `admin:
   bearer_tokens:
     ops: ${A2ABRIDGE_TEST_ADMIN}
   env: [A2ABRIDGE_TEST_DESC, A2ABRIDGE_TEST_UNSET]
@@ -47,7 +42,16 @@ agents:
   echo2:
     kind: echo
     description: a second echo
-`), 0o600)
+`
+
+// TestAdminAPI registers, lists, calls and removes agents on a running
+// serve (a child process on SQLite), and checks that a registration is
+// back after a restart and that bad registrations are 400s naming the
+// field.
+func TestAdminAPI(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte(adminTestConfig), 0o600)
 	t.Setenv("A2ABRIDGE_TEST_ADMIN", "adm1n")
 	t.Setenv("A2ABRIDGE_TEST_DESC", "described by the environment")
 	data := filepath.Join(dir, "data")
@@ -200,15 +204,7 @@ agents:
 	// After a restart the registered agent is back; the removed ones are
 	// tombstones, one of them (chatty) now shadowed by an agent of the
 	// configuration file of that name, which serves its tasks.
-	os.WriteFile(cfg, []byte(`admin:
-  bearer_tokens:
-    ops: ${A2ABRIDGE_TEST_ADMIN}
-  env: [A2ABRIDGE_TEST_DESC, A2ABRIDGE_TEST_UNSET]
-agents:
-  echo2:
-    kind: echo
-    description: a second echo
-  chatty:
+	os.WriteFile(cfg, []byte(adminTestConfig+`  chatty:
     kind: echo
 `), 0o600)
 	child.Process.Signal(os.Interrupt)
