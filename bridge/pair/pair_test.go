@@ -268,3 +268,57 @@ func TestPairLimits(t *testing.T) {
 		t.Fatalf("A at MaxTurns: %s", r.Status.State)
 	}
 }
+
+// TestPairStreamEvents: a side that streams its message gets the Task,
+// then only status and artifact updates (A2A 1.0 §3.1.2), the other
+// side's turn among them, ending at input-required.
+func TestPairStreamEvents(t *testing.T) {
+	f := newFixture(t, Options{})
+	info, err := f.m.Create("http://x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := f.side(t, info, A), f.side(t, info, B)
+	aTurn := send(a, textMsg("hello from A", "", false))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	evs, err := b.SendStreamingMessage(ctx, textMsg("B is here", "", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var passed *a2a.Message
+	var last a2a.TaskState
+	var bID string
+	for ev, err := range evs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.Event.(type) {
+		case *a2a.Task:
+			kinds = append(kinds, "task")
+			bID = e.ID
+		case *a2a.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+		case *a2a.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(e.Status.State))
+			last = e.Status.State
+			if md, _ := e.Status.Message.Metadata[MetadataKey].(map[string]any); e.Status.Message != nil && md != nil {
+				passed = e.Status.Message
+			}
+		default:
+			t.Fatalf("a %T event in the stream (%v so far)", ev.Event, kinds)
+		}
+	}
+	if kinds[0] != "task" || last != a2a.TaskStateInputRequired || !strings.Contains(strings.Join(kinds, " "), "artifact") {
+		t.Fatalf("events: %v", kinds)
+	}
+	if passed == nil || passed.Role != a2a.RoleAgent || textOf(passed.Parts) != "hello from A" {
+		t.Fatalf("the message passed on: %+v (events %v)", passed, kinds)
+	}
+	// B's turn reaches A.
+	send(b, textMsg("hi A", bID, false))
+	if task := get(t, aTurn); lastArtifactText(t, task) != "hi A" {
+		t.Fatalf("A: %+v", task.Artifacts)
+	}
+}

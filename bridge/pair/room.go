@@ -60,7 +60,7 @@ type Event struct {
 	Time    time.Time      `json:"time"`
 	Side    string         `json:"side,omitempty"`
 	TaskID  string         `json:"taskId,omitempty"`
-	Turn    int            `json:"turn,omitempty"`
+	Turn    int            `json:"turn,omitzero"`
 	Text    string         `json:"text,omitempty"`
 	Message map[string]any `json:"message,omitempty"`
 	Outcome a2a.TaskState  `json:"outcome,omitempty"`
@@ -90,7 +90,7 @@ type wireEvent struct {
 	Time    time.Time      `json:"time"`
 	Side    string         `json:"side,omitempty"`
 	TaskID  string         `json:"taskId,omitempty"`
-	Turn    int            `json:"turn,omitempty"`
+	Turn    int            `json:"turn,omitzero"`
 	Text    string         `json:"text,omitempty"`
 	Message jsontext.Value `json:"message,omitempty"`
 	Outcome a2a.TaskState  `json:"outcome,omitempty"`
@@ -368,17 +368,20 @@ func (a *sideAgent) wait(ctx context.Context, t *server.TaskUpdater, gen int) er
 }
 
 // deliver puts one message of the other side in this side's task: an
-// agent message in the history and an artifact.
+// artifact, then a working status-update whose message (role agent) goes
+// to the history. A status-update rather than a Message event: a stream
+// that began with the Task carries only status and artifact updates
+// (A2A 1.0 §3.1.2), and clients end a stream at a Message.
 func (a *sideAgent) deliver(ctx context.Context, t *server.TaskUpdater, m turnMsg) error {
 	md := map[string]any{MetadataKey: map[string]any{"from": m.from.String(), "turn": m.turn}}
-	msg := t.Message(m.parts...)
-	msg.Metadata = md
-	if err := t.Emit(ctx, msg); err != nil {
-		return err
-	}
 	art := a2a.Artifact{ArtifactID: fmt.Sprintf("turn-%d", m.turn), Name: fmt.Sprintf("side %s, turn %d", m.from, m.turn),
 		Parts: m.parts, Metadata: md}
-	return t.AddArtifact(ctx, art, false, true)
+	if err := t.AddArtifact(ctx, art, false, true); err != nil {
+		return err
+	}
+	msg := t.Message(m.parts...)
+	msg.Metadata = md
+	return t.SetStatus(ctx, a2a.TaskStateWorking, msg)
 }
 
 // Cancel implements server.Canceler: canceling either side's task ends

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -156,49 +157,124 @@ func parseScenario(raw []byte) (*conversation.Scenario, error) {
 	return conversation.ParseJSON(b)
 }
 
+// checkParticipant checks an internal participant as an agents entry of
+// its kind with Config as its keys, without building it: the kind is
+// known (and not a conversation), and the keys and their types are
+// checked (checkAgentKeys, checkAgentTypes). Errors name what is wrong
+// as "kind: …" or "config.KEY: …". It returns the entry as a YAML node
+// and decoded, for buildAgentChecked.
+func checkParticipant(p conversation.Participant) (*yaml.Node, *agentFile, error) {
+	if err := participantKindError(p.Kind); err != nil {
+		return nil, nil, err
+	}
+	entry := map[string]any{}
+	for k, v := range p.Config {
+		entry[k] = v
+	}
+	entry["kind"] = p.Kind
+	var node yaml.Node
+	if err := node.Encode(entry); err != nil {
+		return nil, nil, fmt.Errorf("config: %v", err)
+	}
+	name := participantName(p)
+	if err := checkAgentKeys(name, &node); err != nil {
+		return nil, nil, renameParticipantError(name, err)
+	}
+	if err := checkAgentTypes(name, &node); err != nil {
+		return nil, nil, renameParticipantError(name, err)
+	}
+	var af agentFile
+	if err := node.Decode(&af); err != nil {
+		return nil, nil, fmt.Errorf("config: %v", err)
+	}
+	return &node, &af, nil
+}
+
+// participantName is the agents entry name a participant is built under.
+func participantName(p conversation.Participant) string { return "participant-" + p.ID }
+
+// renameParticipantError rewrites an error about the agents entry name
+// (agents.NAME.KEY) to one about the participant's config (config.KEY).
+func renameParticipantError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "0: ") // the line of a node made here
+	msg = strings.ReplaceAll(msg, "agents."+name+".", "config.")
+	msg = strings.ReplaceAll(msg, "agents."+name, "config")
+	return errors.New(msg)
+}
+
+// participantKindError is nil when kind can be an internal participant's:
+// a known agent kind other than conversation.
+func participantKindError(kind string) error {
+	if kind == conversationKind {
+		return errors.New("kind: a participant cannot be a conversation")
+	}
+	if k := kinds[kind]; k == nil {
+		return fmt.Errorf("kind: unknown kind %q (have %s)", kind, participantKindNames())
+	}
+	return nil
+}
+
+// participantKindNames lists the kinds a participant may have, as
+// kindNames does (every kind but conversation).
+func participantKindNames() string {
+	var out []string
+	for _, n := range strings.Split(kindNames(), ", ") {
+		if n != conversationKind {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkScenarioParticipants runs checkParticipant on each internal
+// participant of s; the first error is a *conversation.FieldError naming
+// its field (agents[I].kind, agents[I].config.KEY), with the reason
+// conversation.New gives for the same participant.
+func checkScenarioParticipants(s *conversation.Scenario, kindsOnly bool) error {
+	for i, p := range s.Agents {
+		if p.External {
+			continue
+		}
+		var err error
+		if kindsOnly {
+			err = participantKindError(p.Kind)
+		} else {
+			_, _, err = checkParticipant(p)
+		}
+		if err == nil {
+			continue
+		}
+		field, msg := fmt.Sprintf("agents[%d]", i), err.Error()
+		if key, rest, ok := strings.Cut(msg, ": "); ok && (key == "kind" || key == "config" || strings.HasPrefix(key, "config.") || strings.HasPrefix(key, "config[")) && !strings.ContainsAny(key, " \t\"") {
+			field, msg = field+"."+key, rest
+		} else if m := unknownConfigKey.FindStringSubmatch(msg); m != nil {
+			field += ".config." + m[1]
+		}
+		return &conversation.FieldError{Field: field, Reason: fmt.Sprintf("participant %q: %s", p.ID, msg)}
+	}
+	return nil
+}
+
+// unknownConfigKey matches checkAgentKeys' error about a participant's
+// config (renamed by renameParticipantError), for the key it names.
+var unknownConfigKey = regexp.MustCompile(`^unknown key "([^"]+)" in config\b`)
+
 // participantFactory builds a participant by its kind, as an agents entry
-// of that kind with Config as its keys: the keys are checked
-// (checkAgentKeys, checkAgentTypes) and errors name them as "config.KEY".
-// A participant cannot be a conversation. checkURL, when set (an ad-hoc
-// scenario: its conversation.Allow's CheckURL), confines every HTTP
-// request of the participants (agentBuild.checkURL).
+// of that kind with Config as its keys (checkParticipant: errors name the
+// keys as "config.KEY"). A participant cannot be a conversation. checkURL,
+// when set (an ad-hoc scenario: its conversation.Allow's CheckURL),
+// confines every HTTP request of the participants
+// (agentBuild.checkURL).
 func participantFactory(log *slog.Logger, checkURL func(*url.URL) error) conversation.Factory {
 	return func(ctx context.Context, p conversation.Participant) (server.Agent, error) {
-		if p.Kind == conversationKind {
-			return nil, errors.New("kind: a participant cannot be a conversation")
-		}
-		if k := kinds[p.Kind]; k == nil {
-			return nil, fmt.Errorf("kind: unknown kind %q (have %s)", p.Kind, kindNames())
-		}
-		entry := map[string]any{}
-		for k, v := range p.Config {
-			entry[k] = v
-		}
-		entry["kind"] = p.Kind
-		var node yaml.Node
-		if err := node.Encode(entry); err != nil {
-			return nil, fmt.Errorf("config: %v", err)
-		}
-		name := "participant-" + p.ID
-		rename := func(err error) error {
-			msg := strings.TrimPrefix(err.Error(), "0: ") // the line of a node made here
-			msg = strings.ReplaceAll(msg, "agents."+name+".", "config.")
-			msg = strings.ReplaceAll(msg, "agents."+name, "config")
-			return errors.New(msg)
-		}
-		if err := checkAgentKeys(name, &node); err != nil {
-			return nil, rename(err)
-		}
-		if err := checkAgentTypes(name, &node); err != nil {
-			return nil, rename(err)
-		}
-		var af agentFile
-		if err := node.Decode(&af); err != nil {
-			return nil, fmt.Errorf("config: %v", err)
-		}
-		b, err := buildAgentChecked(ctx, log, name, &af, &node, checkURL)
+		node, af, err := checkParticipant(p)
 		if err != nil {
-			return nil, rename(err)
+			return nil, err
+		}
+		name := participantName(p)
+		b, err := buildAgentChecked(ctx, log, name, af, node, checkURL)
+		if err != nil {
+			return nil, renameParticipantError(name, err)
 		}
 		if b.close == nil {
 			return b.agent, nil
@@ -526,7 +602,17 @@ func (b *bridgeRoutes) scenario(config64 string) (*conversation.Scenario, int, s
 	}
 	s, err := conversation.DecodeConfig64(config64, b.maxBytes)
 	if err == nil {
+		// An unknown kind is named as such before the allowlist says it
+		// is not allowed; then each participant's config is checked as
+		// the endpoint will build it, so diag answers what the endpoint
+		// would (without building anything: nothing is dialed).
+		err = checkScenarioParticipants(s, true)
+	}
+	if err == nil {
 		err = b.allow.Check(s)
+	}
+	if err == nil {
+		err = checkScenarioParticipants(s, false)
 	}
 	if err != nil {
 		var fe *conversation.FieldError

@@ -243,7 +243,7 @@ func TestServeConversations(t *testing.T) {
 	}
 
 	// Refused scenarios: what the operator did not allow, and bad ones.
-	refuse := func(s *conversation.Scenario, raw string, field string) {
+	refuse := func(s *conversation.Scenario, raw string, field string) string {
 		t.Helper()
 		c := raw
 		if s != nil {
@@ -274,6 +274,7 @@ func TestServeConversations(t *testing.T) {
 		if resp.StatusCode != 400 || !strings.Contains(string(b), field) {
 			t.Fatalf("POST %s/message:send: %d %s", c, resp.StatusCode, b)
 		}
+		return e.Error
 	}
 	execScenario := *adhoc
 	execScenario.Agents = []conversation.Participant{{ID: "me", External: true}, {ID: "x", Kind: "exec", Config: map[string]any{"command": []any{"touch", "/tmp/pwned"}}}}
@@ -281,6 +282,20 @@ func TestServeConversations(t *testing.T) {
 	urlScenario := *adhoc
 	urlScenario.Agents = []conversation.Participant{{ID: "me", External: true}, {ID: "x", Kind: "echo", Config: map[string]any{"description": "see http://169.254.169.254/latest"}}}
 	refuse(&urlScenario, "", "agents[1].config.description")
+	// A kind that does not exist is named as unknown (not as one the
+	// operator did not allow), and a participant's config is checked as
+	// the endpoint builds it: diag answers what the endpoint would.
+	unknownKind := *adhoc
+	unknownKind.Agents = []conversation.Participant{{ID: "me", External: true}, {ID: "x", Kind: "teleport"}}
+	if msg := refuse(&unknownKind, "", "agents[1].kind"); !strings.Contains(msg, `unknown kind "teleport"`) {
+		t.Fatalf("unknown kind: %q", msg)
+	}
+	badConfig := *adhoc
+	badConfig.Agents = []conversation.Participant{{ID: "me", External: true}, {ID: "x", Kind: "echo", Config: map[string]any{"bogus": 1}}}
+	refuse(&badConfig, "", "agents[1].config.bogus")
+	badType := *adhoc
+	badType.Agents = []conversation.Participant{{ID: "me", External: true}, {ID: "x", Kind: "echo", Config: map[string]any{"skills": "not a list"}}}
+	refuse(&badType, "", "agents[1].config.skills")
 	refuse(nil, "!!!", "config64")
 	refuse(nil, "eyJ0aXRsZSI6IlQifQ", "agents") // {"title":"T"}
 	refuse(nil, strings.Repeat("A", 30000), "config64")
@@ -345,6 +360,16 @@ func TestScenarioCommand(t *testing.T) {
 	os.WriteFile(yml, []byte("title: Y\nagents: []\nbogus: 1\n"), 0o600)
 	if _, errs, code = run(t, "", "scenario", "encode", yml); code == ExitOK || !strings.Contains(errs, "bogus") {
 		t.Fatalf("encode bad: %d %s", code, errs)
+	}
+	// Participants are checked as serve builds them: an unknown kind, a
+	// config key the kind does not have.
+	os.WriteFile(yml, []byte("title: Y\nagents:\n  - {id: me, external: true}\n  - {id: e, kind: teleport}\nstartingAgentId: me\n"), 0o600)
+	if _, errs, code = run(t, "", "scenario", "encode", yml); code != ExitUsage || !strings.Contains(errs, `agents[1].kind: participant "e": unknown kind "teleport"`) {
+		t.Fatalf("encode unknown kind: %d %s", code, errs)
+	}
+	os.WriteFile(yml, []byte("title: Y\nagents:\n  - {id: me, external: true}\n  - {id: e, kind: echo, config: {bogus: 1}}\nstartingAgentId: me\n"), 0o600)
+	if _, errs, code = run(t, "", "scenario", "encode", yml); code != ExitUsage || !strings.Contains(errs, "agents[1].config.bogus") {
+		t.Fatalf("encode bad config: %d %s", code, errs)
 	}
 	if _, errs, code = run(t, "", "scenario", "decode", "%%%"); code == ExitOK || !strings.Contains(errs, "config64") {
 		t.Fatalf("decode bad: %d %s", code, errs)

@@ -20,11 +20,12 @@ func newScenarioCmd(stdout io.Writer) *cobra.Command {
 		Long: `A conversation scenario (title, agents, startingAgentId, rules) is served as one
 A2A agent at /api/bridge/{config64}/a2a, where config64 is the base64url (no
 padding) of the scenario's JSON. encode validates a scenario file and prints its
-config64; decode prints a config64's scenario as JSON (the config64 alone, or a
+config64 (after checking each participant's kind and config keys as serve
+will); decode prints a config64's scenario as JSON (the config64 alone, or a
 URL that holds /api/bridge/{config64}/a2a). Whether a server accepts the
 scenario also depends on what its operator allowed (conversations.kinds, urls).`,
-		Example: `  a2abridge scenario encode examples/conversations/relay.json
-  curl -s http://127.0.0.1:8080/api/bridge/$(a2abridge scenario encode relay.json)/a2a/diag
+		Example: `  a2abridge scenario encode examples/conversations/relay-adhoc.json
+  curl -s http://127.0.0.1:8080/api/bridge/$(a2abridge scenario encode examples/conversations/relay-adhoc.json)/a2a/diag
   a2abridge scenario decode eyJ0aXRsZSI6…`,
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -33,6 +34,9 @@ scenario also depends on what its operator allowed (conversations.kinds, urls).`
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			s, err := loadScenarioFile(args[0])
+			if err == nil {
+				err = checkScenarioParticipants(s, false)
+			}
 			if err != nil {
 				return usageError{err}
 			}

@@ -376,13 +376,39 @@ func convPair(t *testing.T, srv string) {
 	a := gwV2Client(t, ctx, p.A.URL)
 	var id a2av2.TaskID
 	for i := 1; i <= turns; i++ {
+		want, state := fmt.Sprintf("B says %d", i), a2av2.TaskStateInputRequired
+		if i == 2 {
+			// One turn streamed: the Task, then only status and artifact
+			// updates (A2A 1.0 §3.1.2), B's answer among them, ending at
+			// input-required.
+			evs, err := v1Collect(a.SendStreamingMessage(ctx, v1Text(fmt.Sprintf("A says %d", i), id, "")), 50)
+			if err != nil {
+				t.Fatalf("A's streamed turn: %v after %s", err, v1Describe(evs))
+			}
+			heard, last := "", a2av2.TaskState("")
+			for _, ev := range evs {
+				switch e := ev.(type) {
+				case *a2av2.Task, *a2av2.TaskStatusUpdateEvent:
+					if st, ok := e.(*a2av2.TaskStatusUpdateEvent); ok {
+						last = st.Status.State
+					}
+				case *a2av2.TaskArtifactUpdateEvent:
+					heard = v1TextOf(e.Artifact.Parts)
+				default:
+					t.Fatalf("A's streamed turn: a %T event: %s", ev, v1Describe(evs))
+				}
+			}
+			if heard != want || last != state {
+				t.Fatalf("A's streamed turn: heard %q, ended %s: %s", heard, last, v1Describe(evs))
+			}
+			continue
+		}
 		task := v1SendTask(t, ctx, a, v1Text(fmt.Sprintf("A says %d", i), id, ""))
 		id = task.ID
 		heard := ""
 		if n := len(task.Artifacts); n > 0 {
 			heard = v1TextOf(task.Artifacts[n-1].Parts)
 		}
-		want, state := fmt.Sprintf("B says %d", i), a2av2.TaskStateInputRequired
 		if i == turns {
 			want, state = want+", bye", a2av2.TaskStateCompleted
 		}
@@ -418,16 +444,18 @@ func convBad(t *testing.T, srv, jsBase string) {
 	}
 	cases := []struct {
 		name, config64, field string
+		says                  string // in the error, when set
 	}{
-		{"bad base64", "!!not-base64!!", "config64"},
-		{"bad JSON", base64.RawURLEncoding.EncodeToString([]byte(`{"title":`)), "scenario"},
-		{"unknown kind", enc(with(map[string]any{"id": "x", "kind": "teleport"})), "agents[1].kind"},
-		{"duplicate ids", enc(with(map[string]any{"id": "me", "kind": "echo"})), "agents[1].id"},
+		{"bad base64", "!!not-base64!!", "config64", ""},
+		{"bad JSON", base64.RawURLEncoding.EncodeToString([]byte(`{"title":`)), "scenario", ""},
+		{"unknown kind", enc(with(map[string]any{"id": "x", "kind": "teleport"})), "agents[1].kind", `unknown kind "teleport"`},
+		{"unknown config key", enc(with(map[string]any{"id": "x", "kind": "echo", "config": map[string]any{"bogus": 1}})), "agents[1].config.bogus", `unknown key "bogus"`},
+		{"duplicate ids", enc(with(map[string]any{"id": "me", "kind": "echo"})), "agents[1].id", ""},
 		{"startingAgentId not among the agents", enc(map[string]any{"title": "T", "startingAgentId": "ghost", "agents": []any{
-			map[string]any{"id": "me", "external": true}, map[string]any{"id": "e", "kind": "echo"}}}), "startingAgentId"},
-		{"over the size limit", strings.Repeat("A", 40000), "config64"},
-		{"kind not allowed (exec)", enc(with(map[string]any{"id": "x", "kind": "exec", "config": map[string]any{"command": []any{"touch", "/tmp/pwned"}}})), "agents[1].kind"},
-		{"URL not allowed", enc(with(map[string]any{"id": "x", "kind": "a2a", "config": map[string]any{"url": "http://169.254.169.254/latest"}})), "agents[1].config.url"},
+			map[string]any{"id": "me", "external": true}, map[string]any{"id": "e", "kind": "echo"}}}), "startingAgentId", ""},
+		{"over the size limit", strings.Repeat("A", 40000), "config64", ""},
+		{"kind not allowed (exec)", enc(with(map[string]any{"id": "x", "kind": "exec", "config": map[string]any{"command": []any{"touch", "/tmp/pwned"}}})), "agents[1].kind", "is not allowed"},
+		{"URL not allowed", enc(with(map[string]any{"id": "x", "kind": "a2a", "config": map[string]any{"url": "http://169.254.169.254/latest"}})), "agents[1].config.url", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -438,7 +466,7 @@ func convBad(t *testing.T, srv, jsBase string) {
 			var e struct{ Error, Field string }
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Field != c.field || e.Error == "" {
+			if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Field != c.field || e.Error == "" || !strings.Contains(e.Error, c.says) {
 				t.Fatalf("diag: %d %s, want 400 naming %s", resp.StatusCode, b, c.field)
 			}
 			// The endpoint: a JSON-RPC error for the official client.
