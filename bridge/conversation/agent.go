@@ -264,11 +264,11 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			last := turns[n-1]
 			if !last.skipped && closes(last.msg) {
 				p, _ := a.s.participant(last.speaker)
-				return a.end(ctx, t, a2a.TaskStateCompleted, fmt.Sprintf("%s closed the conversation after %d turns.", p.Name(), n))
+				return a.end(ctx, t, a2a.TaskStateCompleted, fmt.Sprintf("%s closed the conversation after %s.", p.Name(), turnCount(n)))
 			}
 		}
 		if n >= a.s.Rules.Turns() {
-			return a.end(ctx, t, a2a.TaskStateCompleted, fmt.Sprintf("The conversation reached its limit of %d turns.", a.s.Rules.Turns()))
+			return a.end(ctx, t, a2a.TaskStateCompleted, fmt.Sprintf("The conversation reached its limit of %s.", turnCount(a.s.Rules.Turns())))
 		}
 		next, problem := a.next(turns)
 		if next == ext.ID {
@@ -346,11 +346,19 @@ func (a *Agent) awaitClient(ctx context.Context, t *server.TaskUpdater, turns []
 		text = fmt.Sprintf("%s spoke last (turn %d); it is the turn of %s (you).", p.Name(), len(turns), ext.Name())
 	}
 	if problem != "" {
-		text += " Your turn as the moderator " + problem + "."
+		text += " As the moderator, say who speaks next: " + problem + "."
 	}
 	m := t.TextMessage(text)
 	m.Metadata = map[string]any{MetaSystem: true, metaExpected: ext.ID}
 	return t.SetStatus(ctx, a2a.TaskStateInputRequired, m)
+}
+
+// turnCount is "1 turn", "N turns".
+func turnCount(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return fmt.Sprintf("%d turns", n)
 }
 
 // end ends the conversation in state with a system message.
@@ -569,7 +577,7 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error { return nil }
 // carries a final system message (outcome canceled).
 func (a *Agent) CancelMessage(task a2a.Task) *a2a.Message {
 	n := len(a.turnsOf(task.History))
-	m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: fmt.Sprintf("The conversation was canceled after %d turns.", n)})
+	m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: fmt.Sprintf("The conversation was canceled after %s.", turnCount(n))})
 	m.Metadata = map[string]any{MetaSystem: true, MetaOutcome: string(a2a.TaskStateCanceled)}
 	return &m
 }

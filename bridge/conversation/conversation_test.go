@@ -353,7 +353,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("canceled task %+v", c.Status)
 	}
 	last := c.History[len(c.History)-1]
-	if !strings.Contains(last.Parts[0].(a2a.TextPart).Text, "canceled after 1 turns") {
+	if !strings.Contains(last.Parts[0].(a2a.TextPart).Text, "canceled after 1 turn.") {
 		t.Fatalf("last history message %+v", last)
 	}
 }

@@ -309,7 +309,7 @@ func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.
 		case end:
 			r.endLocked(a2a.TaskStateCompleted, fmt.Sprintf("Side %s ended the conversation.", strings.ToUpper(s.String())), now)
 		case r.turns >= r.max.MaxTurns:
-			r.endLocked(a2a.TaskStateCompleted, fmt.Sprintf("The conversation reached its limit of %d turns.", r.max.MaxTurns), now)
+			r.endLocked(a2a.TaskStateCompleted, "The conversation reached its limit of "+turnCount(r.max.MaxTurns)+".", now)
 		}
 	}
 	r.mu.Unlock()
@@ -365,6 +365,14 @@ func (a *sideAgent) wait(ctx context.Context, t *server.TaskUpdater, gen int) er
 		case <-changed:
 		}
 	}
+}
+
+// turnCount is "1 turn", "N turns".
+func turnCount(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return fmt.Sprintf("%d turns", n)
 }
 
 // deliver puts one message of the other side in this side's task: an

@@ -35,6 +35,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -262,8 +263,10 @@ func convV2(t *testing.T, srv, meeting string) {
 	if ct.Status.State != a2av2.TaskStateCanceled || ct.Status.Message == nil || ct.Status.Message.Metadata[bconv.MetaOutcome] != "canceled" {
 		t.Fatalf("cancel: %+v", ct.Status)
 	}
-	if _, err := c.SendMessage(ctx, v1Text("more", id, "")); err == nil {
-		t.Fatal("a message to the canceled conversation was accepted")
+	// Continuing an ended conversation: UnsupportedOperation (-32004, as
+	// for any task in a terminal state, A2A 1.0 §3.1.1).
+	if _, err := c.SendMessage(ctx, v1Text("more", id, "")); !errors.Is(err, a2av2.ErrUnsupportedOperation) {
+		t.Fatalf("a message to the canceled conversation: %v, want UnsupportedOperation", err)
 	}
 }
 
@@ -342,6 +345,11 @@ func convV03(t *testing.T, srv, meeting string) {
 	ct, err := c.CancelTask(ctx, &a2a03.TaskIDParams{ID: id})
 	if err != nil || ct.Status.State != a2a03.TaskStateCanceled || ct.Status.Message == nil || ct.Status.Message.Metadata[bconv.MetaOutcome] != "canceled" {
 		t.Fatalf("cancel: %+v %v", ct, err)
+	}
+	m := a2a03.NewMessage(a2a03.MessageRoleUser, a2a03.TextPart{Text: "more"})
+	m.TaskID = id
+	if _, err := c.SendMessage(ctx, &a2a03.MessageSendParams{Message: m}); !errors.Is(err, a2a03.ErrUnsupportedOperation) {
+		t.Fatalf("message/send to the canceled conversation: %v, want UnsupportedOperation (-32004)", err)
 	}
 }
 
