@@ -333,3 +333,29 @@ func ValidateAttachment(a *Attachment) error {
 	}
 	return nil
 }
+
+// Watcher is optionally implemented by a Store that several processes
+// share (replicas of one server on one database, issue 15 §2): it tells a
+// process about the appends the others commit, so that streams and
+// resubscriptions on one replica follow tasks that another one runs.
+// PostgreSQL implements it with LISTEN/NOTIFY (when opened with
+// postgres.Options.Notify). Appends made through the Store itself are not
+// reported: the engine publishes those in process.
+type Watcher interface {
+	// Watch calls fn for the appends other processes commit, until ctx
+	// ends or the Store is closed, then returns. Calls come from one
+	// goroutine, in the order the notifications arrive; fn must not
+	// block. A Change with Resync set (at the start, and after every
+	// reconnection) means that notifications may have been missed: every
+	// follower must read the log again. Delivery is at most once and
+	// may lag the commit; a Change never precedes it.
+	Watch(ctx context.Context, fn func(Change))
+}
+
+// Change is one notification of a Watcher: task TaskID's log now ends at
+// Seq or later; or, with Resync, any task's may have changed.
+type Change struct {
+	TaskID string
+	Seq    int64
+	Resync bool
+}

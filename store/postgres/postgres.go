@@ -74,6 +74,12 @@ type Options struct {
 	// of a process that died): two of them on one schema would fail each
 	// other's running tasks.
 	Exclusive bool
+	// Notify makes the Store tell the other processes that share its
+	// schema about its appends, and Watch tell it about theirs
+	// (store.Watcher, LISTEN/NOTIFY; see notify.go): what replicas of a
+	// server need. Each committed append is notified after its commit,
+	// many appends to one notification under load.
+	Notify bool
 }
 
 // ErrLocked is returned (wrapped) by Open with Options.Exclusive when
@@ -85,6 +91,7 @@ var ErrLocked = errors.New("postgres: the database schema is in use by another e
 type Store struct {
 	pool   *pgxpool.Pool
 	lock   *pgx.Conn // holds the Exclusive lock; nil without
+	notify *notifier // Options.Notify; nil without
 	isShut atomic.Bool
 }
 
@@ -92,6 +99,7 @@ var (
 	_ store.Store           = (*Store)(nil)
 	_ store.AgentRegistry   = (*Store)(nil)
 	_ store.AttachmentStore = (*Store)(nil)
+	_ store.Watcher         = (*Store)(nil)
 )
 
 // Open connects to the PostgreSQL database of dsn (a URL,
@@ -139,8 +147,18 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 	}
+	if opts.Notify {
+		var schema string
+		if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("postgres: %s: current schema: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+		}
+		s.notify = newNotifier(schema)
+		go s.notify.run(s)
+	}
 	if opts.Exclusive {
 		if err := s.lockSchema(ctx); err != nil {
+			s.stopNotify()
 			pool.Close()
 			if errors.Is(err, ErrLocked) {
 				return nil, fmt.Errorf("%w (%s)", ErrLocked, RedactDSN(dsn))
@@ -188,6 +206,7 @@ func (s *Store) Close() error {
 	if s.isShut.Swap(true) {
 		return nil
 	}
+	s.stopNotify() // it sends what is pending on the pool first
 	s.pool.Close()
 	if s.lock != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -195,6 +214,20 @@ func (s *Store) Close() error {
 		_ = s.lock.Close(ctx) // the session ends: its advisory lock goes
 	}
 	return nil
+}
+
+// stopNotify stops the notifier (Options.Notify), once, after it has
+// sent what is pending, and ends Watch.
+func (s *Store) stopNotify() {
+	if s.notify == nil {
+		return
+	}
+	select {
+	case <-s.notify.stop:
+	default:
+		close(s.notify.stop)
+	}
+	<-s.notify.done
 }
 
 // lockSchema takes Options.Exclusive's lock on a connection taken out of
@@ -416,6 +449,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	case written != int64(len(a.Records)):
 		// Cannot happen: the statement inserts every record or fails.
 		return fmt.Errorf("postgres: append: %d of %d records written", written, len(a.Records))
+	}
+	if s.notify != nil {
+		s.notify.appended(a.TaskID, last)
 	}
 	if checkpointDue(tail, snapSize) {
 		s.checkpoint(ctx, a.TaskID, last, &a.Snapshot, tail)
