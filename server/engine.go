@@ -148,7 +148,44 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	if opts.Retention > 0 {
 		go e.retain(opts.Retention) // until Close; not waited for (a sweep cut short loses nothing)
 	}
+	if w, ok := st.(store.Watcher); ok {
+		// Appends that other processes commit to this store (replicas)
+		// wake the streams here that follow their tasks. Until Close; it
+		// also ends when the store closes.
+		go w.Watch(base, e.changed)
+	}
 	return e, nil
+}
+
+// changed wakes the subscribers of a task another process appended to
+// (store.Watcher), or every subscriber on a resync: each reads the log
+// from where it is (follow), so a notification that repeats what was
+// read costs one read and delivers nothing twice.
+func (e *Engine) changed(c store.Change) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	wake := func(l []*subscription) {
+		for _, s := range l {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if c.Resync {
+		for _, l := range e.subs {
+			wake(l)
+		}
+		clear(e.ended)
+		return
+	}
+	if p := e.ended[c.TaskID]; p != nil && c.Seq > p.seq {
+		// Appended elsewhere after it ended here: its tail is no
+		// longer the whole story (its ring slot may stay; deleting
+		// an absent key later is harmless).
+		delete(e.ended, c.TaskID)
+	}
+	wake(e.subs[c.TaskID])
 }
 
 // PushEnabled reports whether push notifications are enabled.

@@ -28,6 +28,11 @@
 // is versioned in table a2abridge_schema. Open creates or upgrades it in
 // one transaction under a transaction-scoped advisory lock, so that
 // several processes starting at once on one database migrate it once.
+//
+// With Options.Notify, the processes that share a schema tell each other
+// about their appends (store.Watcher, with LISTEN/NOTIFY on a channel of
+// the schema's own; notify.go says why after the commit rather than in
+// it), so that a server's streams follow tasks that another replica runs.
 package postgres
 
 import (

@@ -1,0 +1,165 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/postgres"
+)
+
+// stepAgent emits a working status-update for each value it receives on
+// steps, and completes when steps is closed.
+type stepAgent struct{ steps chan string }
+
+func (a stepAgent) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	for {
+		select {
+		case s, ok := <-a.steps:
+			if !ok {
+				return u.Complete(ctx, "done")
+			}
+			if err := u.Working(ctx, s); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// TestReplicaStreams (issue 15 §2): two engines on one PostgreSQL schema,
+// as two replicas: a task runs on replica A; streams on replica B (from
+// the snapshot, and resumed after a Last-Event-ID) get each of its events
+// once, in order, live, up to the final one.
+func TestReplicaStreams(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	replica := func(agent server.Agent) *server.Handler {
+		st, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer ccancel()
+			eng.Close(cctx)
+			st.Close()
+		})
+		return server.NewHandler(eng, "steps", agent, testCard("steps"), server.HandlerOptions{})
+	}
+	steps := make(chan string)
+	a := replica(stepAgent{steps: steps})
+	b := replica(stepAgent{steps: make(chan string)}) // runs nothing here
+
+	blocking := false
+	task, err := a.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		seq  int64
+		text string
+	}
+	follow := func(from *int64) (<-chan got, <-chan error) {
+		evs, err := b.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, done := make(chan got, 64), make(chan error, 1)
+		go func() {
+			defer close(out)
+			for ev, err := range evs {
+				if err != nil {
+					done <- err
+					return
+				}
+				g := got{seq: ev.Seq}
+				switch e := ev.Event.(type) {
+				case *a2a.Task:
+					g.text = "task:" + string(e.Status.State)
+				case *a2a.TaskStatusUpdateEvent:
+					g.text = string(e.Status.State)
+					if e.Status.Message != nil {
+						g.text += ":" + e.Status.Message.Parts[0].(a2a.TextPart).Text
+					}
+				}
+				out <- g
+			}
+			done <- nil
+		}()
+		return out, done
+	}
+	next := func(c <-chan got, what string) got {
+		t.Helper()
+		select {
+		case g, ok := <-c:
+			if !ok {
+				t.Fatalf("%s: the stream ended", what)
+			}
+			return g
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no event within 10 s on replica B", what)
+		}
+		return got{}
+	}
+	live, liveDone := follow(nil)
+	first := next(live, "snapshot")
+	if first.text != "task:submitted" && first.text != "task:working" {
+		t.Fatalf("snapshot: %+v", first)
+	}
+	last := first.seq
+	for i := range 5 {
+		want := fmt.Sprintf("working:step %d", i)
+		steps <- fmt.Sprintf("step %d", i)
+		for {
+			g := next(live, want)
+			if g.seq <= last {
+				t.Fatalf("event %+v after seq %d: repeated or out of order", g, last)
+			}
+			last = g.seq
+			if g.text == want {
+				break
+			}
+			if g.text != "working" { // the execution's own start
+				t.Fatalf("event %+v, want %s", g, want)
+			}
+		}
+	}
+	// A second stream on B resumes after the third step's event.
+	from := last - 2
+	resumed, resumedDone := follow(&from)
+	for _, want := range []string{"working:step 3", "working:step 4"} {
+		if g := next(resumed, "resumed "+want); g.text != want || g.seq != from+1 {
+			t.Fatalf("resumed: %+v, want %s at %d", g, want, from+1)
+		}
+		from++
+	}
+	close(steps)
+	for _, c := range []struct {
+		events <-chan got
+		done   <-chan error
+		name   string
+	}{{live, liveDone, "live"}, {resumed, resumedDone, "resumed"}} {
+		g := next(c.events, c.name+" completion")
+		if g.text != "completed:done" || g.seq != last+1 {
+			t.Fatalf("%s: %+v, want completed:done at %d", c.name, g, last+1)
+		}
+		if _, more := <-c.events; more {
+			t.Fatalf("%s: events after the final one", c.name)
+		}
+		if err := <-c.done; err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	}
+}
