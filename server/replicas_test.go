@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/postgres"
@@ -32,6 +33,67 @@ func (a stepAgent) Execute(ctx context.Context, r *server.Request, u *server.Tas
 	}
 }
 
+// replicaOn is a replica on the PostgreSQL schema of dsn: its own store
+// (with notifications) and engine, serving agent as "steps".
+func replicaOn(t *testing.T, ctx context.Context, dsn string, agent server.Agent) *server.Handler {
+	t.Helper()
+	st, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		eng.Close(cctx)
+		st.Close()
+	})
+	return server.NewHandler(eng, "steps", agent, testCard("steps"), server.HandlerOptions{})
+}
+
+// TestReplicaMessageIDs (issue 15 §2): one message sent at once to two
+// replicas (a client's retry that a load balancer sends elsewhere) makes
+// one task: the database decides, and the replica that lost answers
+// with the winner's task. A different message under the same id is
+// refused on either replica.
+func TestReplicaMessageIDs(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, b := replicaOn(t, ctx, dsn, agents.Echo{}), replicaOn(t, ctx, dsn, agents.Echo{})
+	for round := range 20 {
+		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: fmt.Sprint("hello ", round)})
+		type res struct {
+			task *a2a.Task
+			err  error
+		}
+		out := make(chan res, 2)
+		for _, h := range []*server.Handler{a, b} {
+			go func() {
+				task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: m})
+				out <- res{task, err}
+			}()
+		}
+		r1, r2 := <-out, <-out
+		if r1.err != nil || r2.err != nil {
+			t.Fatalf("round %d: %v, %v", round, r1.err, r2.err)
+		}
+		if r1.task.ID != r2.task.ID {
+			t.Fatalf("round %d: one message made two tasks, %s and %s", round, r1.task.ID, r2.task.ID)
+		}
+		other := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "something else"})
+		other.MessageID = m.MessageID
+		for _, h := range []*server.Handler{a, b} {
+			if _, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: other}); err == nil {
+				t.Fatalf("round %d: a different message under a used messageId was accepted", round)
+			}
+		}
+	}
+}
+
 // TestReplicaStreams (issue 15 §2): two engines on one PostgreSQL schema,
 // as two replicas: a task runs on replica A; streams on replica B (from
 // the snapshot, and resumed after a Last-Event-ID) get each of its events
@@ -40,23 +102,7 @@ func TestReplicaStreams(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	replica := func(agent server.Agent) *server.Handler {
-		st, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer ccancel()
-			eng.Close(cctx)
-			st.Close()
-		})
-		return server.NewHandler(eng, "steps", agent, testCard("steps"), server.HandlerOptions{})
-	}
+	replica := func(agent server.Agent) *server.Handler { return replicaOn(t, ctx, dsn, agent) }
 	steps := make(chan string)
 	a := replica(stepAgent{steps: steps})
 	b := replica(stepAgent{steps: make(chan string)}) // runs nothing here
