@@ -32,7 +32,22 @@ type EngineOptions struct {
 	// notifications are delivered or given up. Zero (or negative) keeps
 	// finished tasks forever.
 	Retention time.Duration
+	// LeaseTime bounds how long the running tasks of a process that
+	// died stay unfinished when processes share a store that implements
+	// store.Leaser (PostgreSQL replicas, issue 15 §3): each Engine holds
+	// a lease on the store for 4/5 of LeaseTime, renewed every fifth of
+	// it, and every fifth of it fails with RecoveryMessage the orphans
+	// it finds (unfinished tasks whose runner's lease expired; those of
+	// its own executions excepted). So the tasks of a process that died
+	// are failed within LeaseTime of its last renewal, by whichever
+	// process looks first. Zero (or negative) means 30 s. With a store
+	// one process owns (memory, SQLite), the tasks left unfinished are
+	// failed at start instead.
+	LeaseTime time.Duration
 }
+
+// DefaultLeaseTime is EngineOptions.LeaseTime's default.
+const DefaultLeaseTime = 30 * time.Second
 
 // Engine runs tasks on a Store: it appends each task's events to its
 // ordered log (durably, before anyone sees them), folds them into the Task
@@ -44,6 +59,15 @@ type Engine struct {
 	st   store.Store
 	log  *slog.Logger
 	seed maphash.Seed
+
+	// runner names this engine in the store (store.Append.Runner) and
+	// holds its lease when the store is a leaser (shared by processes).
+	runner    string
+	leaser    store.Leaser
+	leaseTime time.Duration
+	// watched is set once the store's Watcher listens (its first
+	// resync): streams then also read the log every safetyReread.
+	watched atomic.Bool
 
 	base     context.Context
 	stopBase context.CancelFunc
@@ -110,7 +134,8 @@ type queued struct {
 }
 
 type execution struct {
-	agent    string // the name of the agent executing
+	agent    string   // the name of the agent executing
+	h        *Handler // its handler (for its Canceler)
 	cancel   context.CancelFunc
 	canceled atomic.Bool
 }
@@ -120,7 +145,13 @@ type execution struct {
 // submitted, working or unknown (its execution died with the process
 // that ran it, e.g. under kill -9) is failed with RecoveryMessage, so no
 // client waits forever, and push notifications still pending are
-// delivered (with opts.Push). ctx bounds recovery only, not the Engine's
+// delivered (with opts.Push). When st is a store.Leaser (shared by
+// several processes), only the orphans are: the tasks whose process's
+// lease expired (see EngineOptions.LeaseTime); the engine then holds a
+// lease of its own, and keeps failing the orphans it finds. When st is a
+// store.Watcher, the engine's streams also follow the appends of other
+// processes, and a task ended by another process (tasks/cancel there)
+// stops its execution here. ctx bounds recovery only, not the Engine's
 // life. The engine does not own st: close st after Engine.Close.
 //
 // Errors: those of st while reading the unfinished tasks or appending
@@ -138,6 +169,12 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{}, work: make(chan func()),
 	}
 	e.async, _ = st.(store.AsyncAppender)
+	e.runner = a2a.NewID()
+	e.leaser, _ = st.(store.Leaser)
+	e.leaseTime = opts.LeaseTime
+	if e.leaseTime <= 0 {
+		e.leaseTime = DefaultLeaseTime
+	}
 	if opts.Push != nil {
 		e.push = newPusher(e, *opts.Push)
 	}
@@ -148,6 +185,9 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	if opts.Retention > 0 {
 		go e.retain(opts.Retention) // until Close; not waited for (a sweep cut short loses nothing)
 	}
+	if e.leaser != nil {
+		go e.holdLease() // until Close
+	}
 	if w, ok := st.(store.Watcher); ok {
 		// Appends that other processes commit to this store (replicas)
 		// wake the streams here that follow their tasks. Until Close; it
@@ -157,10 +197,15 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	return e, nil
 }
 
-// changed wakes the subscribers of a task another process appended to
-// (store.Watcher), or every subscriber on a resync: each reads the log
-// from where it is (follow), so a notification that repeats what was
-// read costs one read and delivers nothing twice.
+// changed handles an append another process committed (store.Watcher):
+// it wakes the subscribers of the task, or every subscriber on a resync
+// (each reads the log from where it is, in follow, so a notification that
+// repeats what was read costs one read and delivers nothing twice); what
+// the engine kept of the task (its published tail, its cached snapshot)
+// no longer tells its end; and an execution of the task here is checked
+// (checkForeign): a task ended elsewhere (tasks/cancel on another
+// replica) stops its execution here. It runs on the Watcher's goroutine
+// and does not block.
 func (e *Engine) changed(c store.Change) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -173,55 +218,100 @@ func (e *Engine) changed(c store.Change) {
 		}
 	}
 	if c.Resync {
+		e.watched.Store(true)
 		for _, l := range e.subs {
 			wake(l)
 		}
+		for _, p := range e.published {
+			p.foreign = true
+		}
 		clear(e.ended)
+		if len(e.running) > 0 {
+			ids := make(map[string]*execution, len(e.running))
+			for id, ex := range e.running {
+				ids[id] = ex
+			}
+			go func() {
+				for id, ex := range ids {
+					e.checkForeign(id, ex)
+				}
+			}()
+		}
 		return
 	}
 	if p := e.ended[c.TaskID]; p != nil && c.Seq > p.seq {
-		// Appended elsewhere after it ended here: its tail is no
-		// longer the whole story (its ring slot may stay; deleting
-		// an absent key later is harmless).
+		// Appended elsewhere after it ended here (its ring slot may
+		// stay; deleting an absent key later is harmless).
 		delete(e.ended, c.TaskID)
 	}
+	if p := e.published[c.TaskID]; p != nil && c.Seq > p.seq {
+		p.foreign = true
+	}
+	if info, ok := e.cache[c.TaskID]; ok && c.Seq > info.Seq {
+		delete(e.cache, c.TaskID) // the next append reads the store
+	}
+	if ex := e.running[c.TaskID]; ex != nil {
+		go e.checkForeign(c.TaskID, ex)
+	}
 	wake(e.subs[c.TaskID])
+}
+
+// checkForeign stops the execution ex of task id when another process
+// ended the task (a tasks/cancel on another replica, or its recovery
+// failing it): the execution's context is cancelled, its further events
+// are refused, and the agent's Canceler runs here, where the execution
+// ran (A2A 1.0 §3.1.5), as for a cancel received here.
+func (e *Engine) checkForeign(id string, ex *execution) {
+	ctx, cancel := context.WithTimeout(e.base, cancelHookTimeout)
+	defer cancel()
+	info, err := e.st.Task(ctx, id)
+	if err != nil || !info.Task.Status.State.Terminal() {
+		return
+	}
+	l := e.lock(id)
+	l.Lock()
+	e.mu.Lock()
+	mine := e.running[id] == ex
+	e.mu.Unlock()
+	if mine {
+		e.endExecution(id)
+	}
+	l.Unlock()
+	if mine {
+		e.log.Info("execution stopped: the task was ended by another process", "task", id, "agent", ex.agent, "state", info.Task.Status.State)
+		e.runCancelHook(ctx, ex.h, info.Task)
+	}
 }
 
 // PushEnabled reports whether push notifications are enabled.
 func (e *Engine) PushEnabled() bool { return e.push != nil }
 
-// RecoveryMessage is the status message of tasks found running by NewEngine:
-// their executions died with the previous process.
+// RecoveryMessage is the status message of tasks found running by NewEngine,
+// or left running by another process whose lease expired
+// (EngineOptions.LeaseTime): their executions died with that process.
 const RecoveryMessage = "The server stopped while this task was running; the task cannot be resumed."
 
-// recover fails every task left submitted, working or unknown by a
-// previous process with RecoveryMessage and starts the delivery of pending
-// push notifications (NewEngine).
+// recover fails the tasks a process that stopped left submitted, working
+// or unknown, with RecoveryMessage: with a store.Leaser, the orphans (after
+// taking this engine's lease: the other processes' running tasks are left
+// alone); otherwise every such task. Then it starts the delivery of
+// pending push notifications (NewEngine).
 func (e *Engine) recover(ctx context.Context) error {
-	infos, err := e.st.Unfinished(ctx)
-	if err != nil {
-		return fmt.Errorf("engine start: %w", err)
-	}
-	n := 0
-	for _, info := range infos {
-		_, recs, err := e.update(ctx, info.Task.ID, func(cur store.TaskInfo) ([]a2a.Event, error) {
-			if cur.Task.Status.State.Final() {
-				return nil, nil
-			}
-			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, RecoveryMessage)}, nil
-		})
+	if e.leaser != nil {
+		if err := e.leaser.Renew(ctx, e.runner, e.leaseTTL()); err != nil {
+			return fmt.Errorf("engine start: take a lease: %w", err)
+		}
+		if _, err := e.failOrphans(ctx); err != nil {
+			return fmt.Errorf("engine start: %w", err)
+		}
+	} else {
+		infos, err := e.st.Unfinished(ctx)
 		if err != nil {
-			return fmt.Errorf("engine start: recover task %s: %w", info.Task.ID, err)
+			return fmt.Errorf("engine start: %w", err)
 		}
-		if len(recs) == 0 {
-			continue
+		if _, err := e.failRecovered(ctx, infos); err != nil {
+			return fmt.Errorf("engine start: %w", err)
 		}
-		n++
-		e.log.Warn("failed task left running by a previous process", "task", info.Task.ID, "agent", info.Agent)
-	}
-	if n > 0 {
-		e.log.Warn("recovered interrupted tasks", "failed", n)
 	}
 	if e.push != nil {
 		if err := e.push.start(ctx); err != nil {
@@ -229,6 +319,84 @@ func (e *Engine) recover(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// failRecovered fails each of infos that is still unfinished (and has no
+// execution here) with RecoveryMessage; n counts those it failed. A task
+// another process failed or finished meanwhile is skipped.
+func (e *Engine) failRecovered(ctx context.Context, infos []store.TaskInfo) (n int, err error) {
+	for _, info := range infos {
+		e.mu.Lock()
+		_, mine := e.running[info.Task.ID]
+		e.mu.Unlock()
+		if mine {
+			continue
+		}
+		_, recs, err := e.update(ctx, info.Task.ID, func(cur store.TaskInfo) ([]a2a.Event, error) {
+			if cur.Task.Status.State.Final() {
+				return nil, nil
+			}
+			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, RecoveryMessage)}, nil
+		})
+		switch {
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
+			continue // deleted, or appended to by another process twice meanwhile
+		case err != nil:
+			return n, fmt.Errorf("recover task %s: %w", info.Task.ID, err)
+		case len(recs) == 0:
+			continue
+		}
+		n++
+		e.log.Warn("failed task left running by a process that stopped", "task", info.Task.ID, "agent", info.Agent)
+	}
+	if n > 0 {
+		e.log.Warn("recovered interrupted tasks", "failed", n)
+	}
+	return n, nil
+}
+
+// failOrphans fails the orphans of a store.Leaser (failRecovered), a page
+// at a time, until a page brings no progress.
+func (e *Engine) failOrphans(ctx context.Context) (int, error) {
+	const page = 256
+	total := 0
+	for {
+		infos, err := e.leaser.Orphans(ctx, page)
+		if err != nil {
+			return total, err
+		}
+		n, err := e.failRecovered(ctx, infos)
+		total += n
+		if err != nil || n == 0 || len(infos) < page {
+			return total, err
+		}
+	}
+}
+
+// leaseTTL is how long a renewal holds the lease: 4/5 of LeaseTime.
+func (e *Engine) leaseTTL() time.Duration { return e.leaseTime * 4 / 5 }
+
+// holdLease renews the engine's lease and fails the orphans it finds,
+// every fifth of LeaseTime, until Close.
+func (e *Engine) holdLease() {
+	every := e.leaseTime / 5
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.base.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(e.base, every)
+		if err := e.leaser.Renew(ctx, e.runner, e.leaseTTL()); err != nil && e.base.Err() == nil {
+			e.log.Warn("lease renewal failed: if it stays so for the lease time, other processes fail this one's running tasks", "err", err)
+		}
+		if _, err := e.failOrphans(ctx); err != nil && e.base.Err() == nil {
+			e.log.Warn("failing the tasks of stopped processes", "err", err)
+		}
+		cancel()
+	}
 }
 
 // closeBound bounds the Close that Shutdown makes after its grace period:
@@ -288,6 +456,12 @@ func (e *Engine) Close(ctx context.Context) error {
 	var err error
 	select {
 	case <-done:
+		if e.leaser != nil {
+			// Every execution here has ended (its task failed if it
+			// was left unfinished): nothing of this engine's lease is
+			// left to protect.
+			_ = e.leaser.Release(ctx, e.runner)
+		}
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -327,7 +501,7 @@ func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task,
 	l.Lock()
 	defer l.Unlock()
 	rec := store.Record{Seq: 1, Time: now(), Event: &task}
-	if err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs}); err != nil {
+	if err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner}); err != nil {
 		return store.TaskInfo{}, err
 	}
 	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
@@ -366,7 +540,7 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 	l := e.lock(task.ID)
 	l.Lock()
 	rec := store.Record{Seq: 1, Time: now(), Event: &task}
-	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs})
+	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
 	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
 	notify := make(chan error, 1)
 	p := e.pipeOf(task.ID)
@@ -483,7 +657,7 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 			}
 			recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
 		}
-		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs})
+		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
 		if errors.Is(err, store.ErrConflict) && attempt == 0 {
 			// Another writer (another replica) appended: drop the cache and retry once.
 			e.mu.Lock()
@@ -563,7 +737,7 @@ func (e *Engine) appendQueued(ctx context.Context, info store.TaskInfo, evs []a2
 		}
 		recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
 	}
-	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task})
+	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, Runner: e.runner})
 	info.Task, info.Seq, info.Updated = task, info.Seq+int64(len(recs)), t
 	e.mu.Lock()
 	e.cache[taskID] = info
@@ -642,7 +816,7 @@ func (e *Engine) owns(taskID string, ex *execution) bool {
 func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inline *func()) {
 	id := info.Task.ID
 	ctx, cancel := context.WithCancel(e.base)
-	ex := &execution{agent: h.name, cancel: cancel}
+	ex := &execution{agent: h.name, h: h, cancel: cancel}
 	e.mu.Lock()
 	if e.draining.Load() {
 		e.mu.Unlock()
@@ -1067,6 +1241,11 @@ type subscription struct {
 type publishedTail struct {
 	seq  int64
 	tail []store.Record
+	// foreign: another process appended to the task after seq
+	// (store.Watcher): seq and tail no longer tell what a subscriber
+	// missed, until this engine publishes again (its append succeeded
+	// after the foreign one, so it continues from the log's end).
+	foreign bool
 }
 
 // tailLen bounds publishedTail.tail.
@@ -1087,7 +1266,7 @@ func (e *Engine) subscribe(taskID string, after int64) (s *subscription, missed 
 	if p == nil {
 		p = e.ended[taskID]
 	}
-	if p != nil {
+	if p != nil && !p.foreign {
 		switch {
 		case p.seq <= after:
 			known = true
@@ -1142,6 +1321,11 @@ func (e *Engine) publish(taskID string, recs []store.Record) {
 		p = e.ended[taskID] // an ended task gets no events; if it did, its tail stays exact
 	}
 	if p != nil && len(recs) > 0 {
+		if p.foreign || recs[0].Seq != p.seq+1 {
+			// Records of another process lie between: the tail starts
+			// over with these.
+			p.tail, p.foreign = nil, false
+		}
 		p.seq = recs[len(recs)-1].Seq
 		if n := len(p.tail) + len(recs) - tailLen; n > 0 {
 			p.tail = slices.Clone(p.tail[min(n, len(p.tail)):]) // taken tails stay as they were
@@ -1207,6 +1391,16 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 		runtime.Gosched()
 		return len(sub.ch) > 0
 	}
+	// With a store that other processes append to (store.Watcher), a
+	// notification they failed to send (a process that died between an
+	// append's commit and its notification) must not leave a stream
+	// waiting forever: the log is read again every safetyReread.
+	var reread <-chan time.Time
+	if e.watched.Load() {
+		t := time.NewTicker(safetyReread)
+		defer t.Stop()
+		reread = t.C
+	}
 	if known {
 		for i, r := range missed {
 			if !yield(r, i < len(missed)-1 || soon(r), nil) {
@@ -1236,6 +1430,10 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 			if !catchUp() {
 				return
 			}
+		case <-reread:
+			if !catchUp() {
+				return
+			}
 		case <-e.streamsDone:
 			// The engine closed: what its executions appended last is
 			// in the log (their final events among it); then the stream ends.
@@ -1246,6 +1444,10 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 		}
 	}
 }
+
+// safetyReread is how often a stream reads its task's log again when
+// other processes append to the store (see follow).
+const safetyReread = 30 * time.Second
 
 // StreamEvent is one event of a stream with its sequence number in the
 // task's log (the SSE id). A snapshot Task carries the sequence of the last

@@ -33,15 +33,28 @@ func (a stepAgent) Execute(ctx context.Context, r *server.Request, u *server.Tas
 	}
 }
 
+// replica is one replica of a test: its store, engine and handler.
+type replica struct {
+	st  *postgres.Store
+	eng *server.Engine
+	h   *server.Handler
+}
+
 // replicaOn is a replica on the PostgreSQL schema of dsn: its own store
 // (with notifications) and engine, serving agent as "steps".
 func replicaOn(t *testing.T, ctx context.Context, dsn string, agent server.Agent) *server.Handler {
+	t.Helper()
+	return startReplica(t, ctx, dsn, agent, server.EngineOptions{}).h
+}
+
+func startReplica(t *testing.T, ctx context.Context, dsn string, agent server.Agent, o server.EngineOptions) *replica {
 	t.Helper()
 	st, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger()})
+	o.Logger = discardLogger()
+	eng, err := server.NewEngine(ctx, st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +64,165 @@ func replicaOn(t *testing.T, ctx context.Context, dsn string, agent server.Agent
 		eng.Close(cctx)
 		st.Close()
 	})
-	return server.NewHandler(eng, "steps", agent, testCard("steps"), server.HandlerOptions{})
+	return &replica{st: st, eng: eng, h: server.NewHandler(eng, "steps", agent, testCard("steps"), server.HandlerOptions{})}
+}
+
+// cancelAgent works until its context ends; it tells when it started,
+// when its context ended, and when its Canceler ran.
+type cancelAgent struct{ started, ctxDone, canceled chan string }
+
+func newCancelAgent() cancelAgent {
+	return cancelAgent{make(chan string, 4), make(chan string, 4), make(chan string, 4)}
+}
+
+func (a cancelAgent) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	if err := u.Working(ctx, "started"); err != nil {
+		return err
+	}
+	a.started <- r.Task.ID
+	<-ctx.Done()
+	a.ctxDone <- r.Task.ID
+	return ctx.Err()
+}
+
+func (a cancelAgent) Cancel(ctx context.Context, task a2a.Task) error {
+	a.canceled <- task.ID
+	return nil
+}
+
+func within(t *testing.T, c <-chan string, what string) string {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: not within 10 s", what)
+	}
+	return ""
+}
+
+// lastEvent drains a stream and returns its last event's state and the
+// number of events.
+func lastEvent(t *testing.T, evs func(func(server.StreamEvent, error) bool)) (a2a.TaskState, int) {
+	t.Helper()
+	var st a2a.TaskState
+	n := 0
+	for ev, err := range evs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		switch e := ev.Event.(type) {
+		case *a2a.Task:
+			st = e.Status.State
+		case *a2a.TaskStatusUpdateEvent:
+			st = e.Status.State
+		}
+	}
+	return st, n
+}
+
+// TestReplicaCancel (issue 15 §2): tasks/cancel on replica B of a task
+// running on replica A stops the execution on A (its context ends, the
+// agent's Canceler runs there); streams on A, open before or resumed
+// after, end with the canceled status.
+func TestReplicaCancel(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	onA, onB := newCancelAgent(), newCancelAgent()
+	a := startReplica(t, ctx, dsn, onA, server.EngineOptions{})
+	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
+	blocking := false
+	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, onA.started, "the execution on A")
+	before, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || before.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("before the cancel: %+v %v", before.Status, err)
+	}
+	live, err := a.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveDone := make(chan a2a.TaskState, 1)
+	go func() { st, _ := lastEvent(t, live); liveDone <- st }()
+
+	canceled, err := b.h.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel on B: %+v %v", canceled, err)
+	}
+	if id := within(t, onA.ctxDone, "the execution's context on A"); id != task.ID {
+		t.Fatalf("context of %s ended", id)
+	}
+	within(t, onA.canceled, "the Canceler on A")
+	select {
+	case st := <-liveDone:
+		if st != a2a.TaskStateCanceled {
+			t.Fatalf("the stream on A ended with %s", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream on A did not end")
+	}
+	// Resumed on A after the last event it knew before the cancel.
+	from := int64(2)
+	resumed, err := a.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, &from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, n := lastEvent(t, resumed); st != a2a.TaskStateCanceled || n == 0 {
+		t.Fatalf("resumed on A: %s after %d events", st, n)
+	}
+	if got, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("on A: %+v %v", got.Status, err)
+	}
+}
+
+// TestReplicaLeases (issue 15 §3): a replica that starts does not fail
+// the tasks another live replica runs, however long they run; when that
+// replica dies (here: its store is closed under its engine, so it can
+// neither renew its lease nor fail its own tasks), another one fails its
+// running task with the recovery reason within the lease time, and a
+// stream on it gets that final event.
+func TestReplicaLeases(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const lease = time.Second
+	onA := newCancelAgent()
+	a := startReplica(t, ctx, dsn, onA, server.EngineOptions{LeaseTime: lease})
+	blocking := false
+	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, onA.started, "the execution on A")
+	b := startReplica(t, ctx, dsn, newCancelAgent(), server.EngineOptions{LeaseTime: lease})
+	time.Sleep(3 * lease)
+	if got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("A's running task after B started and %v passed: %+v %v", 3*lease, got.Status, err)
+	}
+	live, err := b.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	died := time.Now()
+	a.st.Close()
+	st, _ := lastEvent(t, live)
+	took := time.Since(died)
+	if st != a2a.TaskStateFailed || took > lease+2*time.Second {
+		t.Fatalf("after A died: the stream on B ended with %s after %v (lease time %v)", st, took, lease)
+	}
+	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
+		got.Status.Message.Parts[0].(a2a.TextPart).Text != server.RecoveryMessage {
+		t.Fatalf("A's task on B: %+v %v", got.Status, err)
+	}
+	t.Logf("A's running task failed by B %v after A died (lease time %v)", took.Round(time.Millisecond), lease)
 }
 
 // TestReplicaMessageIDs (issue 15 §2): one message sent at once to two

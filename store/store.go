@@ -87,6 +87,12 @@ type Append struct {
 	Records    []Record
 	Snapshot   a2a.Task
 	MessageIDs []string
+	// Runner, when set, names the process whose execution appends to
+	// the task (an Engine's runner id): a Leaser records it as the
+	// task's runner, and reports the task as an orphan when it is left
+	// unfinished and that runner's lease expires. Stores that do not
+	// implement Leaser ignore it.
+	Runner string
 }
 
 // Store keeps task logs and snapshots. All methods are safe for concurrent use.
@@ -332,6 +338,29 @@ func ValidateAttachment(a *Attachment) error {
 		return errors.New("store: attachment: empty agent")
 	}
 	return nil
+}
+
+// Leaser is optionally implemented by a Store that several processes
+// share (replicas of one server on one database, issue 15 §3): each
+// process holds a lease, renewed while it runs, and the tasks it left
+// unfinished when its lease expired (it died, or lost the database for
+// that long) are orphans that any other process fails. PostgreSQL
+// implements it. A store that one process owns (memory, SQLite) has no
+// need: every unfinished task it holds at start is an orphan
+// (Store.Unfinished).
+type Leaser interface {
+	// Renew extends runner's lease to ttl from now, by the store's
+	// clock (the database's, one for every process, whatever their own
+	// clocks say).
+	Renew(ctx context.Context, runner string, ttl time.Duration) error
+	// Orphans returns up to limit (<= 0: 256) tasks that are submitted,
+	// working or unknown and whose runner (Append.Runner of the last
+	// append that set one; none for a task no append named one for)
+	// holds no lease that has not expired, oldest first.
+	Orphans(ctx context.Context, limit int) ([]TaskInfo, error)
+	// Release ends runner's lease now: a process that stops cleanly,
+	// once its executions have ended.
+	Release(ctx context.Context, runner string) error
 }
 
 // Watcher is optionally implemented by a Store that several processes

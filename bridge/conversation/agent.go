@@ -346,7 +346,7 @@ func (a *Agent) awaitClient(ctx context.Context, t *server.TaskUpdater, turns []
 		text = fmt.Sprintf("%s spoke last (turn %d); it is the turn of %s (you).", p.Name(), len(turns), ext.Name())
 	}
 	if problem != "" {
-		text += " As the moderator, say who speaks next: " + problem + "."
+		text += ` As the moderator, name who speaks next (a line "next: ID"): ` + problem + "."
 	}
 	m := t.TextMessage(text)
 	m.Metadata = map[string]any{MetaSystem: true, metaExpected: ext.ID}

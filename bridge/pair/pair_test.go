@@ -303,8 +303,10 @@ func TestPairStreamEvents(t *testing.T) {
 		case *a2a.TaskStatusUpdateEvent:
 			kinds = append(kinds, "status:"+string(e.Status.State))
 			last = e.Status.State
-			if md, _ := e.Status.Message.Metadata[MetadataKey].(map[string]any); e.Status.Message != nil && md != nil {
-				passed = e.Status.Message
+			if e.Status.Message != nil {
+				if md, _ := e.Status.Message.Metadata[MetadataKey].(map[string]any); md != nil {
+					passed = e.Status.Message
+				}
 			}
 		default:
 			t.Fatalf("a %T event in the stream (%v so far)", ev.Event, kinds)

@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in table
 // a2abridge_schema. Open refuses a database with a higher version.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[v] upgrades a schema of version v to v+1 (migrations[0]
 // creates it). Each runs in the transaction of migrate, so a failing one
@@ -41,14 +41,17 @@ const SchemaVersion = 1
 //   - a2abridge_fail(code) raises SQLSTATE code: the append statements
 //     call it to undo themselves (a message id already indexed).
 //
-// Room for what comes next (issue 15 §2–4) without touching these
-// tables: an executions table (task_id primary key, replica id, lease
-// expiry) for the leases of running executions, pending push deliveries
-// claimed with FOR UPDATE SKIP LOCKED on push_configs (a claim column
-// pair added by a migration), and a notification channel fed by
-// pg_notify in the append statement (task id and new seq; NOTIFY is
-// delivered at commit, and a listener that missed some catches up from
-// tasks.seq).
+// Version 2 (issue 15 §3, the leases of replicas, see lease.go):
+//
+//   - tasks.runner: the process (an engine's runner id) whose execution
+//     made the task's last append that named one (empty before).
+//   - replicas: one lease per process (id, until by the database's
+//     clock), renewed while it runs; an unfinished task whose runner has
+//     no lease that has not expired is an orphan.
+//
+// Still to come (issue 15 §4): pending push deliveries claimed with FOR
+// UPDATE SKIP LOCKED on push_configs (a claim column pair added by a
+// migration).
 var migrations = []string{
 	0: `
 CREATE TABLE tasks (
@@ -119,6 +122,13 @@ BEGIN
 	RAISE EXCEPTION USING ERRCODE = code, MESSAGE = 'a2abridge: append undone (' || code || ')';
 END
 $$;
+`,
+	1: `
+ALTER TABLE tasks ADD COLUMN runner bytea NOT NULL DEFAULT '';
+CREATE TABLE replicas (
+	id    bytea PRIMARY KEY,
+	until timestamptz NOT NULL
+);
 `,
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,16 +26,20 @@ import (
 // the commits of transactions that NOTIFY (they take a database-wide lock
 // until their commit is flushed), which would cap durable appends at one
 // disk flush each. One goroutine sends what has accumulated meanwhile in
-// one pg_notify, so under load many appends share one notification. The
-// price: a process that dies between an append's commit and its
-// notification leaves the other processes to learn of that append later
-// (at the next append to the task, or their next resync); its running
-// tasks are failed by another process anyway (issue 15 §3), and that
-// append is notified.
+// one pg_notify, so under load many appends share one notification; a
+// send that fails is retried (100 ms, doubling up to 5 s) with what
+// accumulates meanwhile. The price: a process that dies between an
+// append's commit and its notification leaves the others to learn of that
+// append from their next read of the task's log: at the task's next
+// append, at a resync, or at a stream's periodic re-read (the engine's
+// safety net); an execution that died with it is failed by another
+// process when its lease expires (store.Leaser), and that is notified.
 //
 // The payload is text, at most maxPayload bytes: the sending store's
 // instance id on the first line, then one line per task, "SEQ TASKID"
-// (the task's last sequence number when the notification was sent).
+// (the task's last sequence number when the notification was sent), or
+// "R" for tasks whose id a payload cannot carry (not UTF-8, a line break
+// or NUL in it, or too long): a resync for every listener.
 
 // maxPayload bounds a notification's payload (PostgreSQL's limit is 8000
 // bytes by default).
@@ -81,62 +86,108 @@ func (n *notifier) appended(taskID string, seq int64) {
 }
 
 // run sends the pending notifications until stop, then sends what is
-// left (bounded by a few seconds) and closes done.
+// left (one attempt, bounded by a few seconds) and closes done.
 func (n *notifier) run(s *Store) {
 	defer close(n.done)
+	delay := 100 * time.Millisecond
+	var retry <-chan time.Time
 	for {
 		select {
 		case <-n.kick:
-			n.flush(s, 5*time.Second)
+		case <-retry:
 		case <-n.stop:
 			n.flush(s, 2*time.Second)
 			return
 		}
+		if n.flush(s, 5*time.Second) {
+			delay, retry = 100*time.Millisecond, nil
+			continue
+		}
+		retry = time.After(delay)
+		delay = min(2*delay, 5*time.Second)
 	}
 }
 
-// flush sends what is pending. A failed send is dropped: a listener that
-// missed it learns of the task's appends at the next notification or
-// resync (store.Watcher documents at-most-once delivery).
-func (n *notifier) flush(s *Store, timeout time.Duration) {
+// flush sends what is pending; it reports false when a send failed, and
+// then keeps pending what it did not send (a later append of a task
+// keeps the higher sequence number).
+func (n *notifier) flush(s *Store, timeout time.Duration) bool {
 	n.mu.Lock()
 	if len(n.pending) == 0 {
 		n.mu.Unlock()
-		return
+		return true
 	}
 	pending := n.pending
 	n.pending = make(map[string]int64, len(pending))
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	ok := true
 	for _, p := range n.payloads(pending) {
-		if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", n.channel, p); err != nil {
-			return
+		if ok {
+			if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", n.channel, p.text); err == nil {
+				continue
+			}
+			ok = false
 		}
+		n.mu.Lock()
+		for _, id := range p.ids {
+			if seq := pending[id]; seq > n.pending[id] {
+				n.pending[id] = seq
+			}
+		}
+		n.mu.Unlock()
 	}
+	return ok
 }
 
-// payloads packs pending into as few payloads as fit maxPayload.
-func (n *notifier) payloads(pending map[string]int64) []string {
-	var out []string
+// payload is one notification: its text, and the tasks it tells of.
+type payload struct {
+	text string
+	ids  []string
+}
+
+// sendable reports whether a payload line can carry id as it is: UTF-8
+// (PostgreSQL refuses a payload that is not), without a line break or a
+// NUL, and short enough.
+func (n *notifier) sendable(id string) bool {
+	return id != "" && utf8.ValidString(id) && !strings.ContainsAny(id, "\n\r\x00") &&
+		len(n.instance)+1+20+1+len(id) <= maxPayload
+}
+
+// payloads packs pending into as few payloads as fit maxPayload; tasks
+// whose id no line can carry are told by one "R" line (a resync).
+func (n *notifier) payloads(pending map[string]int64) []payload {
+	var out []payload
 	var b strings.Builder
-	for id, seq := range pending {
-		line := strconv.FormatInt(seq, 10) + " " + id
-		if len(n.instance)+1+len(line) > maxPayload {
-			continue // an id no store accepts (ids are bounded far below)
-		}
+	var ids []string
+	add := func(line, id string) {
 		if b.Len() > 0 && b.Len()+1+len(line) > maxPayload {
-			out = append(out, b.String())
+			out = append(out, payload{b.String(), ids})
 			b.Reset()
+			ids = nil
 		}
 		if b.Len() == 0 {
 			b.WriteString(n.instance)
 		}
 		b.WriteByte('\n')
 		b.WriteString(line)
+		ids = append(ids, id)
+	}
+	var unsendable []string
+	for id, seq := range pending {
+		if !n.sendable(id) {
+			unsendable = append(unsendable, id)
+			continue
+		}
+		add(strconv.FormatInt(seq, 10)+" "+id, id)
+	}
+	if len(unsendable) > 0 {
+		add("R", unsendable[0])
+		ids = append(ids, unsendable[1:]...)
 	}
 	if b.Len() > 0 {
-		out = append(out, b.String())
+		out = append(out, payload{b.String(), ids})
 	}
 	return out
 }
@@ -151,6 +202,10 @@ func parsePayload(payload, self string, fn func(store.Change)) {
 	for rest != "" {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
+		if line == "R" {
+			fn(store.Change{Resync: true})
+			continue
+		}
 		seqText, id, ok := strings.Cut(line, " ")
 		seq, err := strconv.ParseInt(seqText, 10, 64)
 		if !ok || err != nil || id == "" {
@@ -166,7 +221,7 @@ func parsePayload(payload, self string, fn func(store.Change)) {
 // losing it, waiting 100 ms, then twice as long each time up to 5 s; it
 // calls fn with Resync after every (re)connection, once it listens.
 func (s *Store) Watch(ctx context.Context, fn func(store.Change)) {
-	if s.notify == nil {
+	if s.notify == nil || s.isShut.Load() {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -179,7 +234,7 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change)) {
 		}
 	}()
 	delay := 100 * time.Millisecond
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !s.isShut.Load() {
 		if s.listen(ctx, fn) {
 			delay = 100 * time.Millisecond
 		}

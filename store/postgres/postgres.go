@@ -74,10 +74,11 @@ type Options struct {
 	// Open takes a session advisory lock on a connection of its own,
 	// held until Close (or until that connection ends: PostgreSQL
 	// releases it when the process dies, kill -9 included), and fails
-	// with ErrLocked while another Store holds it. For a server whose
-	// engine fails, at its start, the unfinished tasks it finds (those
-	// of a process that died): two of them on one schema would fail each
-	// other's running tasks.
+	// with ErrLocked while another Store holds it: for a server that must
+	// be the only one on its schema (serve runs so until it supports
+	// replicas). Having the lock, Open also ends the leases
+	// of earlier processes (store.Leaser): the tasks a crashed
+	// predecessor left running are orphans at once.
 	Exclusive bool
 	// Notify makes the Store tell the other processes that share its
 	// schema about its appends, and Watch tell it about theirs
@@ -169,6 +170,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 				return nil, fmt.Errorf("%w (%s)", ErrLocked, RedactDSN(dsn))
 			}
 			return nil, fmt.Errorf("postgres: %s: lock schema: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+		}
+		if err := s.endOtherLeases(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("postgres: %s: end the leases of earlier processes: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 		}
 	}
 	return s, nil
@@ -304,8 +309,8 @@ const errDuplicate = "A2B01"
 // or none when the id exists; a message id already indexed raises
 // errDuplicate, undoing the whole statement.
 const appendCreate = `WITH t AS (
-	INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) ON CONFLICT (id) DO NOTHING
+	INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts, runner)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $13) ON CONFLICT (id) DO NOTHING
 	RETURNING id, agent, tail, snap_size
 ), m AS (
 	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::bytea[]) AS mid
@@ -329,7 +334,8 @@ const appendNext = `WITH t AS (
 	UPDATE tasks SET
 		state = CASE WHEN $4 THEN $5 ELSE state END,
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
-		seq = $7, updated = $8, tail = tail + $9
+		seq = $7, updated = $8, tail = tail + $9,
+		runner = CASE WHEN octet_length($13::bytea) > 0 THEN $13 ELSE runner END
 	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
 	RETURNING id, agent, tail, snap_size
 ), m AS (
@@ -349,7 +355,8 @@ const appendNextQuick = `WITH t AS (
 	UPDATE tasks SET
 		state = CASE WHEN $4 THEN $5 ELSE state END,
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
-		seq = $7, updated = $8, tail = tail + $9
+		seq = $7, updated = $8, tail = tail + $9,
+		runner = CASE WHEN octet_length($12::bytea) > 0 THEN $12 ELSE runner END
 	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
 	RETURNING id, tail, snap_size
 ), e AS (
@@ -430,13 +437,13 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	switch {
 	case a.After == 0:
 		row = s.pool.QueryRow(ctx, appendCreate, bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(a.Snapshot.ContextID), state, last, now, size, status,
-			bss(msgs), times, bodies)
+			bss(msgs), times, bodies, bs(a.Runner))
 	case len(msgs) > 0:
 		row = s.pool.QueryRow(ctx, appendNext, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
-			bss(msgs), times, bodies)
+			bss(msgs), times, bodies, bs(a.Runner))
 	default:
 		row = s.pool.QueryRow(ctx, appendNextQuick, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
-			times, bodies)
+			times, bodies, bs(a.Runner))
 	}
 	var tail, snapSize, written int64
 	err := row.Scan(&tail, &snapSize, &written)

@@ -1,0 +1,140 @@
+package postgres_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/postgres"
+)
+
+func createBy(t *testing.T, s store.Store, id, runner string, state a2a.TaskState) {
+	t.Helper()
+	snap := task(id, state)
+	c := snap
+	if err := s.Append(context.Background(), store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap, Runner: runner}); err != nil {
+		t.Fatalf("create %s: %v", id, err)
+	}
+}
+
+func orphanIDs(t *testing.T, s *postgres.Store) []string {
+	t.Helper()
+	infos, err := s.Orphans(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, i := range infos {
+		ids = append(ids, i.Task.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestLeases (issue 15 §3): an unfinished task is an orphan when its
+// runner holds no unexpired lease (none, expired, released); a finished
+// or interrupted one never is; an append that names another runner moves
+// the task to it.
+func TestLeases(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.DSN(t))
+	if err := s.Renew(ctx, "alive", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Renew(ctx, "dying", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	createBy(t, s, "t-alive", "alive", a2a.TaskStateWorking)
+	createBy(t, s, "t-dying", "dying", a2a.TaskStateSubmitted)
+	createBy(t, s, "t-none", "", a2a.TaskStateWorking)
+	createBy(t, s, "t-unknown-runner", "ghost", a2a.TaskStateWorking)
+	createBy(t, s, "t-done", "dying", a2a.TaskStateCompleted)
+	createBy(t, s, "t-waiting", "dying", a2a.TaskStateInputRequired)
+	time.Sleep(20 * time.Millisecond)
+	if got, want := orphanIDs(t, s), []string{"t-dying", "t-none", "t-unknown-runner"}; !slices.Equal(got, want) {
+		t.Fatalf("orphans %v, want %v", got, want)
+	}
+	// The dying runner renews: its task is its own again.
+	if err := s.Renew(ctx, "dying", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := orphanIDs(t, s), []string{"t-none", "t-unknown-runner"}; !slices.Equal(got, want) {
+		t.Fatalf("after renewal: orphans %v, want %v", got, want)
+	}
+	// An append by the alive runner takes t-none over; Release ends
+	// dying's lease at once.
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: "t-none", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if err := s.Append(ctx, store.Append{TaskID: "t-none", After: 1, Records: []store.Record{{Event: ev}}, Snapshot: task("t-none", a2a.TaskStateWorking), Runner: "alive"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, "dying"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := orphanIDs(t, s), []string{"t-dying", "t-unknown-runner"}; !slices.Equal(got, want) {
+		t.Fatalf("after release: orphans %v, want %v", got, want)
+	}
+	// An append without a runner keeps the task's.
+	ev2 := &a2a.TaskStatusUpdateEvent{TaskID: "t-alive", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if err := s.Append(ctx, store.Append{TaskID: "t-alive", After: 1, Records: []store.Record{{Event: ev2}}, Snapshot: task("t-alive", a2a.TaskStateWorking)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := orphanIDs(t, s); slices.Contains(got, "t-alive") {
+		t.Fatalf("t-alive lost its runner: %v", got)
+	}
+	if infos, err := s.Orphans(ctx, 1); err != nil || len(infos) != 1 || infos[0].Task.ID != "t-dying" {
+		t.Fatalf("Orphans(limit 1): %v %v", infos, err)
+	}
+}
+
+// TestExclusiveEndsLeases: an exclusive Open (a single server taking over
+// the schema) ends every earlier process's lease, so that what a dead
+// predecessor left running is an orphan at once.
+func TestExclusiveEndsLeases(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s := open(t, dsn)
+	if err := s.Renew(ctx, "before", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	createBy(t, s, "t1", "before", a2a.TaskStateWorking)
+	if got := orphanIDs(t, s); len(got) != 0 {
+		t.Fatalf("orphans %v before the exclusive open", got)
+	}
+	x, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if got := orphanIDs(t, x); !slices.Equal(got, []string{"t1"}) {
+		t.Fatalf("orphans %v after the exclusive open, want [t1]", got)
+	}
+}
+
+// TestMigrateToLeases: a schema of version 1 (before leases) is upgraded
+// with its tasks; an unfinished one, which names no runner, is an orphan.
+func TestMigrateToLeases(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s := open(t, dsn)
+	create(t, s, "old")
+	s.Close()
+	conn := admin(t, dsn)
+	if _, err := conn.Exec(ctx, "ALTER TABLE tasks DROP COLUMN runner; DROP TABLE replicas; UPDATE a2abridge_schema SET version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, dsn)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT version FROM a2abridge_schema").Scan(&v); err != nil || v != postgres.SchemaVersion {
+		t.Fatalf("version %d (%v), want %d", v, err, postgres.SchemaVersion)
+	}
+	if got := orphanIDs(t, s2); !slices.Equal(got, []string{"old"}) {
+		t.Fatalf("orphans %v, want [old]", got)
+	}
+	if info, err := s2.Task(ctx, "old"); err != nil || info.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the old task: %+v %v", info.Task.Status, err)
+	}
+}
