@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -219,7 +220,9 @@ func parsePayload(payload, self string, fn func(store.Change)) {
 // (without it, Watch returns at once: nothing is notified). It listens on
 // a connection of its own (made like the pool's), and reconnects after
 // losing it, waiting 100 ms, then twice as long each time up to 5 s; it
-// calls fn with Resync after every (re)connection, once it listens.
+// calls fn with Resync after every (re)connection, once it listens. A
+// connection quiet for 30 s is pinged, so one that died silently is
+// replaced within about 35 s.
 func (s *Store) Watch(ctx context.Context, fn func(store.Change)) {
 	if s.notify == nil || s.isShut.Load() {
 		return
@@ -264,12 +267,30 @@ func (s *Store) listen(ctx context.Context, fn func(store.Change)) (listened boo
 	}
 	fn(store.Change{Resync: true})
 	for {
-		nt, err := conn.WaitForNotification(ctx)
-		if err != nil {
+		wctx, cancel := context.WithTimeout(ctx, listenPing)
+		nt, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			if nt.Channel == s.notify.channel {
+				parsePayload(nt.Payload, s.notify.instance, fn)
+			}
+		case ctx.Err() != nil || conn.IsClosed() || !errors.Is(err, context.DeadlineExceeded):
 			return true
-		}
-		if nt.Channel == s.notify.channel {
-			parsePayload(nt.Payload, s.notify.instance, fn)
+		default:
+			// Quiet for listenPing: a connection that died without a
+			// word (a peer gone, a network cut) would otherwise be
+			// waited on until TCP gives up, minutes later.
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return true
+			}
 		}
 	}
 }
+
+// listenPing is how long Watch waits for a notification before it checks
+// that its connection is alive.
+var listenPing = 30 * time.Second

@@ -157,3 +157,24 @@ func TestWatchEndsAtClose(t *testing.T) {
 		t.Fatal("Watch did not end at Close")
 	}
 }
+
+// TestWatchQuietConnection: while no notification comes, Watch pings its
+// connection (here every 50 ms instead of 30 s) and keeps it: several
+// quiet periods later, an append is still heard, with no resync between.
+func TestWatchQuietConnection(t *testing.T) {
+	old := *postgres.ListenPing
+	*postgres.ListenPing = 50 * time.Millisecond
+	t.Cleanup(func() { *postgres.ListenPing = old })
+	dsn := pgtest.DSN(t)
+	a, b := openNotify(t, dsn), openNotify(t, dsn)
+	cb := watch(t, b)
+	cb.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
+	time.Sleep(400 * time.Millisecond)
+	create(t, a, "quiet")
+	cb.until(t, "b hears a's create after quiet periods", func(l map[string]int64, _ int) bool { return l["quiet"] == 1 })
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.resync != 1 {
+		t.Fatalf("%d resyncs: the quiet connection was replaced", cb.resync)
+	}
+}
