@@ -65,6 +65,10 @@ type Engine struct {
 	runner    string
 	leaser    store.Leaser
 	leaseTime time.Duration
+	// leaseDone ends holdLease: at Close, once the executions have
+	// returned (until then the lease protects their tasks).
+	leaseDone chan struct{}
+	leaseOnce sync.Once
 	// watched is set once the store's Watcher listens (its first
 	// resync): streams then also read the log every safetyReread.
 	watched atomic.Bool
@@ -171,6 +175,7 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	e.async, _ = st.(store.AsyncAppender)
 	e.runner = a2a.NewID()
 	e.leaser, _ = st.(store.Leaser)
+	e.leaseDone = make(chan struct{})
 	e.leaseTime = opts.LeaseTime
 	if e.leaseTime <= 0 {
 		e.leaseTime = DefaultLeaseTime
@@ -200,12 +205,11 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 // changed handles an append another process committed (store.Watcher):
 // it wakes the subscribers of the task, or every subscriber on a resync
 // (each reads the log from where it is, in follow, so a notification that
-// repeats what was read costs one read and delivers nothing twice); what
-// the engine kept of the task (its published tail, its cached snapshot)
-// no longer tells its end; and an execution of the task here is checked
-// (checkForeign): a task ended elsewhere (tasks/cancel on another
-// replica) stops its execution here. It runs on the Watcher's goroutine
-// and does not block.
+// repeats what was read costs one read and delivers nothing twice); the
+// published tail of the task no longer tells its end (foreign); and an
+// execution of the task here is checked (checkForeign). On a resync,
+// which says nothing of which tasks changed, every execution here is
+// checked. It runs on the Watcher's goroutine and does not block.
 func (e *Engine) changed(c store.Change) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -221,9 +225,6 @@ func (e *Engine) changed(c store.Change) {
 		e.watched.Store(true)
 		for _, l := range e.subs {
 			wake(l)
-		}
-		for _, p := range e.published {
-			p.foreign = true
 		}
 		clear(e.ended)
 		if len(e.running) > 0 {
@@ -245,10 +246,9 @@ func (e *Engine) changed(c store.Change) {
 		delete(e.ended, c.TaskID)
 	}
 	if p := e.published[c.TaskID]; p != nil && c.Seq > p.seq {
+		// Only other processes' appends are notified: this one is
+		// beyond what this engine wrote.
 		p.foreign = true
-	}
-	if info, ok := e.cache[c.TaskID]; ok && c.Seq > info.Seq {
-		delete(e.cache, c.TaskID) // the next append reads the store
 	}
 	if ex := e.running[c.TaskID]; ex != nil {
 		go e.checkForeign(c.TaskID, ex)
@@ -257,28 +257,39 @@ func (e *Engine) changed(c store.Change) {
 }
 
 // checkForeign stops the execution ex of task id when another process
-// ended the task (a tasks/cancel on another replica, or its recovery
-// failing it): the execution's context is cancelled, its further events
-// are refused, and the agent's Canceler runs here, where the execution
-// ran (A2A 1.0 §3.1.5), as for a cancel received here.
+// appended to the task (the log goes beyond what this engine published,
+// read under the task's lock, so that none of this engine's appends is
+// in flight): the task was ended there (tasks/cancel on another replica,
+// or its sweep after this engine's lease lapsed), or continued there
+// after the execution here left it input-required. The execution's
+// context is cancelled and its further events are refused; when the task
+// is terminal, the agent's Canceler runs here, where the execution ran
+// (A2A 1.0 §3.1.5), as for a cancel received here.
 func (e *Engine) checkForeign(id string, ex *execution) {
 	ctx, cancel := context.WithTimeout(e.base, cancelHookTimeout)
 	defer cancel()
-	info, err := e.st.Task(ctx, id)
-	if err != nil || !info.Task.Status.State.Terminal() {
-		return
-	}
 	l := e.lock(id)
 	l.Lock()
 	e.mu.Lock()
-	mine := e.running[id] == ex
+	p := e.published[id]
+	mine := e.running[id] == ex && p != nil
 	e.mu.Unlock()
-	if mine {
-		e.endExecution(id)
+	if !mine {
+		l.Unlock()
+		return
 	}
+	info, err := e.st.Task(ctx, id)
+	if err != nil || info.Seq <= p.seq {
+		l.Unlock()
+		return
+	}
+	e.mu.Lock()
+	p.foreign = true
+	e.mu.Unlock()
+	e.endExecution(id)
 	l.Unlock()
-	if mine {
-		e.log.Info("execution stopped: the task was ended by another process", "task", id, "agent", ex.agent, "state", info.Task.Status.State)
+	e.log.Info("execution stopped: another process appended to its task", "task", id, "agent", ex.agent, "state", info.Task.Status.State)
+	if info.Task.Status.State.Terminal() && !e.closing.Load() {
 		e.runCancelHook(ctx, ex.h, info.Task)
 	}
 }
@@ -318,6 +329,13 @@ func (e *Engine) recover(ctx context.Context) error {
 			return fmt.Errorf("engine start: pending push notifications: %w", err)
 		}
 	}
+	if e.leaser != nil {
+		// Recovery may have taken a while: the lease is fresh when the
+		// engine starts serving (holdLease renews it from then on).
+		if err := e.leaser.Renew(ctx, e.runner, e.leaseTTL()); err != nil {
+			return fmt.Errorf("engine start: renew the lease: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -325,16 +343,17 @@ func (e *Engine) recover(ctx context.Context) error {
 // execution here) with RecoveryMessage; n counts those it failed. A task
 // another process failed or finished meanwhile is skipped.
 func (e *Engine) failRecovered(ctx context.Context, infos []store.TaskInfo) (n int, err error) {
+	var first error
 	for _, info := range infos {
-		e.mu.Lock()
-		_, mine := e.running[info.Task.ID]
-		e.mu.Unlock()
-		if mine {
-			continue
+		if ctx.Err() != nil {
+			return n, ctx.Err()
 		}
 		_, recs, err := e.update(ctx, info.Task.ID, func(cur store.TaskInfo) ([]a2a.Event, error) {
-			if cur.Task.Status.State.Final() {
-				return nil, nil
+			e.mu.Lock()
+			_, mine := e.running[cur.Task.ID]
+			e.mu.Unlock()
+			if mine || cur.Task.Status.State.Final() {
+				return nil, nil // running here (under the task's lock: no start is half done), or ended
 			}
 			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateFailed, RecoveryMessage)}, nil
 		})
@@ -342,7 +361,11 @@ func (e *Engine) failRecovered(ctx context.Context, infos []store.TaskInfo) (n i
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
 			continue // deleted, or appended to by another process twice meanwhile
 		case err != nil:
-			return n, fmt.Errorf("recover task %s: %w", info.Task.ID, err)
+			e.log.Error("could not fail a task left running by a process that stopped", "task", info.Task.ID, "err", err)
+			if first == nil {
+				first = fmt.Errorf("recover task %s: %w", info.Task.ID, err)
+			}
+			continue
 		case len(recs) == 0:
 			continue
 		}
@@ -352,7 +375,7 @@ func (e *Engine) failRecovered(ctx context.Context, infos []store.TaskInfo) (n i
 	if n > 0 {
 		e.log.Warn("recovered interrupted tasks", "failed", n)
 	}
-	return n, nil
+	return n, first
 }
 
 // failOrphans fails the orphans of a store.Leaser (failRecovered), a page
@@ -377,23 +400,26 @@ func (e *Engine) failOrphans(ctx context.Context) (int, error) {
 func (e *Engine) leaseTTL() time.Duration { return e.leaseTime * 4 / 5 }
 
 // holdLease renews the engine's lease and fails the orphans it finds,
-// every fifth of LeaseTime, until Close.
+// every fifth of LeaseTime, until Close has seen the executions return
+// (while the engine drains, it only renews).
 func (e *Engine) holdLease() {
 	every := e.leaseTime / 5
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-e.base.Done():
+		case <-e.leaseDone:
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(e.base, every)
-		if err := e.leaser.Renew(ctx, e.runner, e.leaseTTL()); err != nil && e.base.Err() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		if err := e.leaser.Renew(ctx, e.runner, e.leaseTTL()); err != nil {
 			e.log.Warn("lease renewal failed: if it stays so for the lease time, other processes fail this one's running tasks", "err", err)
 		}
-		if _, err := e.failOrphans(ctx); err != nil && e.base.Err() == nil {
-			e.log.Warn("failing the tasks of stopped processes", "err", err)
+		if !e.draining.Load() {
+			if _, err := e.failOrphans(ctx); err != nil {
+				e.log.Warn("failing the tasks of stopped processes", "err", err)
+			}
 		}
 		cancel()
 	}
@@ -460,10 +486,13 @@ func (e *Engine) Close(ctx context.Context) error {
 			// Every execution here has ended (its task failed if it
 			// was left unfinished): nothing of this engine's lease is
 			// left to protect.
+			e.leaseOnce.Do(func() { close(e.leaseDone) })
 			_ = e.leaser.Release(ctx, e.runner)
 		}
 	case <-ctx.Done():
 		err = ctx.Err()
+		// Executions still running keep the lease until it expires.
+		e.leaseOnce.Do(func() { close(e.leaseDone) })
 	}
 	e.closeOnce.Do(func() { close(e.streamsDone) })
 	return err
@@ -922,7 +951,16 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	}
 	closing := e.closing.Load()
 	info, recs, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		e.mu.Lock()
+		p := e.published[id]
+		foreign := p != nil && (p.foreign || cur.Seq > p.seq)
+		e.mu.Unlock()
 		switch st := cur.Task.Status.State; {
+		case foreign:
+			// Another process appended after this execution (it ended
+			// the task, or continued it): the task is not this
+			// execution's to settle.
+			return nil, nil
 		case st.Final():
 			return nil, nil
 		case closing:

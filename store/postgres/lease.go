@@ -86,10 +86,11 @@ func (s *Store) Orphans(ctx context.Context, limit int) ([]store.TaskInfo, error
 	return out, nil
 }
 
-// endOtherLeases ends every lease but none of this process's (it has none
-// yet): Open with Options.Exclusive, whose lock proves that no other
-// exclusive store is alive, so that the tasks a dead predecessor left
-// are orphans at once rather than when its lease expires.
+// endOtherLeases ends every lease (this process has none yet): Open with
+// Options.Exclusive, whose lock proves that no other exclusive store is
+// alive (and which must not share the schema with non-exclusive ones),
+// so that the tasks a dead predecessor left are orphans at once rather
+// than when its lease expires.
 func (s *Store) endOtherLeases(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, "DELETE FROM replicas")
 	return err

@@ -76,9 +76,12 @@ type Options struct {
 	// releases it when the process dies, kill -9 included), and fails
 	// with ErrLocked while another Store holds it: for a server that must
 	// be the only one on its schema (serve runs so until it supports
-	// replicas). Having the lock, Open also ends the leases
-	// of earlier processes (store.Leaser): the tasks a crashed
-	// predecessor left running are orphans at once.
+	// replicas). Having the lock, Open also ends every lease
+	// (store.Leaser), taking the lock to prove that no other process
+	// runs tasks on the schema: the tasks a crashed predecessor left
+	// running are orphans at once. So an exclusive Store must not share
+	// its schema with non-exclusive ones (replicas): their running tasks
+	// would be failed by its engine's start.
 	Exclusive bool
 	// Notify makes the Store tell the other processes that share its
 	// schema about its appends, and Watch tell it about theirs

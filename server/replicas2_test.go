@@ -1,0 +1,179 @@
+package server_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/postgres"
+)
+
+type slowOrphans struct {
+	*postgres.Store
+	slow atomic.Bool
+}
+
+func (s *slowOrphans) Orphans(ctx context.Context, limit int) ([]store.TaskInfo, error) {
+	if s.slow.Swap(false) {
+		time.Sleep(700 * time.Millisecond)
+	}
+	return s.Store.Orphans(ctx, limit)
+}
+
+// slowOrphans makes the first Orphans call (the engine's recovery) slow.
+// TestReplicaSlowRecovery (issue 15 §3): a recovery that lasts longer than
+// 3/5 of LeaseTime must not leave the engine serving without a lease: a
+// replica that starts then does not fail its running task.
+func TestReplicaSlowRecovery(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pst.Close()
+	st := &slowOrphans{Store: pst}
+	st.slow.Store(true)
+	eng, err := server.NewEngine(ctx, st, server.EngineOptions{LeaseTime: time.Second, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	onA := newCancelAgent()
+	h := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
+	blocking := false
+	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, onA.started, "A")
+	time.Sleep(120 * time.Millisecond)
+	b := startReplica(t, ctx, dsn, newCancelAgent(), server.EngineOptions{LeaseTime: time.Second})
+	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Errorf("A's live task after B started: %s %v", got.Status.State, err)
+	}
+}
+
+// completeThenWait completes its task, then waits (cleanup) for its context.
+type completeThenWait struct{ completed, ctxDone, canceled chan string }
+
+func (a completeThenWait) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	if err := u.Complete(ctx, "done"); err != nil {
+		return err
+	}
+	a.completed <- u.TaskID()
+	select {
+	case <-ctx.Done():
+		a.ctxDone <- "ctx"
+	case <-time.After(5 * time.Second):
+	}
+	return nil
+}
+
+func (a completeThenWait) Cancel(ctx context.Context, task a2a.Task) error {
+	a.canceled <- string(task.Status.State)
+	return nil
+}
+
+// TestReplicaResyncOwnCompletion: a resync (the listening connection
+// replaced) makes the engine check its executions; one that completed its
+// own task and has not returned yet is not taken for one whose task
+// another process ended (its Canceler does not run).
+func TestReplicaResyncOwnCompletion(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ag := completeThenWait{make(chan string, 1), make(chan string, 1), make(chan string, 1)}
+	a := startReplica(t, ctx, dsn, ag, server.EngineOptions{})
+	time.Sleep(500 * time.Millisecond) // Watch listens
+	blocking := false
+	if _, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, ag.completed, "completed")
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var schema string
+	if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256([]byte(schema))
+	ch := "a2abridge_" + hex.EncodeToString(h[:12])
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1", "LISTEN \""+ch+"\"").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no listening connection to terminate")
+	}
+	select {
+	case s := <-ag.canceled:
+		t.Errorf("Canceler ran for a task the agent completed itself (state %s)", s)
+	case <-time.After(3 * time.Second):
+	}
+}
+
+// askThenLinger asks for input, then lingers a while before returning
+// (cleanup), as a bridge may.
+type askThenLinger struct{ asked chan string }
+
+func (a askThenLinger) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	if err := u.RequireInput(ctx, "more?"); err != nil {
+		return err
+	}
+	a.asked <- u.TaskID()
+	select {
+	case <-ctx.Done():
+	case <-time.After(1500 * time.Millisecond):
+	}
+	return nil
+}
+
+// TestReplicaContinuedElsewhere (issue 15 §2): the continuation of A's
+// task on B, while A's execution (which left it input-required) has not
+// returned yet: A's execution, when it returns, does not settle the task
+// that B now runs.
+func TestReplicaContinuedElsewhere(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ag := askThenLinger{make(chan string, 1)}
+	a := startReplica(t, ctx, dsn, ag, server.EngineOptions{})
+	onB := newCancelAgent()
+	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
+	time.Sleep(500 * time.Millisecond)
+	blocking := false
+	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, ag.asked, "asked")
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
+	m.TaskID = task.ID
+	if _, err := b.h.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, onB.started, "B's execution")
+	time.Sleep(2500 * time.Millisecond) // A's execution returns
+	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Errorf("B's running task ended by A's old execution: %s", got.Status.State)
+	}
+}
