@@ -51,12 +51,7 @@ func TestReplicaSlowRecovery(t *testing.T) {
 	defer eng.Close(context.Background())
 	onA := newCancelAgent()
 	h := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
-	blocking := false
-	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := startTask(t, ctx, h)
 	within(t, onA.started, "A")
 	time.Sleep(120 * time.Millisecond)
 	b := startReplica(t, ctx, dsn, newCancelAgent(), server.EngineOptions{LeaseTime: time.Second})
@@ -98,11 +93,7 @@ func TestReplicaResyncOwnCompletion(t *testing.T) {
 	ag := completeThenWait{make(chan string, 1), make(chan string, 1), make(chan string, 1)}
 	a := startReplica(t, ctx, dsn, ag, server.EngineOptions{})
 	time.Sleep(500 * time.Millisecond) // Watch listens
-	blocking := false
-	if _, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
-		t.Fatal(err)
-	}
+	startTask(t, ctx, a.h)
 	within(t, ag.completed, "completed")
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -158,15 +149,11 @@ func TestReplicaContinuedElsewhere(t *testing.T) {
 	onB := newCancelAgent()
 	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
 	time.Sleep(500 * time.Millisecond)
-	blocking := false
-	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := startTask(t, ctx, a.h)
 	within(t, ag.asked, "asked")
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
 	m.TaskID = task.ID
+	blocking := false
 	if _, err := b.h.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
 		t.Fatal(err)
 	}

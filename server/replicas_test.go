@@ -90,6 +90,19 @@ func (a cancelAgent) Cancel(ctx context.Context, task a2a.Task) error {
 	return nil
 }
 
+// startTask sends "go" to h without waiting for the task (non-blocking)
+// and returns the task as accepted.
+func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
+	t.Helper()
+	blocking := false
+	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
 func within(t *testing.T, c <-chan string, what string) string {
 	t.Helper()
 	select {
@@ -133,12 +146,7 @@ func TestReplicaCancel(t *testing.T) {
 	onA, onB := newCancelAgent(), newCancelAgent()
 	a := startReplica(t, ctx, dsn, onA, server.EngineOptions{})
 	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
-	blocking := false
-	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := startTask(t, ctx, a.h)
 	within(t, onA.started, "the execution on A")
 	before, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || before.Status.State != a2a.TaskStateWorking {
@@ -194,12 +202,7 @@ func TestReplicaLeases(t *testing.T) {
 	const lease = time.Second
 	onA := newCancelAgent()
 	a := startReplica(t, ctx, dsn, onA, server.EngineOptions{LeaseTime: lease})
-	blocking := false
-	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := startTask(t, ctx, a.h)
 	within(t, onA.started, "the execution on A")
 	b := startReplica(t, ctx, dsn, newCancelAgent(), server.EngineOptions{LeaseTime: lease})
 	time.Sleep(3 * lease)
@@ -278,12 +281,7 @@ func TestReplicaStreams(t *testing.T) {
 	a := replica(stepAgent{steps: steps})
 	b := replica(stepAgent{steps: make(chan string)}) // runs nothing here
 
-	blocking := false
-	task, err := a.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := startTask(t, ctx, a)
 	type got struct {
 		seq  int64
 		text string

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -63,27 +61,7 @@ func (s *Store) Orphans(ctx context.Context, limit int) ([]store.TaskInfo, error
 	if limit <= 0 {
 		limit = 256
 	}
-	var out []store.TaskInfo
-	err := s.readTx(ctx, func(tx pgx.Tx) error {
-		rs, err := tx.Query(ctx, `SELECT t.id, t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0), s.body
-			FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id
-			WHERE t.state IN ('submitted', 'working', 'unknown')
-			AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = t.runner AND r.until > now())
-			ORDER BY t.created, t.id LIMIT $1`, limit)
-		if err != nil {
-			return err
-		}
-		rows, err := scanRows(rs)
-		if err != nil {
-			return err
-		}
-		out, err = foldRows(ctx, tx, rows)
-		return err
-	})
-	if err != nil {
-		return nil, wrap("orphans", err)
-	}
-	return out, nil
+	return s.unfinished(ctx, "orphans", "NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = t.runner AND r.until > now())", limit)
 }
 
 // endOtherLeases ends every lease (this process has none yet): Open with

@@ -770,11 +770,29 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 	if s.isShut.Load() {
 		return nil, ErrClosed
 	}
+	return s.unfinished(ctx, "unfinished", "", 0)
+}
+
+// unfinished reads the tasks that are submitted, working or unknown and
+// that also match cond (SQL on tasks t; "" for none), ordered by creation
+// time then id, up to limit (0: all), folded, in one repeatable-read
+// transaction: Unfinished and Orphans. op names the operation in errors.
+func (s *Store) unfinished(ctx context.Context, op, cond string, limit int) ([]store.TaskInfo, error) {
+	q := `SELECT t.id, t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0), s.body
+		FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id
+		WHERE t.state IN ('submitted', 'working', 'unknown')`
+	if cond != "" {
+		q += " AND " + cond
+	}
+	q += " ORDER BY t.created, t.id"
+	var args []any
+	if limit > 0 {
+		q += " LIMIT $1"
+		args = append(args, limit)
+	}
 	var out []store.TaskInfo
 	err := s.readTx(ctx, func(tx pgx.Tx) error {
-		rs, err := tx.Query(ctx, `SELECT t.id, t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0), s.body
-			FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id
-			WHERE t.state IN ('submitted', 'working', 'unknown') ORDER BY t.created, t.id`)
+		rs, err := tx.Query(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -786,7 +804,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 		return err
 	})
 	if err != nil {
-		return nil, wrap("unfinished", err)
+		return nil, wrap(op, err)
 	}
 	return out, nil
 }
