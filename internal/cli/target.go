@@ -168,7 +168,9 @@ func normalizeURL(raw string) (string, error) {
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return "", usageError{fmt.Errorf("%q is not an http(s) URL", raw)}
 		}
-		return raw, nil
+		// Schemes are case-insensitive (RFC 3986 §3.1): "HTTP://h" is
+		// http://h, written in the canonical lower case.
+		return p.Scheme + raw[len(p.Scheme):], nil
 	}
 	p, err := url.Parse("http://" + raw)
 	if err != nil || p.Host == "" || raw == "" || strings.HasPrefix(raw, "/") {

@@ -343,7 +343,7 @@ func TestNormalizeURL(t *testing.T) {
 }
 
 func FuzzNormalizeURL(f *testing.F) {
-	for _, s := range []string{"localhost:8080", "[::1]:1", "http://x", "example.com", "127.0.0.1", "%zz", "a@b:c"} {
+	for _, s := range []string{"localhost:8080", "[::1]:1", "http://x", "example.com", "127.0.0.1", "%zz", "a@b:c", "Http://0", "HTTPS://example.com/a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
