@@ -249,6 +249,13 @@ function show(events) {
   );
 }
 
+// unknownTaskId is a task id no server has seen, new on every call: the
+// suites run concurrently, and the a2a-go v2 peer registers an execution
+// under the task id of a message before it finds the task missing, so two
+// concurrent sends to one shared unknown id can get "task execution is
+// already in progress" (INTERNAL_ERROR) instead of TASK_NOT_FOUND.
+const unknownTaskId = () => `no-such-task-${randomUUID()}`;
+
 // reasonOf is the A2A error reason of an SDK error; errors inside a JSON-RPC
 // SSE stream are plain Errors whose cause is the typed error.
 const reasonOf = (err) => err?.reason ?? err?.cause?.reason;
@@ -346,7 +353,7 @@ for (const target of TARGETS) {
       const card = await resolver.resolve(`${agentUrl('echo')}/`);
       const c = await new ClientFactory().createFromAgentCard(card);
       assert.equal(c.transport.protocolName, card.supportedInterfaces[0].protocolBinding);
-      await rejectsWith(c.getTask({ tenant: '', id: 'no-such-task' }), 'TASK_NOT_FOUND', 'getTask of an unknown task (default client)');
+      await rejectsWith(c.getTask({ tenant: '', id: unknownTaskId() }), 'TASK_NOT_FOUND', 'getTask of an unknown task (default client)');
     });
 
     for (const binding of BINDINGS) {
@@ -368,7 +375,7 @@ for (const target of TARGETS) {
           assert.ok(mine && mine.role === Role.ROLE_USER && textOf(mine.parts) === `hello over ${binding}`, 'history lacks the user message');
 
           await rejectsWith(c.sendMessage(sendParams(userMessage('again', { taskId: task.id }))), target.quirks.sendTerminal, 'sendMessage to a completed task');
-          await rejectsWith(c.sendMessage(sendParams(userMessage('lost', { taskId: 'no-such-task' }))), 'TASK_NOT_FOUND', 'sendMessage to an unknown task');
+          await rejectsWith(c.sendMessage(sendParams(userMessage('lost', { taskId: unknownTaskId() }))), 'TASK_NOT_FOUND', 'sendMessage to an unknown task');
         });
 
         test('chat: input-required turns, then bye', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -441,7 +448,7 @@ for (const target of TARGETS) {
           );
           assert.equal((await c.getTask({ tenant: '', id: first.id, historyLength: 1 })).history.length, 1);
           assert.equal((await c.getTask({ tenant: '', id: first.id, historyLength: 0 })).history.length, 0);
-          await rejectsWith(c.getTask({ tenant: '', id: 'no-such-task' }), 'TASK_NOT_FOUND', 'getTask of an unknown task');
+          await rejectsWith(c.getTask({ tenant: '', id: unknownTaskId() }), 'TASK_NOT_FOUND', 'getTask of an unknown task');
         });
 
         test('list: one context, newest first, pages of 2', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -492,7 +499,7 @@ for (const target of TARGETS) {
           const echo = await client('echo', binding);
           const done = await sendTask(echo, userMessage('finished'));
           await rejectsWith(echo.cancelTask({ tenant: '', id: done.id, metadata: undefined }), 'TASK_NOT_CANCELABLE', 'cancelTask of a completed task');
-          await rejectsWith(c.cancelTask({ tenant: '', id: 'no-such-task', metadata: undefined }), 'TASK_NOT_FOUND', 'cancelTask of an unknown task');
+          await rejectsWith(c.cancelTask({ tenant: '', id: unknownTaskId(), metadata: undefined }), 'TASK_NOT_FOUND', 'cancelTask of an unknown task');
         });
 
         test('subscribe: snapshot first, completed last; unknown and finished tasks', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -515,7 +522,7 @@ for (const target of TARGETS) {
 
           if (binding === 'HTTP+JSON' && target.quirks.restStreamErrorsAsData) {
             for (const [what, stream] of [
-              ['subscribe to an unknown task', c.resubscribeTask({ tenant: '', id: 'no-such-task' })],
+              ['subscribe to an unknown task', c.resubscribeTask({ tenant: '', id: unknownTaskId() })],
               ['subscribe to a completed task', c.resubscribeTask({ tenant: '', id: task.id })],
               ['stream to a completed task', c.sendMessageStream(sendParams(userMessage('more', { taskId: task.id })))],
             ]) {
@@ -524,7 +531,7 @@ for (const target of TARGETS) {
             }
             return;
           }
-          await streamRejectsWith(c.resubscribeTask({ tenant: '', id: 'no-such-task' }), 'TASK_NOT_FOUND', 'subscribe to an unknown task');
+          await streamRejectsWith(c.resubscribeTask({ tenant: '', id: unknownTaskId() }), 'TASK_NOT_FOUND', 'subscribe to an unknown task');
           await streamRejectsWith(c.resubscribeTask({ tenant: '', id: task.id }), target.quirks.subscribeTerminal, 'subscribe to a completed task');
           await assert.rejects(collect(c.sendMessageStream(sendParams(userMessage('more', { taskId: task.id })))), 'stream to a completed task');
         });
@@ -581,7 +588,7 @@ for (const target of TARGETS) {
             );
             assert.equal((await c.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 0, pageToken: '' })).configs.length, 0);
             await rejectsWith(
-              c.createTaskPushNotificationConfig({ ...config, taskId: 'no-such-task' }),
+              c.createTaskPushNotificationConfig({ ...config, taskId: unknownTaskId() }),
               'TASK_NOT_FOUND',
               'create for an unknown task',
             );
