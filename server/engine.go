@@ -211,6 +211,14 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 // which says nothing of which tasks changed, every execution here is
 // checked. It runs on the Watcher's goroutine and does not block.
 func (e *Engine) changed(c store.Change) {
+	if e.push != nil {
+		// What the pusher remembers of a task's push configs may be
+		// stale: another process may have set one.
+		e.push.forget(c.TaskID, c.Resync)
+	}
+	if !c.Resync && c.Seq == 0 {
+		return // the task's push configs changed, not its log
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	wake := func(l []*subscription) {
@@ -419,6 +427,9 @@ func (e *Engine) holdLease() {
 		if !e.draining.Load() {
 			if _, err := e.failOrphans(ctx); err != nil {
 				e.log.Warn("failing the tasks of stopped processes", "err", err)
+			}
+			if e.push != nil {
+				e.push.sweep(ctx)
 			}
 		}
 		cancel()

@@ -65,6 +65,7 @@ type pusher struct {
 	workers map[string]chan struct{} // task id + "\x00" + config id → wake channel of its worker
 	known   map[string]bool          // task id → has push configs (memo of the store)
 	closed  bool                     // no worker starts once set (under mu)
+	claims  store.PushClaimer        // the store's claims (several processes), or nil
 	wg      sync.WaitGroup           // the workers; Engine.Close waits for them
 }
 
@@ -100,8 +101,12 @@ func newPusher(e *Engine, o PushOptions) *pusher {
 	if o.RetryMax <= 0 {
 		o.RetryMax = 5 * time.Minute
 	}
-	return &pusher{e: e, o: o, sem: make(chan struct{}, maxConcurrentPushes),
+	p := &pusher{e: e, o: o, sem: make(chan struct{}, maxConcurrentPushes),
 		workers: map[string]chan struct{}{}, known: map[string]bool{}}
+	if e.leaser != nil {
+		p.claims, _ = e.st.(store.PushClaimer)
+	}
+	return p
 }
 
 // appended is called after records were appended to a task: when the task
@@ -131,9 +136,17 @@ func (p *pusher) appended(taskID string, terminal bool) {
 }
 
 // configured forgets what was remembered about a task's configs.
-func (p *pusher) configured(taskID string) {
+func (p *pusher) configured(taskID string) { p.forget(taskID, false) }
+
+// forget forgets what was remembered about a task's configs, or about
+// every task's (all).
+func (p *pusher) forget(taskID string, all bool) {
 	p.mu.Lock()
-	delete(p.known, taskID)
+	if all {
+		clear(p.known)
+	} else {
+		delete(p.known, taskID)
+	}
 	p.mu.Unlock()
 }
 
@@ -195,13 +208,24 @@ type pushState struct {
 }
 
 // work delivers until nothing is pending and no wake-up came for
-// pushLinger (or the engine stops).
+// pushLinger (or the engine stops). With a store.PushClaimer it first
+// claims the config (another live process delivering it: the worker
+// ends, that process delivers) and releases the claim before it ends,
+// claiming again when the release finds a delivery owed (one whose claim
+// this worker refused meanwhile).
 func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
 	defer p.wg.Done()
 	var st pushState
 	linger := time.NewTimer(pushLinger)
 	defer linger.Stop()
+	claimed := false
 	for {
+		if p.claims != nil && !claimed {
+			if !p.claim(taskID, configID) {
+				break
+			}
+			claimed = true
+		}
 		p.deliver(p.e.base, taskID, configID, &st)
 		linger.Reset(pushLinger)
 		select {
@@ -209,6 +233,14 @@ func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
 			continue
 		case <-linger.C:
 		case <-p.e.base.Done():
+		}
+		if claimed && p.e.base.Err() == nil {
+			// When the engine stops, the claim is left to end with
+			// its lease (Engine.Close releases the lease).
+			claimed = false
+			if p.release(taskID, configID) {
+				continue
+			}
 		}
 		p.mu.Lock()
 		select {
@@ -220,6 +252,56 @@ func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
 		delete(p.workers, key)
 		p.mu.Unlock()
 		return
+	}
+	p.mu.Lock()
+	delete(p.workers, key)
+	p.mu.Unlock()
+}
+
+// claim claims the config for this engine (store.PushClaimer); false when
+// another live process holds it, the config is gone, or the store failed
+// (logged; the sweep of holdLease tries again).
+func (p *pusher) claim(taskID, configID string) bool {
+	ctx, cancel := context.WithTimeout(p.e.base, pushClaimTimeout)
+	defer cancel()
+	ok, err := p.claims.ClaimPush(ctx, p.e.runner, taskID, configID)
+	if err != nil && p.e.base.Err() == nil {
+		p.e.log.Warn("push: claim a config's deliveries", "task", taskID, "config", configID, "err", err)
+	}
+	return err == nil && ok
+}
+
+// release releases the config's claim; it reports whether a delivery is
+// owed meanwhile (and claiming again is due).
+func (p *pusher) release(taskID, configID string) bool {
+	ctx, cancel := context.WithTimeout(p.e.base, pushClaimTimeout)
+	defer cancel()
+	pending, err := p.claims.ReleasePush(ctx, p.e.runner, taskID, configID)
+	if err != nil && p.e.base.Err() == nil {
+		p.e.log.Warn("push: release a config's deliveries", "task", taskID, "config", configID, "err", err)
+	}
+	return err == nil && pending
+}
+
+// pushClaimTimeout bounds one claim or release of a config.
+const pushClaimTimeout = 10 * time.Second
+
+// sweep starts the deliveries that no live process claims (those of a
+// process that died, or that a refused claim left owed), with a
+// store.PushClaimer: holdLease calls it at each renewal.
+func (p *pusher) sweep(ctx context.Context) {
+	if p.claims == nil {
+		return
+	}
+	pend, err := p.claims.UnclaimedPush(ctx, 0)
+	if err != nil {
+		if p.e.base.Err() == nil {
+			p.e.log.Warn("push: find unclaimed deliveries", "err", err)
+		}
+		return
+	}
+	for _, c := range pend {
+		p.kickConfig(c.TaskID, c.Config.ID)
 	}
 }
 

@@ -363,6 +363,32 @@ type Leaser interface {
 	Release(ctx context.Context, runner string) error
 }
 
+// PushClaimer is optionally implemented by a Store that several processes
+// share (issue 15 §4): the deliveries of one push notification config are
+// made by one process at a time, the one that claims the config, so that
+// N processes do not notify a webhook N times and each config's
+// notifications stay in order. A claim lasts as long as its runner's
+// lease (Leaser): when the runner stops or dies, another process claims
+// the config and goes on from its cursor (at least once: a notification
+// sent just before the death may be sent again). PostgreSQL implements
+// it. A store one process owns needs no claims.
+type PushClaimer interface {
+	// ClaimPush makes runner the claimant of the task's config, unless
+	// another runner whose lease has not expired holds it (false). A
+	// config that does not exist (deleted) is not claimed (false).
+	ClaimPush(ctx context.Context, runner, taskID, configID string) (bool, error)
+	// ReleasePush ends runner's claim on the config (if it holds it);
+	// pending reports whether the config's cursor is behind its task's
+	// last sequence number once released: a delivery owed that a claim
+	// refused meanwhile, which the caller then claims again.
+	ReleasePush(ctx context.Context, runner, taskID, configID string) (pending bool, err error)
+	// UnclaimedPush returns up to limit (<= 0: 256) configs whose cursor
+	// is behind their task's last sequence number and that no runner with
+	// an unexpired lease claims, oldest first: deliveries that a stopped
+	// process left, or that no process has started.
+	UnclaimedPush(ctx context.Context, limit int) ([]PushConfig, error)
+}
+
 // Watcher is optionally implemented by a Store that several processes
 // share (replicas of one server on one database, issue 15 §2): it tells a
 // process about the appends the others commit, so that streams and
@@ -382,7 +408,9 @@ type Watcher interface {
 }
 
 // Change is one notification of a Watcher: task TaskID's log now ends at
-// Seq or later; or, with Resync, any task's may have changed.
+// Seq or later; Seq 0: the task changed without an append (its push
+// notification configs were set or deleted); or, with Resync, any task's
+// may have changed.
 type Change struct {
 	TaskID string
 	Seq    int64

@@ -2,7 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,8 +117,9 @@ func TestExclusiveEndsLeases(t *testing.T) {
 	}
 }
 
-// TestMigrateToLeases: a schema of version 1 (before leases) is upgraded
-// with its tasks; an unfinished one, which names no runner, is an orphan.
+// TestMigrateToLeases: a schema of version 1 (before leases and push
+// claims) is upgraded with its tasks; an unfinished one, which names no
+// runner, is an orphan.
 func TestMigrateToLeases(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -123,7 +127,7 @@ func TestMigrateToLeases(t *testing.T) {
 	create(t, s, "old")
 	s.Close()
 	conn := admin(t, dsn)
-	if _, err := conn.Exec(ctx, "ALTER TABLE tasks DROP COLUMN runner; DROP TABLE replicas; UPDATE a2abridge_schema SET version = 1"); err != nil {
+	if _, err := conn.Exec(ctx, "ALTER TABLE tasks DROP COLUMN runner; DROP TABLE replicas; ALTER TABLE push_configs DROP COLUMN claimed_by; UPDATE a2abridge_schema SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	s2 := open(t, dsn)
@@ -136,5 +140,125 @@ func TestMigrateToLeases(t *testing.T) {
 	}
 	if info, err := s2.Task(ctx, "old"); err != nil || info.Task.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("the old task: %+v %v", info.Task.Status, err)
+	}
+}
+
+// TestPushClaims (issue 15 §4): a config's deliveries are claimed by one
+// live runner at a time; a claim ends with its runner's lease or its
+// release; release tells whether a delivery is owed; UnclaimedPush lists
+// the owed configs nobody alive claims.
+func TestPushClaims(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.DSN(t))
+	for _, r := range []string{"a", "b"} {
+		if err := s.Renew(ctx, r, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createBy(t, s, "t1", "a", a2a.TaskStateWorking)
+	if err := s.SetPushConfig(ctx, "t1", a2a.PushNotificationConfig{ID: "c1", URL: "https://hook.example/1"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	unclaimed := func() []string {
+		t.Helper()
+		pend, err := s.UnclaimedPush(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, p := range pend {
+			ids = append(ids, p.TaskID+"/"+p.Config.ID)
+		}
+		return ids
+	}
+	claim := func(runner string, want bool) {
+		t.Helper()
+		if ok, err := s.ClaimPush(ctx, runner, "t1", "c1"); err != nil || ok != want {
+			t.Fatalf("ClaimPush(%s) = %v, %v; want %v", runner, ok, err, want)
+		}
+	}
+	if got := unclaimed(); !slices.Equal(got, []string{"t1/c1"}) {
+		t.Fatalf("unclaimed %v, want [t1/c1]", got)
+	}
+	claim("a", true)
+	claim("a", true) // again: still a's
+	claim("b", false)
+	if got := unclaimed(); len(got) != 0 {
+		t.Fatalf("unclaimed %v while a claims", got)
+	}
+	// b cannot release a's claim; a's release finds the delivery owed.
+	if pending, err := s.ReleasePush(ctx, "b", "t1", "c1"); err != nil || !pending {
+		t.Fatalf("ReleasePush(b) = %v, %v", pending, err)
+	}
+	claim("b", false)
+	if pending, err := s.ReleasePush(ctx, "a", "t1", "c1"); err != nil || !pending {
+		t.Fatalf("ReleasePush(a) = %v, %v; want pending", pending, err)
+	}
+	claim("b", true)
+	if err := s.MarkPushDelivered(ctx, "t1", "c1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if pending, err := s.ReleasePush(ctx, "b", "t1", "c1"); err != nil || pending {
+		t.Fatalf("ReleasePush(b) after delivery = %v, %v; want nothing owed", pending, err)
+	}
+	if got := unclaimed(); len(got) != 0 {
+		t.Fatalf("unclaimed %v with nothing owed", got)
+	}
+	// A claim whose runner's lease ended is nobody's.
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if err := s.Append(ctx, store.Append{TaskID: "t1", After: 1, Records: []store.Record{{Event: ev}}, Snapshot: task("t1", a2a.TaskStateWorking), Runner: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	claim("a", true)
+	if err := s.Release(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := unclaimed(); !slices.Equal(got, []string{"t1/c1"}) {
+		t.Fatalf("unclaimed %v after a's lease ended, want [t1/c1]", got)
+	}
+	claim("b", true)
+	// A deleted config is not claimed, and nothing is owed for it.
+	if err := s.DeletePushConfig(ctx, "t1", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	claim("b", false)
+	if pending, err := s.ReleasePush(ctx, "b", "t1", "c1"); err != nil || pending {
+		t.Fatalf("ReleasePush of a deleted config = %v, %v", pending, err)
+	}
+}
+
+// TestPushClaimRace: of runners claiming one config at once, exactly one
+// wins.
+func TestPushClaimRace(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.DSN(t))
+	const n = 8
+	for i := range n {
+		if err := s.Renew(ctx, fmt.Sprint("r", i), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createBy(t, s, "t1", "r0", a2a.TaskStateWorking)
+	if err := s.SetPushConfig(ctx, "t1", a2a.PushNotificationConfig{ID: "c1", URL: "https://hook.example/1"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := s.ClaimPush(ctx, fmt.Sprint("r", i), "t1", "c1")
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d runners won the claim, want 1", wins.Load())
 	}
 }

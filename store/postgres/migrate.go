@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in table
 // a2abridge_schema. Open refuses a database with a higher version.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[v] upgrades a schema of version v to v+1 (migrations[0]
 // creates it). Each runs in the transaction of migrate, so a failing one
@@ -49,9 +49,11 @@ const SchemaVersion = 2
 //     clock), renewed while it runs; an unfinished task whose runner has
 //     no lease that has not expired is an orphan.
 //
-// Still to come (issue 15 §4): pending push deliveries claimed with FOR
-// UPDATE SKIP LOCKED on push_configs (a claim column pair added by a
-// migration).
+// Version 3 (issue 15 §4, push deliveries claimed once, see push.go):
+//
+//   - push_configs.claimed_by: the process (runner id) that delivers the
+//     config's notifications now (empty: none); its claim lasts as long
+//     as its lease in replicas.
 var migrations = []string{
 	0: `
 CREATE TABLE tasks (
@@ -129,6 +131,9 @@ CREATE TABLE replicas (
 	id    bytea PRIMARY KEY,
 	until timestamptz NOT NULL
 );
+`,
+	2: `
+ALTER TABLE push_configs ADD COLUMN claimed_by bytea NOT NULL DEFAULT '';
 `,
 }
 

@@ -38,7 +38,8 @@ import (
 //
 // The payload is text, at most maxPayload bytes: the sending store's
 // instance id on the first line, then one line per task, "SEQ TASKID"
-// (the task's last sequence number when the notification was sent), or
+// (the task's last sequence number when the notification was sent; 0 when
+// the task changed without an append: its push configs), or
 // "R" for tasks whose id a payload cannot carry (not UTF-8, a line break
 // or NUL in it, or too long): a resync for every listener.
 
@@ -73,10 +74,11 @@ func newNotifier(schema string) *notifier {
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// appended records that the task's log now ends at seq.
+// appended records that the task's log now ends at seq; seq 0 that the
+// task changed without an append (its push configs).
 func (n *notifier) appended(taskID string, seq int64) {
 	n.mu.Lock()
-	if seq > n.pending[taskID] {
+	if cur, ok := n.pending[taskID]; !ok || seq > cur {
 		n.pending[taskID] = seq
 	}
 	n.mu.Unlock()
@@ -133,8 +135,8 @@ func (n *notifier) flush(s *Store, timeout time.Duration) bool {
 		}
 		n.mu.Lock()
 		for _, id := range p.ids {
-			if seq := pending[id]; seq > n.pending[id] {
-				n.pending[id] = seq
+			if cur, ok := n.pending[id]; !ok || pending[id] > cur {
+				n.pending[id] = pending[id]
 			}
 		}
 		n.mu.Unlock()

@@ -34,7 +34,17 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNoti
 	if tag.RowsAffected() == 0 {
 		return store.ErrNotFound
 	}
+	s.configsChanged(taskID)
 	return nil
+}
+
+// configsChanged tells the other processes (Options.Notify) that the
+// task's push configs changed: a process that remembered that the task
+// had none (the engine's pusher) looks again at its next append.
+func (s *Store) configsChanged(taskID string) {
+	if s.notify != nil {
+		s.notify.appended(taskID, 0)
+	}
 }
 
 // DeletePushConfig implements store.Store.
@@ -49,6 +59,7 @@ func (s *Store) DeletePushConfig(ctx context.Context, taskID, configID string) e
 	if tag.RowsAffected() == 0 {
 		return store.ErrNotFound
 	}
+	s.configsChanged(taskID)
 	return nil
 }
 
@@ -70,6 +81,60 @@ func (s *Store) PushConfigs(ctx context.Context, taskID string) ([]store.PushCon
 func (s *Store) PendingPush(ctx context.Context) ([]store.PushConfig, error) {
 	return s.queryPush(ctx, `SELECT p.task_id, p.body, p.delivered, p.created FROM push_configs p JOIN tasks t ON t.id = p.task_id
 		WHERE p.delivered < t.seq ORDER BY p.created, p.pos`)
+}
+
+// Push claims (store.PushClaimer, issue 15 §4): push_configs.claimed_by
+// names the runner that delivers a config's notifications; the claim
+// holds while that runner's lease in replicas has not expired. Claiming
+// is one conditional UPDATE: the row lock serialises two processes that
+// claim one config at once, and the loser's condition, evaluated again on
+// the winner's row, fails it (the equivalent of FOR UPDATE SKIP LOCKED
+// for a single row, with no transaction held open while delivering).
+
+var _ store.PushClaimer = (*Store)(nil)
+
+// liveClaim is the condition "the row's claimant holds a lease that has
+// not expired".
+const liveClaim = "EXISTS (SELECT 1 FROM replicas r WHERE r.id = p.claimed_by AND r.until > now())"
+
+// ClaimPush implements store.PushClaimer; ErrClosed after Close.
+func (s *Store) ClaimPush(ctx context.Context, runner, taskID, configID string) (bool, error) {
+	if s.isShut.Load() {
+		return false, ErrClosed
+	}
+	if runner == "" {
+		return false, errors.New("postgres: claim push: empty runner")
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE push_configs p SET claimed_by = $1
+		WHERE task_id = $2 AND config_id = $3 AND (claimed_by = '' OR claimed_by = $1 OR NOT `+liveClaim+`)`,
+		bs(runner), bs(taskID), bs(configID))
+	if err != nil {
+		return false, wrap("claim push", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleasePush implements store.PushClaimer; ErrClosed after Close.
+func (s *Store) ReleasePush(ctx context.Context, runner, taskID, configID string) (bool, error) {
+	if s.isShut.Load() {
+		return false, ErrClosed
+	}
+	var pending bool
+	err := s.pool.QueryRow(ctx, `WITH r AS (
+		UPDATE push_configs SET claimed_by = '' WHERE task_id = $2 AND config_id = $3 AND claimed_by = $1
+	)
+	SELECT coalesce((SELECT p.delivered < t.seq FROM push_configs p JOIN tasks t ON t.id = p.task_id
+		WHERE p.task_id = $2 AND p.config_id = $3), false)`, bs(runner), bs(taskID), bs(configID)).Scan(&pending)
+	return pending, wrap("release push", err)
+}
+
+// UnclaimedPush implements store.PushClaimer; ErrClosed after Close.
+func (s *Store) UnclaimedPush(ctx context.Context, limit int) ([]store.PushConfig, error) {
+	if limit <= 0 {
+		limit = 256
+	}
+	return s.queryPush(ctx, `SELECT p.task_id, p.body, p.delivered, p.created FROM push_configs p JOIN tasks t ON t.id = p.task_id
+		WHERE p.delivered < t.seq AND (p.claimed_by = '' OR NOT `+liveClaim+`) ORDER BY p.created, p.pos LIMIT $1`, limit)
 }
 
 func (s *Store) queryPush(ctx context.Context, q string, args ...any) ([]store.PushConfig, error) {

@@ -1,0 +1,194 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// textHook is a webhook that records each notification as "state:text"
+// (the status message's text), and answers 503 while down is set.
+type textHook struct {
+	mu   sync.Mutex
+	got  []string
+	down atomic.Bool
+	srv  *httptest.Server
+}
+
+func newTextHook(t *testing.T) *textHook {
+	h := &textHook{}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if h.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		var task struct {
+			Status struct {
+				State   string `json:"state"`
+				Message struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"message"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(b, &task); err != nil {
+			t.Errorf("webhook body: %v: %s", err, b)
+		}
+		var text []string
+		for _, p := range task.Status.Message.Parts {
+			text = append(text, p.Text)
+		}
+		h.mu.Lock()
+		h.got = append(h.got, task.Status.State+":"+strings.Join(text, ""))
+		h.mu.Unlock()
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *textHook) deliveries() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.got)
+}
+
+// until waits (up to limit) for a delivery that starts with last.
+func (h *textHook) until(t *testing.T, last string, limit time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		got := h.deliveries()
+		if slices.ContainsFunc(got, func(d string) bool { return strings.HasPrefix(d, last) }) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q delivered within %s; got %q", last, limit, got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func pushReplica(t *testing.T, ctx context.Context, dsn string, agent server.Agent, lease time.Duration) *replica {
+	return startReplica(t, ctx, dsn, agent, server.EngineOptions{LeaseTime: lease,
+		Push: &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
+}
+
+// TestReplicaPushOnce (issue 15 §4): a push config set on replica B for a
+// task that runs on replica A gets every notification once and in order,
+// though both replicas deliver push notifications; the events A appends
+// after B's worker went idle reach the webhook without waiting for a
+// sweep (A learns of the config from B's notification).
+func TestReplicaPushOnce(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	steps := stepAgent{make(chan string)}
+	// The default lease time: a sweep every 6 s, longer than the test
+	// waits for a delivery.
+	a := pushReplica(t, ctx, dsn, steps, 0)
+	b := pushReplica(t, ctx, dsn, steps, 0)
+	hk := newTextHook(t)
+	task := startTask(t, ctx, a.h)
+	// A appends once before the config exists: it then knows the task
+	// as one without push configs.
+	steps.steps <- "s0"
+	statusText := func() string {
+		got, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := got.Status.Message; m != nil && len(m.Parts) == 1 {
+			if p, ok := m.Parts[0].(a2a.TextPart); ok {
+				return p.Text
+			}
+		}
+		return ""
+	}
+	for statusText() != "s0" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := b.h.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+		PushNotificationConfig: a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range []string{"s1", "s2", "s3"} {
+		// Longer than pushLinger (1 s) after the first: B's worker has
+		// ended, A's must deliver.
+		if s == "s2" {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		steps.steps <- s
+		want = append(want, "working:"+s)
+		hk.until(t, want[len(want)-1], 4*time.Second)
+	}
+	close(steps.steps)
+	want = append(want, "completed:done")
+	hk.until(t, "completed:done", 4*time.Second)
+	time.Sleep(300 * time.Millisecond) // room for a duplicate
+	if got := hk.deliveries(); !slices.Equal(got, want) {
+		t.Fatalf("deliveries %q, want %q (each once, in order)", got, want)
+	}
+}
+
+// TestReplicaPushTakeover (issue 15 §4): the deliveries a replica owes
+// when it stops (its webhook was down) are made by another replica once
+// the stopped one's claim ended with its lease: in order, each state
+// once.
+func TestReplicaPushTakeover(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	hk := newTextHook(t)
+	hk.down.Store(true)
+	steps := stepAgent{make(chan string)}
+	a := pushReplica(t, ctx, dsn, steps, time.Second)
+	b := pushReplica(t, ctx, dsn, steps, time.Second)
+	blocking := false
+	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps.steps <- "s1"
+	time.Sleep(200 * time.Millisecond) // A is retrying
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	defer ccancel()
+	if err := a.eng.Close(cctx); err != nil { // fails the task: A stopped while it ran
+		t.Fatal(err)
+	}
+	hk.down.Store(false)
+	got := hk.until(t, "failed:", 10*time.Second)
+	if n := len(got); n == 0 || !strings.HasPrefix(got[n-1], "failed:") {
+		t.Fatalf("deliveries %q: the failure is not last", got)
+	}
+	time.Sleep(300 * time.Millisecond)
+	got = hk.deliveries()
+	seen := map[string]bool{}
+	for _, d := range got {
+		if seen[d] {
+			t.Fatalf("deliveries %q: %q twice", got, d)
+		}
+		seen[d] = true
+	}
+	if i := slices.Index(got, "working:s1"); i < 0 {
+		t.Fatalf("deliveries %q lack working:s1", got)
+	}
+	if info, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || info.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("task on B: %v %v", info, err)
+	}
+}
