@@ -677,6 +677,11 @@ func (e *Engine) update(ctx context.Context, taskID string, fn func(store.TaskIn
 
 // updateLocked is update for a caller that holds the task's lock; msgIDs
 // are indexed with the appended records.
+// maxConflictRetries bounds how often updateLocked reads a task again
+// after another process appended to it first (store.ErrConflict): each
+// retry means one more append elsewhere in the meantime.
+const maxConflictRetries = 16
+
 func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []string, fn func(store.TaskInfo) ([]a2a.Event, error)) (store.TaskInfo, []store.Record, error) {
 	e.drainLocked(taskID)
 	for attempt := 0; ; attempt++ {
@@ -698,8 +703,11 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 			recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
 		}
 		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
-		if errors.Is(err, store.ErrConflict) && attempt == 0 {
-			// Another writer (another replica) appended: drop the cache and retry once.
+		if errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries {
+			// Another writer (another replica) appended: drop the
+			// cache, read the task again and decide again (fn sees
+			// the task as it is now: a cancel racing a continuation
+			// finds it working, then input-required again).
 			e.mu.Lock()
 			delete(e.cache, taskID)
 			e.mu.Unlock()

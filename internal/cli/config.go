@@ -87,6 +87,12 @@ type postgresFile struct {
 	// DSN is the database's connection string (URL or key=value pairs,
 	// as libpq takes them); write its password as ${NAME}.
 	DSN string `yaml:"dsn"`
+	// Replica: this serve is one of several replicas on the database
+	// (--replica).
+	Replica bool `yaml:"replica"`
+	// Lease is how long a dead replica's running tasks wait before
+	// another fails them (--lease); unset: server.DefaultLeaseTime.
+	Lease *duration `yaml:"lease"`
 }
 
 // adminFile is the admin block: who may use the admin API, and what a

@@ -66,7 +66,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		addr, dataDir, def, publicURL, logLevel, configPath string
 		pgDSN                                               string
-		mem, pushOn                                         bool
+		mem, pushOn, replica                                bool
+		lease                                               time.Duration
 		maxBody                                             int64
 		maxBatch                                            int
 		keepAlive, retention, bodyTimeout, shutdownGrace    time.Duration
@@ -160,6 +161,24 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				if err := postgres.CheckDSN(pgDSN); err != nil {
 					return usageError{fmt.Errorf("%s: %w", pgFrom, err)}
 				}
+			}
+			// Replicas (issue 15): several serve on one PostgreSQL schema.
+			replicaFrom, leaseFrom := "--replica", "--lease"
+			if !fl.Changed("replica") && file.Postgres != nil && file.Postgres.Replica {
+				replica, replicaFrom = true, "--config: postgres.replica"
+			}
+			if !fl.Changed("lease") && file.Postgres != nil && file.Postgres.Lease != nil {
+				lease, leaseFrom = time.Duration(*file.Postgres.Lease), "--config: postgres.lease"
+			}
+			if (replica || fl.Changed("lease")) && !usePG {
+				from := replicaFrom
+				if !replica {
+					from = leaseFrom
+				}
+				return usageError{fmt.Errorf("%s needs --postgres (or postgres.dsn in --config): replicas share a PostgreSQL database", from)}
+			}
+			if lease < time.Second || lease > time.Hour {
+				return usageError{fmt.Errorf("%s %s: want a duration from 1s to 1h", leaseFrom, lease)}
 			}
 			if !fl.Changed("retain") && file.Retention != nil {
 				retention = time.Duration(*file.Retention)
@@ -365,6 +384,21 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
+			// What lives in one process cannot be shared by replicas yet.
+			if replica {
+				pushFrom := "--push"
+				if !fl.Changed("push") && !fl.Changed("push-allow") {
+					pushFrom = "--config: push"
+				}
+				switch {
+				case pushOn:
+					return usageError{fmt.Errorf("%s with %s: push signing keys are kept by each process, so replicas would publish different JWK Sets; push notifications are not available with replicas yet", pushFrom, replicaFrom)}
+				case pairOpts != nil:
+					return usageError{fmt.Errorf("--config: pairs.enabled with %s: a pair's room lives in the process that created it; pairs are not available with replicas", replicaFrom)}
+				case file.Admin != nil:
+					return usageError{fmt.Errorf("--config: admin with %s: each replica loads the registered agents at its start only; the admin API is not available with replicas yet", replicaFrom)}
+				}
+			}
 
 			var st store.Store
 			if mem {
@@ -379,15 +413,18 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				log.Info("using the in-memory store: tasks are lost when the process exits", "memory_cap", capText)
 			} else if usePG {
-				s, err := postgres.Open(cmd.Context(), pgDSN, postgres.Options{Exclusive: true})
+				s, err := postgres.Open(cmd.Context(), pgDSN, postgres.Options{Exclusive: !replica, Shared: replica, Notify: replica})
 				if errors.Is(err, postgres.ErrLocked) {
-					return fmt.Errorf("%s: the database is in use by another a2abridge serve (one per database until replicas are supported); stop it or use another database or search_path schema", pgFrom)
+					if replica {
+						return fmt.Errorf("%s: the database is in use by an a2abridge serve without --replica; stop it, or run every serve on this database with --replica", pgFrom)
+					}
+					return fmt.Errorf("%s: the database is in use by another a2abridge serve; stop it, use another database or search_path schema, or run every serve on it with --replica", pgFrom)
 				}
 				if err != nil {
 					return fmt.Errorf("%s: open store: %w", pgFrom, err)
 				}
 				st = s
-				log.Info("using the PostgreSQL store", "dsn", postgres.RedactDSN(pgDSN))
+				log.Info("using the PostgreSQL store", "dsn", postgres.RedactDSN(pgDSN), "replica", replica, "lease", lease)
 			} else {
 				if err := os.MkdirAll(dataDir, 0o700); err != nil {
 					return fmt.Errorf("create data directory: %w", err)
@@ -412,7 +449,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
-				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts}
+				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts, lease: lease}
 			if err := file.Conversations.check(); err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
@@ -440,6 +477,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.StringVar(&dataDir, "data", defaultDataDir(), "directory of the SQLite database (and push signing keys)")
 	f.BoolVar(&mem, "memory", false, "keep tasks in memory only (lost on exit)")
 	f.StringVar(&pgDSN, "postgres", "", "keep tasks in the PostgreSQL database of this DSN (postgres://USER[:PASSWORD]@HOST:PORT/DB?sslmode=...; pool_max_conns etc.) instead of SQLite")
+	f.BoolVar(&replica, "replica", false, "run as one of several serve replicas on the --postgres database (behind a load balancer): any request on any replica; every replica runs with --replica and the same agents")
+	f.DurationVar(&lease, "lease", server.DefaultLeaseTime, "with --postgres: how long the tasks a replica was running outlive its last sign of life before another replica fails them")
 	f.DurationVar(&retention, "retain", DefaultRetention, "keep finished tasks this long, then delete them with their events (0: forever)")
 	f.DurationVar(&shutdownGrace, "shutdown-grace", DefaultShutdownGrace, "at SIGTERM or SIGINT, how long running tasks may finish before they are failed")
 	f.StringVar(&memoryCap, "memory-cap", "256MiB", "with --memory: most bytes finished tasks may hold; the oldest go first (0: no cap)")
@@ -597,6 +636,8 @@ type serveConfig struct {
 	// scenarios (nil: off).
 	conversations *conversationsFile
 	pairs         *pair.Options // nil: no pairs API
+	// lease is EngineOptions.LeaseTime (--lease).
+	lease time.Duration
 }
 
 type pushConfig struct {
@@ -662,7 +703,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	if cfg.publicURL != "" {
 		base = strings.TrimRight(cfg.publicURL, "/")
 	}
-	eo := server.EngineOptions{Logger: log, Retention: cfg.retention}
+	eo := server.EngineOptions{Logger: log, Retention: cfg.retention, LeaseTime: cfg.lease}
 	var jwks http.Handler
 	var pushKeys func() []byte
 	if p := cfg.push; p != nil {

@@ -83,6 +83,13 @@ type Options struct {
 	// its schema with non-exclusive ones (replicas): their running tasks
 	// would be failed by its engine's start.
 	Exclusive bool
+	// Shared makes the Store one of the replicas of a server on its
+	// schema (issue 15): Open takes Exclusive's lock in shared mode on a
+	// connection of its own, held until Close, so that it fails with
+	// ErrLocked while an exclusive Store has the schema, and an
+	// exclusive Open fails while a shared Store does. Replicas also need
+	// Notify. Exclusive takes precedence when both are set.
+	Shared bool
 	// Notify makes the Store tell the other processes that share its
 	// schema about its appends, and Watch tell it about theirs
 	// (store.Watcher, LISTEN/NOTIFY; see notify.go): what replicas of a
@@ -92,8 +99,10 @@ type Options struct {
 }
 
 // ErrLocked is returned (wrapped) by Open with Options.Exclusive when
-// another exclusive Store, in this process or another, has the schema.
-var ErrLocked = errors.New("postgres: the database schema is in use by another exclusive store")
+// another Store opened with Exclusive or Shared, in this process or
+// another, has the schema; and by Open with Options.Shared when an
+// exclusive one has it.
+var ErrLocked = errors.New("postgres: the database schema is in use by another store (exclusive and shared ones do not mix)")
 
 // Store is a store.Store kept in PostgreSQL. Create it with Open; all
 // methods are safe for concurrent use.
@@ -165,8 +174,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.notify = newNotifier(schema)
 		go s.notify.run(s)
 	}
-	if opts.Exclusive {
-		if err := s.lockSchema(ctx); err != nil {
+	if opts.Exclusive || opts.Shared {
+		if err := s.lockSchema(ctx, !opts.Exclusive); err != nil {
 			s.stopNotify()
 			pool.Close()
 			if errors.Is(err, ErrLocked) {
@@ -174,6 +183,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 			}
 			return nil, fmt.Errorf("postgres: %s: lock schema: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 		}
+	}
+	if opts.Exclusive {
 		if err := s.endOtherLeases(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("postgres: %s: end the leases of earlier processes: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
@@ -243,16 +254,20 @@ func (s *Store) stopNotify() {
 	<-s.notify.done
 }
 
-// lockSchema takes Options.Exclusive's lock on a connection taken out of
-// the pool, kept in s.lock.
-func (s *Store) lockSchema(ctx context.Context) error {
+// lockSchema takes Options.Exclusive's lock (in shared mode for
+// Options.Shared) on a connection taken out of the pool, kept in s.lock.
+func (s *Store) lockSchema(ctx context.Context, shared bool) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	conn := c.Hijack()
 	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('a2abridge exclusive'), hashtext(current_schema()))").Scan(&ok); err != nil {
+	fn := "pg_try_advisory_lock"
+	if shared {
+		fn = "pg_try_advisory_lock_shared"
+	}
+	if err := conn.QueryRow(ctx, "SELECT "+fn+"(hashtext('a2abridge exclusive'), hashtext(current_schema()))").Scan(&ok); err != nil {
 		_ = conn.Close(ctx)
 		return err
 	}

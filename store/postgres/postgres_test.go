@@ -388,3 +388,35 @@ func TestExclusive(t *testing.T) {
 	}
 	again.Close()
 }
+
+// TestSharedAndExclusive: shared Stores (replicas) share a schema; an
+// exclusive one is refused while any shared one lives, and a shared one
+// while an exclusive one does.
+func TestSharedAndExclusive(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	r1, err := postgres.Open(ctx, dsn, postgres.Options{Shared: true, Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := postgres.Open(ctx, dsn, postgres.Options{Shared: true, Notify: true})
+	if err != nil {
+		t.Fatalf("second shared Open: %v", err)
+	}
+	if _, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true}); !errors.Is(err, postgres.ErrLocked) {
+		t.Fatalf("exclusive Open beside replicas: %v, want ErrLocked", err)
+	}
+	r1.Close()
+	if _, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true}); !errors.Is(err, postgres.ErrLocked) {
+		t.Fatalf("exclusive Open beside one replica: %v, want ErrLocked", err)
+	}
+	r2.Close()
+	x, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive Open once the replicas closed: %v", err)
+	}
+	defer x.Close()
+	if _, err := postgres.Open(ctx, dsn, postgres.Options{Shared: true}); !errors.Is(err, postgres.ErrLocked) {
+		t.Fatalf("shared Open beside an exclusive store: %v, want ErrLocked", err)
+	}
+}

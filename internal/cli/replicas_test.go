@@ -1,0 +1,579 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/server"
+)
+
+// The three-replica test (issue 15 §6): `serve --replica` three times on
+// one PostgreSQL schema, behind nginx (Debian's package, round robin,
+// SSE unbuffered), with kill -9 of one replica under load and with
+// streams open. Its counts are printed (t.Logf; .ci/run runs it with -v).
+
+// nginxBinary is nginx's path; without it the test is skipped, or fails
+// under CI (.ci/run installs Debian's nginx-light).
+func nginxBinary(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("nginx is not installed (apt-get install nginx-light; .ci/run does)")
+	}
+	t.Skip("nginx is not installed: apt-get install nginx-light to run the replicas test")
+	return ""
+}
+
+// startNginx runs nginx on listen as a round-robin reverse proxy to
+// upstreams, configured as the README's example for replicas (no
+// buffering, so SSE events pass at once; long read timeout for streams),
+// until the test ends.
+func startNginx(t *testing.T, listen string, upstreams []string) {
+	t.Helper()
+	bin := nginxBinary(t)
+	dir := t.TempDir()
+	var servers strings.Builder
+	for _, u := range upstreams {
+		fmt.Fprintf(&servers, "    server %s max_fails=1 fail_timeout=5s;\n", u)
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;" // workers would run as nobody, who cannot use dir
+	}
+	conf := fmt.Sprintf(`%[1]s
+worker_processes 1;
+daemon off;
+pid %[2]s/nginx.pid;
+error_log %[2]s/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path %[2]s/body;
+  proxy_temp_path %[2]s/proxy;
+  fastcgi_temp_path %[2]s/fastcgi;
+  uwsgi_temp_path %[2]s/uwsgi;
+  scgi_temp_path %[2]s/scgi;
+  upstream a2abridge {
+%[3]s  }
+  server {
+    listen %[4]s;
+    location / {
+      proxy_pass http://a2abridge;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_read_timeout 1h;
+      proxy_next_upstream error timeout;
+      client_max_body_size 16m;
+    }
+  }
+}
+`, user, dir, servers.String(), listen)
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", listen, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx did not start: %s\n%s", stderr.String(), log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tryRPC is rpc for goroutines: errors are returned, and a response that
+// is not JSON-RPC (nginx's 502 page) is an error naming its status.
+func tryRPC(url, method, params string) (rpcTask, error) {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return rpcTask{}, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r rpcTask
+	if resp.StatusCode != http.StatusOK {
+		return r, fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("%v: %.200s", err, b)
+	}
+	return r, nil
+}
+
+// streamTap reads one SSE stream of a task (message/stream or
+// tasks/resubscribe) in the background, checking that event ids follow
+// one another from first.
+type streamTap struct {
+	taskID chan string // the task's id, once known
+	mu     sync.Mutex
+	ids    []int64
+	states []string
+	errs   []string // ids out of order (lost or repeated events)
+	done   chan struct{}
+	err    error // how the stream ended (nil: EOF)
+	resp   *http.Response
+}
+
+func (s *streamTap) last() (int64, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ids) == 0 {
+		return 0, ""
+	}
+	return s.ids[len(s.ids)-1], s.states[len(s.states)-1]
+}
+
+// openStream posts a streaming request and taps it; after is the
+// Last-Event-ID to send (< 0: none).
+func openStream(t *testing.T, url, method, params string, after int64) *streamTap {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":"s","method":%q,"params":%s}`, method, params)))
+	if after >= 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("%s %s: HTTP %d: %s", method, url, resp.StatusCode, b)
+	}
+	s := &streamTap{taskID: make(chan string, 1), done: make(chan struct{}), resp: resp}
+	go func() {
+		defer close(s.done)
+		defer resp.Body.Close()
+		rd := sse.NewReader(resp.Body)
+		next := after + 1
+		sentID := false
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					s.err = err
+				}
+				return
+			}
+			id, _ := strconv.ParseInt(ev.ID, 10, 64)
+			var r struct {
+				Result struct {
+					ID     string `json:"id"`
+					TaskID string `json:"taskId"`
+					Status struct {
+						State string `json:"state"`
+					} `json:"status"`
+				} `json:"result"`
+			}
+			_ = json.Unmarshal(ev.Data, &r)
+			s.mu.Lock()
+			if after < 0 && len(s.ids) == 0 {
+				next = id // a new stream starts where the server starts it
+			}
+			if id != next {
+				s.errs = append(s.errs, fmt.Sprintf("event id %d, want %d", id, next))
+			}
+			next = id + 1
+			s.ids = append(s.ids, id)
+			s.states = append(s.states, r.Result.Status.State)
+			s.mu.Unlock()
+			if !sentID {
+				sentID = true
+				tid := r.Result.TaskID
+				if tid == "" {
+					tid = r.Result.ID
+				}
+				s.taskID <- tid
+			}
+		}
+	}()
+	return s
+}
+
+// waitEnd waits for the stream's end and returns its last state.
+func (s *streamTap) waitEnd(t *testing.T, limit time.Duration) string {
+	t.Helper()
+	select {
+	case <-s.done:
+	case <-time.After(limit):
+		t.Fatalf("a stream did not end within %s", limit)
+	}
+	_, st := s.last()
+	return st
+}
+
+// failedAt is the time of the task's status (its failure), as the
+// server stamped it.
+func failedAt(t *testing.T, url, id string) time.Time {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":%q,"historyLength":0}}`, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Result struct {
+			Status struct {
+				Timestamp time.Time `json:"timestamp"`
+			} `json:"status"`
+		} `json:"result"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &r); err != nil || r.Result.Status.Timestamp.IsZero() {
+		t.Fatalf("tasks/get %s: %v: %s", id, err, b)
+	}
+	return r.Result.Status.Timestamp
+}
+
+// TestServeReplicas (issue 15 §6): three `serve --replica` on one
+// PostgreSQL behind nginx. Any request works on any replica (send on
+// one, get and stream on the others, cancel from a third); concurrent
+// cancel and continue of one task on two replicas end in one state; a
+// replica killed with SIGKILL under load and with streams open loses no
+// acknowledged task, resumed streams lose and repeat no event, the tasks
+// it ran are failed within the lease time on the survivors, and the
+// tasks the others run go on.
+func TestServeReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dsn := pgtest.DSN(t)
+	nginxBinary(t)
+	const lease = 3 * time.Second
+	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	children := make([]*execCmd, len(addrs))
+	for i, a := range addrs {
+		children[i] = startChild(t, "--postgres", dsn, "--replica", "--lease", lease.String(), "--addr", a)
+	}
+	proxyAddr := freeAddr(t)
+	startNginx(t, proxyAddr, addrs)
+	proxy := "http://" + proxyAddr
+	direct := func(i int) string { return "http://" + addrs[i] }
+
+	// A serve without --replica refuses the database the replicas use.
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--postgres", dsn}, nil, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "with --replica") {
+		t.Errorf("serve without --replica beside replicas: exit %d, %s", code, errb.String())
+	}
+
+	// Send on one replica; get on the others and through the proxy.
+	sent := rpc(t, direct(0)+"/a2a/echo", "message/send", msg("hello replicas", "rep-1", ""))
+	if sent.Result.Status.State != "completed" {
+		t.Fatalf("message/send on replica 0: %+v", sent)
+	}
+	for i, url := range []string{direct(1), direct(2), proxy, proxy, proxy} {
+		got := rpc(t, url+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, sent.Result.ID))
+		if got.Result.Status.State != "completed" || len(got.Result.Artifacts) != 1 || got.Result.Artifacts[0].Parts[0].Text != "hello replicas" {
+			t.Fatalf("tasks/get #%d (%s): %+v", i, url, got)
+		}
+	}
+	// The message id is claimed once, whichever replica it reaches.
+	for i := range addrs {
+		if again := rpc(t, direct(i)+"/a2a/echo", "message/send", msg("hello replicas", "rep-1", "")); again.Result.ID != sent.Result.ID {
+			t.Errorf("the same messageId on replica %d: task %q, want %q", i, again.Result.ID, sent.Result.ID)
+		}
+	}
+	// A stream through the proxy.
+	if st := openStream(t, proxy+"/a2a/echo", "message/stream", msg("streamed", "rep-2", ""), -1).waitEnd(t, 10*time.Second); st != "completed" {
+		t.Fatalf("message/stream through the proxy ended %q", st)
+	}
+
+	// Stream on replica 0, follow on replica 1, cancel from replica 2.
+	s0 := openStream(t, direct(0)+"/a2a/slow", "message/stream", msg("60", "rep-slow", ""), -1)
+	slowID := <-s0.taskID
+	s1 := openStream(t, direct(1)+"/a2a/slow", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, slowID), 0)
+	if c := rpc(t, direct(2)+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, slowID)); c.Result.Status.State != "canceled" {
+		t.Fatalf("tasks/cancel on replica 2: %+v", c)
+	}
+	for i, s := range []*streamTap{s0, s1} {
+		if st := s.waitEnd(t, 10*time.Second); st != "canceled" || len(s.errs) > 0 {
+			t.Fatalf("stream %d of the canceled task ended %q (%v)", i, st, s.errs)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // a progress event would come now, were the execution still running
+	if r := rpc(t, direct(0)+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID)); r.Result.Status.State != "canceled" {
+		t.Fatalf("the canceled task on replica 0: %+v", r.Result.Status)
+	}
+	if n, _ := s0.last(); n != func() int64 { v, _ := s1.last(); return v }() {
+		t.Errorf("the streams on replicas 0 and 1 ended at events %d and %d", n, func() int64 { v, _ := s1.last(); return v }())
+	}
+
+	raceCancelAndContinue(t, direct)
+	killUnderLoad(t, children, direct, proxy, lease)
+}
+
+// raceCancelAndContinue: tasks/cancel on replica 1 and a continuation
+// (message/send with the taskId) on replica 2 of one input-required task,
+// at once, rounds times: every replica then shows one state, one event
+// log and one history; a successful cancel means canceled.
+func raceCancelAndContinue(t *testing.T, direct func(int) string) {
+	const rounds = 20
+	cancelFirst, continueFirst := 0, 0
+	for round := range rounds {
+		first := rpc(t, direct(0)+"/a2a/chat", "message/send", msg("hello", fmt.Sprintf("race-%d-a", round), ""))
+		if first.Result.Status.State != "input-required" {
+			t.Fatalf("chat: %+v", first)
+		}
+		id := first.Result.ID
+		var cancelRes, contRes rpcTask
+		var cancelErr, contErr error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			cancelRes, cancelErr = tryRPC(direct(1)+"/a2a/chat", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, id))
+		}()
+		go func() {
+			defer wg.Done()
+			contRes, contErr = tryRPC(direct(2)+"/a2a/chat", "message/send",
+				fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":"race-%d-b","taskId":%q,"parts":[{"kind":"text","text":"more"}]}}`, round, id))
+		}()
+		wg.Wait()
+		if cancelErr != nil || contErr != nil {
+			t.Fatalf("round %d: cancel %v, continue %v", round, cancelErr, contErr)
+		}
+		canceled := cancelRes.Error == nil
+		continued := contRes.Error == nil
+		switch {
+		case !canceled && !continued:
+			t.Fatalf("round %d: both failed: cancel %+v, continue %+v", round, cancelRes.Error, contRes.Error)
+		case canceled && !continued:
+			cancelFirst++
+		default:
+			continueFirst++
+		}
+		if !canceled && cancelRes.Error.Code != -32002 {
+			t.Fatalf("round %d: cancel failed with %d, want -32002", round, cancelRes.Error.Code)
+		}
+		if !continued && contRes.Error.Code != -32002 && contRes.Error.Code != -32004 {
+			t.Fatalf("round %d: continue failed with %d", round, contRes.Error.Code)
+		}
+		// One state, one log on every replica.
+		var states []string
+		var lasts []int64
+		for i := range 3 {
+			g := rpc(t, direct(i)+"/a2a/chat", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
+			states = append(states, g.Result.Status.State)
+			s := openStream(t, direct(i)+"/a2a/chat", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, id), 0)
+			if canceled {
+				s.waitEnd(t, 10*time.Second)
+			} else {
+				// Not terminal: the stream stays open; what it has
+				// after a moment is the log.
+				time.Sleep(100 * time.Millisecond)
+				s.resp.Body.Close()
+				<-s.done
+			}
+			if len(s.errs) > 0 {
+				t.Fatalf("round %d: the log on replica %d: %v", round, i, s.errs)
+			}
+			n, _ := s.last()
+			lasts = append(lasts, n)
+		}
+		if states[0] != states[1] || states[1] != states[2] || lasts[0] != lasts[1] || lasts[1] != lasts[2] {
+			t.Fatalf("round %d: replicas disagree: states %v, last events %v", round, states, lasts)
+		}
+		if canceled && states[0] != "canceled" {
+			t.Fatalf("round %d: the cancel succeeded, the task is %s", round, states[0])
+		}
+	}
+	t.Logf("replicas: %d rounds of cancel (replica 1) racing continue (replica 2): cancel alone took effect %d times, the continuation %d times; every replica agreed every time", rounds, cancelFirst, continueFirst)
+}
+
+// killUnderLoad kills replica 0 with SIGKILL while a load of
+// message/send goes through the proxy and slow tasks stream on every
+// replica, then counts what was lost.
+func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, proxy string, lease time.Duration) {
+	// Slow tasks on every replica, each streamed from where it runs.
+	type slowTask struct {
+		replica int
+		id      string
+		s       *streamTap
+	}
+	var slow []slowTask
+	for i := range children {
+		for k := range 2 {
+			s := openStream(t, direct(i)+"/a2a/slow", "message/stream", msg("60", fmt.Sprintf("kill-slow-%d-%d", i, k), ""), -1)
+			slow = append(slow, slowTask{i, <-s.taskID, s})
+		}
+	}
+	// The load: echo message/send through the proxy.
+	type acked struct{ id, text string }
+	var mu sync.Mutex
+	var done []acked
+	var refused atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				text := fmt.Sprintf("load %d/%d", w, n)
+				r, err := tryRPC(proxy+"/a2a/echo", "message/send", msg(text, fmt.Sprintf("load-%d-%d", w, n), ""))
+				if err != nil || r.Error != nil || r.Result.Status.State != "completed" {
+					refused.Add(1) // not acknowledged: the replica died with it
+					continue
+				}
+				mu.Lock()
+				done = append(done, acked{r.Result.ID, text})
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	mu.Lock()
+	before := len(done)
+	mu.Unlock()
+	if err := children[0].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	_ = children[0].Wait()
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+	if before == 0 || len(done) == before {
+		t.Fatalf("the load did not go on: %d acknowledged before the kill, %d in all", before, len(done))
+	}
+
+	// Every acknowledged task is there, through the proxy.
+	lost := 0
+	for _, a := range done {
+		r, err := tryRPC(proxy+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, a.id))
+		if err != nil || r.Result.Status.State != "completed" || len(r.Result.Artifacts) != 1 || r.Result.Artifacts[0].Parts[0].Text != a.text {
+			lost++
+			t.Errorf("acknowledged task %s: %+v %v", a.id, r, err)
+		}
+	}
+
+	// The dead replica's tasks: failed within the lease time; their
+	// streams, resumed through the proxy from the last event seen, end
+	// with the failure and lose or repeat nothing.
+	var slowest time.Duration
+	resumed, eventsLost := 0, 0
+	for _, st := range slow {
+		if st.replica != 0 {
+			continue
+		}
+		<-st.s.done // its replica died
+		lastSeen, _ := st.s.last()
+		eventsLost += len(st.s.errs)
+		for {
+			r := rpc(t, proxy+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, st.id))
+			if r.Result.Status.State == "failed" {
+				if r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
+					t.Errorf("task %s of the dead replica failed without the reason: %+v", st.id, r.Result.Status)
+				}
+				break
+			}
+			if r.Result.Status.State != "working" {
+				t.Fatalf("task %s of the dead replica: %s", st.id, r.Result.Status.State)
+			}
+			if time.Since(killed) > lease+10*time.Second {
+				t.Fatalf("task %s of the dead replica is not failed %s after the kill (lease %s)", st.id, time.Since(killed), lease)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		slowest = max(slowest, failedAt(t, proxy+"/a2a/slow", st.id).Sub(killed))
+		r := openStream(t, proxy+"/a2a/slow", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, st.id), lastSeen)
+		if end := r.waitEnd(t, 10*time.Second); end != "failed" {
+			t.Errorf("the resumed stream of %s ended %q", st.id, end)
+		}
+		if first := func() int64 { r.mu.Lock(); defer r.mu.Unlock(); return r.ids[0] }(); first != lastSeen+1 {
+			t.Errorf("the resumed stream of %s starts at event %d, want %d", st.id, first, lastSeen+1)
+		}
+		eventsLost += len(r.errs)
+		resumed++
+	}
+	// With the lease's renewal every lease/5 and its expiry 4/5 lease
+	// after one, a survivor's sweep (every lease/5) fails the tasks
+	// within the lease time; the margin is for a loaded machine.
+	if slowest > lease+time.Second {
+		t.Errorf("the dead replica's tasks were failed %s after the kill; the lease is %s", slowest, lease)
+	}
+
+	// The live replicas' tasks go on, their streams too; a stream of
+	// each through the proxy (resumed from event 1) sees the same log.
+	liveFailed := 0
+	for _, st := range slow {
+		if st.replica == 0 {
+			continue
+		}
+		r := rpc(t, proxy+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, st.id))
+		if r.Result.Status.State != "working" {
+			liveFailed++
+			t.Errorf("task %s of live replica %d: %s", st.id, st.replica, r.Result.Status.State)
+		}
+		via := openStream(t, proxy+"/a2a/slow", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, st.id), 1)
+		if c := rpc(t, proxy+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, st.id)); c.Result.Status.State != "canceled" {
+			t.Errorf("tasks/cancel of %s through the proxy: %+v", st.id, c)
+		}
+		for _, s := range []*streamTap{st.s, via} {
+			if end := s.waitEnd(t, 10*time.Second); end != "canceled" {
+				t.Errorf("a stream of %s ended %q", st.id, end)
+			}
+			eventsLost += len(s.errs)
+		}
+		a, _ := st.s.last()
+		b, _ := via.last()
+		if a != b {
+			t.Errorf("the streams of %s ended at events %d (on its replica) and %d (through the proxy)", st.id, a, b)
+		}
+		resumed++
+	}
+	t.Logf("replicas: kill -9 of replica 0 under load: %d tasks acknowledged (%d before the kill), %d lost, %d requests not acknowledged; "+
+		"%d streams resumed or followed, %d events lost or repeated; the dead replica's %d running tasks failed within %s of the kill (lease %s); "+
+		"%d tasks of live replicas failed",
+		len(done), before, lost, refused.Load(), resumed, eventsLost, 2, slowest.Round(10*time.Millisecond), lease, liveFailed)
+	if lost > 0 || eventsLost > 0 || liveFailed > 0 {
+		t.Fail()
+	}
+}
