@@ -199,6 +199,13 @@ func TestServePostgresErrors(t *testing.T) {
 		{[]string{"--postgres", "postgres://u:pgs3cretpw@127.0.0.1:1/db?connect_timeout=2"}, 1, "--postgres: open store: postgres: connect to postgres://u:xxxxx@127.0.0.1:1/db"},
 		{[]string{"--config", cfg("postgres:\n  dsn: 'postgres://u:${PG_TEST_PW}@127.0.0.1:1/db?connect_timeout=2'\n")}, 1, "--config: postgres.dsn: open store: postgres: connect to postgres://u:xxxxx@127.0.0.1:1/db"},
 		{[]string{"--config", cfg("postgres:\n  dns: x\n")}, ExitUsage, "dsn"},
+		{[]string{"--replica"}, ExitUsage, "--replica needs --postgres"},
+		{[]string{"--memory", "--lease", "5s"}, ExitUsage, "--lease needs --postgres"},
+		{[]string{"--postgres", "postgres://u@h/db", "--lease", "10ms"}, ExitUsage, "--lease 10ms: want a duration from 1s to 1h"},
+		{[]string{"--config", cfg("postgres: {dsn: 'postgres://u@h/db', lease: 2h}\n")}, ExitUsage, "--config: postgres.lease 2h0m0s: want a duration from 1s to 1h"},
+		{[]string{"--config", cfg("memory: true\npostgres: {dsn: '', replica: true}\n")}, ExitUsage, "postgres.dsn: empty"},
+		{[]string{"--postgres", "postgres://u@h/db", "--replica", "--config", cfg("pairs: {enabled: true}\n")}, ExitUsage, "--config: pairs.enabled with --replica"},
+		{[]string{"--config", cfg("postgres: {dsn: 'postgres://u@h/db', replica: true}\nadmin: {bearer_tokens: {ops: 'tok-123456789012345678901234'}}\n")}, ExitUsage, "--config: admin with --config: postgres.replica"},
 	} {
 		var out, errb bytes.Buffer
 		code := Run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...), nil, &out, &errb)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -284,7 +286,7 @@ func TestServeReplicas(t *testing.T) {
 	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	children := make([]*execCmd, len(addrs))
 	for i, a := range addrs {
-		children[i] = startChild(t, "--postgres", dsn, "--replica", "--lease", lease.String(), "--addr", a)
+		children[i] = startChild(t, "--postgres", dsn, "--replica", "--lease", lease.String(), "--addr", a, "--push-allow", "127.0.0.0/8")
 	}
 	proxyAddr := freeAddr(t)
 	startNginx(t, proxyAddr, addrs)
@@ -341,7 +343,85 @@ func TestServeReplicas(t *testing.T) {
 	}
 
 	raceCancelAndContinue(t, direct)
-	killUnderLoad(t, children, direct, proxy, lease)
+	killUnderLoad(t, children, direct, proxy, lease, newVerifyingHook(t, proxy))
+}
+
+// verifyingHook is a push webhook that verifies each notification's JWT
+// against the JWK Set served through the proxy (any replica's), and
+// records it by task: "state:status timestamp", one per event notified.
+type verifyingHook struct {
+	url     string
+	mu      sync.Mutex
+	byTask  map[string][]string
+	badSigs []string
+}
+
+func newVerifyingHook(t *testing.T, proxy string) *verifyingHook {
+	h := &verifyingHook{byTask: map[string][]string{}}
+	srv := httptest.NewServer(nil)
+	h.url = srv.URL + "/hook"
+	v := push.NewVerifier(push.VerifierOptions{JWKSURL: proxy + "/.well-known/jwks.json", Audience: h.url})
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		claims, err := v.Verify(r, body)
+		if err != nil {
+			h.mu.Lock()
+			h.badSigs = append(h.badSigs, err.Error())
+			h.mu.Unlock()
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		var task struct {
+			ID     string `json:"id"`
+			Status struct {
+				State     string `json:"state"`
+				Timestamp string `json:"timestamp"`
+			} `json:"status"`
+		}
+		_ = json.Unmarshal(body, &task)
+		if task.ID != claims.TaskID {
+			t.Errorf("a notification of task %s carries the token of %s", task.ID, claims.TaskID)
+		}
+		h.mu.Lock()
+		h.byTask[task.ID] = append(h.byTask[task.ID], task.Status.State+":"+task.Status.Timestamp)
+		h.mu.Unlock()
+	})
+	t.Cleanup(srv.Close)
+	return h
+}
+
+// of returns the notifications of a task so far.
+func (h *verifyingHook) of(id string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.byTask[id]...)
+}
+
+// waitFinal waits for a notification of the task in state, and returns
+// the notifications then and how many of them repeat an earlier one.
+func (h *verifyingHook) waitFinal(t *testing.T, id, state string) (got []string, repeated int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got = h.of(id)
+		if len(got) > 0 && strings.HasPrefix(got[len(got)-1], state+":") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: no %s notification within 15 s; got %q", id, state, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // room for a repeat
+	got = h.of(id)
+	seen := map[string]bool{}
+	for _, n := range got {
+		if seen[n] {
+			repeated++
+		}
+		seen[n] = true
+	}
+	return got, repeated
 }
 
 // raceCancelAndContinue: tasks/cancel on replica 1 and a continuation
@@ -425,7 +505,7 @@ func raceCancelAndContinue(t *testing.T, direct func(int) string) {
 // killUnderLoad kills replica 0 with SIGKILL while a load of
 // message/send goes through the proxy and slow tasks stream on every
 // replica, then counts what was lost.
-func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, proxy string, lease time.Duration) {
+func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, proxy string, lease time.Duration, hook *verifyingHook) {
 	// Slow tasks on every replica, each streamed from where it runs.
 	type slowTask struct {
 		replica int
@@ -437,6 +517,15 @@ func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, p
 		for k := range 2 {
 			s := openStream(t, direct(i)+"/a2a/slow", "message/stream", msg("60", fmt.Sprintf("kill-slow-%d-%d", i, k), ""), -1)
 			slow = append(slow, slowTask{i, <-s.taskID, s})
+		}
+	}
+	// A push config for each, set through the proxy (so mostly on
+	// another replica than the one running the task).
+	for _, st := range slow {
+		r, err := tryRPC(proxy+"/a2a/slow", "tasks/pushNotificationConfig/set",
+			fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"id":"hook","url":%q}}`, st.id, hook.url))
+		if err != nil || r.Error != nil {
+			t.Fatalf("push config for %s: %v %+v", st.id, err, r.Error)
 		}
 	}
 	// The load: echo message/send through the proxy.
@@ -569,6 +658,41 @@ func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, p
 		}
 		resumed++
 	}
+	// Push: every task's last notification is its end, each signed by a
+	// key the JWK Set of any replica holds; the live replicas' tasks got
+	// no notification twice; the dead replica's at most one again (the
+	// one it may have sent without recording it: at least once).
+	pushRepeated, pushRepeatedDead := 0, 0
+	for _, st := range slow {
+		want := "canceled"
+		if st.replica == 0 {
+			want = "failed"
+		}
+		got, rep := hook.waitFinal(t, st.id, want)
+		if st.replica == 0 {
+			pushRepeatedDead += rep
+			if rep > 1 {
+				t.Errorf("task %s of the dead replica: %d notifications repeated: %q", st.id, rep, got)
+			}
+		} else {
+			pushRepeated += rep
+			if rep > 0 {
+				t.Errorf("task %s of live replica %d: %d notifications repeated: %q", st.id, st.replica, rep, got)
+			}
+		}
+	}
+	hook.mu.Lock()
+	badSigs := len(hook.badSigs)
+	pushed := 0
+	for _, l := range hook.byTask {
+		pushed += len(l)
+	}
+	if badSigs > 0 {
+		t.Errorf("%d notifications failed verification: %q", badSigs, hook.badSigs)
+	}
+	hook.mu.Unlock()
+	t.Logf("replicas: push: %d notifications verified with the JWK Set served through the proxy, %d refused; repeated: %d for live replicas' tasks, %d for the dead replica's (at least once)",
+		pushed, badSigs, pushRepeated, pushRepeatedDead)
 	t.Logf("replicas: kill -9 of replica 0 under load: %d tasks acknowledged (%d before the kill), %d lost, %d requests not acknowledged; "+
 		"%d streams resumed or followed, %d events lost or repeated; the dead replica's %d running tasks failed within %s of the kill (lease %s); "+
 		"%d tasks of live replicas failed",

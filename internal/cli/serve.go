@@ -386,13 +386,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			}
 			// What lives in one process cannot be shared by replicas yet.
 			if replica {
-				pushFrom := "--push"
-				if !fl.Changed("push") && !fl.Changed("push-allow") {
-					pushFrom = "--config: push"
-				}
 				switch {
-				case pushOn:
-					return usageError{fmt.Errorf("%s with %s: push signing keys are kept by each process, so replicas would publish different JWK Sets; push notifications are not available with replicas yet", pushFrom, replicaFrom)}
 				case pairOpts != nil:
 					return usageError{fmt.Errorf("--config: pairs.enabled with %s: a pair's room lives in the process that created it; pairs are not available with replicas", replicaFrom)}
 				case file.Admin != nil:
@@ -449,7 +443,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
-				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts, lease: lease}
+				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica}
 			if err := file.Conversations.check(); err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
@@ -638,6 +632,8 @@ type serveConfig struct {
 	pairs         *pair.Options // nil: no pairs API
 	// lease is EngineOptions.LeaseTime (--lease).
 	lease time.Duration
+	// replica: one of several serve on the database (--replica).
+	replica bool
 }
 
 type pushConfig struct {
@@ -711,6 +707,22 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 		if err != nil {
 			return fmt.Errorf("push signing keys: %w", err)
 		}
+		jwks = signer.Handler()
+		pushKeys = signer.JWKS
+		var shared *sharedKeys
+		if cfg.replica {
+			pub, ok := st.(keyPublisher)
+			if !ok {
+				return fmt.Errorf("push with replicas: the store cannot publish signing keys")
+			}
+			shared = newSharedKeys(pub, signer.JWKS, log)
+			if err := shared.publish(ctx); err != nil {
+				return fmt.Errorf("push signing keys: publish them to the other replicas: %w", err)
+			}
+			go shared.run(ctx)
+			jwks = shared.Handler()
+			pushKeys = shared.JWKS
+		}
 		if p.rotateEvery > 0 {
 			go func() {
 				tk := time.NewTicker(p.rotateEvery)
@@ -720,8 +732,13 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 					case <-tk.C:
 						if err := signer.Rotate(); err != nil {
 							log.Error("push key rotation failed", "err", err)
-						} else {
-							log.Info("push signing key rotated", "kid", signer.KeyID())
+							continue
+						}
+						log.Info("push signing key rotated", "kid", signer.KeyID())
+						if shared != nil {
+							if err := shared.publish(ctx); err != nil {
+								log.Warn("publishing the rotated push signing key failed; run retries every minute", "err", err)
+							}
 						}
 					case <-ctx.Done():
 						return
@@ -736,8 +753,6 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 			CheckURL:    checkWebhook(allow, nil),
 			GiveUpAfter: p.giveUpAfter,
 		}
-		jwks = signer.Handler()
-		pushKeys = signer.JWKS
 		log.Info("push notifications enabled", "jwks", base+"/.well-known/jwks.json", "kid", signer.KeyID(), "allow", allow)
 	}
 	var cardSigner *server.CardSigner

@@ -127,7 +127,7 @@ func TestMigrateToLeases(t *testing.T) {
 	create(t, s, "old")
 	s.Close()
 	conn := admin(t, dsn)
-	if _, err := conn.Exec(ctx, "ALTER TABLE tasks DROP COLUMN runner; DROP TABLE replicas; ALTER TABLE push_configs DROP COLUMN claimed_by; UPDATE a2abridge_schema SET version = 1"); err != nil {
+	if _, err := conn.Exec(ctx, "ALTER TABLE tasks DROP COLUMN runner; DROP TABLE replicas; ALTER TABLE push_configs DROP COLUMN claimed_by; DROP TABLE published_keys; UPDATE a2abridge_schema SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	s2 := open(t, dsn)
@@ -260,5 +260,40 @@ func TestPushClaimRace(t *testing.T) {
 	wg.Wait()
 	if wins.Load() != 1 {
 		t.Fatalf("%d runners won the claim, want 1", wins.Load())
+	}
+}
+
+// TestPublishedKeys: each publisher's latest JWK Set is listed until it
+// expires.
+func TestPublishedKeys(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgtest.DSN(t))
+	list := func() []string {
+		t.Helper()
+		sets, err := s.PublishedKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, b := range sets {
+			out = append(out, string(b))
+		}
+		return out
+	}
+	if err := s.PublishKeys(ctx, "a", []byte(`{"keys":[{"kid":"a1"}]}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PublishKeys(ctx, "b", []byte(`{"keys":[{"kid":"b1"}]}`), time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PublishKeys(ctx, "a", []byte(`{"keys":[{"kid":"a2"}]}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if got := list(); !slices.Equal(got, []string{`{"keys":[{"kid":"a2"}]}`}) {
+		t.Fatalf("published %q, want a's latest only (b's expired)", got)
+	}
+	if err := s.PublishKeys(ctx, "", nil, time.Hour); err == nil {
+		t.Fatal("PublishKeys with no publisher: no error")
 	}
 }

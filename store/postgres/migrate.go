@@ -54,6 +54,8 @@ const SchemaVersion = 3
 //   - push_configs.claimed_by: the process (runner id) that delivers the
 //     config's notifications now (empty: none); its claim lasts as long
 //     as its lease in replicas.
+//   - published_keys: the public JWK Set of each process's push signing
+//     keys (keys.go), so that every replica serves all of them.
 var migrations = []string{
 	0: `
 CREATE TABLE tasks (
@@ -134,6 +136,11 @@ CREATE TABLE replicas (
 `,
 	2: `
 ALTER TABLE push_configs ADD COLUMN claimed_by bytea NOT NULL DEFAULT '';
+CREATE TABLE published_keys (
+	publisher bytea PRIMARY KEY,
+	jwks      bytea NOT NULL,
+	until     timestamptz NOT NULL
+);
 `,
 }
 
