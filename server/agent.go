@@ -17,18 +17,17 @@ import (
 // Execute runs once per accepted message: for the message that creates a
 // task, and again for each message that continues a task waiting in
 // input-required or auth-required. It reports progress through t: status
-// updates, artifacts (whole or in chunks) and agent messages. With a store
-// that appends at once (memory) each call returns once the event is stored
-// and visible to clients; with one that commits in groups (SQLite) it
-// returns once the event is queued, and clients see the events, in order,
-// only once they are durable.
+// updates, artifacts (whole or in chunks) and agent messages. Clients see
+// these events in the order the agent sent them, each one once it is
+// safely recorded; a call of t may return before clients see its event,
+// so an agent never waits on its clients (a slow stream does not slow it
+// down). t refuses events that do not fit the task (ErrTaskClosed once
+// the task ended).
 //
 // A message is executed once: a retry of a messageId already accepted is
-// answered from its task. With SQLite, a new task's agent starts while the
-// task's creation is being committed (so its first events share that
-// commit); if the process dies in that moment, before the client got any
-// answer, the task is not stored, and the client's retry runs the agent
-// again.
+// answered from its task. If the server dies at the moment a task is
+// created, before the client got any answer, the task may be lost with
+// it, and the client's retry then runs the agent again.
 //
 // When Execute returns nil, a task still submitted or working is completed;
 // a task the agent left in input-required or auth-required waits for the
@@ -38,7 +37,9 @@ import (
 // task is then already canceled; further events are refused with
 // ErrTaskClosed), when the client continues the task while this execution
 // is still running after leaving it input-required (a new execution takes
-// over; this one's events are refused), and when the server shuts down.
+// over; this one's events are refused), when the task is canceled or
+// continued through another replica of the server, and when the server
+// shuts down.
 type Agent interface {
 	Execute(ctx context.Context, req *Request, t *TaskUpdater) error
 }

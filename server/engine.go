@@ -110,14 +110,28 @@ type Engine struct {
 	ended     map[string]*publishedTail
 	endedRing [endedTails]string
 	endedNext int
-	pipes     map[string]*pipe // queued agent appends per task (stores with AsyncAppender)
-	async     store.AsyncAppender
+	pipes     map[string]*pipe // queued agent appends per task (stores with asyncAppender)
+	async     asyncAppender
 	// claims holds the message keys (agent + "\x00" + key) of the tasks
 	// being created with a queued create (createQueued), until its outcome
 	// is known; the channel is closed then.
 	claims map[string]chan struct{}
 	// work hands an execution to an idle worker goroutine (spawn).
 	work chan func()
+}
+
+// asyncAppender is an optional extension of a store.Store (SQLite's group
+// commit): appends queued without waiting. AppendAsync validates a,
+// queues it and returns at once; the channel (buffered) receives the
+// outcome, with the same errors as Append, once the append is durable or
+// has failed. Appends queued for one task are applied in the order they
+// were queued, so the engine may queue After = n and After = n+k before
+// the first completes; a failed append makes the later ones fail (with
+// store.ErrConflict, or with its own error when the store applied them
+// together), never apply out of order. A store without it appends at once
+// (Append), and the engine's path is the same with a queue of one.
+type asyncAppender interface {
+	AppendAsync(ctx context.Context, a store.Append) <-chan error
 }
 
 // pipe holds a task's agent appends queued in the store, in order: they
@@ -172,7 +186,7 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		subs: map[string][]*subscription{}, published: map[string]*publishedTail{}, pipes: map[string]*pipe{},
 		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{}, work: make(chan func()),
 	}
-	e.async, _ = st.(store.AsyncAppender)
+	e.async, _ = st.(asyncAppender)
 	e.runner = a2a.NewID()
 	e.leaser, _ = st.(store.Leaser)
 	e.leaseDone = make(chan struct{})
@@ -1512,11 +1526,13 @@ const safetyReread = 30 * time.Second
 type StreamEvent struct {
 	Seq   int64
 	Event a2a.Event
-	// Hold tells a transport that it may hold this event back instead of
-	// sending it at once: the next event is already at hand, or the stream
-	// ends right after this one. Sending the events together (one write,
-	// one TCP segment) delays none of them. False means "send now".
-	Hold bool
+	// hold tells this package's transports that they may hold this
+	// event back instead of sending it at once: the next event is
+	// already at hand, or the stream ends right after this one. Sending
+	// the events together (one write, one TCP segment) delays none of
+	// them. False means "send now". A caller of the Handler's streaming
+	// methods sends each event as it comes.
+	hold bool
 }
 
 // stream yields the events of a task from a starting point until the task
@@ -1532,7 +1548,7 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 		t := info.Task
 		finalNow := t.Status.State.Final()
 		closing := func() {
-			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}, Hold: true}, nil)
+			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}, hold: true}, nil)
 		}
 		if withSnapshot {
 			// An execution that starts with the stream may have events at
@@ -1546,7 +1562,7 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 				}
 				hold = p > info.Seq
 			}
-			if !yield(StreamEvent{Seq: info.Seq, Event: &t, Hold: hold}, nil) {
+			if !yield(StreamEvent{Seq: info.Seq, Event: &t, hold: hold}, nil) {
 				return
 			}
 			after = info.Seq
@@ -1564,7 +1580,7 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 			final := isStatus && su.Final
 			last := final && r.Seq >= info.Seq
 			replayEnd := r.Seq == info.Seq && finalNow
-			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event, Hold: more || last || replayEnd}, nil) {
+			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event, hold: more || last || replayEnd}, nil) {
 				return false
 			}
 			if last {

@@ -14,7 +14,7 @@ import (
 	"github.com/a2abridge/a2abridge/store/memory"
 )
 
-// TestStreamHold checks StreamEvent.Hold, which lets the transport send
+// TestStreamHold checks StreamEvent's hold hint, which lets the transport send
 // events together: it is set only when the next event is at hand or the
 // stream ends after the event, never on an event that may be followed
 // by a wait.
@@ -55,7 +55,7 @@ func TestStreamHold(t *testing.T) {
 			taskID = e.ID
 		case *a2a.TaskStatusUpdateEvent:
 			if e.Status.State == a2a.TaskStateWorking {
-				if ev.Hold {
+				if server.HoldOf(ev) {
 					t.Error("a status-update with nothing behind it is held")
 				}
 				close(step)
@@ -63,8 +63,8 @@ func TestStreamHold(t *testing.T) {
 		}
 	}
 	last := got[len(got)-1]
-	if su, ok := last.Event.(*a2a.TaskStatusUpdateEvent); !ok || !su.Final || !last.Hold {
-		t.Errorf("last event %T (hold %v): want the final status-update, held (the stream ends after it)", last.Event, last.Hold)
+	if su, ok := last.Event.(*a2a.TaskStatusUpdateEvent); !ok || !su.Final || !server.HoldOf(last) {
+		t.Errorf("last event %T (hold %v): want the final status-update, held (the stream ends after it)", last.Event, server.HoldOf(last))
 	}
 
 	// A replay of the finished task: every event is at hand.
@@ -79,7 +79,7 @@ func TestStreamHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		if !ev.Hold {
+		if !server.HoldOf(ev) {
 			t.Errorf("replayed event %d (%T) not held", ev.Seq, ev.Event)
 		}
 	}
@@ -256,8 +256,8 @@ func TestStreamHoldSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		if first {
-			if _, ok := ev.Event.(*a2a.Task); !ok || ev.Hold {
-				t.Errorf("first event %T held %v: want the snapshot, not held (nothing follows until the agent goes on)", ev.Event, ev.Hold)
+			if _, ok := ev.Event.(*a2a.Task); !ok || server.HoldOf(ev) {
+				t.Errorf("first event %T held %v: want the snapshot, not held (nothing follows until the agent goes on)", ev.Event, server.HoldOf(ev))
 			}
 			close(step)
 			first = false
@@ -285,7 +285,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 				t.Fatal(err)
 			}
 			n++
-			if ev.Hold {
+			if server.HoldOf(ev) {
 				held++
 			}
 		}

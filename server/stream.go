@@ -150,7 +150,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 		}
 		_ = sw.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout))
 		var werr error
-		if ev.Hold {
+		if ev.hold {
 			// The next event is at hand or the stream ends next (and with
 			// it the response, which flushes): one write sends both.
 			werr = sw.Queue(strconv.FormatInt(ev.Seq, 10), "", buf)

@@ -219,18 +219,6 @@ type PushConfig struct {
 	Created   time.Time
 }
 
-// AsyncAppender is optionally implemented by a Store whose appends can be
-// queued without waiting: AppendAsync validates a, queues it and returns at
-// once; the channel (buffered) receives the outcome, with the same errors
-// as Append, once the append is durable or has failed. Appends queued for
-// one task are applied in the order they were queued, so a caller may queue
-// After = n and After = n+k before the first completes; a failed append
-// makes the later ones fail (with ErrConflict, or with its own error when
-// the store applied them together), never apply out of order.
-type AsyncAppender interface {
-	AppendAsync(ctx context.Context, a Append) <-chan error
-}
-
 // Validate checks the shape of a, independently of any store's contents:
 // the invariants documented at Append. It returns ErrDuplicateMessage when
 // a message id is repeated within a, and a plain error otherwise. Stores

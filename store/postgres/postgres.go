@@ -235,7 +235,11 @@ func (s *Store) Close() error {
 	if s.lock != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = s.lock.Close(ctx) // the session ends: its advisory lock goes
+		// Released before the session ends, so that an Open right
+		// after Close finds the lock free (the server ends a closed
+		// session a moment later).
+		_, _ = s.lock.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+		_ = s.lock.Close(ctx)
 	}
 	return nil
 }

@@ -506,7 +506,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	return <-s.AppendAsync(ctx, a)
 }
 
-// AppendAsync implements store.AsyncAppender: Append without waiting. The
+// AppendAsync is Append without waiting (an optional extension that the
+// server's engine uses when a store has it: the outcome comes on the
+// channel, buffered, once durable or failed). The
 // writer takes queued requests in order, so appends queued for one task
 // apply in order (possibly in the same group-committed transaction).
 func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {

@@ -867,16 +867,22 @@ func testPushConfigs(t *testing.T, s store.Store) {
 	}
 }
 
+// asyncAppender is the optional extension of a store whose appends can be
+// queued (SQLite's AppendAsync), as the server's engine uses it.
+type asyncAppender interface {
+	AppendAsync(ctx context.Context, a store.Append) <-chan error
+}
+
 // pipeline appends in order, each append waiting for none before it when
-// the store queues appends (store.AsyncAppender), as the engine does with
-// an agent's events; wait returns the first error.
+// the store queues appends (asyncAppender), as the engine does with an
+// agent's events; wait returns the first error.
 type pipeline struct {
 	s       store.Store
 	pending []<-chan error
 }
 
 func (p *pipeline) append(ctx context.Context, a store.Append) error {
-	if q, ok := p.s.(store.AsyncAppender); ok {
+	if q, ok := p.s.(asyncAppender); ok {
 		p.pending = append(p.pending, q.AppendAsync(ctx, a))
 		if len(p.pending) < 256 {
 			return nil
