@@ -50,9 +50,39 @@
 // served to the task's owner by NewAttachmentHandler at
 // {base}/api/attachments/{id}/content.
 //
-// Concurrency: a task's appends are serialised by a lock per task (striped
-// by id); the Engine's maps are guarded by one mutex, which is taken while
-// a task's lock may be held, never the other way round; subscribers are
-// handed events without blocking the writer (a subscriber that falls
-// behind re-reads the log). A TaskUpdater is safe for concurrent use.
+// Inside the Engine, three parts meet at each task's state (one taskState
+// per task the process runs or streams follow):
+//
+//   - the executor starts an agent's execution for an accepted message,
+//     settles the task when Execute returns, and stops the execution when
+//     the task is ended by someone else (a cancel here, or another
+//     replica's append seen through a store.Watcher);
+//   - the task-log writer is the one write path of every event: the
+//     event is folded into the snapshot (the state machine refuses what
+//     does not fit), appended to the store, and only then published. A
+//     store that appends at once (memory, PostgreSQL) completes each
+//     append at once; SQLite's group commit queues an execution's
+//     appends and publishes them in order as they become durable;
+//   - the fan-out hands published events to the task's subscribers, and
+//     wakes them when another process appended (store.Watcher), so that
+//     they read the log from where they are.
+//
+// Lock order (take them in this order, never the reverse):
+//
+//  1. the task's lock (Engine.locks, striped by task id): held around a
+//     read of the snapshot and the append that follows it, so a task's
+//     appends are serialised in this process (across processes, the
+//     store's expected sequence number refuses the loser, which reads
+//     the task again);
+//  2. Engine.mu: the task states, the message-id claims, the ended tails;
+//     held only for map work, never across a store call or an agent call;
+//  3. a pipe's mutex (the queued appends of one task).
+//
+// The push deliverer's mutex may be taken under the task's lock, never
+// under Engine.mu or with one of the others held after it. Subscribers
+// are handed events under Engine.mu without blocking: a subscriber whose
+// buffer is full is woken to re-read the log instead. Agent code
+// (Execute, Canceler, CancelMessenger) runs with no engine lock held,
+// except CancelMessenger, which runs under the task's lock and must not
+// call back into the engine. A TaskUpdater is safe for concurrent use.
 package server

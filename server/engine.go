@@ -93,15 +93,10 @@ type Engine struct {
 	locks [64]sync.Mutex // per-task append serialisation, striped by id
 	push  *pusher        // nil when push notifications are disabled
 
-	mu      sync.Mutex
-	cache   map[string]store.TaskInfo // snapshots of tasks being executed (including queued appends)
-	running map[string]*execution
-	subs    map[string][]*subscription
-	// published tells, for each task with an execution, what has been
-	// published: exact while present (set when the execution starts,
-	// advanced by every publish), so a new subscriber that is not behind
-	// it, or behind by no more than its tail, needs no read of the log.
-	published map[string]*publishedTail
+	mu sync.Mutex
+	// tasks holds, per task, what this engine keeps of it while it runs
+	// here or streams follow it here (taskState).
+	tasks map[string]*taskState
 	// ended keeps the published tails of the last endedTails tasks whose
 	// execution ended with the task terminal (no event can follow), in
 	// the order of endedRing: a subscriber that arrives just after the
@@ -110,7 +105,6 @@ type Engine struct {
 	ended     map[string]*publishedTail
 	endedRing [endedTails]string
 	endedNext int
-	pipes     map[string]*pipe // queued agent appends per task (stores with asyncAppender)
 	async     asyncAppender
 	// claims holds the message keys (agent + "\x00" + key) of the tasks
 	// being created with a queued create (createQueued), until its outcome
@@ -118,6 +112,89 @@ type Engine struct {
 	claims map[string]chan struct{}
 	// work hands an execution to an idle worker goroutine (spawn).
 	work chan func()
+}
+
+// taskState is what the engine holds of one task in this process: one
+// entry of Engine.tasks, under Engine.mu, removed once it holds nothing.
+type taskState struct {
+	// exec is the execution running the task here; nil when none.
+	exec *execution
+	// snap is the task's snapshot, queued appends included; valid when
+	// cached, which is only while exec is set.
+	snap   store.TaskInfo
+	cached bool
+	// published tells what has been published of the task: exact while
+	// exec is set (set when the execution starts, advanced by every
+	// publish), so a new subscriber that is not behind it, or behind by
+	// no more than its tail, needs no read of the log.
+	published *publishedTail
+	// pipe holds the execution's appends queued in the store
+	// (asyncAppender), published in order once durable.
+	pipe *pipe
+	// subs are the streams that follow the task here.
+	subs []*subscription
+}
+
+// stateLocked returns the task's state, creating it; the caller holds mu.
+func (e *Engine) stateLocked(id string) *taskState {
+	ts := e.tasks[id]
+	if ts == nil {
+		ts = &taskState{}
+		e.tasks[id] = ts
+	}
+	return ts
+}
+
+// tidyLocked removes the task's state once it holds nothing; the caller
+// holds mu.
+func (e *Engine) tidyLocked(id string, ts *taskState) {
+	if ts.exec == nil && ts.pipe == nil && len(ts.subs) == 0 && !ts.cached && ts.published == nil {
+		delete(e.tasks, id)
+	}
+}
+
+// forgetExecLocked forgets the task's execution here, its snapshot and
+// what it published; the caller holds mu (and the task's lock).
+func (e *Engine) forgetExecLocked(id string, ts *taskState) {
+	ts.exec, ts.published = nil, nil
+	ts.snap, ts.cached = store.TaskInfo{}, false
+	e.tidyLocked(id, ts)
+}
+
+// uncacheLocked drops the task's cached snapshot (the store is the truth
+// again); the caller holds mu.
+func (e *Engine) uncacheLocked(id string) {
+	if ts := e.tasks[id]; ts != nil {
+		ts.snap, ts.cached = store.TaskInfo{}, false
+		e.tidyLocked(id, ts)
+	}
+}
+
+// cacheLocked caches the snapshot of a task executed here (none
+// otherwise); the caller holds mu.
+func (e *Engine) cacheLocked(id string, info store.TaskInfo) {
+	if ts := e.tasks[id]; ts != nil && ts.exec != nil {
+		ts.snap, ts.cached = info, true
+	}
+}
+
+// execLocked returns the execution running the task here, or nil; the
+// caller holds mu.
+func (e *Engine) execLocked(id string) *execution {
+	if ts := e.tasks[id]; ts != nil {
+		return ts.exec
+	}
+	return nil
+}
+
+// publishedLocked returns the published tail of the task: its
+// execution's here, else the one kept since it ended here, or nil; the
+// caller holds mu.
+func (e *Engine) publishedLocked(id string) *publishedTail {
+	if ts := e.tasks[id]; ts != nil && ts.published != nil {
+		return ts.published
+	}
+	return e.ended[id]
 }
 
 // asyncAppender is an optional extension of a store.Store (SQLite's group
@@ -182,8 +259,7 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	base, stop := context.WithCancel(context.Background())
 	e := &Engine{
 		st: st, log: log, seed: maphash.MakeSeed(), base: base, stopBase: stop, streamsDone: make(chan struct{}),
-		cache: map[string]store.TaskInfo{}, running: map[string]*execution{},
-		subs: map[string][]*subscription{}, published: map[string]*publishedTail{}, pipes: map[string]*pipe{},
+		tasks:  map[string]*taskState{},
 		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{}, work: make(chan func()),
 	}
 	e.async, _ = st.(asyncAppender)
@@ -245,15 +321,15 @@ func (e *Engine) changed(c store.Change) {
 	}
 	if c.Resync {
 		e.watched.Store(true)
-		for _, l := range e.subs {
-			wake(l)
-		}
 		clear(e.ended)
-		if len(e.running) > 0 {
-			ids := make(map[string]*execution, len(e.running))
-			for id, ex := range e.running {
-				ids[id] = ex
+		ids := map[string]*execution{}
+		for id, ts := range e.tasks {
+			wake(ts.subs)
+			if ts.exec != nil {
+				ids[id] = ts.exec
 			}
+		}
+		if len(ids) > 0 {
 			go func() {
 				for id, ex := range ids {
 					e.checkForeign(id, ex)
@@ -267,15 +343,19 @@ func (e *Engine) changed(c store.Change) {
 		// stay; deleting an absent key later is harmless).
 		delete(e.ended, c.TaskID)
 	}
-	if p := e.published[c.TaskID]; p != nil && c.Seq > p.seq {
+	ts := e.tasks[c.TaskID]
+	if ts == nil {
+		return
+	}
+	if p := ts.published; p != nil && c.Seq > p.seq {
 		// Only other processes' appends are notified: this one is
 		// beyond what this engine wrote.
 		p.foreign = true
 	}
-	if ex := e.running[c.TaskID]; ex != nil {
+	if ex := ts.exec; ex != nil {
 		go e.checkForeign(c.TaskID, ex)
 	}
-	wake(e.subs[c.TaskID])
+	wake(ts.subs)
 }
 
 // checkForeign stops the execution ex of task id when another process
@@ -293,8 +373,12 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 	l := e.lock(id)
 	l.Lock()
 	e.mu.Lock()
-	p := e.published[id]
-	mine := e.running[id] == ex && p != nil
+	var p *publishedTail
+	mine := false
+	if ts := e.tasks[id]; ts != nil && ts.exec == ex {
+		p = ts.published
+		mine = p != nil
+	}
 	e.mu.Unlock()
 	if !mine {
 		l.Unlock()
@@ -372,7 +456,7 @@ func (e *Engine) failRecovered(ctx context.Context, infos []store.TaskInfo) (n i
 		}
 		_, recs, err := e.update(ctx, info.Task.ID, func(cur store.TaskInfo) ([]a2a.Event, error) {
 			e.mu.Lock()
-			_, mine := e.running[cur.Task.ID]
+			mine := e.execLocked(cur.Task.ID) != nil
 			e.mu.Unlock()
 			if mine || cur.Task.Status.State.Final() {
 				return nil, nil // running here (under the task's lock: no start is half done), or ended
@@ -611,16 +695,19 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 	if err := <-notify; err != nil {
 		l.Lock()
 		e.mu.Lock()
-		if ex := e.running[task.ID]; ex != nil {
-			ex.cancel()
+		if ts := e.tasks[task.ID]; ts != nil {
+			if ts.exec != nil {
+				ts.exec.cancel()
+			}
+			e.forgetExecLocked(task.ID, ts)
 		}
-		delete(e.running, task.ID)
-		delete(e.cache, task.ID)
-		delete(e.published, task.ID)
 		e.mu.Unlock()
 		e.drainLocked(task.ID)
 		e.mu.Lock()
-		delete(e.pipes, task.ID)
+		if ts := e.tasks[task.ID]; ts != nil {
+			ts.pipe = nil
+			e.tidyLocked(task.ID, ts)
+		}
 		e.mu.Unlock()
 		l.Unlock()
 		return store.TaskInfo{}, err
@@ -670,7 +757,12 @@ func (e *Engine) claim(ctx context.Context, agent string, msgIDs []string) (rele
 // current returns the task's snapshot; the caller holds the task's lock.
 func (e *Engine) current(ctx context.Context, taskID string) (store.TaskInfo, error) {
 	e.mu.Lock()
-	info, ok := e.cache[taskID]
+	ts := e.tasks[taskID]
+	ok := ts != nil && ts.cached
+	var info store.TaskInfo
+	if ok {
+		info = ts.snap
+	}
 	e.mu.Unlock()
 	if ok {
 		return info, nil
@@ -723,7 +815,7 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 			// the task as it is now: a cancel racing a continuation
 			// finds it working, then input-required again).
 			e.mu.Lock()
-			delete(e.cache, taskID)
+			e.uncacheLocked(taskID)
 			e.mu.Unlock()
 			continue
 		}
@@ -732,9 +824,7 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 		}
 		info.Task, info.Seq, info.Updated = task, info.Seq+int64(len(recs)), t
 		e.mu.Lock()
-		if _, ok := e.running[taskID]; ok {
-			e.cache[taskID] = info
-		}
+		e.cacheLocked(taskID, info)
 		e.mu.Unlock()
 		e.publish(taskID, recs)
 		if e.push != nil {
@@ -750,13 +840,12 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 func (e *Engine) pipeOf(taskID string) *pipe {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := e.pipes[taskID]
-	if p == nil {
-		p = &pipe{}
-		p.cond = sync.NewCond(&p.mu)
-		e.pipes[taskID] = p
+	ts := e.stateLocked(taskID)
+	if ts.pipe == nil {
+		ts.pipe = &pipe{}
+		ts.pipe.cond = sync.NewCond(&ts.pipe.mu)
 	}
-	return p
+	return ts.pipe
 }
 
 // drainLocked waits until the task's queued appends are durable (or
@@ -764,7 +853,10 @@ func (e *Engine) pipeOf(taskID string) *pipe {
 // A failure has dropped the cached snapshot: the store is read again.
 func (e *Engine) drainLocked(taskID string) {
 	e.mu.Lock()
-	p := e.pipes[taskID]
+	var p *pipe
+	if ts := e.tasks[taskID]; ts != nil {
+		p = ts.pipe
+	}
 	e.mu.Unlock()
 	if p == nil {
 		return
@@ -802,7 +894,7 @@ func (e *Engine) appendQueued(ctx context.Context, info store.TaskInfo, evs []a2
 	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, Runner: e.runner})
 	info.Task, info.Seq, info.Updated = task, info.Seq+int64(len(recs)), t
 	e.mu.Lock()
-	e.cache[taskID] = info
+	e.cacheLocked(taskID, info)
 	e.mu.Unlock()
 	p.mu.Lock()
 	p.queue = append(p.queue, queued{recs: recs, terminal: task.Status.State.Terminal(), res: res})
@@ -843,7 +935,7 @@ func (e *Engine) ack(taskID string, p *pipe) {
 				e.log.Error("queued append failed; the agent's later events are refused", "task", taskID, "err", err)
 			}
 			e.mu.Lock()
-			delete(e.cache, taskID) // the store is the truth again
+			e.uncacheLocked(taskID) // the store is the truth again
 			e.mu.Unlock()
 			continue
 		}
@@ -864,7 +956,7 @@ var errShuttingDown = &a2a.Error{Code: a2a.CodeInternalError, Message: "The serv
 func (e *Engine) owns(taskID string, ex *execution) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return ex != nil && e.running[taskID] == ex
+	return ex != nil && e.execLocked(taskID) == ex
 }
 
 // startLocked registers and starts an execution of req for the task; the
@@ -891,20 +983,21 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 		})
 		return
 	}
-	if old := e.running[id]; old != nil {
+	ts := e.stateLocked(id)
+	if old := ts.exec; old != nil {
 		old.cancel()
 	}
-	if p := e.pipes[id]; p != nil {
+	if p := ts.pipe; p != nil {
 		p.mu.Lock()
 		idle := len(p.queue) == 0 && !p.acking
 		p.mu.Unlock()
 		if idle {
-			delete(e.pipes, id) // a fresh execution starts without a past failure
+			ts.pipe = nil // a fresh execution starts without a past failure
 		}
 	}
-	e.running[id] = ex
-	e.cache[id] = info
-	e.published[id] = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued
+	ts.exec = ex
+	ts.snap, ts.cached = info, true
+	ts.published = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued
 	e.wg.Add(1)
 	e.mu.Unlock()
 	run := func() {
@@ -971,22 +1064,19 @@ func (e *Engine) execute(ctx context.Context, h *Handler, req *Request, t *TaskU
 func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	l := e.lock(id)
 	l.Lock()
-	defer l.Unlock()
 	if !e.owns(id, ex) {
+		l.Unlock()
 		return
 	}
-	switch {
-	case execErr == nil:
-	case e.closing.Load() && errors.Is(execErr, context.Canceled):
-		e.log.Info("execution stopped by shutdown", "agent", h.name, "task", id)
-	default:
-		e.log.Error("agent execution failed", "agent", h.name, "task", id, "err", execErr)
-	}
 	closing := e.closing.Load()
+	foreign := false
 	info, recs, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		e.mu.Lock()
-		p := e.published[id]
-		foreign := p != nil && (p.foreign || cur.Seq > p.seq)
+		var p *publishedTail
+		if ts := e.tasks[id]; ts != nil {
+			p = ts.published
+		}
+		foreign = p != nil && (p.foreign || cur.Seq > p.seq)
 		e.mu.Unlock()
 		switch st := cur.Task.Status.State; {
 		case foreign:
@@ -1004,20 +1094,41 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 			return []a2a.Event{e.statusEvent(cur.Task, a2a.TaskStateCompleted, "")}, nil
 		}
 	})
+	switch {
+	case foreign:
+		// Its events were refused (ErrTaskClosed) once another process
+		// had ended the task, before this one heard of it: not the
+		// agent's failure. Stopped as checkForeign stops it.
+		e.log.Info("execution ended: another process appended to its task", "agent", h.name, "task", id, "state", info.Task.Status.State)
+	case execErr == nil:
+	case closing && errors.Is(execErr, context.Canceled):
+		e.log.Info("execution stopped by shutdown", "agent", h.name, "task", id)
+	default:
+		e.log.Error("agent execution failed", "agent", h.name, "task", id, "err", execErr)
+	}
 	if err != nil {
 		e.log.Error("could not settle task after execution", "agent", h.name, "task", id, "err", err)
 	} else if closing && len(recs) > 0 {
 		e.closeFailed.Add(1)
 	}
 	e.mu.Lock()
-	if p := e.published[id]; p != nil && err == nil && info.Task.Status.State.Terminal() && p.seq == info.Seq {
-		e.retireLocked(id, p) // exact: it holds the task's last event
+	if ts := e.tasks[id]; ts != nil {
+		if p := ts.published; p != nil && err == nil && !foreign && info.Task.Status.State.Terminal() && p.seq == info.Seq {
+			e.retireLocked(id, p) // exact: it holds the task's last event
+		}
+		ts.pipe = nil // drained by the settling update above
+		e.forgetExecLocked(id, ts)
 	}
-	delete(e.running, id)
-	delete(e.cache, id)
-	delete(e.published, id)
-	delete(e.pipes, id) // drained by the settling update above
 	e.mu.Unlock()
+	l.Unlock()
+	if foreign && err == nil && info.Task.Status.State.Terminal() && !closing {
+		// Ended by another process (tasks/cancel on another replica):
+		// the agent's Canceler runs here, where the execution ran, as
+		// checkForeign would have run it (A2A 1.0 §3.1.5).
+		ctx, cancel := context.WithTimeout(e.base, cancelHookTimeout)
+		defer cancel()
+		e.runCancelHook(ctx, h, info.Task)
+	}
 }
 
 // endedTails bounds Engine.ended.
@@ -1124,10 +1235,8 @@ func (e *Engine) failInvalidLocked(t *TaskUpdater, reason string) {
 		e.log.Error("could not fail task", "task", t.taskID, "err", err)
 	}
 	e.mu.Lock()
-	if e.running[t.taskID] == t.ex {
-		delete(e.running, t.taskID)
-		delete(e.cache, t.taskID)
-		delete(e.published, t.taskID)
+	if ts := e.tasks[t.taskID]; ts != nil && ts.exec == t.ex {
+		e.forgetExecLocked(t.taskID, ts)
 	}
 	e.mu.Unlock()
 	t.ex.cancel()
@@ -1188,12 +1297,10 @@ func (e *Engine) runCancelHook(ctx context.Context, h *Handler, task a2a.Task) {
 func (e *Engine) endExecution(taskID string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if ex := e.running[taskID]; ex != nil {
-		ex.canceled.Store(true)
-		ex.cancel()
-		delete(e.running, taskID)
-		delete(e.cache, taskID)
-		delete(e.published, taskID)
+	if ts := e.tasks[taskID]; ts != nil && ts.exec != nil {
+		ts.exec.canceled.Store(true)
+		ts.exec.cancel()
+		e.forgetExecLocked(taskID, ts)
 	}
 }
 
@@ -1214,8 +1321,8 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 	agent := h.name
 	e.mu.Lock()
 	var ids []string
-	for id, ex := range e.running {
-		if ex.agent == agent {
+	for id, ts := range e.tasks {
+		if ts.exec != nil && ts.exec.agent == agent {
 			ids = append(ids, id)
 		}
 	}
@@ -1332,11 +1439,9 @@ func (e *Engine) subscribe(taskID string, after int64) (s *subscription, missed 
 	// the log, so the buffer only saves store reads, never events.
 	s = &subscription{ch: make(chan store.Record, 4), wake: make(chan struct{}, 1)}
 	e.mu.Lock()
-	e.subs[taskID] = append(e.subs[taskID], s)
-	p := e.published[taskID]
-	if p == nil {
-		p = e.ended[taskID]
-	}
+	ts := e.stateLocked(taskID)
+	ts.subs = append(ts.subs, s)
+	p := e.publishedLocked(taskID)
 	if p != nil && !p.foreign {
 		switch {
 		case p.seq <= after:
@@ -1356,10 +1461,7 @@ func (e *Engine) subscribe(taskID string, after int64) (s *subscription, missed 
 func (e *Engine) publishedSeq(taskID string) (seq int64, here bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := e.published[taskID]
-	if p == nil {
-		p = e.ended[taskID]
-	}
+	p := e.publishedLocked(taskID)
 	if p == nil {
 		return 0, false
 	}
@@ -1368,18 +1470,23 @@ func (e *Engine) publishedSeq(taskID string) (seq int64, here bool) {
 
 func (e *Engine) unsubscribe(taskID string, s *subscription) {
 	e.mu.Lock()
-	l := e.subs[taskID]
+	defer e.mu.Unlock()
+	ts := e.tasks[taskID]
+	if ts == nil {
+		return
+	}
+	l := ts.subs
 	if i := slices.Index(l, s); i >= 0 {
 		last := len(l) - 1
 		l[i] = l[last]
 		l[last] = nil
 		if last == 0 {
-			delete(e.subs, taskID)
+			ts.subs = nil
+			e.tidyLocked(taskID, ts)
 		} else {
-			e.subs[taskID] = l[:last]
+			ts.subs = l[:last]
 		}
 	}
-	e.mu.Unlock()
 }
 
 // publish hands durable records to the task's subscribers without ever
@@ -1387,10 +1494,7 @@ func (e *Engine) unsubscribe(taskID string, s *subscription) {
 func (e *Engine) publish(taskID string, recs []store.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := e.published[taskID]
-	if p == nil {
-		p = e.ended[taskID] // an ended task gets no events; if it did, its tail stays exact
-	}
+	p := e.publishedLocked(taskID) // an ended task gets no events; if it did, its tail stays exact
 	if p != nil && len(recs) > 0 {
 		if p.foreign || recs[0].Seq != p.seq+1 {
 			// Records of another process lie between: the tail starts
@@ -1403,7 +1507,11 @@ func (e *Engine) publish(taskID string, recs []store.Record) {
 		}
 		p.tail = append(p.tail, recs[max(0, len(recs)-tailLen):]...)
 	}
-	for _, s := range e.subs[taskID] {
+	ts := e.tasks[taskID]
+	if ts == nil {
+		return
+	}
+	for _, s := range ts.subs {
 		for _, r := range recs {
 			select {
 			case s.ch <- r:

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"sync/atomic"
@@ -162,5 +163,90 @@ func TestReplicaContinuedElsewhere(t *testing.T) {
 	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Errorf("B's running task ended by A's old execution: %s", got.Status.State)
+	}
+}
+
+// slowWatch delays the notifications of other processes' appends.
+type slowWatch struct {
+	*postgres.Store
+	delay time.Duration
+}
+
+func (s slowWatch) Watch(ctx context.Context, fn func(store.Change)) {
+	s.Store.Watch(ctx, func(c store.Change) {
+		if !c.Resync {
+			time.Sleep(s.delay) // on the watcher's goroutine: later ones wait too
+		}
+		fn(c)
+	})
+}
+
+// emitAfterAgent emits a working status once go is closed and returns
+// what that returned; its Canceler tells when it runs.
+type emitAfterAgent struct {
+	started, canceled chan string
+	goOn              chan struct{}
+	emitErr           chan error
+}
+
+func (a emitAfterAgent) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	a.started <- r.Task.ID
+	<-a.goOn
+	err := u.Working(ctx, "still here")
+	a.emitErr <- err
+	return err
+}
+
+func (a emitAfterAgent) Cancel(ctx context.Context, task a2a.Task) error {
+	a.canceled <- task.ID
+	return nil
+}
+
+// TestReplicaCancelBeforeNotified (issue 15 §2): a task canceled on
+// replica B whose execution on replica A emits before A hears of the
+// cancel: the event is refused (ErrTaskClosed), the execution ends, and
+// the agent's Canceler still runs on A, once; the task stays canceled.
+func TestReplicaCancelBeforeNotified(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pst.Close()
+	eng, err := server.NewEngine(ctx, slowWatch{pst, 2 * time.Second}, server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	onA := emitAfterAgent{make(chan string, 2), make(chan string, 2), make(chan struct{}), make(chan error, 1)}
+	a := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
+	b := replicaOn(t, ctx, dsn, newCancelAgent())
+	task := startTask(t, ctx, a)
+	within(t, onA.started, "A started")
+	if got, err := b.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel on B: %v %v", got, err)
+	}
+	close(onA.goOn) // A has not heard of the cancel yet (its notifications lag 2 s)
+	select {
+	case err := <-onA.emitErr:
+		if !errors.Is(err, server.ErrTaskClosed) {
+			t.Fatalf("the event after the cancel: %v, want ErrTaskClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent did not emit")
+	}
+	if id := within(t, onA.canceled, "the Canceler on A"); id != task.ID {
+		t.Fatalf("Canceler ran for %s", id)
+	}
+	time.Sleep(2500 * time.Millisecond) // the lagging notification arrives: nothing runs twice
+	select {
+	case id := <-onA.canceled:
+		t.Fatalf("the Canceler ran again for %s", id)
+	default:
+	}
+	if got, err := a.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("task on A: %v %v", got.Status, err)
 	}
 }

@@ -67,6 +67,7 @@ func startNginx(t *testing.T, listen string, upstreams []string) {
 	}
 	conf := fmt.Sprintf(`%[1]s
 worker_processes 1;
+master_process off; # one process: it dies with the test (a killed master leaves its workers running)
 daemon off;
 pid %[2]s/nginx.pid;
 error_log %[2]s/error.log warn;

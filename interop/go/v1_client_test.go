@@ -6,23 +6,28 @@ package interop
 // scenario (card → send → stream → get → list → cancel → subscribe → push
 // config CRUD) once per binding against each target:
 //
-//	a2abridge     `a2abridge serve --memory`
-//	peer-a2agov2  cmd/peer-a2agov2 (a2a-go v2 server), which validates the scenario itself
-//	peer-js-v1    ../js/peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server; skipped without ../js/node_modules)
+//	a2abridge           `a2abridge serve --memory`
+//	a2abridge-replicas  three `a2abridge serve --replica` on one PostgreSQL schema behind nginx
+//	                    (round robin, SSE unbuffered); no push notifications (not yet with --replica)
+//	peer-a2agov2        cmd/peer-a2agov2 (a2a-go v2 server), which validates the scenario itself
+//	peer-js-v1          ../js/peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server; skipped without ../js/node_modules)
 //
 // The binding is chosen the way an application would: Config.PreferredTransports
 // with the one binding (nothing else of the factory is changed), and a passive
 // CallInterceptor checks that every call went to that binding's URL from the card.
 // Where a peer SDK departs from the specification, the scenario asserts what that
-// SDK does (see v1Quirks); the a2abridge target is held to the specification.
+// SDK does (see v1Quirks); the a2abridge targets are held to the specification.
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -168,9 +173,9 @@ func v1BindingName(b a2a.TransportProtocol) string {
 
 // TestV1Client runs the A2A 1.0 scenario with the a2a-go v2 client against
 // every target, over JSON-RPC and over HTTP+JSON:
-// TestV1Client/{a2abridge,peer-a2agov2,peer-js-v1}/{JSONRPC,REST}/{Card,…}.
+// TestV1Client/{a2abridge,a2abridge-replicas,peer-a2agov2,peer-js-v1}/{JSONRPC,REST}/{Card,…}.
 func TestV1Client(t *testing.T) {
-	targets := []*v1Target{v1StartOurs(t), v1StartGoPeer(t, false), v1StartJSPeer(t)}
+	targets := []*v1Target{v1StartOurs(t), v1StartOursReplicas(t), v1StartGoPeer(t, false), v1StartJSPeer(t)}
 	scenarios := []struct {
 		name string
 		run  func(t *testing.T, e *v1Env)
@@ -247,6 +252,186 @@ func v1StartOurs(t *testing.T) *v1Target {
 	tg := &v1Target{name: "a2abridge", kind: v1Ours}
 	tg.base = startServer(t, "--memory", "--push-allow", "127.0.0.0/8").base
 	return tg
+}
+
+// v1ReplicasDSN is the PostgreSQL database in which the replicas target
+// creates its schema (as internal/pgtest).
+func v1ReplicasDSN() string {
+	if d := os.Getenv("A2ABRIDGE_TEST_POSTGRES"); d != "" {
+		return d
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// v1LookPath is a command's path: on PATH, or the first of paths that exists.
+func v1LookPath(name string, paths ...string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// v1Psql runs one SQL command with psql on v1ReplicasDSN.
+func v1Psql(psql, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", v1ReplicasDSN(), "-c", sql).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("psql -c %q: %v\n%s", sql, err, out)
+	}
+	return nil
+}
+
+// v1StartOursReplicas starts three `a2abridge serve --replica` on a new
+// PostgreSQL schema (dropped when the test ends) behind nginx, a
+// round-robin reverse proxy configured for SSE (issue 15 §6), so the
+// consecutive calls of one client land on different replicas. Without
+// nginx, psql or a reachable PostgreSQL the target is skipped (under CI:
+// fails, see skipOrFail).
+func v1StartOursReplicas(t *testing.T) *v1Target {
+	t.Helper()
+	tg := &v1Target{name: "a2abridge-replicas", kind: v1Ours}
+	nginx, psql, isready := v1LookPath("nginx", "/usr/sbin/nginx"), v1LookPath("psql"), v1LookPath("pg_isready")
+	if nginx == "" || psql == "" || isready == "" {
+		tg.skip = "the replicas target needs nginx, psql and pg_isready (apt-get install nginx-light postgresql-client)"
+		return tg
+	}
+	if out, err := exec.Command(isready, "-d", v1ReplicasDSN(), "-t", "5").CombinedOutput(); err != nil {
+		tg.skip = fmt.Sprintf("PostgreSQL is not accepting connections (pg_isready: %s); "+
+			"start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set A2ABRIDGE_TEST_POSTGRES", strings.TrimSpace(string(out)))
+		return tg
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	schema := "a2abridge_interop_" + hex.EncodeToString(b[:])
+	if err := v1Psql(psql, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	// Cleanups run last first: the schema is dropped after the replicas
+	// (registered below) stopped.
+	t.Cleanup(func() {
+		if err := v1Psql(psql, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	dsn := v1ReplicasDSN()
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if strings.Contains(dsn, "?") {
+			dsn += "&search_path=" + schema
+		} else {
+			dsn += "?search_path=" + schema
+		}
+	} else {
+		dsn += " search_path=" + schema
+	}
+	var upstreams []string
+	for range 3 {
+		s := startServer(t, "--replica", "--postgres", dsn, "--lease", "3s", "--push-allow", "127.0.0.0/8")
+		upstreams = append(upstreams, strings.TrimPrefix(s.base, "http://"))
+	}
+	tg.base = v1StartNginx(t, nginx, upstreams)
+	return tg
+}
+
+// v1StartNginx runs nginx on a free loopback port as a round-robin reverse
+// proxy to upstreams (host:port) until the test ends, and returns its
+// base URL. The configuration is TestServeReplicas's
+// (internal/cli/replicas_test.go): no buffering, so SSE events pass at
+// once; a long read timeout for streams. Unlike there, nginx runs as one
+// process (master_process off), so the parent-death signal of
+// sysProcAttr covers all of it: the workers of a master killed with
+// SIGKILL keep serving.
+func v1StartNginx(t *testing.T, bin string, upstreams []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	var servers strings.Builder
+	for _, u := range upstreams {
+		fmt.Fprintf(&servers, "    server %s max_fails=1 fail_timeout=5s;\n", u)
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;" // workers would run as nobody, who cannot use dir
+	}
+	conf := fmt.Sprintf(`%[1]s
+master_process off;
+daemon off;
+pid %[2]s/nginx.pid;
+error_log %[2]s/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path %[2]s/body;
+  proxy_temp_path %[2]s/proxy;
+  fastcgi_temp_path %[2]s/fastcgi;
+  uwsgi_temp_path %[2]s/uwsgi;
+  scgi_temp_path %[2]s/scgi;
+  upstream a2abridge {
+%[3]s  }
+  server {
+    listen %[4]s;
+    location / {
+      proxy_pass http://a2abridge;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_read_timeout 1h;
+      proxy_next_upstream error timeout;
+      client_max_body_size 16m;
+    }
+  }
+}
+`, user, dir, servers.String(), addr)
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt) // fast shutdown
+		select {
+		case <-exited:
+		case <-time.After(stopTimeout):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if log, _ := os.ReadFile(filepath.Join(dir, "error.log")); t.Failed() && len(log) > 0 {
+			t.Logf("nginx %s error.log:\n%s", addr, log)
+		}
+	})
+	for deadline := time.Now().Add(startTimeout); ; {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return "http://" + addr
+		}
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited before listening on %s: %s\n%s", addr, stderr.String(), log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx did not listen on %s within %s: %s\n%s", addr, startTimeout, stderr.String(), log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // v1PeerBin builds cmd/peer-a2agov2 once per test binary, next to the

@@ -4,24 +4,27 @@
 // scenario (card → send → stream → get → list → cancel → subscribe → push
 // config CRUD) once per binding against each target:
 //
-//   a2abridge     `a2abridge serve --memory`
-//   peer-js-v1    peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server), which validates the scenario
-//   peer-a2agov2  ../go/cmd/peer-a2agov2 (a2a-go v2 server), built with `go build`
+//   a2abridge           `a2abridge serve --memory`
+//   a2abridge-replicas  three `a2abridge serve --replica` on one PostgreSQL schema behind nginx
+//                       (round robin, SSE unbuffered); no push notifications (not yet with --replica)
+//   peer-js-v1          peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server), which validates the scenario
+//   peer-a2agov2        ../go/cmd/peer-a2agov2 (a2a-go v2 server), built with `go build`
 //
 // The binding is chosen with the factory's preferredTransports (nothing else
 // of the defaults is changed) and checked on client.transport. Where a peer
 // SDK departs from the specification the scenario asserts what that SDK does
-// (see QUIRKS); the a2abridge target is held to the specification.
+// (see QUIRKS); the a2abridge targets are held to the specification.
 //
 // Run: npm ci && node --test v1.test.mjs
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,10 +60,9 @@ async function goBuild(out, pkg, cwd) {
   }
 }
 
-// start runs argv (on Linux under `setpriv --pdeathsig KILL`, so it dies
-// with this process) and waits for a stdout line starting with readyPrefix;
-// the rest of that line up to the first space is the server's address.
-async function start(argv, readyPrefix, cwd = here) {
+// spawnChild runs argv (on Linux under `setpriv --pdeathsig KILL`, so it
+// dies with this process); srv.exited resolves with its exit.
+function spawnChild(argv, cwd = here) {
   const [cmd, args] =
     process.platform === 'linux' && existsSync('/usr/bin/setpriv')
       ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...argv]]
@@ -75,14 +77,23 @@ async function start(argv, readyPrefix, cwd = here) {
     }),
   );
   child.stderr.setEncoding('utf8').on('data', (s) => (srv.stderr += s));
-  child.stdout.setEncoding('utf8');
+  child.stdout.setEncoding('utf8').on('data', (s) => (srv.stdout += s));
+  return srv;
+}
+
+// start runs argv (see spawnChild) and waits for a stdout line starting
+// with readyPrefix; the rest of that line up to the first space is the
+// server's address.
+async function start(argv, readyPrefix, cwd = here) {
+  const srv = spawnChild(argv, cwd);
+  const { child } = srv;
   srv.base = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${argv[0]} did not print "${readyPrefix}" within ${START_TIMEOUT_MS} ms; stderr:\n${srv.stderr}`));
     }, START_TIMEOUT_MS);
-    child.stdout.on('data', (s) => {
-      srv.stdout += s;
+    // srv.stdout has the data already: spawnChild's listener runs first.
+    child.stdout.on('data', () => {
       const i = srv.stdout.indexOf(readyPrefix);
       const j = i < 0 ? -1 : srv.stdout.indexOf('\n', i);
       if (j >= 0) {
@@ -103,14 +114,175 @@ async function start(argv, readyPrefix, cwd = here) {
 }
 
 // stop sends SIGINT, escalates to SIGKILL after STOP_TIMEOUT_MS and asserts
-// a clean exit.
+// a clean exit; a target with its own stop (srv.stop) is stopped by it.
 async function stop(srv) {
   if (!srv) return;
+  if (srv.stop) return srv.stop();
   if (srv.child.exitCode === null && srv.child.signalCode === null) srv.child.kill('SIGINT');
   const timer = setTimeout(() => srv.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
   const res = await srv.exited;
   clearTimeout(timer);
   assert.deepEqual(res, { code: 0, signal: null }, `server did not exit cleanly; stderr:\n${srv.stderr}`);
+}
+
+// oursBinary builds the a2abridge binary once, for both a2abridge targets.
+let oursBuilt;
+function oursBinary() {
+  const bin = path.join(tmp, 'a2abridge');
+  oursBuilt ??= goBuild(bin, MAIN_PKG, repoRoot).then(() => bin);
+  return oursBuilt;
+}
+
+// ---------------------------------------------------------------- replicas
+
+// The a2abridge-replicas target: three `a2abridge serve --replica` on one
+// fresh PostgreSQL schema, behind nginx as a round-robin reverse proxy
+// configured for SSE (issue 15 §6), so consecutive calls of one client
+// land on different replicas.
+const PG_DSN = process.env.A2ABRIDGE_TEST_POSTGRES || 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable';
+const REPLICAS = 3;
+
+// findTool is the path of a command: on PATH, or at one of the paths.
+function findTool(name, ...paths) {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    if (existsSync(path.join(dir, name))) return path.join(dir, name);
+  }
+  return paths.find((p) => existsSync(p));
+}
+
+// replicasMissing is why the replicas target cannot run ('' if it can):
+// no nginx, no psql/pg_isready, or PostgreSQL not accepting connections.
+async function replicasMissing() {
+  const tools = { nginx: findTool('nginx', '/usr/sbin/nginx'), psql: findTool('psql'), pg_isready: findTool('pg_isready') };
+  const absent = Object.keys(tools).filter((k) => !tools[k]);
+  if (absent.length) return `${absent.join(', ')} not installed (apt-get install nginx-light postgresql-client)`;
+  try {
+    await promisify(execFile)(tools.pg_isready, ['-d', PG_DSN, '-t', '5']);
+  } catch (err) {
+    return `PostgreSQL is not accepting connections at ${PG_DSN.replace(/:[^:@/]*@/, ':***@')} (${(err.stdout || err.message).trim()}); start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set A2ABRIDGE_TEST_POSTGRES`;
+  }
+  return '';
+}
+const REPLICAS_MISSING = await replicasMissing();
+
+async function psql(sql) {
+  try {
+    await promisify(execFile)(findTool('psql'), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', PG_DSN, '-c', sql], { timeout: 30_000 });
+  } catch (err) {
+    throw new Error(`psql -c '${sql}': ${err.message}\n${err.stderr ?? ''}`);
+  }
+}
+
+// withSearchPath is dsn with search_path=schema (a URL's query parameter,
+// or a key=value pair), as internal/pgtest.WithSearchPath.
+function withSearchPath(dsn, schema) {
+  if (/^postgres(ql)?:\/\//.test(dsn)) return `${dsn}${dsn.includes('?') ? '&' : '?'}search_path=${schema}`;
+  return `${dsn} search_path=${schema}`;
+}
+
+async function freePort() {
+  const s = createServer();
+  await new Promise((resolve, reject) => s.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = s.address();
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+// startNginx runs nginx on 127.0.0.1:PORT as a round-robin reverse proxy to
+// upstreams (host:port), configured as TestServeReplicas's startNginx
+// (internal/cli/replicas_test.go): no buffering, so SSE events pass at
+// once; a long read timeout for streams. Unlike there, nginx runs as one
+// process (master_process off): the parent-death signal of spawnChild
+// then covers all of it, where the workers of a master killed with
+// SIGKILL would keep serving.
+async function startNginx(upstreams) {
+  const dir = await mkdtemp(path.join(tmp, 'nginx-'));
+  const port = await freePort();
+  const conf = `${process.getuid?.() === 0 ? 'user root;' : ''}
+master_process off;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream a2abridge {
+${upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=5s;\n`).join('')}  }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://a2abridge;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_read_timeout 1h;
+      proxy_next_upstream error timeout;
+      client_max_body_size 16m;
+    }
+  }
+}
+`;
+  await writeFile(path.join(dir, 'nginx.conf'), conf);
+  const srv = spawnChild([findTool('nginx', '/usr/sbin/nginx'), '-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf')]);
+  srv.base = `http://127.0.0.1:${port}`;
+  const log = () => readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
+  for (const deadline = Date.now() + START_TIMEOUT_MS; ; ) {
+    if (srv.child.exitCode !== null || srv.child.signalCode !== null) {
+      throw new Error(`nginx exited before listening: ${srv.stderr}\n${await log()}`);
+    }
+    const up = await new Promise((resolve) => {
+      const sock = connect(port, '127.0.0.1', () => {
+        sock.destroy();
+        resolve(true);
+      }).once('error', () => resolve(false));
+    });
+    if (up) return srv;
+    if (Date.now() > deadline) {
+      srv.child.kill('SIGKILL');
+      throw new Error(`nginx did not listen on ${srv.base} within ${START_TIMEOUT_MS} ms: ${srv.stderr}\n${await log()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// startReplicas starts the a2abridge-replicas target (see REPLICAS); its
+// stop stops nginx, then the replicas (each must exit cleanly), and drops
+// the schema.
+async function startReplicas(bin) {
+  const schema = `a2abridge_interop_${randomBytes(8).toString('hex')}`;
+  await psql(`CREATE SCHEMA ${schema}`);
+  const dsn = withSearchPath(PG_DSN, schema);
+  let nginx;
+  const replicas = [];
+  const stopAll = async () => {
+    const results = await Promise.allSettled([stop(nginx)]); // first: no request reaches a stopping replica
+    results.push(...(await Promise.allSettled(replicas.map(stop))));
+    results.push(...(await Promise.allSettled([psql(`DROP SCHEMA ${schema} CASCADE`)])));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+  try {
+    const started = await Promise.allSettled(
+      Array.from({ length: REPLICAS }, () =>
+        start([bin, 'serve', '--replica', '--postgres', dsn, '--lease', '3s', '--keep-alive', '250ms', '--addr', '127.0.0.1:0', '--push-allow', '127.0.0.0/8'], 'a2abridge listening on http://'),
+      ),
+    );
+    for (const r of started) if (r.status === 'fulfilled') replicas.push(r.value);
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    nginx = await startNginx(replicas.map((r) => r.base.replace(/^http:\/\//, '')));
+  } catch (err) {
+    await stopAll().catch(() => {});
+    throw err;
+  }
+  return { base: nginx.base, nginx, replicas, stop: stopAll };
 }
 
 // ---------------------------------------------------------------- targets
@@ -128,15 +300,27 @@ async function stop(srv) {
 //                      an HTTP 200 text/event-stream; this client parses only `event: error`
 //                      frames (or a non-2xx JSON answer) as errors and yields the frame as one
 //                      StreamResponse without payload, then ends the stream without an error
+const A2ABRIDGE_QUIRKS = { sendTerminal: 'UNSUPPORTED_OPERATION', subscribeTerminal: 'UNSUPPORTED_OPERATION', pushGetDeleted: 'TASK_NOT_FOUND', pushTokenHeader: 'either' };
 const TARGETS = [
   {
     name: 'a2abridge',
     skip: false,
-    quirks: { sendTerminal: 'UNSUPPORTED_OPERATION', subscribeTerminal: 'UNSUPPORTED_OPERATION', pushGetDeleted: 'TASK_NOT_FOUND', pushTokenHeader: 'either' },
+    quirks: A2ABRIDGE_QUIRKS,
     async start() {
-      const bin = path.join(tmp, 'a2abridge');
-      await goBuild(bin, MAIN_PKG, repoRoot);
+      const bin = await oursBinary();
       return start([bin, 'serve', '--addr', '127.0.0.1:0', '--keep-alive', '250ms', '--memory', '--push-allow', '127.0.0.0/8'], 'a2abridge listening on http://');
+    },
+  },
+  {
+    // Three `serve --replica` on one PostgreSQL schema behind nginx (see
+    // startReplicas). Skipped without PostgreSQL or nginx, except under CI
+    // (CI set), where start fails instead.
+    name: 'a2abridge-replicas',
+    skip: REPLICAS_MISSING && !process.env.CI ? REPLICAS_MISSING : false,
+    quirks: A2ABRIDGE_QUIRKS,
+    async start() {
+      if (REPLICAS_MISSING) throw new Error(`under CI this target must run, but: ${REPLICAS_MISSING}`);
+      return startReplicas(await oursBinary());
     },
   },
   {
