@@ -2,9 +2,9 @@ package server_test
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
