@@ -57,46 +57,7 @@ func startNginx(t *testing.T, listen string, upstreams []string) {
 	t.Helper()
 	bin := nginxBinary(t)
 	dir := t.TempDir()
-	var servers strings.Builder
-	for _, u := range upstreams {
-		fmt.Fprintf(&servers, "    server %s max_fails=1 fail_timeout=5s;\n", u)
-	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;" // workers would run as nobody, who cannot use dir
-	}
-	conf := fmt.Sprintf(`%[1]s
-worker_processes 1;
-master_process off; # one process: it dies with the test (a killed master leaves its workers running)
-daemon off;
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path %[2]s/body;
-  proxy_temp_path %[2]s/proxy;
-  fastcgi_temp_path %[2]s/fastcgi;
-  uwsgi_temp_path %[2]s/uwsgi;
-  scgi_temp_path %[2]s/scgi;
-  upstream a2abridge {
-%[3]s  }
-  server {
-    listen %[4]s;
-    location / {
-      proxy_pass http://a2abridge;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 1h;
-      proxy_next_upstream error timeout;
-      client_max_body_size 16m;
-    }
-  }
-}
-`, user, dir, servers.String(), listen)
+	conf := nginxConf(t, dir, listen, upstreams)
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -122,6 +83,25 @@ http {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// nginxConf is testdata/nginx-replicas.conf for a proxy on listen to
+// upstreams, keeping its files in dir.
+func nginxConf(t *testing.T, dir, listen string, upstreams []string) string {
+	t.Helper()
+	tmpl, err := os.ReadFile(filepath.Join("..", "..", "testdata", "nginx-replicas.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []string
+	for _, u := range upstreams {
+		servers = append(servers, fmt.Sprintf("    server %s max_fails=1 fail_timeout=5s;", u))
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	return strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", listen).Replace(string(tmpl))
 }
 
 // tryRPC is rpc for goroutines: errors are returned, and a response that

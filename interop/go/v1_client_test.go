@@ -340,55 +340,27 @@ func v1StartOursReplicas(t *testing.T) *v1Target {
 
 // v1StartNginx runs nginx on a free loopback port as a round-robin reverse
 // proxy to upstreams (host:port) until the test ends, and returns its
-// base URL. The configuration is TestServeReplicas's
-// (internal/cli/replicas_test.go): no buffering, so SSE events pass at
-// once; a long read timeout for streams. Unlike there, nginx runs as one
-// process (master_process off), so the parent-death signal of
-// sysProcAttr covers all of it: the workers of a master killed with
-// SIGKILL keep serving.
+// base URL. The configuration is testdata/nginx-replicas.conf, as
+// TestServeReplicas's: no buffering, so SSE events pass at once; a long
+// read timeout for streams; one process, so the parent-death signal of
+// sysProcAttr covers all of it.
 func v1StartNginx(t *testing.T, bin string, upstreams []string) string {
 	t.Helper()
 	dir := t.TempDir()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	var servers strings.Builder
+	tmpl, err := os.ReadFile(filepath.Join("..", "..", "testdata", "nginx-replicas.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []string
 	for _, u := range upstreams {
-		fmt.Fprintf(&servers, "    server %s max_fails=1 fail_timeout=5s;\n", u)
+		servers = append(servers, fmt.Sprintf("    server %s max_fails=1 fail_timeout=5s;", u))
 	}
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root;" // workers would run as nobody, who cannot use dir
 	}
-	conf := fmt.Sprintf(`%[1]s
-master_process off;
-daemon off;
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path %[2]s/body;
-  proxy_temp_path %[2]s/proxy;
-  fastcgi_temp_path %[2]s/fastcgi;
-  uwsgi_temp_path %[2]s/uwsgi;
-  scgi_temp_path %[2]s/scgi;
-  upstream a2abridge {
-%[3]s  }
-  server {
-    listen %[4]s;
-    location / {
-      proxy_pass http://a2abridge;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 1h;
-      proxy_next_upstream error timeout;
-      client_max_body_size 16m;
-    }
-  }
-}
-`, user, dir, servers.String(), addr)
+	conf := strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", addr).Replace(string(tmpl))
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)

@@ -189,46 +189,19 @@ async function freePort() {
 }
 
 // startNginx runs nginx on 127.0.0.1:PORT as a round-robin reverse proxy to
-// upstreams (host:port), configured as TestServeReplicas's startNginx
-// (internal/cli/replicas_test.go): no buffering, so SSE events pass at
-// once; a long read timeout for streams. Unlike there, nginx runs as one
-// process (master_process off): the parent-death signal of spawnChild
-// then covers all of it, where the workers of a master killed with
-// SIGKILL would keep serving.
+// upstreams (host:port), configured by testdata/nginx-replicas.conf (as
+// TestServeReplicas's startNginx): no buffering, so SSE events pass at
+// once; a long read timeout for streams; one process, so the parent-death
+// signal of spawnChild covers all of it.
 async function startNginx(upstreams) {
   const dir = await mkdtemp(path.join(tmp, 'nginx-'));
   const port = await freePort();
-  const conf = `${process.getuid?.() === 0 ? 'user root;' : ''}
-master_process off;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream a2abridge {
-${upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=5s;\n`).join('')}  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://a2abridge;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 1h;
-      proxy_next_upstream error timeout;
-      client_max_body_size 16m;
-    }
-  }
-}
-`;
+  const servers = upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=5s;`).join('\n');
+  const conf = (await readFile(path.join(repoRoot, 'testdata', 'nginx-replicas.conf'), 'utf8'))
+    .replaceAll('@USER@', process.getuid?.() === 0 ? 'user root;' : '')
+    .replaceAll('@DIR@', dir)
+    .replaceAll('@UPSTREAMS@', servers)
+    .replaceAll('@LISTEN@', `127.0.0.1:${port}`);
   await writeFile(path.join(dir, 'nginx.conf'), conf);
   const srv = spawnChild([findTool('nginx', '/usr/sbin/nginx'), '-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf')]);
   srv.base = `http://127.0.0.1:${port}`;
