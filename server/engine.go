@@ -158,7 +158,25 @@ func (e *Engine) tidyLocked(id string, ts *taskState) {
 func (e *Engine) forgetExecLocked(id string, ts *taskState) {
 	ts.exec, ts.published = nil, nil
 	ts.snap, ts.cached = store.TaskInfo{}, false
+	e.dropIdlePipeLocked(ts)
 	e.tidyLocked(id, ts)
+}
+
+// dropIdlePipeLocked forgets the task's pipe when nothing is queued in it
+// and no execution may queue more (the next execution starts without a
+// past failure); ack drops it when its queue empties later. The caller
+// holds mu.
+func (e *Engine) dropIdlePipeLocked(ts *taskState) {
+	p := ts.pipe
+	if p == nil || ts.exec != nil {
+		return
+	}
+	p.mu.Lock()
+	idle := len(p.queue) == 0 && !p.acking
+	p.mu.Unlock()
+	if idle {
+		ts.pipe = nil
+	}
 }
 
 // uncacheLocked drops the task's cached snapshot (the store is the truth
@@ -395,9 +413,38 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 	e.endExecution(id)
 	l.Unlock()
 	e.log.Info("execution stopped: another process appended to its task", "task", id, "agent", ex.agent, "state", info.Task.Status.State)
-	if info.Task.Status.State.Terminal() && !e.closing.Load() {
+	if canceledElsewhere(info.Task.Status.State) && !e.closing.Load() {
 		e.runCancelHook(ctx, ex.h, info.Task)
 	}
+}
+
+// errSuperseded refuses an execution's event when another process has
+// appended to its task since this engine last did (see emit).
+var errSuperseded = errors.New("server: the task was changed by another process")
+
+// supersededLocked reports whether the log of the task, as cur shows it,
+// goes beyond what this engine published for its execution here: another
+// process appended (a cancel there, a continuation there, its sweep
+// after this engine's lease lapsed). The caller holds the task's lock.
+func (e *Engine) supersededLocked(id string, cur store.TaskInfo) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ts := e.tasks[id]
+	if ts == nil || ts.published == nil {
+		return false
+	}
+	p := ts.published
+	return p.foreign || cur.Seq > p.seq
+}
+
+// canceledElsewhere reports whether a task another process ended in
+// state st asks for the agent's Canceler where the execution ran: a
+// cancel (canceled) or a stop (failed: its sweep after this process's
+// lease lapsed, or StopAgent there), as a cancel or StopAgent here would.
+// A task that was continued there, or completed there after a
+// continuation, only stops this execution.
+func canceledElsewhere(st a2a.TaskState) bool {
+	return st == a2a.TaskStateCanceled || st == a2a.TaskStateFailed
 }
 
 // PushEnabled reports whether push notifications are enabled.
@@ -915,6 +962,12 @@ func (e *Engine) ack(taskID string, p *pipe) {
 			p.acking = false
 			p.cond.Broadcast()
 			p.mu.Unlock()
+			e.mu.Lock()
+			if ts := e.tasks[taskID]; ts != nil && ts.pipe == p {
+				e.dropIdlePipeLocked(ts)
+				e.tidyLocked(taskID, ts)
+			}
+			e.mu.Unlock()
 			return
 		}
 		q := p.queue[0]
@@ -1071,13 +1124,7 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	closing := e.closing.Load()
 	foreign := false
 	info, recs, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
-		e.mu.Lock()
-		var p *publishedTail
-		if ts := e.tasks[id]; ts != nil {
-			p = ts.published
-		}
-		foreign = p != nil && (p.foreign || cur.Seq > p.seq)
-		e.mu.Unlock()
+		foreign = e.supersededLocked(id, cur)
 		switch st := cur.Task.Status.State; {
 		case foreign:
 			// Another process appended after this execution (it ended
@@ -1121,7 +1168,7 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 	}
 	e.mu.Unlock()
 	l.Unlock()
-	if foreign && err == nil && info.Task.Status.State.Terminal() && !closing {
+	if foreign && err == nil && canceledElsewhere(info.Task.Status.State) && !closing {
 		// Ended by another process (tasks/cancel on another replica):
 		// the agent's Canceler runs here, where the execution ran, as
 		// checkForeign would have run it (A2A 1.0 §3.1.5).
@@ -1171,6 +1218,12 @@ func (t *TaskUpdater) normalizeMessage(m *a2a.Message) {
 // emit appends an agent's event.
 func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 	out, bad := t.prepare(ev)
+	var after func() // runs once the task's lock is released
+	defer func() {
+		if after != nil {
+			after()
+		}
+	}()
 	l := e.lock(t.taskID)
 	l.Lock()
 	defer l.Unlock()
@@ -1191,12 +1244,28 @@ func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 			err = e.appendQueued(ctx, cur, []a2a.Event{out})
 		}
 	} else {
-		_, _, err = e.updateLocked(ctx, t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		var info store.TaskInfo
+		info, _, err = e.updateLocked(ctx, t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+			if e.supersededLocked(t.taskID, cur) {
+				return nil, errSuperseded
+			}
 			if cur.Task.Status.State.Terminal() {
 				return nil, ErrTaskClosed
 			}
 			return []a2a.Event{out}, nil
 		})
+		if errors.Is(err, errSuperseded) {
+			// Another process appended to the task (ended or continued
+			// it) before this one heard of it: the execution stops here,
+			// as checkForeign stops it, and its event is refused.
+			e.endExecution(t.taskID)
+			e.log.Info("execution stopped: another process appended to its task", "task", t.taskID, "agent", t.agent, "state", info.Task.Status.State)
+			if canceledElsewhere(info.Task.Status.State) && !e.closing.Load() {
+				h, task := t.ex.h, info.Task
+				after = func() { e.runCancelHook(context.WithoutCancel(ctx), h, task) }
+			}
+			return ErrTaskClosed
+		}
 	}
 	var fe errFold
 	if errors.As(err, &fe) {

@@ -250,3 +250,80 @@ func TestReplicaCancelBeforeNotified(t *testing.T) {
 		t.Fatalf("task on A: %v %v", got.Status, err)
 	}
 }
+
+// askThenEmit leaves its task input-required, then emits once goOn is
+// closed (a stale execution, if the task was continued elsewhere).
+type askThenEmit struct {
+	asked   chan string
+	goOn    chan struct{}
+	emitErr chan error
+}
+
+func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	if err := u.RequireInput(ctx, "more?"); err != nil {
+		return err
+	}
+	a.asked <- u.TaskID()
+	<-a.goOn
+	err := u.Working(ctx, "stale execution on A")
+	a.emitErr <- err
+	return nil
+}
+
+// TestReplicaStaleEmitAfterContinue (issue 15 §2, found in review): A's
+// execution left the task input-required and goes on; the client
+// continues the task on B; A's execution, not yet notified, emits: its
+// event is refused (ErrTaskClosed) instead of landing on B's run, A does
+// not settle the task B runs, and nobody's Canceler runs.
+func TestReplicaStaleEmitAfterContinue(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pst.Close()
+	eng, err := server.NewEngine(ctx, slowWatch{pst, 3 * time.Second}, server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	onA := askThenEmit{make(chan string, 1), make(chan struct{}), make(chan error, 1)}
+	a := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
+	onB := newCancelAgent()
+	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
+	task := startTask(t, ctx, a)
+	within(t, onA.asked, "A asked")
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
+	m.TaskID = task.ID
+	blocking := false
+	if _, err := b.h.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, onB.started, "B's execution")
+	close(onA.goOn)
+	if err := <-onA.emitErr; !errors.Is(err, server.ErrTaskClosed) {
+		t.Fatalf("A's stale event: %v, want ErrTaskClosed", err)
+	}
+	time.Sleep(500 * time.Millisecond) // A's execution returned and finished
+	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the task B runs is %s: A's stale execution wrote to it", got.Status.State)
+	}
+	for _, m := range got.History {
+		for _, p := range m.Parts {
+			if tp, ok := p.(a2a.TextPart); ok && tp.Text == "stale execution on A" {
+				t.Fatal("A's stale event is in the task's history")
+			}
+		}
+	}
+	select {
+	case id := <-onB.canceled:
+		t.Fatalf("B's Canceler ran for %s", id)
+	case <-time.After(3500 * time.Millisecond): // A's lagging notification has arrived meanwhile
+	}
+}
