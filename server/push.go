@@ -64,6 +64,7 @@ type pusher struct {
 	mu      sync.Mutex
 	workers map[string]chan struct{} // task id + "\x00" + config id → wake channel of its worker
 	known   map[string]bool          // task id → has push configs (memo of the store)
+	gen     uint64                   // advanced by forget: a memo read before it is not stored
 	closed  bool                     // no worker starts once set (under mu)
 	claims  store.PushClaimer        // the store's claims (several processes), or nil
 	wg      sync.WaitGroup           // the workers; Engine.Close waits for them
@@ -115,6 +116,7 @@ func newPusher(e *Engine, o PushOptions) *pusher {
 func (p *pusher) appended(taskID string, terminal bool) {
 	p.mu.Lock()
 	has, ok := p.known[taskID]
+	gen := p.gen
 	p.mu.Unlock()
 	if !ok {
 		cfgs, err := p.e.st.PushConfigs(p.e.base, taskID)
@@ -124,10 +126,14 @@ func (p *pusher) appended(taskID string, terminal bool) {
 		has = len(cfgs) > 0
 	}
 	p.mu.Lock()
-	if terminal {
+	switch {
+	case terminal:
 		delete(p.known, taskID)
-	} else {
+	case p.gen == gen:
 		p.known[taskID] = has
+	default:
+		// A config was set meanwhile (forget): what was read may be
+		// stale, so nothing is remembered.
 	}
 	p.mu.Unlock()
 	if has {
@@ -142,6 +148,7 @@ func (p *pusher) configured(taskID string) { p.forget(taskID, false) }
 // every task's (all).
 func (p *pusher) forget(taskID string, all bool) {
 	p.mu.Lock()
+	p.gen++
 	if all {
 		clear(p.known)
 	} else {
@@ -219,13 +226,23 @@ func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
 	linger := time.NewTimer(pushLinger)
 	defer linger.Stop()
 	claimed := false
+	stuck := time.Duration(0) // the wait before claiming again when a round delivered nothing owed
 	for {
 		if p.claims != nil && !claimed {
 			if !p.claim(taskID, configID) {
-				break
+				// Another live process delivers the config (its release
+				// looks again at what is owed), or the store failed (the
+				// sweep tries again). A wake-up that came meanwhile may
+				// be for an append made after that process released it:
+				// the claim is tried again.
+				if p.woken(key, wake) {
+					continue
+				}
+				return
 			}
 			claimed = true
 		}
+		before := st.seq
 		p.deliver(p.e.base, taskID, configID, &st)
 		linger.Reset(pushLinger)
 		select {
@@ -239,23 +256,46 @@ func (p *pusher) work(key, taskID, configID string, wake chan struct{}) {
 			// its lease (Engine.Close releases the lease).
 			claimed = false
 			if p.release(taskID, configID) {
-				continue
+				// Owed still: appended meanwhile (claimed again at
+				// once), or not deliverable now (a store error: claimed
+				// again after a growing wait, not in a busy loop).
+				if st.seq > before {
+					stuck = 0
+					continue
+				}
+				stuck = min(max(2*stuck, pushLinger), 30*time.Second)
+				t := time.NewTimer(stuck)
+				select {
+				case <-t.C:
+					continue
+				case <-wake:
+					t.Stop()
+					continue
+				case <-p.e.base.Done():
+					t.Stop()
+				}
 			}
 		}
-		p.mu.Lock()
-		select {
-		case <-wake:
-			p.mu.Unlock()
+		if p.woken(key, wake) {
 			continue
-		default:
 		}
-		delete(p.workers, key)
-		p.mu.Unlock()
 		return
 	}
+}
+
+// woken reports whether a wake-up is pending for the worker of key; if
+// not, the worker is removed (under mu, so a later kick starts a new one)
+// and must return.
+func (p *pusher) woken(key string, wake chan struct{}) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-wake:
+		return true
+	default:
+	}
 	delete(p.workers, key)
-	p.mu.Unlock()
+	return false
 }
 
 // claim claims the config for this engine (store.PushClaimer); false when
@@ -286,14 +326,16 @@ func (p *pusher) release(taskID, configID string) bool {
 // pushClaimTimeout bounds one claim or release of a config.
 const pushClaimTimeout = 10 * time.Second
 
-// sweep starts the deliveries that no live process claims (those of a
-// process that died, or that a refused claim left owed), with a
-// store.PushClaimer: holdLease calls it at each renewal.
+// sweep starts the deliveries that no other live process claims (those
+// of a process that died, those a refused claim left owed, and this
+// engine's own claims that a failed release left behind), with a
+// store.PushClaimer: holdLease calls it at each renewal. A config whose
+// worker runs here is only woken.
 func (p *pusher) sweep(ctx context.Context) {
 	if p.claims == nil {
 		return
 	}
-	pend, err := p.claims.UnclaimedPush(ctx, 0)
+	pend, err := p.claims.UnclaimedPush(ctx, p.e.runner, 0)
 	if err != nil {
 		if p.e.base.Err() == nil {
 			p.e.log.Warn("push: find unclaimed deliveries", "err", err)
@@ -305,18 +347,19 @@ func (p *pusher) sweep(ctx context.Context) {
 	}
 }
 
-// current returns the config as stored now (ok false once deleted).
-func (p *pusher) current(ctx context.Context, taskID, configID string) (store.PushConfig, bool) {
+// current returns the config as stored now: found false once deleted;
+// err when the store could not tell.
+func (p *pusher) current(ctx context.Context, taskID, configID string) (c store.PushConfig, found bool, err error) {
 	cfgs, err := p.e.st.PushConfigs(ctx, taskID)
 	if err != nil {
-		return store.PushConfig{}, false
+		return store.PushConfig{}, false, err
 	}
 	for _, c := range cfgs {
 		if c.Config.ID == configID {
-			return c, true
+			return c, true, nil
 		}
 	}
-	return store.PushConfig{}, false
+	return store.PushConfig{}, false, nil
 }
 
 // pushPage is how many records deliver reads at a time.
@@ -331,7 +374,13 @@ const pushPage = 256
 // st carries the worker's fold of the log across calls, so each record is
 // read and folded once.
 func (p *pusher) deliver(ctx context.Context, taskID, configID string, st *pushState) {
-	c, ok := p.current(ctx, taskID, configID)
+	c, ok, err := p.current(ctx, taskID, configID)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.e.log.Warn("push: read the config", "task", taskID, "config", configID, "err", err)
+		}
+		return
+	}
 	if !ok {
 		return
 	}
@@ -416,18 +465,28 @@ func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r
 		return c, true
 	}
 	for attempt := 1; ; attempt++ {
-		cur, ok := p.current(ctx, c.TaskID, c.Config.ID)
-		if !ok {
+		cur, ok, err := p.current(ctx, c.TaskID, c.Config.ID)
+		switch {
+		case err != nil:
+			// The store could not tell: retried as a failed attempt
+			// (the config as it was is kept meanwhile).
+			err = fmt.Errorf("read the config: %w", err)
+		case !ok:
+			return c, false // deleted
+		case p.claims != nil && !p.claim(c.TaskID, c.Config.ID):
+			// Another process took the config over (this one's lease
+			// lapsed): it goes on from the cursor.
 			return c, false
+		default:
+			c = cur
+			select {
+			case p.sem <- struct{}{}:
+			case <-ctx.Done():
+				return c, false
+			}
+			err = p.send(ctx, c.Config, c.TaskID, body)
+			<-p.sem
 		}
-		c = cur
-		select {
-		case p.sem <- struct{}{}:
-		case <-ctx.Done():
-			return c, false
-		}
-		err := p.send(ctx, c.Config, c.TaskID, body)
-		<-p.sem
 		if err == nil {
 			return c, true
 		}

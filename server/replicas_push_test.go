@@ -3,9 +3,11 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/postgres"
 )
 
 // textHook is a webhook that records each notification as "state:text"
@@ -191,4 +195,129 @@ func TestReplicaPushTakeover(t *testing.T) {
 	if info, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || info.Status.State != a2a.TaskStateFailed {
 		t.Fatalf("task on B: %v %v", info, err)
 	}
+}
+
+// flakyConfigs fails one PushConfigs read made by the pusher's post (the
+// read before each attempt), once armed, and counts claims.
+type flakyConfigs struct {
+	*postgres.Store
+	armed  atomic.Bool
+	claims atomic.Int32
+}
+
+func (s *flakyConfigs) PushConfigs(ctx context.Context, taskID string) ([]store.PushConfig, error) {
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "(*pusher).post") && s.armed.Swap(false) {
+			return nil, errors.New("injected: connection reset")
+		}
+		if !more {
+			break
+		}
+	}
+	return s.Store.PushConfigs(ctx, taskID)
+}
+
+func (s *flakyConfigs) ClaimPush(ctx context.Context, runner, taskID, configID string) (bool, error) {
+	s.claims.Add(1)
+	return s.Store.ClaimPush(ctx, runner, taskID, configID)
+}
+
+// TestPushTransientReadRetried (found in review): a failed read of the
+// config before a delivery attempt is retried, not taken for a deleted
+// config: the notification is delivered, and the worker does not claim
+// and release in a loop meanwhile.
+func TestPushTransientReadRetried(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pst.Close()
+	st := &flakyConfigs{Store: pst}
+	eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger(),
+		Push: &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	steps := stepAgent{make(chan string)}
+	h := server.NewHandler(eng, "steps", steps, testCard("steps"), server.HandlerOptions{})
+	hk := newTextHook(t)
+	blocking := false
+	if _, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}}); err != nil {
+		t.Fatal(err)
+	}
+	steps.steps <- "s1"
+	hk.until(t, "working:s1", 4*time.Second)
+	st.armed.Store(true)
+	steps.steps <- "s2"
+	hk.until(t, "working:s2", 4*time.Second)
+	if st.armed.Load() {
+		t.Fatal("the injected failure did not happen: the test no longer reaches post's read")
+	}
+	c0 := st.claims.Load()
+	time.Sleep(3 * time.Second)
+	if n := st.claims.Load() - c0; n > 2 {
+		t.Errorf("%d claims in 3 s with nothing to deliver", n)
+	}
+}
+
+// failRelease fails the first n ReleasePush calls.
+type failRelease struct {
+	*postgres.Store
+	fails atomic.Int32
+}
+
+func (s *failRelease) ReleasePush(ctx context.Context, runner, taskID, configID string) (bool, error) {
+	if s.fails.Add(-1) >= 0 {
+		return false, errors.New("injected: connection reset")
+	}
+	return s.Store.ReleasePush(ctx, runner, taskID, configID)
+}
+
+// TestReplicaPushFailedRelease (found in review): a claim that a failed
+// release left behind (its worker ended) does not strand the config:
+// appends made on another replica are delivered (the claimant's sweep
+// takes its own claim up again).
+func TestReplicaPushFailedRelease(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pst.Close()
+	st := &failRelease{Store: pst}
+	st.fails.Store(1)
+	engA, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger(), LeaseTime: 2 * time.Second,
+		Push: &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engA.Close(context.Background())
+	steps := stepAgent{make(chan string)}
+	a := server.NewHandler(engA, "steps", steps, testCard("steps"), server.HandlerOptions{})
+	b := pushReplica(t, ctx, dsn, steps, 2*time.Second)
+	hk := newTextHook(t)
+	task := startTask(t, ctx, b.h)
+	if _, err := a.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
+		PushNotificationConfig: a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for st.fails.Load() > 0 { // A's worker claimed, lingered, its release failed
+		if time.Now().After(deadline) {
+			t.Fatal("no release failed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	steps.steps <- "s1" // appended on B
+	hk.until(t, "working:s1", 8*time.Second)
 }

@@ -359,7 +359,8 @@ type Leaser interface {
 // lease (Leaser): when the runner stops or dies, another process claims
 // the config and goes on from its cursor (at least once: a notification
 // sent just before the death may be sent again). PostgreSQL implements
-// it. A store one process owns needs no claims.
+// it (its methods fail with postgres.ErrClosed after Close, or with the
+// database's error). A store one process owns needs no claims.
 type PushClaimer interface {
 	// ClaimPush makes runner the claimant of the task's config, unless
 	// another runner whose lease has not expired holds it (false). A
@@ -371,10 +372,11 @@ type PushClaimer interface {
 	// refused meanwhile, which the caller then claims again.
 	ReleasePush(ctx context.Context, runner, taskID, configID string) (pending bool, err error)
 	// UnclaimedPush returns up to limit (<= 0: 256) configs whose cursor
-	// is behind their task's last sequence number and that no runner with
-	// an unexpired lease claims, oldest first: deliveries that a stopped
-	// process left, or that no process has started.
-	UnclaimedPush(ctx context.Context, limit int) ([]PushConfig, error)
+	// is behind their task's last sequence number and that no runner
+	// other than runner claims with an unexpired lease, oldest first:
+	// deliveries that a stopped process left, that no process has
+	// started, or that runner claims (its claim outlived its worker).
+	UnclaimedPush(ctx context.Context, runner string, limit int) ([]PushConfig, error)
 }
 
 // Watcher is optionally implemented by a Store that several processes

@@ -159,9 +159,9 @@ func TestPushClaims(t *testing.T) {
 	if err := s.SetPushConfig(ctx, "t1", a2a.PushNotificationConfig{ID: "c1", URL: "https://hook.example/1"}, 0); err != nil {
 		t.Fatal(err)
 	}
-	unclaimed := func() []string {
+	unclaimedBy := func(runner string) []string {
 		t.Helper()
-		pend, err := s.UnclaimedPush(ctx, 0)
+		pend, err := s.UnclaimedPush(ctx, runner, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,6 +171,7 @@ func TestPushClaims(t *testing.T) {
 		}
 		return ids
 	}
+	unclaimed := func() []string { t.Helper(); return unclaimedBy("observer") }
 	claim := func(runner string, want bool) {
 		t.Helper()
 		if ok, err := s.ClaimPush(ctx, runner, "t1", "c1"); err != nil || ok != want {
@@ -185,6 +186,9 @@ func TestPushClaims(t *testing.T) {
 	claim("b", false)
 	if got := unclaimed(); len(got) != 0 {
 		t.Fatalf("unclaimed %v while a claims", got)
+	}
+	if got := unclaimedBy("a"); !slices.Equal(got, []string{"t1/c1"}) {
+		t.Fatalf("unclaimed for a %v: its own claim is its to deliver, want [t1/c1]", got)
 	}
 	// b cannot release a's claim; a's release finds the delivery owed.
 	if pending, err := s.ReleasePush(ctx, "b", "t1", "c1"); err != nil || !pending {

@@ -114,27 +114,31 @@ func (s *Store) ClaimPush(ctx context.Context, runner, taskID, configID string) 
 	return tag.RowsAffected() == 1, nil
 }
 
-// ReleasePush implements store.PushClaimer; ErrClosed after Close.
+// ReleasePush implements store.PushClaimer: the claim is released in one
+// statement, and what is owed read in another, after the release is
+// committed, so that an append whose claim the release refused while it
+// waited on the row is seen. ErrClosed after Close.
 func (s *Store) ReleasePush(ctx context.Context, runner, taskID, configID string) (bool, error) {
 	if s.isShut.Load() {
 		return false, ErrClosed
 	}
+	if _, err := s.pool.Exec(ctx, "UPDATE push_configs SET claimed_by = '' WHERE task_id = $2 AND config_id = $3 AND claimed_by = $1",
+		bs(runner), bs(taskID), bs(configID)); err != nil {
+		return false, wrap("release push", err)
+	}
 	var pending bool
-	err := s.pool.QueryRow(ctx, `WITH r AS (
-		UPDATE push_configs SET claimed_by = '' WHERE task_id = $2 AND config_id = $3 AND claimed_by = $1
-	)
-	SELECT coalesce((SELECT p.delivered < t.seq FROM push_configs p JOIN tasks t ON t.id = p.task_id
-		WHERE p.task_id = $2 AND p.config_id = $3), false)`, bs(runner), bs(taskID), bs(configID)).Scan(&pending)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT p.delivered < t.seq FROM push_configs p JOIN tasks t ON t.id = p.task_id
+		WHERE p.task_id = $1 AND p.config_id = $2), false)`, bs(taskID), bs(configID)).Scan(&pending)
 	return pending, wrap("release push", err)
 }
 
 // UnclaimedPush implements store.PushClaimer; ErrClosed after Close.
-func (s *Store) UnclaimedPush(ctx context.Context, limit int) ([]store.PushConfig, error) {
+func (s *Store) UnclaimedPush(ctx context.Context, runner string, limit int) ([]store.PushConfig, error) {
 	if limit <= 0 {
 		limit = 256
 	}
 	return s.queryPush(ctx, `SELECT p.task_id, p.body, p.delivered, p.created FROM push_configs p JOIN tasks t ON t.id = p.task_id
-		WHERE p.delivered < t.seq AND (p.claimed_by = '' OR NOT `+liveClaim+`) ORDER BY p.created, p.pos LIMIT $1`, limit)
+		WHERE p.delivered < t.seq AND (p.claimed_by = '' OR p.claimed_by = $2 OR NOT `+liveClaim+`) ORDER BY p.created, p.pos LIMIT $1`, limit, bs(runner))
 }
 
 func (s *Store) queryPush(ctx context.Context, q string, args ...any) ([]store.PushConfig, error) {
