@@ -205,6 +205,8 @@ func TestServePostgresErrors(t *testing.T) {
 		{[]string{"--config", cfg("postgres: {dsn: 'postgres://u@h/db', lease: 2h}\n")}, ExitUsage, "--config: postgres.lease 2h0m0s: want a duration from 1s to 1h"},
 		{[]string{"--config", cfg("memory: true\npostgres: {dsn: '', replica: true}\n")}, ExitUsage, "postgres.dsn: empty"},
 		{[]string{"--postgres", "postgres://u@h/db", "--replica", "--config", cfg("pairs: {enabled: true}\n")}, ExitUsage, "--config: pairs.enabled with --replica"},
+		{[]string{"--postgres", "postgres://u@h/db", "--replica", "--push"}, ExitUsage, "--push with --replica needs --public-url"},
+		{[]string{"--postgres", "postgres://u@h/db", "--replica", "--public-url", "https://a.example", "--config", cfg("push: {enabled: true, keys: /tmp/k}\n")}, ExitUsage, "--config: push.keys with --replica"},
 		{[]string{"--config", cfg("postgres: {dsn: 'postgres://u@h/db', replica: true}\nadmin: {bearer_tokens: {ops: 'tok-123456789012345678901234'}}\n")}, ExitUsage, "--config: admin with --config: postgres.replica"},
 	} {
 		var out, errb bytes.Buffer

@@ -386,7 +386,15 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			}
 			// What lives in one process cannot be shared by replicas yet.
 			if replica {
+				pushFrom := "--push"
+				if !fl.Changed("push") && !fl.Changed("push-allow") {
+					pushFrom = "--config: push"
+				}
 				switch {
+				case pushOn && publicURL == "":
+					return usageError{fmt.Errorf("%s with %s needs --public-url (or public_url in --config): every replica must sign push notifications with the same issuer, the URL clients and webhooks reach the replicas at", pushFrom, replicaFrom)}
+				case pushOn && file.Push.Keys != "":
+					return usageError{fmt.Errorf("--config: push.keys with %s: each replica keeps its push signing keys in memory and publishes their public part in the database (a keys directory would be shared by every replica's config); remove push.keys", replicaFrom)}
 				case pairOpts != nil:
 					return usageError{fmt.Errorf("--config: pairs.enabled with %s: a pair's room lives in the process that created it; pairs are not available with replicas", replicaFrom)}
 				case file.Admin != nil:

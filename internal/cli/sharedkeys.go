@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -40,7 +42,17 @@ type sharedKeys struct {
 	id  string        // this replica's publisher id
 	own func() []byte // this replica's JWK Set (push.Signer.JWKS)
 	log *slog.Logger
+
+	mu       sync.Mutex
+	union    []byte    // the last union read (complete)
+	unionAt  time.Time // when it was read
+	ownAtUse []byte    // own() when it was read: a rotation here invalidates it
 }
+
+// sharedKeysCache is how long a union of the published sets is served
+// before the database is read again: the JWK Set endpoint is public, so
+// its requests must not each cost a query.
+const sharedKeysCache = 5 * time.Second
 
 func newSharedKeys(pub keyPublisher, own func() []byte, log *slog.Logger) *sharedKeys {
 	return &sharedKeys{pub: pub, id: a2a.NewID(), own: own, log: log}
@@ -70,17 +82,41 @@ func (k *sharedKeys) run(ctx context.Context) {
 }
 
 // JWKS is the union of this replica's set and the published ones, each
-// key once (by kid, this replica's first). When the published sets cannot
-// be read, it is this replica's own set (logged).
+// key once (by kid, this replica's first), read at most every
+// sharedKeysCache (sooner after a rotation here). When the published
+// sets cannot be read, it is this replica's own set (logged).
 func (k *sharedKeys) JWKS() []byte {
+	b, _ := k.jwks()
+	return b
+}
+
+// jwks is JWKS, and whether it holds the other replicas' keys.
+func (k *sharedKeys) jwks() ([]byte, bool) {
 	own := k.own()
+	k.mu.Lock()
+	if k.union != nil && time.Since(k.unionAt) < sharedKeysCache && bytes.Equal(own, k.ownAtUse) {
+		b := k.union
+		k.mu.Unlock()
+		return b, true
+	}
+	k.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), sharedKeysTimeout)
 	defer cancel()
 	sets, err := k.pub.PublishedKeys(ctx)
 	if err != nil {
 		k.log.Warn("reading the other replicas' push signing keys failed; serving this replica's only", "err", err)
-		return own
+		return own, false
 	}
+	b := merge(own, sets)
+	k.mu.Lock()
+	k.union, k.unionAt, k.ownAtUse = b, time.Now(), own
+	k.mu.Unlock()
+	return b, true
+}
+
+// merge is the union of the JWK Sets own and sets, each kid once (own's
+// first); a set that is not a JWK Set is skipped.
+func merge(own []byte, sets [][]byte) []byte {
 	seen := map[string]bool{}
 	keys := []json.RawMessage{}
 	for _, set := range append([][]byte{own}, sets...) {
@@ -111,8 +147,8 @@ func (k *sharedKeys) JWKS() []byte {
 }
 
 // Handler serves JWKS as push.Signer.Handler serves its set: GET and
-// HEAD, "application/jwk-set+json", cacheable for 60 s; other methods get
-// 405.
+// HEAD, "application/jwk-set+json", cacheable for 60 s (not cacheable
+// when it lacks the other replicas' keys); other methods get 405.
 func (k *sharedKeys) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -120,9 +156,13 @@ func (k *sharedKeys) Handler() http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		b := k.JWKS()
+		b, complete := k.jwks()
 		w.Header().Set("Content-Type", "application/jwk-set+json")
-		w.Header().Set("Cache-Control", "public, max-age=60")
+		if complete {
+			w.Header().Set("Cache-Control", "public, max-age=60")
+		} else {
+			w.Header().Set("Cache-Control", "no-store")
+		}
 		if r.Method == http.MethodHead {
 			return
 		}

@@ -12,9 +12,10 @@ import (
 )
 
 type fakePublisher struct {
-	sets [][]byte
-	err  error
-	got  []byte // last published
+	sets  [][]byte
+	err   error
+	got   []byte // last published
+	reads int
 }
 
 func (f *fakePublisher) PublishKeys(ctx context.Context, publisher string, jwks []byte, ttl time.Duration) error {
@@ -22,7 +23,10 @@ func (f *fakePublisher) PublishKeys(ctx context.Context, publisher string, jwks 
 	return f.err
 }
 
-func (f *fakePublisher) PublishedKeys(ctx context.Context) ([][]byte, error) { return f.sets, f.err }
+func (f *fakePublisher) PublishedKeys(ctx context.Context) ([][]byte, error) {
+	f.reads++
+	return f.sets, f.err
+}
 
 // TestSharedKeysJWKS: the served set is this replica's keys, then the
 // other published ones, each kid once; a set that is not a JWK Set is
@@ -52,8 +56,17 @@ func TestSharedKeysJWKS(t *testing.T) {
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Fatalf("POST: %d", rec.Code)
 	}
+	if pub.reads != 1 {
+		t.Fatalf("%d reads of the published sets for 3 requests within %s, want 1", pub.reads, sharedKeysCache)
+	}
 	pub.err = errors.New("database down")
+	k.unionAt = time.Time{} // the cache has expired
 	if got := string(k.JWKS()); got != string(own) {
 		t.Fatalf("JWKS with the database down: %s, want this replica's %s", got, own)
+	}
+	rec = httptest.NewRecorder()
+	k.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/.well-known/jwks.json", nil))
+	if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
+		t.Fatalf("an incomplete set is served with Cache-Control %q, want no-store", cc)
 	}
 }

@@ -8,7 +8,7 @@ package interop
 //
 //	a2abridge           `a2abridge serve --memory`
 //	a2abridge-replicas  three `a2abridge serve --replica` on one PostgreSQL schema behind nginx
-//	                    (round robin, SSE unbuffered); no push notifications (not yet with --replica)
+//	                    (round robin, SSE unbuffered); push included, the proxy as --public-url
 //	peer-a2agov2        cmd/peer-a2agov2 (a2a-go v2 server), which validates the scenario itself
 //	peer-js-v1          ../js/peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server; skipped without ../js/node_modules)
 //
@@ -329,25 +329,27 @@ func v1StartOursReplicas(t *testing.T) *v1Target {
 	} else {
 		dsn += " search_path=" + schema
 	}
+	// The proxy's address is every replica's --public-url (the issuer of
+	// their push tokens, the URL of their cards).
+	proxy := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	var upstreams []string
 	for range 3 {
-		s := startServer(t, "--replica", "--postgres", dsn, "--lease", "3s", "--push-allow", "127.0.0.0/8")
+		s := startServer(t, "--replica", "--postgres", dsn, "--lease", "3s", "--push-allow", "127.0.0.0/8", "--public-url", "http://"+proxy)
 		upstreams = append(upstreams, strings.TrimPrefix(s.base, "http://"))
 	}
-	tg.base = v1StartNginx(t, nginx, upstreams)
+	tg.base = v1StartNginx(t, nginx, proxy, upstreams)
 	return tg
 }
 
-// v1StartNginx runs nginx on a free loopback port as a round-robin reverse
-// proxy to upstreams (host:port) until the test ends, and returns its
-// base URL. The configuration is testdata/nginx-replicas.conf, as
+// v1StartNginx runs nginx on addr (a free loopback host:port) as a
+// round-robin reverse proxy to upstreams (host:port) until the test ends,
+// and returns its base URL. The configuration is testdata/nginx-replicas.conf, as
 // TestServeReplicas's: no buffering, so SSE events pass at once; a long
 // read timeout for streams; one process, so the parent-death signal of
 // sysProcAttr covers all of it.
-func v1StartNginx(t *testing.T, bin string, upstreams []string) string {
+func v1StartNginx(t *testing.T, bin, addr string, upstreams []string) string {
 	t.Helper()
 	dir := t.TempDir()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	tmpl, err := os.ReadFile(filepath.Join("..", "..", "testdata", "nginx-replicas.conf"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@
 //
 //   a2abridge           `a2abridge serve --memory`
 //   a2abridge-replicas  three `a2abridge serve --replica` on one PostgreSQL schema behind nginx
-//                       (round robin, SSE unbuffered); no push notifications (not yet with --replica)
+//                       (round robin, SSE unbuffered); push included, the proxy as --public-url
 //   peer-js-v1          peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server), which validates the scenario
 //   peer-a2agov2        ../go/cmd/peer-a2agov2 (a2a-go v2 server), built with `go build`
 //
@@ -193,9 +193,8 @@ async function freePort() {
 // TestServeReplicas's startNginx): no buffering, so SSE events pass at
 // once; a long read timeout for streams; one process, so the parent-death
 // signal of spawnChild covers all of it.
-async function startNginx(upstreams) {
+async function startNginx(upstreams, port) {
   const dir = await mkdtemp(path.join(tmp, 'nginx-'));
-  const port = await freePort();
   const servers = upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=5s;`).join('\n');
   const conf = (await readFile(path.join(repoRoot, 'testdata', 'nginx-replicas.conf'), 'utf8'))
     .replaceAll('@USER@', process.getuid?.() === 0 ? 'user root;' : '')
@@ -242,15 +241,18 @@ async function startReplicas(bin) {
     if (failed) throw failed.reason;
   };
   try {
+    // The proxy's address is every replica's --public-url (the issuer of
+    // their push tokens, the URL of their cards).
+    const proxyPort = await freePort();
     const started = await Promise.allSettled(
       Array.from({ length: REPLICAS }, () =>
-        start([bin, 'serve', '--replica', '--postgres', dsn, '--lease', '3s', '--keep-alive', '250ms', '--addr', '127.0.0.1:0', '--push-allow', '127.0.0.0/8'], 'a2abridge listening on http://'),
+        start([bin, 'serve', '--replica', '--postgres', dsn, '--lease', '3s', '--keep-alive', '250ms', '--addr', '127.0.0.1:0', '--push-allow', '127.0.0.0/8', '--public-url', `http://127.0.0.1:${proxyPort}`], 'a2abridge listening on http://'),
       ),
     );
     for (const r of started) if (r.status === 'fulfilled') replicas.push(r.value);
     const failed = started.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
-    nginx = await startNginx(replicas.map((r) => r.base.replace(/^http:\/\//, '')));
+    nginx = await startNginx(replicas.map((r) => r.base.replace(/^http:\/\//, '')), proxyPort);
   } catch (err) {
     await stopAll().catch(() => {});
     throw err;

@@ -87,8 +87,9 @@ type Options struct {
 	// schema (issue 15): Open takes Exclusive's lock in shared mode on a
 	// connection of its own, held until Close, so that it fails with
 	// ErrLocked while an exclusive Store has the schema, and an
-	// exclusive Open fails while a shared Store does. Replicas also need
-	// Notify. Exclusive takes precedence when both are set.
+	// exclusive Open fails while a shared Store does. It implies Notify
+	// (replicas follow each other's appends). Exclusive takes precedence
+	// when both are set.
 	Shared bool
 	// Notify makes the Store tell the other processes that share its
 	// schema about its appends, and Watch tell it about theirs
@@ -165,7 +166,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %s: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 	}
-	if opts.Notify {
+	if opts.Notify || (opts.Shared && !opts.Exclusive) {
 		var schema string
 		if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 			pool.Close()
