@@ -93,7 +93,6 @@ func TestReplicaResyncOwnCompletion(t *testing.T) {
 	defer cancel()
 	ag := completeThenWait{make(chan string, 1), make(chan string, 1), make(chan string, 1)}
 	a := startReplica(t, ctx, dsn, ag, server.EngineOptions{})
-	time.Sleep(500 * time.Millisecond) // Watch listens
 	startTask(t, ctx, a.h)
 	within(t, ag.completed, "completed")
 	conn, err := pgx.Connect(ctx, dsn)
@@ -108,11 +107,17 @@ func TestReplicaResyncOwnCompletion(t *testing.T) {
 	h := sha256.Sum256([]byte(schema))
 	ch := "a2abridge_" + hex.EncodeToString(h[:12])
 	var n int
-	if err := conn.QueryRow(ctx, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1", "LISTEN \""+ch+"\"").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		t.Fatal("no listening connection to terminate")
+	for deadline := time.Now().Add(10 * time.Second); ; { // Watch may still be connecting
+		if err := conn.QueryRow(ctx, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1", "LISTEN \""+ch+"\"").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no listening connection to terminate within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	select {
 	case s := <-ag.canceled:
