@@ -22,6 +22,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/push"
@@ -251,7 +253,8 @@ func failedAt(t *testing.T, url, id string) time.Time {
 
 // TestServeReplicas (issue 15 §6): three `serve --replica` on one
 // PostgreSQL behind nginx. Any request works on any replica (send on
-// one, get and stream on the others, cancel from a third); concurrent
+// one, get and stream on the others, cancel from a third; raw JSON-RPC
+// and our client SDK through the proxy); concurrent
 // cancel and continue of one task on two replicas end in one state; a
 // replica killed with SIGKILL under load and with streams open loses no
 // acknowledged task, resumed streams lose and repeat no event, the tasks
@@ -325,6 +328,7 @@ func TestServeReplicas(t *testing.T) {
 		t.Errorf("the streams on replicas 0 and 1 ended at events %d and %d", n, func() int64 { v, _ := s1.last(); return v }())
 	}
 
+	ourClientThroughProxy(t, proxy)
 	raceCancelAndContinue(t, direct)
 	killUnderLoad(t, children, direct, proxy, lease, newVerifyingHook(t, proxy))
 }
@@ -677,5 +681,63 @@ func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, p
 		len(done), before, lost, refused.Load(), resumed, eventsLost, 2, slowest.Round(10*time.Millisecond), lease, liveFailed)
 	if lost > 0 || eventsLost > 0 || liveFailed > 0 {
 		t.Fail()
+	}
+}
+
+// ourClientThroughProxy: our client SDK (card discovery with its
+// defaults, A2A 1.0 first) through the proxy: send, get, and a stream
+// canceled while it runs, each call on whichever replica nginx picks.
+func ourClientThroughProxy(t *testing.T, proxy string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func(agent string) *client.Client {
+		card, err := client.Resolve(ctx, proxy+"/a2a/"+agent, client.Options{})
+		if err != nil {
+			t.Fatalf("resolve %s through the proxy: %v", agent, err)
+		}
+		c, err := client.New(card, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	echo := connect("echo")
+	ev, err := echo.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "our client"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := ev.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("our client's send: %#v", ev)
+	}
+	for range 3 {
+		got, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+		if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
+			t.Fatalf("our client's get: %+v %v", got, err)
+		}
+	}
+	slow := connect("slow")
+	var taskID string
+	var last a2a.TaskState
+	n := 0
+	for se, err := range slow.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "60"})}) {
+		if err != nil {
+			t.Fatalf("our client's stream: %v", err)
+		}
+		n++
+		switch e := se.Event.(type) {
+		case *a2a.Task:
+			taskID, last = e.ID, e.Status.State
+		case *a2a.TaskStatusUpdateEvent:
+			last = e.Status.State
+		}
+		if n == 2 {
+			if _, err := slow.CancelTask(ctx, a2a.TaskIDParams{ID: taskID}); err != nil {
+				t.Fatalf("our client's cancel: %v", err)
+			}
+		}
+	}
+	if last != a2a.TaskStateCanceled {
+		t.Fatalf("our client's stream ended %s after %d events, want canceled", last, n)
 	}
 }
