@@ -27,7 +27,8 @@ import (
 // the commits of transactions that NOTIFY (they take a database-wide lock
 // until their commit is flushed), which would cap durable appends at one
 // disk flush each. One goroutine sends what has accumulated meanwhile in
-// one pg_notify, so under load many appends share one notification; a
+// one pg_notify, at most one every notifyGather, so under load many
+// appends share one notification; a
 // send that fails is retried (100 ms, doubling up to 5 s) with what
 // accumulates meanwhile. The price: a process that dies between an
 // append's commit and its notification leaves the others to learn of that
@@ -42,6 +43,13 @@ import (
 // the task changed without an append: its push configs), or
 // "R" for tasks whose id a payload cannot carry (not UTF-8, a line break
 // or NUL in it, or too long): a resync for every listener.
+
+// notifyGather is the least time between two notifications of a Store:
+// a notification sent at most this long after the previous one waits for
+// the rest of it, gathering what is appended meanwhile. An append after a
+// quiet moment is notified at once; under load, the other processes
+// learn of appends within notifyGather plus the delivery.
+const notifyGather = 2 * time.Millisecond
 
 // maxPayload bounds a notification's payload (PostgreSQL's limit is 8000
 // bytes by default).
@@ -94,6 +102,7 @@ func (n *notifier) run(s *Store) {
 	defer close(n.done)
 	delay := 100 * time.Millisecond
 	var retry <-chan time.Time
+	var last time.Time // when the last flush began
 	for {
 		select {
 		case <-n.kick:
@@ -102,6 +111,18 @@ func (n *notifier) run(s *Store) {
 			n.flush(s, 2*time.Second)
 			return
 		}
+		if wait := notifyGather - time.Since(last); wait > 0 {
+			// Busy: what is appended meanwhile goes in the same
+			// notification (each one is a transaction that every
+			// notifying commit of the database waits behind).
+			select {
+			case <-time.After(wait):
+			case <-n.stop:
+				n.flush(s, 2*time.Second)
+				return
+			}
+		}
+		last = time.Now()
 		if n.flush(s, 5*time.Second) {
 			delay, retry = 100*time.Millisecond, nil
 			continue

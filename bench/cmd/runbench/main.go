@@ -18,7 +18,10 @@
 // an agent of kind a2a in front of a second a2abridge's echo (bridge-a2a),
 // and one of kind http in front of servers/simplebackend (bridge-http),
 // each compared with the direct call, and for reference servers/relay (a
-// relay that only forwards) in front of a2abridge. It checks that each
+// relay that only forwards) in front of a2abridge; and the PostgreSQL
+// targets of issue 15 §7 (postgres.go): `a2abridge serve --postgres DSN`,
+// and three `serve --replica` on one schema behind nginx, with the
+// latency of events between replicas (cross.go). It checks that each
 // target answers like an echo agent (bench.Verify), then
 // measures them alternately, round after round, with one load generator
 // (internal/bench, the engine of `a2abridge bench`, in this process):
@@ -33,8 +36,8 @@
 //
 // It prints a Markdown report (medians of the rounds, ratios against the
 // baseline of the same protocol and binding and against the best peer,
-// server CPU per request, the machine, the targets of issues 6, 12 and
-// 13 with met or missed) and writes it to RESULTS.md. Linux only (/proc).
+// server CPU per request, the machine, the targets of issues 6, 12, 13
+// and 15 with met or missed) and writes it to RESULTS.md. Linux only (/proc).
 package main
 
 import (
@@ -69,6 +72,9 @@ type config struct {
 	maxOther    float64
 	fresh       bool
 	strict      bool
+	postgres    string        // the database of the PostgreSQL targets
+	crossEvents int           // events of the cross-replica latency measurement (0: skip)
+	crossEvery  time.Duration // time between two of them
 }
 
 // scenario is one measured workload.
@@ -83,6 +89,13 @@ type scenario struct {
 type sample struct {
 	res            *bench.Result
 	srvCPU, cliCPU time.Duration
+	// proxyCPU is the CPU time of the proxy in front of replicas (nginx).
+	proxyCPU time.Duration
+	// dbCPU is the CPU time of the PostgreSQL backends serving the
+	// server's sessions, when dbKnown (a PostgreSQL target, on this
+	// machine).
+	dbCPU   time.Duration
+	dbKnown bool
 	// otherCPU is the CPU time of everything else on the machine during
 	// the window (other processes disturb the measurement).
 	otherCPU time.Duration
@@ -97,12 +110,19 @@ func main() {
 	flag.IntVar(&c.payload, "payload", 16, "bytes of text in each message")
 	flag.IntVar(&c.idleStreams, "idle-streams", 10000, "idle SSE streams held on a2abridge (0: skip)")
 	flag.DurationVar(&c.idleHold, "idle-hold", 10*time.Second, "how long the idle streams are held")
-	flag.StringVar(&c.only, "targets", "", "comma-separated subset of servers (baseline,memory,sqlite,relay,bridge-a2a,bridge-http,a2ago,trpc,js,a2agov2,jsv1: each over every binding it offers) or targets (memory-v1, memory-rest, jsv1-rest, …) (default all)")
+	flag.StringVar(&c.only, "targets", "", "comma-separated subset of servers (baseline,memory,sqlite,postgres,postgres-3,relay,bridge-a2a,bridge-http,a2ago,trpc,js,a2agov2,jsv1: each over every binding it offers) or targets (memory-v1, memory-rest, jsv1-rest, …) (default all)")
 	flag.StringVar(&c.out, "out", "RESULTS.md", "file the report is written to (empty: none)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, server logs, SQLite database)")
 	flag.BoolVar(&c.fresh, "fresh", true, "restart every server (with an empty store) before each of its measurements; false keeps them running, so in-memory stores grow through the run")
 	flag.BoolVar(&c.strict, "strict", false, "exit with status 1 when a target could not be measured (it did not start, failed the echo check, or a measurement failed or counted errors), after the report")
 	flag.Float64Var(&c.maxOther, "max-other-load", 0.15, "repeat a measurement (twice at most, keeping the least disturbed) when other processes used more than this share of the cores")
+	pgDefault := os.Getenv("A2ABRIDGE_TEST_POSTGRES")
+	if pgDefault == "" {
+		pgDefault = defaultPostgres
+	}
+	flag.StringVar(&c.postgres, "postgres", pgDefault, "database of the PostgreSQL targets (postgres, postgres-3): each gets a schema of its own, dropped at the end (default $A2ABRIDGE_TEST_POSTGRES, else the local database test)")
+	flag.IntVar(&c.crossEvents, "cross-events", 300, "with postgres-3: events of the cross-replica latency measurement, over three tasks (0: skip it)")
+	flag.DurationVar(&c.crossEvery, "cross-interval", 10*time.Millisecond, "time between two events of the cross-replica latency measurement")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -120,6 +140,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if b, err := os.ReadFile(filepath.Join(benchDir, "go.mod")); err != nil || !strings.Contains(string(b), "module github.com/a2abridge/a2abridge/bench\n") {
 		return fmt.Errorf("run it from the bench/ directory: cd bench && go run ./cmd/runbench")
 	}
+	nginxTemplate = filepath.Join(filepath.Dir(benchDir), "testdata", "nginx-replicas.conf")
 	nofile, err := raiseFileLimit()
 	if err != nil {
 		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
@@ -138,13 +159,34 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(tmp)
 	}
 	bin := filepath.Join(tmp, "bin")
-	all, err := selectTargets(targets(benchDir, bin, filepath.Join(tmp, "sqlite")), c.only)
+	db := &pgDB{base: c.postgres, run: runID()}
+	defer db.close()
+	all, err := selectTargets(targets(benchDir, bin, filepath.Join(tmp, "sqlite"), db), c.only)
 	if err != nil {
 		return err
 	}
 	servers := serversOf(all)
 	if err := build(benchDir, bin, stderr, servers); err != nil {
 		return err
+	}
+	// The PostgreSQL targets: the database must answer; their schemas are
+	// dropped at the end.
+	cross := c.crossEvents > 0 && slices.ContainsFunc(servers, func(s *server) bool { return len(s.replicas) > 0 })
+	var crossSkip string
+	if slices.ContainsFunc(servers, func(s *server) bool { return s.reset != nil && s.skip == "" }) || cross {
+		if err := db.open(ctx); err != nil {
+			crossSkip = err.Error()
+			for _, s := range servers {
+				if s.reset != nil && s.skip == "" {
+					s.skip = err.Error()
+				}
+			}
+		}
+		for _, s := range servers {
+			if s.reset != nil {
+				defer func() { _ = s.reset.drop() }()
+			}
+		}
 	}
 
 	// Start everything, check each target answers like an echo agent.
@@ -240,6 +282,23 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		s.stop()
 	}
 
+	// The cross-replica event latency (issue 15 §7), with postgres-3.
+	var crossRep *crossReport
+	switch {
+	case !cross || ctx.Err() != nil:
+	case crossSkip != "":
+		crossRep = &crossReport{err: crossSkip}
+		failures = append(failures, "cross-replica latency not measured: "+crossSkip)
+	default:
+		r, err := measureCross(ctx, c, bin, tmp, db, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "cross-replica latency: %v\n", err)
+			r = &crossReport{err: err.Error()}
+			failures = append(failures, fmt.Sprintf("cross-replica latency: %v", err))
+		}
+		crossRep = r
+	}
+
 	// Idle streams on a2abridge, over each of its bindings measured.
 	var idle []*idleReport
 	for _, t := range all {
@@ -256,7 +315,8 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	}
 	env.took = time.Since(started)
 
-	report := render(c, env, all, live, scenarios, samples, idle)
+	env.postgres = db.about
+	report := render(c, env, all, live, scenarios, samples, idle, crossRep)
 	fmt.Fprint(stdout, report)
 	if c.out != "" {
 		if err := os.WriteFile(c.out, []byte(report), 0o644); err != nil {
@@ -312,17 +372,23 @@ func subscribeName(t *target) string {
 // time over the measured window.
 func measure(ctx context.Context, c config, s scenario, t *target) (sample, error) {
 	var sm sample
-	var srv0, cli0, all0 time.Duration
+	var srv0, cli0, all0, prx0 time.Duration
+	var db0 map[int]time.Duration
 	res, err := bench.Run(ctx, bench.Options{
 		URL: t.url(), Protocol: t.protocol, Binding: t.binding, Mode: s.mode, Concurrency: s.conc, Duration: c.duration, Warmup: c.warmup, Payload: c.payload,
 		OnStart: func() {
+			db0 = t.srv.reset.backendCPU(ctx)
 			srv0, _ = t.srv.cpu()
+			prx0 = t.srv.proxyCPU()
 			cli0, all0 = selfCPU(), machineBusy()
 		},
 		OnStop: func() {
 			srv1, _ := t.srv.cpu()
-			sm.srvCPU, sm.cliCPU = srv1-srv0, selfCPU()-cli0
-			sm.otherCPU = max(machineBusy()-all0-sm.srvCPU-sm.cliCPU, 0)
+			prx1 := t.srv.proxyCPU()
+			cli1, all1 := selfCPU(), machineBusy()
+			sm.srvCPU, sm.cliCPU, sm.proxyCPU = srv1-srv0, cli1-cli0, prx1-prx0
+			sm.dbCPU, sm.dbKnown = cpuDelta(db0, t.srv.reset.backendCPU(ctx))
+			sm.otherCPU = max(all1-all0-sm.srvCPU-sm.cliCPU-sm.proxyCPU-sm.dbCPU, 0)
 		},
 	})
 	if err != nil {
@@ -437,6 +503,7 @@ func measureIdle(ctx context.Context, c config, bin, tmp string, stderr io.Write
 
 type environment struct {
 	cpu, mem, kernel, goVersion, node, date, load, ports string
+	postgres                                             string // PostgreSQL's version and settings, if used
 	commit                                               string
 	ncpu                                                 int
 	nofile                                               uint64

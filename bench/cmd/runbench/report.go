@@ -29,6 +29,10 @@ type agg struct {
 	rps, p50, p99        float64
 	minRPS, maxRPS       float64
 	srvPerReq, cliPerReq float64 // µs
+	proxyPerReq          float64 // µs: the proxy in front of replicas (nginx)
+	dbPerReq             float64 // µs: the PostgreSQL backends, when dbKnown
+	dbKnown              bool
+	minSrv, maxSrv       float64 // server CPU/req (µs) of the least and most costly round
 	cpuUse               float64 // (server + client CPU) / wall / cores
 	other                float64 // other processes' CPU / wall / cores
 	errors               int64
@@ -40,10 +44,22 @@ func aggregate(ss []sample, ncpu int) (agg, bool) {
 	}
 	var a agg
 	var rps, p50, p99 []float64
-	var srv, cli, other time.Duration
+	var srv, cli, other, proxy, db time.Duration
 	var reqs int64
 	var wall float64
+	a.dbKnown = true
+	a.minSrv = -1
 	for _, s := range ss {
+		proxy += s.proxyCPU
+		db += s.dbCPU
+		a.dbKnown = a.dbKnown && s.dbKnown
+		if s.res.Requests > 0 {
+			v := float64(s.srvCPU.Microseconds()) / float64(s.res.Requests)
+			if a.minSrv < 0 || v < a.minSrv {
+				a.minSrv = v
+			}
+			a.maxSrv = max(a.maxSrv, v)
+		}
 		rps = append(rps, s.res.Throughput)
 		p50 = append(p50, s.res.Latency.P50)
 		p99 = append(p99, s.res.Latency.P99)
@@ -60,7 +76,10 @@ func aggregate(ss []sample, ncpu int) (agg, bool) {
 	if reqs > 0 {
 		a.srvPerReq = float64(srv.Microseconds()) / float64(reqs)
 		a.cliPerReq = float64(cli.Microseconds()) / float64(reqs)
+		a.proxyPerReq = float64(proxy.Microseconds()) / float64(reqs)
+		a.dbPerReq = float64(db.Microseconds()) / float64(reqs)
 	}
+	a.minSrv = max(a.minSrv, 0)
 	if wall > 0 {
 		a.cpuUse = (srv + cli).Seconds() / wall / float64(ncpu)
 		a.other = other.Seconds() / wall / float64(ncpu)
@@ -121,7 +140,7 @@ func (f figures) baseline(s string, t *target) (agg, bool) {
 	return agg{}, false
 }
 
-func render(c config, env environment, all, live []*target, scenarios []scenario, samples map[string]map[string][]sample, idle []*idleReport) string {
+func render(c config, env environment, all, live []*target, scenarios []scenario, samples map[string]map[string][]sample, idle []*idleReport, cross *crossReport) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# a2abridge benchmark results\n\n")
@@ -129,6 +148,9 @@ func render(c config, env environment, all, live []*target, scenarios []scenario
 	p("- **Machine:** %d × %s, %s RAM, %s; %s; Node %s; load average before the run %s; open-file limit %d; ephemeral ports %s.\n",
 		env.ncpu, env.cpu, env.mem, env.kernel, env.goVersion, env.node, env.load, env.nofile, env.ports)
 	p("- **a2abridge:** %s.\n", env.commit)
+	if env.postgres != "" {
+		p("- **Database:** %s, on the same machine (its backends' CPU time is reported apart, not as the server's).\n", env.postgres)
+	}
 	p("- **Method:** every server hosts the same echo agent (16-byte text in, a completed Task with the text as artifact out; streams: Task, artifact update, completed status update) on 127.0.0.1. "+
 		"Each is measured over every A2A protocol version and binding it offers (the protocol column: A2A 0.3 JSON-RPC; A2A 1.0 JSON-RPC with `A2A-Version: 1.0`; A2A 1.0 HTTP+JSON, `POST …/message:send` and `…/message:stream`). "+
 		"One load generator (`internal/bench`, the engine of `a2abridge bench`: raw request bodies, keep-alive connections, every answer checked) runs in the driver on the same %d cores as the servers. "+
@@ -139,6 +161,7 @@ func render(c config, env environment, all, live []*target, scenarios []scenario
 	p("- **Targets:** net/http baseline (`servers/baseline`: encoding/json, no task handling), `a2abridge serve --memory`, `a2abridge serve --data DIR` (SQLite, durable: every answer waits for its commit), each over 0.3 JSON-RPC, 1.0 JSON-RPC and 1.0 REST on one URL; " +
 		"A2A 0.3 peers over 0.3 JSON-RPC: a2a-go v0.3.15 (`a2asrv`), trpc-a2a-go v0.2.5 (`taskmanager.NewMemoryTaskManager`), @a2a-js/sdk 0.3.14 (`DefaultRequestHandler` + express 5.3.0); " +
 		"A2A 1.0 peers over 1.0 JSON-RPC and 1.0 REST: a2a-go v2.4.0 (`a2asrv.NewHandler` + `NewJSONRPCHandler`, `NewRESTHandler`), @a2a-js/sdk 1.3.0 (`DefaultRequestHandler` + `jsonRpcHandler`, `restHandler`, express 5.3.0). " +
+		"PostgreSQL (issue 15 §7), each over the same three: `a2abridge serve --postgres DSN` (one process with the schema to itself; durable: every answer waits for its commit), and three `a2abridge serve --replica --postgres DSN --lease 30s` on one schema behind nginx (round robin, keep-alive connections to the replicas, SSE unbuffered), measured through nginx; each has a schema of its own, dropped and created empty before each start; their server CPU/req is a2abridge's (the three replicas' summed), PostgreSQL's and nginx's are in the PostgreSQL section. " +
 		"Bridges (issue 13), over 0.3 JSON-RPC: `a2abridge serve --memory` hosting only a bridged agent, of kind `a2a` (`bridge/remote`) whose url is the echo agent of a second `a2abridge serve --memory` (the version and binding of that leg are what its card offers: A2A 1.0 JSON-RPC), " +
 		"or of kind `http` (`bridge/simple`) whose url is `servers/simplebackend` (net/http + encoding/json, echoing the simple dialect's input as its output); the backend is restarted with the bridge, and its CPU time counts in the bridge's server CPU/req; " +
 		"for reference, `servers/relay` (net/http, pooled connections, forwarding only) in front of `a2abridge serve --memory`: what one more HTTP hop costs on this machine before any bridge does work of its own. Servers log warnings only.\n")
@@ -155,7 +178,8 @@ func render(c config, env environment, all, live []*target, scenarios []scenario
 	for _, r := range idle {
 		renderIdle(&b, r)
 	}
-	renderTargets(&b, f, idle)
+	renderPostgres(&b, scenarios, live, f, cross)
+	renderTargets(&b, f, idle, cross)
 	return b.String()
 }
 
@@ -272,7 +296,7 @@ func (c checker) vs(f figures, s, key, other, name, goal string, factor float64)
 // reference marks a row that is not a target of the issue.
 const reference = " (no target; for reference)"
 
-func renderTargets(b *strings.Builder, f figures, idle []*idleReport) {
+func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *crossReport) {
 	c := checker{b}
 	b.WriteString("## Targets of issue 6\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	c.vsBaseline(f, "send", "memory", "message/send, memory store", "≥ 0.60× baseline", 0.6)
@@ -326,6 +350,7 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport) {
 		c.p50Plus(f, "send1", br.key, direct, "message/send p50 at 1 client: "+br.name, "≤ direct p50 + 150 µs"+br.note, 0.150)
 	}
 	b.WriteString("\n")
+	renderTargets15(b, f, cross)
 }
 
 // p50Plus checks that target key's p50 in scenario s is at most the p50

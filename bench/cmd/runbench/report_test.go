@@ -30,7 +30,7 @@ func fake(rps, p50 float64) sample {
 }
 
 func TestRender(t *testing.T) {
-	all := targets("/b", "/bin", "/data")
+	all := targets("/b", "/bin", "/data", &pgDB{base: "postgres://u@h/db?sslmode=disable", run: "t"})
 	var live []*target
 	for _, tg := range all {
 		if tg.srv.key == "jsv1" {
@@ -58,7 +58,7 @@ func TestRender(t *testing.T) {
 		{proto: "0.3 JSON-RPC", via: "`tasks/resubscribe`", requested: 10000, opened: 10000, openAtEnd: 10000, held: 10, rssBefore: 10 << 10, rssHeld: 10<<10 + 150000, rssPeak: 10<<10 + 160000},
 		{proto: "1.0 REST", err: "no stream could be opened"},
 	}
-	out := render(config{rounds: 3, duration: 3 * time.Second, warmup: time.Second, fresh: true, maxOther: 0.15}, environment{ncpu: 2}, all, live, scen, s, idle)
+	out := render(config{rounds: 3, duration: 3 * time.Second, warmup: time.Second, fresh: true, maxOther: 0.15}, environment{ncpu: 2}, all, live, scen, s, idle, nil)
 	for _, want := range []string{
 		"**Not measured:** @a2a-js/sdk 1.3.0 over 1.0 JSON-RPC: node is not installed",
 		"**Not measured:** @a2a-js/sdk 1.3.0 over 1.0 REST: node is not installed",
@@ -101,7 +101,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestSelectTargets(t *testing.T) {
-	all := targets("/b", "/bin", "/data")
+	all := targets("/b", "/bin", "/data", &pgDB{base: "postgres://u@h/db?sslmode=disable", run: "t"})
 	keys := func(ts []*target) string {
 		var k []string
 		for _, t := range ts {
@@ -131,7 +131,7 @@ func TestSelectTargets(t *testing.T) {
 // direct memory target over the same protocol and binding.
 func TestBridgeTargets(t *testing.T) {
 	byKey := map[string]*target{}
-	for _, tg := range targets("/b", "/bin", "/data") {
+	for _, tg := range targets("/b", "/bin", "/data", &pgDB{base: "postgres://u@h/db?sslmode=disable", run: "t"}) {
 		byKey[tg.key] = tg
 	}
 	for key, want := range map[string]string{
@@ -159,7 +159,7 @@ func TestBridgeTargets(t *testing.T) {
 // TestRelayTarget: the reference relay forwards to a2abridge (memory),
 // named by --backend, and is compared with the direct call.
 func TestRelayTarget(t *testing.T) {
-	all, err := selectTargets(targets("/b", "/bin", "/data"), "relay")
+	all, err := selectTargets(targets("/b", "/bin", "/data", &pgDB{base: "postgres://u@h/db?sslmode=disable", run: "t"}), "relay")
 	if err != nil || len(all) != 1 {
 		t.Fatalf("--targets relay: %d targets, %v", len(all), err)
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,8 +26,20 @@ type server struct {
 	name  string // name in the tables
 	argv  []string
 	dir   string
-	needs string // what it needs that may be missing ("node")
+	needs string // what it needs that may be missing ("node", "nginx")
 	data  string // a data directory, emptied before every start
+	// pg, if set, is the PostgreSQL schema the server keeps its tasks in:
+	// argv gets --postgres and its DSN at every start.
+	pg *pgSchema
+	// reset, if set, is a PostgreSQL schema dropped and created empty
+	// before every start (before the replicas start): the server's
+	// database, whose backends' CPU time is reported apart.
+	reset *pgSchema
+	// replicas, if set, are the servers this one (nginx, argv[0]) is a
+	// reverse proxy in front of: started before it, stopped after it,
+	// their CPU time is the server's, and its own is reported apart
+	// (proxyCPU).
+	replicas []*server
 	// backend, if set, is a server this one calls: it is started before
 	// this one (and restarted with it), stopped after it, and its CPU
 	// time counts as this server's.
@@ -85,11 +99,32 @@ func (t *server) start(ctx context.Context, logDir string) error {
 			return err
 		}
 	}
+	if t.reset != nil {
+		if err := t.reset.reset(ctx); err != nil {
+			return err
+		}
+	}
 	argv := t.argv
 	if t.backend != nil {
 		if err := t.backend.start(ctx, logDir); err != nil {
 			return fmt.Errorf("its backend %s: %w", t.backend.name, err)
 		}
+	}
+	for i, r := range t.replicas {
+		if err := r.start(ctx, logDir); err != nil {
+			t.stopDeps()
+			return fmt.Errorf("replica %d of %d: %w", i+1, len(t.replicas), err)
+		}
+	}
+	if len(t.replicas) > 0 {
+		if err := t.startNginx(ctx, logDir); err != nil {
+			t.stopDeps()
+			return err
+		}
+		return nil
+	}
+	if t.pg != nil {
+		argv = append(slices.Clone(argv), "--postgres", t.pg.dsn())
 	}
 	if t.config != nil {
 		backend := ""
@@ -98,7 +133,7 @@ func (t *server) start(ctx context.Context, logDir string) error {
 		}
 		conf := filepath.Join(logDir, t.key+".yaml")
 		if err := os.WriteFile(conf, []byte(t.config(backend)), 0o644); err != nil {
-			t.backend.stop()
+			t.stopDeps()
 			return err
 		}
 		argv = append(slices.Clone(argv), "--config", conf)
@@ -111,18 +146,18 @@ func (t *server) start(ctx context.Context, logDir string) error {
 	dieWithParent(cmd)
 	lf, err := os.OpenFile(filepath.Join(logDir, t.key+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		t.backend.stop()
+		t.stopDeps()
 		return err
 	}
 	t.log = lf
 	cmd.Stderr = lf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.backend.stop()
+		t.stopDeps()
 		return err
 	}
 	if err := cmd.Start(); err != nil {
-		t.backend.stop()
+		t.stopDeps()
 		return err
 	}
 	t.cmd, t.pid = cmd, cmd.Process.Pid
@@ -165,13 +200,13 @@ func (t *server) restart(ctx context.Context, logDir string) error {
 	return t.start(ctx, logDir)
 }
 
-// stop ends the server, then its backend: SIGINT, then SIGKILL after
-// 10 s. A nil server is a no-op.
+// stop ends the server, then its backend and replicas: SIGINT, then
+// SIGKILL after 10 s. A nil server is a no-op.
 func (t *server) stop() {
 	if t == nil {
 		return
 	}
-	defer t.backend.stop()
+	defer t.stopDeps()
 	if t.cmd == nil {
 		return
 	}
@@ -190,21 +225,59 @@ func (t *server) stop() {
 	}
 }
 
-// cpu is the CPU time the server and its backend used so far.
+// stopDeps ends the server's backend and replicas.
+func (t *server) stopDeps() {
+	t.backend.stop()
+	for _, r := range t.replicas {
+		r.stop()
+	}
+}
+
+// cpu is the CPU time the server and its backend used so far; for a
+// proxy in front of replicas, the replicas' (the proxy's is proxyCPU).
 func (t *server) cpu() (time.Duration, error) {
-	d, err := processCPU(t.pid)
+	var d time.Duration
+	var err error
+	if len(t.replicas) == 0 {
+		d, err = processCPU(t.pid)
+	}
 	if err == nil && t.backend != nil {
 		var b time.Duration
 		b, err = t.backend.cpu()
 		d += b
 	}
+	for _, r := range t.replicas {
+		if err != nil {
+			break
+		}
+		var b time.Duration
+		b, err = r.cpu()
+		d += b
+	}
 	return d, err
 }
 
-// pids names the server's process and its backend's.
+// proxyCPU is the CPU time the proxy in front of replicas (nginx: its
+// master process and its worker) used so far; 0 for other servers.
+func (t *server) proxyCPU() time.Duration {
+	if len(t.replicas) == 0 {
+		return 0
+	}
+	d, _ := treeCPU(t.pid)
+	return d
+}
+
+// pids names the server's process and its backend's or replicas'.
 func (t *server) pids() string {
-	if t.backend != nil {
+	switch {
+	case t.backend != nil:
 		return fmt.Sprintf("pid %d, backend pid %d", t.pid, t.backend.pid)
+	case len(t.replicas) > 0:
+		var ps []string
+		for _, r := range t.replicas {
+			ps = append(ps, strconv.Itoa(r.pid))
+		}
+		return fmt.Sprintf("nginx pid %d, replica pids %s", t.pid, strings.Join(ps, ", "))
 	}
 	return fmt.Sprintf("pid %d", t.pid)
 }
@@ -227,12 +300,19 @@ func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 	if err := run(filepath.Dir(benchDir), stderr, "go", "build", "-o", filepath.Join(bin, "a2abridge"), "./cmd/a2abridge"); err != nil {
 		return err
 	}
-	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2", "./servers/simplebackend", "./servers/relay"); err != nil {
+	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2", "./servers/simplebackend", "./servers/relay", "./servers/ticker"); err != nil {
 		return err
 	}
 	_, noNode := exec.LookPath("node")
+	nginx := nginxBinary()
 	for _, s := range servers {
 		switch {
+		case s.needs == "nginx":
+			if nginx == "" {
+				s.skip = "nginx is not installed (apt-get install nginx-light)"
+			} else {
+				s.argv = append([]string{nginx}, s.argv[1:]...)
+			}
 		case s.needs != "node":
 		case noNode != nil:
 			s.skip = "node is not installed"
@@ -252,7 +332,14 @@ func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 // the baseline over 0.3 JSON-RPC, 1.0 JSON-RPC and 1.0 REST on one URL;
 // the 0.3 peers over 0.3 JSON-RPC; the 1.x peers over 1.0 JSON-RPC and 1.0
 // REST (under /rest, as their cards say).
-func targets(benchDir, bin, dataDir string) []*target {
+//
+// The PostgreSQL targets (issue 15 §7) keep their tasks in schemas of db,
+// one each: postgres is `a2abridge serve --postgres DSN`, one process that
+// has the schema to itself; postgres-3 is three `a2abridge serve --replica
+// --postgres DSN --lease 30s` on one schema behind nginx (round robin,
+// keep-alive connections to the replicas, SSE unbuffered), measured
+// through nginx.
+func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	serve := []string{filepath.Join(bin, "a2abridge"), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}
 	goPeer := func(key, name string) *server {
 		return &server{key: key, name: name, argv: []string{filepath.Join(bin, key)}}
@@ -279,6 +366,9 @@ func targets(benchDir, bin, dataDir string) []*target {
 	every03And10(&server{key: "baseline", name: "net/http baseline", argv: []string{filepath.Join(bin, "baseline")}}, false)
 	every03And10(&server{key: "memory", name: "**a2abridge** (memory)", argv: append(slices.Clone(serve), "--memory")}, true)
 	every03And10(&server{key: "sqlite", name: "**a2abridge** (SQLite)", argv: append(slices.Clone(serve), "--data", dataDir), data: dataDir}, true)
+	pg1 := newSchema(db, "1")
+	every03And10(&server{key: "postgres", name: "**a2abridge** (PostgreSQL)", argv: slices.Clone(serve), pg: pg1, reset: pg1}, true)
+	every03And10(replicaGroup("postgres-3", "**a2abridge** (PostgreSQL, 3 replicas behind nginx)", serve, newSchema(db, "3"), 3, nil), true)
 	bridges(&all, serve, bin)
 	peer03(goPeer("a2ago", "a2a-go v0.3.15"))
 	peer03(goPeer("trpc", "trpc-a2a-go v0.2.5"))
@@ -331,4 +421,16 @@ func serversOf(ts []*target) []*server {
 		}
 	}
 	return out
+}
+
+// replicaGroup is n `a2abridge serve --replica --lease 30s` on schema pg
+// (emptied before every start) behind nginx; config, if set, is the YAML
+// of each replica's --config.
+func replicaGroup(key, name string, serve []string, pg *pgSchema, n int, config func(string) string) *server {
+	g := &server{key: key, name: name, argv: []string{"nginx"}, needs: "nginx", reset: pg}
+	for i := range n {
+		g.replicas = append(g.replicas, &server{key: fmt.Sprintf("%s-r%d", key, i+1), name: fmt.Sprintf("replica %d of %s", i+1, key),
+			argv: append(slices.Clone(serve), "--replica", "--lease", "30s"), pg: pg, config: config})
+	}
+	return g
 }
