@@ -388,9 +388,10 @@ func redactURLs(err error) error {
 }
 
 // shownURL is raw as this package shows it (the card's default skill,
-// failure reasons, errors, task metadata): without user info, and with
-// its query, which may hold a key (?key=…), replaced by "…". A URL that
-// does not parse is not shown at all.
+// failure reasons, errors, task metadata): without user info, with its
+// query, which may hold a key (?key=…), replaced by "…", and without its
+// fragment (never sent to a server, and a place for tokens too). A URL
+// that does not parse is not shown at all.
 func shownURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -401,6 +402,7 @@ func shownURL(raw string) string {
 		u.RawQuery = "…"
 	}
 	u.ForceQuery = false
+	u.Fragment, u.RawFragment = "", ""
 	return u.String()
 }
 

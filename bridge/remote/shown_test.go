@@ -12,7 +12,7 @@ func TestShownURL(t *testing.T) {
 		"https://a.example/x?key=s3cret":              "https://a.example/x?…",
 		"https://a.example/x?":                        "https://a.example/x",
 		"http://u:p@a.example:8080/c.json?k=1&j=2":    "http://a.example:8080/c.json?…",
-		"http://127.0.0.1:1/a2a/nobody?key=s#frag":    "http://127.0.0.1:1/a2a/nobody?…#frag",
+		"http://127.0.0.1:1/a2a/nobody?key=s#frag":    "http://127.0.0.1:1/a2a/nobody?…",
 		"https://a.example/p%20q/?token=%2F%2F&x=%zz": "https://a.example/p%20q/?…",
 		"http://[::1]:9/%zz":                          "(a URL that does not parse)",
 	} {
@@ -54,8 +54,12 @@ func FuzzShownURL(f *testing.F) {
 		if q := u.RawQuery; q != "" && q != "…" && strings.Contains(strings.Replace(got, "?…", "", 1), "?"+q) {
 			t.Fatalf("shownURL(%q) = %q shows the query", raw, got)
 		}
-		if p, ok := u.User.Password(); ok && p != "" && strings.Contains(got, ":"+p+"@") {
-			t.Fatalf("shownURL(%q) = %q shows the password", raw, got)
+		// The password shows when what is shown has user info again
+		// (its text may well appear in the path: "//:p@/:p@").
+		if p, ok := u.User.Password(); ok && p != "" {
+			if gu, err := url.Parse(got); err == nil && gu.User != nil {
+				t.Fatalf("shownURL(%q) = %q shows user info", raw, got)
+			}
 		}
 	})
 }
