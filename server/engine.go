@@ -427,6 +427,9 @@ var errSuperseded = errors.New("server: the task was changed by another process"
 // process appended (a cancel there, a continuation there, its sweep
 // after this engine's lease lapsed). The caller holds the task's lock.
 func (e *Engine) supersededLocked(id string, cur store.TaskInfo) bool {
+	if e.leaser == nil {
+		return false // a store one process owns: nobody else appends
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ts := e.tasks[id]

@@ -215,18 +215,8 @@ func TestReplicaCancelBeforeNotified(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pst.Close()
-	eng, err := server.NewEngine(ctx, slowWatch{pst, 2 * time.Second}, server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
 	onA := emitAfterAgent{make(chan string, 2), make(chan string, 2), make(chan struct{}), make(chan error, 1)}
-	a := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
+	a := startReplicaOn(t, ctx, dsn, onA, server.EngineOptions{}, func(st *postgres.Store) store.Store { return slowWatch{st, 2 * time.Second} }).h
 	b := replicaOn(t, ctx, dsn, newCancelAgent())
 	task := startTask(t, ctx, a)
 	within(t, onA.started, "A started")
@@ -284,18 +274,8 @@ func TestReplicaStaleEmitAfterContinue(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pst.Close()
-	eng, err := server.NewEngine(ctx, slowWatch{pst, 3 * time.Second}, server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
 	onA := askThenEmit{make(chan string, 1), make(chan struct{}), make(chan error, 1)}
-	a := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
+	a := startReplicaOn(t, ctx, dsn, onA, server.EngineOptions{}, func(st *postgres.Store) store.Store { return slowWatch{st, 3 * time.Second} }).h
 	onB := newCancelAgent()
 	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a)

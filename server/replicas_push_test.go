@@ -86,9 +86,12 @@ func (h *textHook) until(t *testing.T, last string, limit time.Duration) []strin
 	}
 }
 
+// fastRetries are push options that retry a failed delivery within
+// milliseconds.
+var fastRetries = &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}
+
 func pushReplica(t *testing.T, ctx context.Context, dsn string, agent server.Agent, lease time.Duration) *replica {
-	return startReplica(t, ctx, dsn, agent, server.EngineOptions{LeaseTime: lease,
-		Push: &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
+	return startReplica(t, ctx, dsn, agent, server.EngineOptions{LeaseTime: lease, Push: fastRetries})
 }
 
 // TestReplicaPushOnce (issue 15 §4): a push config set on replica B for a
@@ -233,20 +236,10 @@ func TestPushTransientReadRetried(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pst.Close()
-	st := &flakyConfigs{Store: pst}
-	eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger(),
-		Push: &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
+	var st *flakyConfigs
 	steps := stepAgent{make(chan string)}
-	h := server.NewHandler(eng, "steps", steps, testCard("steps"), server.HandlerOptions{})
+	h := startReplicaOn(t, ctx, dsn, steps, server.EngineOptions{Push: fastRetries},
+		func(pst *postgres.Store) store.Store { st = &flakyConfigs{Store: pst}; return st }).h
 	hk := newTextHook(t)
 	blocking := false
 	if _, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
@@ -289,21 +282,10 @@ func TestReplicaPushFailedRelease(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pst.Close()
-	st := &failRelease{Store: pst}
-	st.fails.Store(1)
-	engA, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger(), LeaseTime: 2 * time.Second,
-		Push: &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engA.Close(context.Background())
+	var st *failRelease
 	steps := stepAgent{make(chan string)}
-	a := server.NewHandler(engA, "steps", steps, testCard("steps"), server.HandlerOptions{})
+	a := startReplicaOn(t, ctx, dsn, steps, server.EngineOptions{LeaseTime: 2 * time.Second, Push: fastRetries},
+		func(pst *postgres.Store) store.Store { st = &failRelease{Store: pst}; st.fails.Store(1); return st }).h
 	b := pushReplica(t, ctx, dsn, steps, 2*time.Second)
 	hk := newTextHook(t)
 	task := startTask(t, ctx, b.h)

@@ -10,6 +10,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/postgres"
 )
 
@@ -49,12 +50,23 @@ func replicaOn(t *testing.T, ctx context.Context, dsn string, agent server.Agent
 
 func startReplica(t *testing.T, ctx context.Context, dsn string, agent server.Agent, o server.EngineOptions) *replica {
 	t.Helper()
+	return startReplicaOn(t, ctx, dsn, agent, o, nil)
+}
+
+// startReplicaOn is startReplica with the engine on wrap(store) (nil:
+// the store itself): a test's store that fails or delays some calls.
+func startReplicaOn(t *testing.T, ctx context.Context, dsn string, agent server.Agent, o server.EngineOptions, wrap func(*postgres.Store) store.Store) *replica {
+	t.Helper()
 	st, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.Logger = discardLogger()
-	eng, err := server.NewEngine(ctx, st, o)
+	var es store.Store = st
+	if wrap != nil {
+		es = wrap(st)
+	}
+	eng, err := server.NewEngine(ctx, es, o)
 	if err != nil {
 		t.Fatal(err)
 	}
