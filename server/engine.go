@@ -112,6 +112,11 @@ type Engine struct {
 	claims map[string]chan struct{}
 	// work hands an execution to an idle worker goroutine (spawn).
 	work chan func()
+
+	// beforeSnapshotHold, set only by this package's tests before the
+	// engine serves, runs before a stream decides whether its opening
+	// snapshot is held (it lets a test order the agent's events first).
+	beforeSnapshotHold func(taskID string)
 }
 
 // taskState is what the engine holds of one task in this process: one
@@ -1735,6 +1740,9 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 			// hand as soon as it had one yield of the processor: then the
 			// snapshot waits for them, and they leave in one write.
 			hold := finalNow
+			if e.beforeSnapshotHold != nil {
+				e.beforeSnapshotHold(t.ID)
+			}
 			if p, here := e.publishedSeq(t.ID); !hold && here {
 				if p <= info.Seq {
 					runtime.Gosched()

@@ -16,3 +16,7 @@ func TaskStates(e *Engine) (n, pipes int) {
 	}
 	return n, pipes
 }
+
+// SetBeforeSnapshotHold sets the hook a stream runs before it decides
+// whether its opening snapshot is held; set it before the engine serves.
+func SetBeforeSnapshotHold(e *Engine, f func(taskID string)) { e.beforeSnapshotHold = f }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -263,35 +264,51 @@ func TestStreamHoldSnapshot(t *testing.T) {
 			first = false
 		}
 	}
-	// An agent that emits everything at once: every event but the last
-	// is followed by one at hand, often enough to be seen in a few tries.
-	echo := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
+	// An agent that has emitted an event by the time the stream decides:
+	// the snapshot is held (the event leaves with it in one write). The
+	// hook orders the agent's artifact before that decision.
+	eng2, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng2.Close(context.Background()) })
+	emitted, release := make(chan struct{}), make(chan struct{})
+	server.SetBeforeSnapshotHold(eng2, func(string) {
+		select {
+		case <-emitted:
+		case <-time.After(10 * time.Second):
+			t.Error("the agent did not emit its artifact within 10 s")
+		}
+	})
+	busy := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
 		if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}, false, true); err != nil {
 			return err
 		}
+		close(emitted)
+		<-release
 		return u.Complete(ctx, "")
 	})
-	he := server.NewHandler(eng, "fast", echo, testCard("fast"), server.HandlerOptions{})
-	together := false
-	for try := 0; try < 50 && !together; try++ {
-		events, err := he.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	hb := server.NewHandler(eng2, "busy", busy, testCard("busy"), server.HandlerOptions{})
+	events, err = hb.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = true
+	var kinds []string
+	for ev, err := range events {
 		if err != nil {
 			t.Fatal(err)
 		}
-		held := 0
-		n := 0
-		for ev, err := range events {
-			if err != nil {
-				t.Fatal(err)
+		if first {
+			if _, ok := ev.Event.(*a2a.Task); !ok || !server.HoldOf(ev) {
+				t.Errorf("first event %T held %v: want the snapshot, held (the agent's artifact is at hand)", ev.Event, server.HoldOf(ev))
 			}
-			n++
-			if server.HoldOf(ev) {
-				held++
-			}
+			close(release)
+			first = false
 		}
-		together = held == n
+		kinds = append(kinds, fmt.Sprintf("%T", ev.Event))
 	}
-	if !together {
-		t.Error("in 50 streams of an agent that emits at once, no stream had every event held (one write)")
+	if len(kinds) != 3 {
+		t.Errorf("stream events %v: want the snapshot, the artifact and the final status", kinds)
 	}
 }
