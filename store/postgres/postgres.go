@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -112,6 +113,10 @@ type Store struct {
 	lock   *pgx.Conn // holds the Exclusive lock; nil without
 	notify *notifier // Options.Notify; nil without
 	isShut atomic.Bool
+	// writers apply the queued appends (enqueue), a task's always
+	// on the same one (writerFor), so they apply in order.
+	writers []*writer
+	seed    maphash.Seed
 }
 
 var (
@@ -191,6 +196,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("postgres: %s: end the leases of earlier processes: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 		}
 	}
+	s.startWriters()
 	return s, nil
 }
 
@@ -231,7 +237,8 @@ func (s *Store) Close() error {
 	if s.isShut.Swap(true) {
 		return nil
 	}
-	s.stopNotify() // it sends what is pending on the pool first
+	s.stopWriters() // they apply what is queued first
+	s.stopNotify()  // it sends what is pending on the pool first
 	s.pool.Close()
 	if s.lock != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -402,29 +409,47 @@ UPDATE tasks SET tail = greatest(tail - $4, 0), snap_size = $5 WHERE id = $1 AND
 // Append implements store.Store: when it returns nil, a is committed. It
 // returns store.ErrConflict, store.ErrNotFound or
 // store.ErrDuplicateMessage as documented there (unwrapped); ErrClosed
-// after Close; ctx.Err() when ctx is done before the statement completes
-// (the statement is then cancelled; if the cancellation lost the race
-// with the commit, the append may still be committed, as with any
-// database whose connection fails before the answer arrives); a plain
-// error for a malformed append (as store/sqlite documents it, plus an id,
-// agent, owner or context id that is not UTF-8 or holds a NUL byte) or an
-// event that the record format cannot hold; and the database's error. On
-// any error but a lost answer, nothing is written.
+// after Close; ctx.Err() when ctx is done before the append completes
+// (if it was sent already, the append may still be committed, as with
+// any database whose connection fails before the answer arrives); a
+// plain error for a malformed append (as store/sqlite documents it, plus
+// an id, agent, owner or context id that is not UTF-8 or holds a NUL
+// byte) or an event that the record format cannot hold; and the
+// database's error. On any error but a lost answer, nothing is written.
 //
+// Appends go through the Store's group commit (see batch.go): under
+// load, appends of many tasks share one transaction and one round trip.
 // Snapshot is written only when a checkpoint is due (see the package
 // doc), after the commit; failing to write it is not an error.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
-	if err := ctx.Err(); err != nil {
+	res := s.enqueue(ctx, a)
+	select {
+	case err := <-res:
 		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	if s.isShut.Load() {
-		return ErrClosed
-	}
+}
+
+// request is one append on its way to the database: the statement that
+// applies it, with its arguments, and where its outcome goes.
+type request struct {
+	ctx  context.Context
+	a    store.Append
+	sql  string
+	args []any
+	last int64      // the task's last sequence number once applied
+	size int        // the records' bytes
+	res  chan error // buffered: receives the outcome once
+}
+
+// prepare validates a and builds the statement that applies it.
+func prepare(a store.Append) (*request, error) {
 	if err := a.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if !a.Snapshot.Status.State.Valid() {
-		return fmt.Errorf("postgres: append: snapshot state %q is not a task state", a.Snapshot.Status.State)
+		return nil, fmt.Errorf("postgres: append: snapshot state %q is not a task state", a.Snapshot.Status.State)
 	}
 	now := time.Now().UnixNano()
 	bodies := make([][]byte, len(a.Records))
@@ -433,14 +458,14 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	statusChange := false
 	for i, rec := range a.Records {
 		if !rec.Time.IsZero() && (rec.Time.Before(minTime) || rec.Time.After(maxTime)) {
-			return fmt.Errorf("postgres: append: record %d time %v out of range", i, rec.Time)
+			return nil, fmt.Errorf("postgres: append: record %d time %v out of range", i, rec.Time)
 		}
 		if _, chunk := rec.Event.(*a2a.TaskArtifactUpdateEvent); !chunk {
 			statusChange = true
 		}
 		var err error
 		if bodies[i], err = encode(rec.Event); err != nil {
-			return fmt.Errorf("postgres: append: record %d: %w", i, err)
+			return nil, fmt.Errorf("postgres: append: record %d: %w", i, err)
 		}
 		size += int64(len(bodies[i]))
 		times[i] = now
@@ -453,45 +478,89 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	msgs := append([]string{}, a.MessageIDs...)
 	sortStrings(msgs)
 
-	last := a.After + int64(len(a.Records))
+	r := &request{a: a, last: a.After + int64(len(a.Records)), size: int(size), res: make(chan error, 1)}
 	state := string(a.Snapshot.Status.State)
 	status := listing.StatusKey(a.Snapshot.Status.Timestamp)
-	var row pgx.Row
 	switch {
 	case a.After == 0:
-		row = s.pool.QueryRow(ctx, appendCreate, bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(a.Snapshot.ContextID), state, last, now, size, status,
-			bss(msgs), times, bodies, bs(a.Runner))
+		r.sql, r.args = appendCreate, []any{bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(a.Snapshot.ContextID), state, r.last, now, size, status,
+			bss(msgs), times, bodies, bs(a.Runner)}
 	case len(msgs) > 0:
-		row = s.pool.QueryRow(ctx, appendNext, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
-			bss(msgs), times, bodies, bs(a.Runner))
+		r.sql, r.args = appendNext, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, r.last, now, size,
+			bss(msgs), times, bodies, bs(a.Runner)}
 	default:
-		row = s.pool.QueryRow(ctx, appendNextQuick, bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, last, now, size,
-			times, bodies, bs(a.Runner))
+		r.sql, r.args = appendNextQuick, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, r.last, now, size,
+			times, bodies, bs(a.Runner)}
 	}
-	var tail, snapSize, written int64
-	err := row.Scan(&tail, &snapSize, &written)
+	return r, nil
+}
+
+// outcome is what an append statement returned: whether it applied
+// (false: the task's row was not written, see whyNot), the task's tail
+// and checkpoint size after it, or its failure (err:
+// store.ErrDuplicateMessage, or the database's error, wrapped), and
+// whether the server reported that failure (byServer: the statement, and
+// the transaction it was part of, rolled back).
+type outcome struct {
+	applied        bool
+	tail, snapSize int64
+	err            error
+	byServer       bool
+}
+
+// scanAppend reads the row an append statement of records records
+// returns.
+func scanAppend(row pgx.Row, records int) outcome {
+	var o outcome
+	var written int64
+	err := row.Scan(&o.tail, &o.snapSize, &written)
 	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		if a.After == 0 {
-			return store.ErrConflict
-		}
-		return s.whyNot(ctx, &a)
+		return outcome{}
 	case errors.As(err, &pe) && pe.Code == errDuplicate:
-		return store.ErrDuplicateMessage
+		return outcome{err: store.ErrDuplicateMessage, byServer: true}
 	case err != nil:
-		return wrap("append", err)
-	case written != int64(len(a.Records)):
+		return outcome{err: wrap("append", err), byServer: errors.As(err, &pe)}
+	case written != int64(records):
 		// Cannot happen: the statement inserts every record or fails.
-		return fmt.Errorf("postgres: append: %d of %d records written", written, len(a.Records))
+		return outcome{err: fmt.Errorf("postgres: append: %d of %d records written", written, records)}
 	}
+	o.applied = true
+	return o
+}
+
+// applyOne runs r's statement alone (one implicit transaction) and
+// returns its outcome for r's caller.
+func (s *Store) applyOne(r *request) error {
+	o := scanAppend(s.pool.QueryRow(r.ctx, r.sql, r.args...), len(r.a.Records))
+	if o.err != nil {
+		return o.err
+	}
+	if !o.applied {
+		return s.notApplied(r)
+	}
+	s.committed(r, o.tail, o.snapSize)
+	return nil
+}
+
+// notApplied is the outcome of an append whose statement wrote nothing.
+func (s *Store) notApplied(r *request) error {
+	if r.a.After == 0 {
+		return store.ErrConflict
+	}
+	return s.whyNot(r.ctx, &r.a)
+}
+
+// committed does what follows an append's commit: its notification and,
+// when due, its checkpoint.
+func (s *Store) committed(r *request, tail, snapSize int64) {
 	if s.notify != nil {
-		s.notify.appended(a.TaskID, last)
+		s.notify.appended(r.a.TaskID, r.last)
 	}
 	if checkpointDue(tail, snapSize) {
-		s.checkpoint(ctx, a.TaskID, last, &a.Snapshot, tail)
+		s.checkpoint(r.ctx, r.a.TaskID, r.last, &r.a.Snapshot, tail)
 	}
-	return nil
 }
 
 // checkpoint writes snap, the task's snapshot at seq last, whose events

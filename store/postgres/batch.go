@@ -1,0 +1,233 @@
+package postgres
+
+import (
+	"context"
+	"hash/maphash"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2abridge/a2abridge/store"
+)
+
+// Group commit. Appends are queued (enqueue; Append waits for its
+// own) and applied by a few writer goroutines, each taking what has
+// queued for it while its previous batch committed and sending it as one
+// pgx batch: every append's statement, then one Sync, so one round trip
+// and one implicit transaction (PostgreSQL runs the statements between
+// two Syncs as one transaction), and one commit, one WAL flush, for all
+// of them. A task's appends always go to the same writer, in the order
+// they were queued, so an append queued right after another of its task
+// (After = n, then After = n+k) applies on top of it in the same
+// transaction, or in a later one.
+//
+// An append that cannot apply (a conflict, an unknown task) is not an
+// error in SQL: its statement writes nothing and returns no row, and the
+// other appends of the batch commit. One that fails in SQL (a message id
+// indexed by another append meanwhile, a deadlock with another replica's
+// batch) aborts the transaction: nothing of the batch is committed, and
+// the writer applies each of its appends alone, in order, so that each
+// caller gets its own outcome. When the batch's outcome is unknown (the
+// connection failed before the answer), every caller gets that error.
+
+const (
+	// writers is the number of writer goroutines of a Store: two keep a
+	// batch filling while another commits.
+	writers = 2
+	// maxBatch bounds the appends of one batch, and maxBatchBytes their
+	// records' bytes (a batch is one message to the server).
+	maxBatch      = 128
+	maxBatchBytes = 4 << 20
+	// batchTimeout bounds a batch's round trip: past it the batch's
+	// outcome is unknown, and its callers get the error.
+	batchTimeout = time.Minute
+)
+
+// writer applies the appends queued for the tasks hashed to it.
+type writer struct {
+	mu     sync.Mutex
+	queue  []*request
+	closed bool          // set by Close: nothing more is queued
+	kick   chan struct{} // cap 1: the queue has something, or closed
+	done   chan struct{} // closed when the writer has ended
+}
+
+func newWriter() *writer {
+	return &writer{kick: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// startWriters starts the Store's writers; Close stops them.
+func (s *Store) startWriters() {
+	s.seed = maphash.MakeSeed()
+	s.writers = make([]*writer, writers)
+	for i := range s.writers {
+		s.writers[i] = newWriter()
+		go s.write(s.writers[i])
+	}
+}
+
+// stopWriters stops the writers once they have applied what is queued.
+func (s *Store) stopWriters() {
+	for _, w := range s.writers {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		w.wake()
+	}
+	for _, w := range s.writers {
+		<-w.done
+	}
+}
+
+func (w *writer) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue is Append without waiting: it validates a, queues it for
+// the group commit and returns at once a channel (buffered) that receives
+// the outcome, with Append's errors, once the append is committed or has
+// failed. Appends queued for one task are applied in the order they were
+// queued; a failed one makes the later ones that build on it fail (with
+// store.ErrConflict: they expect a sequence number the log never
+// reached), never apply out of order. It is unexported on purpose: the
+// server's engine, given a store with AppendAsync, publishes an agent's
+// events only once they commit but lets the agent go on before, which a
+// store that replicas share cannot allow (another replica may append to
+// the task meanwhile; see server's supersededLocked); Append, waiting,
+// shares the batches all the same.
+func (s *Store) enqueue(ctx context.Context, a store.Append) <-chan error {
+	if err := ctx.Err(); err != nil {
+		return answered(err)
+	}
+	if s.isShut.Load() {
+		return answered(ErrClosed)
+	}
+	r, err := prepare(a)
+	if err != nil {
+		return answered(err)
+	}
+	r.ctx = ctx
+	w := s.writers[maphash.String(s.seed, a.TaskID)%uint64(len(s.writers))]
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return answered(ErrClosed)
+	}
+	w.queue = append(w.queue, r)
+	w.mu.Unlock()
+	w.wake()
+	return r.res
+}
+
+func answered(err error) <-chan error {
+	c := make(chan error, 1)
+	c <- err
+	return c
+}
+
+// write is a writer's goroutine: it applies batches of what is queued
+// until Close, and then what is left.
+func (s *Store) write(w *writer) {
+	defer close(w.done)
+	var batch []*request
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 {
+			if w.closed {
+				w.mu.Unlock()
+				return
+			}
+			w.mu.Unlock()
+			<-w.kick
+			// Let the goroutines that are ready to run go first: under
+			// load some are about to queue an append (an agent's event
+			// right after its task's create), which then shares this
+			// batch. Alone, this returns at once.
+			runtime.Gosched()
+			w.mu.Lock()
+		}
+		n, size := 0, 0
+		for n < len(w.queue) && n < maxBatch && (n == 0 || size < maxBatchBytes) {
+			size += w.queue[n].size
+			n++
+		}
+		batch = append(batch[:0], w.queue[:n]...)
+		clear(w.queue[:n])
+		w.queue = w.queue[n:]
+		if len(w.queue) == 0 {
+			w.queue = nil // let the backing array go
+		}
+		w.mu.Unlock()
+		s.commit(batch)
+		clear(batch)
+	}
+}
+
+// commit applies batch and answers each of its requests.
+func (s *Store) commit(batch []*request) {
+	live := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.res <- err
+			continue
+		}
+		live = append(live, r)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		live[0].res <- s.applyOne(live[0])
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(live))}
+	for _, r := range live {
+		b.Queue(r.sql, r.args...)
+	}
+	outs := make([]outcome, len(live))
+	br := s.pool.SendBatch(ctx, b)
+	var failed *outcome
+	for i, r := range live {
+		outs[i] = scanAppend(br.QueryRow(), len(r.a.Records))
+		if outs[i].err != nil && failed == nil {
+			failed = &outs[i]
+		}
+	}
+	if err := br.Close(); err != nil && failed == nil {
+		failed = &outcome{err: wrap("append", err)}
+	}
+	switch {
+	case failed == nil:
+		for i, r := range live {
+			if outs[i].applied {
+				r.res <- nil
+			}
+		}
+		for i, r := range live {
+			if outs[i].applied {
+				s.committed(r, outs[i].tail, outs[i].snapSize)
+			}
+		}
+		for i, r := range live {
+			if !outs[i].applied {
+				r.res <- s.notApplied(r)
+			}
+		}
+	case failed.byServer:
+		// Rolled back: each append alone, in order.
+		for _, r := range live {
+			r.res <- s.applyOne(r)
+		}
+	default:
+		for _, r := range live {
+			r.res <- failed.err
+		}
+	}
+}
