@@ -285,9 +285,16 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		tasks:  map[string]*taskState{},
 		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{}, work: make(chan func()),
 	}
-	e.async, _ = st.(asyncAppender)
 	e.runner = a2a.NewID()
-	e.leaser, _ = st.(store.Leaser)
+	if x, ok := st.(store.Exclusive); !ok || !x.Exclusive() {
+		e.leaser, _ = st.(store.Leaser)
+	}
+	if e.leaser == nil {
+		// Queued appends let an agent go on before its events commit:
+		// only for a store this process owns, where nobody else appends
+		// to the task meanwhile.
+		e.async, _ = st.(asyncAppender)
+	}
 	e.leaseDone = make(chan struct{})
 	e.leaseTime = opts.LeaseTime
 	if e.leaseTime <= 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/postgres"
 	"github.com/a2abridge/a2abridge/store/sqlite"
 )
 
@@ -70,7 +71,10 @@ func newTestServer(t testing.TB, o testServerOptions) *testServer {
 		case "sqlite":
 			st = sqliteStore(t)
 		case "postgres":
-			st = pgtest.Open(t)
+			// As serve without --replica opens it: the engine queues
+			// its appends (group commit). The replica tests cover the
+			// shared store.
+			st = pgtest.OpenWith(t, postgres.Options{Exclusive: true})
 		}
 	}
 	if st == nil {

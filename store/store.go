@@ -351,6 +351,19 @@ type Leaser interface {
 	Release(ctx context.Context, runner string) error
 }
 
+// Exclusive is optionally implemented by a Store that several processes
+// may share (a Leaser) to tell whether this handle has it to itself:
+// Exclusive returns true when no other process appends to the store while
+// the handle is open (postgres.Options.Exclusive: a lock proves it, and
+// the leases of earlier processes are ended when it is taken). A server's
+// engine then treats the store as one that one process owns, as memory
+// and SQLite: every unfinished task it holds at start is an orphan, no
+// lease is held and no push delivery claimed, and appends may be queued
+// (a group commit) when the store offers that.
+type Exclusive interface {
+	Exclusive() bool
+}
+
 // PushClaimer is optionally implemented by a Store that several processes
 // share (issue 15 §4): the deliveries of one push notification config are
 // made by one process at a time, the one that claims the config, so that

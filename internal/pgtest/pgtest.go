@@ -93,7 +93,14 @@ func WithSearchPath(dsn, schema string) string {
 // when t ends.
 func Open(t testing.TB) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), DSN(t), postgres.Options{})
+	return OpenWith(t, postgres.Options{})
+}
+
+// OpenWith is Open with opts: Exclusive, say, as serve without --replica
+// opens its store (the engine then queues its appends).
+func OpenWith(t testing.TB, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), DSN(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// Group commit. Appends are queued (enqueue; Append waits for its
+// Group commit. Appends are queued (AppendAsync; Append waits for its
 // own) and applied by a few writer goroutines, each taking what has
 // queued for it while its previous batch committed and sending it as one
 // pgx batch: every append's statement, then one Sync, so one round trip
@@ -47,6 +47,9 @@ const (
 
 // writer applies the appends queued for the tasks hashed to it.
 type writer struct {
+	// paused, held by a test (PauseWriters), keeps the writer from
+	// taking its next batch.
+	paused sync.Mutex
 	mu     sync.Mutex
 	queue  []*request
 	closed bool          // set by Close: nothing more is queued
@@ -88,19 +91,18 @@ func (w *writer) wake() {
 	}
 }
 
-// enqueue is Append without waiting: it validates a, queues it for
+// AppendAsync is Append without waiting: it validates a, queues it for
 // the group commit and returns at once a channel (buffered) that receives
 // the outcome, with Append's errors, once the append is committed or has
 // failed. Appends queued for one task are applied in the order they were
 // queued; a failed one makes the later ones that build on it fail (with
 // store.ErrConflict: they expect a sequence number the log never
-// reached), never apply out of order. It is unexported on purpose: the
-// server's engine, given a store with AppendAsync, publishes an agent's
-// events only once they commit but lets the agent go on before, which a
-// store that replicas share cannot allow (another replica may append to
-// the task meanwhile; see server's supersededLocked); Append, waiting,
-// shares the batches all the same.
-func (s *Store) enqueue(ctx context.Context, a store.Append) <-chan error {
+// reached), never apply out of order. The server's engine uses it (an
+// agent goes on while its events commit, and they are published once
+// they have) only with a Store opened with Options.Exclusive (see
+// Exclusive): on a shared one, another replica may append to the task
+// meanwhile. Append, waiting, shares the batches all the same.
+func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 	if err := ctx.Err(); err != nil {
 		return answered(err)
 	}
@@ -151,7 +153,11 @@ func (s *Store) write(w *writer) {
 			runtime.Gosched()
 			w.mu.Lock()
 		}
-		n, size := 0, 0
+		w.mu.Unlock()
+		w.paused.Lock() // a test's pause
+		w.paused.Unlock()
+		w.mu.Lock()
+		n, size := 0, int64(0)
 		for n < len(w.queue) && n < maxBatch && (n == 0 || size < maxBatchBytes) {
 			size += w.queue[n].size
 			n++
@@ -185,39 +191,53 @@ func (s *Store) commit(batch []*request) {
 		live[0].res <- s.applyOne(live[0])
 		return
 	}
+	stmts := chain(live)
+	s.statements.Add(int64(len(stmts)))
+	s.batches.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(live))}
-	for _, r := range live {
-		b.Queue(r.sql, r.args...)
-	}
-	outs := make([]outcome, len(live))
-	br := s.pool.SendBatch(ctx, b)
+	outs := make([]outcome, len(stmts))
 	var failed *outcome
-	for i, r := range live {
-		outs[i] = scanAppend(br.QueryRow(), len(r.a.Records))
-		if outs[i].err != nil && failed == nil {
-			failed = &outs[i]
+	if len(stmts) == 1 {
+		sql, args := statement(stmts[0].first, stmts[0].chained)
+		outs[0] = scanAppend(s.pool.QueryRow(ctx, sql, args...), stmts[0].records())
+		if outs[0].err != nil {
+			failed = &outs[0]
 		}
-	}
-	if err := br.Close(); err != nil && failed == nil {
-		failed = &outcome{err: wrap("append", err)}
+	} else {
+		b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(stmts))}
+		for _, st := range stmts {
+			sql, args := statement(st.first, st.chained)
+			b.Queue(sql, args...)
+		}
+		br := s.pool.SendBatch(ctx, b)
+		for i, st := range stmts {
+			outs[i] = scanAppend(br.QueryRow(), st.records())
+			if outs[i].err != nil && failed == nil {
+				failed = &outs[i]
+			}
+		}
+		if err := br.Close(); err != nil && failed == nil {
+			failed = &outcome{err: wrap("append", err)}
+		}
 	}
 	switch {
 	case failed == nil:
-		for i, r := range live {
+		for i, st := range stmts {
 			if outs[i].applied {
-				r.res <- nil
+				st.answer(nil)
 			}
 		}
-		for i, r := range live {
+		for i, st := range stmts {
 			if outs[i].applied {
-				s.committed(r, outs[i].tail, outs[i].snapSize)
+				s.committed(st.end(), outs[i].tail, outs[i].snapSize)
 			}
 		}
-		for i, r := range live {
+		for i, st := range stmts {
 			if !outs[i].applied {
-				r.res <- s.notApplied(r)
+				// The chained appends build on the first: they fail
+				// with it.
+				st.answer(s.notApplied(st.first))
 			}
 		}
 	case failed.byServer:
@@ -230,4 +250,72 @@ func (s *Store) commit(batch []*request) {
 			r.res <- failed.err
 		}
 	}
+}
+
+// stmt is the appends that one statement of a batch applies: first, and
+// the continuations chained to it.
+type stmt struct {
+	first   *request
+	chained []*request
+}
+
+func (st stmt) end() *request {
+	if len(st.chained) > 0 {
+		return st.chained[len(st.chained)-1]
+	}
+	return st.first
+}
+
+func (st stmt) records() int {
+	n := len(st.first.a.Records)
+	for _, q := range st.chained {
+		n += len(q.a.Records)
+	}
+	return n
+}
+
+func (st stmt) answer(err error) {
+	st.first.res <- err
+	for _, q := range st.chained {
+		q.res <- err
+	}
+}
+
+// chain groups reqs (a batch, in queue order) into statements: a create,
+// or an append without message ids, takes along the later appends of its
+// task that continue its log where the one before ends, without message
+// ids and for the same agent (a task's create and its agent's first
+// events, or an agent's events queued back to back), up to the first of
+// that task that does not. The task's row is then written once instead
+// of once per append (each write of it updates its six indexes). The
+// statements keep the order of each task's appends.
+func chain(reqs []*request) []stmt {
+	stmts := make([]stmt, 0, len(reqs))
+	var merged []bool
+	for i, r := range reqs {
+		if merged != nil && merged[i] {
+			continue
+		}
+		st := stmt{first: r}
+		if r.a.After == 0 || len(r.msgs) == 0 {
+			last := r.last
+			for j := i + 1; j < len(reqs); j++ {
+				q := reqs[j]
+				if q.a.TaskID != r.a.TaskID {
+					continue
+				}
+				if q.a.After != last || len(q.msgs) > 0 || (q.a.Agent != "" && q.a.Agent != r.a.Agent) {
+					break
+				}
+				if merged == nil {
+					merged = make([]bool, len(reqs))
+				}
+				merged[j] = true
+				st.chained = append(st.chained, q)
+				last = q.last
+			}
+		}
+		stmts = append(stmts, st)
+	}
+	return stmts
 }

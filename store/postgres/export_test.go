@@ -3,3 +3,21 @@ package postgres
 // ListenPing lets tests shorten how long Watch waits before it pings its
 // connection.
 var ListenPing = &listenPing
+
+// PauseWriters keeps the writers of s from taking a batch until resume:
+// what is queued meanwhile goes in the next batches.
+func PauseWriters(s *Store) (resume func()) {
+	for _, w := range s.writers {
+		w.paused.Lock()
+	}
+	return func() {
+		for _, w := range s.writers {
+			w.paused.Unlock()
+		}
+	}
+}
+
+// Stats counts the statements and batches s has sent.
+func Stats(s *Store) (statements, batches int64) {
+	return s.statements.Load(), s.batches.Load()
+}

@@ -113,10 +113,14 @@ type Store struct {
 	lock   *pgx.Conn // holds the Exclusive lock; nil without
 	notify *notifier // Options.Notify; nil without
 	isShut atomic.Bool
-	// writers apply the queued appends (enqueue), a task's always
+	// exclusive: Options.Exclusive's lock is held (Exclusive).
+	exclusive bool
+	// writers apply the queued appends (AppendAsync), a task's always
 	// on the same one (writerFor), so they apply in order.
 	writers []*writer
 	seed    maphash.Seed
+	// statements and batches count what the writers sent (tests).
+	statements, batches atomic.Int64
 }
 
 var (
@@ -124,7 +128,12 @@ var (
 	_ store.AgentRegistry   = (*Store)(nil)
 	_ store.AttachmentStore = (*Store)(nil)
 	_ store.Watcher         = (*Store)(nil)
+	_ store.Exclusive       = (*Store)(nil)
 )
+
+// Exclusive implements store.Exclusive: true for a Store opened with
+// Options.Exclusive, which no other Store shares.
+func (s *Store) Exclusive() bool { return s.exclusive }
 
 // Open connects to the PostgreSQL database of dsn (a URL,
 // postgres://user:password@host:port/dbname?param=value, or key=value
@@ -191,6 +200,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		}
 	}
 	if opts.Exclusive {
+		s.exclusive = true
 		if err := s.endOtherLeases(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("postgres: %s: end the leases of earlier processes: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
@@ -417,12 +427,12 @@ UPDATE tasks SET tail = greatest(tail - $4, 0), snap_size = $5 WHERE id = $1 AND
 // byte) or an event that the record format cannot hold; and the
 // database's error. On any error but a lost answer, nothing is written.
 //
-// Appends go through the Store's group commit (see batch.go): under
+// Appends go through the Store's group commit (see AppendAsync): under
 // load, appends of many tasks share one transaction and one round trip.
 // Snapshot is written only when a checkpoint is due (see the package
 // doc), after the commit; failing to write it is not an error.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
-	res := s.enqueue(ctx, a)
+	res := s.AppendAsync(ctx, a)
 	select {
 	case err := <-res:
 		return err
@@ -431,19 +441,22 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	}
 }
 
-// request is one append on its way to the database: the statement that
-// applies it, with its arguments, and where its outcome goes.
+// request is one append on its way to the database: the append, its
+// records encoded, and where its outcome goes.
 type request struct {
-	ctx  context.Context
-	a    store.Append
-	sql  string
-	args []any
-	last int64      // the task's last sequence number once applied
-	size int        // the records' bytes
-	res  chan error // buffered: receives the outcome once
+	ctx          context.Context
+	a            store.Append
+	msgs         []string // a.MessageIDs, sorted
+	bodies       [][]byte
+	times        []int64
+	now          int64
+	size         int64      // the records' bytes
+	statusChange bool       // a record other than an artifact update
+	last         int64      // the task's last sequence number once applied
+	res          chan error // buffered: receives the outcome once
 }
 
-// prepare validates a and builds the statement that applies it.
+// prepare validates a and encodes its records.
 func prepare(a store.Append) (*request, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
@@ -451,48 +464,69 @@ func prepare(a store.Append) (*request, error) {
 	if !a.Snapshot.Status.State.Valid() {
 		return nil, fmt.Errorf("postgres: append: snapshot state %q is not a task state", a.Snapshot.Status.State)
 	}
-	now := time.Now().UnixNano()
-	bodies := make([][]byte, len(a.Records))
-	times := make([]int64, len(a.Records))
-	var size int64
-	statusChange := false
+	r := &request{a: a, now: time.Now().UnixNano(), last: a.After + int64(len(a.Records)), res: make(chan error, 1),
+		bodies: make([][]byte, len(a.Records)), times: make([]int64, len(a.Records))}
 	for i, rec := range a.Records {
 		if !rec.Time.IsZero() && (rec.Time.Before(minTime) || rec.Time.After(maxTime)) {
 			return nil, fmt.Errorf("postgres: append: record %d time %v out of range", i, rec.Time)
 		}
 		if _, chunk := rec.Event.(*a2a.TaskArtifactUpdateEvent); !chunk {
-			statusChange = true
+			r.statusChange = true
 		}
 		var err error
-		if bodies[i], err = encode(rec.Event); err != nil {
+		if r.bodies[i], err = encode(rec.Event); err != nil {
 			return nil, fmt.Errorf("postgres: append: record %d: %w", i, err)
 		}
-		size += int64(len(bodies[i]))
-		times[i] = now
+		r.size += int64(len(r.bodies[i]))
+		r.times[i] = r.now
 		if !rec.Time.IsZero() {
-			times[i] = rec.Time.UnixNano()
+			r.times[i] = rec.Time.UnixNano()
 		}
 	}
 	// Message ids in one order for every append, so that two appends
 	// indexing the same ids wait for each other instead of deadlocking.
-	msgs := append([]string{}, a.MessageIDs...)
-	sortStrings(msgs)
+	r.msgs = append([]string{}, a.MessageIDs...)
+	sortStrings(r.msgs)
+	return r, nil
+}
 
-	r := &request{a: a, last: a.After + int64(len(a.Records)), size: int(size), res: make(chan error, 1)}
-	state := string(a.Snapshot.Status.State)
-	status := listing.StatusKey(a.Snapshot.Status.Timestamp)
+// statement returns the statement that applies r and then the requests
+// chained to it (continuations of r's task, each where the one before
+// ends, without message ids: see chain) in one: the task's row written
+// once, with the last one's snapshot, and every record.
+func statement(r *request, chained []*request) (string, []any) {
+	a := &r.a
+	end := r
+	bodies, times := r.bodies, r.times
+	size, statusChange, runner := r.size, r.statusChange, a.Runner
+	if len(chained) > 0 {
+		end = chained[len(chained)-1]
+		bodies = append([][]byte{}, bodies...)
+		times = append([]int64{}, times...)
+		for _, q := range chained {
+			bodies = append(bodies, q.bodies...)
+			times = append(times, q.times...)
+			size += q.size
+			statusChange = statusChange || q.statusChange
+			if q.a.Runner != "" {
+				runner = q.a.Runner
+			}
+		}
+	}
+	snap := &end.a.Snapshot
+	state := string(snap.Status.State)
+	status := listing.StatusKey(snap.Status.Timestamp)
 	switch {
 	case a.After == 0:
-		r.sql, r.args = appendCreate, []any{bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(a.Snapshot.ContextID), state, r.last, now, size, status,
-			bss(msgs), times, bodies, bs(a.Runner)}
-	case len(msgs) > 0:
-		r.sql, r.args = appendNext, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, r.last, now, size,
-			bss(msgs), times, bodies, bs(a.Runner)}
+		return appendCreate, []any{bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(snap.ContextID), state, end.last, r.now, size, status,
+			bss(r.msgs), times, bodies, bs(runner)}
+	case len(r.msgs) > 0:
+		return appendNext, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, end.last, end.now, size,
+			bss(r.msgs), times, bodies, bs(runner)}
 	default:
-		r.sql, r.args = appendNextQuick, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, r.last, now, size,
-			times, bodies, bs(a.Runner)}
+		return appendNextQuick, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, end.last, end.now, size,
+			times, bodies, bs(runner)}
 	}
-	return r, nil
 }
 
 // outcome is what an append statement returned: whether it applied
@@ -533,7 +567,8 @@ func scanAppend(row pgx.Row, records int) outcome {
 // applyOne runs r's statement alone (one implicit transaction) and
 // returns its outcome for r's caller.
 func (s *Store) applyOne(r *request) error {
-	o := scanAppend(s.pool.QueryRow(r.ctx, r.sql, r.args...), len(r.a.Records))
+	sql, args := statement(r, nil)
+	o := scanAppend(s.pool.QueryRow(r.ctx, sql, args...), len(r.a.Records))
 	if o.err != nil {
 		return o.err
 	}
@@ -552,14 +587,15 @@ func (s *Store) notApplied(r *request) error {
 	return s.whyNot(r.ctx, &r.a)
 }
 
-// committed does what follows an append's commit: its notification and,
-// when due, its checkpoint.
-func (s *Store) committed(r *request, tail, snapSize int64) {
+// committed does what follows the commit of an append (end: the last
+// of the appends one statement applied): its notification and, when
+// due, its checkpoint.
+func (s *Store) committed(end *request, tail, snapSize int64) {
 	if s.notify != nil {
-		s.notify.appended(r.a.TaskID, r.last)
+		s.notify.appended(end.a.TaskID, end.last)
 	}
 	if checkpointDue(tail, snapSize) {
-		s.checkpoint(r.ctx, r.a.TaskID, r.last, &r.a.Snapshot, tail)
+		s.checkpoint(end.ctx, end.a.TaskID, end.last, &end.a.Snapshot, tail)
 	}
 }
 

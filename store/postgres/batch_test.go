@@ -1,0 +1,141 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/postgres"
+)
+
+// TestGroupCommit: appends queued while the writers wait go in one batch
+// each; a task's create and its continuations become one statement; an
+// append that cannot apply leaves the others of its batch committed (the
+// continuations chained to it fail with it); a message id indexed already
+// rolls its batch back, and each append is then applied alone, with its
+// own outcome.
+func TestGroupCommit(t *testing.T) {
+	s := pgtest.OpenWith(t, postgres.Options{Exclusive: true})
+	ctx := context.Background()
+	create := func(id, msg string) store.Append {
+		snap := task(id, a2a.TaskStateSubmitted)
+		c := snap
+		return store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap, MessageIDs: []string{msg}}
+	}
+	next := func(id string, after int64, state a2a.TaskState) store.Append {
+		return store.Append{Agent: "a", TaskID: id, After: after,
+			Records:  []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: "ctx", Status: a2a.TaskStatus{State: state}, Final: state.Terminal()}}},
+			Snapshot: task(id, state)}
+	}
+	type pending struct {
+		what string
+		res  <-chan error
+		want error
+	}
+	run := func(queue func(add func(what string, a store.Append, want error))) {
+		t.Helper()
+		var ps []pending
+		resume := postgres.PauseWriters(s)
+		queue(func(what string, a store.Append, want error) {
+			ps = append(ps, pending{what, s.AppendAsync(ctx, a), want})
+		})
+		resume()
+		for _, p := range ps {
+			if err := <-p.res; !errors.Is(err, p.want) || (err == nil) != (p.want == nil) {
+				t.Errorf("%s: %v, want %v", p.what, err, p.want)
+			}
+		}
+	}
+	states := func(id string) []a2a.TaskState {
+		recs, err := s.Events(ctx, id, 0, 0)
+		if err != nil {
+			t.Fatalf("events of %s: %v", id, err)
+		}
+		var out []a2a.TaskState
+		for _, r := range recs {
+			switch e := r.Event.(type) {
+			case *a2a.Task:
+				out = append(out, e.Status.State)
+			case *a2a.TaskStatusUpdateEvent:
+				out = append(out, e.Status.State)
+			}
+		}
+		return out
+	}
+
+	// Ten tasks, each created, working and completed in one batch.
+	st0, b0 := postgres.Stats(s)
+	run(func(add func(string, store.Append, error)) {
+		for i := range 10 {
+			id := fmt.Sprintf("t%d", i)
+			add(id+" create", create(id, "m-"+id), nil)
+			add(id+" working", next(id, 1, a2a.TaskStateWorking), nil)
+			add(id+" completed", next(id, 2, a2a.TaskStateCompleted), nil)
+		}
+	})
+	st1, b1 := postgres.Stats(s)
+	if st1-st0 != 10 || b1-b0 > 2 {
+		t.Errorf("30 appends of 10 tasks queued together: %d statements in %d batches, want 10 in at most 2 (one per writer)", st1-st0, b1-b0)
+	}
+	for i := range 10 {
+		id := fmt.Sprintf("t%d", i)
+		if got := fmt.Sprint(states(id)); got != "[submitted working completed]" {
+			t.Errorf("%s: %s", id, got)
+		}
+		info, err := s.Task(ctx, id)
+		if err != nil || info.Seq != 3 || info.Task.Status.State != a2a.TaskStateCompleted {
+			t.Errorf("%s: seq %d state %s err %v", id, info.Seq, info.Task.Status.State, err)
+		}
+	}
+
+	// Appends that cannot apply, beside ones that do.
+	run(func(add func(string, store.Append, error)) {
+		add("t1 stale", next("t1", 1, a2a.TaskStateWorking), store.ErrConflict)
+		add("t1 on the stale one", next("t1", 2, a2a.TaskStateCompleted), store.ErrConflict)
+		add("unknown task", next("nope", 1, a2a.TaskStateWorking), store.ErrNotFound)
+		add("t0 again", create("t0", "m-other"), store.ErrConflict)
+		for i := range 6 {
+			id := fmt.Sprintf("u%d", i)
+			add(id+" create", create(id, "m-"+id), nil)
+			add(id+" working", next(id, 1, a2a.TaskStateWorking), nil)
+		}
+	})
+	for i := range 6 {
+		if got := fmt.Sprint(states(fmt.Sprintf("u%d", i))); got != "[submitted working]" {
+			t.Errorf("u%d: %s", i, got)
+		}
+	}
+	if got := fmt.Sprint(states("t1")); got != "[submitted working completed]" {
+		t.Errorf("t1 after the stale appends: %s", got)
+	}
+
+	// A duplicate message id fails in SQL: its batch is applied again
+	// append by append.
+	run(func(add func(string, store.Append, error)) {
+		for i := range 6 {
+			id := fmt.Sprintf("v%d", i)
+			add(id+" create", create(id, "m-"+id), nil)
+			add(id+" working", next(id, 1, a2a.TaskStateWorking), nil)
+		}
+		add("dup create", create("dup", "m-t0"), store.ErrDuplicateMessage)
+		add("on the dup", next("dup", 1, a2a.TaskStateWorking), store.ErrNotFound)
+		add("dup2 create", create("dup2", "m-u0"), store.ErrDuplicateMessage) // tasks on two writers have no order between them: ids committed before
+	})
+	for i := range 6 {
+		if got := fmt.Sprint(states(fmt.Sprintf("v%d", i))); got != "[submitted working]" {
+			t.Errorf("v%d: %s", i, got)
+		}
+	}
+	for _, id := range []string{"dup", "dup2"} {
+		if _, err := s.Task(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: %v, want not found", id, err)
+		}
+	}
+	if id, err := s.MessageTask(ctx, "a", "m-v0"); err != nil || id != "v0" {
+		t.Errorf("m-v0 indexed for %q (%v), want v0", id, err)
+	}
+}
