@@ -114,6 +114,16 @@ func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 		return answered(err)
 	}
 	r.ctx = ctx
+	if s.msgs != nil && len(a.MessageIDs) > 0 {
+		// Added before the append is sent (MessageTask may then read a
+		// key that is not indexed, never miss one that is).
+		if a.Agent == "" && a.After > 0 {
+			s.msgs.Disable() // indexed under the task's agent, unknown here
+		}
+		for _, id := range a.MessageIDs {
+			s.msgs.Add(a.Agent, id)
+		}
+	}
 	w := s.writers[maphash.String(s.seed, a.TaskID)%uint64(len(s.writers))]
 	w.mu.Lock()
 	if w.closed {

@@ -10,6 +10,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/postgres"
+	"github.com/a2abridge/a2abridge/store/storetest"
 )
 
 // TestGroupCommit: appends queued while the writers wait go in one batch
@@ -137,5 +138,80 @@ func TestGroupCommit(t *testing.T) {
 	}
 	if id, err := s.MessageTask(ctx, "a", "m-v0"); err != nil || id != "v0" {
 		t.Errorf("m-v0 indexed for %q (%v), want v0", id, err)
+	}
+}
+
+// TestConformanceExclusive: the store contract on a Store opened
+// Exclusive (its message id filter, its queued appends).
+func TestConformanceExclusive(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return pgtest.OpenWith(t, postgres.Options{Exclusive: true}) })
+}
+
+// TestMessageFilterAcrossOpen: an Exclusive Store answers for new message
+// ids without a read, and finds the ids indexed before it was opened (its
+// filter's scan); a shared one has no filter.
+func TestMessageFilterAcrossOpen(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	createTask := func(s *postgres.Store, id, msg string) error {
+		snap := task(id, a2a.TaskStateSubmitted)
+		c := snap
+		return s.Append(ctx, store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap, MessageIDs: []string{msg}})
+	}
+	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createTask(s, "t1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	if filtered, ready, absent := postgres.MessageFilter(s, "a", "m1"); !filtered || !ready || absent {
+		t.Errorf("indexed id: filtered %v ready %v absent %v", filtered, ready, absent)
+	}
+	if _, _, absent := postgres.MessageFilter(s, "a", "m-new"); !absent {
+		t.Error("a new id is not answered without a read")
+	}
+	_ = s.Close()
+
+	s, err = postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ready, absent := postgres.MessageFilter(s, "a", "m1"); !ready || absent {
+		t.Errorf("id indexed before Open: ready %v absent %v", ready, absent)
+	}
+	if id, err := s.MessageTask(ctx, "a", "m1"); err != nil || id != "t1" {
+		t.Errorf("MessageTask(m1) after reopening = %q, %v", id, err)
+	}
+	if id, err := s.MessageTask(ctx, "a", "m2"); err != nil || id != "" {
+		t.Errorf("MessageTask(m2) = %q, %v", id, err)
+	}
+	if err := createTask(s, "t2", "m2"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.MessageTask(ctx, "a", "m2"); err != nil || id != "t2" {
+		t.Errorf("MessageTask(m2) after its create = %q, %v", id, err)
+	}
+	if err := createTask(s, "t3", "m1"); !errors.Is(err, store.ErrDuplicateMessage) {
+		t.Errorf("duplicate create: %v", err)
+	}
+	// A continuation indexing ids without naming its agent: the filter
+	// cannot tell the key, and stops answering.
+	msg := &a2a.Message{MessageID: "m4", Role: a2a.RoleUser, TaskID: "t2", ContextID: "ctx", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}
+	if err := s.Append(ctx, store.Append{TaskID: "t2", After: 1, Records: []store.Record{{Event: msg}}, Snapshot: task("t2", a2a.TaskStateWorking), MessageIDs: []string{"m4"}}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.MessageTask(ctx, "a", "m4"); err != nil || id != "t2" {
+		t.Errorf("MessageTask(m4), indexed by an append without agent = %q, %v", id, err)
+	}
+
+	shared, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	if filtered, _, _ := postgres.MessageFilter(shared, "a", "m1"); filtered {
+		t.Error("a shared store filters message ids")
 	}
 }

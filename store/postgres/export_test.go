@@ -21,3 +21,14 @@ func PauseWriters(s *Store) (resume func()) {
 func Stats(s *Store) (statements, batches int64) {
 	return s.statements.Load(), s.batches.Load()
 }
+
+// MessageFilter reports whether s filters message ids (Exclusive), once
+// its scan has ended, whether the filter is ready, and whether it answers
+// (agent, id) as absent.
+func MessageFilter(s *Store, agent, id string) (filtered, ready, absent bool) {
+	if s.msgs == nil {
+		return false, false, false
+	}
+	<-s.msgs.Done()
+	return true, s.msgs.Ready(), s.msgs.Absent(agent, id)
+}

@@ -54,6 +54,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
+	"github.com/a2abridge/a2abridge/store/internal/msgfilter"
 )
 
 // ErrClosed is returned by every method of a Store after Close.
@@ -119,6 +120,11 @@ type Store struct {
 	// on the same one (writerFor), so they apply in order.
 	writers []*writer
 	seed    maphash.Seed
+	// msgs filters the indexed message ids (MessageTask) of an
+	// Exclusive Store, which no other process indexes into; nil
+	// otherwise. stopScan ends its loading.
+	msgs     *msgfilter.Filter
+	stopScan context.CancelFunc
 	// statements and batches count what the writers sent (tests).
 	statements, batches atomic.Int64
 }
@@ -205,6 +211,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 			s.Close()
 			return nil, fmt.Errorf("postgres: %s: end the leases of earlier processes: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 		}
+		var rows int64
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM messages").Scan(&rows); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("postgres: %s: count the indexed message ids: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+		}
+		s.msgs = msgfilter.New(rows)
+		var scan context.Context
+		scan, s.stopScan = context.WithCancel(context.Background())
+		go s.msgs.Load(func(add func(agent, id string)) error { return s.scanMessages(scan, add) })
 	}
 	s.startWriters()
 	return s, nil
@@ -249,6 +264,10 @@ func (s *Store) Close() error {
 	}
 	s.stopWriters() // they apply what is queued first
 	s.stopNotify()  // it sends what is pending on the pool first
+	if s.msgs != nil {
+		s.stopScan()
+		<-s.msgs.Done()
+	}
 	s.pool.Close()
 	if s.lock != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -873,10 +892,15 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 
 // MessageTask implements store.Store: the id of the task that indexed
 // (agent, messageID), or "" and no error when there is none; ErrClosed
-// after Close.
+// after Close. A Store opened Exclusive answers for a message id never
+// indexed usually without a read (a filter of the indexed ids, loaded
+// after Open: store/internal/msgfilter); a shared one always reads.
 func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (string, error) {
 	if s.isShut.Load() {
 		return "", ErrClosed
+	}
+	if s.msgs != nil && s.msgs.Absent(agent, messageID) {
+		return "", nil
 	}
 	var id []byte
 	switch err := s.pool.QueryRow(ctx, "SELECT task_id FROM messages WHERE agent = $1 AND message_id = $2", bs(agent), bs(messageID)).Scan(&id); {
@@ -886,6 +910,23 @@ func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (strin
 		return "", wrap("message task", err)
 	}
 	return string(id), nil
+}
+
+// scanMessages yields the keys of the messages table (msgfilter.Load).
+func (s *Store) scanMessages(ctx context.Context, add func(agent, id string)) error {
+	rows, err := s.pool.Query(ctx, "SELECT agent, message_id FROM messages")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var agent, id []byte
+	for rows.Next() {
+		if err := rows.Scan(&agent, &id); err != nil {
+			return err
+		}
+		add(string(agent), string(id))
+	}
+	return rows.Err()
 }
 
 // Unfinished implements store.Store: every task whose snapshot state is

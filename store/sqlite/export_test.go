@@ -37,10 +37,10 @@ func (s *Store) HoldWriter(t interface{ Fatal(...any) }) (release func()) {
 // MessageFilterLoaded waits until the message id filter has scanned the
 // table and reports whether it is in use.
 func (s *Store) MessageFilterLoaded() bool {
-	<-s.msgs.done
-	return s.msgs.ready.Load()
+	<-s.msgs.Done()
+	return s.msgs.Ready()
 }
 
 // MessageFilterAbsent reports whether the filter answers (agent, id)
 // without a read.
-func (s *Store) MessageFilterAbsent(agent, id string) bool { return s.msgs.absent(agent, id) }
+func (s *Store) MessageFilterAbsent(agent, id string) bool { return s.msgs.Absent(agent, id) }

@@ -51,6 +51,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
+	"github.com/a2abridge/a2abridge/store/internal/msgfilter"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
@@ -110,7 +111,7 @@ type Store struct {
 	ret retentionStmts
 	ls  listStmts
 
-	msgs     *msgFilter
+	msgs     *msgfilter.Filter
 	stopScan context.CancelFunc
 
 	lock *dbLock // the database's lock file, held until closeDBs
@@ -340,10 +341,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&rows); err != nil {
 		return nil, wrap("open "+path, err)
 	}
-	s.msgs = newMsgFilter(rows)
+	s.msgs = msgfilter.New(rows)
 	var scan context.Context
 	scan, s.stopScan = context.WithCancel(context.Background())
-	go s.msgs.load(scan, s)
+	go s.msgs.Load(func(add func(agent, id string)) error { return s.scanMessages(scan, add) })
 
 	ok = true
 	go s.writer()
@@ -425,7 +426,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	<-s.done
 	s.stopScan()
-	<-s.msgs.done
+	<-s.msgs.Done()
 	return s.closeDBs()
 }
 
@@ -803,7 +804,7 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 			return store.ErrConflict, nil
 		}
 		for i, id := range a.MessageIDs {
-			s.msgs.add(a.Agent, id)
+			s.msgs.Add(a.Agent, id)
 			n, err := rowsAffected(s.w.insMsgNew.ExecContext(ctx, a.Agent, id, a.TaskID))
 			if err != nil {
 				return nil, wrap("append: index message", err)
@@ -945,7 +946,7 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 		agent = a.Agent
 	}
 	for _, id := range a.MessageIDs {
-		s.msgs.add(agent, id) // also when it turns out indexed already (by another process)
+		s.msgs.Add(agent, id) // also when it turns out indexed already (by another process)
 		var one int
 		switch err := s.w.selMsg.QueryRowContext(ctx, agent, id).Scan(&one); {
 		case err == nil:
@@ -1103,15 +1104,32 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 	return recs, nil
 }
 
+// scanMessages yields the keys of the messages table (msgfilter.Load).
+func (s *Store) scanMessages(ctx context.Context, add func(agent, id string)) error {
+	rows, err := s.rdb.QueryContext(ctx, "SELECT agent, message_id FROM messages")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var agent, id string
+	for rows.Next() {
+		if err := rows.Scan(&agent, &id); err != nil {
+			return err
+		}
+		add(agent, id)
+	}
+	return rows.Err()
+}
+
 // MessageTask implements store.Store: the id of the task that indexed
 // (agent, messageID), or "" and no error when there is none; ErrClosed
 // after Close. A message id never indexed is usually answered without a
-// read (msgFilter).
+// read (msgfilter).
 func (s *Store) MessageTask(ctx context.Context, agent, messageID string) (string, error) {
 	if s.isShut.Load() {
 		return "", ErrClosed
 	}
-	if s.msgs.absent(agent, messageID) {
+	if s.msgs.Absent(agent, messageID) {
 		return "", nil
 	}
 	var id string

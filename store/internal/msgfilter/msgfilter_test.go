@@ -1,4 +1,4 @@
-package sqlite
+package msgfilter
 
 import (
 	"strconv"
@@ -6,26 +6,26 @@ import (
 )
 
 func TestMsgFilter(t *testing.T) {
-	f := newMsgFilter(0)
-	if f.absent("a", "x") {
+	f := New(0)
+	if f.Absent("a", "x") {
 		t.Fatal("a filter not loaded answered without a read")
 	}
 	f.ready.Store(true)
 	const n = 100_000
 	for i := range n {
-		f.add("agent", "m-"+strconv.Itoa(i))
+		f.Add("agent", "m-"+strconv.Itoa(i))
 	}
 	for i := range n {
-		if f.absent("agent", "m-"+strconv.Itoa(i)) {
+		if f.Absent("agent", "m-"+strconv.Itoa(i)) {
 			t.Fatalf("key %d added but reported absent", i)
 		}
 	}
-	if !f.absent("other", "m-1") && !f.absent("agent\x00m", "-1") {
+	if !f.Absent("other", "m-1") && !f.Absent("agent\x00m", "-1") {
 		t.Error("keys of other agents look present")
 	}
 	fp := 0
 	for i := range n {
-		if !f.absent("agent", "new-"+strconv.Itoa(i)) {
+		if !f.Absent("agent", "new-"+strconv.Itoa(i)) {
 			fp++
 		}
 	}
