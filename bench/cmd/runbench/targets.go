@@ -335,10 +335,13 @@ func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 //
 // The PostgreSQL targets (issue 15 §7) keep their tasks in schemas of db,
 // one each: postgres is `a2abridge serve --postgres DSN`, one process that
-// has the schema to itself; postgres-3 is three `a2abridge serve --replica
-// --postgres DSN --lease 30s` on one schema behind nginx (round robin,
-// keep-alive connections to the replicas, SSE unbuffered), measured
-// through nginx.
+// has the schema to itself (its appends queued: a group commit that the
+// agent does not wait for); postgres-3 is three `a2abridge serve
+// --replica --postgres DSN --lease 30s` on one schema behind nginx (round
+// robin, keep-alive connections to the replicas, SSE unbuffered),
+// measured through nginx; postgres-replica is one such replica behind the
+// same nginx, the one to compare three with (a replica waits for each
+// append to commit: another may append to the task meanwhile).
 func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	serve := []string{filepath.Join(bin, "a2abridge"), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}
 	goPeer := func(key, name string) *server {
@@ -368,6 +371,7 @@ func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	every03And10(&server{key: "sqlite", name: "**a2abridge** (SQLite)", argv: append(slices.Clone(serve), "--data", dataDir), data: dataDir}, true)
 	pg1 := newSchema(db, "1")
 	every03And10(&server{key: "postgres", name: "**a2abridge** (PostgreSQL)", argv: slices.Clone(serve), pg: pg1, reset: pg1}, true)
+	every03And10(replicaGroup("postgres-replica", "**a2abridge** (PostgreSQL, 1 replica behind nginx)", serve, newSchema(db, "r"), 1, nil), true)
 	every03And10(replicaGroup("postgres-3", "**a2abridge** (PostgreSQL, 3 replicas behind nginx)", serve, newSchema(db, "3"), 3, nil), true)
 	bridges(&all, serve, bin)
 	peer03(goPeer("a2ago", "a2a-go v0.3.15"))
