@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/server"
 )
@@ -146,10 +148,25 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	dir := t.TempDir()
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		testKill9(t, []string{"--data", dir})
+	})
+	// serve --postgres has the schema to itself: its appends are queued
+	// (group commit), and what it acknowledged must survive all the same.
+	t.Run("postgres", func(t *testing.T) {
+		testKill9(t, []string{"--postgres", pgtest.DSN(t)})
+	})
+}
+
+// testKill9 is TestKill9LosesNothingAcknowledged on the store of
+// storeArgs: echo tasks acknowledged before the kill and while it
+// happens, and a streamed task running at the kill.
+func testKill9(t *testing.T, storeArgs []string) {
 	addr := freeAddr(t)
 	base := "http://" + addr
-	child := startChild(t, "--data", dir, "--addr", addr)
+	args := append(slices.Clone(storeArgs), "--addr", addr)
+	child := startChild(t, args...)
 
 	// Acknowledged echo tasks, sent concurrently.
 	type acked struct{ id, text string }
@@ -173,6 +190,40 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	}
 	wg.Wait()
 
+	// Load that goes on through the kill: what was acknowledged before
+	// the connection broke must be there after the restart.
+	stop := make(chan struct{})
+	var load sync.WaitGroup
+	for w := range 8 {
+		load.Add(1)
+		go func() {
+			defer load.Done()
+			client := &http.Client{Timeout: 10 * time.Second}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				text := fmt.Sprintf("under load %d-%d", w, i)
+				body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":` + msg(text, fmt.Sprintf("l-%d-%d", w, i), "") + `}`
+				resp, err := client.Post(base+"/a2a/echo", "application/json", strings.NewReader(body))
+				if err != nil {
+					return // the server died
+				}
+				var r rpcTask
+				err = json.UnmarshalRead(resp.Body, &r)
+				resp.Body.Close()
+				if err != nil || r.Result.Status.State != "completed" {
+					return
+				}
+				mu.Lock()
+				done = append(done, acked{r.Result.ID, text})
+				mu.Unlock()
+			}
+		}()
+	}
+
 	// A long task, streamed: remember the last event id we saw.
 	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg("60", "k-slow", "")+`}`))
 	resp, err := http.DefaultClient.Do(req)
@@ -195,13 +246,17 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 		lastSeen, _ = strconv.ParseInt(ev.ID, 10, 64)
 	}
 
+	time.Sleep(200 * time.Millisecond) // the load runs
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = child.Wait()
+	close(stop)
+	load.Wait()
 	resp.Body.Close()
 
-	startChild(t, "--data", dir, "--addr", addr)
+	startChild(t, args...)
+	t.Logf("%d tasks acknowledged before the kill", len(done))
 	for _, a := range done {
 		r := rpc(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, a.id))
 		if r.Result.Status.State != "completed" || len(r.Result.Artifacts) != 1 || r.Result.Artifacts[0].Parts[0].Text != a.text {
