@@ -264,9 +264,12 @@ type execution struct {
 // that ran it, e.g. under kill -9) is failed with RecoveryMessage, so no
 // client waits forever, and push notifications still pending are
 // delivered (with opts.Push). When st is a store.Leaser (shared by
-// several processes), only the orphans are: the tasks whose process's
-// lease expired (see EngineOptions.LeaseTime); the engine then holds a
-// lease of its own, and keeps failing the orphans it finds. When st is a
+// several processes) and not a store.Exclusive that reports true, only
+// the orphans are: the tasks whose process's lease expired (see
+// EngineOptions.LeaseTime); the engine then holds a lease of its own,
+// and keeps failing the orphans it finds. A store the engine owns
+// (memory, SQLite, an Exclusive one) gets its agents' events queued when
+// it offers a group commit (they are published once durable). When st is a
 // store.Watcher, the engine's streams also follow the appends of other
 // processes, and a task ended by another process (tasks/cancel there)
 // stops its execution here. ctx bounds recovery only, not the Engine's

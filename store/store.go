@@ -354,8 +354,9 @@ type Leaser interface {
 // Exclusive is optionally implemented by a Store that several processes
 // may share (a Leaser) to tell whether this handle has it to itself:
 // Exclusive returns true when no other process appends to the store while
-// the handle is open (postgres.Options.Exclusive: a lock proves it, and
-// the leases of earlier processes are ended when it is taken). A server's
+// the handle is open (postgres.Options.Exclusive: every other Store that
+// takes the schema's lock is refused while it is held, and the leases of
+// earlier processes are ended when it is taken). A server's
 // engine then treats the store as one that one process owns, as memory
 // and SQLite: every unfinished task it holds at start is an orphan, no
 // lease is held and no push delivery claimed, and appends may be queued

@@ -2,12 +2,16 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -37,7 +41,8 @@ const (
 	// batch filling while another commits.
 	writers = 2
 	// maxBatch bounds the appends of one batch, and maxBatchBytes their
-	// records' bytes (a batch is one message to the server).
+	// records' bytes (checked before each append is added: one append
+	// of any size always goes).
 	maxBatch      = 128
 	maxBatchBytes = 4 << 20
 	// batchTimeout bounds a batch's round trip: past it the batch's
@@ -96,8 +101,9 @@ func (w *writer) wake() {
 // the outcome, with Append's errors, once the append is committed or has
 // failed. Appends queued for one task are applied in the order they were
 // queued; a failed one makes the later ones that build on it fail (with
-// store.ErrConflict: they expect a sequence number the log never
-// reached), never apply out of order. The server's engine uses it (an
+// store.ErrConflict, as they expect a sequence number the log never
+// reached, or with its own error when one statement applied them
+// together), never apply out of order. The server's engine uses it (an
 // agent goes on while its events commit, and they are published once
 // they have) only with a Store opened with Options.Exclusive (see
 // Exclusive): on a shared one, another replica may append to the task
@@ -202,6 +208,10 @@ func (s *Store) commit(batch []*request) {
 		return
 	}
 	stmts := chain(live)
+	// In task id order (a task's own statements keep theirs): two
+	// replicas' batches that write the same tasks' rows then lock them
+	// in the same order instead of deadlocking.
+	slices.SortStableFunc(stmts, func(a, b stmt) int { return strings.Compare(a.first.a.TaskID, b.first.a.TaskID) })
 	s.statements.Add(int64(len(stmts)))
 	s.batches.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
@@ -228,7 +238,11 @@ func (s *Store) commit(batch []*request) {
 			}
 		}
 		if err := br.Close(); err != nil && failed == nil {
-			failed = &outcome{err: wrap("append", err)}
+			// An error at the commit (a serialization failure, a
+			// deferred constraint) is reported at the Sync: the
+			// transaction rolled back as for a statement's error.
+			var pe *pgconn.PgError
+			failed = &outcome{err: wrap("append", err), byServer: errors.As(err, &pe)}
 		}
 	}
 	switch {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
@@ -213,5 +217,111 @@ func TestMessageFilterAcrossOpen(t *testing.T) {
 	defer shared.Close()
 	if filtered, _, _ := postgres.MessageFilter(shared, "a", "m1"); filtered {
 		t.Error("a shared store filters message ids")
+	}
+}
+
+// TestAppendWaitsForItsBatch: an Append whose ctx ends while its batch is
+// in flight answers with the batch's outcome, not ctx.Err(): the append
+// may commit, and "on error nothing is written" must hold.
+func TestAppendWaitsForItsBatch(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	snap := task("locked", a2a.TaskStateSubmitted)
+	c := snap
+	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "locked", Records: []store.Record{{Event: &c}}, Snapshot: snap}); err != nil {
+		t.Fatal(err)
+	}
+	// Another session holds the task's row: the batch waits for it.
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "UPDATE tasks SET updated = updated WHERE id = $1", []byte("locked")); err != nil {
+		t.Fatal(err)
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	resume := postgres.PauseWriters(s)
+	res := make(chan error, 1)
+	go func() {
+		res <- s.Append(callCtx, store.Append{Agent: "a", TaskID: "locked", After: 1,
+			Records:  []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: "locked", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}},
+			Snapshot: task("locked", a2a.TaskStateWorking)})
+	}()
+	other := s.AppendAsync(ctx, store.Append{Agent: "a", TaskID: "other", Records: []store.Record{{Event: &c}}, Snapshot: task("other", a2a.TaskStateSubmitted)})
+	time.Sleep(100 * time.Millisecond) // both queued
+	resume()
+	time.Sleep(200 * time.Millisecond) // the batch waits on the row
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-res; err != nil {
+		t.Errorf("the append whose caller gave up while its batch ran: %v, want its outcome (committed)", err)
+	}
+	if err := <-other; err != nil && !errors.Is(err, store.ErrConflict) {
+		t.Errorf("the other append: %v", err)
+	}
+	info, err := s.Task(ctx, "locked")
+	if err != nil || info.Seq != 2 {
+		t.Errorf("task after the append: seq %d, %v", info.Seq, err)
+	}
+}
+
+// TestCommitErrorRetried: an error raised at the commit (here a deferred
+// constraint trigger refusing one task) rolls the batch back like a
+// statement's error: each append is applied again alone, and only the
+// refused one fails.
+func TestCommitErrorRetried(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		`CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.id = '\x626164'::bytea THEN RAISE EXCEPTION 'bad task' USING ERRCODE = '23514'; END IF; RETURN NULL; END $$`,
+		`CREATE CONSTRAINT TRIGGER refuse_bad AFTER INSERT ON tasks DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_bad()`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(id string) store.Append {
+		snap := task(id, a2a.TaskStateSubmitted)
+		c := snap
+		return store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap}
+	}
+	resume := postgres.PauseWriters(s)
+	bad := s.AppendAsync(ctx, create("bad"))
+	var good []<-chan error
+	for i := range 8 {
+		good = append(good, s.AppendAsync(ctx, create(fmt.Sprintf("good-%d", i))))
+	}
+	resume()
+	if err := <-bad; err == nil || !strings.Contains(err.Error(), "bad task") {
+		t.Errorf("the refused create: %v", err)
+	}
+	for i, res := range good {
+		if err := <-res; err != nil {
+			t.Errorf("good-%d, in a batch whose commit failed for another: %v", i, err)
+		}
 	}
 }

@@ -6,8 +6,10 @@
 // committed (PostgreSQL's COMMIT returned, with the server's
 // synchronous_commit, "on" by default, making it durable), and an Append
 // that returned an error wrote nothing. Each Append is one SQL statement
-// (data-modifying common table expressions), so one round trip and one
-// implicit transaction: the task's row is updated only at the sequence
+// (data-modifying common table expressions; several appends of a task
+// queued back to back may share one), and appends are committed in groups
+// (batch.go: one round trip and one implicit transaction for what has
+// queued): the task's row is updated only at the sequence
 // number the append expects (or inserted only if the id is new), and the
 // records and message ids are written in that same statement. Two appends
 // racing for one task serialize on the task's row: the second one then
@@ -42,6 +44,7 @@ import (
 	"hash/maphash"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,7 +120,7 @@ type Store struct {
 	// exclusive: Options.Exclusive's lock is held (Exclusive).
 	exclusive bool
 	// writers apply the queued appends (AppendAsync), a task's always
-	// on the same one (writerFor), so they apply in order.
+	// on the same one (by a hash of its id), so they apply in order.
 	writers []*writer
 	seed    maphash.Seed
 	// msgs filters the indexed message ids (MessageTask) of an
@@ -125,6 +128,8 @@ type Store struct {
 	// otherwise. stopScan ends its loading.
 	msgs     *msgfilter.Filter
 	stopScan context.CancelFunc
+	// background counts the checkpoints being written (Close waits).
+	background sync.WaitGroup
 	// statements and batches count what the writers sent (tests).
 	statements, batches atomic.Int64
 }
@@ -263,7 +268,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.stopWriters() // they apply what is queued first
-	s.stopNotify()  // it sends what is pending on the pool first
+	s.background.Wait()
+	s.stopNotify() // it sends what is pending on the pool first
 	if s.msgs != nil {
 		s.stopScan()
 		<-s.msgs.Done()
@@ -438,9 +444,10 @@ UPDATE tasks SET tail = greatest(tail - $4, 0), snap_size = $5 WHERE id = $1 AND
 // Append implements store.Store: when it returns nil, a is committed. It
 // returns store.ErrConflict, store.ErrNotFound or
 // store.ErrDuplicateMessage as documented there (unwrapped); ErrClosed
-// after Close; ctx.Err() when ctx is done before the append completes
-// (if it was sent already, the append may still be committed, as with
-// any database whose connection fails before the answer arrives); a
+// after Close; ctx.Err() when ctx is done before a writer took the
+// append (once taken, Append waits for its outcome, bounded by
+// batchTimeout: an answer lost with the connection is an error although
+// the append may be committed, as with any database); a
 // plain error for a malformed append (as store/sqlite documents it, plus
 // an id, agent, owner or context id that is not UTF-8 or holds a NUL
 // byte) or an event that the record format cannot hold; and the
@@ -451,13 +458,11 @@ UPDATE tasks SET tail = greatest(tail - $4, 0), snap_size = $5 WHERE id = $1 AND
 // Snapshot is written only when a checkpoint is due (see the package
 // doc), after the commit; failing to write it is not an error.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
-	res := s.AppendAsync(ctx, a)
-	select {
-	case err := <-res:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// Its outcome, once a writer took it: returning ctx.Err() while the
+	// batch may still commit would break "on error nothing is written".
+	// A writer answers ctx.Err() for an append it had not taken yet, and
+	// bounds each round trip (batchTimeout).
+	return <-s.AppendAsync(ctx, a)
 }
 
 // request is one append on its way to the database: the append, its
@@ -586,8 +591,10 @@ func scanAppend(row pgx.Row, records int) outcome {
 // applyOne runs r's statement alone (one implicit transaction) and
 // returns its outcome for r's caller.
 func (s *Store) applyOne(r *request) error {
+	ctx, cancel := context.WithTimeout(r.ctx, batchTimeout)
+	defer cancel()
 	sql, args := statement(r, nil)
-	o := scanAppend(s.pool.QueryRow(r.ctx, sql, args...), len(r.a.Records))
+	o := scanAppend(s.pool.QueryRow(ctx, sql, args...), len(r.a.Records))
 	if o.err != nil {
 		return o.err
 	}
@@ -603,7 +610,9 @@ func (s *Store) notApplied(r *request) error {
 	if r.a.After == 0 {
 		return store.ErrConflict
 	}
-	return s.whyNot(r.ctx, &r.a)
+	ctx, cancel := context.WithTimeout(r.ctx, batchTimeout)
+	defer cancel()
+	return s.whyNot(ctx, &r.a)
 }
 
 // committed does what follows the commit of an append (end: the last
@@ -614,7 +623,12 @@ func (s *Store) committed(end *request, tail, snapSize int64) {
 		s.notify.appended(end.a.TaskID, end.last)
 	}
 	if checkpointDue(tail, snapSize) {
-		s.checkpoint(end.ctx, end.a.TaskID, end.last, &end.a.Snapshot, tail)
+		// Apart from the writer: a slow one holds up no task.
+		s.background.Add(1)
+		go func() {
+			defer s.background.Done()
+			s.checkpoint(end.ctx, end.a.TaskID, end.last, &end.a.Snapshot, tail)
+		}()
 	}
 }
 
