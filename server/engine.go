@@ -220,9 +220,9 @@ func (e *Engine) publishedLocked(id string) *publishedTail {
 	return e.ended[id]
 }
 
-// asyncAppender is an optional extension of a store.Store (SQLite's group
-// commit): appends queued without waiting. AppendAsync validates a,
-// queues it and returns at once; the channel (buffered) receives the
+// asyncAppender is an optional extension of a store.Store (the group
+// commit of SQLite and PostgreSQL): appends queued without waiting.
+// AppendAsync validates a, queues it and returns at once; the channel (buffered) receives the
 // outcome, with the same errors as Append, once the append is durable or
 // has failed. Appends queued for one task are applied in the order they
 // were queued, so the engine may queue After = n and After = n+k before
@@ -267,9 +267,10 @@ type execution struct {
 // several processes) and not a store.Exclusive that reports true, only
 // the orphans are: the tasks whose process's lease expired (see
 // EngineOptions.LeaseTime); the engine then holds a lease of its own,
-// and keeps failing the orphans it finds. A store the engine owns
-// (memory, SQLite, an Exclusive one) gets its agents' events queued when
-// it offers a group commit (they are published once durable). When st is a
+// and keeps failing the orphans it finds. A store that offers a group
+// commit gets its agents' events queued (they are published once
+// durable), and, when the engine owns it (SQLite, an Exclusive one), its
+// creates too. When st is a
 // store.Watcher, the engine's streams also follow the appends of other
 // processes, and a task ended by another process (tasks/cancel there)
 // stops its execution here. ctx bounds recovery only, not the Engine's
@@ -292,12 +293,14 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	if x, ok := st.(store.Exclusive); !ok || !x.Exclusive() {
 		e.leaser, _ = st.(store.Leaser)
 	}
-	if e.leaser == nil {
-		// Queued appends let an agent go on before its events commit:
-		// only for a store this process owns, where nobody else appends
-		// to the task meanwhile.
-		e.async, _ = st.(asyncAppender)
-	}
+	// Queued appends let an agent go on before its events commit (they
+	// are published once they have). On a store that other processes
+	// share, a queued event that another process's append overtook
+	// fails at its commit (store.ErrConflict: nothing is written) and
+	// stops the execution (see ack); creates wait for their commit
+	// there, so that the database decides a message id before the agent
+	// runs.
+	e.async, _ = st.(asyncAppender)
 	e.leaseDone = make(chan struct{})
 	e.leaseTime = opts.LeaseTime
 	if e.leaseTime <= 0 {
@@ -405,12 +408,20 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 	defer cancel()
 	l := e.lock(id)
 	l.Lock()
+	// This engine's queued appends are published first (none is queued
+	// meanwhile: the task's lock is held), so that the log going beyond
+	// what it published means another process's append.
+	e.drainLocked(id)
 	e.mu.Lock()
 	var p *publishedTail
+	var seq int64
 	mine := false
 	if ts := e.tasks[id]; ts != nil && ts.exec == ex {
 		p = ts.published
 		mine = p != nil
+		if mine {
+			seq = p.seq
+		}
 	}
 	e.mu.Unlock()
 	if !mine {
@@ -418,7 +429,7 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 		return
 	}
 	info, err := e.st.Task(ctx, id)
-	if err != nil || info.Seq <= p.seq {
+	if err != nil || info.Seq <= seq {
 		l.Unlock()
 		return
 	}
@@ -453,6 +464,16 @@ func (e *Engine) supersededLocked(id string, cur store.TaskInfo) bool {
 	}
 	p := ts.published
 	return p.foreign || cur.Seq > p.seq
+}
+
+// foreignLocked reports whether another process's append to the task
+// was notified beyond what this engine published of it. The caller holds
+// the task's lock.
+func (e *Engine) foreignLocked(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ts := e.tasks[id]
+	return ts != nil && ts.published != nil && ts.published.foreign
 }
 
 // canceledElsewhere reports whether a task another process ended in
@@ -697,7 +718,7 @@ func (e errFold) Error() string { return e.err.Error() }
 // returns store.ErrDuplicateMessage, with nothing stored or started, when
 // one of msgIDs is already indexed for the agent.
 func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task, msgIDs []string, start func(store.TaskInfo)) (store.TaskInfo, error) {
-	if e.async != nil && start != nil {
+	if e.async != nil && start != nil && e.leaser == nil {
 		return e.createQueued(ctx, agent, owner, task, msgIDs, start)
 	}
 	l := e.lock(task.ID)
@@ -1002,12 +1023,25 @@ func (e *Engine) ack(taskID string, p *pipe) {
 		failed := p.err != nil
 		p.mu.Unlock()
 		if failed {
-			if err != nil {
-				e.log.Error("queued append failed; the agent's later events are refused", "task", taskID, "err", err)
-			}
+			var ex *execution
 			e.mu.Lock()
 			e.uncacheLocked(taskID) // the store is the truth again
+			if ts := e.tasks[taskID]; ts != nil {
+				ex = ts.exec
+			}
 			e.mu.Unlock()
+			switch {
+			case err == nil:
+			case e.leaser != nil && errors.Is(err, store.ErrConflict):
+				// Another process appended to the task first (a
+				// cancel or a continuation there): nothing of this
+				// append was written, and the execution stops.
+				if ex != nil {
+					go e.checkForeign(taskID, ex)
+				}
+			default:
+				e.log.Error("queued append failed; the agent's later events are refused", "task", taskID, "err", err)
+			}
 			continue
 		}
 		e.publish(taskID, q.recs)
@@ -1259,7 +1293,17 @@ func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 			if cur.Task.Status.State.Terminal() {
 				return ErrTaskClosed
 			}
+			if e.leaser != nil && e.foreignLocked(t.taskID) {
+				// Another process appended (it was notified): the
+				// execution stops as checkForeign stops it.
+				ex := t.ex
+				after = func() { e.checkForeign(t.taskID, ex) }
+				return ErrTaskClosed
+			}
 			err = e.appendQueued(ctx, cur, []a2a.Event{out})
+			if e.leaser != nil && errors.Is(err, store.ErrConflict) {
+				return ErrTaskClosed // an earlier event was overtaken (see ack)
+			}
 		}
 	} else {
 		var info store.TaskInfo

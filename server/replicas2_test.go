@@ -157,6 +157,7 @@ func TestReplicaContinuedElsewhere(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	task := startTask(t, ctx, a.h)
 	within(t, ag.asked, "asked")
+	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
 	m.TaskID = task.ID
 	blocking := false
@@ -198,6 +199,15 @@ func (a emitAfterAgent) Execute(ctx context.Context, r *server.Request, u *serve
 	a.started <- r.Task.ID
 	<-a.goOn
 	err := u.Working(ctx, "still here")
+	if err == nil {
+		// Queued (the engine queues an agent's events): refused at its
+		// commit, which stops the execution; the next one is refused.
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+		err = u.Working(ctx, "still here, again")
+	}
 	a.emitErr <- err
 	return err
 }
@@ -209,8 +219,9 @@ func (a emitAfterAgent) Cancel(ctx context.Context, task a2a.Task) error {
 
 // TestReplicaCancelBeforeNotified (issue 15 §2): a task canceled on
 // replica B whose execution on replica A emits before A hears of the
-// cancel: the event is refused (ErrTaskClosed), the execution ends, and
-// the agent's Canceler still runs on A, once; the task stays canceled.
+// cancel: the event is refused (ErrTaskClosed), or, queued, never written
+// and the next one refused; the execution ends, and the agent's Canceler
+// still runs on A, once; the task stays canceled.
 func TestReplicaCancelBeforeNotified(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -261,6 +272,15 @@ func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.T
 	a.asked <- u.TaskID()
 	<-a.goOn
 	err := u.Working(ctx, "stale execution on A")
+	if err == nil {
+		// Queued: refused at its commit, which stops the execution;
+		// the next one is refused.
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+		err = u.Working(ctx, "stale execution on A, again")
+	}
 	a.emitErr <- err
 	return nil
 }
@@ -268,8 +288,9 @@ func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.T
 // TestReplicaStaleEmitAfterContinue (issue 15 §2, found in review): A's
 // execution left the task input-required and goes on; the client
 // continues the task on B; A's execution, not yet notified, emits: its
-// event is refused (ErrTaskClosed) instead of landing on B's run, A does
-// not settle the task B runs, and nobody's Canceler runs.
+// event is refused (ErrTaskClosed), or, queued, never written and the
+// next one refused, instead of landing on B's run; A does not settle the
+// task B runs, and nobody's Canceler runs.
 func TestReplicaStaleEmitAfterContinue(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -280,6 +301,7 @@ func TestReplicaStaleEmitAfterContinue(t *testing.T) {
 	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a)
 	within(t, onA.asked, "A asked")
+	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
 	m.TaskID = task.ID
 	blocking := false

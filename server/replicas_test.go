@@ -115,6 +115,24 @@ func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
 	return task
 }
 
+// visible waits until h shows the task in state: an agent's event has
+// returned once queued, and is in the store (and on every replica) once
+// committed, a moment later.
+func visible(t *testing.T, ctx context.Context, h *server.Handler, id string, state a2a.TaskState) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := h.GetTask(ctx, a2a.TaskQueryParams{ID: id})
+		if err == nil && got.Status.State == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: not %s within 10 s: %+v %v", id, state, got.Status, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func within(t *testing.T, c <-chan string, what string) string {
 	t.Helper()
 	select {
@@ -160,6 +178,7 @@ func TestReplicaCancel(t *testing.T) {
 	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a.h)
 	within(t, onA.started, "the execution on A")
+	visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
 	before, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || before.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("before the cancel: %+v %v", before.Status, err)

@@ -359,8 +359,9 @@ type Leaser interface {
 // earlier processes are ended when it is taken). A server's
 // engine then treats the store as one that one process owns, as memory
 // and SQLite: every unfinished task it holds at start is an orphan, no
-// lease is held and no push delivery claimed, and appends may be queued
-// (a group commit) when the store offers that.
+// lease is held and no push delivery claimed, and a task's create may be
+// queued (a group commit) with its agent's first events when the store
+// offers that.
 type Exclusive interface {
 	Exclusive() bool
 }

@@ -103,11 +103,10 @@ func (w *writer) wake() {
 // queued; a failed one makes the later ones that build on it fail (with
 // store.ErrConflict, as they expect a sequence number the log never
 // reached, or with its own error when one statement applied them
-// together), never apply out of order. The server's engine uses it (an
-// agent goes on while its events commit, and they are published once
-// they have) only with a Store opened with Options.Exclusive (see
-// Exclusive): on a shared one, another replica may append to the task
-// meanwhile. Append, waiting, shares the batches all the same.
+// together), never apply out of order. The server's engine uses it for
+// an agent's events (the agent goes on while they commit; they are
+// published once they have), and, with a Store opened Exclusive (see
+// Exclusive), for creates too.
 func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 	if err := ctx.Err(); err != nil {
 		return answered(err)
