@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"log/slog"
+	"math"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -386,7 +387,7 @@ func (e *Engine) changed(c store.Change) {
 	if p := ts.published; p != nil && c.Seq > p.seq {
 		// Only other processes' appends are notified: this one is
 		// beyond what this engine wrote.
-		p.foreign = true
+		p.markForeign(c.Seq)
 	}
 	if ex := ts.exec; ex != nil {
 		go e.checkForeign(c.TaskID, ex)
@@ -408,6 +409,13 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 	defer cancel()
 	l := e.lock(id)
 	l.Lock()
+	e.mu.Lock()
+	current := e.execLocked(id) == ex
+	e.mu.Unlock()
+	if !current {
+		l.Unlock()
+		return
+	}
 	// This engine's queued appends are published first (none is queued
 	// meanwhile: the task's lock is held), so that the log going beyond
 	// what it published means another process's append.
@@ -434,7 +442,7 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 		return
 	}
 	e.mu.Lock()
-	p.foreign = true
+	p.markForeign(info.Seq)
 	e.mu.Unlock()
 	e.endExecution(id)
 	l.Unlock()
@@ -902,6 +910,12 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 			// finds it working, then input-required again).
 			e.mu.Lock()
 			e.uncacheLocked(taskID)
+			if ts := e.tasks[taskID]; ts != nil && ts.published != nil {
+				// The queue was drained: the log went on elsewhere,
+				// up to a point read again below (an execution here
+				// is superseded, see emit).
+				ts.published.markForeign(math.MaxInt64)
+			}
 			e.mu.Unlock()
 			continue
 		}
@@ -1017,7 +1031,8 @@ func (e *Engine) ack(taskID string, p *pipe) {
 		}
 		p.mu.Lock()
 		p.queue = p.queue[1:]
-		if err != nil && p.err == nil {
+		first := err != nil && p.err == nil // the pipe's first failure
+		if first {
 			p.err = err
 		}
 		failed := p.err != nil
@@ -1031,7 +1046,9 @@ func (e *Engine) ack(taskID string, p *pipe) {
 			}
 			e.mu.Unlock()
 			switch {
-			case err == nil:
+			case !first:
+				// It failed with the first (or after it): its
+				// execution is being dealt with already.
 			case e.leaser != nil && errors.Is(err, store.ErrConflict):
 				// Another process appended to the task first (a
 				// cancel or a continuation there): nothing of this
@@ -1552,9 +1569,20 @@ type publishedTail struct {
 	tail []store.Record
 	// foreign: another process appended to the task after seq
 	// (store.Watcher): seq and tail no longer tell what a subscriber
-	// missed, until this engine publishes again (its append succeeded
-	// after the foreign one, so it continues from the log's end).
-	foreign bool
+	// missed, until this engine publishes records up to foreignSeq, the
+	// highest sequence number known appended elsewhere (its own append
+	// then succeeded after the foreign one: it continues from the log's
+	// end). Records of its own older than that (queued appends
+	// committed before the foreign one) leave it set.
+	foreign    bool
+	foreignSeq int64
+}
+
+// markForeign records that another process appended to the task up to
+// seq (math.MaxInt64: up to an unknown point); the caller holds mu.
+func (p *publishedTail) markForeign(seq int64) {
+	p.foreign = true
+	p.foreignSeq = max(p.foreignSeq, seq)
 }
 
 // tailLen bounds publishedTail.tail.
@@ -1630,7 +1658,10 @@ func (e *Engine) publish(taskID string, recs []store.Record) {
 		if p.foreign || recs[0].Seq != p.seq+1 {
 			// Records of another process lie between: the tail starts
 			// over with these.
-			p.tail, p.foreign = nil, false
+			p.tail = nil
+			if recs[len(recs)-1].Seq >= p.foreignSeq {
+				p.foreign, p.foreignSeq = false, 0
+			}
 		}
 		p.seq = recs[len(recs)-1].Seq
 		if n := len(p.tail) + len(recs) - tailLen; n > 0 {

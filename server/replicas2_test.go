@@ -291,7 +291,16 @@ func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.T
 // event is refused (ErrTaskClosed), or, queued, never written and the
 // next one refused, instead of landing on B's run; A does not settle the
 // task B runs, and nobody's Canceler runs.
-func TestReplicaStaleEmitAfterContinue(t *testing.T) {
+func TestReplicaStaleEmitAfterContinue(t *testing.T) { testStaleEmitAfterContinue(t, false) }
+
+// TestReplicaStaleEmitAfterRefusedContinue (found in review): as
+// TestReplicaStaleEmitAfterContinue, but a continuation reaches A before
+// A hears of B's and is refused there: that refusal read the log again,
+// and A's stale execution must still be stopped, not append after B's
+// events and then settle B's run.
+func TestReplicaStaleEmitAfterRefusedContinue(t *testing.T) { testStaleEmitAfterContinue(t, true) }
+
+func testStaleEmitAfterContinue(t *testing.T, refusedHere bool) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -309,6 +318,17 @@ func TestReplicaStaleEmitAfterContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	within(t, onB.started, "B's execution")
+	if refusedHere {
+		// A continuation that reaches A meanwhile conflicts with B's
+		// appends there and is refused (the task is working): A reads
+		// the log again, which must not let the stale execution go on.
+		visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
+		m2 := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer again"})
+		m2.TaskID = task.ID
+		if _, err := a.SendMessage(ctx, a2a.MessageSendParams{Message: m2, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err == nil {
+			t.Fatal("a continuation of the task B runs was accepted on A")
+		}
+	}
 	close(onA.goOn)
 	if err := <-onA.emitErr; !errors.Is(err, server.ErrTaskClosed) {
 		t.Fatalf("A's stale event: %v, want ErrTaskClosed", err)
