@@ -17,6 +17,39 @@ import (
 	"github.com/a2abridge/a2abridge/store/storetest"
 )
 
+// createAppend is the create of task id (submitted), indexing msgs.
+func createAppend(id string, msgs ...string) store.Append {
+	snap := task(id, a2a.TaskStateSubmitted)
+	c := snap
+	return store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap, MessageIDs: msgs}
+}
+
+// statusAppend appends a status-update to state after seq after.
+func statusAppend(id string, after int64, state a2a.TaskState) store.Append {
+	return store.Append{Agent: "a", TaskID: id, After: after,
+		Records:  []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: "ctx", Status: a2a.TaskStatus{State: state}, Final: state.Terminal()}}},
+		Snapshot: task(id, state)}
+}
+
+// openExclusive opens an Exclusive Store on a new schema, and a
+// connection of its own to that schema; both are closed when t ends.
+func openExclusive(t *testing.T) (*postgres.Store, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	return s, conn
+}
+
 // TestGroupCommit: appends queued while the writers wait go in one batch
 // each; a task's create and its continuations become one statement; an
 // append that cannot apply leaves the others of its batch committed (the
@@ -26,16 +59,7 @@ import (
 func TestGroupCommit(t *testing.T) {
 	s := pgtest.OpenWith(t, postgres.Options{Exclusive: true})
 	ctx := context.Background()
-	create := func(id, msg string) store.Append {
-		snap := task(id, a2a.TaskStateSubmitted)
-		c := snap
-		return store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap, MessageIDs: []string{msg}}
-	}
-	next := func(id string, after int64, state a2a.TaskState) store.Append {
-		return store.Append{Agent: "a", TaskID: id, After: after,
-			Records:  []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: "ctx", Status: a2a.TaskStatus{State: state}, Final: state.Terminal()}}},
-			Snapshot: task(id, state)}
-	}
+	create, next := createAppend, statusAppend
 	type pending struct {
 		what string
 		res  <-chan error
@@ -157,11 +181,7 @@ func TestConformanceExclusive(t *testing.T) {
 func TestMessageFilterAcrossOpen(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	createTask := func(s *postgres.Store, id, msg string) error {
-		snap := task(id, a2a.TaskStateSubmitted)
-		c := snap
-		return s.Append(ctx, store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap, MessageIDs: []string{msg}})
-	}
+	createTask := func(s *postgres.Store, id, msg string) error { return s.Append(ctx, createAppend(id, msg)) }
 	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
 	if err != nil {
 		t.Fatal(err)
@@ -225,23 +245,11 @@ func TestMessageFilterAcrossOpen(t *testing.T) {
 // may commit, and "on error nothing is written" must hold.
 func TestAppendWaitsForItsBatch(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	snap := task("locked", a2a.TaskStateSubmitted)
-	c := snap
-	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "locked", Records: []store.Record{{Event: &c}}, Snapshot: snap}); err != nil {
+	s, conn := openExclusive(t)
+	if err := s.Append(ctx, createAppend("locked")); err != nil {
 		t.Fatal(err)
 	}
 	// Another session holds the task's row: the batch waits for it.
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -253,16 +261,12 @@ func TestAppendWaitsForItsBatch(t *testing.T) {
 	resume := postgres.PauseWriters(s)
 	res := make(chan error, 1)
 	go func() {
-		res <- s.Append(callCtx, store.Append{Agent: "a", TaskID: "locked", After: 1,
-			Records:  []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: "locked", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}},
-			Snapshot: task("locked", a2a.TaskStateWorking)})
+		res <- s.Append(callCtx, statusAppend("locked", 1, a2a.TaskStateWorking))
 	}()
 	time.Sleep(100 * time.Millisecond) // queued
 	// The task's next append goes to the same writer, in the same batch
 	// (one alone would run on its caller's ctx, cancelled with it).
-	other := s.AppendAsync(ctx, store.Append{Agent: "a", TaskID: "locked", After: 2,
-		Records:  []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: "locked", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}, Final: true}}},
-		Snapshot: task("locked", a2a.TaskStateCompleted)})
+	other := s.AppendAsync(ctx, statusAppend("locked", 2, a2a.TaskStateCompleted))
 	resume()
 	time.Sleep(200 * time.Millisecond) // the batch waits on the row
 	cancel()
@@ -288,17 +292,7 @@ func TestAppendWaitsForItsBatch(t *testing.T) {
 // refused one fails.
 func TestCommitErrorRetried(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	s, conn := openExclusive(t)
 	for _, q := range []string{
 		`CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.id = '\x626164'::bytea THEN RAISE EXCEPTION 'bad task' USING ERRCODE = '23514'; END IF; RETURN NULL; END $$`,
@@ -308,16 +302,11 @@ func TestCommitErrorRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	create := func(id string) store.Append {
-		snap := task(id, a2a.TaskStateSubmitted)
-		c := snap
-		return store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: snap}
-	}
 	resume := postgres.PauseWriters(s)
-	bad := s.AppendAsync(ctx, create("bad"))
+	bad := s.AppendAsync(ctx, createAppend("bad"))
 	var good []<-chan error
 	for i := range 8 {
-		good = append(good, s.AppendAsync(ctx, create(fmt.Sprintf("good-%d", i))))
+		good = append(good, s.AppendAsync(ctx, createAppend(fmt.Sprintf("good-%d", i))))
 	}
 	resume()
 	if err := <-bad; err == nil || !strings.Contains(err.Error(), "bad task") {
