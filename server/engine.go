@@ -107,6 +107,9 @@ type Engine struct {
 	endedRing [endedTails]string
 	endedNext int
 	async     asyncAppender
+	// watcher is st as a store.Watcher (other processes append to it),
+	// or nil.
+	watcher store.Watcher
 	// claims holds the message keys (agent + "\x00" + key) of the tasks
 	// being created with a queued create (createQueued), until its outcome
 	// is known; the channel is closed then.
@@ -324,6 +327,7 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		// Appends that other processes commit to this store (replicas)
 		// wake the streams here that follow their tasks. Until Close; it
 		// also ends when the store closes.
+		e.watcher = w
 		go w.Watch(base, e.changed)
 	}
 	return e, nil
@@ -1696,7 +1700,23 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 	sub, missed, known := e.subscribe(taskID, after)
 	defer e.unsubscribe(taskID, sub)
 	next := after
+	// With a store that other processes append to, a stream that reads
+	// the log (it does not know from this engine's execution what comes
+	// next) first tells the store that this process follows the task:
+	// another process's appends are then notified here, including those
+	// of an execution there (store.Watcher.WatchTask). A stream fed by an
+	// execution here needs no such thing while it is: an append by
+	// another process ends or continues the task, and is notified to the
+	// process that ran it; its wake-up reads the log, and watches first.
+	watching := e.watcher == nil
 	catchUp := func() bool {
+		if !watching {
+			if err := e.watcher.WatchTask(ctx, e.runner, taskID); err != nil {
+				yield(store.Record{}, false, err)
+				return false
+			}
+			watching = true
+		}
 		for {
 			recs, err := e.st.Events(ctx, taskID, next, 256)
 			if err != nil {
@@ -1778,6 +1798,7 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 		case <-e.streamsDone:
 			// The engine closed: what its executions appended last is
 			// in the log (their final events among it); then the stream ends.
+			watching = true // no need to hear of more
 			catchUp()
 			return
 		case <-ctx.Done():

@@ -401,7 +401,24 @@ type PushClaimer interface {
 // PostgreSQL implements it with LISTEN/NOTIFY (when opened with
 // postgres.Options.Notify). Appends made through the Store itself are not
 // reported: the engine publishes those in process.
+//
+// Which appends are reported: an append by a process that was not the
+// task's runner before it (Append.Runner of the last append that named
+// one; a cancel, a continuation or an orphan's sweep made elsewhere),
+// or one naming no runner, reaches every process; an append by the
+// task's runner (its execution's events) reaches only the processes
+// that called WatchTask for the task. A process that runs a task hears
+// of every append it must (another process can only end or continue the
+// task); one that follows a task it does not run calls WatchTask before
+// it reads the task's log.
 type Watcher interface {
+	// WatchTask makes the appends other processes than runner commit to
+	// the task from now on reported to runner's Watch (for as long as
+	// the store keeps the task, or until the task is terminal: it gets
+	// no appends then): an append committed before WatchTask returns is
+	// in the log read after it. An unknown task is no error.
+	WatchTask(ctx context.Context, runner, taskID string) error
+
 	// Watch calls fn for the appends other processes commit, until ctx
 	// ends or the Store is closed, then returns. Calls come from one
 	// goroutine, in the order the notifications arrive; fn must not

@@ -253,7 +253,7 @@ func (s *Store) commit(batch []*request) {
 		}
 		for i, st := range stmts {
 			if outs[i].applied {
-				s.committed(st.end(), outs[i].tail, outs[i].snapSize)
+				s.committed(st.end(), outs[i])
 			}
 		}
 		for i, st := range stmts {

@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in table
 // a2abridge_schema. Open refuses a database with a higher version.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] upgrades a schema of version v to v+1 (migrations[0]
 // creates it). Each runs in the transaction of migrate, so a failing one
@@ -56,6 +56,16 @@ const SchemaVersion = 3
 //     as its lease in replicas.
 //   - published_keys: the public JWK Set of each process's push signing
 //     keys (keys.go), so that every replica serves all of them.
+//
+// Version 4 (issue 15 §7, notifications only where they are awaited, see
+// notify.go):
+//
+//   - tasks.watchers: the processes (runner ids) that follow the task
+//     without running it (Store.WatchTask), each once.
+//   - tasks.moved: whether the last append came from a process other than
+//     the task's runner before it (or named none): set by each append
+//     from the row it updates, and read back by it (RETURNING sees only
+//     the new row).
 var migrations = []string{
 	0: `
 CREATE TABLE tasks (
@@ -141,6 +151,9 @@ CREATE TABLE published_keys (
 	jwks      bytea NOT NULL,
 	until     timestamptz NOT NULL
 );
+`,
+	3: `
+ALTER TABLE tasks ADD COLUMN watchers bytea[] NOT NULL DEFAULT '{}', ADD COLUMN moved boolean NOT NULL DEFAULT false;
 `,
 }
 

@@ -44,6 +44,22 @@ import (
 // "R" for tasks whose id a payload cannot carry (not UTF-8, a line break
 // or NUL in it, or too long): a resync for every listener.
 
+// Which appends are notified: a process needs to hear of another's
+// append to a task only when it runs the task (it must stop when the task
+// is ended or continued elsewhere) or follows it (streams). So an append
+// is notified when the process that makes it was not the task's runner
+// before it (tasks.moved: a cancel, a continuation or an orphan's sweep
+// by another process, or an append naming no runner), or when a process
+// other than its maker watches the task (tasks.watchers, WatchTask); a
+// task's create is not (no process can follow a task before it exists).
+// The appends of a task's own execution, nearly all of them, go
+// unnotified unless another process follows the task: the cost of
+// notifications no longer grows with the number of processes. Both
+// columns are read from the row the append updates, under its row lock,
+// so a WatchTask and an append are ordered: an append that commits
+// before the watch is in the log that the watcher reads once WatchTask
+// returns, and one after it sees the watcher.
+
 // notifyGather is the least time between two notifications of a Store:
 // a notification sent at most this long after the previous one waits for
 // the rest of it, gathering what is appended meanwhile. An append after a
@@ -237,6 +253,29 @@ func parsePayload(payload, self string, fn func(store.Change)) {
 		}
 		fn(store.Change{TaskID: id, Seq: seq})
 	}
+}
+
+// WatchTask implements store.Watcher: once it returns nil, the appends
+// that processes other than runner commit to the task are notified to
+// the Watch of every Store on the schema (runner's among them), until
+// the task is deleted. It writes the task's row only when runner does
+// not watch it yet and the task is not terminal (a terminal task gets no
+// appends); an unknown task is no error (there is nothing to follow). A
+// process watches a task for the rest of the task's life: stopping costs
+// a write per follower, and notifications a process does not await cost
+// only their delivery. Errors: ErrClosed after Close, the database's
+// error (wrapped), or ctx's.
+func (s *Store) WatchTask(ctx context.Context, runner, taskID string) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	if runner == "" {
+		return errors.New("postgres: watch task: empty runner")
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE tasks SET watchers = array_append(watchers, $2)
+	WHERE id = $1 AND NOT ($2 = ANY (watchers)) AND state NOT IN ('completed', 'canceled', 'failed', 'rejected')`,
+		bs(taskID), bs(runner))
+	return wrap("watch task", err)
 }
 
 // Watch implements store.Watcher for a Store opened with Options.Notify

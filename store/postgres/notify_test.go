@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -87,8 +88,9 @@ func appendStatus(t *testing.T, s store.Store, id string, after int64) {
 }
 
 // TestWatch: two stores on one schema (two replicas) learn of each
-// other's appends, not of their own; a store on another schema hears
-// nothing of them; each Watch starts with a resync.
+// other's appends (here appends naming no runner: each is notified), not
+// of their own; a store on another schema hears nothing of them; each
+// Watch starts with a resync.
 func TestWatch(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a, b := openNotify(t, dsn), openNotify(t, dsn)
@@ -101,7 +103,8 @@ func TestWatch(t *testing.T) {
 	appendStatus(t, a, "t1", 1)
 	cb.until(t, "b hears a's appends", func(l map[string]int64, _ int) bool { return l["t1"] == 2 })
 	create(t, b, "t2")
-	ca.until(t, "a hears b's create", func(l map[string]int64, _ int) bool { return l["t2"] == 1 })
+	appendStatus(t, b, "t2", 1)
+	ca.until(t, "a hears b's append", func(l map[string]int64, _ int) bool { return l["t2"] == 2 })
 	// Many appends: all reported, their last sequence numbers exact.
 	for i := range 50 {
 		id := fmt.Sprintf("m%02d", i)
@@ -171,10 +174,107 @@ func TestWatchQuietConnection(t *testing.T) {
 	cb.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
 	time.Sleep(400 * time.Millisecond)
 	create(t, a, "quiet")
-	cb.until(t, "b hears a's create after quiet periods", func(l map[string]int64, _ int) bool { return l["quiet"] == 1 })
+	appendStatus(t, a, "quiet", 1)
+	cb.until(t, "b hears a's append after quiet periods", func(l map[string]int64, _ int) bool { return l["quiet"] == 2 })
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.resync != 1 {
 		t.Fatalf("%d resyncs: the quiet connection was replaced", cb.resync)
+	}
+}
+
+// appendBy appends a working status update to the task after seq after,
+// made by runner's execution.
+func appendBy(t *testing.T, s store.Store, id, runner string, after int64) {
+	t.Helper()
+	snap := task(id, a2a.TaskStateWorking)
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if err := s.Append(context.Background(), store.Append{TaskID: id, After: after, Records: []store.Record{{Event: ev}}, Snapshot: snap, Runner: runner}); err != nil {
+		t.Fatalf("append %s after %d by %q: %v", id, after, runner, err)
+	}
+}
+
+// TestWatchOnlyWhereAwaited (issue 15 §7): creates and the appends of a
+// task's own runner are not notified, unless another process watches the
+// task (WatchTask); an append by a process that was not the task's runner
+// (a cancel or continuation elsewhere) is notified to every process; a
+// terminal task is not watched (no write). Each step is followed by a
+// notified append of a marker task from the same store, and what was
+// notified before the marker arrived is then known.
+func TestWatchOnlyWhereAwaited(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	a, b := openNotify(t, dsn), openNotify(t, dsn)
+	ca, cb := watch(t, a), watch(t, b)
+	for _, c := range []*changes{ca, cb} {
+		c.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
+	}
+	seen := func(c *changes, id string) int64 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.last[id]
+	}
+	create(t, a, "marker-a")
+	create(t, b, "marker-b")
+	markers := map[*postgres.Store]int64{a: 1, b: 1}
+	// mark appends to the marker of s (naming no runner: notified) and
+	// waits until c heard it.
+	mark := func(s *postgres.Store, c *changes, what string) {
+		t.Helper()
+		id := "marker-a"
+		if s == b {
+			id = "marker-b"
+		}
+		appendStatus(t, s, id, markers[s])
+		markers[s]++
+		want := markers[s]
+		c.until(t, what, func(l map[string]int64, _ int) bool { return l[id] == want })
+	}
+
+	createBy(t, a, "t1", "ra", a2a.TaskStateWorking)
+	appendBy(t, a, "t1", "ra", 1)
+	mark(a, cb, "the marker after ra's own appends")
+	if got := seen(cb, "t1"); got != 0 {
+		t.Fatalf("b heard t1 up to %d: a create and the runner's own append are not to be notified", got)
+	}
+
+	if err := b.WatchTask(ctx, "rb", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WatchTask(ctx, "rb", "t1"); err != nil { // twice: one entry
+		t.Fatal(err)
+	}
+	if err := b.WatchTask(ctx, "rb", "unknown"); err != nil {
+		t.Fatalf("WatchTask of an unknown task: %v", err)
+	}
+	appendBy(t, a, "t1", "ra", 2)
+	cb.until(t, "b, watching t1, hears ra's append", func(l map[string]int64, _ int) bool { return l["t1"] == 3 })
+
+	// b appends as another runner: a (the task's runner) hears it.
+	appendBy(t, b, "t1", "rb", 3)
+	ca.until(t, "a hears rb's append to ra's task", func(l map[string]int64, _ int) bool { return l["t1"] == 4 })
+	// rb is the runner now; its next append is notified to nobody (rb
+	// is the only watcher), and ra's watch would be needed to hear it.
+	appendBy(t, b, "t1", "rb", 4)
+	mark(b, ca, "the marker after rb's own append")
+	if got := seen(ca, "t1"); got != 4 {
+		t.Fatalf("a heard t1 up to %d, want 4: rb's own append to a task only rb watches is not to be notified", got)
+	}
+
+	conn := admin(t, dsn)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT cardinality(watchers) FROM tasks WHERE id = 't1'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("t1 has %d watchers (%v), want 1", n, err)
+	}
+	createBy(t, a, "done", "ra", a2a.TaskStateCompleted)
+	if err := b.WatchTask(ctx, "rb", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT cardinality(watchers) FROM tasks WHERE id = 'done'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the terminal task has %d watchers (%v), want 0", n, err)
+	}
+	a.Close()
+	if err := a.WatchTask(ctx, "ra", "t1"); !errors.Is(err, postgres.ErrClosed) {
+		t.Fatalf("WatchTask after Close: %v, want ErrClosed", err)
 	}
 }

@@ -386,7 +386,7 @@ const appendCreate = `WITH t AS (
 	RETURNING 1
 )
 SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::bytea[])
-	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END
+	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END, false
 FROM t`
 
 // appendNext updates the task's row only at the expected sequence number
@@ -400,9 +400,10 @@ const appendNext = `WITH t AS (
 		state = CASE WHEN $4 THEN $5 ELSE state END,
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
 		seq = $7, updated = $8, tail = tail + $9,
-		runner = CASE WHEN octet_length($13::bytea) > 0 THEN $13 ELSE runner END
+		runner = CASE WHEN octet_length($13::bytea) > 0 THEN $13 ELSE runner END,
+		moved = octet_length($13::bytea) = 0 OR runner <> $13
 	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
-	RETURNING id, agent, tail, snap_size
+	RETURNING id, agent, tail, snap_size, moved OR cardinality(array_remove(watchers, $13::bytea)) > 0 AS notify
 ), m AS (
 	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::bytea[]) AS mid
 	ON CONFLICT (agent, message_id) DO NOTHING RETURNING 1
@@ -412,7 +413,7 @@ const appendNext = `WITH t AS (
 	RETURNING 1
 )
 SELECT t.tail, t.snap_size, CASE WHEN (SELECT count(*) FROM m) < cardinality($10::bytea[])
-	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END
+	THEN a2abridge_fail('` + errDuplicate + `') ELSE (SELECT count(*) FROM e) END, t.notify
 FROM t`
 
 // appendNextQuick is appendNext without message ids.
@@ -421,15 +422,16 @@ const appendNextQuick = `WITH t AS (
 		state = CASE WHEN $4 THEN $5 ELSE state END,
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
 		seq = $7, updated = $8, tail = tail + $9,
-		runner = CASE WHEN octet_length($12::bytea) > 0 THEN $12 ELSE runner END
+		runner = CASE WHEN octet_length($12::bytea) > 0 THEN $12 ELSE runner END,
+		moved = octet_length($12::bytea) = 0 OR runner <> $12
 	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
-	RETURNING id, tail, snap_size
+	RETURNING id, tail, snap_size, moved OR cardinality(array_remove(watchers, $12::bytea)) > 0 AS notify
 ), e AS (
 	INSERT INTO events (task_id, seq, time, body)
 	SELECT t.id, $2 + u.o, u.tm, u.b FROM t, unnest($10::bigint[], $11::bytea[]) WITH ORDINALITY AS u(tm, b, o)
 	RETURNING 1
 )
-SELECT t.tail, t.snap_size, (SELECT count(*) FROM e) FROM t`
+SELECT t.tail, t.snap_size, (SELECT count(*) FROM e), t.notify FROM t`
 
 // putCheckpoint writes a task's snapshot at seq $2 unless a later one is
 // there, and then counts the events after it: the tail the append
@@ -561,6 +563,7 @@ func statement(r *request, chained []*request) (string, []any) {
 // the transaction it was part of, rolled back).
 type outcome struct {
 	applied        bool
+	notify         bool // the append is to be notified (see notify.go)
 	tail, snapSize int64
 	err            error
 	byServer       bool
@@ -571,7 +574,7 @@ type outcome struct {
 func scanAppend(row pgx.Row, records int) outcome {
 	var o outcome
 	var written int64
-	err := row.Scan(&o.tail, &o.snapSize, &written)
+	err := row.Scan(&o.tail, &o.snapSize, &written, &o.notify)
 	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -601,7 +604,7 @@ func (s *Store) applyOne(r *request) error {
 	if !o.applied {
 		return s.notApplied(r)
 	}
-	s.committed(r, o.tail, o.snapSize)
+	s.committed(r, o)
 	return nil
 }
 
@@ -616,13 +619,14 @@ func (s *Store) notApplied(r *request) error {
 }
 
 // committed does what follows the commit of an append (end: the last
-// of the appends one statement applied): its notification and, when
-// due, its checkpoint.
-func (s *Store) committed(end *request, tail, snapSize int64) {
-	if s.notify != nil {
+// of the appends one statement applied; o: what the statement returned):
+// its notification, when one is due, and, when due, its checkpoint.
+func (s *Store) committed(end *request, o outcome) {
+	if s.notify != nil && o.notify {
 		s.notify.appended(end.a.TaskID, end.last)
 	}
-	if checkpointDue(tail, snapSize) {
+	tail := o.tail
+	if checkpointDue(tail, o.snapSize) {
 		// Apart from the writer: a slow one holds up no task.
 		s.background.Add(1)
 		go func() {
