@@ -60,12 +60,21 @@
 //   - the task-log writer is the one write path of every event: the
 //     event is folded into the snapshot (the state machine refuses what
 //     does not fit), appended to the store, and only then published. A
-//     store that appends at once (memory, PostgreSQL) completes each
-//     append at once; SQLite's group commit queues an execution's
-//     appends and publishes them in order as they become durable;
+//     store that appends at once (memory) completes each append at once;
+//     the group commit of SQLite and PostgreSQL queues an execution's
+//     appends and publishes them in order as they become durable (an
+//     unexported optional extension of store.Store);
 //   - the fan-out hands published events to the task's subscribers, and
-//     wakes them when another process appended (store.Watcher), so that
-//     they read the log from where they are.
+//     wakes them when another process appended (store.Watcher: in
+//     process for the Replicas of one memory.Store, across processes
+//     with LISTEN/NOTIFY for PostgreSQL), so that they read the log from
+//     where they are; a subscriber that reads the log tells the store
+//     first that this process follows the task (Watcher.WatchTask).
+//
+// One engine serves one process and N replicas alike: what differs is
+// only which optional interfaces the store offers (store.Leaser,
+// store.Watcher, store.PushClaimer). The replica tests of this package
+// run the same engines on memory.Store Replicas and on PostgreSQL.
 //
 // Lock order (take them in this order, never the reverse):
 //

@@ -12,14 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
-	"github.com/a2abridge/a2abridge/store/postgres"
 )
 
 type slowOrphans struct {
-	*postgres.Store
+	sharedStore
 	slow atomic.Bool
 }
 
@@ -27,23 +25,21 @@ func (s *slowOrphans) Orphans(ctx context.Context, limit int) ([]store.TaskInfo,
 	if s.slow.Swap(false) {
 		time.Sleep(700 * time.Millisecond)
 	}
-	return s.Store.Orphans(ctx, limit)
+	return s.sharedStore.Orphans(ctx, limit)
 }
 
 // slowOrphans makes the first Orphans call (the engine's recovery) slow.
 // TestReplicaSlowRecovery (issue 15 §3): a recovery that lasts longer than
 // 3/5 of LeaseTime must not leave the engine serving without a lease: a
 // replica that starts then does not fail its running task.
-func TestReplicaSlowRecovery(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaSlowRecovery(t *testing.T) { forClusters(t, testReplicaSlowRecovery) }
+
+func testReplicaSlowRecovery(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pst, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pst := c.open(t, ctx)
 	defer pst.Close()
-	st := &slowOrphans{Store: pst}
+	st := &slowOrphans{sharedStore: pst}
 	st.slow.Store(true)
 	eng, err := server.NewEngine(ctx, st, server.EngineOptions{LeaseTime: time.Second, Logger: discardLogger()})
 	if err != nil {
@@ -55,7 +51,7 @@ func TestReplicaSlowRecovery(t *testing.T) {
 	task := startTask(t, ctx, h)
 	within(t, onA.started, "A")
 	time.Sleep(120 * time.Millisecond)
-	b := startReplica(t, ctx, dsn, newCancelAgent(), server.EngineOptions{LeaseTime: time.Second})
+	b := startReplica(t, ctx, c, newCancelAgent(), server.EngineOptions{LeaseTime: time.Second})
 	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Errorf("A's live task after B started: %s %v", got.Status.State, err)
@@ -88,11 +84,12 @@ func (a completeThenWait) Cancel(ctx context.Context, task a2a.Task) error {
 // own task and has not returned yet is not taken for one whose task
 // another process ended (its Canceler does not run).
 func TestReplicaResyncOwnCompletion(t *testing.T) {
-	dsn := pgtest.DSN(t)
+	c := pgCluster(t)
+	dsn := c.dsn
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ag := completeThenWait{make(chan string, 1), make(chan string, 1), make(chan string, 1)}
-	a := startReplica(t, ctx, dsn, ag, server.EngineOptions{})
+	a := startReplica(t, ctx, c, ag, server.EngineOptions{})
 	startTask(t, ctx, a.h)
 	within(t, ag.completed, "completed")
 	conn, err := pgx.Connect(ctx, dsn)
@@ -146,14 +143,15 @@ func (a askThenLinger) Execute(ctx context.Context, r *server.Request, u *server
 // task on B, while A's execution (which left it input-required) has not
 // returned yet: A's execution, when it returns, does not settle the task
 // that B now runs.
-func TestReplicaContinuedElsewhere(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaContinuedElsewhere(t *testing.T) { forClusters(t, testReplicaContinuedElsewhere) }
+
+func testReplicaContinuedElsewhere(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ag := askThenLinger{make(chan string, 1)}
-	a := startReplica(t, ctx, dsn, ag, server.EngineOptions{})
+	a := startReplica(t, ctx, c, ag, server.EngineOptions{})
 	onB := newCancelAgent()
-	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
+	b := startReplica(t, ctx, c, onB, server.EngineOptions{})
 	time.Sleep(500 * time.Millisecond)
 	task := startTask(t, ctx, a.h)
 	within(t, ag.asked, "asked")
@@ -174,12 +172,12 @@ func TestReplicaContinuedElsewhere(t *testing.T) {
 
 // slowWatch delays the notifications of other processes' appends.
 type slowWatch struct {
-	*postgres.Store
+	sharedStore
 	delay time.Duration
 }
 
 func (s slowWatch) Watch(ctx context.Context, fn func(store.Change)) {
-	s.Store.Watch(ctx, func(c store.Change) {
+	s.sharedStore.Watch(ctx, func(c store.Change) {
 		if !c.Resync {
 			time.Sleep(s.delay) // on the watcher's goroutine: later ones wait too
 		}
@@ -222,13 +220,14 @@ func (a emitAfterAgent) Cancel(ctx context.Context, task a2a.Task) error {
 // cancel: the event is refused (ErrTaskClosed), or, queued, never written
 // and the next one refused; the execution ends, and the agent's Canceler
 // still runs on A, once; the task stays canceled.
-func TestReplicaCancelBeforeNotified(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaCancelBeforeNotified(t *testing.T) { forClusters(t, testReplicaCancelBeforeNotified) }
+
+func testReplicaCancelBeforeNotified(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	onA := emitAfterAgent{make(chan string, 2), make(chan string, 2), make(chan struct{}), make(chan error, 1)}
-	a := startReplicaOn(t, ctx, dsn, onA, server.EngineOptions{}, func(st *postgres.Store) store.Store { return slowWatch{st, 2 * time.Second} }).h
-	b := replicaOn(t, ctx, dsn, newCancelAgent())
+	a := startReplicaOn(t, ctx, c, onA, server.EngineOptions{}, func(st sharedStore) store.Store { return slowWatch{st, 2 * time.Second} }).h
+	b := replicaOn(t, ctx, c, newCancelAgent())
 	task := startTask(t, ctx, a)
 	within(t, onA.started, "A started")
 	if got, err := b.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
@@ -291,23 +290,26 @@ func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.T
 // event is refused (ErrTaskClosed), or, queued, never written and the
 // next one refused, instead of landing on B's run; A does not settle the
 // task B runs, and nobody's Canceler runs.
-func TestReplicaStaleEmitAfterContinue(t *testing.T) { testStaleEmitAfterContinue(t, false) }
+func TestReplicaStaleEmitAfterContinue(t *testing.T) {
+	forClusters(t, func(t *testing.T, c cluster) { testStaleEmitAfterContinue(t, c, false) })
+}
 
 // TestReplicaStaleEmitAfterRefusedContinue (found in review): as
 // TestReplicaStaleEmitAfterContinue, but a continuation reaches A before
 // A hears of B's and is refused there: that refusal read the log again,
 // and A's stale execution must still be stopped, not append after B's
 // events and then settle B's run.
-func TestReplicaStaleEmitAfterRefusedContinue(t *testing.T) { testStaleEmitAfterContinue(t, true) }
+func TestReplicaStaleEmitAfterRefusedContinue(t *testing.T) {
+	forClusters(t, func(t *testing.T, c cluster) { testStaleEmitAfterContinue(t, c, true) })
+}
 
-func testStaleEmitAfterContinue(t *testing.T, refusedHere bool) {
-	dsn := pgtest.DSN(t)
+func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	onA := askThenEmit{make(chan string, 1), make(chan struct{}), make(chan error, 1)}
-	a := startReplicaOn(t, ctx, dsn, onA, server.EngineOptions{}, func(st *postgres.Store) store.Store { return slowWatch{st, 3 * time.Second} }).h
+	a := startReplicaOn(t, ctx, c, onA, server.EngineOptions{}, func(st sharedStore) store.Store { return slowWatch{st, 3 * time.Second} }).h
 	onB := newCancelAgent()
-	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
+	b := startReplica(t, ctx, c, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a)
 	within(t, onA.asked, "A asked")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)

@@ -16,10 +16,8 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
-	"github.com/a2abridge/a2abridge/store/postgres"
 )
 
 // textHook is a webhook that records each notification as "state:text"
@@ -90,8 +88,8 @@ func (h *textHook) until(t *testing.T, last string, limit time.Duration) []strin
 // milliseconds.
 var fastRetries = &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}
 
-func pushReplica(t *testing.T, ctx context.Context, dsn string, agent server.Agent, lease time.Duration) *replica {
-	return startReplica(t, ctx, dsn, agent, server.EngineOptions{LeaseTime: lease, Push: fastRetries})
+func pushReplica(t *testing.T, ctx context.Context, c cluster, agent server.Agent, lease time.Duration) *replica {
+	return startReplica(t, ctx, c, agent, server.EngineOptions{LeaseTime: lease, Push: fastRetries})
 }
 
 // TestReplicaPushOnce (issue 15 §4): a push config set on replica B for a
@@ -99,15 +97,16 @@ func pushReplica(t *testing.T, ctx context.Context, dsn string, agent server.Age
 // though both replicas deliver push notifications; the events A appends
 // after B's worker went idle reach the webhook without waiting for a
 // sweep (A learns of the config from B's notification).
-func TestReplicaPushOnce(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaPushOnce(t *testing.T) { forClusters(t, testReplicaPushOnce) }
+
+func testReplicaPushOnce(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	steps := stepAgent{make(chan string)}
 	// The default lease time: a sweep every 6 s, longer than the test
 	// waits for a delivery.
-	a := pushReplica(t, ctx, dsn, steps, 0)
-	b := pushReplica(t, ctx, dsn, steps, 0)
+	a := pushReplica(t, ctx, c, steps, 0)
+	b := pushReplica(t, ctx, c, steps, 0)
 	hk := newTextHook(t)
 	task := startTask(t, ctx, a.h)
 	// A appends once before the config exists: it then knows the task
@@ -156,15 +155,16 @@ func TestReplicaPushOnce(t *testing.T) {
 // when it stops (its webhook was down) are made by another replica once
 // the stopped one's claim ended with its lease: in order, each state
 // once.
-func TestReplicaPushTakeover(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaPushTakeover(t *testing.T) { forClusters(t, testReplicaPushTakeover) }
+
+func testReplicaPushTakeover(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	hk := newTextHook(t)
 	hk.down.Store(true)
 	steps := stepAgent{make(chan string)}
-	a := pushReplica(t, ctx, dsn, steps, time.Second)
-	b := pushReplica(t, ctx, dsn, steps, time.Second)
+	a := pushReplica(t, ctx, c, steps, time.Second)
+	b := pushReplica(t, ctx, c, steps, time.Second)
 	blocking := false
 	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
 		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}})
@@ -203,7 +203,7 @@ func TestReplicaPushTakeover(t *testing.T) {
 // flakyConfigs fails one PushConfigs read made by the pusher's post (the
 // read before each attempt), once armed, and counts claims.
 type flakyConfigs struct {
-	*postgres.Store
+	sharedStore
 	armed  atomic.Bool
 	claims atomic.Int32
 }
@@ -220,26 +220,27 @@ func (s *flakyConfigs) PushConfigs(ctx context.Context, taskID string) ([]store.
 			break
 		}
 	}
-	return s.Store.PushConfigs(ctx, taskID)
+	return s.sharedStore.PushConfigs(ctx, taskID)
 }
 
 func (s *flakyConfigs) ClaimPush(ctx context.Context, runner, taskID, configID string) (bool, error) {
 	s.claims.Add(1)
-	return s.Store.ClaimPush(ctx, runner, taskID, configID)
+	return s.sharedStore.ClaimPush(ctx, runner, taskID, configID)
 }
 
 // TestPushTransientReadRetried (found in review): a failed read of the
 // config before a delivery attempt is retried, not taken for a deleted
 // config: the notification is delivered, and the worker does not claim
 // and release in a loop meanwhile.
-func TestPushTransientReadRetried(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestPushTransientReadRetried(t *testing.T) { forClusters(t, testPushTransientReadRetried) }
+
+func testPushTransientReadRetried(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var st *flakyConfigs
 	steps := stepAgent{make(chan string)}
-	h := startReplicaOn(t, ctx, dsn, steps, server.EngineOptions{Push: fastRetries},
-		func(pst *postgres.Store) store.Store { st = &flakyConfigs{Store: pst}; return st }).h
+	h := startReplicaOn(t, ctx, c, steps, server.EngineOptions{Push: fastRetries},
+		func(pst sharedStore) store.Store { st = &flakyConfigs{sharedStore: pst}; return st }).h
 	hk := newTextHook(t)
 	blocking := false
 	if _, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
@@ -263,7 +264,7 @@ func TestPushTransientReadRetried(t *testing.T) {
 
 // failRelease fails the first n ReleasePush calls.
 type failRelease struct {
-	*postgres.Store
+	sharedStore
 	fails atomic.Int32
 }
 
@@ -271,22 +272,23 @@ func (s *failRelease) ReleasePush(ctx context.Context, runner, taskID, configID 
 	if s.fails.Add(-1) >= 0 {
 		return false, errors.New("injected: connection reset")
 	}
-	return s.Store.ReleasePush(ctx, runner, taskID, configID)
+	return s.sharedStore.ReleasePush(ctx, runner, taskID, configID)
 }
 
 // TestReplicaPushFailedRelease (found in review): a claim that a failed
 // release left behind (its worker ended) does not strand the config:
 // appends made on another replica are delivered (the claimant's sweep
 // takes its own claim up again).
-func TestReplicaPushFailedRelease(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaPushFailedRelease(t *testing.T) { forClusters(t, testReplicaPushFailedRelease) }
+
+func testReplicaPushFailedRelease(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var st *failRelease
 	steps := stepAgent{make(chan string)}
-	a := startReplicaOn(t, ctx, dsn, steps, server.EngineOptions{LeaseTime: 2 * time.Second, Push: fastRetries},
-		func(pst *postgres.Store) store.Store { st = &failRelease{Store: pst}; st.fails.Store(1); return st }).h
-	b := pushReplica(t, ctx, dsn, steps, 2*time.Second)
+	a := startReplicaOn(t, ctx, c, steps, server.EngineOptions{LeaseTime: 2 * time.Second, Push: fastRetries},
+		func(pst sharedStore) store.Store { st = &failRelease{sharedStore: pst}; st.fails.Store(1); return st }).h
+	b := pushReplica(t, ctx, c, steps, 2*time.Second)
 	hk := newTextHook(t)
 	task := startTask(t, ctx, b.h)
 	if _, err := a.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,

@@ -11,6 +11,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
 	"github.com/a2abridge/a2abridge/store/postgres"
 )
 
@@ -36,31 +37,68 @@ func (a stepAgent) Execute(ctx context.Context, r *server.Request, u *server.Tas
 
 // replica is one replica of a test: its store, engine and handler.
 type replica struct {
-	st  *postgres.Store
+	st  sharedStore
 	eng *server.Engine
 	h   *server.Handler
 }
 
-// replicaOn is a replica on the PostgreSQL schema of dsn: its own store
-// (with notifications) and engine, serving agent as "steps".
-func replicaOn(t *testing.T, ctx context.Context, dsn string, agent server.Agent) *server.Handler {
-	t.Helper()
-	return startReplica(t, ctx, dsn, agent, server.EngineOptions{}).h
+// sharedStore is a store as the replicas of a server share it.
+type sharedStore interface {
+	store.Store
+	store.Watcher
+	store.Leaser
+	store.PushClaimer
 }
 
-func startReplica(t *testing.T, ctx context.Context, dsn string, agent server.Agent, o server.EngineOptions) *replica {
+// cluster is the store a test's replicas share: a PostgreSQL schema
+// (dsn), or one memory Store (mem) whose Replicas they are; the same
+// engine code runs on both.
+type cluster struct {
+	dsn string
+	mem *memory.Store
+}
+
+// pgCluster is a cluster on a new PostgreSQL schema (pgtest.DSN: the test
+// is skipped without PostgreSQL, failed under CI).
+func pgCluster(t *testing.T) cluster { return cluster{dsn: pgtest.DSN(t)} }
+
+// forClusters runs f on a memory cluster and on a PostgreSQL one.
+func forClusters(t *testing.T, f func(t *testing.T, c cluster)) {
+	t.Run("memory", func(t *testing.T) { f(t, cluster{mem: memory.New()}) })
+	t.Run("postgres", func(t *testing.T) { f(t, pgCluster(t)) })
+}
+
+// open returns a new process's handle on the cluster's store: a
+// PostgreSQL Store with notifications, or a memory Replica.
+func (c cluster) open(t *testing.T, ctx context.Context) sharedStore {
 	t.Helper()
-	return startReplicaOn(t, ctx, dsn, agent, o, nil)
+	if c.mem != nil {
+		return c.mem.Replica()
+	}
+	st, err := postgres.Open(ctx, c.dsn, postgres.Options{Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// replicaOn is a replica on the cluster: its own store handle (with
+// notifications) and engine, serving agent as "steps".
+func replicaOn(t *testing.T, ctx context.Context, c cluster, agent server.Agent) *server.Handler {
+	t.Helper()
+	return startReplica(t, ctx, c, agent, server.EngineOptions{}).h
+}
+
+func startReplica(t *testing.T, ctx context.Context, c cluster, agent server.Agent, o server.EngineOptions) *replica {
+	t.Helper()
+	return startReplicaOn(t, ctx, c, agent, o, nil)
 }
 
 // startReplicaOn is startReplica with the engine on wrap(store) (nil:
 // the store itself): a test's store that fails or delays some calls.
-func startReplicaOn(t *testing.T, ctx context.Context, dsn string, agent server.Agent, o server.EngineOptions, wrap func(*postgres.Store) store.Store) *replica {
+func startReplicaOn(t *testing.T, ctx context.Context, c cluster, agent server.Agent, o server.EngineOptions, wrap func(sharedStore) store.Store) *replica {
 	t.Helper()
-	st, err := postgres.Open(ctx, dsn, postgres.Options{Notify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.open(t, ctx)
 	o.Logger = discardLogger()
 	var es store.Store = st
 	if wrap != nil {
@@ -169,13 +207,14 @@ func lastEvent(t *testing.T, evs func(func(server.StreamEvent, error) bool)) (a2
 // running on replica A stops the execution on A (its context ends, the
 // agent's Canceler runs there); streams on A, open before or resumed
 // after, end with the canceled status.
-func TestReplicaCancel(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaCancel(t *testing.T) { forClusters(t, testReplicaCancel) }
+
+func testReplicaCancel(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	onA, onB := newCancelAgent(), newCancelAgent()
-	a := startReplica(t, ctx, dsn, onA, server.EngineOptions{})
-	b := startReplica(t, ctx, dsn, onB, server.EngineOptions{})
+	a := startReplica(t, ctx, c, onA, server.EngineOptions{})
+	b := startReplica(t, ctx, c, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a.h)
 	within(t, onA.started, "the execution on A")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
@@ -226,16 +265,17 @@ func TestReplicaCancel(t *testing.T) {
 // neither renew its lease nor fail its own tasks), another one fails its
 // running task with the recovery reason within the lease time, and a
 // stream on it gets that final event.
-func TestReplicaLeases(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaLeases(t *testing.T) { forClusters(t, testReplicaLeases) }
+
+func testReplicaLeases(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const lease = time.Second
 	onA := newCancelAgent()
-	a := startReplica(t, ctx, dsn, onA, server.EngineOptions{LeaseTime: lease})
+	a := startReplica(t, ctx, c, onA, server.EngineOptions{LeaseTime: lease})
 	task := startTask(t, ctx, a.h)
 	within(t, onA.started, "the execution on A")
-	b := startReplica(t, ctx, dsn, newCancelAgent(), server.EngineOptions{LeaseTime: lease})
+	b := startReplica(t, ctx, c, newCancelAgent(), server.EngineOptions{LeaseTime: lease})
 	time.Sleep(3 * lease)
 	if got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("A's running task after B started and %v passed: %+v %v", 3*lease, got.Status, err)
@@ -264,11 +304,12 @@ func TestReplicaLeases(t *testing.T) {
 // one task: the database decides, and the replica that lost answers
 // with the winner's task. A different message under the same id is
 // refused on either replica.
-func TestReplicaMessageIDs(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaMessageIDs(t *testing.T) { forClusters(t, testReplicaMessageIDs) }
+
+func testReplicaMessageIDs(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a, b := replicaOn(t, ctx, dsn, agents.Echo{}), replicaOn(t, ctx, dsn, agents.Echo{})
+	a, b := replicaOn(t, ctx, c, agents.Echo{}), replicaOn(t, ctx, c, agents.Echo{})
 	for round := range 20 {
 		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: fmt.Sprint("hello ", round)})
 		type res struct {
@@ -303,11 +344,12 @@ func TestReplicaMessageIDs(t *testing.T) {
 // as two replicas: a task runs on replica A; streams on replica B (from
 // the snapshot, and resumed after a Last-Event-ID) get each of its events
 // once, in order, live, up to the final one.
-func TestReplicaStreams(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReplicaStreams(t *testing.T) { forClusters(t, testReplicaStreams) }
+
+func testReplicaStreams(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	replica := func(agent server.Agent) *server.Handler { return replicaOn(t, ctx, dsn, agent) }
+	replica := func(agent server.Agent) *server.Handler { return replicaOn(t, ctx, c, agent) }
 	steps := make(chan string)
 	a := replica(stepAgent{steps: steps})
 	b := replica(stepAgent{steps: make(chan string)}) // runs nothing here

@@ -333,7 +333,7 @@ func ValidateAttachment(a *Attachment) error {
 // process holds a lease, renewed while it runs, and the tasks it left
 // unfinished when its lease expired (it died, or lost the database for
 // that long) are orphans that any other process fails. PostgreSQL
-// implements it. A store that one process owns (memory, SQLite) has no
+// implements it, and a memory.Replica in process. A store that one process owns (memory, SQLite) has no
 // need: every unfinished task it holds at start is an orphan
 // (Store.Unfinished).
 type Leaser interface {
@@ -375,7 +375,7 @@ type Exclusive interface {
 // the config and goes on from its cursor (at least once: a notification
 // sent just before the death may be sent again). PostgreSQL implements
 // it (its methods fail with postgres.ErrClosed after Close, or with the
-// database's error). A store one process owns needs no claims.
+// database's error), and a memory.Replica in process. A store one process owns needs no claims.
 type PushClaimer interface {
 	// ClaimPush makes runner the claimant of the task's config, unless
 	// another runner whose lease has not expired holds it (false). A
@@ -399,8 +399,9 @@ type PushClaimer interface {
 // process about the appends the others commit, so that streams and
 // resubscriptions on one replica follow tasks that another one runs.
 // PostgreSQL implements it with LISTEN/NOTIFY (when opened with
-// postgres.Options.Notify). Appends made through the Store itself are not
-// reported: the engine publishes those in process.
+// postgres.Options.Notify), and a memory.Replica in process, for the other
+// Replicas of its memory.Store. Appends made through the Store itself are
+// not reported: the engine publishes those in process.
 //
 // Which appends are reported: an append by a process that was not the
 // task's runner before it (Append.Runner of the last append that named

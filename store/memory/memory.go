@@ -1,6 +1,9 @@
 // Package memory is an in-memory implementation of store.Store, for tests
 // and for running a2abridge without persistence (--memory). Nothing
-// survives the process; Append is "durable" as soon as it returns.
+// survives the process; Append is "durable" as soon as it returns. A
+// Store's Replicas are handles on its data as the processes of replicated
+// servers see a shared store (store.Watcher, store.Leaser,
+// store.PushClaimer, in process): several engines on one Store.
 package memory
 
 import (
@@ -54,6 +57,9 @@ type Store struct {
 	attMu           sync.Mutex
 	attachments     map[string]store.Attachment // by id
 	taskAttachments map[string][]string         // task id → attachment ids
+
+	// rep is what the Store's Replicas share (replica.go).
+	rep replicas
 }
 
 const nShards = 32
@@ -74,6 +80,7 @@ type task struct {
 	packed  []byte         // a finished task's snapshot and records (pack.go), or nil
 	push    []store.PushConfig
 	msgKeys []string // the message index keys of the task (deleted with it)
+	runner  string   // Append.Runner of the last append that named one (replica.go)
 	// What ListTasks filters and orders by, from the latest snapshot
 	// (kept apart from info.Task, which is zero while packed).
 	contextID string
@@ -132,6 +139,12 @@ func unfinished(s a2a.TaskState) bool {
 // get the time of the append. On any error nothing changes. ctx is only
 // checked before the append starts.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
+	return s.appendFrom(ctx, 0, a)
+}
+
+// appendFrom is Append through handle from (0: the Store, else a
+// Replica's id), which a Watch of another handle reports.
+func (s *Store) appendFrom(ctx context.Context, from int64, a store.Append) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -141,6 +154,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	fin, finished, err := s.append(&a)
 	if finished {
 		s.finish(fin)
+	}
+	if err == nil && s.rep.watching.Load() {
+		s.report(from, a.TaskID, a.After+int64(len(a.Records)))
 	}
 	return err
 }
@@ -214,6 +230,9 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err er
 		s.messages[k] = a.TaskID
 	}
 	t.msgKeys = append(t.msgKeys, keys...)
+	if a.Runner != "" {
+		t.runner = a.Runner
+	}
 	if snap.Status.State.Terminal() {
 		if b, ok := pack(&t.info.Task, t.records); ok {
 			t.info.Task, t.records, t.packed = a2a.Task{}, nil, b
@@ -371,6 +390,18 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 
 // SetPushConfig implements store.Store.
 func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNotificationConfig, cursor int64) error {
+	return s.setPushConfigFrom(0, taskID, c, cursor)
+}
+
+func (s *Store) setPushConfigFrom(from int64, taskID string, c a2a.PushNotificationConfig, cursor int64) error {
+	err := s.setPushConfig(taskID, c, cursor)
+	if err == nil && s.rep.watching.Load() {
+		s.report(from, taskID, 0)
+	}
+	return err
+}
+
+func (s *Store) setPushConfig(taskID string, c a2a.PushNotificationConfig, cursor int64) error {
 	if c.ID == "" {
 		return errors.New("memory: push config without id")
 	}
@@ -404,6 +435,18 @@ func (s *Store) PushConfigs(ctx context.Context, taskID string) ([]store.PushCon
 
 // DeletePushConfig implements store.Store.
 func (s *Store) DeletePushConfig(ctx context.Context, taskID, configID string) error {
+	return s.deletePushConfigFrom(0, taskID, configID)
+}
+
+func (s *Store) deletePushConfigFrom(from int64, taskID, configID string) error {
+	err := s.deletePushConfig(taskID, configID)
+	if err == nil && s.rep.watching.Load() {
+		s.report(from, taskID, 0)
+	}
+	return err
+}
+
+func (s *Store) deletePushConfig(taskID, configID string) error {
 	sh := s.shard(taskID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -414,6 +457,7 @@ func (s *Store) DeletePushConfig(ctx context.Context, taskID, configID string) e
 	for i := range t.push {
 		if t.push[i].Config.ID == configID {
 			t.push = slices.Delete(t.push, i, i+1)
+			s.unclaimLocked(taskID, configID)
 			return nil
 		}
 	}

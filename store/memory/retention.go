@@ -282,6 +282,9 @@ func (s *Store) deleteLocked(sh *shard, id string, t *task) {
 	delete(sh.tasks, id)
 	delete(sh.unfinished, id)
 	s.deleteAttachments(id)
+	for _, p := range t.push {
+		s.unclaimLocked(id, p.Config.ID)
+	}
 	if len(t.msgKeys) > 0 {
 		s.msgMu.Lock()
 		for _, k := range t.msgKeys {

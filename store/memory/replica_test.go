@@ -1,0 +1,235 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/storetest"
+)
+
+// TestReplicaConformance: a Replica is a store.Store like the Store.
+func TestReplicaConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return memory.New().Replica() })
+}
+
+// heard collects what a Replica's Watch reports.
+type heard struct {
+	mu     sync.Mutex
+	last   map[string]int64
+	resync int
+	wake   chan struct{}
+}
+
+func listen(t *testing.T, r *memory.Replica) *heard {
+	t.Helper()
+	h := &heard{last: map[string]int64{}, wake: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Watch(ctx, func(c store.Change) {
+			h.mu.Lock()
+			if c.Resync {
+				h.resync++
+			} else if _, ok := h.last[c.TaskID]; !ok || c.Seq > h.last[c.TaskID] {
+				h.last[c.TaskID] = c.Seq
+			}
+			h.mu.Unlock()
+			select {
+			case h.wake <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return h
+}
+
+func (h *heard) until(t *testing.T, what string, cond func(last map[string]int64, resync int) bool) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		h.mu.Lock()
+		ok := cond(h.last, h.resync)
+		h.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-h.wake:
+		case <-deadline:
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			t.Fatalf("%s: not reported within 5 s (seen %v, %d resyncs)", what, h.last, h.resync)
+		}
+	}
+}
+
+func createBy(t *testing.T, s store.Store, id, runner string, state a2a.TaskState) {
+	t.Helper()
+	c := a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: state}}
+	if err := s.Append(context.Background(), store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: c, Runner: runner}); err != nil {
+		t.Fatalf("create %s: %v", id, err)
+	}
+}
+
+// TestReplicaWatch: each Replica hears the appends and push config
+// changes made through the Store and the other Replicas, not its own,
+// after a first resync.
+func TestReplicaWatch(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	a, b := s.Replica(), s.Replica()
+	ha, hb := listen(t, a), listen(t, b)
+	for _, h := range []*heard{ha, hb} {
+		h.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r == 1 })
+	}
+	createBy(t, a, "t1", "ra", a2a.TaskStateWorking)
+	hb.until(t, "b hears a's create", func(l map[string]int64, _ int) bool { return l["t1"] == 1 })
+	createBy(t, s, "t2", "", a2a.TaskStateWorking)
+	ha.until(t, "a hears the Store's create", func(l map[string]int64, _ int) bool { return l["t2"] == 1 })
+	if err := b.SetPushConfig(ctx, "t1", a2a.PushNotificationConfig{ID: "c1", URL: "http://127.0.0.1:1/hook"}, 1); err != nil {
+		t.Fatal(err)
+	}
+	ha.until(t, "a hears b's push config", func(l map[string]int64, _ int) bool { _, ok := l["t1"]; return ok })
+	hb.until(t, "b hears the Store's create", func(l map[string]int64, _ int) bool { return l["t2"] == 1 })
+	ha.mu.Lock()
+	ownA := ha.last["t1"]
+	ha.mu.Unlock()
+	if ownA != 0 {
+		t.Fatalf("a heard t1 at %d: its own create is not reported to it", ownA)
+	}
+	if err := a.WatchTask(ctx, "ra", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if err := a.Append(ctx, store.Append{TaskID: "t1", After: 1, Records: []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}},
+		Snapshot: a2a.Task{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("append after Close: %v, want ErrClosed", err)
+	}
+	if err := a.WatchTask(ctx, "ra", "t1"); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("WatchTask after Close: %v, want ErrClosed", err)
+	}
+	if _, err := a.Task(ctx, "t1"); err != nil {
+		t.Fatalf("a read after Close: %v", err)
+	}
+}
+
+// TestReplicaLeases: an unfinished task is an orphan once its runner's
+// lease has expired or been released, or when no append named a runner.
+func TestReplicaLeases(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	a := s.Replica()
+	orphans := func() []string {
+		t.Helper()
+		infos, err := a.Orphans(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, i := range infos {
+			ids = append(ids, i.Task.ID)
+		}
+		return ids
+	}
+	if err := a.Renew(ctx, "live", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Renew(ctx, "short", 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	createBy(t, a, "live", "live", a2a.TaskStateWorking)
+	createBy(t, a, "short", "short", a2a.TaskStateWorking)
+	createBy(t, a, "none", "", a2a.TaskStateSubmitted)
+	createBy(t, a, "done", "gone", a2a.TaskStateCompleted)
+	if got := orphans(); !slices.Equal(got, []string{"none"}) {
+		t.Fatalf("orphans %v, want [none]", got)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if got := orphans(); !slices.Equal(got, []string{"short", "none"}) {
+		t.Fatalf("orphans %v after the short lease expired, want [short none]", got)
+	}
+	if err := a.Release(ctx, "live"); err != nil {
+		t.Fatal(err)
+	}
+	if got := orphans(); !slices.Equal(got, []string{"live", "short", "none"}) {
+		t.Fatalf("orphans %v after release, want [live short none]", got)
+	}
+	if err := a.Renew(ctx, "", time.Hour); err == nil {
+		t.Fatal("Renew of an empty runner: no error")
+	}
+}
+
+// TestReplicaPushClaims: a config's deliveries are claimed by one live
+// runner at a time; a claim ends with its runner's lease or its release;
+// release tells whether a delivery is owed; UnclaimedPush lists the owed
+// configs nobody alive claims; a deleted config is not claimable.
+func TestReplicaPushClaims(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	a, b := s.Replica(), s.Replica()
+	for _, r := range []string{"ra", "rb"} {
+		if err := a.Renew(ctx, r, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createBy(t, a, "t", "ra", a2a.TaskStateWorking)
+	if err := a.SetPushConfig(ctx, "t", a2a.PushNotificationConfig{ID: "c", URL: "http://127.0.0.1:1/hook"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	unclaimed := func(runner string) int {
+		t.Helper()
+		l, err := a.UnclaimedPush(ctx, runner, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l)
+	}
+	if n := unclaimed("rb"); n != 1 {
+		t.Fatalf("%d unclaimed before any claim, want 1", n)
+	}
+	if ok, err := a.ClaimPush(ctx, "ra", "t", "c"); !ok || err != nil {
+		t.Fatalf("ra's claim: %v %v", ok, err)
+	}
+	if ok, _ := b.ClaimPush(ctx, "rb", "t", "c"); ok {
+		t.Fatal("rb claimed a config ra holds")
+	}
+	if n := unclaimed("rb"); n != 0 {
+		t.Fatalf("%d unclaimed for rb while ra holds the claim, want 0", n)
+	}
+	if n := unclaimed("ra"); n != 1 {
+		t.Fatalf("%d unclaimed for ra, its own claim, want 1", n)
+	}
+	if pending, err := a.ReleasePush(ctx, "ra", "t", "c"); !pending || err != nil {
+		t.Fatalf("release: pending %v (%v), want true: seq 1 is not delivered", pending, err)
+	}
+	if ok, _ := b.ClaimPush(ctx, "rb", "t", "c"); !ok {
+		t.Fatal("rb could not claim a released config")
+	}
+	if err := b.Release(ctx, "rb"); err != nil { // rb's lease ends: its claim with it
+		t.Fatal(err)
+	}
+	if ok, _ := a.ClaimPush(ctx, "ra", "t", "c"); !ok {
+		t.Fatal("ra could not claim a config whose claimant has no lease")
+	}
+	if err := a.MarkPushDelivered(ctx, "t", "c", 1); err != nil {
+		t.Fatal(err)
+	}
+	if pending, _ := a.ReleasePush(ctx, "ra", "t", "c"); pending {
+		t.Fatal("release: pending after everything was delivered")
+	}
+	if err := a.DeletePushConfig(ctx, "t", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := a.ClaimPush(ctx, "ra", "t", "c"); ok {
+		t.Fatal("a deleted config was claimed")
+	}
+}
