@@ -51,7 +51,9 @@
 // {base}/api/attachments/{id}/content.
 //
 // Inside the Engine, three parts meet at each task's state (one taskState
-// per task the process runs or streams follow):
+// per task the process runs or streams follow), each in a file of its
+// own (executor.go, tasklog.go, fanout.go; engine.go holds the state,
+// recovery, leases and the engine's life):
 //
 //   - the executor starts an agent's execution for an accepted message,
 //     settles the task when Execute returns, and stops the execution when
