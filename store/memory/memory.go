@@ -81,6 +81,8 @@ type task struct {
 	push    []store.PushConfig
 	msgKeys []string // the message index keys of the task (deleted with it)
 	runner  string   // Append.Runner of the last append that named one (replica.go)
+	// watchers are the runners that follow the task (Replica.WatchTask).
+	watchers []string
 	// What ListTasks filters and orders by, from the latest snapshot
 	// (kept apart from info.Task, which is zero while packed).
 	contextID string
@@ -151,19 +153,20 @@ func (s *Store) appendFrom(ctx context.Context, from int64, a store.Append) erro
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	fin, finished, err := s.append(&a)
+	fin, finished, notify, err := s.append(&a)
 	if finished {
 		s.finish(fin)
 	}
-	if err == nil && s.rep.watching.Load() {
+	if err == nil && notify && s.rep.watching.Load() {
 		s.report(from, a.TaskID, a.After+int64(len(a.Records)))
 	}
 	return err
 }
 
 // append is Append under the task's shard lock; it returns the entry of
-// Store.fin to queue when the task just finished.
-func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err error) {
+// Store.fin to queue when the task just finished, and whether the append
+// is to be reported to the Watches of other handles (replica.go).
+func (s *Store) append(a *store.Append) (fin finishedTask, finished, notify bool, err error) {
 	now := time.Now()
 	sh := s.shard(a.TaskID)
 	sh.mu.Lock()
@@ -173,13 +176,13 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err er
 	agent := a.Agent
 	switch {
 	case a.After == 0 && t != nil:
-		return fin, false, store.ErrConflict
+		return fin, false, false, store.ErrConflict
 	case a.After > 0 && t == nil:
-		return fin, false, store.ErrNotFound
+		return fin, false, false, store.ErrNotFound
 	case t != nil && t.info.Seq != a.After:
-		return fin, false, store.ErrConflict
+		return fin, false, false, store.ErrConflict
 	case t != nil && agent != "" && agent != t.info.Agent:
-		return fin, false, fmt.Errorf("memory: append: task %q belongs to agent %q, not %q", a.TaskID, t.info.Agent, agent)
+		return fin, false, false, fmt.Errorf("memory: append: task %q belongs to agent %q, not %q", a.TaskID, t.info.Agent, agent)
 	case t != nil:
 		agent = t.info.Agent
 	}
@@ -191,18 +194,19 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err er
 	for _, id := range a.MessageIDs {
 		k := msgKey(agent, id)
 		if _, ok := s.messages[k]; ok {
-			return fin, false, store.ErrDuplicateMessage
+			return fin, false, false, store.ErrDuplicateMessage
 		}
 		keys = append(keys, k)
 	}
 
 	if t != nil && t.packed != nil {
 		if err := t.unpack(); err != nil {
-			return fin, false, err
+			return fin, false, false, err
 		}
 	}
 
 	// From here on nothing can fail.
+	notify = t != nil && t.notifiedLocked(a.Runner)
 	if t == nil {
 		// Room for a short task's whole log (a create, an artifact, a
 		// final status) in one allocation.
@@ -246,7 +250,7 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished bool, err er
 		s.finMu.Unlock()
 		t.finished, t.size = false, 0
 	}
-	return fin, finished, nil
+	return fin, finished, notify, nil
 }
 
 // Task implements store.Store: it returns the task's snapshot, or

@@ -20,7 +20,12 @@ import (
 // Replica reports to its own Watch the appends and push config changes
 // made through the Store and its other Replicas (in process, at once),
 // holds leases for its runners (store.Leaser) and claims push deliveries
-// (store.PushClaimer), all kept in the Store.
+// (store.PushClaimer), all kept in the Store. Which appends are reported
+// follows store.Watcher's rule, as PostgreSQL's notifications do, so
+// that a process which forgets to watch a task it follows fails here as
+// it would there: an append by a runner other than the task's last one
+// (or naming none), or one to a task that another runner watches; never
+// a create.
 
 // replicas is the state that a Store's Replicas share; mu is taken after
 // a shard's lock, never before.
@@ -39,8 +44,7 @@ type watch struct {
 	self    int64 // the Replica watching: its own changes are not reported
 	mu      sync.Mutex
 	pending map[string]int64 // task id → the highest sequence number reported (0: push configs)
-	resync  bool
-	kick    chan struct{} // cap 1
+	kick    chan struct{}    // cap 1
 }
 
 // Replica is a handle on a Store's data as one process of replicated
@@ -69,8 +73,9 @@ func (s *Store) Replica() *Replica {
 
 // Close ends the handle, as a process's end ends its connections to a
 // shared database: its Watch returns, and its appends, push config
-// changes, leases and claims fail with store.ErrClosed from then on (its
-// lease expires; the Store and its other handles go on). Reads still
+// changes and delivery cursors, leases and claims fail with
+// store.ErrClosed from then on (its lease expires; the Store and its
+// other handles go on). Reads, attachments and the agent registry still
 // work. It returns nil.
 func (r *Replica) Close() error {
 	r.closeOne.Do(func() { close(r.closed) })
@@ -136,9 +141,10 @@ func (s *Store) report(from int64, taskID string, seq int64) {
 }
 
 // Watch implements store.Watcher: it calls fn with a Resync first, then
-// for each task that another handle appended to or whose push configs it
-// changed (several changes of one task reported meanwhile are one Change,
-// with the highest sequence number), until ctx ends. Nothing is lost:
+// for each task that another handle appended to (an append the rule of
+// store.Watcher reports) or whose push configs it changed (several
+// changes of one task reported meanwhile are one Change, with the highest
+// sequence number), until ctx ends or the Replica is closed. Nothing is lost:
 // what is reported waits for fn, whose calls come from this goroutine.
 func (r *Replica) Watch(ctx context.Context, fn func(store.Change)) {
 	w := &watch{self: r.id, pending: map[string]int64{}, kick: make(chan struct{}, 1)}
@@ -177,8 +183,9 @@ func (r *Replica) Watch(ctx context.Context, fn func(store.Change)) {
 	}
 }
 
-// WatchTask implements store.Watcher. In process every append is
-// reported to every other handle, so it has nothing to do.
+// WatchTask implements store.Watcher: the task's appends by runners
+// other than runner are reported from now on (until the task is
+// terminal). An unknown task is no error; store.ErrClosed after Close.
 func (r *Replica) WatchTask(ctx context.Context, runner, taskID string) error {
 	if r.isClosed() {
 		return store.ErrClosed
@@ -186,8 +193,25 @@ func (r *Replica) WatchTask(ctx context.Context, runner, taskID string) error {
 	if runner == "" {
 		return errors.New("memory: watch task: empty runner")
 	}
+	sh := r.shard(taskID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if t := sh.tasks[taskID]; t != nil && !t.terminalLocked() && !slices.Contains(t.watchers, runner) {
+		t.watchers = append(t.watchers, runner)
+	}
 	return nil
 }
+
+// notifiedLocked reports whether an append by runner to the task is
+// reported (store.Watcher): runner was not the task's runner, names none,
+// or another runner watches the task. The caller holds the shard's lock.
+func (t *task) notifiedLocked(runner string) bool {
+	return runner == "" || t.runner != runner || slices.ContainsFunc(t.watchers, func(w string) bool { return w != runner })
+}
+
+// terminalLocked reports whether the task is in a terminal state; the
+// caller holds the shard's lock.
+func (t *task) terminalLocked() bool { return t.state.Terminal() }
 
 // Renew implements store.Leaser, by this process's clock (the only one).
 func (r *Replica) Renew(ctx context.Context, runner string, ttl time.Duration) error {
@@ -295,6 +319,15 @@ func (r *Replica) ClaimPush(ctx context.Context, runner, taskID, configID string
 	}
 	r.rep.claims[k] = runner
 	return true, nil
+}
+
+// MarkPushDelivered implements store.Store (as Store.MarkPushDelivered;
+// store.ErrClosed after Close).
+func (r *Replica) MarkPushDelivered(ctx context.Context, taskID, configID string, seq int64) error {
+	if r.isClosed() {
+		return store.ErrClosed
+	}
+	return r.Store.MarkPushDelivered(ctx, taskID, configID, seq)
 }
 
 // ReleasePush implements store.PushClaimer.

@@ -80,9 +80,24 @@ func createBy(t *testing.T, s store.Store, id, runner string, state a2a.TaskStat
 	}
 }
 
-// TestReplicaWatch: each Replica hears the appends and push config
-// changes made through the Store and the other Replicas, not its own,
-// after a first resync.
+// appendBy appends a working status-update to the task after seq after,
+// made by runner.
+func appendBy(t *testing.T, s store.Store, id, runner string, after int64) {
+	t.Helper()
+	snap := a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if err := s.Append(context.Background(), store.Append{TaskID: id, After: after, Records: []store.Record{{Event: ev}}, Snapshot: snap, Runner: runner}); err != nil {
+		t.Fatalf("append %s after %d by %q: %v", id, after, runner, err)
+	}
+}
+
+// TestReplicaWatch: a Replica's Watch starts with a resync and reports
+// what store.Watcher's rule says, made through the Store or another
+// Replica, never what the Replica itself made: not a create, nor a
+// runner's append to its own task, unless another runner watches the
+// task (WatchTask); an append by another runner than the task's, or by
+// none; every push config change. Each "not reported" is checked after a
+// later reported append of a marker task has arrived.
 func TestReplicaWatch(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
@@ -91,31 +106,67 @@ func TestReplicaWatch(t *testing.T) {
 	for _, h := range []*heard{ha, hb} {
 		h.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r == 1 })
 	}
+	seen := func(h *heard, id string) (int64, bool) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		v, ok := h.last[id]
+		return v, ok
+	}
+	createBy(t, s, "marker", "", a2a.TaskStateWorking)
+	marks := int64(1)
+	mark := func(h *heard, what string) {
+		t.Helper()
+		appendBy(t, s, "marker", "", marks)
+		marks++
+		want := marks
+		h.until(t, what, func(l map[string]int64, _ int) bool { return l["marker"] == want })
+	}
+
 	createBy(t, a, "t1", "ra", a2a.TaskStateWorking)
-	hb.until(t, "b hears a's create", func(l map[string]int64, _ int) bool { return l["t1"] == 1 })
+	appendBy(t, a, "t1", "ra", 1)
+	mark(hb, "the marker after ra's create and own append")
+	if seq, ok := seen(hb, "t1"); ok {
+		t.Fatalf("b heard t1 at %d: a create and a runner's own append are not reported", seq)
+	}
+	if err := b.WatchTask(ctx, "rb", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	appendBy(t, a, "t1", "ra", 2)
+	hb.until(t, "b, watching t1, hears ra's append", func(l map[string]int64, _ int) bool { return l["t1"] == 3 })
+	appendBy(t, b, "t1", "rb", 3)
+	ha.until(t, "a hears rb's append to ra's task", func(l map[string]int64, _ int) bool { return l["t1"] == 4 })
+	appendBy(t, b, "t1", "rb", 4)
+	mark(ha, "the marker after rb's own append")
+	if seq, _ := seen(ha, "t1"); seq != 4 {
+		t.Fatalf("a heard t1 up to %d, want 4: rb's own append to a task only rb watches is not reported", seq)
+	}
+	if seq, _ := seen(hb, "t1"); seq > 4 {
+		t.Fatalf("b heard its own append (t1 at %d)", seq)
+	}
+
 	createBy(t, s, "t2", "", a2a.TaskStateWorking)
-	ha.until(t, "a hears the Store's create", func(l map[string]int64, _ int) bool { return l["t2"] == 1 })
-	if err := b.SetPushConfig(ctx, "t1", a2a.PushNotificationConfig{ID: "c1", URL: "http://127.0.0.1:1/hook"}, 1); err != nil {
+	if err := b.SetPushConfig(ctx, "t2", a2a.PushNotificationConfig{ID: "c1", URL: "http://127.0.0.1:1/hook"}, 1); err != nil {
 		t.Fatal(err)
 	}
-	ha.until(t, "a hears b's push config", func(l map[string]int64, _ int) bool { _, ok := l["t1"]; return ok })
-	hb.until(t, "b hears the Store's create", func(l map[string]int64, _ int) bool { return l["t2"] == 1 })
-	ha.mu.Lock()
-	ownA := ha.last["t1"]
-	ha.mu.Unlock()
-	if ownA != 0 {
-		t.Fatalf("a heard t1 at %d: its own create is not reported to it", ownA)
+	ha.until(t, "a hears b's push config", func(l map[string]int64, _ int) bool { _, ok := l["t2"]; return ok })
+
+	createBy(t, s, "done", "", a2a.TaskStateCompleted)
+	if err := a.WatchTask(ctx, "ra", "done"); err != nil {
+		t.Fatalf("WatchTask of a terminal task: %v", err)
 	}
-	if err := a.WatchTask(ctx, "ra", "t1"); err != nil {
-		t.Fatal(err)
+	if err := a.WatchTask(ctx, "ra", "unknown"); err != nil {
+		t.Fatalf("WatchTask of an unknown task: %v", err)
 	}
 	a.Close()
-	if err := a.Append(ctx, store.Append{TaskID: "t1", After: 1, Records: []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}},
+	if err := a.Append(ctx, store.Append{TaskID: "t1", After: 5, Records: []store.Record{{Event: &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}},
 		Snapshot: a2a.Task{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("append after Close: %v, want ErrClosed", err)
 	}
 	if err := a.WatchTask(ctx, "ra", "t1"); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("WatchTask after Close: %v, want ErrClosed", err)
+	}
+	if err := a.MarkPushDelivered(ctx, "t2", "c1", 1); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("MarkPushDelivered after Close: %v, want ErrClosed", err)
 	}
 	if _, err := a.Task(ctx, "t1"); err != nil {
 		t.Fatalf("a read after Close: %v", err)

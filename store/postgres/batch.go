@@ -307,9 +307,9 @@ func (st stmt) answer(err error) {
 // chain groups reqs (a batch, in queue order) into statements: a create,
 // or an append without message ids, takes along the later appends of its
 // task that continue its log where the one before ends, without message
-// ids and for the same agent (a task's create and its agent's first
-// events, or an agent's events queued back to back), up to the first of
-// that task that does not. The task's row is then written once instead
+// ids, for the same agent and from the same runner (a task's create and
+// its agent's first events, or an agent's events queued back to back), up
+// to the first of that task that does not. The task's row is then written once instead
 // of once per append (each write of it updates its six indexes). The
 // statements keep the order of each task's appends.
 func chain(reqs []*request) []stmt {
@@ -327,7 +327,10 @@ func chain(reqs []*request) []stmt {
 				if q.a.TaskID != r.a.TaskID {
 					continue
 				}
-				if q.a.After != last || len(q.msgs) > 0 || (q.a.Agent != "" && q.a.Agent != r.a.Agent) {
+				// Appends of one runner only: the statement tells
+				// whether the runner changed (notify.go) once, for
+				// the chain's last one.
+				if q.a.After != last || len(q.msgs) > 0 || (q.a.Agent != "" && q.a.Agent != r.a.Agent) || q.a.Runner != r.a.Runner {
 					break
 				}
 				if merged == nil {

@@ -255,7 +255,9 @@ func parsePayload(payload, self string, fn func(store.Change)) {
 	}
 }
 
-// WatchTask implements store.Watcher: once it returns nil, the appends
+// WatchTask implements store.Watcher for a Store opened with
+// Options.Notify (without it, nothing is notified and WatchTask does
+// nothing): once it returns nil, the appends
 // that processes other than runner commit to the task are notified to
 // the Watch of every Store on the schema (runner's among them), until
 // the task is deleted. It writes the task's row only when runner does
@@ -271,6 +273,9 @@ func (s *Store) WatchTask(ctx context.Context, runner, taskID string) error {
 	}
 	if runner == "" {
 		return errors.New("postgres: watch task: empty runner")
+	}
+	if s.notify == nil {
+		return nil // nothing is notified (Watch returns at once)
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE tasks SET watchers = array_append(watchers, $2)
 	WHERE id = $1 AND NOT ($2 = ANY (watchers)) AND state NOT IN ('completed', 'canceled', 'failed', 'rejected')`,

@@ -278,3 +278,31 @@ func TestWatchOnlyWhereAwaited(t *testing.T) {
 		t.Fatalf("WatchTask after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestWatchRunnerChangeInOneBatch (found in review): appends of one task
+// by two runners queued together are not merged into one statement,
+// which would tell the runner change of the first only from the last:
+// the second runner's append to the first's task is notified.
+func TestWatchRunnerChangeInOneBatch(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	a, b := openNotify(t, dsn), openNotify(t, dsn)
+	cb := watch(t, b)
+	cb.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
+	resume := postgres.PauseWriters(a)
+	snap := task("t", a2a.TaskStateWorking)
+	c := snap
+	create := a.AppendAsync(ctx, store.Append{Agent: "a", TaskID: "t", Records: []store.Record{{Event: &c}}, Snapshot: snap, Runner: "rx"})
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	next := a.AppendAsync(ctx, store.Append{TaskID: "t", After: 1, Records: []store.Record{{Event: ev}}, Snapshot: snap, Runner: "ry"})
+	resume()
+	for _, ch := range []<-chan error{create, next} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	cb.until(t, "b hears ry's append to rx's task", func(l map[string]int64, _ int) bool { return l["t"] == 2 })
+	if statements, _ := postgres.Stats(a); statements != 2 {
+		t.Errorf("%d statements, want 2: appends of two runners are not chained", statements)
+	}
+}
