@@ -318,3 +318,95 @@ func TestCommitErrorRetried(t *testing.T) {
 		}
 	}
 }
+
+// TestExclusiveOpenSettles (found in review): a predecessor killed with a
+// batch in flight leaves its session to commit it after the death; an
+// exclusive Open reads the indexed message ids only once the transactions
+// then in progress in the application's other sessions have ended, so
+// its filter knows a message id that such a batch indexed. A session
+// stuck in a transaction delays Open by at most SettleWait.
+func TestExclusiveOpenSettles(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, createAppend("t0", "m0")); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	// The dead predecessor's session: same application_name as a Store's
+	// (the default), its batch under way.
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	conn, err := pgx.Connect(ctx, dsn+sep+"application_name=a2abridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO messages (agent, message_id, task_id) VALUES ('a', 'late', 't0')"); err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan *postgres.Store, 1)
+	go func() {
+		x, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- x
+	}()
+	select {
+	case x := <-opened:
+		if x != nil {
+			x.Close()
+		}
+		t.Fatal("Open returned while a predecessor's transaction was in progress")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var x *postgres.Store
+	select {
+	case x = <-opened:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open did not return within 5 s of the commit")
+	}
+	if x == nil {
+		return
+	}
+	if _, ready, absent := postgres.MessageFilter(x, "a", "late"); !ready || absent {
+		t.Errorf("the id the predecessor's batch indexed: ready %v absent %v", ready, absent)
+	}
+	_ = x.Close()
+
+	// A session that stays in its transaction delays Open by SettleWait
+	// only.
+	old := *postgres.SettleWait
+	*postgres.SettleWait = 200 * time.Millisecond
+	t.Cleanup(func() { *postgres.SettleWait = old })
+	tx, err = conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	x, err = postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = x.Close()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Open took %v beside a stuck transaction (SettleWait 200ms)", took)
+	}
+}

@@ -32,3 +32,7 @@ func MessageFilter(s *Store, agent, id string) (filtered, ready, absent bool) {
 	<-s.msgs.Done()
 	return true, s.msgs.Ready(), s.msgs.Absent(agent, id)
 }
+
+// SettleWait lets tests shorten how long an exclusive Open waits for the
+// transactions of earlier sessions.
+var SettleWait = &settleWait

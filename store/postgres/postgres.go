@@ -86,7 +86,12 @@ type Options struct {
 	// runs tasks on the schema: the tasks a crashed predecessor left
 	// running are orphans at once. So an exclusive Store must not share
 	// its schema with non-exclusive ones (replicas): their running tasks
-	// would be failed by its engine's start.
+	// would be failed by its engine's start. Before it reads the message
+	// ids already indexed, Open waits (up to 10 s) for the transactions
+	// in progress in the other sessions of the same application_name
+	// ("a2abridge" unless the DSN sets one), role and database: a
+	// predecessor killed with a batch in flight has it committed by its
+	// session after its death.
 	Exclusive bool
 	// Shared makes the Store one of the replicas of a server on its
 	// schema (issue 15): Open takes Exclusive's lock in shared mode on a
@@ -167,6 +172,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		}
 		cfg.MaxConns = int32(min(n, 1<<20))
 	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		// Operators see a2abridge's sessions in pg_stat_activity, and an
+		// exclusive Open finds those of a dead predecessor (settle).
+		cfg.ConnConfig.RuntimeParams["application_name"] = defaultApplicationName
+	}
 	timeout := opts.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -215,6 +225,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		if err := s.endOtherLeases(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("postgres: %s: end the leases of earlier processes: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+		}
+		if err := s.settle(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("postgres: %s: wait for the transactions of earlier processes: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
 		}
 		var rows int64
 		if err := pool.QueryRow(ctx, "SELECT count(*) FROM messages").Scan(&rows); err != nil {
@@ -299,6 +313,70 @@ func (s *Store) stopNotify() {
 		close(s.notify.stop)
 	}
 	<-s.notify.done
+}
+
+// defaultApplicationName is the application_name of the Store's sessions
+// when the DSN (or PGAPPNAME) sets none.
+const defaultApplicationName = "a2abridge"
+
+// settleWait bounds how long an exclusive Open waits in settle.
+var settleWait = 10 * time.Second
+
+// settle waits until every other session of this application (the same
+// database, role and application_name) that was in a transaction when it
+// began has left that transaction, or gone, for at most settleWait: a
+// process killed while a batch of its appends was in flight leaves that
+// batch to its session, which PostgreSQL runs and commits after the
+// process died. An exclusive Store then reads the indexed message ids
+// (its filter) only once such a commit can be seen, so that a retried
+// message is not taken for a new one. Sessions of other schemas of the
+// same application only delay Open by their transaction in progress (a
+// batch: milliseconds); settleWait bounds the rest (a session stuck in
+// a transaction is no predecessor's batch). Errors: the database's, or
+// ctx's.
+func (s *Store) settle(ctx context.Context) error {
+	const q = `SELECT pid, xact_start FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND datname = current_database() AND usename = current_user
+		AND application_name = current_setting('application_name') AND xact_start IS NOT NULL`
+	open := func() (map[int32]time.Time, error) {
+		rows, err := s.pool.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		m := map[int32]time.Time{}
+		for rows.Next() {
+			var pid int32
+			var start time.Time
+			if err := rows.Scan(&pid, &start); err != nil {
+				return nil, err
+			}
+			m[pid] = start
+		}
+		return m, rows.Err()
+	}
+	waiting, err := open()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(settleWait)
+	for len(waiting) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		now, err := open()
+		if err != nil {
+			return err
+		}
+		for pid, start := range waiting {
+			if cur, ok := now[pid]; !ok || !cur.Equal(start) {
+				delete(waiting, pid)
+			}
+		}
+	}
+	return nil
 }
 
 // lockSchema takes Options.Exclusive's lock (in shared mode for
