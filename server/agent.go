@@ -107,9 +107,8 @@ func cancelMessage(m CancelMessenger, task a2a.Task) (out *a2a.Message) {
 // that saves two goroutine hand-overs per call. The answer then comes when
 // Execute returns, so an agent that goes on after the final state, or that
 // waits in input-required for the next message, must not claim this.
-// (With a store that commits in groups, such as SQLite, executions always
-// run on their own goroutine: the agent's first events share the commit
-// of the task's creation.)
+// Inline is a hint: the engine may still run Execute on a goroutine of
+// its own (it does whenever that is faster on the server's store).
 type InlineAgent interface {
 	Agent
 	Inline() bool
