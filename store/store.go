@@ -328,6 +328,15 @@ func ValidateAttachment(a *Attachment) error {
 	return nil
 }
 
+// Pinger is optionally implemented by a Store that depends on something
+// that can become unreachable while the process runs (a database server):
+// Ping reports whether the store answers now (nil), or why not, bounded
+// by ctx. A readiness probe asks it (server.HealthHandler, issue 16 §3).
+// PostgreSQL and SQLite implement it; memory has no need.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // Leaser is optionally implemented by a Store that several processes
 // share (replicas of one server on one database, issue 15 §3): each
 // process holds a lease, renewed while it runs, and the tasks it left

@@ -796,6 +796,10 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	}
 	// Every agent also answers the simple HTTP dialect (issue 13 §3).
 	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
+	// The probes of load balancers and Kubernetes (issue 16 §3).
+	health := server.HealthHandler(eng)
+	host.Handle("GET /healthz", health)
+	host.Handle("GET /readyz", health)
 	// The conversation bridge's /api/bridge routes (issue 14).
 	bridge, err := mountConversations(log, eng, host, cfg, st)
 	if err != nil {

@@ -145,6 +145,7 @@ var (
 	_ store.AttachmentStore = (*Store)(nil)
 	_ store.Watcher         = (*Store)(nil)
 	_ store.Exclusive       = (*Store)(nil)
+	_ store.Pinger          = (*Store)(nil)
 )
 
 // Exclusive implements store.Exclusive: true for a Store opened with
@@ -242,6 +243,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s.startWriters()
 	return s, nil
+}
+
+// Ping implements store.Pinger: a round trip on a connection of the pool
+// (which it may have to wait for, within ctx). Errors: ErrClosed after
+// Close, or the database's (wrapped, without the DSN's password).
+func (s *Store) Ping(ctx context.Context) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	return wrap("ping", s.pool.Ping(ctx))
 }
 
 // CheckDSN reports whether dsn is a DSN that Open can use, without

@@ -420,3 +420,20 @@ func TestSharedAndExclusive(t *testing.T) {
 		t.Fatalf("shared Open beside an exclusive store: %v, want ErrLocked", err)
 	}
 }
+
+// TestPing (issue 16 §3): Ping answers nil while the database does, and
+// ErrClosed after Close.
+func TestPing(t *testing.T) {
+	s, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var _ store.Pinger = s
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	_ = s.Close()
+	if err := s.Ping(context.Background()); !errors.Is(err, postgres.ErrClosed) {
+		t.Fatalf("Ping after Close: %v, want ErrClosed", err)
+	}
+}

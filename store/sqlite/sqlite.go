@@ -983,6 +983,19 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 	return s.checkpoint(ctx, a.TaskID, last, snap, tail, snapSize)
 }
 
+// Ping implements store.Pinger: one read of the database file (a
+// query on a read-only connection). Errors: ErrClosed after Close, or the
+// database's (wrapped).
+func (s *Store) Ping(ctx context.Context) error {
+	if s.isShut.Load() {
+		return ErrClosed
+	}
+	var one int
+	return wrap("ping", s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&one))
+}
+
+var _ store.Pinger = (*Store)(nil)
+
 // Task implements store.Store: the task's snapshot (its checkpoint with
 // the events after it folded on), store.ErrNotFound, or ErrClosed after
 // Close. Created and Updated are in UTC.
