@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/postgres"
 )
 
 // pingStore is a memory store whose Ping fails while down is set.
@@ -89,4 +94,119 @@ func TestHealthProbes(t *testing.T) {
 		t.Errorf("Ready after Shutdown: %v, want ErrDraining", err)
 	}
 	check("GET", "/healthz", 200, `{"status":"ok"}`)
+}
+
+// cutProxy forwards TCP connections to target until cut: then it closes
+// every connection it forwards and refuses new ones (accepts and closes),
+// as a network partition from the database would, until restored.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	cut    bool
+	conns  []net.Conn
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.cut {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); u.Close() }()
+			go func() { _, _ = io.Copy(c, u); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); p.set(true) })
+	return p
+}
+
+// set cuts (true) or restores (false) the proxy.
+func (p *cutProxy) set(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// TestReadyzPostgresUnreachable (issue 16 §3, with a real PostgreSQL): a
+// server whose database becomes unreachable (its connections cut) is
+// not ready, and is ready again once the database is back; liveness
+// stays.
+func TestReadyzPostgresUnreachable(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	q := u.Query()
+	q.Set("connect_timeout", "1")
+	u.RawQuery = q.Encode()
+	st, err := postgres.Open(context.Background(), u.String(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	srv := httptest.NewServer(server.HealthHandler(eng))
+	defer srv.Close()
+	code := func(path string) int {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := code("/readyz"); c != 200 {
+		t.Fatalf("readyz with the database up: %d", c)
+	}
+	proxy.set(true)
+	if c := code("/readyz"); c != 503 {
+		t.Fatalf("readyz with the database cut off: %d, want 503", c)
+	}
+	if c := code("/healthz"); c != 200 {
+		t.Fatalf("healthz with the database cut off: %d, want 200", c)
+	}
+	proxy.set(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for code("/readyz") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("readyz not 200 within 10 s of the database coming back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
