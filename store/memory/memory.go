@@ -157,7 +157,7 @@ func (s *Store) appendFrom(ctx context.Context, from int64, a store.Append) erro
 	if finished {
 		s.finish(fin)
 	}
-	if err == nil && notify && s.rep.watching.Load() {
+	if notify {
 		s.report(from, a.TaskID, a.After+int64(len(a.Records)))
 	}
 	return err
@@ -206,7 +206,7 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished, notify bool
 	}
 
 	// From here on nothing can fail.
-	notify = t != nil && t.notifiedLocked(a.Runner)
+	notify = t != nil && s.rep.watching.Load() && t.notifiedLocked(a.Runner)
 	if t == nil {
 		// Room for a short task's whole log (a create, an artifact, a
 		// final status) in one allocation.

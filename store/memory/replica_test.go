@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,59 +16,6 @@ import (
 // TestReplicaConformance: a Replica is a store.Store like the Store.
 func TestReplicaConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return memory.New().Replica() })
-}
-
-// heard collects what a Replica's Watch reports.
-type heard struct {
-	mu     sync.Mutex
-	last   map[string]int64
-	resync int
-	wake   chan struct{}
-}
-
-func listen(t *testing.T, r *memory.Replica) *heard {
-	t.Helper()
-	h := &heard{last: map[string]int64{}, wake: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.Watch(ctx, func(c store.Change) {
-			h.mu.Lock()
-			if c.Resync {
-				h.resync++
-			} else if _, ok := h.last[c.TaskID]; !ok || c.Seq > h.last[c.TaskID] {
-				h.last[c.TaskID] = c.Seq
-			}
-			h.mu.Unlock()
-			select {
-			case h.wake <- struct{}{}:
-			default:
-			}
-		})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return h
-}
-
-func (h *heard) until(t *testing.T, what string, cond func(last map[string]int64, resync int) bool) {
-	t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		h.mu.Lock()
-		ok := cond(h.last, h.resync)
-		h.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-h.wake:
-		case <-deadline:
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			t.Fatalf("%s: not reported within 5 s (seen %v, %d resyncs)", what, h.last, h.resync)
-		}
-	}
 }
 
 func createBy(t *testing.T, s store.Store, id, runner string, state a2a.TaskState) {
@@ -102,24 +48,19 @@ func TestReplicaWatch(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
 	a, b := s.Replica(), s.Replica()
-	ha, hb := listen(t, a), listen(t, b)
-	for _, h := range []*heard{ha, hb} {
-		h.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r == 1 })
+	ha, hb := storetest.WatchChanges(t, a), storetest.WatchChanges(t, b)
+	for _, h := range []*storetest.Changes{ha, hb} {
+		h.Until(t, "the first resync", func(_ map[string]int64, r int) bool { return r == 1 })
 	}
-	seen := func(h *heard, id string) (int64, bool) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		v, ok := h.last[id]
-		return v, ok
-	}
+	seen := func(h *storetest.Changes, id string) (int64, bool) { return h.Seen(id) }
 	createBy(t, s, "marker", "", a2a.TaskStateWorking)
 	marks := int64(1)
-	mark := func(h *heard, what string) {
+	mark := func(h *storetest.Changes, what string) {
 		t.Helper()
 		appendBy(t, s, "marker", "", marks)
 		marks++
 		want := marks
-		h.until(t, what, func(l map[string]int64, _ int) bool { return l["marker"] == want })
+		h.Until(t, what, func(l map[string]int64, _ int) bool { return l["marker"] == want })
 	}
 
 	createBy(t, a, "t1", "ra", a2a.TaskStateWorking)
@@ -132,9 +73,9 @@ func TestReplicaWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendBy(t, a, "t1", "ra", 2)
-	hb.until(t, "b, watching t1, hears ra's append", func(l map[string]int64, _ int) bool { return l["t1"] == 3 })
+	hb.Until(t, "b, watching t1, hears ra's append", func(l map[string]int64, _ int) bool { return l["t1"] == 3 })
 	appendBy(t, b, "t1", "rb", 3)
-	ha.until(t, "a hears rb's append to ra's task", func(l map[string]int64, _ int) bool { return l["t1"] == 4 })
+	ha.Until(t, "a hears rb's append to ra's task", func(l map[string]int64, _ int) bool { return l["t1"] == 4 })
 	appendBy(t, b, "t1", "rb", 4)
 	mark(ha, "the marker after rb's own append")
 	if seq, _ := seen(ha, "t1"); seq != 4 {
@@ -148,7 +89,7 @@ func TestReplicaWatch(t *testing.T) {
 	if err := b.SetPushConfig(ctx, "t2", a2a.PushNotificationConfig{ID: "c1", URL: "http://127.0.0.1:1/hook"}, 1); err != nil {
 		t.Fatal(err)
 	}
-	ha.until(t, "a hears b's push config", func(l map[string]int64, _ int) bool { _, ok := l["t2"]; return ok })
+	ha.Until(t, "a hears b's push config", func(l map[string]int64, _ int) bool { _, ok := l["t2"]; return ok })
 
 	createBy(t, s, "done", "", a2a.TaskStateCompleted)
 	if err := a.WatchTask(ctx, "ra", "done"); err != nil {

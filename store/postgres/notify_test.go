@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,61 +11,8 @@ import (
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/postgres"
+	"github.com/a2abridge/a2abridge/store/storetest"
 )
-
-// changes collects what a Watch reports.
-type changes struct {
-	mu     sync.Mutex
-	last   map[string]int64
-	resync int
-	wake   chan struct{}
-}
-
-func watch(t *testing.T, s *postgres.Store) *changes {
-	t.Helper()
-	c := &changes{last: map[string]int64{}, wake: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.Watch(ctx, func(ch store.Change) {
-			c.mu.Lock()
-			if ch.Resync {
-				c.resync++
-			} else if ch.Seq > c.last[ch.TaskID] {
-				c.last[ch.TaskID] = ch.Seq
-			}
-			c.mu.Unlock()
-			select {
-			case c.wake <- struct{}{}:
-			default:
-			}
-		})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return c
-}
-
-// until waits (up to 10 s) for cond over what was reported.
-func (c *changes) until(t *testing.T, what string, cond func(last map[string]int64, resync int) bool) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		c.mu.Lock()
-		ok := cond(c.last, c.resync)
-		c.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-c.wake:
-		case <-deadline:
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			t.Fatalf("%s: not reported within 10 s (seen %v, %d resyncs)", what, c.last, c.resync)
-		}
-	}
-}
 
 func openNotify(t *testing.T, dsn string) *postgres.Store {
 	t.Helper()
@@ -95,16 +41,16 @@ func TestWatch(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a, b := openNotify(t, dsn), openNotify(t, dsn)
 	other := openNotify(t, pgtest.DSN(t))
-	ca, cb, co := watch(t, a), watch(t, b), watch(t, other)
-	for _, c := range []*changes{ca, cb, co} {
-		c.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
+	ca, cb, co := storetest.WatchChanges(t, a), storetest.WatchChanges(t, b), storetest.WatchChanges(t, other)
+	for _, c := range []*storetest.Changes{ca, cb, co} {
+		c.Until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
 	}
 	create(t, a, "t1")
 	appendStatus(t, a, "t1", 1)
-	cb.until(t, "b hears a's appends", func(l map[string]int64, _ int) bool { return l["t1"] == 2 })
+	cb.Until(t, "b hears a's appends", func(l map[string]int64, _ int) bool { return l["t1"] == 2 })
 	create(t, b, "t2")
 	appendStatus(t, b, "t2", 1)
-	ca.until(t, "a hears b's append", func(l map[string]int64, _ int) bool { return l["t2"] == 2 })
+	ca.Until(t, "a hears b's append", func(l map[string]int64, _ int) bool { return l["t2"] == 2 })
 	// Many appends: all reported, their last sequence numbers exact.
 	for i := range 50 {
 		id := fmt.Sprintf("m%02d", i)
@@ -112,7 +58,7 @@ func TestWatch(t *testing.T) {
 		appendStatus(t, a, id, 1)
 		appendStatus(t, a, id, 2)
 	}
-	cb.until(t, "b hears 50 tasks", func(l map[string]int64, _ int) bool {
+	cb.Until(t, "b hears 50 tasks", func(l map[string]int64, _ int) bool {
 		for i := range 50 {
 			if l[fmt.Sprintf("m%02d", i)] != 3 {
 				return false
@@ -120,12 +66,8 @@ func TestWatch(t *testing.T) {
 		}
 		return true
 	})
-	ca.mu.Lock()
-	_, own := ca.last["t1"]
-	ca.mu.Unlock()
-	co.mu.Lock()
-	heard := len(co.last)
-	co.mu.Unlock()
+	_, own := ca.Seen("t1")
+	heard := co.Tasks()
 	if own || heard != 0 {
 		t.Fatalf("a heard its own append (%v), or another schema heard %d tasks", own, heard)
 	}
@@ -170,16 +112,14 @@ func TestWatchQuietConnection(t *testing.T) {
 	t.Cleanup(func() { *postgres.ListenPing = old })
 	dsn := pgtest.DSN(t)
 	a, b := openNotify(t, dsn), openNotify(t, dsn)
-	cb := watch(t, b)
-	cb.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
+	cb := storetest.WatchChanges(t, b)
+	cb.Until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
 	time.Sleep(400 * time.Millisecond)
 	create(t, a, "quiet")
 	appendStatus(t, a, "quiet", 1)
-	cb.until(t, "b hears a's append after quiet periods", func(l map[string]int64, _ int) bool { return l["quiet"] == 2 })
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	if cb.resync != 1 {
-		t.Fatalf("%d resyncs: the quiet connection was replaced", cb.resync)
+	cb.Until(t, "b hears a's append after quiet periods", func(l map[string]int64, _ int) bool { return l["quiet"] == 2 })
+	if n := cb.Resyncs(); n != 1 {
+		t.Fatalf("%d resyncs: the quiet connection was replaced", n)
 	}
 }
 
@@ -205,21 +145,20 @@ func TestWatchOnlyWhereAwaited(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	a, b := openNotify(t, dsn), openNotify(t, dsn)
-	ca, cb := watch(t, a), watch(t, b)
-	for _, c := range []*changes{ca, cb} {
-		c.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
+	ca, cb := storetest.WatchChanges(t, a), storetest.WatchChanges(t, b)
+	for _, c := range []*storetest.Changes{ca, cb} {
+		c.Until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
 	}
-	seen := func(c *changes, id string) int64 {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.last[id]
+	seen := func(c *storetest.Changes, id string) int64 {
+		v, _ := c.Seen(id)
+		return v
 	}
 	create(t, a, "marker-a")
 	create(t, b, "marker-b")
 	markers := map[*postgres.Store]int64{a: 1, b: 1}
 	// mark appends to the marker of s (naming no runner: notified) and
 	// waits until c heard it.
-	mark := func(s *postgres.Store, c *changes, what string) {
+	mark := func(s *postgres.Store, c *storetest.Changes, what string) {
 		t.Helper()
 		id := "marker-a"
 		if s == b {
@@ -228,7 +167,7 @@ func TestWatchOnlyWhereAwaited(t *testing.T) {
 		appendStatus(t, s, id, markers[s])
 		markers[s]++
 		want := markers[s]
-		c.until(t, what, func(l map[string]int64, _ int) bool { return l[id] == want })
+		c.Until(t, what, func(l map[string]int64, _ int) bool { return l[id] == want })
 	}
 
 	createBy(t, a, "t1", "ra", a2a.TaskStateWorking)
@@ -248,11 +187,11 @@ func TestWatchOnlyWhereAwaited(t *testing.T) {
 		t.Fatalf("WatchTask of an unknown task: %v", err)
 	}
 	appendBy(t, a, "t1", "ra", 2)
-	cb.until(t, "b, watching t1, hears ra's append", func(l map[string]int64, _ int) bool { return l["t1"] == 3 })
+	cb.Until(t, "b, watching t1, hears ra's append", func(l map[string]int64, _ int) bool { return l["t1"] == 3 })
 
 	// b appends as another runner: a (the task's runner) hears it.
 	appendBy(t, b, "t1", "rb", 3)
-	ca.until(t, "a hears rb's append to ra's task", func(l map[string]int64, _ int) bool { return l["t1"] == 4 })
+	ca.Until(t, "a hears rb's append to ra's task", func(l map[string]int64, _ int) bool { return l["t1"] == 4 })
 	// rb is the runner now; its next append is notified to nobody (rb
 	// is the only watcher), and ra's watch would be needed to hear it.
 	appendBy(t, b, "t1", "rb", 4)
@@ -287,8 +226,8 @@ func TestWatchRunnerChangeInOneBatch(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	a, b := openNotify(t, dsn), openNotify(t, dsn)
-	cb := watch(t, b)
-	cb.until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
+	cb := storetest.WatchChanges(t, b)
+	cb.Until(t, "the first resync", func(_ map[string]int64, r int) bool { return r >= 1 })
 	resume := postgres.PauseWriters(a)
 	snap := task("t", a2a.TaskStateWorking)
 	c := snap
@@ -301,7 +240,7 @@ func TestWatchRunnerChangeInOneBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cb.until(t, "b hears ry's append to rx's task", func(l map[string]int64, _ int) bool { return l["t"] == 2 })
+	cb.Until(t, "b hears ry's append to rx's task", func(l map[string]int64, _ int) bool { return l["t"] == 2 })
 	if statements, _ := postgres.Stats(a); statements != 2 {
 		t.Errorf("%d statements, want 2: appends of two runners are not chained", statements)
 	}
