@@ -193,9 +193,12 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // jsonContentType reports whether a request's Content-Type header values
 // are exactly one JSON media type: application/json or application/*+json
-// (RFC 6839 §3.1), with any parameters, in any case.
+// (RFC 6839 §3.1), with any parameters, in any case. A value with a
+// control character other than a tab is no field value (RFC 9110 §5.5)
+// and no JSON type, whatever mime.ParseMediaType (which trims Unicode
+// white space, form feeds included) would make of it.
 func jsonContentType(values []string) bool {
-	if len(values) != 1 {
+	if len(values) != 1 || strings.ContainsFunc(values[0], func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
 		return false
 	}
 	mt, _, err := mime.ParseMediaType(values[0])
