@@ -8,8 +8,9 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Agent is what a Go author implements to serve an agent over A2A.
@@ -131,6 +132,9 @@ type Request struct {
 	// attachBase is the base URL of the attachment URLs of this
 	// execution's files (TaskUpdater.StoreFiles).
 	attachBase string
+	// span is the span context of the request that sent Message: the
+	// execution's span is its child (issue 16 §1).
+	span trace.SpanContext
 }
 
 // ErrTaskClosed is returned by TaskUpdater methods once the task has

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/store"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // EngineOptions configure an Engine. The zero value is ready to use.
@@ -40,6 +43,17 @@ type EngineOptions struct {
 	// one process owns (memory, SQLite), the tasks left unfinished are
 	// failed at start instead.
 	LeaseTime time.Duration
+	// TracerProvider, if set, makes the engine's spans (issue 16 §1): a
+	// server span per A2A request (continuing the caller's W3C
+	// traceparent), a child span per agent execution (also when it runs
+	// on a worker goroutine), per store commit waited for and per push
+	// notification delivery attempt. nil: no spans, at no cost.
+	TracerProvider trace.TracerProvider
+	// MeterProvider, if set, records the engine's metrics: request
+	// durations (rpc.server.call.duration, s), open streams, agent
+	// executions, store commits, push deliveries and task states (see
+	// the README's Observability section for the list). nil: no metrics.
+	MeterProvider metric.MeterProvider
 }
 
 // DefaultLeaseTime is EngineOptions.LeaseTime's default.
@@ -87,6 +101,7 @@ type Engine struct {
 	closeFailed atomic.Int64
 
 	locks [64]sync.Mutex // per-task append serialisation, striped by id
+	tel   *telemetry.Provider // nil: telemetry off
 	push  *pusher        // nil when push notifications are disabled
 
 	mu sync.Mutex
@@ -251,6 +266,12 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{}, work: make(chan func()),
 	}
 	e.runner = a2a.NewID()
+	tel, err := telemetry.New(opts.TracerProvider, opts.MeterProvider)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("server: telemetry: %w", err)
+	}
+	e.tel = tel
 	if x, ok := st.(store.Exclusive); !ok || !x.Exclusive() {
 		e.leaser, _ = st.(store.Leaser)
 	}

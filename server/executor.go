@@ -164,8 +164,9 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 		if h.opts.Attachments != nil {
 			t.files = &fileSink{h: h, base: req.attachBase}
 		}
+		ctx, traced := e.tel.Execution(ctx, req.span, h.name, id, info.Task.ContextID)
 		err := e.execute(ctx, h, req, t)
-		e.finish(h, id, ex, err)
+		traced(string(e.finish(h, id, ex, err)), err)
 	}
 	if inline != nil {
 		*inline = run
@@ -217,13 +218,15 @@ func (e *Engine) execute(ctx context.Context, h *Handler, req *Request, t *TaskU
 }
 
 // finish settles a task after its execution returned, if the execution
-// still owns the task (it was not canceled or superseded).
-func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
+// still owns the task (it was not canceled or superseded). It returns the
+// task's state then ("" when the execution no longer owned it, or the
+// settling update failed).
+func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) a2a.TaskState {
 	l := e.lock(id)
 	l.Lock()
 	if !e.owns(id, ex) {
 		l.Unlock()
-		return
+		return ""
 	}
 	closing := e.closing.Load()
 	foreign := false
@@ -280,6 +283,10 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) {
 		defer cancel()
 		e.runCancelHook(ctx, h, info.Task)
 	}
+	if err != nil {
+		return ""
+	}
+	return info.Task.Status.State
 }
 
 // endedTails bounds Engine.ended.

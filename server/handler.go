@@ -15,8 +15,10 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Handler answers the A2A operations for one agent, independent of any
@@ -121,6 +123,9 @@ func (h *Handler) Card() a2a.AgentCard { return h.card }
 
 // load returns a task of this agent, or -32001.
 func (h *Handler) load(ctx context.Context, id string) (store.TaskInfo, error) {
+	if h.e.tel != nil {
+		telemetry.CallFrom(ctx).SetTask(id)
+	}
 	if id == "" {
 		return store.TaskInfo{}, a2a.ErrTaskNotFound
 	}
@@ -220,7 +225,14 @@ func mediaMatch(a, b string) bool {
 // appends at once (no group commit to share with the agent's first
 // events), an execution started for the message is not started but left
 // in *inline for the caller to run.
-func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *func()) (store.TaskInfo, error) {
+func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *func()) (info store.TaskInfo, err error) {
+	if h.e.tel != nil {
+		defer func() {
+			if err == nil {
+				telemetry.CallFrom(ctx).SetTask(info.Task.ID)
+			}
+		}()
+	}
 	if ia, ok := h.agent.(InlineAgent); h.e.async != nil || !ok || !ia.Inline() {
 		inline = nil
 	}
@@ -288,7 +300,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
-			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx)}, inline)
+			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: trace.SpanContextFromContext(ctx)}, inline)
 		})
 		if err != nil && len(stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.taskStored(ctx, task.ID)) {
 			// The task was not created: nothing refers to the files,
@@ -357,7 +369,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		}
 		return h.duplicate(ctx, &sent, dupID)
 	}
-	info, _, err := h.e.updateLocked(ctx, msg.TaskID, []string{msgKey}, func(cur store.TaskInfo) ([]a2a.Event, error) {
+	info, _, err = h.e.updateLocked(ctx, msg.TaskID, []string{msgKey}, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		st := cur.Task.Status.State
 		switch {
 		case st.Terminal():
@@ -372,7 +384,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx)}, inline)
+		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: trace.SpanContextFromContext(ctx)}, inline)
 	}
 	l.Unlock()
 	if err == nil && pushCfg != nil {

@@ -16,8 +16,9 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
 	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 )
 
 // HostOptions configure a Host. The zero value is ready to use.
@@ -297,7 +298,7 @@ func (host *Host) serveAgent(w http.ResponseWriter, r *http.Request) {
 // names no operation is a 404 for everyone (with a JSON error body in the
 // binding's form).
 func (host *Host) restHandler(h *Handler, base string, t *restTransport, parse func(method, escaped string) (restRoute, bool)) http.Handler {
-	serve := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serve := authenticateReq(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, _ := r.Context().Value(restRouteKey{}).(restRoute)
 		t.serveREST(w, r, rt)
 	}), t.writeError)
@@ -306,10 +307,23 @@ func (host *Host) restHandler(h *Handler, base string, t *restTransport, parse f
 		rt, ok := parse(r.Method, sub)
 		if !ok {
 			abandonBody(w, r)
-			t.writeError(w, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
+			t.writeError(w, r, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
 			return
 		}
-		serve.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), restRouteKey{}, rt)))
+		ctx := context.WithValue(r.Context(), restRouteKey{}, rt)
+		if tel := h.e.tel; tel != nil {
+			var c *telemetry.Call
+			ctx, c = tel.StartCall(r, h.name, "HTTP+JSON")
+			ctx = context.WithValue(ctx, restRouteKey{}, rt)
+			op := rt.op
+			if op == "" {
+				op = "unknown"
+			}
+			c.SetMethod(op, t.codec.version, op == Method10SendStreamingMessage || op == Method10SubscribeToTask)
+			c.SetTask(rt.taskID)
+			defer c.End()
+		}
+		serve.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -339,8 +353,10 @@ func authenticateReq(h *Handler, log *slog.Logger, next http.Handler, writeErr f
 		if err != nil {
 			w.Header().Set("Cache-Control", "no-store")
 			if errors.Is(err, auth.ErrUnavailable) {
-				log.Error("authentication unavailable", "agent", h.Name(), "err", err)
-				writeErr(w, r, http.StatusServiceUnavailable, a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable"))
+				log.ErrorContext(r.Context(), "authentication unavailable", "agent", h.Name(), "err", err)
+				e := a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable")
+				writeErr(w, r, http.StatusServiceUnavailable, e)
+				noteError(r.Context(), e)
 				return
 			}
 			for _, c := range set.ChallengesFor(err) {
@@ -351,6 +367,7 @@ func authenticateReq(h *Handler, log *slog.Logger, next http.Handler, writeErr f
 				e = e.WithMessage("Invalid credentials: %s", auth.Reason(err))
 			}
 			writeErr(w, r, http.StatusUnauthorized, e)
+			noteError(r.Context(), e)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), p)))

@@ -22,8 +22,9 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/internal/sse"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // A2A 0.3.0 JSON-RPC method names (§7).
@@ -156,7 +157,7 @@ func NewJSONRPCHandler(h *Handler, opts TransportOptions) http.Handler {
 // card's own url).
 func newJSONRPCHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) http.Handler {
 	opts = opts.withDefaults()
-	return authenticate(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL}, WriteError)
+	return instrument(h, "JSONRPC", authenticateReq(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL}, writeErrorReq))
 }
 
 type jsonrpcTransport struct {
@@ -316,18 +317,23 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		abandonBody(w, r)
 		w.Header().Set("Allow", http.MethodPost)
-		WriteError(w, http.StatusMethodNotAllowed, a2a.ErrInvalidRequest.WithMessage("A2A JSON-RPC requests must use POST"))
+		e := a2a.ErrInvalidRequest.WithMessage("A2A JSON-RPC requests must use POST")
+		noteError(r.Context(), e)
+		WriteError(w, http.StatusMethodNotAllowed, e)
 		return
 	}
 	if len(t.h.opts.Auth) > 0 && formContentType(r) {
 		// A browser can send these cross-site with the user's cookies
 		// (an API key in a cookie): refuse them on authenticated agents.
 		abandonBody(w, r)
-		WriteError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json"))
+		e := a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json")
+		noteError(r.Context(), e)
+		WriteError(w, http.StatusUnsupportedMediaType, e)
 		return
 	}
 	body, status, rerr := readBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
 	if rerr != nil {
+		noteError(r.Context(), rerr)
 		WriteError(w, status, rerr) // the connection closes after it (abandonBody)
 		return
 	}
@@ -349,6 +355,9 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
+	if t.h.e.tel != nil {
+		t.noteMethod(ctx, items, batch)
+	}
 	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard || items[0].Method == Method10GetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
 		// the client reached; worked out only for the request that needs it.
@@ -417,15 +426,34 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, append(out, ']'))
 }
 
+// noteMethod names the method of the request's telemetry Call: the
+// method of a single request ("unknown" for a name that is neither an A2A
+// method nor one of the agent's Methods: a client's arbitrary names do
+// not become metric series), or "batch".
+func (t *jsonrpcTransport) noteMethod(ctx context.Context, items []jsonrpc.Item, batch bool) {
+	c := telemetry.CallFrom(ctx)
+	if batch {
+		c.SetMethod("batch", "", false)
+		return
+	}
+	m := items[0].Method
+	v := methodVersion(m)
+	if v == "" && t.h.ownMethod(m) == nil {
+		m = "unknown"
+	}
+	c.SetMethod(m, v, streamingMethod(m))
+}
+
 // answer appends the response to one non-streaming request.
 func (t *jsonrpcTransport) answer(dst []byte, ctx context.Context, it *jsonrpc.Item, rid *requestID) []byte {
 	if it.Err != nil {
+		noteError(ctx, it.Err)
 		return appendError(dst, it.ID, it.Method, it.Err)
 	}
 	n := len(dst)
 	out, err := t.call(jsonrpc.AppendResultHead(dst, it.ID), ctx, &it.Request)
 	if err != nil {
-		return appendError(out[:n], it.ID, it.Method, t.wireError(err, it.Method, rid))
+		return appendError(out[:n], it.ID, it.Method, t.wireError(ctx, err, it.Method, rid))
 	}
 	return append(out, '}')
 }
@@ -477,19 +505,39 @@ func streamingMethod(method string) bool {
 }
 
 // wireError maps an error to its JSON-RPC form; internal errors are logged
-// with the request id and answered without their details.
-func (t *jsonrpcTransport) wireError(err error, method string, rid *requestID) *a2a.Error {
+// with the request id and answered without their details. The error is
+// recorded on the request's telemetry Call.
+func (t *jsonrpcTransport) wireError(ctx context.Context, err error, method string, rid *requestID) *a2a.Error {
+	return wireError(ctx, t.opts.Logger, err, method, "JSONRPC", rid)
+}
+
+// wireError maps err, answering a request of method over binding, to the
+// error the client gets: a protocol error (*a2a.Error returned as such) is
+// answered as it is; any other error is logged (with the request id and,
+// when traced, the trace id) and answered as -32603 whose data holds
+// requestId and, when the request is traced, traceId (the hex W3C trace
+// id of its span, issue 16 §1), so that an operator goes from a client's
+// error to its log lines and trace. The error is recorded on the
+// request's telemetry Call.
+func wireError(ctx context.Context, log *slog.Logger, err error, method, binding string, rid *requestID) *a2a.Error {
 	// Only a protocol error returned as such reaches the client; one wrapped
 	// inside an internal error (a store failure, say) stays internal.
 	if ae, ok := err.(*a2a.Error); ok {
+		noteError(ctx, ae)
 		return ae
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		t.opts.Logger.Info("request ended before completion", "method", method, "request_id", rid.String(), "err", err)
+		log.InfoContext(ctx, "request ended before completion", "method", method, "binding", binding, "request_id", rid.String(), "err", err)
 	} else {
-		t.opts.Logger.Error("internal error", "method", method, "request_id", rid.String(), "err", err)
+		log.ErrorContext(ctx, "internal error", "method", method, "binding", binding, "request_id", rid.String(), "err", err)
 	}
-	return a2a.ErrInternal.WithData(map[string]any{"requestId": rid.String()})
+	data := map[string]any{"requestId": rid.String()}
+	if id := traceID(ctx); id != "" {
+		data["traceId"] = id
+	}
+	e := a2a.ErrInternal.WithData(data)
+	noteError(ctx, e)
+	return e
 }
 
 // call answers one non-streaming request, appending its result's JSON to
@@ -733,7 +781,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 		}
 	}
 	if err != nil {
-		body := appendError(nil, req.ID, req.Method, t.wireError(err, req.Method, rid))
+		body := appendError(nil, req.ID, req.Method, t.wireError(ctx, err, req.Method, rid))
 		if acceptsSSE(r) {
 			// Streaming clients (a2a-go, @a2a-js/sdk) read errors only from
 			// inside the event stream: send the error as its one event.
@@ -762,7 +810,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 		}
 		return append(dst, '}'), nil
 	}, "", func(err error) []byte {
-		return appendError(nil, id, method, t.wireError(err, method, rid))
+		return appendError(nil, id, method, t.wireError(ctx, err, method, rid))
 	})
 }
 

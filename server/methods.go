@@ -158,7 +158,7 @@ func (t *jsonrpcTransport) serveMethod(ctx context.Context, w http.ResponseWrite
 		}
 		out = out[:n]
 	}
-	out = appendError(out, it.ID, it.Method, t.wireError(err, it.Method, rid))
+	out = appendError(out, it.ID, it.Method, t.wireError(ctx, err, it.Method, rid))
 	if acceptsOnlySSE(r) {
 		if sw, serr := sse.NewWriter(w); serr == nil {
 			_ = sw.Event("", "", out)
@@ -188,7 +188,7 @@ func (t *jsonrpcTransport) writeMethodStream(ctx context.Context, cancel context
 	fail := func(err error) {
 		if ctx.Err() == nil {
 			_ = sw.SetWriteDeadline(deadline(t.opts.StreamWriteTimeout))
-			_ = sw.Event("", "", appendError(nil, id, method, t.wireError(err, method, rid)))
+			_ = sw.Event("", "", appendError(nil, id, method, t.wireError(ctx, err, method, rid)))
 		}
 	}
 	defer func() {

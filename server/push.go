@@ -14,9 +14,12 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 	"github.com/a2abridge/a2abridge/store"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // PushSigner signs the body of a push notification for a webhook; the
@@ -510,14 +513,32 @@ func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r
 	}
 }
 
-func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskID string, body []byte) error {
+// send makes one delivery attempt of a push notification: a POST of body
+// to cfg.URL. With telemetry on, the attempt is a client span (its W3C
+// traceparent sent to the webhook) and a2abridge.push.delivery.duration.
+func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskID string, body []byte) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if tel := p.e.tel; tel != nil {
+		var span trace.Span
+		ctx, span = tel.ClientSpan(ctx, "push notification", telemetry.KeyTaskID.String(taskID), telemetry.KeyHTTPMethod.String(http.MethodPost))
+		start := time.Now()
+		defer func() {
+			outcome := "delivered"
+			if err != nil {
+				outcome = "failed"
+				span.SetStatus(codes.Error, err.Error())
+			}
+			span.End()
+			tel.Push(time.Since(start), outcome)
+		}()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	telemetry.Inject(ctx, req.Header)
 	if cfg.Token != "" {
 		req.Header.Set(HeaderNotificationToken, cfg.Token)
 	}

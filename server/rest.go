@@ -83,7 +83,8 @@ var restCodec10 = restCodec{
 
 // writeError answers with e in the binding's error form, with HTTP status
 // status or, when 0, the one e's code maps to.
-func (t *restTransport) writeError(w http.ResponseWriter, status int, e *a2a.Error) {
+func (t *restTransport) writeError(w http.ResponseWriter, r *http.Request, status int, e *a2a.Error) {
+	noteError(r.Context(), e)
 	writeRESTErrorBody(w, status, e, t.codec.appendErr)
 }
 
@@ -213,16 +214,16 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	if rt.op == "" {
 		abandonBody(w, r)
 		w.Header().Set("Allow", rt.allow)
-		t.writeError(w, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
+		t.writeError(w, r, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
 		return
 	}
 	if version, raw, ok := RequestedVersion(r); !ok {
 		abandonBody(w, r)
-		t.writeError(w, 0, versionNotSupported(raw))
+		t.writeError(w, r, 0, versionNotSupported(raw))
 		return
 	} else if version != t.codec.version {
 		abandonBody(w, r)
-		t.writeError(w, 0, wrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
+		t.writeError(w, r, 0, wrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
 		return
 	}
 	ctx := r.Context()
@@ -230,7 +231,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	if r.Method == http.MethodPost {
 		if len(t.h.opts.Auth) > 0 && formContentType(r) {
 			abandonBody(w, r)
-			t.writeError(w, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
+			t.writeError(w, r, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
 			return
 		}
 		b, status, rerr := readBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
@@ -238,7 +239,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 			if status == http.StatusOK {
 				status = 0 // JSON-RPC's 200; here, the status of the error's code
 			}
-			t.writeError(w, status, rerr)
+			t.writeError(w, r, status, rerr)
 			return
 		}
 		body = b
@@ -250,7 +251,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	}
 	out, err := t.call(ctx, r, rt, body)
 	if err != nil {
-		t.writeError(w, 0, t.wireError(err, rt.op))
+		t.writeError(w, r, 0, t.wireError(ctx, err, rt.op))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -314,17 +315,8 @@ func googleCode(status int) string {
 
 // wireError maps an error to its protocol form; internal errors are logged
 // and answered without their details.
-func (t *restTransport) wireError(err error, op string) *a2a.Error {
-	if ae, ok := err.(*a2a.Error); ok {
-		return ae
-	}
-	rid := &requestID{}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		t.opts.Logger.Info("request ended before completion", "method", op, "binding", "HTTP+JSON", "request_id", rid.String(), "err", err)
-	} else {
-		t.opts.Logger.Error("internal error", "method", op, "binding", "HTTP+JSON", "request_id", rid.String(), "err", err)
-	}
-	return a2a.ErrInternal.WithData(map[string]any{"requestId": rid.String()})
+func (t *restTransport) wireError(ctx context.Context, err error, op string) *a2a.Error {
+	return wireError(ctx, t.opts.Logger, err, op, "HTTP+JSON", &requestID{})
 }
 
 // call answers one non-streaming operation with its response body.
@@ -432,10 +424,10 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 	}()
 	events, err := t.openStream(ctx, r, rt, body)
 	if err != nil {
-		e := t.wireError(err, rt.op)
+		e := t.wireError(ctx, err, rt.op)
 		// Before the first event: a non-2xx google.rpc.Status, which both
 		// official 1.x clients read (interop/V1_WIRE_NOTES.md §1.7).
-		t.writeError(w, 0, e)
+		t.writeError(w, r, 0, e)
 		return
 	}
 	streaming = true

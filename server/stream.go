@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
 )
 
 // streamContext returns the context of an SSE stream, with values from
@@ -92,9 +93,13 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool
 	if err != nil {
 		detach()
 		cancel()
-		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal.WithMessage("streaming is not supported by this connection"))
+		e := a2a.ErrInternal.WithMessage("streaming is not supported by this connection")
+		noteError(ctx, e)
+		WriteError(w, http.StatusInternalServerError, e)
 		return
 	}
+	call := telemetry.CallFrom(ctx)
+	call.StreamOpened(ctx)
 	if takeover && opts.KeepAlive > 0 && r.ProtoMajor == 1 && r.ProtoMinor >= 1 {
 		w.Header().Set("Connection", "close")
 		w.WriteHeader(http.StatusOK)
@@ -109,7 +114,9 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool
 			return taken, nil
 		}) == nil {
 			detach() // the stream outlives the request now
+			call.HandOff()
 			go func() {
+				defer call.Finish()
 				defer cancel()
 				pumpSSE(ctx, cancel, sw, events, opts, encode, errEvent, encodeErr)
 				_ = sw.Close() // waits for a keep-alive write in progress
@@ -133,6 +140,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 		keepAlives(opts.KeepAlive).add(st)
 		defer keepAlives(opts.KeepAlive).remove(st)
 	}
+	call := telemetry.CallFrom(ctx)
 	for ev, err := range events {
 		if err != nil {
 			if ctx.Err() == nil {
@@ -164,6 +172,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 		if werr != nil {
 			return // client gone; the task goes on
 		}
+		call.Event()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
@@ -51,6 +52,11 @@ type queued struct {
 	terminal bool
 	res      <-chan error
 	notify   chan<- error // if not nil, receives the outcome once it is handled
+	// tctx and start, with telemetry on, are the context the append
+	// was made in and when it was handed to the store (its commit span
+	// and duration are recorded when it is durable).
+	tctx  context.Context
+	start time.Time
 }
 
 // errSuperseded refuses an execution's event when another process has
@@ -92,7 +98,15 @@ func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task,
 	l.Lock()
 	defer l.Unlock()
 	rec := store.Record{Seq: 1, Time: now(), Event: &task}
-	if err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner}); err != nil {
+	var begin time.Time
+	if e.tel != nil {
+		begin = time.Now()
+	}
+	err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
+	if e.tel != nil {
+		e.tel.Commit(ctx, "create", begin, err)
+	}
+	if err != nil {
 		return store.TaskInfo{}, err
 	}
 	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
@@ -131,6 +145,10 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 	l := e.lock(task.ID)
 	l.Lock()
 	rec := store.Record{Seq: 1, Time: now(), Event: &task}
+	var begin time.Time
+	if e.tel != nil {
+		begin = time.Now()
+	}
 	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
 	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
 	notify := make(chan error, 1)
@@ -145,7 +163,11 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 	}
 	start(info)
 	l.Unlock()
-	if err := <-notify; err != nil {
+	err = <-notify
+	if e.tel != nil {
+		e.tel.Commit(ctx, "create", begin, err)
+	}
+	if err != nil {
 		l.Lock()
 		e.mu.Lock()
 		if ts := e.tasks[task.ID]; ts != nil {
@@ -261,7 +283,14 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 			}
 			recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
 		}
+		var start time.Time
+		if e.tel != nil {
+			start = time.Now()
+		}
 		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
+		if e.tel != nil {
+			e.tel.Commit(ctx, "append", start, err)
+		}
 		if errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries {
 			// Another writer (another replica) appended: drop the
 			// cache, read the task again and decide again (fn sees
@@ -354,7 +383,11 @@ func (e *Engine) appendQueued(ctx context.Context, info store.TaskInfo, evs []a2
 	e.cacheLocked(taskID, info)
 	e.mu.Unlock()
 	p.mu.Lock()
-	p.queue = append(p.queue, queued{recs: recs, terminal: task.Status.State.Terminal(), res: res})
+	q := queued{recs: recs, terminal: task.Status.State.Terminal(), res: res}
+	if e.tel != nil {
+		q.tctx, q.start = ctx, t
+	}
+	p.queue = append(p.queue, q)
 	start := !p.acking
 	p.acking = true
 	p.mu.Unlock()
@@ -383,6 +416,9 @@ func (e *Engine) ack(taskID string, p *pipe) {
 		q := p.queue[0]
 		p.mu.Unlock()
 		err := <-q.res
+		if q.tctx != nil {
+			e.tel.Commit(q.tctx, "append", q.start, err)
+		}
 		if q.notify != nil {
 			q.notify <- err
 		}

@@ -1,0 +1,513 @@
+// Package telemetry is a2abridge's OpenTelemetry instrumentation: the
+// spans and metric instruments of the server, the engine and the bridges,
+// made from a TracerProvider and a MeterProvider the user passes in, and
+// the W3C Trace Context propagation of every hop.
+//
+// A nil *Provider is telemetry off: every method of it and of a nil *Call
+// does nothing, so instrumented code costs a nil check when it is off.
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of every span and instrument.
+const ScopeName = "github.com/a2abridge/a2abridge"
+
+// Propagator is the W3C Trace Context propagator (traceparent and
+// tracestate headers) used on every hop, whatever the process's global
+// propagator is.
+var Propagator propagation.TextMapPropagator = propagation.TraceContext{}
+
+// durationBuckets are the histogram bucket bounds of the latency
+// instruments, in seconds: from 100 µs (an in-memory call) to 5 min (a
+// long stream or model call).
+var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+// Provider holds the tracer and the instruments. Make it with New.
+type Provider struct {
+	tracer trace.Tracer // nil: no tracing
+
+	metrics       bool
+	callDuration  metric.Float64Histogram
+	activeStreams metric.Int64UpDownCounter
+	streamEvents  metric.Int64Counter
+	execDuration  metric.Float64Histogram
+	commitDur     metric.Float64Histogram
+	pushDuration  metric.Float64Histogram
+	taskStates    metric.Int64Counter
+	backendDur    metric.Float64Histogram
+	ttft          metric.Float64Histogram
+	genaiDuration metric.Float64Histogram
+}
+
+// New returns the Provider of tp and mp, either of which may be nil (no
+// traces, no metrics); nil when both are. It fails only when mp refuses
+// an instrument.
+func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Provider, error) {
+	if tp == nil && mp == nil {
+		return nil, nil
+	}
+	p := &Provider{}
+	if tp != nil {
+		p.tracer = tp.Tracer(ScopeName)
+	}
+	if mp == nil {
+		return p, nil
+	}
+	p.metrics = true
+	m := mp.Meter(ScopeName)
+	b := metric.WithExplicitBucketBoundaries(durationBuckets...)
+	var err error
+	set := func(f func() error) {
+		if err == nil {
+			err = f()
+		}
+	}
+	set(func() (e error) {
+		p.callDuration, e = m.Float64Histogram("rpc.server.call.duration", metric.WithUnit("s"), b,
+			metric.WithDescription("Duration of A2A requests answered, by method, binding, protocol version, agent and outcome; a stream's lasts until it ends"))
+		return
+	})
+	set(func() (e error) {
+		p.activeStreams, e = m.Int64UpDownCounter("a2a.server.active_streams", metric.WithUnit("{stream}"),
+			metric.WithDescription("SSE streams open (message/stream, tasks/resubscribe and their 1.0 names)"))
+		return
+	})
+	set(func() (e error) {
+		p.streamEvents, e = m.Int64Counter("a2a.server.stream.events", metric.WithUnit("{event}"),
+			metric.WithDescription("Events written to SSE streams"))
+		return
+	})
+	set(func() (e error) {
+		p.execDuration, e = m.Float64Histogram("a2a.agent.execution.duration", metric.WithUnit("s"), b,
+			metric.WithDescription("Duration of agent executions, from start to the agent's return, by agent and the task's state then"))
+		return
+	})
+	set(func() (e error) {
+		p.commitDur, e = m.Float64Histogram("a2abridge.store.commit.duration", metric.WithUnit("s"), b,
+			metric.WithDescription("Time from handing a task's append to the store until it is durable (group commit included), by operation"))
+		return
+	})
+	set(func() (e error) {
+		p.pushDuration, e = m.Float64Histogram("a2abridge.push.delivery.duration", metric.WithUnit("s"), b,
+			metric.WithDescription("Duration of push notification delivery attempts (one webhook POST), by outcome"))
+		return
+	})
+	set(func() (e error) {
+		p.taskStates, e = m.Int64Counter("a2a.agent.executions", metric.WithUnit("{execution}"),
+			metric.WithDescription("Agent executions ended, by agent and the state (TaskState) they left their task in"))
+		return
+	})
+	set(func() (e error) {
+		p.backendDur, e = m.Float64Histogram("http.client.request.duration", metric.WithUnit("s"), b,
+			metric.WithDescription("Duration of bridged backend HTTP calls (http, a2a and openai backends), to the response headers"))
+		return
+	})
+	set(func() (e error) {
+		p.genaiDuration, e = m.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"), b,
+			metric.WithDescription("Duration of model calls of the openai backend, to the last token"))
+		return
+	})
+	set(func() (e error) {
+		p.ttft, e = m.Float64Histogram("gen_ai.client.time_to_first_token", metric.WithUnit("s"), b,
+			metric.WithDescription("Time to the first token of streamed model calls of the openai backend"))
+		return
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Tracing reports whether p makes spans.
+func (p *Provider) Tracing() bool { return p != nil && p.tracer != nil }
+
+// Attribute keys (A2A ones where no semantic convention exists).
+const (
+	KeyMethod      = attribute.Key("rpc.method")
+	KeySystem      = attribute.Key("rpc.system.name")
+	KeyStatus      = attribute.Key("rpc.response.status_code")
+	KeyErrorType   = attribute.Key("error.type")
+	KeyBinding     = attribute.Key("a2a.binding")
+	KeyVersion     = attribute.Key("a2a.protocol.version")
+	KeyAgent       = attribute.Key("a2a.agent")
+	KeyTaskID      = attribute.Key("a2a.task.id")
+	KeyContextID   = attribute.Key("a2a.context.id")
+	KeyOutcome     = attribute.Key("a2a.outcome")
+	KeyState       = attribute.Key("a2a.task.state")
+	KeyEvents      = attribute.Key("a2a.stream.events")
+	KeyOperation   = attribute.Key("a2abridge.store.operation")
+	KeyHTTPMethod  = attribute.Key("http.request.method")
+	KeyHTTPStatus  = attribute.Key("http.response.status_code")
+	KeyServerAddr  = attribute.Key("server.address")
+	KeyBackend     = attribute.Key("a2abridge.backend")
+	KeyGenAIOp     = attribute.Key("gen_ai.operation.name")
+	KeyGenAIModel  = attribute.Key("gen_ai.request.model")
+	KeyGenAISystem = attribute.Key("gen_ai.provider.name")
+)
+
+// Call is one A2A request being answered: its server span and what the
+// transport learns of it as it goes (method, task, error). Transports set
+// its fields through its methods; End records it. Methods on a nil *Call
+// do nothing.
+type Call struct {
+	p       *Provider
+	span    trace.Span
+	start   time.Time
+	binding string
+	agent   string
+
+	mu      sync.Mutex
+	method  string
+	version string
+	taskID  string
+	code    int
+	errType string
+	stream  bool
+
+	events  atomic.Int64
+	handoff atomic.Bool
+	ended   atomic.Bool
+}
+
+type callKey struct{}
+
+// StartCall starts the Call of r, served by agent over binding ("JSONRPC",
+// "HTTP+JSON"): its span continues the caller's trace (W3C traceparent
+// and tracestate of r). It returns r's context carrying the span and the
+// Call; nil Call when p is nil.
+func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Context, *Call) {
+	ctx := r.Context()
+	if p == nil {
+		return ctx, nil
+	}
+	c := &Call{p: p, start: time.Now(), binding: binding, agent: agent}
+	if p.tracer != nil {
+		ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		ctx, c.span = p.tracer.Start(ctx, "A2A "+binding, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithTimestamp(c.start),
+			trace.WithAttributes(KeyBinding.String(binding), KeyAgent.String(agent), KeyHTTPMethod.String(r.Method)))
+	}
+	return context.WithValue(ctx, callKey{}, c), c
+}
+
+// CallFrom returns the Call of ctx, or nil.
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// SetMethod names the A2A method called (e.g. "message/send",
+// "SendMessage") and its protocol version ("0.3", "1.0"); stream marks
+// a streaming method.
+func (c *Call) SetMethod(method, version string, stream bool) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.method, c.version, c.stream = method, version, stream
+	c.mu.Unlock()
+	if c.span != nil {
+		c.span.SetName(method)
+	}
+}
+
+// SetTask names the task the call concerns.
+func (c *Call) SetTask(id string) {
+	if c == nil || id == "" {
+		return
+	}
+	c.mu.Lock()
+	c.taskID = id
+	c.mu.Unlock()
+}
+
+// SetError records the A2A/JSON-RPC error code the call was answered with
+// and its message. The first error recorded stays.
+func (c *Call) SetError(code int, message string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.code == 0 {
+		c.code = code
+		c.errType = message
+	}
+	c.mu.Unlock()
+}
+
+// Event counts one event written to the call's stream.
+func (c *Call) Event() {
+	if c != nil {
+		c.events.Add(1)
+	}
+}
+
+// StreamOpened marks the call as an open SSE stream (until End).
+func (c *Call) StreamOpened(ctx context.Context) {
+	if c == nil || !c.p.metrics {
+		return
+	}
+	c.mu.Lock()
+	c.stream = true
+	c.mu.Unlock()
+	c.p.activeStreams.Add(ctx, 1, metric.WithAttributes(KeyAgent.String(c.agent), KeyBinding.String(c.binding)))
+}
+
+// HandOff marks that the call outlives its HTTP handler (a stream taken
+// over by its own goroutine): End from the handler then does nothing, and
+// the goroutine ends it with Finish.
+func (c *Call) HandOff() {
+	if c != nil {
+		c.handoff.Store(true)
+	}
+}
+
+// TraceID is the hex trace id of the call's span, "" when none.
+func (c *Call) TraceID() string {
+	if c == nil || c.span == nil {
+		return ""
+	}
+	sc := c.span.SpanContext()
+	if !sc.HasTraceID() {
+		return ""
+	}
+	return sc.TraceID().String()
+}
+
+// End records the call when its HTTP handler returns, unless it was
+// handed off (HandOff).
+func (c *Call) End() {
+	if c == nil || c.handoff.Load() {
+		return
+	}
+	c.Finish()
+}
+
+// Finish records the call: its span ends with the attributes learnt, and
+// its duration goes to rpc.server.call.duration. Only the first call of
+// Finish counts.
+func (c *Call) Finish() {
+	if c == nil || c.ended.Swap(true) {
+		return
+	}
+	end := time.Now()
+	c.mu.Lock()
+	method, version, taskID, code, errType, stream := c.method, c.version, c.taskID, c.code, c.errType, c.stream
+	c.mu.Unlock()
+	if method == "" {
+		method = "unknown"
+	}
+	outcome := "ok"
+	if code != 0 {
+		outcome = "error"
+	}
+	system := "jsonrpc"
+	if c.binding != "JSONRPC" {
+		system = "http"
+	}
+	if c.span != nil {
+		attrs := []attribute.KeyValue{KeyMethod.String(method), KeySystem.String(system), KeyOutcome.String(outcome)}
+		if version != "" {
+			attrs = append(attrs, KeyVersion.String(version))
+		}
+		if taskID != "" {
+			attrs = append(attrs, KeyTaskID.String(taskID))
+		}
+		if stream {
+			attrs = append(attrs, KeyEvents.Int64(c.events.Load()))
+		}
+		if code != 0 {
+			attrs = append(attrs, KeyStatus.String(strconv.Itoa(code)), KeyErrorType.String(strconv.Itoa(code)))
+			c.span.SetStatus(codes.Error, errType)
+		}
+		c.span.SetAttributes(attrs...)
+		c.span.End(trace.WithTimestamp(end))
+	}
+	if c.p.metrics {
+		ctx := context.Background()
+		attrs := metric.WithAttributes(KeyMethod.String(method), KeySystem.String(system), KeyBinding.String(c.binding),
+			KeyVersion.String(version), KeyAgent.String(c.agent), KeyOutcome.String(outcome), KeyStatus.String(strconv.Itoa(code)))
+		c.p.callDuration.Record(ctx, end.Sub(c.start).Seconds(), attrs)
+		if stream {
+			agentAttrs := metric.WithAttributes(KeyAgent.String(c.agent), KeyBinding.String(c.binding))
+			c.p.activeStreams.Add(ctx, -1, agentAttrs)
+			if n := c.events.Load(); n > 0 {
+				c.p.streamEvents.Add(ctx, n, agentAttrs)
+			}
+		}
+	}
+}
+
+// Span starts an internal child span of ctx named name; the returned end
+// function ends it, with err (if not nil) as its error status. Without
+// tracing it returns ctx and a no-op.
+func (p *Provider) Span(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(err error)) {
+	if p == nil || p.tracer == nil {
+		return ctx, noEnd
+	}
+	ctx, span := p.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
+// ClientSpan starts a client span of ctx named name (a call to another
+// service), as Span does.
+func (p *Provider) ClientSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	if p == nil || p.tracer == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return p.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+func noEnd(error) {}
+
+// Execution starts the span of an agent's execution of task taskID, as a
+// child of the span context parent (the request's that started it; an
+// invalid one starts a new trace). It returns the execution's context and
+// a function to call when the agent returns, with the task's state then.
+func (p *Provider) Execution(ctx context.Context, parent trace.SpanContext, agent, taskID, contextID string) (context.Context, func(state string, err error)) {
+	if p == nil {
+		return ctx, func(string, error) {}
+	}
+	start := time.Now()
+	var span trace.Span
+	if p.tracer != nil {
+		if parent.IsValid() {
+			ctx = trace.ContextWithSpanContext(ctx, parent)
+		}
+		ctx, span = p.tracer.Start(ctx, "execute "+agent, trace.WithTimestamp(start),
+			trace.WithAttributes(KeyAgent.String(agent), KeyTaskID.String(taskID), KeyContextID.String(contextID)))
+	}
+	return ctx, func(state string, err error) {
+		if span != nil {
+			span.SetAttributes(KeyState.String(state))
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+			span.End()
+		}
+		if p.metrics {
+			attrs := metric.WithAttributes(KeyAgent.String(agent), KeyState.String(state))
+			p.execDuration.Record(context.Background(), time.Since(start).Seconds(), attrs)
+			if state != "" {
+				p.taskStates.Add(context.Background(), 1, attrs)
+			}
+		}
+	}
+}
+
+// Commit records the time from handing an append to the store until it was
+// durable (op is "create" or "append"), and a span of it when ctx carries
+// one. start is when it was handed over.
+func (p *Provider) Commit(ctx context.Context, op string, start time.Time, err error) {
+	if p == nil {
+		return
+	}
+	end := time.Now()
+	if p.tracer != nil && trace.SpanContextFromContext(ctx).IsValid() {
+		_, span := p.tracer.Start(ctx, "store "+op, trace.WithTimestamp(start), trace.WithAttributes(KeyOperation.String(op)))
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End(trace.WithTimestamp(end))
+	}
+	if p.metrics {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		p.commitDur.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(KeyOperation.String(op), KeyOutcome.String(outcome)))
+	}
+}
+
+// Push records one push notification delivery attempt that took d and
+// ended with outcome ("delivered", "retry", "gave_up", "refused").
+func (p *Provider) Push(d time.Duration, outcome string) {
+	if p == nil || !p.metrics {
+		return
+	}
+	p.pushDuration.Record(context.Background(), d.Seconds(), metric.WithAttributes(KeyOutcome.String(outcome)))
+}
+
+// Backend records one bridged backend HTTP call of kind backend ("http",
+// "a2a", "openai") to host that took d and answered status (0: no
+// answer).
+func (p *Provider) Backend(backend, host string, d time.Duration, status int) {
+	if p == nil || !p.metrics {
+		return
+	}
+	attrs := []attribute.KeyValue{KeyBackend.String(backend), KeyServerAddr.String(host)}
+	if status != 0 {
+		attrs = append(attrs, KeyHTTPStatus.Int(status))
+	} else {
+		attrs = append(attrs, KeyErrorType.String("no_response"))
+	}
+	p.backendDur.Record(context.Background(), d.Seconds(), metric.WithAttributes(attrs...))
+}
+
+// ModelCall records an openai backend model call to model: its duration
+// to the last token, and (if ttft > 0) its time to the first token.
+func (p *Provider) ModelCall(model string, total, ttft time.Duration, err error) {
+	if p == nil || !p.metrics {
+		return
+	}
+	attrs := []attribute.KeyValue{KeyGenAIOp.String("chat"), KeyGenAIModel.String(model), KeyGenAISystem.String("openai")}
+	if err != nil {
+		attrs = append(attrs, KeyErrorType.String("error"))
+	}
+	set := metric.WithAttributes(attrs...)
+	p.genaiDuration.Record(context.Background(), total.Seconds(), set)
+	if ttft > 0 {
+		p.ttft.Record(context.Background(), ttft.Seconds(), set)
+	}
+}
+
+// Inject writes ctx's trace context into h as traceparent (and
+// tracestate) headers: the hop to another service joins the trace. It does
+// nothing when ctx carries no valid span context.
+func Inject(ctx context.Context, h http.Header) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		Propagator.Inject(ctx, propagation.HeaderCarrier(h))
+	}
+}
+
+// Traceparent is the W3C traceparent of the span context in ctx, "" when
+// it has none (for storing with a message).
+func Traceparent(ctx context.Context) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	Propagator.Inject(ctx, c)
+	return c["traceparent"]
+}
+
+// ParseTraceparent is the span context of a W3C traceparent value made
+// by Traceparent (remote); invalid when s is not one.
+func ParseTraceparent(s string) trace.SpanContext {
+	if s == "" {
+		return trace.SpanContext{}
+	}
+	ctx := Propagator.Extract(context.Background(), propagation.MapCarrier{"traceparent": s})
+	return trace.SpanContextFromContext(ctx)
+}

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Telemetry (issue 16): with EngineOptions.TracerProvider or
+// MeterProvider set, each request an agent's transports answer is a
+// telemetry Call (its server span and its rpc.server.call.duration),
+// started by instrument (JSON-RPC) or the HTTP+JSON route (Host); the
+// transports name its method and record its error; executions, commits
+// and push deliveries make child spans. Off, none of this runs.
+
+// instrument makes every request next serves a telemetry Call of h's
+// agent over binding; next itself when telemetry is off.
+func instrument(h *Handler, binding string, next http.Handler) http.Handler {
+	tel := h.e.tel
+	if tel == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, c := tel.StartCall(r, h.name, binding)
+		defer c.End()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// noteError records e as the answer of the request of ctx (its telemetry
+// Call), if any.
+func noteError(ctx context.Context, e *a2a.Error) {
+	if e == nil {
+		return
+	}
+	if c := telemetry.CallFrom(ctx); c != nil {
+		c.SetError(e.Code, e.Message)
+	}
+}
+
+// traceID is the hex trace id of the span in ctx, "" when none.
+func traceID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
+
+// NewLogHandler wraps h so that each record logged with a context that
+// carries an OpenTelemetry span (the …Context methods of slog.Logger;
+// the engine logs a request's errors so) gets trace_id and span_id
+// attributes in the hex form of the W3C traceparent and the OTLP data:
+// a log line leads to its trace (issue 16 §1). Records without a span
+// pass unchanged.
+func NewLogHandler(h slog.Handler) slog.Handler { return telemetry.LogHandler(h) }
+
+// writeErrorReq is WriteError in the form authenticateReq takes.
+func writeErrorReq(w http.ResponseWriter, _ *http.Request, status int, e *a2a.Error) {
+	WriteError(w, status, e)
+}
