@@ -100,9 +100,9 @@ type Engine struct {
 	// executions were still running (Shutdown's result).
 	closeFailed atomic.Int64
 
-	locks [64]sync.Mutex // per-task append serialisation, striped by id
+	locks [64]sync.Mutex      // per-task append serialisation, striped by id
 	tel   *telemetry.Provider // nil: telemetry off
-	push  *pusher        // nil when push notifications are disabled
+	push  *pusher             // nil when push notifications are disabled
 
 	mu sync.Mutex
 	// tasks holds, per task, what this engine keeps of it while it runs
