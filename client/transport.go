@@ -15,7 +15,8 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/jsonrpc"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // call is one request of an operation, in the shapes of both bindings: a
@@ -61,6 +62,9 @@ func (c *Client) newRequest(ctx context.Context, cl *call, id int64, stream bool
 	if c.v10 {
 		req.Header.Set(versionHeader, a2a.Version10)
 	}
+	// The caller's trace goes on at the agent (W3C Trace Context): a
+	// ctx carrying an OpenTelemetry span sends its traceparent.
+	telemetry.Inject(ctx, req.Header)
 	if stream {
 		req.Header.Set("Accept", "text/event-stream")
 	} else {

@@ -158,6 +158,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/internal/urlguard"
 	"github.com/a2abridge/a2abridge/server"
 )
@@ -217,7 +218,7 @@ func New(c Config) (*Agent, error) {
 	}
 	tr := pooledTransport()
 	a.tr = tr
-	a.hc = &http.Client{Transport: urlguard.Transport(tr, c.CheckURL)}
+	a.hc = &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, c.CheckURL), "openai")}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(c.BaseURL, "/") + "/"),
 		option.WithHTTPClient(a.hc),
@@ -347,6 +348,8 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
+	cctx, call := telemetry.StartModelCall(cctx, a.cfg.Model)
+	defer call.End(errors.New("the answer could not be recorded")) // a return before the stream's end
 	var up upstream
 	stream := a.complete.NewStreaming(cctx, params, option.WithMiddleware(up.observe))
 	defer stream.Close()
@@ -370,6 +373,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			}
 			refusal += c.Delta.Refusal
 			if c.Delta.Content != "" {
+				call.FirstToken()
 				if err := out.add(ctx, c.Delta.Content); err != nil {
 					return err
 				}
@@ -386,11 +390,13 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 	}
 	err := stream.Err()
 	if ctx.Err() != nil {
+		call.End(ctx.Err())
 		return ctx.Err() // canceled or shutting down: the request is aborted
 	}
 	if err == nil && finish == "" && cctx.Err() != nil {
 		err = cctx.Err() // the deadline cut the stream short
 	}
+	call.End(err)
 
 	// What the endpoint reported goes into metadata: as valid UTF-8 (a
 	// string that is not cannot be written as JSON, and the task's event

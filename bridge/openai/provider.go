@@ -22,6 +22,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
 )
 
 // Provider performs the local AI operations behind the ai/* JSON-RPC
@@ -243,7 +244,7 @@ func NewHTTPProvider(o HTTPOptions) (*HTTPProvider, error) {
 	hc := o.HTTPClient
 	if hc == nil {
 		p.tr = pooledTransport()
-		hc = &http.Client{Transport: p.tr}
+		hc = &http.Client{Transport: telemetry.Transport(p.tr, "openai")}
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/") + "/"),

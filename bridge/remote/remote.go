@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/h1"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/internal/urlguard"
 	"github.com/a2abridge/a2abridge/server"
 )
@@ -79,7 +80,7 @@ func New(c Config) (*Agent, error) {
 	cr := c.Credentials
 	a := &Agent{cfg: c, where: shownURL(c.URL), tr: tr}
 	a.opts = client.Options{
-		HTTPClient: &http.Client{Transport: urlguard.Transport(tr, c.CheckURL)},
+		HTTPClient: &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, c.CheckURL), "a2a")},
 		Protocol:   c.Protocol,
 		Binding:    binding,
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/h1"
+	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -280,7 +281,7 @@ func New(c Config) (*Agent, error) {
 	}
 	a.transport = h1.New(fallback, 256)
 	a.client = &http.Client{
-		Transport: a.transport,
+		Transport: telemetry.Transport(a.transport, "http"),
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

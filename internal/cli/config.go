@@ -24,6 +24,18 @@ import (
 // error. Flags given on the command line override the file. A key that is
 // not a field's yaml tag is an error naming its line and the closest valid
 // key (checkKeys derives the valid keys from the tags by reflection).
+// telemetryFile is the telemetry block of serve's config file.
+type telemetryFile struct {
+	// OTLPEndpoint is the base URL of an OTLP/HTTP receiver
+	// (--otlp-endpoint).
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// MetricsAddr is where GET /metrics is served on a listener of its
+	// own (--metrics-addr).
+	MetricsAddr string `yaml:"metrics_addr"`
+	// Metrics serves GET /metrics on the main listener (--metrics).
+	Metrics bool `yaml:"metrics"`
+}
+
 type serveFile struct {
 	Addr      string `yaml:"addr"`
 	PublicURL string `yaml:"public_url"`
@@ -64,6 +76,8 @@ type serveFile struct {
 	} `yaml:"push"`
 	// CardSigning signs the agent cards served (A2A 1.0 §8.4).
 	CardSigning *cardSigningFile `yaml:"card_signing"`
+	// Telemetry exports traces and metrics (issue 16).
+	Telemetry telemetryFile `yaml:"telemetry"`
 	// Auth applies to every agent without an auth block of its own.
 	Auth   *authFile            `yaml:"auth"`
 	Agents map[string]agentFile `yaml:"agents"`

@@ -74,6 +74,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		memoryCap                                           string
 		tokens, pushAllow, trustedProxies, allowedHosts     []string
 		cpuProfile, memProfile                              string
+		otlpEndpoint, metricsAddr                           string
+		metricsMain                                         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -111,7 +113,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
 				return usageError{fmt.Errorf("--log-level: %w", err)}
 			}
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+			// Records logged in a request's context name its trace (trace_id).
+			log := slog.New(server.NewLogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})))
 			file := &serveFile{}
 			if configPath != "" {
 				f, err := loadServeFile(configPath)
@@ -239,6 +242,20 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					return usageError{err}
 				}
 				allowedHosts = append(allowedHosts, file.AllowedHosts...)
+			}
+
+			tel := telemetryConfig{otlpEndpoint: otlpEndpoint, otlpFrom: "--otlp-endpoint", metricsAddr: metricsAddr, metricsFrom: "--metrics-addr", metricsMain: metricsMain}
+			if !fl.Changed("otlp-endpoint") && file.Telemetry.OTLPEndpoint != "" {
+				tel.otlpEndpoint, tel.otlpFrom = file.Telemetry.OTLPEndpoint, "--config: telemetry.otlp_endpoint"
+			}
+			if !fl.Changed("metrics-addr") && file.Telemetry.MetricsAddr != "" {
+				tel.metricsAddr, tel.metricsFrom = file.Telemetry.MetricsAddr, "--config: telemetry.metrics_addr"
+			}
+			if !fl.Changed("metrics") && file.Telemetry.Metrics {
+				tel.metricsMain = true
+			}
+			if err := tel.check(); err != nil {
+				return usageError{err}
 			}
 
 			builtinsOn := file.Builtins == nil || *file.Builtins
@@ -451,7 +468,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
-				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica}
+				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, telemetry: tel}
 			if err := file.Conversations.check(); err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
@@ -496,6 +513,9 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.StringArrayVar(&tokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	f.BoolVar(&pushOn, "push", false, "enable push notifications (signed with keys kept under --data)")
 	f.StringArrayVar(&pushAllow, "push-allow", nil, "webhook targets allowed although private or loopback: CIDR, IP[:PORT], HOST[:PORT] or *.DOMAIN (repeatable; implies --push)")
+	f.StringVar(&otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this base URL (http://HOST:4318; default: the OTEL_EXPORTER_OTLP_* environment, if set)")
+	f.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at GET /metrics on this HOST:PORT, a listener of its own")
+	f.BoolVar(&metricsMain, "metrics", false, "serve Prometheus metrics at GET /metrics on --addr too (unauthenticated: prefer --metrics-addr on a private address)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to FILE at shutdown")
 	f.StringVar(&memProfile, "memprofile", "", "write an allocation profile (pprof) to FILE at shutdown")
 	_ = f.MarkHidden("cpuprofile")
@@ -618,6 +638,9 @@ const DefaultRetention = 720 * time.Hour
 const DefaultShutdownGrace = 30 * time.Second
 
 type serveConfig struct {
+	// telemetry is what to export and where (--otlp-endpoint,
+	// --metrics-addr, --metrics).
+	telemetry                         telemetryConfig
 	addr, def, publicURL              string
 	maxBody                           int64
 	maxBatch                          int
@@ -707,7 +730,18 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	if cfg.publicURL != "" {
 		base = strings.TrimRight(cfg.publicURL, "/")
 	}
-	eo := server.EngineOptions{Logger: log, Retention: cfg.retention, LeaseTime: cfg.lease}
+	tel, err := startTelemetry(ctx, cfg.telemetry)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.shutdown(sctx); err != nil {
+			log.Warn("telemetry: the last traces or metrics were not all exported", "err", err)
+		}
+	}()
+	eo := server.EngineOptions{Logger: log, Retention: cfg.retention, LeaseTime: cfg.lease, TracerProvider: tel.tp, MeterProvider: tel.mp}
 	var jwks http.Handler
 	var pushKeys func() []byte
 	if p := cfg.push; p != nil {
@@ -800,6 +834,24 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	health := server.HealthHandler(eng)
 	host.Handle("GET /healthz", health)
 	host.Handle("GET /readyz", health)
+	if tel.metrics != nil && cfg.telemetry.metricsMain {
+		host.Handle("GET /metrics", tel.metrics)
+	}
+	if tel.metrics != nil && cfg.telemetry.metricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.telemetry.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.telemetry.metricsFrom, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", tel.metrics)
+		msrv := newHTTPServer(mux, log, serveHeaderTimeout, cfg.bodyTimeout)
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+		log.Info("metrics served", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
+	if tel.tp != nil {
+		log.Info("traces and metrics exported over OTLP", "endpoint", orEnv(cfg.telemetry.otlpEndpoint))
+	}
 	// The conversation bridge's /api/bridge routes (issue 14).
 	bridge, err := mountConversations(log, eng, host, cfg, st)
 	if err != nil {

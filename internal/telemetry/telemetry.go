@@ -9,6 +9,7 @@ package telemetry
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -388,6 +389,7 @@ func (p *Provider) Execution(ctx context.Context, parent trace.SpanContext, agen
 		return ctx, func(string, error) {}
 	}
 	start := time.Now()
+	ctx = WithProvider(ctx, p)
 	var span trace.Span
 	if p.tracer != nil {
 		if parent.IsValid() {
@@ -510,4 +512,175 @@ func ParseTraceparent(s string) trace.SpanContext {
 	}
 	ctx := Propagator.Extract(context.Background(), propagation.MapCarrier{"traceparent": s})
 	return trace.SpanContextFromContext(ctx)
+}
+
+type providerKey struct{}
+
+// WithProvider returns ctx carrying p: code that runs in it (an agent's
+// execution, a bridge's backend call) records its metrics there.
+func WithProvider(ctx context.Context, p *Provider) context.Context {
+	if p == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, providerKey{}, p)
+}
+
+// FromContext returns the Provider ctx carries, or nil.
+func FromContext(ctx context.Context) *Provider {
+	p, _ := ctx.Value(providerKey{}).(*Provider)
+	return p
+}
+
+// Transport wraps next (nil: http.DefaultTransport) for the calls of a
+// bridge's backend of kind backend ("http", "a2a", "openai"): each request
+// whose context carries a span (an agent's execution) is a client span,
+// child of it, from the same TracerProvider, ending when the response
+// body is closed or read to its end; its W3C traceparent is sent to the
+// backend; and, where the context carries a Provider, the time to the
+// response headers goes to http.client.request.duration. A request whose
+// context carries neither passes through unchanged.
+func Transport(next http.RoundTripper, backend string) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &transport{next: next, backend: backend}
+}
+
+type transport struct {
+	next    http.RoundTripper
+	backend string
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	parent := trace.SpanFromContext(ctx)
+	p := FromContext(ctx)
+	if !parent.SpanContext().IsValid() && p == nil {
+		return t.next.RoundTrip(req)
+	}
+	start := time.Now()
+	var span trace.Span
+	if parent.SpanContext().IsValid() {
+		tracer := parent.TracerProvider().Tracer(ScopeName)
+		ctx, span = tracer.Start(ctx, req.Method+" "+t.backend, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+			trace.WithAttributes(KeyHTTPMethod.String(req.Method), KeyServerAddr.String(req.URL.Host), KeyBackend.String(t.backend),
+				attribute.String("url.full", redactURL(req))))
+		req = req.Clone(ctx) // RoundTrippers must not change the caller's request
+		Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	}
+	resp, err := t.next.RoundTrip(req)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	}
+	p.Backend(t.backend, req.URL.Host, time.Since(start), status)
+	if span == nil {
+		return resp, err
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		span.End()
+		return resp, err
+	}
+	span.SetAttributes(KeyHTTPStatus.Int(status))
+	if status >= 400 {
+		span.SetStatus(codes.Error, resp.Status)
+	}
+	if resp.Body == nil || resp.Body == http.NoBody {
+		span.End()
+		return resp, nil
+	}
+	resp.Body = &spanBody{ReadCloser: resp.Body, span: span}
+	return resp, nil
+}
+
+// redactURL is req's URL without its query and user info (they may hold
+// credentials).
+func redactURL(req *http.Request) string {
+	u := *req.URL
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
+	return u.String()
+}
+
+// spanBody ends its span when the body is read to its end or closed.
+type spanBody struct {
+	io.ReadCloser
+	span trace.Span
+	once sync.Once
+}
+
+func (b *spanBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.end()
+	}
+	return n, err
+}
+
+func (b *spanBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
+}
+
+func (b *spanBody) end() { b.once.Do(func() { b.span.End() }) }
+
+// ModelCall is one call of a model by the openai backend: a client span
+// "chat {model}" (GenAI semantic conventions) when the context carries a
+// span, and gen_ai.client.operation.duration and
+// gen_ai.client.time_to_first_token when it carries a Provider. Methods
+// on a nil *ModelCall do nothing.
+type ModelCall struct {
+	p     *Provider
+	span  trace.Span
+	start time.Time
+	ttft  time.Duration
+	model string
+	ended bool
+}
+
+// StartModelCall starts the ModelCall of model in ctx; nil (and ctx) when
+// ctx carries neither a span nor a Provider.
+func StartModelCall(ctx context.Context, model string) (context.Context, *ModelCall) {
+	parent := trace.SpanFromContext(ctx)
+	p := FromContext(ctx)
+	if !parent.SpanContext().IsValid() && p == nil {
+		return ctx, nil
+	}
+	m := &ModelCall{p: p, start: time.Now(), model: model}
+	if parent.SpanContext().IsValid() {
+		ctx, m.span = parent.TracerProvider().Tracer(ScopeName).Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(KeyGenAIOp.String("chat"), KeyGenAIModel.String(model), KeyGenAISystem.String("openai")))
+	}
+	return ctx, m
+}
+
+// FirstToken marks the arrival of the first token (only the first call
+// counts).
+func (m *ModelCall) FirstToken() {
+	if m != nil && m.ttft == 0 {
+		m.ttft = time.Since(m.start)
+	}
+}
+
+// End ends the call, with err (if not nil) as its error. Only the first
+// call counts.
+func (m *ModelCall) End(err error) {
+	if m == nil || m.ended {
+		return
+	}
+	m.ended = true
+	total := time.Since(m.start)
+	if m.span != nil {
+		if err != nil {
+			m.span.RecordError(err)
+			m.span.SetStatus(codes.Error, err.Error())
+		}
+		if m.ttft > 0 {
+			m.span.SetAttributes(attribute.Float64("gen_ai.response.time_to_first_token", m.ttft.Seconds()))
+		}
+		m.span.End()
+	}
+	m.p.ModelCall(m.model, total, m.ttft, err)
 }

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// telemetryConfig is what serve's flags and config file say of telemetry
+// (issue 16): an OTLP/HTTP endpoint for traces and metrics, and where to
+// serve Prometheus metrics.
+type telemetryConfig struct {
+	otlpEndpoint string // base URL ("" : the OTEL_EXPORTER_OTLP_* environment, if any)
+	otlpFrom     string // the flag or key it came from, for errors
+	metricsAddr  string // host:port of a separate /metrics listener
+	metricsFrom  string
+	metricsMain  bool // GET /metrics on the main listener too
+}
+
+// otlpEnvSet reports whether the environment configures an OTLP
+// endpoint for serve (the standard OTEL_EXPORTER_OTLP_* variables).
+func otlpEnvSet() bool {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
+		if os.Getenv(k) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// check validates c at startup: an error names the flag or key.
+func (c telemetryConfig) check() error {
+	if c.otlpEndpoint != "" {
+		u, err := url.Parse(c.otlpEndpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("%s %q: want the base URL of an OTLP/HTTP receiver, http(s)://HOST:PORT (the collector's port 4318; /v1/traces and /v1/metrics are appended)", c.otlpFrom, c.otlpEndpoint)
+		}
+	}
+	if c.otlpEndpoint != "" || otlpEnvSet() {
+		for _, k := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
+			if v := os.Getenv(k); v != "" && v != "http/protobuf" {
+				return fmt.Errorf("%s=%s: serve exports OTLP over HTTP (http/protobuf) only; point it at the collector's OTLP/HTTP port (4318) and unset %s", k, v, k)
+			}
+		}
+	}
+	if c.metricsAddr != "" {
+		if _, _, err := splitHostPortLoose(c.metricsAddr); err != nil {
+			return fmt.Errorf("%s %q: want HOST:PORT (port 0 picks a free port)", c.metricsFrom, c.metricsAddr)
+		}
+	}
+	return nil
+}
+
+func splitHostPortLoose(addr string) (string, string, error) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 || addr[i+1:] == "" {
+		return "", "", errors.New("no port")
+	}
+	return addr[:i], addr[i+1:], nil
+}
+
+// telemetry is serve's running telemetry: the providers the engine
+// gets, the Prometheus handler, and the exporters to flush at exit.
+type telemetry struct {
+	tp      trace.TracerProvider // nil: no traces
+	mp      metric.MeterProvider // nil: no metrics
+	metrics http.Handler         // GET /metrics; nil: not served
+	stop    []func(context.Context) error
+}
+
+// on reports whether any telemetry is on.
+func (t *telemetry) on() bool { return t.tp != nil || t.mp != nil }
+
+// shutdown flushes and stops the exporters (within ctx).
+func (t *telemetry) shutdown(ctx context.Context) error {
+	var errs []error
+	for i := len(t.stop) - 1; i >= 0; i-- {
+		errs = append(errs, t.stop[i](ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// startTelemetry builds the providers of c: OTLP traces and metrics
+// (metrics every OTEL_METRIC_EXPORT_INTERVAL, by default 60 s) when an
+// endpoint is set by c or the environment, and a Prometheus registry
+// when metrics are served. OTEL_SDK_DISABLED=true turns OTLP export off;
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the resource
+// (service.name a2abridge by default).
+func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) {
+	t := &telemetry{}
+	otlp := (c.otlpEndpoint != "" || otlpEnvSet()) && !strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true")
+	prom := c.metricsAddr != "" || c.metricsMain
+	if !otlp && !prom {
+		return t, nil
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "a2abridge"), attribute.String("service.version", buildVersion().Version)),
+		resource.WithFromEnv(), resource.WithHost(), resource.WithProcessPID())
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("telemetry resource: %w", err)
+	}
+	var readers []sdkmetric.Option
+	if otlp {
+		var topts []otlptracehttp.Option
+		var mopts []otlpmetrichttp.Option
+		if c.otlpEndpoint != "" {
+			base := strings.TrimRight(c.otlpEndpoint, "/")
+			topts = append(topts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
+			mopts = append(mopts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
+		}
+		te, err := otlptracehttp.New(ctx, topts...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: traces exporter: %w", c.otlpFrom, err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(te), sdktrace.WithResource(res))
+		t.tp = tp
+		t.stop = append(t.stop, tp.Shutdown)
+		me, err := otlpmetrichttp.New(ctx, mopts...)
+		if err != nil {
+			_ = t.shutdown(ctx)
+			return nil, fmt.Errorf("%s: metrics exporter: %w", c.otlpFrom, err)
+		}
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(me)))
+	}
+	if prom {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		pe, err := otelprom.New(otelprom.WithRegisterer(reg))
+		if err != nil {
+			_ = t.shutdown(ctx)
+			return nil, fmt.Errorf("prometheus exporter: %w", err)
+		}
+		readers = append(readers, sdkmetric.WithReader(pe))
+		t.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: nil, Timeout: 10 * time.Second})
+	}
+	mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+	t.mp = mp
+	t.stop = append(t.stop, mp.Shutdown)
+	return t, nil
+}
+
+// orEnv names an OTLP endpoint for the log: the URL given, or where the
+// environment sets it.
+func orEnv(endpoint string) string {
+	if endpoint != "" {
+		return endpoint
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if v := os.Getenv(k); v != "" {
+			return k + "=" + v
+		}
+	}
+	return "(environment)"
+}
