@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
+)
+
+// otlpReceiver is an OTLP/HTTP receiver (protobuf encoding, OTLP 1.x
+// §"OTLP/HTTP") built on the official OTLP protobuf types: it keeps the
+// spans and the metric names it is sent.
+type otlpReceiver struct {
+	*httptest.Server
+	mu      sync.Mutex
+	spans   []*tracepb.Span
+	metrics map[string]bool
+	bad     []string
+}
+
+func newOTLPReceiver(t *testing.T) *otlpReceiver {
+	r := &otlpReceiver{metrics: map[string]bool{}}
+	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *otlpReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	var body io.Reader = req.Body
+	if req.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(req.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = zr
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
+		r.bad = append(r.bad, fmt.Sprintf("%s with Content-Type %q", req.URL.Path, ct))
+	}
+	var resp proto.Message
+	switch req.URL.Path {
+	case "/v1/traces":
+		var m coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &m); err != nil {
+			r.bad = append(r.bad, "traces: "+err.Error())
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, rs := range m.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				r.spans = append(r.spans, ss.Spans...)
+			}
+		}
+		resp = &coltracepb.ExportTraceServiceResponse{}
+	case "/v1/metrics":
+		var m colmetricpb.ExportMetricsServiceRequest
+		if err := proto.Unmarshal(b, &m); err != nil {
+			r.bad = append(r.bad, "metrics: "+err.Error())
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, rm := range m.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, mt := range sm.Metrics {
+					r.metrics[mt.Name] = true
+				}
+			}
+		}
+		resp = &colmetricpb.ExportMetricsServiceResponse{}
+	default:
+		r.bad = append(r.bad, "unexpected path "+req.URL.Path)
+		http.NotFound(w, req)
+		return
+	}
+	out, _ := proto.Marshal(resp)
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+// trace returns the spans received of trace id (hex).
+func (r *otlpReceiver) trace(id string) []*tracepb.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*tracepb.Span
+	for _, s := range r.spans {
+		if hex.EncodeToString(s.TraceId) == id {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func spanAttr(s *tracepb.Span, key string) string {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			switch v := a.Value.Value.(type) {
+			case interface{ GetStringValue() string }:
+				return v.GetStringValue()
+			}
+			return a.Value.GetStringValue()
+		}
+	}
+	return ""
+}
+
+// TestServeTelemetryOTLP (issue 16 §4): one message/stream from a caller
+// that sends a W3C traceparent goes through an a2a bridge (serve A) to a
+// second serve (B) whose agent is an openai backend. Both export over
+// OTLP/HTTP to a receiver built on the official protobuf types: every
+// span is in the caller's trace, each hop's span is the child of the
+// previous hop's, and the model endpoint got the traceparent of the last
+// client span.
+func TestServeTelemetryOTLP(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	fake := openaitest.New()
+	t.Cleanup(fake.Close)
+	// Short export intervals for the children (the standard variables).
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "300")
+	dir := t.TempDir()
+	bAddr, aAddr := freeAddr(t), freeAddr(t)
+	bCfg := filepath.Join(dir, "b.yaml")
+	if err := os.WriteFile(bCfg, []byte(fmt.Sprintf("agents:\n  assistant:\n    kind: openai\n    base_url: %s\n    model: tiny-model\n", fake.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	aCfg := filepath.Join(dir, "a.yaml")
+	if err := os.WriteFile(aCfg, []byte(fmt.Sprintf("agents:\n  remote:\n    kind: a2a\n    url: http://%s/a2a/assistant\ntelemetry:\n  otlp_endpoint: %s\n", bAddr, rcv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startChild(t, "--config", bCfg, "--memory", "--addr", bAddr, "--otlp-endpoint", rcv.URL)
+	startChild(t, "--config", aCfg, "--memory", "--addr", aAddr)
+
+	const callerTrace, callerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	req, _ := http.NewRequest(http.MethodPost, "http://"+aAddr+"/a2a/remote", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"otlp-1","parts":[{"kind":"text","text":"trace me"}]}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		stream.WriteString(sc.Text() + "\n")
+	}
+	resp.Body.Close()
+	if !strings.Contains(stream.String(), `"state":"completed"`) || !strings.Contains(stream.String(), `" trace"`) {
+		t.Fatalf("the stream did not complete with the model's answer:\n%s", stream.String())
+	}
+
+	// The spans of both processes, by name (the a2a.agent attribute tells
+	// the processes apart).
+	want := []string{"message/stream", "execute remote", "SendStreamingMessage", "execute assistant", "chat tiny-model", "POST openai"}
+	var spans []*tracepb.Span
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		spans = rcv.trace(callerTrace)
+		have := map[string]bool{}
+		for _, s := range spans {
+			have[s.Name] = true
+		}
+		missing := []string{}
+		for _, n := range want {
+			if !have[n] {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, s := range spans {
+				names = append(names, s.Name)
+			}
+			t.Fatalf("spans missing from the caller's trace: %v (have %v; receiver problems: %v)", missing, names, rcv.bad)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	byID := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		byID[hex.EncodeToString(s.SpanId)] = s
+	}
+	find := func(name, agent string) *tracepb.Span {
+		t.Helper()
+		for _, s := range spans {
+			if s.Name == name && (agent == "" || spanAttr(s, "a2a.agent") == agent) {
+				return s
+			}
+		}
+		t.Fatalf("no span %q (agent %q)", name, agent)
+		return nil
+	}
+	parentName := func(s *tracepb.Span) string {
+		p := byID[hex.EncodeToString(s.ParentSpanId)]
+		if p == nil {
+			return "(" + hex.EncodeToString(s.ParentSpanId) + ")"
+		}
+		return p.Name
+	}
+	aServer := find("message/stream", "remote")
+	if got := hex.EncodeToString(aServer.ParentSpanId); got != callerSpan || aServer.Kind != tracepb.Span_SPAN_KIND_SERVER {
+		t.Errorf("A's server span: parent %s kind %v; want the caller's span %s, server", got, aServer.Kind, callerSpan)
+	}
+	// A's execution, then its call of B (the client span of the a2a
+	// backend), then B's server span.
+	aExec := find("execute remote", "remote")
+	if parentName(aExec) != "message/stream" {
+		t.Errorf("A's execution span's parent is %s", parentName(aExec))
+	}
+	bServer := find("SendStreamingMessage", "assistant")
+	hop := byID[hex.EncodeToString(bServer.ParentSpanId)]
+	if hop == nil || hop.Kind != tracepb.Span_SPAN_KIND_CLIENT || spanAttr(hop, "a2abridge.backend") != "a2a" || parentName(hop) != "execute remote" {
+		t.Errorf("B's server span's parent: %v; want A's a2a client span under its execution", hop)
+	}
+	bExec := find("execute assistant", "assistant")
+	if parentName(bExec) != "SendStreamingMessage" {
+		t.Errorf("B's execution span's parent is %s", parentName(bExec))
+	}
+	chat := find("chat tiny-model", "")
+	if parentName(chat) != "execute assistant" || chat.Kind != tracepb.Span_SPAN_KIND_CLIENT || spanAttr(chat, "gen_ai.request.model") != "tiny-model" {
+		t.Errorf("the model call's span: parent %s, kind %v", parentName(chat), chat.Kind)
+	}
+	post := find("POST openai", "")
+	if parentName(post) != "chat tiny-model" {
+		t.Errorf("the openai HTTP span's parent is %s", parentName(post))
+	}
+	// The model endpoint saw the traceparent of that span.
+	last, ok := fake.LastRequest()
+	if want := "00-" + callerTrace + "-" + hex.EncodeToString(post.SpanId) + "-01"; !ok || last.Header.Get("traceparent") != want {
+		t.Errorf("the model endpoint got traceparent %q, want %q", last.Header.Get("traceparent"), want)
+	}
+	// A stream's span counts its events.
+	if n := spanAttrInt(aServer, "a2a.stream.events"); n < 3 {
+		t.Errorf("A's stream span counts %d events", n)
+	}
+	// Metrics went out too, B's model-call ones among them.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		rcv.mu.Lock()
+		ok := rcv.metrics["rpc.server.call.duration"] && rcv.metrics["gen_ai.client.operation.duration"] && rcv.metrics["gen_ai.client.time_to_first_token"] && rcv.metrics["http.client.request.duration"]
+		names := fmt.Sprint(rcv.metrics)
+		rcv.mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics received: %s", names)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.bad) > 0 {
+		t.Errorf("the receiver refused: %v", rcv.bad)
+	}
+}
+
+func spanAttrInt(s *tracepb.Span, key string) int64 {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return a.Value.GetIntValue()
+		}
+	}
+	return -1
+}
