@@ -2,14 +2,19 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -288,4 +293,132 @@ func spanAttrInt(s *tracepb.Span, key string) int64 {
 		}
 	}
 	return -1
+}
+
+func prometheusBinary(t *testing.T) string {
+	t.Helper()
+	if path, err := exec.LookPath("prometheus"); err == nil {
+		return path
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("prometheus is not installed (apt-get install prometheus; .ci/run does)")
+	}
+	t.Skip("prometheus is not installed: apt-get install prometheus to run the scrape test")
+	return ""
+}
+
+// promQuery runs an instant query on the Prometheus HTTP API and returns
+// its vector result: the value of each series by the label by.
+func promQuery(t *testing.T, base, query, by string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(query))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+		Error string `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %v %s", query, err, r.Error)
+	}
+	out := map[string]float64{}
+	for _, s := range r.Data.Result {
+		v, _ := s.Value[1].(string)
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil {
+			out[s.Metric[by]] = f
+		}
+	}
+	return out
+}
+
+// TestServePrometheusScrape (issue 16 §4): a real Prometheus (Debian's
+// package) scrapes serve's --metrics-addr under a short load of each
+// method family; its HTTP API then has the request counter of each method
+// used and a p95 latency from the histogram, the README's PromQL.
+func TestServePrometheusScrape(t *testing.T) {
+	bin := prometheusBinary(t)
+	addr, metricsAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	startChild(t, "--memory", "--addr", addr, "--metrics-addr", metricsAddr)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: a2abridge
+    static_configs:
+      - targets: [%q]
+`, metricsAddr)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	prom := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	prom.Stdout, prom.Stderr = &logs, &logs
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = prom.Process.Kill(); _ = prom.Wait() })
+
+	base := "http://" + addr + "/a2a/echo"
+	post := func(version, body string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if version != "" {
+			req.Header.Set("A2A-Version", version)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	promURL := "http://" + promAddr
+	used := map[string]bool{"message/send": true, "tasks/get": true, "message/stream": true, "SendMessage": true, "GetTask": true}
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; ; i++ {
+		// The load goes on until Prometheus has seen it all (a scrape
+		// every second).
+		post("", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"p%d","parts":[{"kind":"text","text":"hi"}]}}}`, i))
+		post("", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"nope"}}`)
+		post("", fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"s%d","parts":[{"kind":"text","text":"hi"}]}}}`, i))
+		post("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"q%d","parts":[{"text":"hi"}]}}}`, i))
+		req, _ := http.NewRequest(http.MethodGet, base+"/tasks/nope", nil)
+		req.Header.Set("A2A-Version", "1.0")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(200 * time.Millisecond)
+		counts := promQuery(t, promURL, `sum by (rpc_method) (rpc_server_call_duration_seconds_count{job="a2abridge"})`, "rpc_method")
+		p95 := promQuery(t, promURL, `histogram_quantile(0.95, sum by (le, rpc_method) (rate(rpc_server_call_duration_seconds_bucket{job="a2abridge"}[30s])))`, "rpc_method")
+		done := counts != nil
+		for m := range used {
+			if counts[m] < 2 || !(p95[m] > 0 && p95[m] < 10) {
+				done = false
+			}
+		}
+		if done {
+			t.Logf("Prometheus: requests %v; p95 latency (s) %v", counts, p95)
+			// Errors are told apart by outcome and code.
+			errs := promQuery(t, promURL, `sum by (rpc_method) (rpc_server_call_duration_seconds_count{a2a_outcome="error",rpc_response_status_code="-32001"})`, "rpc_method")
+			if errs["tasks/get"] < 2 || errs["GetTask"] < 2 || errs["message/send"] != 0 {
+				t.Errorf("TaskNotFound errors by method: %v", errs)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus did not show every method used (%v): counts %v, p95 %v\nprometheus: %s", used, counts, p95, logs.String())
+		}
+	}
 }
