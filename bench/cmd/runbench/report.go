@@ -349,6 +349,9 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *cro
 		c.vs(f, "send", br.key, direct, "message/send, 32 clients: "+br.name, "≥ 0.45× the direct call"+br.note, 0.45)
 		c.p50Plus(f, "send1", br.key, direct, "message/send p50 at 1 client: "+br.name, "≤ direct p50 + 150 µs"+br.note, 0.150)
 	}
+	b.WriteString("\n## Targets of issue 16 (telemetry)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	c.vs(f, "send", "telemetry", "memory", "message/send, 32 clients, memory store: telemetry on (every request traced, OTLP/HTTP export of traces and metrics, Prometheus) vs off", "≥ 0.90× telemetry off", 0.9)
+	c.p50Plus(f, "send1", "telemetry", "memory", "message/send p50 at 1 client: telemetry on vs off", "≤ off p50 + 50 µs"+reference, 0.050)
 	b.WriteString("\n")
 	renderTargets15(b, f, cross)
 }

@@ -300,7 +300,7 @@ func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 	if err := run(filepath.Dir(benchDir), stderr, "go", "build", "-o", filepath.Join(bin, "a2abridge"), "./cmd/a2abridge"); err != nil {
 		return err
 	}
-	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2", "./servers/simplebackend", "./servers/relay", "./servers/ticker"); err != nil {
+	if err := run(benchDir, stderr, "go", "build", "-o", bin+string(filepath.Separator), "./servers/baseline", "./servers/a2ago", "./servers/trpc", "./servers/a2agov2", "./servers/simplebackend", "./servers/otlpsink", "./servers/relay", "./servers/ticker"); err != nil {
 		return err
 	}
 	_, noNode := exec.LookPath("node")
@@ -374,6 +374,17 @@ func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	every03And10(replicaGroup("postgres-replica", "**a2abridge** (PostgreSQL, 1 replica behind nginx)", serve, newSchema(db, "r"), 1, nil), true)
 	every03And10(replicaGroup("postgres-3", "**a2abridge** (PostgreSQL, 3 replicas behind nginx)", serve, newSchema(db, "3"), 3, nil), true)
 	bridges(&all, serve, bin)
+	// Issue 16 §3: `serve --memory` with every telemetry on, exporting:
+	// OTLP/HTTP traces (every request sampled) and metrics to
+	// servers/otlpsink (restarted with it, its CPU counted as the
+	// target's), and Prometheus metrics on a listener of their own;
+	// compared with "memory", the same serve without telemetry.
+	all = append(all, &target{key: "telemetry", ours: true, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/echo", direct: "memory",
+		srv: &server{key: "telemetry", name: "**a2abridge** (memory, OTLP traces + metrics, Prometheus)", argv: append(slices.Clone(serve), "--memory"),
+			backend: &server{key: "telemetry-sink", name: "otlpsink, the OTLP receiver of telemetry", argv: []string{filepath.Join(bin, "otlpsink")}},
+			config: func(base string) string {
+				return fmt.Sprintf("telemetry:\n  otlp_endpoint: %s\n  metrics_addr: 127.0.0.1:0\n", base)
+			}}})
 	peer03(goPeer("a2ago", "a2a-go v0.3.15"))
 	peer03(goPeer("trpc", "trpc-a2a-go v0.2.5"))
 	peer03(jsPeer("js", "@a2a-js/sdk 0.3.14"))
