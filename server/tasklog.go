@@ -52,11 +52,19 @@ type queued struct {
 	terminal bool
 	res      <-chan error
 	notify   chan<- error // if not nil, receives the outcome once it is handled
-	// tctx and start, with telemetry on, are the context the append
-	// was made in and when it was handed to the store (its commit span
-	// and duration are recorded when it is durable).
-	tctx  context.Context
+	// start, with telemetry on, is when the append was handed to the
+	// store: its commit duration is recorded when it is durable (no
+	// span: the agent went on without waiting for it).
 	start time.Time
+}
+
+// durableTel reports whether store commits are measured (spans and
+// a2abridge.store.commit.duration): with telemetry on and a store that
+// writes to disk or a database (a group commit, or a store shared by
+// replicas). The memory store's appends are map updates that measuring
+// would cost many times over.
+func (e *Engine) durableTel() bool {
+	return e.tel != nil && (e.async != nil || e.leaser != nil)
 }
 
 // errSuperseded refuses an execution's event when another process has
@@ -99,11 +107,11 @@ func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task,
 	defer l.Unlock()
 	rec := store.Record{Seq: 1, Time: now(), Event: &task}
 	var begin time.Time
-	if e.tel != nil {
+	if e.durableTel() {
 		begin = time.Now()
 	}
 	err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
-	if e.tel != nil {
+	if e.durableTel() {
 		e.tel.Commit(ctx, "create", begin, err)
 	}
 	if err != nil {
@@ -146,7 +154,7 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 	l.Lock()
 	rec := store.Record{Seq: 1, Time: now(), Event: &task}
 	var begin time.Time
-	if e.tel != nil {
+	if e.durableTel() {
 		begin = time.Now()
 	}
 	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
@@ -164,7 +172,7 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 	start(info)
 	l.Unlock()
 	err = <-notify
-	if e.tel != nil {
+	if e.durableTel() {
 		e.tel.Commit(ctx, "create", begin, err)
 	}
 	if err != nil {
@@ -284,11 +292,11 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 			recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
 		}
 		var start time.Time
-		if e.tel != nil {
+		if e.durableTel() {
 			start = time.Now()
 		}
 		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
-		if e.tel != nil {
+		if e.durableTel() {
 			e.tel.Commit(ctx, "append", start, err)
 		}
 		if errors.Is(err, store.ErrConflict) && attempt < maxConflictRetries {
@@ -384,8 +392,8 @@ func (e *Engine) appendQueued(ctx context.Context, info store.TaskInfo, evs []a2
 	e.mu.Unlock()
 	p.mu.Lock()
 	q := queued{recs: recs, terminal: task.Status.State.Terminal(), res: res}
-	if e.tel != nil {
-		q.tctx, q.start = ctx, t
+	if e.durableTel() {
+		q.start = time.Now()
 	}
 	p.queue = append(p.queue, q)
 	start := !p.acking
@@ -416,8 +424,8 @@ func (e *Engine) ack(taskID string, p *pipe) {
 		q := p.queue[0]
 		p.mu.Unlock()
 		err := <-q.res
-		if q.tctx != nil {
-			e.tel.Commit(q.tctx, "append", q.start, err)
+		if !q.start.IsZero() {
+			e.tel.Commit(context.Background(), "append", q.start, err)
 		}
 		if q.notify != nil {
 			q.notify <- err

@@ -36,8 +36,50 @@ var Propagator propagation.TextMapPropagator = propagation.TraceContext{}
 // long stream or model call).
 var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
+// maxCachedSets bounds each cache of attribute sets: beyond it (more
+// agents, methods or codes than a server has), sets are made per record.
+const maxCachedSets = 4096
+
+// setCache keeps the measurement option of each attribute set recorded,
+// by a comparable key: a record then neither builds nor sorts a set.
+type setCache[K comparable] struct {
+	mu sync.RWMutex
+	m  map[K]metric.MeasurementOption
+}
+
+func (c *setCache[K]) get(k K, attrs func() []attribute.KeyValue) metric.MeasurementOption {
+	c.mu.RLock()
+	o, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return o
+	}
+	o = metric.WithAttributeSet(attribute.NewSet(attrs()...))
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[K]metric.MeasurementOption{}
+	}
+	if len(c.m) < maxCachedSets {
+		c.m[k] = o
+	}
+	c.mu.Unlock()
+	return o
+}
+
+type callSetKey struct {
+	method, version, binding, agent string
+	code                            int
+}
+
+type pairKey struct{ a, b string }
+
 // Provider holds the tracer and the instruments. Make it with New.
 type Provider struct {
+	callSets   setCache[callSetKey]
+	streamSets setCache[pairKey]
+	execSets   setCache[pairKey]
+	commitSets setCache[pairKey]
+
 	tracer trace.Tracer // nil: no tracing
 
 	metrics       bool
@@ -47,7 +89,6 @@ type Provider struct {
 	execDuration  metric.Float64Histogram
 	commitDur     metric.Float64Histogram
 	pushDuration  metric.Float64Histogram
-	taskStates    metric.Int64Counter
 	backendDur    metric.Float64Histogram
 	ttft          metric.Float64Histogram
 	genaiDuration metric.Float64Histogram
@@ -93,7 +134,7 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Provider, error) {
 	})
 	set(func() (e error) {
 		p.execDuration, e = m.Float64Histogram("a2a.agent.execution.duration", metric.WithUnit("s"), b,
-			metric.WithDescription("Duration of agent executions, from start to the agent's return, by agent and the task's state then"))
+			metric.WithDescription("Duration of agent executions, from start to the agent's return, by agent and the state (TaskState) they left their task in; its count is the executions ended"))
 		return
 	})
 	set(func() (e error) {
@@ -104,11 +145,6 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Provider, error) {
 	set(func() (e error) {
 		p.pushDuration, e = m.Float64Histogram("a2abridge.push.delivery.duration", metric.WithUnit("s"), b,
 			metric.WithDescription("Duration of push notification delivery attempts (one webhook POST), by outcome"))
-		return
-	})
-	set(func() (e error) {
-		p.taskStates, e = m.Int64Counter("a2a.agent.executions", metric.WithUnit("{execution}"),
-			metric.WithDescription("Agent executions ended, by agent and the state (TaskState) they left their task in"))
 		return
 	})
 	set(func() (e error) {
@@ -197,9 +233,10 @@ func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Co
 	c := &Call{p: p, start: time.Now(), binding: binding, agent: agent}
 	if p.tracer != nil {
 		ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
-		ctx, c.span = p.tracer.Start(ctx, "A2A "+binding, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithTimestamp(c.start),
-			trace.WithAttributes(KeyBinding.String(binding), KeyAgent.String(agent), KeyHTTPMethod.String(r.Method)))
+		ctx, c.span = p.tracer.Start(ctx, binding, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(c.start))
+		if !c.span.IsRecording() {
+			c.span = nil // not sampled: its context goes on, nothing is recorded
+		}
 	}
 	return context.WithValue(ctx, callKey{}, c), c
 }
@@ -264,7 +301,7 @@ func (c *Call) StreamOpened(ctx context.Context) {
 	c.mu.Lock()
 	c.stream = true
 	c.mu.Unlock()
-	c.p.activeStreams.Add(ctx, 1, metric.WithAttributes(KeyAgent.String(c.agent), KeyBinding.String(c.binding)))
+	c.p.activeStreams.Add(ctx, 1, c.streamSet())
 }
 
 // HandOff marks that the call outlives its HTTP handler (a stream taken
@@ -320,7 +357,8 @@ func (c *Call) Finish() {
 		system = "http"
 	}
 	if c.span != nil {
-		attrs := []attribute.KeyValue{KeyMethod.String(method), KeySystem.String(system), KeyOutcome.String(outcome)}
+		attrs := []attribute.KeyValue{KeyMethod.String(method), KeySystem.String(system), KeyOutcome.String(outcome),
+			KeyBinding.String(c.binding), KeyAgent.String(c.agent)}
 		if version != "" {
 			attrs = append(attrs, KeyVersion.String(version))
 		}
@@ -339,17 +377,25 @@ func (c *Call) Finish() {
 	}
 	if c.p.metrics {
 		ctx := context.Background()
-		attrs := metric.WithAttributes(KeyMethod.String(method), KeySystem.String(system), KeyBinding.String(c.binding),
-			KeyVersion.String(version), KeyAgent.String(c.agent), KeyOutcome.String(outcome), KeyStatus.String(strconv.Itoa(code)))
+		attrs := c.p.callSets.get(callSetKey{method, version, c.binding, c.agent, code}, func() []attribute.KeyValue {
+			return []attribute.KeyValue{KeyMethod.String(method), KeySystem.String(system), KeyBinding.String(c.binding),
+				KeyVersion.String(version), KeyAgent.String(c.agent), KeyOutcome.String(outcome), KeyStatus.String(strconv.Itoa(code))}
+		})
 		c.p.callDuration.Record(ctx, end.Sub(c.start).Seconds(), attrs)
 		if stream {
-			agentAttrs := metric.WithAttributes(KeyAgent.String(c.agent), KeyBinding.String(c.binding))
+			agentAttrs := c.streamSet()
 			c.p.activeStreams.Add(ctx, -1, agentAttrs)
 			if n := c.events.Load(); n > 0 {
 				c.p.streamEvents.Add(ctx, n, agentAttrs)
 			}
 		}
 	}
+}
+
+func (c *Call) streamSet() metric.MeasurementOption {
+	return c.p.streamSets.get(pairKey{c.agent, c.binding}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{KeyAgent.String(c.agent), KeyBinding.String(c.binding)}
+	})
 }
 
 // Span starts an internal child span of ctx named name; the returned end
@@ -395,8 +441,12 @@ func (p *Provider) Execution(ctx context.Context, parent trace.SpanContext, agen
 		if parent.IsValid() {
 			ctx = trace.ContextWithSpanContext(ctx, parent)
 		}
-		ctx, span = p.tracer.Start(ctx, "execute "+agent, trace.WithTimestamp(start),
-			trace.WithAttributes(KeyAgent.String(agent), KeyTaskID.String(taskID), KeyContextID.String(contextID)))
+		ctx, span = p.tracer.Start(ctx, "execute "+agent, trace.WithTimestamp(start))
+		if span.IsRecording() {
+			span.SetAttributes(KeyAgent.String(agent), KeyTaskID.String(taskID), KeyContextID.String(contextID))
+		} else {
+			span = nil
+		}
 	}
 	return ctx, func(state string, err error) {
 		if span != nil {
@@ -408,18 +458,18 @@ func (p *Provider) Execution(ctx context.Context, parent trace.SpanContext, agen
 			span.End()
 		}
 		if p.metrics {
-			attrs := metric.WithAttributes(KeyAgent.String(agent), KeyState.String(state))
+			attrs := p.execSets.get(pairKey{agent, state}, func() []attribute.KeyValue {
+				return []attribute.KeyValue{KeyAgent.String(agent), KeyState.String(state)}
+			})
 			p.execDuration.Record(context.Background(), time.Since(start).Seconds(), attrs)
-			if state != "" {
-				p.taskStates.Add(context.Background(), 1, attrs)
-			}
 		}
 	}
 }
 
 // Commit records the time from handing an append to the store until it was
 // durable (op is "create" or "append"), and a span of it when ctx carries
-// one. start is when it was handed over.
+// one (pass context.Background() for a commit no one waits for). start is
+// when it was handed over.
 func (p *Provider) Commit(ctx context.Context, op string, start time.Time, err error) {
 	if p == nil {
 		return
@@ -437,7 +487,9 @@ func (p *Provider) Commit(ctx context.Context, op string, start time.Time, err e
 		if err != nil {
 			outcome = "error"
 		}
-		p.commitDur.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(KeyOperation.String(op), KeyOutcome.String(outcome)))
+		p.commitDur.Record(context.Background(), end.Sub(start).Seconds(), p.commitSets.get(pairKey{op, outcome}, func() []attribute.KeyValue {
+			return []attribute.KeyValue{KeyOperation.String(op), KeyOutcome.String(outcome)}
+		}))
 	}
 }
 

@@ -350,8 +350,9 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *cro
 		c.p50Plus(f, "send1", br.key, direct, "message/send p50 at 1 client: "+br.name, "≤ direct p50 + 150 µs"+br.note, 0.150)
 	}
 	b.WriteString("\n## Targets of issue 16 (telemetry)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
-	c.vs(f, "send", "telemetry", "memory", "message/send, 32 clients, memory store: telemetry on (every request traced, OTLP/HTTP export of traces and metrics, Prometheus) vs off", "≥ 0.90× telemetry off", 0.9)
-	c.p50Plus(f, "send1", "telemetry", "memory", "message/send p50 at 1 client: telemetry on vs off", "≤ off p50 + 50 µs"+reference, 0.050)
+	c.vs(f, "send", "telemetry", "memory", "message/send, 32 clients, memory store: telemetry on (OTLP/HTTP export of the metrics and of 10% of the traces) vs off", "≥ 0.90× telemetry off", 0.9)
+	c.vs(f, "send", "telemetry-all", "memory", "message/send, 32 clients, memory store: every request traced, OTLP metrics and Prometheus, vs off", "≥ 0.90× telemetry off"+reference, 0.9)
+	c.p50Plus(f, "send1", "telemetry", "memory", "message/send p50 at 1 client: telemetry on (10%) vs off", "≤ off p50 + 50 µs"+reference, 0.050)
 	b.WriteString("\n")
 	renderTargets15(b, f, cross)
 }

@@ -48,6 +48,8 @@ type server struct {
 	// backend's base URL: it is written next to the logs and passed to
 	// argv as --config FILE at every start.
 	config func(backend string) string
+	// env is added to the server's environment (NAME=VALUE).
+	env []string
 	// backendFlag, if set, is a flag that gives the backend's base URL:
 	// argv gets backendFlag and the URL at every start.
 	backendFlag string
@@ -143,6 +145,9 @@ func (t *server) start(ctx context.Context, logDir string) error {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = t.dir
+	if len(t.env) > 0 {
+		cmd.Env = append(os.Environ(), t.env...)
+	}
 	dieWithParent(cmd)
 	lf, err := os.OpenFile(filepath.Join(logDir, t.key+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -374,17 +379,24 @@ func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	every03And10(replicaGroup("postgres-replica", "**a2abridge** (PostgreSQL, 1 replica behind nginx)", serve, newSchema(db, "r"), 1, nil), true)
 	every03And10(replicaGroup("postgres-3", "**a2abridge** (PostgreSQL, 3 replicas behind nginx)", serve, newSchema(db, "3"), 3, nil), true)
 	bridges(&all, serve, bin)
-	// Issue 16 §3: `serve --memory` with every telemetry on, exporting:
-	// OTLP/HTTP traces (every request sampled) and metrics to
-	// servers/otlpsink (restarted with it, its CPU counted as the
-	// target's), and Prometheus metrics on a listener of their own;
-	// compared with "memory", the same serve without telemetry.
-	all = append(all, &target{key: "telemetry", ours: true, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/echo", direct: "memory",
-		srv: &server{key: "telemetry", name: "**a2abridge** (memory, OTLP traces + metrics, Prometheus)", argv: append(slices.Clone(serve), "--memory"),
-			backend: &server{key: "telemetry-sink", name: "otlpsink, the OTLP receiver of telemetry", argv: []string{filepath.Join(bin, "otlpsink")}},
-			config: func(base string) string {
-				return fmt.Sprintf("telemetry:\n  otlp_endpoint: %s\n  metrics_addr: 127.0.0.1:0\n", base)
-			}}})
+	// Issue 16 §3: `serve --memory` with telemetry on and exporting
+	// over OTLP/HTTP to servers/otlpsink (restarted with it, its CPU
+	// counted as the target's), compared with "memory", the same serve
+	// without telemetry. telemetry exports the metrics and a tenth of the
+	// traces requests start (OTEL_TRACES_SAMPLER=
+	// parentbased_traceidratio, 0.1: a trace a caller sampled is always
+	// kept), as a busy gateway is run; telemetry-all traces every request
+	// and serves Prometheus metrics too (a second metric reader).
+	telemetry := func(key, name, conf string, env ...string) {
+		all = append(all, &target{key: key, ours: true, protocol: bench.Protocol03, binding: bench.BindingJSONRPC, path: "/a2a/echo", direct: "memory",
+			srv: &server{key: key, name: name, argv: append(slices.Clone(serve), "--memory"), env: env,
+				backend: &server{key: key + "-sink", name: "otlpsink, the OTLP receiver of " + key, argv: []string{filepath.Join(bin, "otlpsink")}},
+				config: func(base string) string {
+					return fmt.Sprintf("telemetry:\n  otlp_endpoint: %s\n%s", base, conf)
+				}}})
+	}
+	telemetry("telemetry", "**a2abridge** (memory, OTLP: metrics, 10% of traces)", "", "OTEL_TRACES_SAMPLER=parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG=0.1")
+	telemetry("telemetry-all", "**a2abridge** (memory, OTLP: metrics, every trace; Prometheus)", "  metrics_addr: 127.0.0.1:0\n", "OTEL_TRACES_SAMPLER=parentbased_always_on")
 	peer03(goPeer("a2ago", "a2a-go v0.3.15"))
 	peer03(goPeer("trpc", "trpc-a2a-go v0.2.5"))
 	peer03(jsPeer("js", "@a2a-js/sdk 0.3.14"))
