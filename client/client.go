@@ -19,6 +19,10 @@
 // bodies; errors.Is(err, a2a.ErrTaskNotFound) works); other HTTP-level
 // failures are *HTTPError; malformed answers are *ProtocolError; network
 // failures are returned as the net/http client reports them.
+//
+// Trace context: a call whose context carries an OpenTelemetry span sends
+// its W3C traceparent (and tracestate) header, so the agent continues the
+// caller's trace; a context without one sends none.
 package client
 
 import (

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -420,5 +421,71 @@ scrape_configs:
 		if time.Now().After(deadline) {
 			t.Fatalf("Prometheus did not show every method used (%v): counts %v, p95 %v\nprometheus: %s", used, counts, p95, logs.String())
 		}
+	}
+}
+
+// TestServeTelemetryErrors: a telemetry setting that cannot work is a
+// startup error naming the flag, key or variable.
+func TestServeTelemetryErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(cfg, []byte("telemetry:\n  otlp_endpoint: collector:4318\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("telemetry:\n  otlp: http://x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--otlp-endpoint", "collector:4318"}, "", `--otlp-endpoint "collector:4318": want the base URL of an OTLP/HTTP receiver`},
+		{[]string{"--otlp-endpoint", "ftp://c:4318"}, "", "--otlp-endpoint"},
+		{[]string{"--otlp-endpoint", "http://c:4318/?x=1"}, "", "--otlp-endpoint"},
+		{[]string{"--config", cfg}, "", `--config: telemetry.otlp_endpoint "collector:4318"`},
+		{[]string{"--config", bad}, "", `unknown key "otlp"`},
+		{[]string{"--metrics-addr", "9464"}, "", `--metrics-addr "9464": want HOST:PORT`},
+		{[]string{"--otlp-endpoint", "http://127.0.0.1:4318"}, "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: serve exports OTLP over HTTP"},
+	} {
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.env)
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--memory"}, c.args...), nil, &out, &errb)
+		if code != ExitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("serve %q: exit %d, stderr %q; want exit %d and %q", c.args, code, errb.String(), ExitUsage, c.want)
+		}
+	}
+}
+
+// TestServeMetricsOnMain: --metrics serves GET /metrics on the main
+// listener, in the Prometheus text format, with the requests made.
+func TestServeMetricsOnMain(t *testing.T) {
+	base := startServe(t, "--metrics")
+	resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"nope"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") ||
+		!strings.Contains(string(b), `rpc_server_call_duration_seconds_count{a2a_agent="echo",a2a_binding="JSONRPC",a2a_outcome="error",a2a_protocol_version="0.3"`) ||
+		!strings.Contains(string(b), `rpc_method="tasks/get",rpc_response_status_code="-32001"`) {
+		t.Fatalf("GET /metrics: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	// Without the flag there is no such route.
+	off := startServe(t)
+	resp, err = http.Get(off + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Error("GET /metrics answered without --metrics")
 	}
 }

@@ -313,18 +313,6 @@ func (c *Call) HandOff() {
 	}
 }
 
-// TraceID is the hex trace id of the call's span, "" when none.
-func (c *Call) TraceID() string {
-	if c == nil || c.span == nil {
-		return ""
-	}
-	sc := c.span.SpanContext()
-	if !sc.HasTraceID() {
-		return ""
-	}
-	return sc.TraceID().String()
-}
-
 // End records the call when its HTTP handler returns, unless it was
 // handed off (HandOff).
 func (c *Call) End() {
@@ -437,7 +425,14 @@ func (p *Provider) Execution(ctx context.Context, parent trace.SpanContext, agen
 	start := time.Now()
 	ctx = WithProvider(ctx, p)
 	var span trace.Span
-	if p.tracer != nil {
+	switch {
+	case p.tracer == nil:
+	case parent.IsValid() && !parent.IsSampled():
+		// The request's trace was not sampled: the execution carries its
+		// context on (to the backends it calls) without a span of its own,
+		// as a parent-based sampler (the default) would decide.
+		ctx = trace.ContextWithSpanContext(ctx, parent)
+	default:
 		if parent.IsValid() {
 			ctx = trace.ContextWithSpanContext(ctx, parent)
 		}
@@ -542,28 +537,6 @@ func Inject(ctx context.Context, h http.Header) {
 	if trace.SpanContextFromContext(ctx).IsValid() {
 		Propagator.Inject(ctx, propagation.HeaderCarrier(h))
 	}
-}
-
-// Traceparent is the W3C traceparent of the span context in ctx, "" when
-// it has none (for storing with a message).
-func Traceparent(ctx context.Context) string {
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
-		return ""
-	}
-	c := propagation.MapCarrier{}
-	Propagator.Inject(ctx, c)
-	return c["traceparent"]
-}
-
-// ParseTraceparent is the span context of a W3C traceparent value made
-// by Traceparent (remote); invalid when s is not one.
-func ParseTraceparent(s string) trace.SpanContext {
-	if s == "" {
-		return trace.SpanContext{}
-	}
-	ctx := Propagator.Extract(context.Background(), propagation.MapCarrier{"traceparent": s})
-	return trace.SpanContextFromContext(ctx)
 }
 
 type providerKey struct{}
