@@ -45,14 +45,21 @@ type EngineOptions struct {
 	LeaseTime time.Duration
 	// TracerProvider, if set, makes the engine's spans (issue 16 §1): a
 	// server span per A2A request (continuing the caller's W3C
-	// traceparent), a child span per agent execution (also when it runs
-	// on a worker goroutine), per store commit waited for and per push
-	// notification delivery attempt. nil: no spans, at no cost.
+	// traceparent), with child spans for the agent's execution (also
+	// when it runs on a worker goroutine; its context, carrying the
+	// span, is the one Agent.Execute gets, so the calls an agent makes
+	// with it join the trace) and for each commit to a durable store that
+	// a request or an execution waits for; each push notification
+	// delivery attempt is a client span of its own trace (its traceparent
+	// goes to the webhook). Internal errors carry the trace id in their
+	// data. nil: no spans, at no cost.
 	TracerProvider trace.TracerProvider
 	// MeterProvider, if set, records the engine's metrics: request
-	// durations (rpc.server.call.duration, s), open streams, agent
-	// executions, store commits, push deliveries and task states (see
-	// the README's Observability section for the list). nil: no metrics.
+	// durations (rpc.server.call.duration, s, by method, binding,
+	// version, agent and outcome), open streams and their events, agent
+	// execution durations, durable store commit durations and push
+	// delivery durations (the README's Observability section lists them
+	// with their units). nil: no metrics.
 	MeterProvider metric.MeterProvider
 }
 

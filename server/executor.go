@@ -166,7 +166,11 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 		}
 		ctx, traced := e.tel.Execution(ctx, req.span, h.name, id, info.Task.ContextID)
 		err := e.execute(ctx, h, req, t)
-		traced(string(e.finish(h, id, ex, err)), err)
+		state := e.finish(ctx, h, id, ex, err)
+		if state == "" {
+			state = "superseded" // canceled or continued meanwhile: not this execution's to settle
+		}
+		traced(string(state), err)
 	}
 	if inline != nil {
 		*inline = run
@@ -221,7 +225,9 @@ func (e *Engine) execute(ctx context.Context, h *Handler, req *Request, t *TaskU
 // still owns the task (it was not canceled or superseded). It returns the
 // task's state then ("" when the execution no longer owned it, or the
 // settling update failed).
-func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) a2a.TaskState {
+//
+// ctx is the execution's (its logs name its trace); it may be done.
+func (e *Engine) finish(ctx context.Context, h *Handler, id string, ex *execution, execErr error) a2a.TaskState {
 	l := e.lock(id)
 	l.Lock()
 	if !e.owns(id, ex) {
@@ -253,15 +259,15 @@ func (e *Engine) finish(h *Handler, id string, ex *execution, execErr error) a2a
 		// Its events were refused (ErrTaskClosed) once another process
 		// had ended the task, before this one heard of it: not the
 		// agent's failure. Stopped as checkForeign stops it.
-		e.log.Info("execution ended: another process appended to its task", "agent", h.name, "task", id, "state", info.Task.Status.State)
+		e.log.InfoContext(ctx, "execution ended: another process appended to its task", "agent", h.name, "task", id, "state", info.Task.Status.State)
 	case execErr == nil:
 	case closing && errors.Is(execErr, context.Canceled):
-		e.log.Info("execution stopped by shutdown", "agent", h.name, "task", id)
+		e.log.InfoContext(ctx, "execution stopped by shutdown", "agent", h.name, "task", id)
 	default:
-		e.log.Error("agent execution failed", "agent", h.name, "task", id, "err", execErr)
+		e.log.ErrorContext(ctx, "agent execution failed", "agent", h.name, "task", id, "err", execErr)
 	}
 	if err != nil {
-		e.log.Error("could not settle task after execution", "agent", h.name, "task", id, "err", err)
+		e.log.ErrorContext(ctx, "could not settle task after execution", "agent", h.name, "task", id, "err", err)
 	} else if closing && len(recs) > 0 {
 		e.closeFailed.Add(1)
 	}

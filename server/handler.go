@@ -314,7 +314,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			// From the task's first event on: the log replays what the
 			// execution may already have appended.
 			if _, err := h.setPushConfig(context.WithoutCancel(ctx), task.ID, *pushCfg, 0); err != nil {
-				h.e.log.Error("push config of message/send not stored", "task", task.ID, "err", err)
+				h.e.log.ErrorContext(ctx, "push config of message/send not stored", "task", task.ID, "err", err)
 			}
 		}
 		return info, err
@@ -389,7 +389,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 	l.Unlock()
 	if err == nil && pushCfg != nil {
 		if _, err := h.setPushConfig(context.WithoutCancel(ctx), msg.TaskID, *pushCfg, cur.Seq); err != nil {
-			h.e.log.Error("push config of message/send not stored", "task", msg.TaskID, "err", err)
+			h.e.log.ErrorContext(ctx, "push config of message/send not stored", "task", msg.TaskID, "err", err)
 		}
 	}
 	if err != nil && len(stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.messageStored(ctx, msgKey, msg.TaskID)) {

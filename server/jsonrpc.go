@@ -406,8 +406,14 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		go func() {
 			defer func() {
 				if r := recover(); r != nil {
-					t.opts.Logger.Error("panic while answering a batch member", "method", it.Method, "request_id", rid.String(), "panic", r)
-					outs[i] = jsonrpc.AppendError(nil, it.ID, a2a.ErrInternal.WithData(map[string]any{"requestId": rid.String()}))
+					t.opts.Logger.ErrorContext(ctx, "panic while answering a batch member", "method", it.Method, "request_id", rid.String(), "panic", r)
+					data := map[string]any{"requestId": rid.String()}
+					if id := traceID(ctx); id != "" {
+						data["traceId"] = id
+					}
+					e := a2a.ErrInternal.WithData(data)
+					noteError(ctx, e)
+					outs[i] = jsonrpc.AppendError(nil, it.ID, e)
 				}
 				<-sem
 				wg.Done()
@@ -526,7 +532,8 @@ func wireError(ctx context.Context, log *slog.Logger, err error, method, binding
 		noteError(ctx, ae)
 		return ae
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	canceled := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	if canceled {
 		log.InfoContext(ctx, "request ended before completion", "method", method, "binding", binding, "request_id", rid.String(), "err", err)
 	} else {
 		log.ErrorContext(ctx, "internal error", "method", method, "binding", binding, "request_id", rid.String(), "err", err)
@@ -536,7 +543,13 @@ func wireError(ctx context.Context, log *slog.Logger, err error, method, binding
 		data["traceId"] = id
 	}
 	e := a2a.ErrInternal.WithData(data)
-	noteError(ctx, e)
+	if canceled {
+		// The client went away (or its deadline passed): not a failure
+		// of the server's, in its metrics.
+		telemetry.CallFrom(ctx).SetCanceled()
+	} else {
+		noteError(ctx, e)
+	}
 	return e
 }
 

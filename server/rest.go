@@ -431,15 +431,15 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 		return
 	}
 	streaming = true
-	logger := t.opts.Logger
 	encode, appendErr := t.codec.streamEvent, t.codec.appendErr
 	// An error after the first event is an "error" event holding the
 	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).
 	writeSSE(ctx, cancel, detach, w, r, events, t.opts, rt.op == Method10SubscribeToTask, encode, "error", func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
-			logger.Error("stream", "method", rt.op, "binding", "HTTP+JSON", "err", err)
-			e = a2a.ErrInternal
+			e = t.wireError(ctx, err, rt.op) // logged, recorded; answered as -32603
+		} else {
+			noteError(ctx, e)
 		}
 		b, _ := appendErr(nil, e)
 		return b

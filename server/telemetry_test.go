@@ -247,6 +247,24 @@ func TestTelemetryStream(t *testing.T) {
 		}
 	}
 	resp.Body.Close()
+	// Streams refused before they open (a task that does not exist)
+	// are no open streams, not even for a moment.
+	req, _ = http.NewRequest(http.MethodPost, ts.URL+"/a2a/echo", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tasks/resubscribe","params":{"id":"nope"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if r, err := http.DefaultClient.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	req, _ = http.NewRequest(http.MethodGet, ts.URL+"/a2a/echo/tasks/nope:subscribe", nil)
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Accept", "text/event-stream")
+	if r, err := http.DefaultClient.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	ts.span(t, "tasks/resubscribe")
+	ts.span(t, "SubscribeToTask")
 	s := ts.span(t, "message/stream")
 	if got := attr(s, "a2a.stream.events"); got != itoa(events) || events == 0 {
 		t.Errorf("stream span counts %s events, the client read %d", got, events)

@@ -349,7 +349,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	cctx, call := telemetry.StartModelCall(cctx, a.cfg.Model)
-	defer call.End(errors.New("the answer could not be recorded")) // a return before the stream's end
+	defer call.End(nil) // ended below with the outcome; this only guards a panic
 	var up upstream
 	stream := a.complete.NewStreaming(cctx, params, option.WithMiddleware(up.observe))
 	defer stream.Close()
@@ -375,6 +375,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			if c.Delta.Content != "" {
 				call.FirstToken()
 				if err := out.add(ctx, c.Delta.Content); err != nil {
+					call.End(err)
 					return err
 				}
 			}
@@ -382,6 +383,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 				finish = c.FinishReason
 				if refusal == "" && finish != "content_filter" {
 					if err := out.end(ctx); err != nil {
+						call.End(err)
 						return err
 					}
 				}

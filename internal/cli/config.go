@@ -19,11 +19,6 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 )
 
-// serveFile is the `a2abridge serve --config FILE` format (YAML). Values
-// may reference environment variables as ${NAME}; an unset variable is an
-// error. Flags given on the command line override the file. A key that is
-// not a field's yaml tag is an error naming its line and the closest valid
-// key (checkKeys derives the valid keys from the tags by reflection).
 // telemetryFile is the telemetry block of serve's config file.
 type telemetryFile struct {
 	// OTLPEndpoint is the base URL of an OTLP/HTTP receiver
@@ -36,6 +31,11 @@ type telemetryFile struct {
 	Metrics bool `yaml:"metrics"`
 }
 
+// serveFile is the `a2abridge serve --config FILE` format (YAML). Values
+// may reference environment variables as ${NAME}; an unset variable is an
+// error. Flags given on the command line override the file. A key that is
+// not a field's yaml tag is an error naming its line and the closest valid
+// key (checkKeys derives the valid keys from the tags by reflection).
 type serveFile struct {
 	Addr      string `yaml:"addr"`
 	PublicURL string `yaml:"public_url"`

@@ -849,8 +849,8 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 		defer msrv.Close()
 		log.Info("metrics served", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
-	if tel.tp != nil {
-		log.Info("traces and metrics exported over OTLP", "endpoint", orEnv(cfg.telemetry.otlpEndpoint))
+	if traces, metrics := cfg.telemetry.otlpSignals(); traces || metrics {
+		log.Info("telemetry exported over OTLP", "endpoint", orEnv(cfg.telemetry.otlpEndpoint), "traces", traces, "metrics", metrics)
 	}
 	// The conversation bridge's /api/bridge routes (issue 14).
 	bridge, err := mountConversations(log, eng, host, cfg, st)

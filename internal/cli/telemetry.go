@@ -36,25 +36,42 @@ type telemetryConfig struct {
 }
 
 // otlpEnvSet reports whether the environment configures an OTLP
-// endpoint for serve (the standard OTEL_EXPORTER_OTLP_* variables).
-func otlpEnvSet() bool {
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
-		if os.Getenv(k) != "" {
-			return true
-		}
+// endpoint for serve (the standard OTEL_EXPORTER_OTLP_* variables), for
+// traces and for metrics.
+func otlpEnvSet() (traces, metrics bool) {
+	common := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+	return common || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "", common || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+}
+
+// otlpSignals reports which signals serve exports over OTLP: those of
+// an endpoint (c's, or the environment's), unless OTEL_SDK_DISABLED=true
+// or OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER is "none".
+func (c telemetryConfig) otlpSignals() (traces, metrics bool) {
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+		return false, false
 	}
-	return false
+	traces, metrics = otlpEnvSet()
+	if c.otlpEndpoint != "" {
+		traces, metrics = true, true
+	}
+	if strings.EqualFold(os.Getenv("OTEL_TRACES_EXPORTER"), "none") {
+		traces = false
+	}
+	if strings.EqualFold(os.Getenv("OTEL_METRICS_EXPORTER"), "none") {
+		metrics = false
+	}
+	return traces, metrics
 }
 
 // check validates c at startup: an error names the flag or key.
 func (c telemetryConfig) check() error {
 	if c.otlpEndpoint != "" {
 		u, err := url.Parse(c.otlpEndpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("%s %q: want the base URL of an OTLP/HTTP receiver, http(s)://HOST:PORT (the collector's port 4318; /v1/traces and /v1/metrics are appended)", c.otlpFrom, c.otlpEndpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("%s %q: want the base URL of an OTLP/HTTP receiver, http(s)://HOST:PORT (the collector's port 4318; /v1/traces and /v1/metrics are appended; credentials go in OTEL_EXPORTER_OTLP_HEADERS, not the URL)", c.otlpFrom, redactedURL(c.otlpEndpoint))
 		}
 	}
-	if c.otlpEndpoint != "" || otlpEnvSet() {
+	if traces, metrics := c.otlpSignals(); traces || metrics {
 		for _, k := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
 			if v := os.Getenv(k); v != "" && v != "http/protobuf" {
 				return fmt.Errorf("%s=%s: serve exports OTLP over HTTP (http/protobuf) only; point it at the collector's OTLP/HTTP port (4318) and unset %s", k, v, k)
@@ -106,9 +123,9 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 // (service.name a2abridge by default).
 func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) {
 	t := &telemetry{}
-	otlp := (c.otlpEndpoint != "" || otlpEnvSet()) && !strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true")
+	otlpTraces, otlpMetrics := c.otlpSignals()
 	prom := c.metricsAddr != "" || c.metricsMain
-	if !otlp && !prom {
+	if !otlpTraces && !otlpMetrics && !prom {
 		return t, nil
 	}
 	res, err := resource.New(ctx,
@@ -118,14 +135,14 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 		return nil, fmt.Errorf("telemetry resource: %w", err)
 	}
 	var readers []sdkmetric.Option
-	if otlp {
-		var topts []otlptracehttp.Option
-		var mopts []otlpmetrichttp.Option
-		if c.otlpEndpoint != "" {
-			base := strings.TrimRight(c.otlpEndpoint, "/")
-			topts = append(topts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
-			mopts = append(mopts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
-		}
+	var topts []otlptracehttp.Option
+	var mopts []otlpmetrichttp.Option
+	if c.otlpEndpoint != "" {
+		base := strings.TrimRight(c.otlpEndpoint, "/")
+		topts = append(topts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
+		mopts = append(mopts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
+	}
+	if otlpTraces {
 		te, err := otlptracehttp.New(ctx, topts...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: traces exporter: %w", c.otlpFrom, err)
@@ -133,6 +150,8 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(te), sdktrace.WithResource(res))
 		t.tp = tp
 		t.stop = append(t.stop, tp.Shutdown)
+	}
+	if otlpMetrics {
 		me, err := otlpmetrichttp.New(ctx, mopts...)
 		if err != nil {
 			_ = t.shutdown(ctx)
@@ -151,22 +170,35 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 		readers = append(readers, sdkmetric.WithReader(pe))
 		t.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: nil, Timeout: 10 * time.Second})
 	}
-	mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
-	t.mp = mp
-	t.stop = append(t.stop, mp.Shutdown)
+	if len(readers) > 0 {
+		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		t.mp = mp
+		t.stop = append(t.stop, mp.Shutdown)
+	}
 	return t, nil
 }
 
 // orEnv names an OTLP endpoint for the log: the URL given, or where the
-// environment sets it.
+// environment sets it (without user info or query: no credentials).
 func orEnv(endpoint string) string {
 	if endpoint != "" {
-		return endpoint
+		return redactedURL(endpoint)
 	}
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
 		if v := os.Getenv(k); v != "" {
-			return k + "=" + v
+			return k + "=" + redactedURL(v)
 		}
 	}
 	return "(environment)"
+}
+
+// redactedURL is s without its user info and query ("(invalid URL)"
+// when it does not parse).
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
 }

@@ -447,6 +447,7 @@ func TestServeTelemetryErrors(t *testing.T) {
 		{[]string{"--config", cfg}, "", `--config: telemetry.otlp_endpoint "collector:4318"`},
 		{[]string{"--config", bad}, "", `unknown key "otlp"`},
 		{[]string{"--metrics-addr", "9464"}, "", `--metrics-addr "9464": want HOST:PORT`},
+		{[]string{"--otlp-endpoint", "http://u:pw@c:4318"}, "", `--otlp-endpoint "http://c:4318": want the base URL`},
 		{[]string{"--otlp-endpoint", "http://127.0.0.1:4318"}, "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: serve exports OTLP over HTTP"},
 	} {
 		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.env)
@@ -487,5 +488,35 @@ func TestServeMetricsOnMain(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Error("GET /metrics answered without --metrics")
+	}
+}
+
+// TestOTLPSignals: which signals serve exports over OTLP, by flag and
+// by the standard environment.
+func TestOTLPSignals(t *testing.T) {
+	for _, c := range []struct {
+		flag            string
+		env             map[string]string
+		traces, metrics bool
+	}{
+		{"", nil, false, false},
+		{"http://c:4318", nil, true, true},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, true, true},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c:4318/v1/metrics"}, false, true},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, true, false},
+		{"http://c:4318", map[string]string{"OTEL_TRACES_EXPORTER": "none"}, false, true},
+		{"http://c:4318", map[string]string{"OTEL_METRICS_EXPORTER": "none"}, true, false},
+		{"http://c:4318", map[string]string{"OTEL_SDK_DISABLED": "true"}, false, false},
+	} {
+		for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_SDK_DISABLED"} {
+			t.Setenv(k, c.env[k])
+		}
+		tr, me := telemetryConfig{otlpEndpoint: c.flag}.otlpSignals()
+		if tr != c.traces || me != c.metrics {
+			t.Errorf("flag %q env %v: traces %v metrics %v, want %v %v", c.flag, c.env, tr, me, c.traces, c.metrics)
+		}
+	}
+	if got := orEnv("https://user:pw@c:4318/?token=x"); strings.Contains(got, "pw") || strings.Contains(got, "token") {
+		t.Errorf("orEnv shows credentials: %s", got)
 	}
 }

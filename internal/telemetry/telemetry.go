@@ -9,6 +9,8 @@ package telemetry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -67,8 +69,8 @@ func (c *setCache[K]) get(k K, attrs func() []attribute.KeyValue) metric.Measure
 }
 
 type callSetKey struct {
-	method, version, binding, agent string
-	code                            int
+	method, version, binding, agent, outcome string
+	code                                     int
 }
 
 type pairKey struct{ a, b string }
@@ -214,9 +216,11 @@ type Call struct {
 	errType string
 	stream  bool
 
-	events  atomic.Int64
-	handoff atomic.Bool
-	ended   atomic.Bool
+	events   atomic.Int64
+	opened   atomic.Bool // StreamOpened counted it in a2a.server.active_streams
+	canceled bool        // the client went away (or its deadline passed) first
+	handoff  atomic.Bool
+	ended    atomic.Bool
 }
 
 type callKey struct{}
@@ -286,6 +290,19 @@ func (c *Call) SetError(code int, message string) {
 	c.mu.Unlock()
 }
 
+// SetCanceled records that the call ended because its client went away
+// or its deadline passed: outcome "canceled", not an error of the server.
+func (c *Call) SetCanceled() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.code == 0 {
+		c.canceled = true
+	}
+	c.mu.Unlock()
+}
+
 // Event counts one event written to the call's stream.
 func (c *Call) Event() {
 	if c != nil {
@@ -301,6 +318,7 @@ func (c *Call) StreamOpened(ctx context.Context) {
 	c.mu.Lock()
 	c.stream = true
 	c.mu.Unlock()
+	c.opened.Store(true)
 	c.p.activeStreams.Add(ctx, 1, c.streamSet())
 }
 
@@ -331,14 +349,17 @@ func (c *Call) Finish() {
 	}
 	end := time.Now()
 	c.mu.Lock()
-	method, version, taskID, code, errType, stream := c.method, c.version, c.taskID, c.code, c.errType, c.stream
+	method, version, taskID, code, errType, stream, canceled := c.method, c.version, c.taskID, c.code, c.errType, c.stream, c.canceled
 	c.mu.Unlock()
 	if method == "" {
 		method = "unknown"
 	}
 	outcome := "ok"
-	if code != 0 {
+	switch {
+	case code != 0:
 		outcome = "error"
+	case canceled:
+		outcome = "canceled"
 	}
 	system := "jsonrpc"
 	if c.binding != "JSONRPC" {
@@ -365,12 +386,12 @@ func (c *Call) Finish() {
 	}
 	if c.p.metrics {
 		ctx := context.Background()
-		attrs := c.p.callSets.get(callSetKey{method, version, c.binding, c.agent, code}, func() []attribute.KeyValue {
+		attrs := c.p.callSets.get(callSetKey{method, version, c.binding, c.agent, outcome, code}, func() []attribute.KeyValue {
 			return []attribute.KeyValue{KeyMethod.String(method), KeySystem.String(system), KeyBinding.String(c.binding),
 				KeyVersion.String(version), KeyAgent.String(c.agent), KeyOutcome.String(outcome), KeyStatus.String(strconv.Itoa(code))}
 		})
 		c.p.callDuration.Record(ctx, end.Sub(c.start).Seconds(), attrs)
-		if stream {
+		if c.opened.Load() {
 			agentAttrs := c.streamSet()
 			c.p.activeStreams.Add(ctx, -1, agentAttrs)
 			if n := c.events.Load(); n > 0 {
@@ -386,33 +407,26 @@ func (c *Call) streamSet() metric.MeasurementOption {
 	})
 }
 
-// Span starts an internal child span of ctx named name; the returned end
-// function ends it, with err (if not nil) as its error status. Without
-// tracing it returns ctx and a no-op.
-func (p *Provider) Span(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(err error)) {
-	if p == nil || p.tracer == nil {
-		return ctx, noEnd
-	}
-	ctx, span := p.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
-	return ctx, func(err error) {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
-	}
-}
-
 // ClientSpan starts a client span of ctx named name (a call to another
-// service), as Span does.
+// service) with attrs; without tracing it returns ctx and a no-op span.
 func (p *Provider) ClientSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	if p == nil || p.tracer == nil {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, trace.SpanFromContext(context.Background()) // a no-op span: never the caller's
 	}
 	return p.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
-func noEnd(error) {}
+// errorType names err's kind for error.type: context errors by name,
+// anything else by its Go type (never its text, which may hold secrets).
+func errorType(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return fmt.Sprintf("%T", err)
+}
 
 // Execution starts the span of an agent's execution of task taskID, as a
 // child of the span context parent (the request's that started it; an
@@ -447,8 +461,10 @@ func (p *Provider) Execution(ctx context.Context, parent trace.SpanContext, agen
 		if span != nil {
 			span.SetAttributes(KeyState.String(state))
 			if err != nil {
-				span.RecordError(err)
-				span.SetStatus(codes.Error, err.Error())
+				// The agent's error text may quote a backend's answer or a
+				// URL with credentials: only its type leaves the process.
+				span.SetAttributes(KeyErrorType.String(errorType(err)))
+				span.SetStatus(codes.Error, "the agent's execution failed")
 			}
 			span.End()
 		}
@@ -473,7 +489,8 @@ func (p *Provider) Commit(ctx context.Context, op string, start time.Time, err e
 	if p.tracer != nil && trace.SpanContextFromContext(ctx).IsValid() {
 		_, span := p.tracer.Start(ctx, "store "+op, trace.WithTimestamp(start), trace.WithAttributes(KeyOperation.String(op)))
 		if err != nil {
-			span.SetStatus(codes.Error, err.Error())
+			span.SetAttributes(KeyErrorType.String(errorType(err)))
+			span.SetStatus(codes.Error, "the commit failed")
 		}
 		span.End(trace.WithTimestamp(end))
 	}
@@ -489,7 +506,7 @@ func (p *Provider) Commit(ctx context.Context, op string, start time.Time, err e
 }
 
 // Push records one push notification delivery attempt that took d and
-// ended with outcome ("delivered", "retry", "gave_up", "refused").
+// ended with outcome ("delivered" or "failed").
 func (p *Provider) Push(d time.Duration, outcome string) {
 	if p == nil || !p.metrics {
 		return
@@ -603,8 +620,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		// Not the error's text: a *url.Error quotes the URL, query included.
+		span.SetAttributes(KeyErrorType.String(errorType(err)))
+		span.SetStatus(codes.Error, "no response")
 		span.End()
 		return resp, err
 	}
@@ -699,8 +717,8 @@ func (m *ModelCall) End(err error) {
 	total := time.Since(m.start)
 	if m.span != nil {
 		if err != nil {
-			m.span.RecordError(err)
-			m.span.SetStatus(codes.Error, err.Error())
+			m.span.SetAttributes(KeyErrorType.String(errorType(err)))
+			m.span.SetStatus(codes.Error, "the model call failed")
 		}
 		if m.ttft > 0 {
 			m.span.SetAttributes(attribute.Float64("gen_ai.response.time_to_first_token", m.ttft.Seconds()))
