@@ -109,6 +109,9 @@ type Engine struct {
 
 	locks [64]sync.Mutex      // per-task append serialisation, striped by id
 	tel   *telemetry.Provider // nil: telemetry off
+	// unobserve ends what the engine observes for its telemetry (the
+	// store's group commits, the push backlog); called by Close.
+	unobserve func()
 	push  *pusher             // nil when push notifications are disabled
 
 	mu sync.Mutex
@@ -279,6 +282,11 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		return nil, fmt.Errorf("server: telemetry: %w", err)
 	}
 	e.tel = tel
+	e.unobserve = func() {}
+	if co, ok := st.(store.CommitObserver); ok && tel != nil {
+		co.ObserveCommits(tel.CommitBatch)
+		e.unobserve = func() { co.ObserveCommits(nil) }
+	}
 	if x, ok := st.(store.Exclusive); !ok || !x.Exclusive() {
 		e.leaser, _ = st.(store.Leaser)
 	}
@@ -297,9 +305,12 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	}
 	if opts.Push != nil {
 		e.push = newPusher(e, *opts.Push)
+		stopBacklog, unobserve := e.push.observeBacklog(), e.unobserve
+		e.unobserve = func() { stopBacklog(); unobserve() }
 	}
 	if err := e.recover(ctx); err != nil {
 		stop()
+		e.unobserve()
 		return nil, err
 	}
 	if opts.Retention > 0 {
@@ -522,6 +533,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.leaseOnce.Do(func() { close(e.leaseDone) })
 	}
 	e.closeOnce.Do(func() { close(e.streamsDone) })
+	e.unobserve()
 	return err
 }
 

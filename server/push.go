@@ -73,6 +73,17 @@ type pusher struct {
 	wg      sync.WaitGroup           // the workers; Engine.Close waits for them
 }
 
+// observeBacklog reports the configs with a delivery worker (pending or
+// retrying deliveries) as a2abridge.push.backlog, until the returned
+// function is called.
+func (p *pusher) observeBacklog() (stop func()) {
+	return p.e.tel.ObservePushBacklog(func() int64 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return int64(len(p.workers))
+	})
+}
+
 // close keeps new workers from starting; Engine.Close then cancels the
 // running ones (their context is the engine's) and waits on wg.
 func (p *pusher) close() {
@@ -465,6 +476,7 @@ func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r
 	}
 	if err != nil || len(body) > maxPushBody {
 		p.e.log.Error("push: notification not sent: task too large to encode", "task", c.TaskID, "bytes", len(body), "err", err)
+		p.e.tel.PushAbandoned()
 		return c, true
 	}
 	for attempt := 1; ; attempt++ {
@@ -498,6 +510,7 @@ func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r
 		}
 		if time.Since(r.Time) > p.o.GiveUpAfter {
 			p.e.log.Warn("push: giving up on a notification", "task", c.TaskID, "config", c.Config.ID, "seq", r.Seq, "attempts", attempt, "err", err)
+			p.e.tel.PushAbandoned()
 			return c, true
 		}
 		d := min(p.o.RetryBase<<min(attempt-1, 20), p.o.RetryMax)

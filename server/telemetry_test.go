@@ -440,3 +440,90 @@ func TestTelemetryOff(t *testing.T) {
 	}
 	_ = a2a.ErrInternal
 }
+
+// TestTelemetryPushAndBatches: push delivery attempts are client spans
+// sending their traceparent to the webhook, failed attempts and the
+// notifications given up are counted, the backlog gauge falls back to
+// zero; on SQLite, the group commits' sizes are recorded.
+func TestTelemetryPushAndBatches(t *testing.T) {
+	var mu sync.Mutex
+	var parents []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		parents = append(parents, r.Header.Get("traceparent"))
+		mu.Unlock()
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer hook.Close()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "t.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reader := sdkmetric.NewManualReader()
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(), TracerProvider: tp,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+		Push:          &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, GiveUpAfter: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
+	_, err = h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		rm = collectMetrics(t, reader)
+		abandoned, _ := sumValue(rm, "a2abridge.push.abandoned")
+		backlog := int64(-1)
+		if m, ok := findMetric(rm, "a2abridge.push.backlog"); ok {
+			backlog = m.Data.(metricdata.Gauge[int64]).DataPoints[0].Value
+		}
+		if abandoned >= 1 && backlog == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("push: %d given up, backlog %d", abandoned, backlog)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	m, ok := findMetric(rm, "a2abridge.push.delivery.duration")
+	if !ok {
+		t.Fatal("no a2abridge.push.delivery.duration")
+	}
+	var failed uint64
+	for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+		if v, _ := dp.Attributes.Value("a2a.outcome"); v.AsString() == "failed" {
+			failed += dp.Count
+		}
+	}
+	mu.Lock()
+	attempts := len(parents)
+	first := parents[0]
+	mu.Unlock()
+	if failed < 2 || uint64(attempts) < failed {
+		t.Errorf("%d failed attempts recorded, the webhook saw %d", failed, attempts)
+	}
+	sent := map[string]bool{}
+	for _, s := range rec.Ended() {
+		if s.Name() == "push notification" && s.SpanKind() == trace.SpanKindClient && s.Status().Code.String() == "Error" {
+			sent["00-"+s.SpanContext().TraceID().String()+"-"+s.SpanContext().SpanID().String()+"-01"] = true
+		}
+	}
+	if !sent[first] {
+		t.Errorf("the webhook got traceparent %q, not one of the %d failed push spans'", first, len(sent))
+	}
+	bm, ok := findMetric(rm, "a2abridge.store.commit.batch_size")
+	if !ok || bm.Unit != "{append}" || bm.Data.(metricdata.Histogram[int64]).DataPoints[0].Count == 0 {
+		t.Errorf("no a2abridge.store.commit.batch_size: %+v", bm)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := eng.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

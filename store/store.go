@@ -337,6 +337,17 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// CommitObserver is optionally implemented by a Store that groups
+// appends into transactions (group commit: SQLite, PostgreSQL):
+// ObserveCommits sets f, called after each such transaction (committed or
+// not) with the number of appends it held and its duration, from its
+// start to its COMMIT or ROLLBACK. One f per store; nil removes it. The
+// engine reports it as a2abridge.store.commit.batch_size (issue 16 §2).
+// f must return quickly: the store's writer calls it.
+type CommitObserver interface {
+	ObserveCommits(f func(appends int, d time.Duration))
+}
+
 // Leaser is optionally implemented by a Store that several processes
 // share (replicas of one server on one database, issue 15 §3): each
 // process holds a lease, renewed while it runs, and the tasks it left

@@ -92,6 +92,9 @@ type Provider struct {
 	commitDur     metric.Float64Histogram
 	pushDuration  metric.Float64Histogram
 	backendDur    metric.Float64Histogram
+	batchSize     metric.Int64Histogram
+	pushAbandoned metric.Int64Counter
+	meter         metric.Meter
 	ttft          metric.Float64Histogram
 	genaiDuration metric.Float64Histogram
 }
@@ -112,6 +115,7 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Provider, error) {
 	}
 	p.metrics = true
 	m := mp.Meter(ScopeName)
+	p.meter = m
 	b := metric.WithExplicitBucketBoundaries(durationBuckets...)
 	var err error
 	set := func(f func() error) {
@@ -147,6 +151,17 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Provider, error) {
 	set(func() (e error) {
 		p.pushDuration, e = m.Float64Histogram("a2abridge.push.delivery.duration", metric.WithUnit("s"), b,
 			metric.WithDescription("Duration of push notification delivery attempts (one webhook POST), by outcome"))
+		return
+	})
+	set(func() (e error) {
+		p.batchSize, e = m.Int64Histogram("a2abridge.store.commit.batch_size", metric.WithUnit("{append}"),
+			metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+			metric.WithDescription("Appends per transaction of the store's group commit (SQLite, PostgreSQL)"))
+		return
+	})
+	set(func() (e error) {
+		p.pushAbandoned, e = m.Int64Counter("a2abridge.push.abandoned", metric.WithUnit("{notification}"),
+			metric.WithDescription("Push notifications given up after retrying for PushOptions.GiveUpAfter, or too large to send"))
 		return
 	})
 	set(func() (e error) {
@@ -512,6 +527,46 @@ func (p *Provider) Push(d time.Duration, outcome string) {
 		return
 	}
 	p.pushDuration.Record(context.Background(), d.Seconds(), metric.WithAttributes(KeyOutcome.String(outcome)))
+}
+
+// CommitBatch records one group commit of the store holding n appends
+// (a store.CommitObserver's callback). d is not recorded: the commit
+// durations callers wait for are a2abridge.store.commit.duration.
+func (p *Provider) CommitBatch(n int, _ time.Duration) {
+	if p == nil || !p.metrics {
+		return
+	}
+	p.batchSize.Record(context.Background(), int64(n))
+}
+
+// PushAbandoned counts a push notification given up.
+func (p *Provider) PushAbandoned() {
+	if p == nil || !p.metrics {
+		return
+	}
+	p.pushAbandoned.Add(context.Background(), 1)
+}
+
+// ObservePushBacklog reports backlog() as a2abridge.push.backlog (the
+// push notification configs with deliveries pending or retrying) at each
+// collection, until the returned function is called.
+func (p *Provider) ObservePushBacklog(backlog func() int64) (stop func()) {
+	if p == nil || !p.metrics {
+		return func() {}
+	}
+	g, err := p.meter.Int64ObservableGauge("a2abridge.push.backlog", metric.WithUnit("{config}"),
+		metric.WithDescription("Push notification configs with deliveries pending or being retried"))
+	if err != nil {
+		return func() {}
+	}
+	reg, err := p.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(g, backlog())
+		return nil
+	}, g)
+	if err != nil {
+		return func() {}
+	}
+	return func() { _ = reg.Unregister() }
 }
 
 // Backend records one bridged backend HTTP call of kind backend ("http",

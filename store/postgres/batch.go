@@ -199,6 +199,10 @@ func (s *Store) commit(batch []*request) {
 		}
 		live = append(live, r)
 	}
+	if obs := s.observer.Load(); obs != nil && len(live) > 0 {
+		start, n := time.Now(), len(live)
+		defer func() { (*obs)(n, time.Since(start)) }()
+	}
 	switch len(live) {
 	case 0:
 		return
@@ -344,4 +348,15 @@ func chain(reqs []*request) []stmt {
 		stmts = append(stmts, st)
 	}
 	return stmts
+}
+
+// ObserveCommits implements store.CommitObserver: f is called after each
+// transaction of appends (group commit) with their number and the
+// transaction's duration; nil removes it.
+func (s *Store) ObserveCommits(f func(appends int, d time.Duration)) {
+	if f == nil {
+		s.observer.Store(nil)
+		return
+	}
+	s.observer.Store(&f)
 }

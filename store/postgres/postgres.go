@@ -118,6 +118,9 @@ var ErrLocked = errors.New("postgres: the database schema is in use by another s
 // Store is a store.Store kept in PostgreSQL. Create it with Open; all
 // methods are safe for concurrent use.
 type Store struct {
+	// observer, if set, is told of each group commit (ObserveCommits).
+	observer atomic.Pointer[func(int, time.Duration)]
+
 	pool   *pgxpool.Pool
 	lock   *pgx.Conn // holds the Exclusive lock; nil without
 	notify *notifier // Options.Notify; nil without

@@ -93,6 +93,9 @@ type Options struct {
 // Store is a store.Store kept in a SQLite database file. Create it with
 // Open; all methods are safe for concurrent use.
 type Store struct {
+	// observer, if set, is told of each group commit (ObserveCommits).
+	observer atomic.Pointer[func(int, time.Duration)]
+
 	wdb   *sql.DB   // writer pool: exactly one connection, held by wconn
 	wconn *sql.Conn // the writer goroutine's connection
 	rdb   *sql.DB   // read-only connections
@@ -613,6 +616,10 @@ func (s *Store) commit(batch []*request) {
 		default:
 			live = append(live, r)
 		}
+	}
+	if obs := s.observer.Load(); obs != nil && len(live) > 0 {
+		start, n := time.Now(), len(live)
+		defer func() { (*obs)(n, time.Since(start)) }()
 	}
 	if len(live) == 0 {
 		return
@@ -1207,4 +1214,15 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	return fmt.Errorf("sqlite: %s: %v", op, err)
+}
+
+// ObserveCommits implements store.CommitObserver: f is called after each
+// transaction of appends (group commit) with their number and the
+// transaction's duration; nil removes it.
+func (s *Store) ObserveCommits(f func(appends int, d time.Duration)) {
+	if f == nil {
+		s.observer.Store(nil)
+		return
+	}
+	s.observer.Store(&f)
 }
