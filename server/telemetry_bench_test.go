@@ -44,7 +44,7 @@ func BenchmarkSendTelemetry(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			o := server.EngineOptions{Logger: discardLogger()}
 			if v.metrics {
-				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()), sdkmetric.WithReader(sdkmetric.NewManualReader()))
+				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 				defer mp.Shutdown(context.Background())
 				o.MeterProvider = mp
 			}

@@ -28,6 +28,10 @@ import (
 // ScopeName is the instrumentation scope of every span and instrument.
 const ScopeName = "github.com/a2abridge/a2abridge"
 
+// serverKind is the start option of server spans (made once: an option
+// is an allocation).
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
 // Propagator is the W3C Trace Context propagator (traceparent and
 // tracestate headers) used on every hop, whatever the process's global
 // propagator is.
@@ -43,29 +47,42 @@ var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0
 const maxCachedSets = 4096
 
 // setCache keeps the measurement option of each attribute set recorded,
-// by a comparable key: a record then neither builds nor sorts a set.
+// by a comparable key: a record then neither builds nor sorts a set. The
+// map is copied on write: a lookup takes no lock.
 type setCache[K comparable] struct {
-	mu sync.RWMutex
-	m  map[K]metric.MeasurementOption
+	m  atomic.Pointer[map[K]metric.MeasurementOption]
+	mu sync.Mutex // serialises writers
 }
 
 func (c *setCache[K]) get(k K, attrs func() []attribute.KeyValue) metric.MeasurementOption {
-	c.mu.RLock()
-	o, ok := c.m[k]
-	c.mu.RUnlock()
-	if ok {
+	if m := c.m.Load(); m != nil {
+		if o, ok := (*m)[k]; ok {
+			return o
+		}
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs()...))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old != nil && len(*old) >= maxCachedSets {
 		return o
 	}
-	o = metric.WithAttributeSet(attribute.NewSet(attrs()...))
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[K]metric.MeasurementOption{}
+	next := make(map[K]metric.MeasurementOption, 1+lenOf(old))
+	if old != nil {
+		for key, v := range *old {
+			next[key] = v
+		}
 	}
-	if len(c.m) < maxCachedSets {
-		c.m[k] = o
-	}
-	c.mu.Unlock()
+	next[k] = o
+	c.m.Store(&next)
 	return o
+}
+
+func lenOf[K comparable](m *map[K]metric.MeasurementOption) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
 }
 
 type callSetKey struct {
@@ -252,7 +269,7 @@ func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Co
 	c := &Call{p: p, start: time.Now(), binding: binding, agent: agent}
 	if p.tracer != nil {
 		ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
-		ctx, c.span = p.tracer.Start(ctx, binding, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(c.start))
+		ctx, c.span = p.tracer.Start(ctx, binding, serverKind)
 		if !c.span.IsRecording() {
 			c.span = nil // not sampled: its context goes on, nothing is recorded
 		}
@@ -397,7 +414,7 @@ func (c *Call) Finish() {
 			c.span.SetStatus(codes.Error, errType)
 		}
 		c.span.SetAttributes(attrs...)
-		c.span.End(trace.WithTimestamp(end))
+		c.span.End()
 	}
 	if c.p.metrics {
 		ctx := context.Background()
@@ -465,7 +482,7 @@ func (p *Provider) Execution(ctx context.Context, parent trace.SpanContext, agen
 		if parent.IsValid() {
 			ctx = trace.ContextWithSpanContext(ctx, parent)
 		}
-		ctx, span = p.tracer.Start(ctx, "execute "+agent, trace.WithTimestamp(start))
+		ctx, span = p.tracer.Start(ctx, "execute "+agent)
 		if span.IsRecording() {
 			span.SetAttributes(KeyAgent.String(agent), KeyTaskID.String(taskID), KeyContextID.String(contextID))
 		} else {
