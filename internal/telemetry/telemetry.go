@@ -268,7 +268,9 @@ func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Co
 	}
 	c := &Call{p: p, start: time.Now(), binding: binding, agent: agent}
 	if p.tracer != nil {
-		ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		if len(r.Header["Traceparent"]) > 0 { // the canonical key: no allocation when absent
+			ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
 		ctx, c.span = p.tracer.Start(ctx, binding, serverKind)
 		if !c.span.IsRecording() {
 			c.span = nil // not sampled: its context goes on, nothing is recorded
