@@ -110,7 +110,7 @@ func main() {
 	flag.IntVar(&c.payload, "payload", 16, "bytes of text in each message")
 	flag.IntVar(&c.idleStreams, "idle-streams", 10000, "idle SSE streams held on a2abridge (0: skip)")
 	flag.DurationVar(&c.idleHold, "idle-hold", 10*time.Second, "how long the idle streams are held")
-	flag.StringVar(&c.only, "targets", "", "comma-separated subset of servers (baseline,memory,sqlite,postgres,postgres-3,relay,bridge-a2a,bridge-http,a2ago,trpc,js,a2agov2,jsv1: each over every binding it offers) or targets (memory-v1, memory-rest, jsv1-rest, …) (default all)")
+	flag.StringVar(&c.only, "targets", "", "comma-separated subset of servers (baseline,memory,sqlite,postgres,postgres-3,relay,bridge-a2a,bridge-http,telemetry,telemetry-all,a2ago,trpc,js,a2agov2,jsv1: each over every binding it offers) or targets (memory-v1, memory-rest, jsv1-rest, …) (default all)")
 	flag.StringVar(&c.out, "out", "RESULTS.md", "file the report is written to (empty: none)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, server logs, SQLite database)")
 	flag.BoolVar(&c.fresh, "fresh", true, "restart every server (with an empty store) before each of its measurements; false keeps them running, so in-memory stores grow through the run")
