@@ -112,7 +112,7 @@ type Engine struct {
 	// unobserve ends what the engine observes for its telemetry (the
 	// store's group commits, the push backlog); called by Close.
 	unobserve func()
-	push  *pusher             // nil when push notifications are disabled
+	push      *pusher // nil when push notifications are disabled
 
 	mu sync.Mutex
 	// tasks holds, per task, what this engine keeps of it while it runs
