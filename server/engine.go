@@ -50,9 +50,10 @@ type EngineOptions struct {
 	// span, is the one Agent.Execute gets, so the calls an agent makes
 	// with it join the trace) and for each commit to a durable store that
 	// a request or an execution waits for; each push notification
-	// delivery attempt is a client span of its own trace (its traceparent
-	// goes to the webhook). Internal errors carry the trace id in their
-	// data. nil: no spans, at no cost.
+	// delivery attempt is a client span (its traceparent goes to the
+	// webhook), in the trace of the request that started the task's
+	// execution in this process. Internal errors carry the trace id in
+	// their data. nil: no spans, at no cost.
 	TracerProvider trace.TracerProvider
 	// MeterProvider, if set, records the engine's metrics: request
 	// durations (rpc.server.call.duration, s, by method, binding,

@@ -154,6 +154,9 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 	}
 	ts.exec = ex
 	ts.snap, ts.cached = info, true
+	if e.push != nil && req.span.IsSampled() && e.tel.Tracing() {
+		e.push.remember(id, req.span)
+	}
 	ts.published = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued
 	e.wg.Add(1)
 	e.mu.Unlock()

@@ -71,6 +71,43 @@ type pusher struct {
 	closed  bool                     // no worker starts once set (under mu)
 	claims  store.PushClaimer        // the store's claims (several processes), or nil
 	wg      sync.WaitGroup           // the workers; Engine.Close waits for them
+
+	// traces holds, with tracing on, the span context of the request
+	// that started each task's latest execution in this process (sampled
+	// ones only), so that the task's push delivery attempts join that
+	// trace; the last pushTraces tasks, oldest dropped first (traceRing).
+	traceMu   sync.Mutex
+	traces    map[string]trace.SpanContext
+	traceRing [pushTraces]string
+	traceNext int
+}
+
+// pushTraces bounds pusher.traces.
+const pushTraces = 4096
+
+// remember keeps sc as the trace of task taskID's push notifications.
+func (p *pusher) remember(taskID string, sc trace.SpanContext) {
+	p.traceMu.Lock()
+	defer p.traceMu.Unlock()
+	if p.traces == nil {
+		p.traces = map[string]trace.SpanContext{}
+	}
+	if _, ok := p.traces[taskID]; !ok {
+		if old := p.traceRing[p.traceNext]; old != "" {
+			delete(p.traces, old)
+		}
+		p.traceRing[p.traceNext] = taskID
+		p.traceNext = (p.traceNext + 1) % pushTraces
+	}
+	p.traces[taskID] = sc
+}
+
+// traceOf is the trace remembered for task taskID's push notifications.
+func (p *pusher) traceOf(taskID string) (trace.SpanContext, bool) {
+	p.traceMu.Lock()
+	defer p.traceMu.Unlock()
+	sc, ok := p.traces[taskID]
+	return sc, ok
 }
 
 // observeBacklog reports the configs with a delivery worker (pending or
@@ -528,11 +565,18 @@ func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r
 
 // send makes one delivery attempt of a push notification: a POST of body
 // to cfg.URL. With telemetry on, the attempt is a client span (its W3C
-// traceparent sent to the webhook) and a2abridge.push.delivery.duration.
+// traceparent sent to the webhook), the child of the request that started
+// the task's execution in this process when that request was traced, and
+// a2abridge.push.delivery.duration.
 func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskID string, body []byte) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if tel := p.e.tel; tel != nil {
+		if sc, ok := p.traceOf(taskID); ok {
+			// The attempt joins the trace of the request that started
+			// the task's execution here.
+			ctx = trace.ContextWithSpanContext(ctx, sc)
+		}
 		var span trace.Span
 		ctx, span = tel.ClientSpan(ctx, "push notification", telemetry.KeyTaskID.String(taskID), telemetry.KeyHTTPMethod.String(http.MethodPost))
 		start := time.Now()

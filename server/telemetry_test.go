@@ -470,7 +470,8 @@ func TestTelemetryPushAndBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
-	_, err = h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+	ctx, caller := tp.Tracer("test").Start(context.Background(), "caller")
+	_, err = h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
 		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook.URL}}})
 	if err != nil {
 		t.Fatal(err)
@@ -508,10 +509,15 @@ func TestTelemetryPushAndBatches(t *testing.T) {
 	if failed < 2 || uint64(attempts) < failed {
 		t.Errorf("%d failed attempts recorded, the webhook saw %d", failed, attempts)
 	}
+	caller.End()
 	sent := map[string]bool{}
 	for _, s := range rec.Ended() {
 		if s.Name() == "push notification" && s.SpanKind() == trace.SpanKindClient && s.Status().Code.String() == "Error" {
 			sent["00-"+s.SpanContext().TraceID().String()+"-"+s.SpanContext().SpanID().String()+"-01"] = true
+			// Each attempt joins the trace of the request that started the task.
+			if s.Parent().SpanID() != caller.SpanContext().SpanID() || s.SpanContext().TraceID() != caller.SpanContext().TraceID() {
+				t.Errorf("push span's parent %s in trace %s, want the request's span %s", s.Parent().SpanID(), s.SpanContext().TraceID(), caller.SpanContext().SpanID())
+			}
 		}
 	}
 	if !sent[first] {
@@ -521,9 +527,9 @@ func TestTelemetryPushAndBatches(t *testing.T) {
 	if !ok || bm.Unit != "{append}" || bm.Data.(metricdata.Histogram[int64]).DataPoints[0].Count == 0 {
 		t.Errorf("no a2abridge.store.commit.batch_size: %+v", bm)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := eng.Close(ctx); err != nil {
+	if err := eng.Close(cctx); err != nil {
 		t.Fatal(err)
 	}
 }
