@@ -16,9 +16,8 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
-	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Handler answers the A2A operations for one agent, independent of any
@@ -300,7 +299,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
-			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: trace.SpanContextFromContext(ctx)}, inline)
+			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
 		})
 		if err != nil && len(stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.taskStored(ctx, task.ID)) {
 			// The task was not created: nothing refers to the files,
@@ -384,7 +383,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: trace.SpanContextFromContext(ctx)}, inline)
+		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
 	}
 	l.Unlock()
 	if err == nil && pushCfg != nil {

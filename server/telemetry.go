@@ -42,6 +42,15 @@ func noteError(ctx context.Context, e *a2a.Error) {
 	}
 }
 
+// spanOf is the span context of the request in ctx that an execution's
+// span will be the child of; none (and no lookup) with tracing off.
+func (e *Engine) spanOf(ctx context.Context) trace.SpanContext {
+	if !e.tel.Tracing() {
+		return trace.SpanContext{}
+	}
+	return trace.SpanContextFromContext(ctx)
+}
+
 // traceID is the hex trace id of the span in ctx, "" when none.
 func traceID(ctx context.Context) string {
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
