@@ -154,7 +154,7 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 	}
 	ts.exec = ex
 	ts.snap, ts.cached = info, true
-	if e.push != nil && req.span.IsSampled() && e.tel.Tracing() {
+	if e.push != nil && e.tel.Tracing() && req.span.IsValid() {
 		e.push.remember(id, req.span)
 	}
 	ts.published = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued

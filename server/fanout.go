@@ -29,8 +29,10 @@ import (
 func (e *Engine) changed(c store.Change) {
 	if e.push != nil {
 		// What the pusher remembers of a task's push configs may be
-		// stale: another process may have set one.
+		// stale: another process may have set one. So may the trace
+		// context of its execution (continued elsewhere).
 		e.push.forget(c.TaskID, c.Resync)
+		e.push.forgetTrace(c.TaskID, c.Resync)
 	}
 	if !c.Resync && c.Seq == 0 {
 		return // the task's push configs changed, not its log

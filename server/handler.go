@@ -137,6 +137,13 @@ func (h *Handler) load(ctx context.Context, id string) (store.TaskInfo, error) {
 		// Another agent's or another principal's task: no hint that it exists.
 		return store.TaskInfo{}, a2a.ErrTaskNotFound.WithMessage("Task not found: %s", id)
 	}
+	if err == nil && h.e.tel.Tracing() {
+		// The request's span links to the trace of the task's execution
+		// (wherever it ran: the store keeps its context).
+		if sc, ok := telemetry.ParseTraceparent(info.Trace); ok {
+			telemetry.CallFrom(ctx).LinkTask(sc)
+		}
+	}
 	return info, err
 }
 

@@ -73,8 +73,9 @@ type pusher struct {
 	wg      sync.WaitGroup           // the workers; Engine.Close waits for them
 
 	// traces holds, with tracing on, the span context of the request
-	// that started each task's latest execution in this process (sampled
-	// ones only), so that the task's push delivery attempts join that
+	// that started each task's latest execution (in this process, or as
+	// the store keeps it: store.TaskInfo.Trace; an invalid one when it
+	// keeps none), so that the task's push delivery attempts join that
 	// trace; the last pushTraces tasks, oldest dropped first (traceRing).
 	traceMu   sync.Mutex
 	traces    map[string]trace.SpanContext
@@ -102,12 +103,42 @@ func (p *pusher) remember(taskID string, sc trace.SpanContext) {
 	p.traces[taskID] = sc
 }
 
-// traceOf is the trace remembered for task taskID's push notifications.
-func (p *pusher) traceOf(taskID string) (trace.SpanContext, bool) {
+// traceOf is the trace of task taskID's push notifications: the one
+// remembered, else the task's trace context as the store keeps it (the
+// execution ran in another process, or before a restart), then
+// remembered; invalid when there is none.
+func (p *pusher) traceOf(ctx context.Context, taskID string) trace.SpanContext {
+	p.traceMu.Lock()
+	sc, ok := p.traces[taskID]
+	p.traceMu.Unlock()
+	if ok {
+		return sc
+	}
+	info, err := p.e.st.Task(ctx, taskID)
+	if err != nil {
+		return trace.SpanContext{} // not remembered: read again next time
+	}
+	sc, _ = telemetry.ParseTraceparent(info.Trace)
+	p.remember(taskID, sc)
+	return sc
+}
+
+// forgetTrace forgets the trace remembered for task taskID, or for every
+// task (all): another process appended to it.
+func (p *pusher) forgetTrace(taskID string, all bool) {
 	p.traceMu.Lock()
 	defer p.traceMu.Unlock()
-	sc, ok := p.traces[taskID]
-	return sc, ok
+	if all {
+		clear(p.traces)
+		p.traceRing = [pushTraces]string{}
+		p.traceNext = 0
+		return
+	}
+	if _, ok := p.traces[taskID]; ok {
+		delete(p.traces, taskID)
+		// Its ring slot stays: remember skips a slot whose task is no
+		// longer in traces.
+	}
 }
 
 // observeBacklog reports the configs with a delivery worker (pending or
@@ -572,9 +603,9 @@ func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskI
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if tel := p.e.tel; tel != nil {
-		if sc, ok := p.traceOf(taskID); ok {
+		if sc := p.traceOf(ctx, taskID); sc.IsValid() {
 			// The attempt joins the trace of the request that started
-			// the task's execution here.
+			// the task's execution, here or in another process.
 			ctx = trace.ContextWithSpanContext(ctx, sc)
 		}
 		var span trace.Span

@@ -110,14 +110,15 @@ func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task,
 	if e.durableTel() {
 		begin = time.Now()
 	}
-	err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
+	tp := e.traceparent(ctx)
+	err := e.st.Append(ctx, store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner, Trace: tp})
 	if e.durableTel() {
 		e.tel.Commit(ctx, "create", begin, err)
 	}
 	if err != nil {
 		return store.TaskInfo{}, err
 	}
-	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
+	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time, Trace: tp}
 	e.publish(task.ID, []store.Record{rec})
 	if start != nil {
 		start(info)
@@ -157,8 +158,9 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 	if e.durableTel() {
 		begin = time.Now()
 	}
-	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
-	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time}
+	tp := e.traceparent(ctx)
+	res := e.async.AppendAsync(context.WithoutCancel(ctx), store.Append{Agent: agent, Owner: owner, TaskID: task.ID, After: 0, Records: []store.Record{rec}, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner, Trace: tp})
+	info := store.TaskInfo{Agent: agent, Owner: owner, Task: task, Seq: 1, Created: rec.Time, Updated: rec.Time, Trace: tp}
 	notify := make(chan error, 1)
 	p := e.pipeOf(task.ID)
 	p.mu.Lock()
@@ -295,7 +297,13 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 		if e.durableTel() {
 			start = time.Now()
 		}
-		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner})
+		var tp string
+		if len(msgIDs) > 0 {
+			// A message accepted: the execution it starts runs under
+			// this request's span.
+			tp = e.traceparent(ctx)
+		}
+		err = e.st.Append(ctx, store.Append{Agent: info.Agent, TaskID: taskID, After: info.Seq, Records: recs, Snapshot: task, MessageIDs: msgIDs, Runner: e.runner, Trace: tp})
 		if e.durableTel() {
 			e.tel.Commit(ctx, "append", start, err)
 		}
@@ -319,6 +327,9 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 			return info, nil, err
 		}
 		info.Task, info.Seq, info.Updated = task, info.Seq+int64(len(recs)), t
+		if tp != "" {
+			info.Trace = tp
+		}
 		e.mu.Lock()
 		e.cacheLocked(taskID, info)
 		e.mu.Unlock()

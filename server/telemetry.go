@@ -51,6 +51,16 @@ func (e *Engine) spanOf(ctx context.Context) trace.SpanContext {
 	return trace.SpanContextFromContext(ctx)
 }
 
+// traceparent is the W3C traceparent of the span in ctx, which a store
+// keeps as the trace context of the task whose execution starts under it
+// (store.Append.Trace); "" with tracing off.
+func (e *Engine) traceparent(ctx context.Context) string {
+	if !e.tel.Tracing() {
+		return ""
+	}
+	return telemetry.Traceparent(trace.SpanContextFromContext(ctx))
+}
+
 // traceID is the hex trace id of the span in ctx, "" when none.
 func traceID(ctx context.Context) string {
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {

@@ -64,6 +64,11 @@ type TaskInfo struct {
 	// Append, in UTC.
 	Created time.Time
 	Updated time.Time
+	// Trace is the task's trace context: the W3C traceparent
+	// ("00-{trace-id}-{parent-id}-{flags}", 55 characters) of the span
+	// that started its latest execution, as the last Append that set
+	// one gave it ("" when none did, or the store keeps none).
+	Trace string
 }
 
 // Append is one atomic write: Records (numbered After+1, After+2, …) are
@@ -93,7 +98,17 @@ type Append struct {
 	// unfinished and that runner's lease expires. Stores that do not
 	// implement Leaser ignore it.
 	Runner string
+	// Trace, when set, becomes the task's trace context (TaskInfo.Trace):
+	// the W3C traceparent of the span under which the execution that
+	// this append starts runs (issue 16: a cancel, a continuation or a
+	// push delivery made by another process, or after a restart, joins
+	// that trace). "" keeps the one stored. At most MaxTraceLen bytes.
+	Trace string
 }
+
+// MaxTraceLen bounds Append.Trace: a W3C traceparent (version 00) is 55
+// characters; a later version may add fields.
+const MaxTraceLen = 256
 
 // Store keeps task logs and snapshots. All methods are safe for concurrent use.
 type Store interface {
@@ -235,6 +250,8 @@ func (a *Append) Validate() error {
 		return errors.New("store: append: no records")
 	case a.Snapshot.ID != a.TaskID:
 		return fmt.Errorf("store: append: snapshot id %q is not task id %q", a.Snapshot.ID, a.TaskID)
+	case len(a.Trace) > MaxTraceLen:
+		return fmt.Errorf("store: append: trace context of %d bytes (at most %d)", len(a.Trace), MaxTraceLen)
 	}
 	for i, r := range a.Records {
 		if r.Event == nil {

@@ -227,6 +227,7 @@ const (
 	KeyGenAIOp     = attribute.Key("gen_ai.operation.name")
 	KeyGenAIModel  = attribute.Key("gen_ai.request.model")
 	KeyGenAISystem = attribute.Key("gen_ai.provider.name")
+	KeyLinkType    = attribute.Key("a2abridge.link")
 )
 
 // Call is one A2A request being answered: its server span and what the
@@ -628,6 +629,42 @@ func Inject(ctx context.Context, h http.Header) {
 	if trace.SpanContextFromContext(ctx).IsValid() {
 		Propagator.Inject(ctx, propagation.HeaderCarrier(h))
 	}
+}
+
+// Traceparent is sc as a W3C traceparent header value
+// ("00-{trace-id}-{span-id}-{flags}", 55 characters; W3C Trace Context
+// §3.2), what a store keeps as a task's trace context; "" for an invalid
+// sc.
+func Traceparent(sc trace.SpanContext) string {
+	if !sc.IsValid() {
+		return ""
+	}
+	var c propagation.MapCarrier = map[string]string{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), c)
+	return c["traceparent"]
+}
+
+// ParseTraceparent is the span context a W3C traceparent value (as
+// Traceparent makes it) stands for, marked remote; false when tp is empty
+// or not a valid traceparent (a stored value is not trusted further).
+func ParseTraceparent(tp string) (trace.SpanContext, bool) {
+	if tp == "" {
+		return trace.SpanContext{}, false
+	}
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp})
+	sc := trace.SpanContextFromContext(ctx)
+	return sc, sc.IsValid()
+}
+
+// LinkTask links the call's span to sc, the trace context of the task the
+// call concerns (store.TaskInfo.Trace) when it is another trace: an
+// operator goes from a cancel, a continuation or a read of a task to the
+// trace of its execution (which may run in another process), and back.
+func (c *Call) LinkTask(sc trace.SpanContext) {
+	if c == nil || c.span == nil || !sc.IsValid() || sc.TraceID() == c.span.SpanContext().TraceID() {
+		return
+	}
+	c.span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{KeyLinkType.String("task")}})
 }
 
 type providerKey struct{}

@@ -237,6 +237,9 @@ func (s *Store) append(a *store.Append) (fin finishedTask, finished, notify bool
 	if a.Runner != "" {
 		t.runner = a.Runner
 	}
+	if a.Trace != "" {
+		t.info.Trace = a.Trace
+	}
 	if snap.Status.State.Terminal() {
 		if b, ok := pack(&t.info.Task, t.records); ok {
 			t.info.Task, t.records, t.packed = a2a.Task{}, nil, b

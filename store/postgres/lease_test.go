@@ -117,8 +117,8 @@ func TestExclusiveEndsLeases(t *testing.T) {
 	}
 }
 
-// TestMigrateToLeases: a schema of version 1 (before leases, push claims
-// and watchers) is upgraded with its tasks; an unfinished one, which names no
+// TestMigrateToLeases: a schema of version 1 (before leases, push claims,
+// watchers and trace contexts) is upgraded with its tasks; an unfinished one, which names no
 // runner, is an orphan.
 func TestMigrateToLeases(t *testing.T) {
 	ctx := context.Background()
@@ -127,7 +127,7 @@ func TestMigrateToLeases(t *testing.T) {
 	create(t, s, "old")
 	s.Close()
 	conn := admin(t, dsn)
-	if _, err := conn.Exec(ctx, "ALTER TABLE tasks DROP COLUMN runner, DROP COLUMN watchers, DROP COLUMN moved; DROP TABLE replicas; ALTER TABLE push_configs DROP COLUMN claimed_by; DROP TABLE published_keys; UPDATE a2abridge_schema SET version = 1"); err != nil {
+	if _, err := conn.Exec(ctx, "ALTER TABLE tasks DROP COLUMN runner, DROP COLUMN watchers, DROP COLUMN moved, DROP COLUMN trace; DROP TABLE replicas; ALTER TABLE push_configs DROP COLUMN claimed_by; DROP TABLE published_keys; UPDATE a2abridge_schema SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	s2 := open(t, dsn)

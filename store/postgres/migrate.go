@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in table
 // a2abridge_schema. Open refuses a database with a higher version.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[v] upgrades a schema of version v to v+1 (migrations[0]
 // creates it). Each runs in the transaction of migrate, so a failing one
@@ -66,6 +66,12 @@ const SchemaVersion = 4
 //     the task's runner before it (or named none): set by each append
 //     from the row it updates, and read back by it (RETURNING sees only
 //     the new row).
+//
+// Version 5 (issue 16, trace context across replicas):
+//
+//   - tasks.trace: the W3C traceparent of the span under which the task's
+//     latest execution started (store.Append.Trace; empty: none), set by
+//     the append that starts it, so that another process joins its trace.
 var migrations = []string{
 	0: `
 CREATE TABLE tasks (
@@ -154,6 +160,9 @@ CREATE TABLE published_keys (
 `,
 	3: `
 ALTER TABLE tasks ADD COLUMN watchers bytea[] NOT NULL DEFAULT '{}', ADD COLUMN moved boolean NOT NULL DEFAULT false;
+`,
+	4: `
+ALTER TABLE tasks ADD COLUMN trace bytea NOT NULL DEFAULT '';
 `,
 }
 

@@ -466,8 +466,8 @@ const errDuplicate = "A2B01"
 // or none when the id exists; a message id already indexed raises
 // errDuplicate, undoing the whole statement.
 const appendCreate = `WITH t AS (
-	INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts, runner)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $13) ON CONFLICT (id) DO NOTHING
+	INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts, runner, trace)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $13, $14) ON CONFLICT (id) DO NOTHING
 	RETURNING id, agent, tail, snap_size
 ), m AS (
 	INSERT INTO messages (agent, message_id, task_id) SELECT t.agent, mid, t.id FROM t, unnest($10::bytea[]) AS mid
@@ -493,7 +493,8 @@ const appendNext = `WITH t AS (
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
 		seq = $7, updated = $8, tail = tail + $9,
 		runner = CASE WHEN octet_length($13::bytea) > 0 THEN $13 ELSE runner END,
-		moved = octet_length($13::bytea) = 0 OR runner <> $13
+		moved = octet_length($13::bytea) = 0 OR runner <> $13,
+		trace = CASE WHEN octet_length($14::bytea) > 0 THEN $14 ELSE trace END
 	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
 	RETURNING id, agent, tail, snap_size, moved OR cardinality(array_remove(watchers, $13::bytea)) > 0 AS notify
 ), m AS (
@@ -515,7 +516,8 @@ const appendNextQuick = `WITH t AS (
 		status_ts = CASE WHEN $4 THEN $6 ELSE status_ts END,
 		seq = $7, updated = $8, tail = tail + $9,
 		runner = CASE WHEN octet_length($12::bytea) > 0 THEN $12 ELSE runner END,
-		moved = octet_length($12::bytea) = 0 OR runner <> $12
+		moved = octet_length($12::bytea) = 0 OR runner <> $12,
+		trace = CASE WHEN octet_length($13::bytea) > 0 THEN $13 ELSE trace END
 	WHERE id = $1 AND seq = $2 AND (octet_length($3::bytea) = 0 OR agent = $3)
 	RETURNING id, tail, snap_size, moved OR cardinality(array_remove(watchers, $12::bytea)) > 0 AS notify
 ), e AS (
@@ -616,7 +618,7 @@ func statement(r *request, chained []*request) (string, []any) {
 	a := &r.a
 	end := r
 	bodies, times := r.bodies, r.times
-	size, statusChange, runner := r.size, r.statusChange, a.Runner
+	size, statusChange, runner, trace := r.size, r.statusChange, a.Runner, a.Trace
 	if len(chained) > 0 {
 		end = chained[len(chained)-1]
 		bodies = append([][]byte{}, bodies...)
@@ -629,6 +631,9 @@ func statement(r *request, chained []*request) (string, []any) {
 			if q.a.Runner != "" {
 				runner = q.a.Runner
 			}
+			if q.a.Trace != "" {
+				trace = q.a.Trace
+			}
 		}
 	}
 	snap := &end.a.Snapshot
@@ -637,13 +642,13 @@ func statement(r *request, chained []*request) (string, []any) {
 	switch {
 	case a.After == 0:
 		return appendCreate, []any{bs(a.TaskID), bs(a.Agent), bs(a.Owner), bs(snap.ContextID), state, end.last, r.now, size, status,
-			bss(r.msgs), times, bodies, bs(runner)}
+			bss(r.msgs), times, bodies, bs(runner), bs(trace)}
 	case len(r.msgs) > 0:
 		return appendNext, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, end.last, end.now, size,
-			bss(r.msgs), times, bodies, bs(runner)}
+			bss(r.msgs), times, bodies, bs(runner), bs(trace)}
 	default:
 		return appendNextQuick, []any{bs(a.TaskID), a.After, bs(a.Agent), statusChange, state, status, end.last, end.now, size,
-			times, bodies, bs(runner)}
+			times, bodies, bs(runner), bs(trace)}
 	}
 }
 
@@ -797,12 +802,12 @@ func (r *taskRow) times(created, updated int64) {
 // in one statement (so from one snapshot of the database): the first row
 // is the task's, the others its records in order.
 const readTask = `WITH t AS (
-	SELECT t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0) AS snap_seq, s.body
+	SELECT t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0) AS snap_seq, s.body, t.trace
 	FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.id = $1
 )
-SELECT 0 AS k, agent, owner, seq, created, updated, snap_seq, body FROM t
+SELECT 0 AS k, agent, owner, seq, created, updated, snap_seq, body, trace FROM t
 UNION ALL
-SELECT 1, NULL, NULL, e.seq, e.time, NULL, NULL, e.body FROM t, events e
+SELECT 1, NULL, NULL, e.seq, e.time, NULL, NULL, e.body, NULL FROM t, events e
 WHERE e.task_id = $1 AND e.seq > t.snap_seq AND e.seq <= t.seq
 ORDER BY 1, 4`
 
@@ -829,9 +834,9 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 			agent, owner     []byte
 			seq, created     int64
 			updated, snapSeq *int64
-			body             []byte
+			body, trace      []byte
 		)
-		if err := rows.Scan(&k, &agent, &owner, &seq, &created, &updated, &snapSeq, &body); err != nil {
+		if err := rows.Scan(&k, &agent, &owner, &seq, &created, &updated, &snapSeq, &body, &trace); err != nil {
 			return store.TaskInfo{}, wrap("task "+taskID, err)
 		}
 		if k == 0 {
@@ -839,6 +844,7 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 			row.id, row.info.Agent, row.info.Owner, row.info.Seq = taskID, string(agent), string(owner), seq
 			row.times(created, deref64(updated))
 			row.snapSeq, row.snap = deref64(snapSeq), body
+			row.info.Trace = string(trace)
 			continue
 		}
 		ev, err := record.UnmarshalEvent(body)
@@ -1054,7 +1060,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 // time then id, up to limit (0: all), folded, in one repeatable-read
 // transaction: Unfinished and Orphans. op names the operation in errors.
 func (s *Store) unfinished(ctx context.Context, op, cond string, limit int) ([]store.TaskInfo, error) {
-	q := `SELECT t.id, t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0), s.body
+	q := `SELECT t.id, t.agent, t.owner, t.seq, t.created, t.updated, coalesce(s.seq, 0), s.body, t.trace
 		FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id
 		WHERE t.state IN ('submitted', 'working', 'unknown')`
 	if cond != "" {
@@ -1072,9 +1078,16 @@ func (s *Store) unfinished(ctx context.Context, op, cond string, limit int) ([]s
 		if err != nil {
 			return err
 		}
-		rows, err := scanRows(rs)
+		var traces [][]byte
+		rows, err := scanRows(rs, func() []any {
+			traces = append(traces, nil)
+			return []any{&traces[len(traces)-1]}
+		})
 		if err != nil {
 			return err
+		}
+		for i := range rows {
+			rows[i].info.Trace = string(traces[i])
 		}
 		out, err = foldRows(ctx, tx, rows)
 		return err

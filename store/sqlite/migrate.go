@@ -46,6 +46,8 @@ ALTER TABLE tasks DROP COLUMN snapshot;`},
 	// v5 stores records (internal/record) instead of A2A 0.3.0 JSON, and
 	// each task's status time for ListTasks (its indexes come with schema).
 	4: {fn: migrateRecords},
+	// v6 keeps each task's trace context (store.Append.Trace).
+	5: {sql: `ALTER TABLE tasks ADD COLUMN trace TEXT NOT NULL DEFAULT '';`},
 }
 
 // migrate creates the schema in a new database, or upgrades an existing

@@ -56,7 +56,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open refuses a database with a higher version.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ErrClosed is returned by every method of a Store after Close, and by an
 // Append still queued (not yet taken into a transaction) when Close is
@@ -125,6 +125,10 @@ type writeStmts struct {
 	// The fast path's statements check as they write: each affects no
 	// row where the append must fail.
 	insTaskNew, updTaskAt, insMsgNew, delMsg, delTask *sql.Stmt
+	// setTrace records a task's trace context (store.Append.Trace) on
+	// an append to an existing task that sets one (a create inserts it
+	// with the row).
+	setTrace *sql.Stmt
 	// updTaskQuiet and updTaskAtQuiet are updTask and updTaskAt for an
 	// append of artifact updates only: they leave the indexed state and
 	// status time alone (see request.statusChange).
@@ -199,7 +203,8 @@ CREATE TABLE IF NOT EXISTS tasks (
 	updated    INTEGER NOT NULL,
 	tail       INTEGER NOT NULL DEFAULT 0,
 	snap_size  INTEGER NOT NULL DEFAULT 0,
-	status_ts  INTEGER NOT NULL DEFAULT -9223372036854775808
+	status_ts  INTEGER NOT NULL DEFAULT -9223372036854775808,
+	trace      TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks(created, id) WHERE state = 'submitted' OR state = 'working' OR state = 'unknown';
 CREATE INDEX IF NOT EXISTS tasks_finished ON tasks(updated, id) WHERE state = 'completed' OR state = 'canceled' OR state = 'failed' OR state = 'rejected';
@@ -361,12 +366,12 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 	}{
 		{&s.w.selTask, "SELECT seq, agent FROM tasks WHERE id = ?"},
 		{&s.w.selMsg, "SELECT 1 FROM messages WHERE agent = ? AND message_id = ?"},
-		{&s.w.insTask, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{&s.w.insTask, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts, trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
 		{&s.w.updTask, "UPDATE tasks SET state = ?, status_ts = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? RETURNING tail, snap_size"},
 		{&s.w.updTaskQuiet, "UPDATE tasks SET seq = ?, updated = ?, tail = tail + ? WHERE id = ? RETURNING tail, snap_size"},
 		{&s.w.insEvent, "INSERT INTO events (task_id, seq, time, body) VALUES (?, ?, ?, ?)"},
 		{&s.w.insMsg, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?)"},
-		{&s.w.insTaskNew, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"},
+		{&s.w.insTaskNew, "INSERT INTO tasks (id, agent, owner, context_id, state, seq, created, updated, tail, status_ts, trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"},
 		{&s.w.updTaskAt, "UPDATE tasks SET state = ?, status_ts = ?, seq = ?, updated = ?, tail = tail + ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?) RETURNING tail, snap_size"},
 		{&s.w.updTaskAtQuiet, "UPDATE tasks SET seq = ?, updated = ?, tail = tail + ? WHERE id = ? AND seq = ? AND (? = '' OR agent = ?) RETURNING tail, snap_size"},
 		{&s.w.putSnap, "INSERT INTO snapshots (task_id, seq, body) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET seq = excluded.seq, body = excluded.body"},
@@ -374,6 +379,7 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 		{&s.w.insMsgNew, "INSERT INTO messages (agent, message_id, task_id) VALUES (?, ?, ?) ON CONFLICT (agent, message_id) DO NOTHING"},
 		{&s.w.delMsg, "DELETE FROM messages WHERE agent = ? AND message_id = ?"},
 		{&s.w.delTask, "DELETE FROM tasks WHERE id = ?"},
+		{&s.w.setTrace, "UPDATE tasks SET trace = ? WHERE id = ?"},
 	} {
 		st, err := s.wconn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -397,11 +403,11 @@ func (s *Store) prepareReaders(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.r.task, "SELECT t.agent, t.owner, t.seq, t.created, t.updated, s.seq, s.body FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.id = ?"},
+		{&s.r.task, "SELECT t.agent, t.owner, t.seq, t.created, t.updated, s.seq, s.body, t.trace FROM tasks t LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.id = ?"},
 		{&s.r.events, "SELECT seq, time, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?"},
 		{&s.r.exists, "SELECT 1 FROM tasks WHERE id = ?"},
 		{&s.r.message, "SELECT task_id FROM messages WHERE agent = ? AND message_id = ?"},
-		{&s.r.unfinished, "SELECT t.agent, t.owner, t.seq, t.created, t.updated, s.seq, s.body, t.id FROM tasks t INDEXED BY tasks_unfinished LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.state = 'submitted' OR t.state = 'working' OR t.state = 'unknown' ORDER BY t.created, t.id"},
+		{&s.r.unfinished, "SELECT t.agent, t.owner, t.seq, t.created, t.updated, s.seq, s.body, t.id, t.trace FROM tasks t INDEXED BY tasks_unfinished LEFT JOIN snapshots s ON s.task_id = t.id WHERE t.state = 'submitted' OR t.state = 'working' OR t.state = 'unknown' ORDER BY t.created, t.id"},
 	} {
 		st, err := s.rdb.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -438,7 +444,7 @@ func (s *Store) closeDBs() error {
 	errs = append(errs, s.ls.close())
 	for _, st := range []*sql.Stmt{s.w.selTask, s.w.selMsg, s.w.insTask, s.w.updTask, s.w.insEvent, s.w.insMsg,
 		s.w.putSnap, s.w.resetTail, s.w.insTaskNew, s.w.updTaskAt, s.w.insMsgNew, s.w.delMsg, s.w.delTask,
-		s.w.updTaskQuiet, s.w.updTaskAtQuiet,
+		s.w.updTaskQuiet, s.w.updTaskAtQuiet, s.w.setTrace,
 		s.r.task, s.r.events, s.r.exists, s.r.message, s.r.unfinished} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -796,14 +802,17 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 	last := end.a.After + int64(len(end.a.Records))
 	snap := &end.a.Snapshot
 	state := string(snap.Status.State)
-	size, statusChange := r.size, r.statusChange
+	size, statusChange, trace := r.size, r.statusChange, a.Trace
 	for _, q := range chained {
 		size += q.size
 		statusChange = statusChange || q.statusChange
+		if q.a.Trace != "" {
+			trace = q.a.Trace
+		}
 	}
 	tail, snapSize := size, int64(0)
 	if a.After == 0 {
-		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, r.now, end.now, size, end.status))
+		n, err := rowsAffected(s.w.insTaskNew.ExecContext(ctx, a.TaskID, a.Agent, a.Owner, snap.ContextID, state, last, r.now, end.now, size, end.status, trace))
 		if err != nil {
 			return nil, wrap("append: write task", err)
 		}
@@ -845,6 +854,11 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 	}
 	if err := s.insertEvents(ctx, r, chained); err != nil {
 		return nil, err
+	}
+	if a.After > 0 {
+		if err := s.writeTrace(ctx, a.TaskID, trace); err != nil {
+			return nil, err
+		}
 	}
 	return nil, s.checkpoint(ctx, a.TaskID, last, snap, tail, snapSize)
 }
@@ -904,6 +918,19 @@ func (s *Store) insertEvents(ctx context.Context, r *request, chained []*request
 		}
 	}
 	return flush()
+}
+
+// writeTrace records trace as task taskID's trace context
+// (store.Append.Trace) unless it is empty: one more statement, for an
+// append to an existing task that starts an execution with tracing on.
+func (s *Store) writeTrace(ctx context.Context, taskID, trace string) error {
+	if trace == "" {
+		return nil
+	}
+	if _, err := s.w.setTrace.ExecContext(ctx, trace, taskID); err != nil {
+		return wrap("append: write trace context", err)
+	}
+	return nil
 }
 
 // whyNot explains why an append's conditional update changed no row.
@@ -972,7 +999,7 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 	case exists:
 		err = s.w.updTaskQuiet.QueryRowContext(ctx, last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
 	default:
-		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.now, r.now, r.size, r.status)
+		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.now, r.now, r.size, r.status, a.Trace)
 	}
 	if err != nil {
 		return wrap("append: write task", err)
@@ -985,6 +1012,11 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 	for _, id := range a.MessageIDs {
 		if _, err := s.w.insMsg.ExecContext(ctx, agent, id, a.TaskID); err != nil {
 			return wrap("append: index message", err)
+		}
+	}
+	if exists {
+		if err := s.writeTrace(ctx, a.TaskID, a.Trace); err != nil {
+			return err
 		}
 	}
 	return s.checkpoint(ctx, a.TaskID, last, snap, tail, snapSize)
@@ -1010,7 +1042,9 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 	if s.isShut.Load() {
 		return store.TaskInfo{}, ErrClosed
 	}
-	row, err := scanTask(s.r.task.QueryRowContext(ctx, taskID))
+	var trace string
+	row, err := scanTask(s.r.task.QueryRowContext(ctx, taskID), &trace)
+	row.info.Trace = trace
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.TaskInfo{}, store.ErrNotFound
 	}
@@ -1176,12 +1210,13 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 	var found []taskRow
 	var ids []string
 	for rows.Next() {
-		var id string
-		row, err := scanTask(rows, &id)
+		var id, trace string
+		row, err := scanTask(rows, &id, &trace)
 		if err != nil {
 			rows.Close()
 			return nil, wrap("unfinished", err)
 		}
+		row.info.Trace = trace
 		found, ids = append(found, row), append(ids, id)
 	}
 	err = rows.Err()

@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListTasksMoving", testListTasksMoving},
 		{"AgentRegistry", testAgentRegistry},
 		{"Attachments", testAttachments},
+		{"Trace", testTrace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1131,5 +1132,71 @@ func testNumbers(t *testing.T, s store.Store) {
 		if diff := cmp.Diff(want[i], r.Event, cmpOpts); diff != "" {
 			t.Errorf("record %d (-want +got):\n%s", r.Seq, diff)
 		}
+	}
+}
+
+// testTrace: an append's Trace becomes the task's (Task, Unfinished), one
+// without keeps it, a later one replaces it (also within appends queued
+// back to back, which a store may write as one), and one longer than
+// store.MaxTraceLen is refused with nothing written.
+func testTrace(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tp := func(n int) string { return fmt.Sprintf("00-%032x-%016x-01", n, n) }
+	snap := newTask("tr", a2a.TaskStateSubmitted)
+	c := snap
+	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "tr", Records: []store.Record{{Event: &c}}, Snapshot: snap,
+		MessageIDs: []string{"m1"}, Trace: tp(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustTask(t, s, "tr").Trace; got != tp(1) {
+		t.Fatalf("Trace after the create %q, want %q", got, tp(1))
+	}
+	appendStatus(t, s, "tr", 1, 1, a2a.TaskStateInputRequired)
+	if got := mustTask(t, s, "tr").Trace; got != tp(1) {
+		t.Fatalf("Trace after an append without one %q, want %q (kept)", got, tp(1))
+	}
+	task := newTask("tr", a2a.TaskStateWorking)
+	if err := s.Append(ctx, store.Append{TaskID: "tr", After: 2, Records: []store.Record{{Event: textMessage("m2", "tr", "again")},
+		{Event: statusEvent("tr", a2a.TaskStateWorking)}}, Snapshot: task, MessageIDs: []string{"m2"}, Trace: tp(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustTask(t, s, "tr").Trace; got != tp(2) {
+		t.Fatalf("Trace after a continuation %q, want %q", got, tp(2))
+	}
+	infos, err := s.Unfinished(ctx)
+	if err != nil || len(infos) != 1 || infos[0].Trace != tp(2) {
+		t.Fatalf("Unfinished %+v, %v: want tr with Trace %q", infos, err, tp(2))
+	}
+	long := strings.Repeat("x", store.MaxTraceLen+1)
+	if err := s.Append(ctx, store.Append{TaskID: "tr", After: 4, Records: []store.Record{{Event: statusEvent("tr", a2a.TaskStateWorking)}},
+		Snapshot: task, Trace: long}); err == nil {
+		t.Fatal("an append with a trace context longer than MaxTraceLen was accepted")
+	}
+	if info := mustTask(t, s, "tr"); info.Seq != 4 || info.Trace != tp(2) {
+		t.Fatalf("after a refused append: seq %d trace %q", info.Seq, info.Trace)
+	}
+
+	// Queued back to back: the last Trace set wins.
+	p := pipeline{s: s}
+	snap = newTask("tq", a2a.TaskStateWorking)
+	c = snap
+	if err := p.append(ctx, store.Append{Agent: "a", TaskID: "tq", Records: []store.Record{{Event: &c}}, Snapshot: snap, Trace: tp(3)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range []string{"", tp(4), ""} {
+		if err := p.append(ctx, store.Append{TaskID: "tq", After: int64(i + 1), Records: []store.Record{{Event: statusEvent("tq", a2a.TaskStateWorking)}},
+			Snapshot: snap, Trace: tr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.wait(); err != nil {
+		t.Fatal(err)
+	}
+	if info := mustTask(t, s, "tq"); info.Seq != 4 || info.Trace != tp(4) {
+		t.Fatalf("queued appends: seq %d trace %q, want 4 and %q", info.Seq, info.Trace, tp(4))
+	}
+	create(t, s, "a", "none", a2a.TaskStateWorking)
+	if got := mustTask(t, s, "none").Trace; got != "" {
+		t.Fatalf("a task created without a trace context has %q", got)
 	}
 }
