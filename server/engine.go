@@ -309,6 +309,10 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		stopBacklog, unobserve := e.push.observeBacklog(), e.unobserve
 		e.unobserve = func() { stopBacklog(); unobserve() }
 	}
+	if tc, ok := st.(store.TaskCounter); ok && tel != nil {
+		stopTasks, unobserve := tel.ObserveTasks(newTaskCounts(tc).observe), e.unobserve
+		e.unobserve = func() { stopTasks(); unobserve() }
+	}
 	if err := e.recover(ctx); err != nil {
 		stop()
 		e.unobserve()

@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
+	"github.com/a2abridge/a2abridge/store"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -59,6 +63,50 @@ func (e *Engine) traceparent(ctx context.Context) string {
 		return ""
 	}
 	return telemetry.Traceparent(trace.SpanContextFromContext(ctx))
+}
+
+// taskCountsTTL is how long the a2abridge.tasks gauge reuses a count
+// of the store's tasks: scrapes more frequent than this cost the store
+// nothing.
+const taskCountsTTL = 15 * time.Second
+
+// taskCountsTimeout bounds one count of the store's tasks.
+const taskCountsTimeout = 2 * time.Second
+
+// taskCounts reports a store's counts of tasks by agent and state to the
+// a2abridge.tasks gauge, counting at most once per taskCountsTTL.
+type taskCounts struct {
+	st store.TaskCounter
+
+	mu     sync.Mutex
+	at     time.Time
+	counts []store.TaskCount
+}
+
+func newTaskCounts(st store.TaskCounter) *taskCounts { return &taskCounts{st: st} }
+
+// observe is the gauge's callback: the counts of the last taskCountsTTL,
+// or new ones. A count that fails reports nothing (the gauge's series go
+// stale rather than show numbers that are not the store's).
+func (c *taskCounts) observe(ctx context.Context, observe func(agent, state string, n int64)) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil || time.Since(c.at) >= taskCountsTTL {
+		ctx, cancel := context.WithTimeout(ctx, taskCountsTimeout)
+		counts, err := c.st.CountTasks(ctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("a2abridge.tasks: %w", err)
+		}
+		c.counts, c.at = counts, time.Now()
+		if c.counts == nil {
+			c.counts = []store.TaskCount{}
+		}
+	}
+	for _, tc := range c.counts {
+		observe(tc.Agent, string(tc.State), tc.Tasks)
+	}
+	return nil
 }
 
 // traceID is the hex trace id of the span in ctx, "" when none.

@@ -347,6 +347,21 @@ func TestTelemetryMetrics(t *testing.T) {
 		resp.Body.Close()
 	}
 	rm := collectMetrics(t, ts.reader)
+	// Tasks by state, counted by the store: the three blocking sends
+	// answered once their tasks completed.
+	if g, ok := findMetric(rm, "a2abridge.tasks"); !ok || g.Unit != "{task}" {
+		t.Errorf("a2abridge.tasks: %+v", g)
+	} else {
+		got := map[string]int64{}
+		for _, dp := range g.Data.(metricdata.Gauge[int64]).DataPoints {
+			agent, _ := dp.Attributes.Value("a2a.agent")
+			state, _ := dp.Attributes.Value("a2a.task.state")
+			got[agent.AsString()+"/"+state.AsString()] = dp.Value
+		}
+		if len(got) != 1 || got["echo/completed"] != 3 {
+			t.Errorf("a2abridge.tasks %v, want echo/completed 3", got)
+		}
+	}
 	m, ok := findMetric(rm, "rpc.server.call.duration")
 	if !ok {
 		t.Fatal("no rpc.server.call.duration")

@@ -345,6 +345,24 @@ func ValidateAttachment(a *Attachment) error {
 	return nil
 }
 
+// TaskCounter is optionally implemented by a Store that counts its
+// tasks by agent and state (the a2abridge.tasks gauge of the server's
+// telemetry, issue 16 §2). Memory, SQLite and PostgreSQL implement it.
+type TaskCounter interface {
+	// CountTasks returns how many tasks each agent has in each state
+	// (states without tasks left out), in no particular order. Its work
+	// is about the number of tasks (a scan of an index, or of memory):
+	// callers bound how often they call it.
+	CountTasks(ctx context.Context) ([]TaskCount, error)
+}
+
+// TaskCount is a number of tasks of one agent in one state.
+type TaskCount struct {
+	Agent string
+	State a2a.TaskState
+	Tasks int64
+}
+
 // Pinger is optionally implemented by a Store that depends on something
 // that can become unreachable while the process runs (a database server):
 // Ping reports whether the store answers now (nil), or why not, bounded

@@ -416,6 +416,18 @@ scrape_configs:
 			if errs["tasks/get"] < 2 || errs["GetTask"] < 2 || errs["message/send"] != 0 {
 				t.Errorf("TaskNotFound errors by method: %v", errs)
 			}
+			// Tasks by state, as the store counts them (a count is
+			// reused for 15 s: the first scrapes may predate the load).
+			for tdl := time.Now().Add(40 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+				tasks := promQuery(t, promURL, `sum by (a2a_task_state) (a2abridge_tasks{job="a2abridge",a2a_agent="echo"})`, "a2a_task_state")
+				if tasks["completed"] >= 2 {
+					t.Logf("Prometheus: tasks by state %v", tasks)
+					break
+				}
+				if time.Now().After(tdl) {
+					t.Fatalf("a2abridge_tasks by state: %v, want completed echo tasks", tasks)
+				}
+			}
 			return
 		}
 		if time.Now().After(deadline) {

@@ -589,6 +589,32 @@ func (p *Provider) ObservePushBacklog(backlog func() int64) (stop func()) {
 	return func() { _ = reg.Unregister() }
 }
 
+// ObserveTasks reports, at each collection, the tasks that count gives
+// (by agent and state) as the gauge a2abridge.tasks ({task}), until the
+// returned function is called. count calls observe once per agent and
+// state; an error it returns is the collection's (nothing reported).
+func (p *Provider) ObserveTasks(count func(ctx context.Context, observe func(agent, state string, n int64)) error) (stop func()) {
+	if p == nil || !p.metrics {
+		return func() {}
+	}
+	g, err := p.meter.Int64ObservableGauge("a2abridge.tasks", metric.WithUnit("{task}"),
+		metric.WithDescription("Tasks in the store by agent and state"))
+	if err != nil {
+		return func() {}
+	}
+	reg, err := p.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		return count(ctx, func(agent, state string, n int64) {
+			o.ObserveInt64(g, n, p.execSets.get(pairKey{agent, state}, func() []attribute.KeyValue {
+				return []attribute.KeyValue{KeyAgent.String(agent), KeyState.String(state)}
+			}))
+		})
+	}, g)
+	if err != nil {
+		return func() {}
+	}
+	return func() { _ = reg.Unregister() }
+}
+
 // Backend records one bridged backend HTTP call of kind backend ("http",
 // "a2a", "openai") to host that took d and answered status (0: no
 // answer).

@@ -508,3 +508,29 @@ func (s *Store) PendingPush(ctx context.Context) ([]store.PushConfig, error) {
 // Close implements store.Store. It does nothing: the store stays usable and
 // its contents are dropped when it is no longer referenced.
 func (s *Store) Close() error { return nil }
+
+// CountTasks implements store.TaskCounter: the tasks of each agent in
+// each state, counted over every task (O(tasks), under each shard's read
+// lock in turn). It never fails.
+func (s *Store) CountTasks(ctx context.Context) ([]store.TaskCount, error) {
+	type key struct {
+		agent string
+		state a2a.TaskState
+	}
+	n := map[key]int64{}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for _, t := range sh.tasks {
+			n[key{t.info.Agent, t.state}]++
+		}
+		sh.mu.RUnlock()
+	}
+	out := make([]store.TaskCount, 0, len(n))
+	for k, v := range n {
+		out = append(out, store.TaskCount{Agent: k.agent, State: k.state, Tasks: v})
+	}
+	return out, nil
+}
+
+var _ store.TaskCounter = (*Store)(nil)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
 )
@@ -94,3 +95,31 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 	page.Total = int(total)
 	return page, nil
 }
+
+// CountTasks implements store.TaskCounter: one grouped count over the
+// tasks (the database scans them, or the tasks_list_state index);
+// ErrClosed after Close.
+func (s *Store) CountTasks(ctx context.Context) ([]store.TaskCount, error) {
+	if s.isShut.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.pool.Query(ctx, "SELECT agent, state, count(*) FROM tasks GROUP BY agent, state")
+	if err != nil {
+		return nil, wrap("count tasks", err)
+	}
+	defer rows.Close()
+	var out []store.TaskCount
+	for rows.Next() {
+		var agent []byte
+		var state string
+		var c store.TaskCount
+		if err := rows.Scan(&agent, &state, &c.Tasks); err != nil {
+			return nil, wrap("count tasks", err)
+		}
+		c.Agent, c.State = string(agent), a2a.TaskState(state)
+		out = append(out, c)
+	}
+	return out, wrap("count tasks", rows.Err())
+}
+
+var _ store.TaskCounter = (*Store)(nil)

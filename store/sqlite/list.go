@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
 )
@@ -191,3 +192,29 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 	}
 	return page, nil
 }
+
+// CountTasks implements store.TaskCounter: one grouped count over the
+// tasks (a scan of the tasks_list_state index); ErrClosed after Close.
+func (s *Store) CountTasks(ctx context.Context) ([]store.TaskCount, error) {
+	if s.isShut.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.rdb.QueryContext(ctx, "SELECT agent, state, count(*) FROM tasks INDEXED BY tasks_list_state GROUP BY agent, state")
+	if err != nil {
+		return nil, wrap("count tasks", err)
+	}
+	defer rows.Close()
+	var out []store.TaskCount
+	for rows.Next() {
+		var c store.TaskCount
+		var state string
+		if err := rows.Scan(&c.Agent, &state, &c.Tasks); err != nil {
+			return nil, wrap("count tasks", err)
+		}
+		c.State = a2a.TaskState(state)
+		out = append(out, c)
+	}
+	return out, wrap("count tasks", rows.Err())
+}
+
+var _ store.TaskCounter = (*Store)(nil)

@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AgentRegistry", testAgentRegistry},
 		{"Attachments", testAttachments},
 		{"Trace", testTrace},
+		{"CountTasks", testCountTasks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1198,5 +1199,50 @@ func testTrace(t *testing.T, s store.Store) {
 	create(t, s, "a", "none", a2a.TaskStateWorking)
 	if got := mustTask(t, s, "none").Trace; got != "" {
 		t.Fatalf("a task created without a trace context has %q", got)
+	}
+}
+
+// testCountTasks: a store.TaskCounter counts the tasks of each agent in
+// each state, following their changes and deletions.
+func testCountTasks(t *testing.T, s store.Store) {
+	tc, ok := s.(store.TaskCounter)
+	if !ok {
+		t.Skip("not a store.TaskCounter")
+	}
+	ctx := context.Background()
+	count := func() map[string]int64 {
+		t.Helper()
+		got, err := tc.CountTasks(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{}
+		for _, c := range got {
+			k := c.Agent + "/" + string(c.State)
+			if _, dup := m[k]; dup || c.Tasks <= 0 {
+				t.Fatalf("CountTasks %+v: %s repeated or not positive", got, k)
+			}
+			m[k] = c.Tasks
+		}
+		return m
+	}
+	if got := count(); len(got) != 0 {
+		t.Fatalf("an empty store counts %v", got)
+	}
+	create(t, s, "a", "c1", a2a.TaskStateWorking)
+	create(t, s, "a", "c2", a2a.TaskStateWorking)
+	create(t, s, "a", "c3", a2a.TaskStateInputRequired)
+	create(t, s, "b", "c4", a2a.TaskStateWorking)
+	appendStatus(t, s, "c2", 1, 1, a2a.TaskStateCompleted)
+	want := map[string]int64{"a/working": 1, "a/completed": 1, "a/input-required": 1, "b/working": 1}
+	if diff := cmp.Diff(want, count()); diff != "" {
+		t.Fatalf("CountTasks (-want +got):\n%s", diff)
+	}
+	if _, _, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "a/completed")
+	if diff := cmp.Diff(want, count()); diff != "" {
+		t.Fatalf("CountTasks after retention (-want +got):\n%s", diff)
 	}
 }
