@@ -52,15 +52,20 @@ type EngineOptions struct {
 	// a request or an execution waits for; each push notification
 	// delivery attempt is a client span (its traceparent goes to the
 	// webhook), in the trace of the request that started the task's
-	// execution in this process. Internal errors carry the trace id in
+	// latest execution: the store keeps its traceparent with the task
+	// (store.Append.Trace), so another replica, or this engine after a
+	// restart, joins that trace too, and a request about the task in
+	// another trace links to it. Internal errors carry the trace id in
 	// their data. nil: no spans, at no cost.
 	TracerProvider trace.TracerProvider
 	// MeterProvider, if set, records the engine's metrics: request
 	// durations (rpc.server.call.duration, s, by method, binding,
 	// version, agent and outcome), open streams and their events, agent
 	// execution durations, durable store commit durations and push
-	// delivery durations (the README's Observability section lists them
-	// with their units). nil: no metrics.
+	// delivery durations, and the store's tasks by agent and state
+	// (a2abridge.tasks, from a store.TaskCounter; the README's
+	// Observability section lists them with their units). nil: no
+	// metrics.
 	MeterProvider metric.MeterProvider
 }
 

@@ -597,8 +597,8 @@ func (p *pusher) post(ctx context.Context, c store.PushConfig, task *a2a.Task, r
 // send makes one delivery attempt of a push notification: a POST of body
 // to cfg.URL. With telemetry on, the attempt is a client span (its W3C
 // traceparent sent to the webhook), the child of the request that started
-// the task's execution in this process when that request was traced, and
-// a2abridge.push.delivery.duration.
+// the task's latest execution (traceOf: in this process, or as the store
+// keeps it), and a2abridge.push.delivery.duration.
 func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskID string, body []byte) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
