@@ -21,9 +21,10 @@ import (
 // TestReplicaTraceContext (issue 16 §1): the trace context of the request
 // that started a task's execution on replica A is kept with the task, so
 // that what another replica does for the task joins or links that trace:
-// a tasks/cancel answered by B (its caller sent no traceparent) links to
-// it, and the push notifications B delivers after A stopped (A's own
-// attempts never reached the webhook) are children of that request's
+// a tasks/get answered by B for a caller with a trace of its own links
+// to it; a tasks/cancel answered by B whose caller sent no traceparent
+// joins it; and the push notifications B delivers after A stopped (A's
+// own attempts never reached the webhook) are children of that request's
 // span, their traceparent sent to the webhook in its trace.
 func TestReplicaTraceContext(t *testing.T) { forClusters(t, testReplicaTraceContext) }
 
@@ -70,38 +71,61 @@ func testReplicaTraceContext(t *testing.T, c cluster) {
 	steps.steps <- "s1"
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
 
-	// tasks/cancel on B, without a traceparent: B's span links to the
-	// trace of the execution (running on A).
-	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"` + task.ID + `"}}`
-	resp, err := http.Post(bSrv.URL, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	// tasks/get on B from a caller with a trace of its own: the span
+	// stays in the caller's trace and links to the execution's.
+	post := func(body string, traceparent string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, bSrv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if traceparent != "" {
+			req.Header.Set("traceparent", traceparent)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		answer, _ := io.ReadAll(resp.Body)
+		return string(answer)
 	}
-	answer, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(answer), `"canceled"`) {
-		t.Fatalf("tasks/cancel on B: %s", answer)
-	}
-	var cancelSpan sdktrace.ReadOnlySpan
-	for deadline := time.Now().Add(5 * time.Second); cancelSpan == nil; time.Sleep(5 * time.Millisecond) {
-		for _, s := range rec.Ended() {
-			if s.Name() == "tasks/cancel" {
-				cancelSpan = s
+	endedSpan := func(name string) sdktrace.ReadOnlySpan {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			for _, s := range rec.Ended() {
+				if s.Name() == name {
+					return s
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s span", name)
 			}
 		}
-		if cancelSpan == nil && time.Now().After(deadline) {
-			t.Fatal("no tasks/cancel span")
-		}
 	}
-	if cancelSpan.SpanContext().TraceID() == want.TraceID() {
-		t.Fatalf("tasks/cancel without a traceparent is in the execution's trace: its caller's trace is its own")
+	if answer := post(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"`+task.ID+`"}}`,
+		"00-"+callerTrace+"-"+callerSpan+"-01"); !strings.Contains(answer, `"working"`) {
+		t.Fatalf("tasks/get on B: %s", answer)
+	}
+	get := endedSpan("tasks/get")
+	if get.SpanContext().TraceID().String() != callerTrace || get.Parent().SpanID().String() != callerSpan {
+		t.Fatalf("tasks/get with a traceparent: span in trace %s, parent %s; want its caller's", get.SpanContext().TraceID(), get.Parent().SpanID())
 	}
 	linked := false
-	for _, l := range cancelSpan.Links() {
+	for _, l := range get.Links() {
 		linked = linked || (l.SpanContext.TraceID() == want.TraceID() && l.SpanContext.SpanID() == want.SpanID())
 	}
 	if !linked {
-		t.Fatalf("tasks/cancel on B: links %+v, want one to the span that started the execution (%s/%s)", cancelSpan.Links(), want.TraceID(), want.SpanID())
+		t.Fatalf("tasks/get on B: links %+v, want one to the span that started the execution (%s/%s)", get.Links(), want.TraceID(), want.SpanID())
+	}
+
+	// tasks/cancel on B, its caller without trace context: it joins the
+	// trace of the execution it stops (running on A).
+	if answer := post(`{"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{"id":"`+task.ID+`"}}`, ""); !strings.Contains(answer, `"canceled"`) {
+		t.Fatalf("tasks/cancel on B: %s", answer)
+	}
+	cancelSpan := endedSpan("tasks/cancel")
+	if cancelSpan.SpanContext().TraceID() != want.TraceID() || cancelSpan.Parent().SpanID() != want.SpanID() {
+		t.Fatalf("tasks/cancel without a traceparent: span in trace %s, parent %s; want the execution's trace %s, parent %s",
+			cancelSpan.SpanContext().TraceID(), cancelSpan.Parent().SpanID(), want.TraceID(), want.SpanID())
 	}
 
 	// A stops: B takes its deliveries over and sends them in the trace

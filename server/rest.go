@@ -244,6 +244,13 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		}
 		body = b
 	}
+	if t.h.e.tel != nil {
+		taskID := ""
+		if rt.op == Method10CancelTask || rt.op == Method10SubscribeToTask {
+			taskID = rt.taskID
+		}
+		ctx = t.h.beginCall(ctx, rt.op, taskID, body)
+	}
 	switch rt.op {
 	case Method10SendStreamingMessage, Method10SubscribeToTask:
 		t.serveStream(ctx, w, r, rt, body)

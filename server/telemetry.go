@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,6 +13,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/store"
+	"github.com/go-json-experiment/json"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -33,6 +36,76 @@ func instrument(h *Handler, binding string, next http.Handler) http.Handler {
 		defer c.End()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// beginCall starts the span of the request's telemetry Call when its
+// caller sent no trace context (telemetry.Call.Deferred), once the
+// transport knows the method and its params (JSON): a cancel, a
+// resubscribe or a continuation message of a task the caller may see
+// joins the trace of the task's latest execution (store.TaskInfo.Trace,
+// which another replica may have written); anything else starts a trace.
+// It returns ctx carrying the span; ctx itself when there is nothing to
+// start.
+func (h *Handler) beginCall(ctx context.Context, method, taskID string, params []byte) context.Context {
+	c := telemetry.CallFrom(ctx)
+	if !c.Deferred() {
+		return ctx
+	}
+	if taskID == "" {
+		taskID = taskOfParams(method, params)
+	}
+	var parent trace.SpanContext
+	if taskID != "" {
+		parent = h.taskTrace(ctx, taskID)
+	}
+	return c.Begin(ctx, parent)
+}
+
+// taskOfParams is the id of the task whose trace a request of method
+// with params (JSON) joins: the id of a cancel or resubscribe, the taskId
+// of a continuation message; "" for other methods, for a message that
+// starts a task, and for params that do not decode (the method answers
+// that error).
+func taskOfParams(method string, params []byte) string {
+	switch method {
+	case MethodCancelTask, MethodResubscribe, Method10CancelTask, Method10SubscribeToTask:
+		var p struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(params, &p) == nil {
+			return p.ID
+		}
+	case MethodSendMessage, MethodSendStreamingMessage, Method10SendMessage, Method10SendStreamingMessage:
+		if !bytes.Contains(params, []byte(`"taskId"`)) && !bytes.Contains(params, []byte(`"task_id"`)) {
+			return "" // a new task: no decoding
+		}
+		var p struct {
+			Message struct {
+				TaskID  string `json:"taskId"`
+				TaskID2 string `json:"task_id"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(params, &p) == nil {
+			return cmp.Or(p.Message.TaskID, p.Message.TaskID2)
+		}
+	}
+	return ""
+}
+
+// taskTrace is the trace context of task id's latest execution, as the
+// store keeps it, when the task is one of this agent's that the caller
+// of ctx may see; invalid otherwise.
+func (h *Handler) taskTrace(ctx context.Context, id string) trace.SpanContext {
+	owner, ok := h.owner(ctx)
+	if !ok {
+		return trace.SpanContext{}
+	}
+	info, err := h.e.st.Task(ctx, id)
+	if err != nil || info.Agent != h.name || info.Owner != owner {
+		return trace.SpanContext{}
+	}
+	sc, _ := telemetry.ParseTraceparent(info.Trace)
+	return sc
 }
 
 // noteError records e as the answer of the request of ctx (its telemetry

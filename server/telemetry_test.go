@@ -201,6 +201,29 @@ func TestTelemetrySpans(t *testing.T) {
 	// An arbitrary method name is not a span name (nor a metric series).
 	ts.post(t, "/a2a/echo", "", `{"jsonrpc":"2.0","id":3,"method":"x/`+strings.Repeat("y", 50)+`","params":{}}`, false)
 	ts.span(t, "unknown")
+
+	// Requests about the task from callers without trace context join
+	// the trace of its execution (their answer, an error here since the
+	// task completed, does not matter): a cancel over HTTP+JSON, a
+	// continuation message over JSON-RPC.
+	ts.post(t, "/a2a/echo/tasks/"+resp.Result.ID+":cancel", "1.0", `{}`, false)
+	ts.post(t, "/a2a/echo", "", `{"jsonrpc":"2.0","id":4,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m2","taskId":"`+
+		resp.Result.ID+`","parts":[{"kind":"text","text":"again"}]}}}`, false)
+	var cont sdktrace.ReadOnlySpan
+	for _, s := range ts.spans.Ended() {
+		if s.Name() == "message/send" && s.SpanContext().SpanID() != srv.SpanContext().SpanID() {
+			cont = s
+		}
+	}
+	for _, s := range []sdktrace.ReadOnlySpan{ts.span(t, "CancelTask"), cont} {
+		if s == nil {
+			t.Fatal("no span of the continuation")
+		}
+		if s.SpanContext().TraceID().String() != callerTrace || s.Parent().SpanID() != srv.SpanContext().SpanID() {
+			t.Errorf("%s about the task: span in trace %s, parent %s; want the task's trace %s, parent %s (the request that started it)",
+				s.Name(), s.SpanContext().TraceID(), s.Parent().SpanID(), callerTrace, srv.SpanContext().SpanID())
+		}
+	}
 }
 
 // TestTelemetryCommitSpans: on a durable store (SQLite, group commit),

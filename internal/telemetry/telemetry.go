@@ -249,6 +249,11 @@ type Call struct {
 	errType string
 	stream  bool
 
+	// deferred: the caller sent no trace context, so the span starts at
+	// Begin (or Finish), once the transport knows which task the call
+	// concerns (under mu).
+	deferred bool
+
 	events   atomic.Int64
 	opened   atomic.Bool // StreamOpened counted it in a2a.server.active_streams
 	canceled bool        // the client went away (or its deadline passed) first
@@ -259,8 +264,12 @@ type Call struct {
 type callKey struct{}
 
 // StartCall starts the Call of r, served by agent over binding ("JSONRPC",
-// "HTTP+JSON"): its span continues the caller's trace (W3C traceparent
-// and tracestate of r). It returns r's context carrying the span and the
+// "HTTP+JSON"). When r carries a W3C traceparent (and tracestate), the
+// call's span continues the caller's trace and starts now; otherwise it
+// starts at Begin, where the transport may give it the trace of the task
+// the call concerns, or at Finish (a call answered before it was
+// dispatched), with the call's start time either way. It returns r's
+// context carrying the Call (and the span, when it started) and the
 // Call; nil Call when p is nil.
 func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Context, *Call) {
 	ctx := r.Context()
@@ -269,8 +278,14 @@ func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Co
 	}
 	c := &Call{p: p, start: time.Now(), binding: binding, agent: agent}
 	if p.tracer != nil {
-		if len(r.Header["Traceparent"]) > 0 { // the canonical key: no allocation when absent
-			ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		if len(r.Header["Traceparent"]) == 0 { // the canonical key: no allocation when absent
+			c.deferred = true
+			return context.WithValue(ctx, callKey{}, c), c
+		}
+		ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			c.deferred = true // a malformed traceparent: as none
+			return context.WithValue(ctx, callKey{}, c), c
 		}
 		ctx, c.span = p.tracer.Start(ctx, binding, serverKind)
 		if !c.span.IsRecording() {
@@ -278,6 +293,52 @@ func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Co
 		}
 	}
 	return context.WithValue(ctx, callKey{}, c), c
+}
+
+// Deferred reports whether the call's span waits for Begin: its caller
+// sent no trace context.
+func (c *Call) Deferred() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deferred
+}
+
+// Begin starts the span of a call whose caller sent no trace context
+// (Deferred), as the child of parent when parent is valid (the trace of
+// the task the call concerns: a cancel or continuation joins the trace
+// of the task's execution, wherever it ran), else as a new trace's root.
+// It returns ctx carrying the span. A call whose span started already
+// (or without tracing) returns ctx as it is.
+func (c *Call) Begin(ctx context.Context, parent trace.SpanContext) context.Context {
+	if c == nil {
+		return ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.beginLocked(ctx, parent)
+}
+
+func (c *Call) beginLocked(ctx context.Context, parent trace.SpanContext) context.Context {
+	if !c.deferred {
+		return ctx
+	}
+	c.deferred = false
+	if parent.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
+	}
+	name := c.method
+	if name == "" {
+		name = c.binding
+	}
+	var span trace.Span
+	ctx, span = c.p.tracer.Start(ctx, name, serverKind, trace.WithTimestamp(c.start))
+	if span.IsRecording() {
+		c.span = span
+	}
+	return ctx
 }
 
 // CallFrom returns the Call of ctx, or nil.
@@ -295,9 +356,10 @@ func (c *Call) SetMethod(method, version string, stream bool) {
 	}
 	c.mu.Lock()
 	c.method, c.version, c.stream = method, version, stream
+	span := c.span
 	c.mu.Unlock()
-	if c.span != nil {
-		c.span.SetName(method)
+	if span != nil {
+		span.SetName(method)
 	}
 }
 
@@ -384,6 +446,11 @@ func (c *Call) Finish() {
 	}
 	end := time.Now()
 	c.mu.Lock()
+	if c.deferred {
+		// Answered before it was dispatched (a malformed body, a failed
+		// authentication…): a trace of its own.
+		c.beginLocked(context.Background(), trace.SpanContext{})
+	}
 	method, version, taskID, code, errType, stream, canceled := c.method, c.version, c.taskID, c.code, c.errType, c.stream, c.canceled
 	c.mu.Unlock()
 	if method == "" {
