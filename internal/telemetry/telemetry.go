@@ -9,6 +9,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -732,9 +733,16 @@ func Traceparent(sc trace.SpanContext) string {
 	if !sc.IsValid() {
 		return ""
 	}
-	var c propagation.MapCarrier = map[string]string{}
-	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), c)
-	return c["traceparent"]
+	tid, sid := sc.TraceID(), sc.SpanID()
+	var buf [55]byte
+	b := buf[:0]
+	b = append(b, "00-"...)
+	b = hex.AppendEncode(b, tid[:])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, sid[:])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, []byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))}) // the flags W3C defines, as the propagator writes them
+	return string(b)
 }
 
 // ParseTraceparent is the span context a W3C traceparent value (as

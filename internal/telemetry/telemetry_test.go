@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -145,4 +146,31 @@ func TestNilProvider(t *testing.T) {
 	_, m := StartModelCall(context.Background(), "m")
 	m.FirstToken()
 	m.End(nil)
+}
+
+// TestTraceparent: Traceparent writes what the W3C propagator injects,
+// ParseTraceparent reads it back (remote), and refuses what is no
+// traceparent.
+func TestTraceparent(t *testing.T) {
+	for _, flags := range []trace.TraceFlags{0, trace.FlagsSampled, 0xff} {
+		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, 2, 3, 15: 0xfe}, SpanID: trace.SpanID{9, 7: 0xab}, TraceFlags: flags})
+		carrier := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
+		got := Traceparent(sc)
+		if got != carrier["traceparent"] || len(got) != 55 {
+			t.Fatalf("Traceparent %q, the propagator writes %q", got, carrier["traceparent"])
+		}
+		back, ok := ParseTraceparent(got)
+		if !ok || back.TraceID() != sc.TraceID() || back.SpanID() != sc.SpanID() || back.IsSampled() != sc.IsSampled() || !back.IsRemote() {
+			t.Fatalf("ParseTraceparent(%q) = %v %v", got, back, ok)
+		}
+	}
+	if got := Traceparent(trace.SpanContext{}); got != "" {
+		t.Fatalf("an invalid span context: %q", got)
+	}
+	for _, bad := range []string{"", "00-00000000000000000000000000000000-0000000000000001-01", "00-zz-01", "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", strings.Repeat("0", 300)} {
+		if sc, ok := ParseTraceparent(bad); ok {
+			t.Errorf("ParseTraceparent(%q) = %v, accepted", bad, sc)
+		}
+	}
 }
