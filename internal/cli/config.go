@@ -21,9 +21,12 @@ import (
 
 // telemetryFile is the telemetry block of serve's config file.
 type telemetryFile struct {
-	// OTLPEndpoint is the base URL of an OTLP/HTTP receiver
+	// OTLPEndpoint is the base URL of an OTLP receiver
 	// (--otlp-endpoint).
 	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// OTLPProtocol is the OTLP transport, "http/protobuf" or "grpc"
+	// (--otlp-protocol).
+	OTLPProtocol string `yaml:"otlp_protocol"`
 	// MetricsAddr is where GET /metrics is served on a listener of its
 	// own (--metrics-addr).
 	MetricsAddr string `yaml:"metrics_addr"`

@@ -74,7 +74,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		memoryCap                                           string
 		tokens, pushAllow, trustedProxies, allowedHosts     []string
 		cpuProfile, memProfile                              string
-		otlpEndpoint, metricsAddr                           string
+		otlpEndpoint, otlpProtocol, metricsAddr             string
 		metricsMain                                         bool
 	)
 	cmd := &cobra.Command{
@@ -244,9 +244,13 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				allowedHosts = append(allowedHosts, file.AllowedHosts...)
 			}
 
-			tel := telemetryConfig{otlpEndpoint: otlpEndpoint, otlpFrom: "--otlp-endpoint", metricsAddr: metricsAddr, metricsFrom: "--metrics-addr", metricsMain: metricsMain}
+			tel := telemetryConfig{otlpEndpoint: otlpEndpoint, otlpFrom: "--otlp-endpoint", otlpProtocol: otlpProtocol, protocolFrom: "--otlp-protocol",
+				metricsAddr: metricsAddr, metricsFrom: "--metrics-addr", metricsMain: metricsMain}
 			if !fl.Changed("otlp-endpoint") && file.Telemetry.OTLPEndpoint != "" {
 				tel.otlpEndpoint, tel.otlpFrom = file.Telemetry.OTLPEndpoint, "--config: telemetry.otlp_endpoint"
+			}
+			if !fl.Changed("otlp-protocol") && file.Telemetry.OTLPProtocol != "" {
+				tel.otlpProtocol, tel.protocolFrom = file.Telemetry.OTLPProtocol, "--config: telemetry.otlp_protocol"
 			}
 			if !fl.Changed("metrics-addr") && file.Telemetry.MetricsAddr != "" {
 				tel.metricsAddr, tel.metricsFrom = file.Telemetry.MetricsAddr, "--config: telemetry.metrics_addr"
@@ -513,7 +517,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.StringArrayVar(&tokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	f.BoolVar(&pushOn, "push", false, "enable push notifications (signed with keys kept under --data)")
 	f.StringArrayVar(&pushAllow, "push-allow", nil, "webhook targets allowed although private or loopback: CIDR, IP[:PORT], HOST[:PORT] or *.DOMAIN (repeatable; implies --push)")
-	f.StringVar(&otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this base URL (http://HOST:4318; default: the OTEL_EXPORTER_OTLP_* environment, if set)")
+	f.StringVar(&otlpEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP to this base URL (OTLP/HTTP http://HOST:4318, gRPC http://HOST:4317; default: the OTEL_EXPORTER_OTLP_* environment, if set)")
+	f.StringVar(&otlpProtocol, "otlp-protocol", "", "OTLP transport: http/protobuf or grpc (default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	f.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at GET /metrics on this HOST:PORT, a listener of its own")
 	f.BoolVar(&metricsMain, "metrics", false, "serve Prometheus metrics at GET /metrics on --addr too (unauthenticated: prefer --metrics-addr on a private address)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to FILE at shutdown")
@@ -850,7 +855,10 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 		log.Info("metrics served", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
 	if traces, metrics := cfg.telemetry.otlpSignals(); traces || metrics {
-		log.Info("telemetry exported over OTLP", "endpoint", orEnv(cfg.telemetry.otlpEndpoint), "traces", traces, "metrics", metrics)
+		tp, _ := cfg.telemetry.protocol("TRACES")
+		mp, _ := cfg.telemetry.protocol("METRICS")
+		log.Info("telemetry exported over OTLP", "endpoint", orEnv(cfg.telemetry.otlpEndpoint), "traces", traces, "metrics", metrics,
+			"traces_protocol", tp, "metrics_protocol", mp)
 	}
 	// The conversation bridge's /api/bridge routes (issue 14).
 	bridge, err := mountConversations(log, eng, host, cfg, st)

@@ -14,7 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
@@ -25,11 +27,13 @@ import (
 )
 
 // telemetryConfig is what serve's flags and config file say of telemetry
-// (issue 16): an OTLP/HTTP endpoint for traces and metrics, and where to
-// serve Prometheus metrics.
+// (issue 16): an OTLP endpoint (OTLP/HTTP or gRPC) for traces and
+// metrics, and where to serve Prometheus metrics.
 type telemetryConfig struct {
 	otlpEndpoint string // base URL ("" : the OTEL_EXPORTER_OTLP_* environment, if any)
 	otlpFrom     string // the flag or key it came from, for errors
+	otlpProtocol string // "http/protobuf", "grpc" ("": the environment's, else http/protobuf)
+	protocolFrom string
 	metricsAddr  string // host:port of a separate /metrics listener
 	metricsFrom  string
 	metricsMain  bool // GET /metrics on the main listener too
@@ -63,19 +67,53 @@ func (c telemetryConfig) otlpSignals() (traces, metrics bool) {
 	return traces, metrics
 }
 
-// check validates c at startup: an error names the flag or key.
-func (c telemetryConfig) check() error {
-	if c.otlpEndpoint != "" {
-		u, err := url.Parse(c.otlpEndpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return fmt.Errorf("%s %q: want the base URL of an OTLP/HTTP receiver, http(s)://HOST:PORT (the collector's port 4318; /v1/traces and /v1/metrics are appended; credentials go in OTEL_EXPORTER_OTLP_HEADERS, not the URL)", c.otlpFrom, redactedURL(c.otlpEndpoint))
+// OTLP transports (OTEL_EXPORTER_OTLP_PROTOCOL's values that serve
+// exports with).
+const (
+	otlpHTTP = "http/protobuf"
+	otlpGRPC = "grpc"
+)
+
+// protocol is the OTLP transport of signal ("TRACES" or "METRICS"): c's
+// (--otlp-protocol or telemetry.otlp_protocol), else
+// OTEL_EXPORTER_OTLP_{signal}_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
+// else http/protobuf (the OpenTelemetry default); from names where it
+// came from, for errors.
+func (c telemetryConfig) protocol(signal string) (proto, from string) {
+	if c.otlpProtocol != "" {
+		return c.otlpProtocol, c.protocolFrom
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if v := os.Getenv(k); v != "" {
+			return v, k
 		}
 	}
-	if traces, metrics := c.otlpSignals(); traces || metrics {
-		for _, k := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
-			if v := os.Getenv(k); v != "" && v != "http/protobuf" {
-				return fmt.Errorf("%s=%s: serve exports OTLP over HTTP (http/protobuf) only; point it at the collector's OTLP/HTTP port (4318) and unset %s", k, v, k)
-			}
+	return otlpHTTP, ""
+}
+
+// check validates c at startup: an error names the flag, key or
+// environment variable.
+func (c telemetryConfig) check() error {
+	traces, metrics := c.otlpSignals()
+	grpc := false
+	for _, s := range []struct {
+		signal string
+		on     bool
+	}{{"TRACES", traces}, {"METRICS", metrics}} {
+		proto, from := c.protocol(s.signal)
+		switch {
+		case !s.on && c.otlpProtocol == "": // the variable of a signal not exported is not checked
+		case proto == otlpGRPC:
+			grpc = true
+		case proto != otlpHTTP:
+			return fmt.Errorf("%s %q: want %s or %s (OTLP over HTTP with JSON is not supported)", from, proto, otlpHTTP, otlpGRPC)
+		}
+	}
+	if c.otlpEndpoint != "" {
+		u, err := url.Parse(c.otlpEndpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil ||
+			(grpc && u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("%s %q: want the base URL of an OTLP receiver, http(s)://HOST:PORT (the collector's port 4318 for OTLP/HTTP, where /v1/traces and /v1/metrics are appended; 4317 for gRPC, without a path; https for TLS; credentials go in OTEL_EXPORTER_OTLP_HEADERS, not the URL)", c.otlpFrom, redactedURL(c.otlpEndpoint))
 		}
 	}
 	if c.metricsAddr != "" {
@@ -135,15 +173,8 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 		return nil, fmt.Errorf("telemetry resource: %w", err)
 	}
 	var readers []sdkmetric.Option
-	var topts []otlptracehttp.Option
-	var mopts []otlpmetrichttp.Option
-	if c.otlpEndpoint != "" {
-		base := strings.TrimRight(c.otlpEndpoint, "/")
-		topts = append(topts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
-		mopts = append(mopts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
-	}
 	if otlpTraces {
-		te, err := otlptracehttp.New(ctx, topts...)
+		te, err := c.traceExporter(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s: traces exporter: %w", c.otlpFrom, err)
 		}
@@ -152,7 +183,7 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 		t.stop = append(t.stop, tp.Shutdown)
 	}
 	if otlpMetrics {
-		me, err := otlpmetrichttp.New(ctx, mopts...)
+		me, err := c.metricExporter(ctx)
 		if err != nil {
 			_ = t.shutdown(ctx)
 			return nil, fmt.Errorf("%s: metrics exporter: %w", c.otlpFrom, err)
@@ -176,6 +207,40 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 		t.stop = append(t.stop, mp.Shutdown)
 	}
 	return t, nil
+}
+
+// traceExporter is the OTLP exporter of spans, over the transport of
+// c.protocol: to c's endpoint (OTLP/HTTP: its /v1/traces), else where
+// the environment says.
+func (c telemetryConfig) traceExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
+	if proto, _ := c.protocol("TRACES"); proto == otlpGRPC {
+		var opts []otlptracegrpc.Option
+		if c.otlpEndpoint != "" {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(c.otlpEndpoint))
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	}
+	var opts []otlptracehttp.Option
+	if c.otlpEndpoint != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimRight(c.otlpEndpoint, "/")+"/v1/traces"))
+	}
+	return otlptracehttp.New(ctx, opts...)
+}
+
+// metricExporter is traceExporter for metrics (OTLP/HTTP: /v1/metrics).
+func (c telemetryConfig) metricExporter(ctx context.Context) (sdkmetric.Exporter, error) {
+	if proto, _ := c.protocol("METRICS"); proto == otlpGRPC {
+		var opts []otlpmetricgrpc.Option
+		if c.otlpEndpoint != "" {
+			opts = append(opts, otlpmetricgrpc.WithEndpointURL(c.otlpEndpoint))
+		}
+		return otlpmetricgrpc.New(ctx, opts...)
+	}
+	var opts []otlpmetrichttp.Option
+	if c.otlpEndpoint != "" {
+		opts = append(opts, otlpmetrichttp.WithEndpointURL(strings.TrimRight(c.otlpEndpoint, "/")+"/v1/metrics"))
+	}
+	return otlpmetrichttp.New(ctx, opts...)
 }
 
 // orEnv names an OTLP endpoint for the log: the URL given, or where the

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -24,27 +25,87 @@ import (
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
 )
 
-// otlpReceiver is an OTLP/HTTP receiver (protobuf encoding, OTLP 1.x
-// §"OTLP/HTTP") built on the official OTLP protobuf types: it keeps the
-// spans and the metric names it is sent.
+// otlpReceiver is an OTLP receiver built on the official OTLP protobuf
+// types and their gRPC services: OTLP/HTTP (protobuf encoding, OTLP 1.x
+// §"OTLP/HTTP") at URL, OTLP/gRPC at GRPCURL. It keeps the spans and the
+// metric names it is sent, and which transport brought each.
 type otlpReceiver struct {
 	*httptest.Server
+	GRPCURL string
 	mu      sync.Mutex
 	spans   []*tracepb.Span
 	metrics map[string]bool
+	via     map[string]bool // "http", "grpc": the transports that brought spans
 	bad     []string
 }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
-	r := &otlpReceiver{metrics: map[string]bool{}}
+	r := &otlpReceiver{metrics: map[string]bool{}, via: map[string]bool{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(gs, grpcTraces{r: r})
+	colmetricpb.RegisterMetricsServiceServer(gs, grpcMetrics{r: r})
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	r.GRPCURL = "http://" + ln.Addr().String()
 	return r
+}
+
+// grpcTraces and grpcMetrics are the receiver's OTLP/gRPC services.
+type grpcTraces struct {
+	coltracepb.UnimplementedTraceServiceServer
+	r *otlpReceiver
+}
+
+func (g grpcTraces) Export(_ context.Context, m *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	g.r.addSpans(m, "grpc")
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+type grpcMetrics struct {
+	colmetricpb.UnimplementedMetricsServiceServer
+	r *otlpReceiver
+}
+
+func (g grpcMetrics) Export(_ context.Context, m *colmetricpb.ExportMetricsServiceRequest) (*colmetricpb.ExportMetricsServiceResponse, error) {
+	g.r.addMetrics(m)
+	return &colmetricpb.ExportMetricsServiceResponse{}, nil
+}
+
+func (r *otlpReceiver) addSpans(m *coltracepb.ExportTraceServiceRequest, via string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range m.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			r.spans = append(r.spans, ss.Spans...)
+			if len(ss.Spans) > 0 {
+				r.via[via] = true
+			}
+		}
+	}
+}
+
+func (r *otlpReceiver) addMetrics(m *colmetricpb.ExportMetricsServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rm := range m.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, mt := range sm.Metrics {
+				r.metrics[mt.Name] = true
+			}
+		}
+	}
 }
 
 func (r *otlpReceiver) serve(w http.ResponseWriter, req *http.Request) {
@@ -62,43 +123,36 @@ func (r *otlpReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	fail := func(problem string) {
+		r.mu.Lock()
+		r.bad = append(r.bad, problem)
+		r.mu.Unlock()
+	}
 	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
-		r.bad = append(r.bad, fmt.Sprintf("%s with Content-Type %q", req.URL.Path, ct))
+		fail(fmt.Sprintf("%s with Content-Type %q", req.URL.Path, ct))
 	}
 	var resp proto.Message
 	switch req.URL.Path {
 	case "/v1/traces":
 		var m coltracepb.ExportTraceServiceRequest
 		if err := proto.Unmarshal(b, &m); err != nil {
-			r.bad = append(r.bad, "traces: "+err.Error())
+			fail("traces: " + err.Error())
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		for _, rs := range m.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
-			}
-		}
+		r.addSpans(&m, "http")
 		resp = &coltracepb.ExportTraceServiceResponse{}
 	case "/v1/metrics":
 		var m colmetricpb.ExportMetricsServiceRequest
 		if err := proto.Unmarshal(b, &m); err != nil {
-			r.bad = append(r.bad, "metrics: "+err.Error())
+			fail("metrics: " + err.Error())
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		for _, rm := range m.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				for _, mt := range sm.Metrics {
-					r.metrics[mt.Name] = true
-				}
-			}
-		}
+		r.addMetrics(&m)
 		resp = &colmetricpb.ExportMetricsServiceResponse{}
 	default:
-		r.bad = append(r.bad, "unexpected path "+req.URL.Path)
+		fail("unexpected path " + req.URL.Path)
 		http.NotFound(w, req)
 		return
 	}
@@ -135,8 +189,9 @@ func spanAttr(s *tracepb.Span, key string) string {
 
 // TestServeTelemetryOTLP (issue 16 §4): one message/stream from a caller
 // that sends a W3C traceparent goes through an a2a bridge (serve A) to a
-// second serve (B) whose agent is an openai backend. Both export over
-// OTLP/HTTP to a receiver built on the official protobuf types: every
+// second serve (B) whose agent is an openai backend. A exports over
+// OTLP/HTTP, B over OTLP/gRPC (--otlp-protocol grpc), to a receiver built
+// on the official protobuf types and gRPC services: every
 // span is in the caller's trace, each hop's span is the child of the
 // previous hop's, and the model endpoint got the traceparent of the last
 // client span.
@@ -157,7 +212,8 @@ func TestServeTelemetryOTLP(t *testing.T) {
 	if err := os.WriteFile(aCfg, []byte(fmt.Sprintf("agents:\n  remote:\n    kind: a2a\n    url: http://%s/a2a/assistant\ntelemetry:\n  otlp_endpoint: %s\n", bAddr, rcv.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startChild(t, "--config", bCfg, "--memory", "--addr", bAddr, "--otlp-endpoint", rcv.URL)
+	// B exports over OTLP/gRPC, A over OTLP/HTTP.
+	startChild(t, "--config", bCfg, "--memory", "--addr", bAddr, "--otlp-endpoint", rcv.GRPCURL, "--otlp-protocol", "grpc")
 	startChild(t, "--config", aCfg, "--memory", "--addr", aAddr)
 
 	const callerTrace, callerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
@@ -284,6 +340,9 @@ func TestServeTelemetryOTLP(t *testing.T) {
 	defer rcv.mu.Unlock()
 	if len(rcv.bad) > 0 {
 		t.Errorf("the receiver refused: %v", rcv.bad)
+	}
+	if !rcv.via["http"] || !rcv.via["grpc"] {
+		t.Errorf("spans came over %v; want OTLP/HTTP (A) and OTLP/gRPC (B)", rcv.via)
 	}
 }
 
@@ -453,14 +512,17 @@ func TestServeTelemetryErrors(t *testing.T) {
 		env  string
 		want string
 	}{
-		{[]string{"--otlp-endpoint", "collector:4318"}, "", `--otlp-endpoint "collector:4318": want the base URL of an OTLP/HTTP receiver`},
+		{[]string{"--otlp-endpoint", "collector:4318"}, "", `--otlp-endpoint "collector:4318": want the base URL of an OTLP receiver`},
 		{[]string{"--otlp-endpoint", "ftp://c:4318"}, "", "--otlp-endpoint"},
 		{[]string{"--otlp-endpoint", "http://c:4318/?x=1"}, "", "--otlp-endpoint"},
 		{[]string{"--config", cfg}, "", `--config: telemetry.otlp_endpoint "collector:4318"`},
 		{[]string{"--config", bad}, "", `unknown key "otlp"`},
 		{[]string{"--metrics-addr", "9464"}, "", `--metrics-addr "9464": want HOST:PORT`},
 		{[]string{"--otlp-endpoint", "http://u:pw@c:4318"}, "", `--otlp-endpoint "http://c:4318": want the base URL`},
-		{[]string{"--otlp-endpoint", "http://127.0.0.1:4318"}, "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: serve exports OTLP over HTTP"},
+		{[]string{"--otlp-endpoint", "http://127.0.0.1:4318"}, "http/json", `OTEL_EXPORTER_OTLP_PROTOCOL "http/json": want http/protobuf or grpc`},
+		{[]string{"--otlp-endpoint", "http://127.0.0.1:4317", "--otlp-protocol", "grpc2"}, "", `--otlp-protocol "grpc2": want http/protobuf or grpc`},
+		{[]string{"--otlp-endpoint", "http://127.0.0.1:4317/v1", "--otlp-protocol", "grpc"}, "", `--otlp-endpoint "http://127.0.0.1:4317/v1": want the base URL`},
+		{[]string{"--otlp-endpoint", "http://127.0.0.1:4317/v1"}, "grpc", `--otlp-endpoint "http://127.0.0.1:4317/v1": want the base URL`},
 	} {
 		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.env)
 		var out, errb bytes.Buffer
@@ -526,6 +588,29 @@ func TestOTLPSignals(t *testing.T) {
 		tr, me := telemetryConfig{otlpEndpoint: c.flag}.otlpSignals()
 		if tr != c.traces || me != c.metrics {
 			t.Errorf("flag %q env %v: traces %v metrics %v, want %v %v", c.flag, c.env, tr, me, c.traces, c.metrics)
+		}
+	}
+	// The transport of each signal: the flag, else the signal's
+	// variable, else the common one, else http/protobuf.
+	for _, c := range []struct {
+		flag            string
+		env             map[string]string
+		traces, metrics string
+	}{
+		{"", nil, "http/protobuf", "http/protobuf"},
+		{"grpc", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, "grpc", "grpc"},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "grpc", "grpc"},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/protobuf"}, "grpc", "http/protobuf"},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, "grpc", "http/protobuf"},
+	} {
+		for _, k := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
+			t.Setenv(k, c.env[k])
+		}
+		cfg := telemetryConfig{otlpProtocol: c.flag, protocolFrom: "--otlp-protocol"}
+		tr, _ := cfg.protocol("TRACES")
+		me, _ := cfg.protocol("METRICS")
+		if tr != c.traces || me != c.metrics {
+			t.Errorf("flag %q env %v: traces over %s, metrics over %s; want %s, %s", c.flag, c.env, tr, me, c.traces, c.metrics)
 		}
 	}
 	if got := orEnv("https://user:pw@c:4318/?token=x"); strings.Contains(got, "pw") || strings.Contains(got, "token") {
