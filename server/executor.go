@@ -154,9 +154,8 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 	}
 	ts.exec = ex
 	ts.snap, ts.cached = info, true
-	if e.push != nil && e.tel.Tracing() && req.span.IsSampled() {
-		// (An unsampled one is read from the store when a push needs
-		// it: pusher.traceOf.)
+	if e.push != nil && e.tel.Tracing() && req.span.IsValid() {
+		// Unsampled too: it replaces the trace of an earlier execution.
 		e.push.remember(id, req.span)
 	}
 	ts.published = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued

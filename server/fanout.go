@@ -32,7 +32,9 @@ func (e *Engine) changed(c store.Change) {
 		// stale: another process may have set one. So may the trace
 		// context of its execution (continued elsewhere).
 		e.push.forget(c.TaskID, c.Resync)
-		e.push.forgetTrace(c.TaskID, c.Resync)
+		if e.tel.Tracing() {
+			e.push.forgetTrace(c.TaskID, c.Resync)
+		}
 	}
 	if !c.Resync && c.Seq == 0 {
 		return // the task's push configs changed, not its log

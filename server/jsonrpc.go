@@ -361,7 +361,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !batch && items[0].Err == nil {
 			method, params = items[0].Method, items[0].Params
 		}
-		ctx = t.h.beginCall(ctx, method, "", params)
+		ctx = t.h.beginCall(ctx, method, "", "", params)
 	}
 	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard || items[0].Method == Method10GetExtendedCard) {
 		// The extended card's url, like the public card's, is the address

@@ -76,11 +76,21 @@ type pusher struct {
 	// that started each task's latest execution (in this process, or as
 	// the store keeps it: store.TaskInfo.Trace; an invalid one when it
 	// keeps none), so that the task's push delivery attempts join that
-	// trace; the last pushTraces tasks, oldest dropped first (traceRing).
+	// trace; the last pushTraces tasks, oldest dropped first (traceRing
+	// holds the task of each slot; an entry knows its slot). traceGen
+	// advances with each change, so that a trace read from the store
+	// meanwhile is not remembered over a newer one.
 	traceMu   sync.Mutex
-	traces    map[string]trace.SpanContext
+	traces    map[string]traceEntry
 	traceRing [pushTraces]string
 	traceNext int
+	traceGen  uint64
+}
+
+// traceEntry is a remembered trace and its slot in pusher.traceRing.
+type traceEntry struct {
+	sc   trace.SpanContext
+	slot int
 }
 
 // pushTraces bounds pusher.traces.
@@ -90,36 +100,50 @@ const pushTraces = 4096
 func (p *pusher) remember(taskID string, sc trace.SpanContext) {
 	p.traceMu.Lock()
 	defer p.traceMu.Unlock()
+	p.rememberLocked(taskID, sc)
+}
+
+func (p *pusher) rememberLocked(taskID string, sc trace.SpanContext) {
+	p.traceGen++
 	if p.traces == nil {
-		p.traces = map[string]trace.SpanContext{}
+		p.traces = map[string]traceEntry{}
 	}
-	if _, ok := p.traces[taskID]; !ok {
-		if old := p.traceRing[p.traceNext]; old != "" {
-			delete(p.traces, old)
-		}
-		p.traceRing[p.traceNext] = taskID
-		p.traceNext = (p.traceNext + 1) % pushTraces
+	if e, ok := p.traces[taskID]; ok {
+		p.traces[taskID] = traceEntry{sc: sc, slot: e.slot}
+		return
 	}
-	p.traces[taskID] = sc
+	slot := p.traceNext
+	if old := p.traceRing[slot]; old != "" {
+		delete(p.traces, old)
+	}
+	p.traceRing[slot] = taskID
+	p.traceNext = (slot + 1) % pushTraces
+	p.traces[taskID] = traceEntry{sc: sc, slot: slot}
 }
 
 // traceOf is the trace of task taskID's push notifications: the one
 // remembered, else the task's trace context as the store keeps it (the
 // execution ran in another process, or before a restart), then
-// remembered; invalid when there is none.
+// remembered unless the trace changed meanwhile; invalid when there is
+// none.
 func (p *pusher) traceOf(ctx context.Context, taskID string) trace.SpanContext {
 	p.traceMu.Lock()
-	sc, ok := p.traces[taskID]
+	e, ok := p.traces[taskID]
+	gen := p.traceGen
 	p.traceMu.Unlock()
 	if ok {
-		return sc
+		return e.sc
 	}
 	info, err := p.e.st.Task(ctx, taskID)
 	if err != nil {
 		return trace.SpanContext{} // not remembered: read again next time
 	}
-	sc, _ = telemetry.ParseTraceparent(info.Trace)
-	p.remember(taskID, sc)
+	sc, _ := telemetry.ParseTraceparent(info.Trace)
+	p.traceMu.Lock()
+	if p.traceGen == gen {
+		p.rememberLocked(taskID, sc)
+	}
+	p.traceMu.Unlock()
 	return sc
 }
 
@@ -128,16 +152,16 @@ func (p *pusher) traceOf(ctx context.Context, taskID string) trace.SpanContext {
 func (p *pusher) forgetTrace(taskID string, all bool) {
 	p.traceMu.Lock()
 	defer p.traceMu.Unlock()
+	p.traceGen++
 	if all {
 		clear(p.traces)
 		p.traceRing = [pushTraces]string{}
 		p.traceNext = 0
 		return
 	}
-	if _, ok := p.traces[taskID]; ok {
+	if e, ok := p.traces[taskID]; ok {
 		delete(p.traces, taskID)
-		// Its ring slot stays: remember skips a slot whose task is no
-		// longer in traces.
+		p.traceRing[e.slot] = ""
 	}
 }
 
@@ -603,10 +627,13 @@ func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskI
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if tel := p.e.tel; tel != nil {
-		if sc := p.traceOf(ctx, taskID); sc.IsValid() {
-			// The attempt joins the trace of the request that started
-			// the task's execution, here or in another process.
-			ctx = trace.ContextWithSpanContext(ctx, sc)
+		if tel.Tracing() { // (metrics only: no trace to look up)
+			if sc := p.traceOf(ctx, taskID); sc.IsValid() {
+				// The attempt joins the trace of the request that
+				// started the task's execution, here or in another
+				// process.
+				ctx = trace.ContextWithSpanContext(ctx, sc)
+			}
 		}
 		var span trace.Span
 		ctx, span = tel.ClientSpan(ctx, "push notification", telemetry.KeyTaskID.String(taskID), telemetry.KeyHTTPMethod.String(http.MethodPost))

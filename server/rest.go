@@ -249,7 +249,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		if rt.op == Method10CancelTask || rt.op == Method10SubscribeToTask {
 			taskID = rt.taskID
 		}
-		ctx = t.h.beginCall(ctx, rt.op, taskID, body)
+		ctx = t.h.beginCall(ctx, rt.op, rt.tenant, taskID, body)
 	}
 	switch rt.op {
 	case Method10SendStreamingMessage, Method10SubscribeToTask:

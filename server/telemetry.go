@@ -44,64 +44,82 @@ func instrument(h *Handler, binding string, next http.Handler) http.Handler {
 // resubscribe or a continuation message of a task the caller may see
 // joins the trace of the task's latest execution (store.TaskInfo.Trace,
 // which another replica may have written); anything else starts a trace.
-// It returns ctx carrying the span; ctx itself when there is nothing to
+// tenant and taskID are those of a REST path ("": read from params). It
+// returns ctx carrying the span; ctx itself when there is nothing to
 // start.
-func (h *Handler) beginCall(ctx context.Context, method, taskID string, params []byte) context.Context {
+func (h *Handler) beginCall(ctx context.Context, method, tenant, taskID string, params []byte) context.Context {
 	c := telemetry.CallFrom(ctx)
 	if !c.Deferred() {
 		return ctx
 	}
 	if taskID == "" {
-		taskID = taskOfParams(method, params)
+		var t string
+		t, taskID = taskOfParams(method, params)
+		tenant = cmp.Or(tenant, t)
 	}
 	var parent trace.SpanContext
 	if taskID != "" {
-		parent = h.taskTrace(ctx, taskID)
+		parent = h.taskTrace(withTenant(ctx, tenant), taskID)
 	}
 	return c.Begin(ctx, parent)
 }
 
-// taskOfParams is the id of the task whose trace a request of method
-// with params (JSON) joins: the id of a cancel or resubscribe, the taskId
-// of a continuation message; "" for other methods, for a message that
-// starts a task, and for params that do not decode (the method answers
-// that error).
-func taskOfParams(method string, params []byte) string {
+// taskOfParams is the task whose trace a request of method with params
+// (JSON) joins, and the tenant of the request (A2A 1.0 §3.2): the id of a
+// cancel or resubscribe, the taskId of a continuation message; "" for
+// other methods, for a message that starts a task, and for params that do
+// not decode (the method answers that error).
+func taskOfParams(method string, params []byte) (tenant, taskID string) {
 	switch method {
 	case MethodCancelTask, MethodResubscribe, Method10CancelTask, Method10SubscribeToTask:
 		var p struct {
-			ID string `json:"id"`
+			Tenant string `json:"tenant"`
+			ID     string `json:"id"`
 		}
 		if json.Unmarshal(params, &p) == nil {
-			return p.ID
+			return p.Tenant, p.ID
 		}
 	case MethodSendMessage, MethodSendStreamingMessage, Method10SendMessage, Method10SendStreamingMessage:
 		if !bytes.Contains(params, []byte(`"taskId"`)) && !bytes.Contains(params, []byte(`"task_id"`)) {
-			return "" // a new task: no decoding
+			return "", "" // a new task: no decoding
 		}
 		var p struct {
+			Tenant  string `json:"tenant"`
 			Message struct {
 				TaskID  string `json:"taskId"`
 				TaskID2 string `json:"task_id"`
 			} `json:"message"`
 		}
 		if json.Unmarshal(params, &p) == nil {
-			return cmp.Or(p.Message.TaskID, p.Message.TaskID2)
+			return p.Tenant, cmp.Or(p.Message.TaskID, p.Message.TaskID2)
 		}
 	}
-	return ""
+	return "", ""
 }
 
-// taskTrace is the trace context of task id's latest execution, as the
-// store keeps it, when the task is one of this agent's that the caller
-// of ctx may see; invalid otherwise.
+// taskTrace is the trace context of task id's latest execution, when the
+// task is one of this agent's that the caller of ctx (its tenant
+// included) may see; invalid otherwise. A task executing here has it in
+// the engine's cache; any other is read from the store.
 func (h *Handler) taskTrace(ctx context.Context, id string) trace.SpanContext {
 	owner, ok := h.owner(ctx)
 	if !ok {
 		return trace.SpanContext{}
 	}
-	info, err := h.e.st.Task(ctx, id)
-	if err != nil || info.Agent != h.name || info.Owner != owner {
+	h.e.mu.Lock()
+	var info store.TaskInfo
+	cached := false
+	if ts := h.e.tasks[id]; ts != nil && ts.cached && ts.snap.Trace != "" {
+		info, cached = ts.snap, true
+	}
+	h.e.mu.Unlock()
+	if !cached {
+		var err error
+		if info, err = h.e.st.Task(ctx, id); err != nil {
+			return trace.SpanContext{}
+		}
+	}
+	if info.Agent != h.name || info.Owner != owner {
 		return trace.SpanContext{}
 	}
 	sc, _ := telemetry.ParseTraceparent(info.Trace)
@@ -139,8 +157,8 @@ func (e *Engine) traceparent(ctx context.Context) string {
 }
 
 // taskCountsTTL is how long the a2abridge.tasks gauge reuses a count
-// of the store's tasks: scrapes more frequent than this cost the store
-// nothing.
+// of the store's tasks, or waits after a count failed: scrapes more
+// frequent than this cost the store nothing.
 const taskCountsTTL = 15 * time.Second
 
 // taskCountsTimeout bounds one count of the store's tasks.
@@ -152,29 +170,29 @@ type taskCounts struct {
 	st store.TaskCounter
 
 	mu     sync.Mutex
-	at     time.Time
+	at     time.Time // of the last count, successful or not
 	counts []store.TaskCount
+	err    error // the last count's
 }
 
 func newTaskCounts(st store.TaskCounter) *taskCounts { return &taskCounts{st: st} }
 
 // observe is the gauge's callback: the counts of the last taskCountsTTL,
-// or new ones. A count that fails reports nothing (the gauge's series go
-// stale rather than show numbers that are not the store's).
+// or new ones. While the last count failed (a store that cannot count
+// within taskCountsTimeout, say), nothing is reported, the gauge's series
+// go stale rather than show numbers that are not the store's, and the
+// store is asked again only after taskCountsTTL.
 func (c *taskCounts) observe(ctx context.Context, observe func(agent, state string, n int64)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.counts == nil || time.Since(c.at) >= taskCountsTTL {
+	if c.at.IsZero() || time.Since(c.at) >= taskCountsTTL {
 		ctx, cancel := context.WithTimeout(ctx, taskCountsTimeout)
-		counts, err := c.st.CountTasks(ctx)
+		c.counts, c.err = c.st.CountTasks(ctx)
 		cancel()
-		if err != nil {
-			return fmt.Errorf("a2abridge.tasks: %w", err)
-		}
-		c.counts, c.at = counts, time.Now()
-		if c.counts == nil {
-			c.counts = []store.TaskCount{}
-		}
+		c.at = time.Now()
+	}
+	if c.err != nil {
+		return fmt.Errorf("a2abridge.tasks: %w", c.err)
 	}
 	for _, tc := range c.counts {
 		observe(tc.Agent, string(tc.State), tc.Tasks)

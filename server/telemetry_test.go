@@ -571,3 +571,46 @@ func TestTelemetryPushAndBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTelemetryTenantJoin: a request from a caller without trace context
+// joins the trace of a task of its own tenant only (A2A 1.0 §3.2): the
+// same task id asked for under another tenant is no task of the caller's,
+// and starts a trace of its own.
+func TestTelemetryTenantJoin(t *testing.T) {
+	ts := newTelemetryServer(t, memory.New())
+	out := ts.post(t, "/a2a/echo", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"tenant":"acme","message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hi"}]}}}`, true)
+	var resp struct {
+		Result struct {
+			Task struct {
+				ID string `json:"id"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil || resp.Result.Task.ID == "" {
+		t.Fatalf("send: %s (%v)", out, err)
+	}
+	id := resp.Result.Task.ID
+	for _, tenant := range []string{"other", "acme"} {
+		ts.post(t, "/a2a/echo", "1.0", `{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"tenant":"`+tenant+`","id":"`+id+`"}}`, false)
+	}
+	var in, out2 int
+	for deadline := time.Now().Add(5 * time.Second); in+out2 < 2; time.Sleep(5 * time.Millisecond) {
+		in, out2 = 0, 0
+		for _, s := range ts.spans.Ended() {
+			if s.Name() != "CancelTask" {
+				continue
+			}
+			if s.SpanContext().TraceID().String() == callerTrace {
+				in++
+			} else {
+				out2++
+			}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	if in != 1 || out2 != 1 {
+		t.Fatalf("CancelTask spans: %d in the task's trace, %d in traces of their own; want 1 (tenant acme) and 1 (tenant other)", in, out2)
+	}
+}

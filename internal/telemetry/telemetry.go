@@ -252,8 +252,10 @@ type Call struct {
 
 	// deferred: the caller sent no trace context, so the span starts at
 	// Begin (or Finish), once the transport knows which task the call
-	// concerns (under mu).
+	// concerns; base is the request's context it then starts in (under
+	// mu, as span is).
 	deferred bool
+	base     context.Context
 
 	events   atomic.Int64
 	opened   atomic.Bool // StreamOpened counted it in a2a.server.active_streams
@@ -279,13 +281,13 @@ func (p *Provider) StartCall(r *http.Request, agent, binding string) (context.Co
 	}
 	c := &Call{p: p, start: time.Now(), binding: binding, agent: agent}
 	if p.tracer != nil {
-		if len(r.Header["Traceparent"]) == 0 { // the canonical key: no allocation when absent
-			c.deferred = true
-			return context.WithValue(ctx, callKey{}, c), c
+		if len(r.Header["Traceparent"]) > 0 { // the canonical key: no allocation when absent
+			ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 		}
-		ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 		if !trace.SpanContextFromContext(ctx).IsValid() {
-			c.deferred = true // a malformed traceparent: as none
+			// No trace context: neither a (valid) traceparent nor a span
+			// of an outer handler (otelhttp, say).
+			c.deferred, c.base = true, ctx
 			return context.WithValue(ctx, callKey{}, c), c
 		}
 		ctx, c.span = p.tracer.Start(ctx, binding, serverKind)
@@ -450,9 +452,10 @@ func (c *Call) Finish() {
 	if c.deferred {
 		// Answered before it was dispatched (a malformed body, a failed
 		// authentication…): a trace of its own.
-		c.beginLocked(context.Background(), trace.SpanContext{})
+		c.beginLocked(c.base, trace.SpanContext{})
 	}
 	method, version, taskID, code, errType, stream, canceled := c.method, c.version, c.taskID, c.code, c.errType, c.stream, c.canceled
+	span := c.span
 	c.mu.Unlock()
 	if method == "" {
 		method = "unknown"
@@ -468,7 +471,7 @@ func (c *Call) Finish() {
 	if c.binding != "JSONRPC" {
 		system = "http"
 	}
-	if c.span != nil {
+	if span != nil {
 		attrs := []attribute.KeyValue{KeyMethod.String(method), KeySystem.String(system), KeyOutcome.String(outcome),
 			KeyBinding.String(c.binding), KeyAgent.String(c.agent)}
 		if version != "" {
@@ -482,10 +485,10 @@ func (c *Call) Finish() {
 		}
 		if code != 0 {
 			attrs = append(attrs, KeyStatus.String(strconv.Itoa(code)), KeyErrorType.String(strconv.Itoa(code)))
-			c.span.SetStatus(codes.Error, errType)
+			span.SetStatus(codes.Error, errType)
 		}
-		c.span.SetAttributes(attrs...)
-		c.span.End()
+		span.SetAttributes(attrs...)
+		span.End()
 	}
 	if c.p.metrics {
 		ctx := context.Background()
@@ -762,10 +765,16 @@ func ParseTraceparent(tp string) (trace.SpanContext, bool) {
 // operator goes from a cancel, a continuation or a read of a task to the
 // trace of its execution (which may run in another process), and back.
 func (c *Call) LinkTask(sc trace.SpanContext) {
-	if c == nil || c.span == nil || !sc.IsValid() || sc.TraceID() == c.span.SpanContext().TraceID() {
+	if c == nil || !sc.IsValid() {
 		return
 	}
-	c.span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{KeyLinkType.String("task")}})
+	c.mu.Lock()
+	span := c.span
+	c.mu.Unlock()
+	if span == nil || sc.TraceID() == span.SpanContext().TraceID() {
+		return
+	}
+	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{KeyLinkType.String("task")}})
 }
 
 type providerKey struct{}
