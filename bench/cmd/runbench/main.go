@@ -87,6 +87,7 @@ type scenario struct {
 
 // sample is one measurement of one target in one scenario.
 type sample struct {
+	round          int // 0, 1, …: which round measured it
 	res            *bench.Result
 	srvCPU, cliCPU time.Duration
 	// proxyCPU is the CPU time of the proxy in front of replicas (nginx).
@@ -267,6 +268,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 					failures = append(failures, fmt.Sprintf("%s %s: %v", s.key, t.key, err))
 					continue
 				}
+				sm.round = r
 				samples[s.key][t.key] = append(samples[s.key][t.key], sm)
 				res := sm.res
 				if res.Errors > 0 {

@@ -105,13 +105,14 @@ func ratio(a, b float64) string {
 // target key, and the best peer of each scenario.
 type figures struct {
 	aggs     map[string]map[string]agg
+	samples  map[string]map[string][]sample // per scenario and target, one per round in order
 	byKey    map[string]*target
 	best     map[string]float64
 	bestName map[string]string
 }
 
 func aggregateAll(live []*target, scenarios []scenario, samples map[string]map[string][]sample, ncpu int) figures {
-	f := figures{aggs: map[string]map[string]agg{}, byKey: map[string]*target{}, best: map[string]float64{}, bestName: map[string]string{}}
+	f := figures{aggs: map[string]map[string]agg{}, samples: samples, byKey: map[string]*target{}, best: map[string]float64{}, bestName: map[string]string{}}
 	for _, t := range live {
 		f.byKey[t.key] = t
 	}
@@ -290,7 +291,37 @@ func (c checker) vs(f figures, s, key, other, name, goal string, factor float64)
 	a, ok := f.aggs[s][key]
 	o, ook := f.aggs[s][other]
 	got := fmt.Sprintf("%.0f vs %.0f req/s: %s (server CPU %.0f vs %.0f µs/req)", a.rps, o.rps, ratio(a.rps, o.rps), a.srvPerReq, o.srvPerReq)
-	c.row(name, goal, got, ok && ook && a.rps >= factor*o.rps, ok && ook)
+	met := ok && ook && a.rps >= factor*o.rps
+	if med, lo, hi, n := pairedRatio(f.samples[s][key], f.samples[s][other]); n >= 2 {
+		// The two ran back to back in each round: the median of the
+		// rounds' ratios is not swayed by a round the whole machine was
+		// slower in, as the ratio of the two medians is.
+		got += fmt.Sprintf("; paired by round: %.2f× (%.2f–%.2f×, %d rounds)", med, lo, hi, n)
+		met = ok && ook && med >= factor
+	}
+	c.row(name, goal, got, met, ok && ook)
+}
+
+// pairedRatio is the median, least and greatest of the per-round ratios
+// of a's throughput to b's (over the rounds that measured both), and how
+// many rounds those are.
+func pairedRatio(a, b []sample) (med, lo, hi float64, n int) {
+	byRound := map[int]*bench.Result{}
+	for _, s := range b {
+		if s.res != nil && s.res.Throughput > 0 {
+			byRound[s.round] = s.res
+		}
+	}
+	var rs []float64
+	for _, s := range a {
+		if o := byRound[s.round]; o != nil && s.res != nil {
+			rs = append(rs, s.res.Throughput/o.Throughput)
+		}
+	}
+	if len(rs) == 0 {
+		return 0, 0, 0, 0
+	}
+	return median(rs), slices.Min(rs), slices.Max(rs), len(rs)
 }
 
 // reference marks a row that is not a target of the issue.

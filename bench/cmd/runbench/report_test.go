@@ -172,3 +172,20 @@ func TestRelayTarget(t *testing.T) {
 		t.Errorf("relay server: %+v, backend %+v", s, s.backend)
 	}
 }
+
+// TestPairedRatio: the ratio of two targets is taken round by round (a
+// round the whole machine was slower in does not count against one of
+// them), over the rounds that measured both.
+func TestPairedRatio(t *testing.T) {
+	at := func(round int, rps float64) sample { s := fake(rps, 1); s.round = round; return s }
+	// Round 1 is slow for both; round 2 failed for a.
+	a := []sample{at(0, 960), at(1, 480), at(3, 990)}
+	b := []sample{at(0, 1000), at(1, 500), at(2, 1000), at(3, 1000)}
+	med, lo, hi, n := pairedRatio(a, b)
+	if n != 3 || med != 0.96 || lo != 0.96 || hi != 0.99 {
+		t.Fatalf("pairedRatio = %v %v %v %d, want 0.96 0.96 0.99 3", med, lo, hi, n)
+	}
+	if _, _, _, n := pairedRatio(a, nil); n != 0 {
+		t.Fatalf("no rounds in common: n = %d", n)
+	}
+}
