@@ -140,9 +140,7 @@ func (h *Handler) load(ctx context.Context, id string) (store.TaskInfo, error) {
 	if err == nil && h.e.tel.Tracing() {
 		// The request's span links to the trace of the task's execution
 		// (wherever it ran: the store keeps its context).
-		if sc, ok := telemetry.ParseTraceparent(info.Trace); ok {
-			telemetry.CallFrom(ctx).LinkTask(sc)
-		}
+		telemetry.CallFrom(ctx).LinkTask(info.Trace)
 	}
 	return info, err
 }

@@ -760,18 +760,23 @@ func ParseTraceparent(tp string) (trace.SpanContext, bool) {
 	return sc, sc.IsValid()
 }
 
-// LinkTask links the call's span to sc, the trace context of the task the
-// call concerns (store.TaskInfo.Trace) when it is another trace: an
-// operator goes from a cancel, a continuation or a read of a task to the
-// trace of its execution (which may run in another process), and back.
-func (c *Call) LinkTask(sc trace.SpanContext) {
-	if c == nil || !sc.IsValid() {
+// LinkTask links the call's span to tp, the trace context (a W3C
+// traceparent) of the task the call concerns (store.TaskInfo.Trace), when
+// it is another trace: an operator goes from a cancel, a continuation or
+// a read of a task to the trace of its execution (which may run in
+// another process), and back. tp is read only for a recorded span.
+func (c *Call) LinkTask(tp string) {
+	if c == nil || tp == "" {
 		return
 	}
 	c.mu.Lock()
 	span := c.span
 	c.mu.Unlock()
-	if span == nil || sc.TraceID() == span.SpanContext().TraceID() {
+	if span == nil {
+		return
+	}
+	sc, ok := ParseTraceparent(tp)
+	if !ok || sc.TraceID() == span.SpanContext().TraceID() {
 		return
 	}
 	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{KeyLinkType.String("task")}})
