@@ -76,6 +76,13 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 	}
 	e.mu.Lock()
 	p.markForeign(info.Seq)
+	// A stream that subscribed after the notification (or the resync)
+	// that brought us here woke its subscribers, but before the tail was
+	// marked foreign, trusts the tail and waits for events this engine
+	// will never publish: it is woken to read the log.
+	if ts := e.tasks[id]; ts != nil {
+		wakeLocked(ts.subs)
+	}
 	e.mu.Unlock()
 	e.endExecution(id)
 	l.Unlock()

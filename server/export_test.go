@@ -20,3 +20,13 @@ func TaskStates(e *Engine) (n, pipes int) {
 // SetBeforeSnapshotHold sets the hook a stream runs before it decides
 // whether its opening snapshot is held; set it before the engine serves.
 func SetBeforeSnapshotHold(e *Engine, f func(taskID string)) { e.beforeSnapshotHold = f }
+
+// Subscribers counts the streams of task id that follow its log in e.
+func Subscribers(e *Engine, id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ts := e.tasks[id]; ts != nil {
+		return len(ts.subs)
+	}
+	return 0
+}

@@ -41,20 +41,12 @@ func (e *Engine) changed(c store.Change) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	wake := func(l []*subscription) {
-		for _, s := range l {
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
-		}
-	}
 	if c.Resync {
 		e.watched.Store(true)
 		clear(e.ended)
 		ids := map[string]*execution{}
 		for id, ts := range e.tasks {
-			wake(ts.subs)
+			wakeLocked(ts.subs)
 			if ts.exec != nil {
 				ids[id] = ts.exec
 			}
@@ -85,7 +77,18 @@ func (e *Engine) changed(c store.Change) {
 	if ex := ts.exec; ex != nil {
 		go e.checkForeign(c.TaskID, ex)
 	}
-	wake(ts.subs)
+	wakeLocked(ts.subs)
+}
+
+// wakeLocked wakes the subscribers l to read the log from where they
+// are (a wake-up pending already is enough); the caller holds mu.
+func wakeLocked(l []*subscription) {
+	for _, s := range l {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 type subscription struct {

@@ -356,3 +356,83 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	case <-time.After(3500 * time.Millisecond): // A's lagging notification has arrived meanwhile
 	}
 }
+
+// lateWatch starts watching only once open is closed (a replica whose
+// LISTEN connection comes up late, or comes back: its Resync then stands
+// for every notification missed), and holds the first Task read made
+// once armed until proceed is closed, telling reached.
+type lateWatch struct {
+	sharedStore
+	open             chan struct{}
+	armed            *atomic.Bool
+	reached, proceed chan struct{}
+}
+
+func (w lateWatch) Watch(ctx context.Context, fn func(store.Change)) {
+	select {
+	case <-w.open:
+	case <-ctx.Done():
+		return
+	}
+	w.sharedStore.Watch(ctx, fn)
+}
+
+func (w lateWatch) Task(ctx context.Context, id string) (store.TaskInfo, error) {
+	if w.armed.CompareAndSwap(true, false) {
+		close(w.reached)
+		<-w.proceed
+	}
+	return w.sharedStore.Task(ctx, id)
+}
+
+// TestReplicaCancelStreamDuringResync: a stream on A that subscribes
+// while A's resync is finding out that B canceled the task (after the
+// resync woke the streams there were, before the execution's published
+// tail was marked foreign) is woken when it is, and ends with the
+// canceled status, instead of waiting for events A will never publish.
+func TestReplicaCancelStreamDuringResync(t *testing.T) {
+	forClusters(t, testReplicaCancelStreamDuringResync)
+}
+
+func testReplicaCancelStreamDuringResync(t *testing.T, c cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := lateWatch{open: make(chan struct{}), armed: new(atomic.Bool), reached: make(chan struct{}), proceed: make(chan struct{})}
+	onA := newCancelAgent()
+	a := startReplicaOn(t, ctx, c, onA, server.EngineOptions{}, func(st sharedStore) store.Store { w.sharedStore = st; return w })
+	b := replicaOn(t, ctx, c, newCancelAgent())
+	task := startTask(t, ctx, a.h)
+	within(t, onA.started, "the execution on A")
+	visible(t, ctx, b, task.ID, a2a.TaskStateWorking)
+	live, err := a.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, nil) // the task as A has it: working
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil {
+		t.Fatal(err)
+	}
+	w.armed.Store(true)
+	close(w.open) // A's resync: it checks its execution, whose read of the task waits
+	select {
+	case <-w.reached:
+	case <-ctx.Done():
+		t.Fatal("A's resync did not check its execution")
+	}
+	done := make(chan a2a.TaskState, 1)
+	go func() { st, _ := lastEvent(t, live); done <- st }()
+	for server.Subscribers(a.eng, task.ID) == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the stream on A did not subscribe")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(w.proceed)
+	select {
+	case st := <-done:
+		if st != a2a.TaskStateCanceled {
+			t.Fatalf("the stream on A ended with %s", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream on A did not end")
+	}
+}
