@@ -17,10 +17,12 @@
 //   - stream: message/stream round trips, from the request to the final
 //     status-update (time to the first event is reported too).
 //   - resubscribe: tasks/resubscribe round trips (snapshot + final) on
-//     tasks that message/send created beforehand. In 0.3 they are finished
-//     tasks; A2A 1.0 §3.1.6 refuses a subscription to a task in a terminal
-//     state, so in 1.0 the tasks must wait in an interrupted state (point
-//     the URL at an agent that asks for input, such as the built-in chat).
+//     finished tasks that message/send created beforehand. A2A 1.0
+//     §3.1.6 refuses a subscription to a task in a terminal state and
+//     keeps one to an interrupted task open until the task ends, so in
+//     1.0 each SubscribeToTask resumes a finished task from its start
+//     (Last-Event-ID: 0, the resume of the a2abridge event-log
+//     extension): its events are replayed, the last one ends the stream.
 //   - idle: open many streams to one long-running task (or one task each)
 //     and hold them, counting keep-alive comments and events; the streams
 //     use one goroutine and a small buffer each on plain connections.
@@ -96,8 +98,8 @@ type Options struct {
 	// streams are bounded by the hold only).
 	Timeout time.Duration
 
-	// Tasks is the number of tasks resubscribe mode cycles through
-	// (default 4 × Concurrency): finished in 0.3, interrupted in 1.0.
+	// Tasks is the number of finished tasks resubscribe mode cycles
+	// through (default 4 × Concurrency).
 	Tasks int
 
 	// IdleStreams is the number of streams idle mode opens (default 1000).

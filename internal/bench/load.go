@@ -105,6 +105,13 @@ func runLoad(ctx context.Context, o Options) (*Result, error) {
 		r.hdr = requestHeader(o, "text/event-stream")
 	}
 	if o.Mode == ModeResubscribe {
+		if r.d.v10 {
+			// A resume of the finished task from its first event: A2A
+			// 1.0 refuses a plain subscription to a terminal task
+			// (§3.1.6), and one to an interrupted task lasts until the
+			// task ends.
+			r.hdr.Set("Last-Event-ID", "0")
+		}
 		if err := r.makeTasks(ctx); err != nil {
 			return nil, err
 		}
@@ -401,8 +408,8 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 }
 
 // makeTasks creates the tasks that resubscribe mode subscribes to: they
-// must be finished (0.3) or interrupted (1.0, which refuses a subscription
-// to a terminal task).
+// must be finished (a 1.0 subscription, a resume from the start, would
+// otherwise stay open until the task ends).
 func (r *runner) makeTasks(ctx context.Context) error {
 	var (
 		mu       sync.Mutex
@@ -421,8 +428,8 @@ func (r *runner) makeTasks(ctx context.Context) error {
 					return
 				}
 				id, state, err := createTask(ctx, r.client, r.o, r.runID, int64(-1-i), r.text, true)
-				if err == nil && r.d.v10 && state.Terminal() {
-					err = fmt.Errorf("task %s is %s, and SubscribeToTask refuses a task in a terminal state (A2A 1.0 §3.1.6): point the URL at an agent whose tasks wait for input, such as the built-in chat agent (…/a2a/chat)", id, state)
+				if err == nil && !state.Terminal() {
+					err = fmt.Errorf("task %s is %s, not finished: a subscription to it lasts until it ends; point the URL at an agent that answers at once, such as the built-in echo agent (…/a2a/echo)", id, state)
 				}
 				if err != nil {
 					mu.Lock()

@@ -44,10 +44,11 @@ Modes (0.3 names):
   send         message/send round trips (each with a unique messageId)
   stream       message/stream round trips, until the status update that ends the
                stream (0.3: final=true; 1.0: a terminal or interrupted state)
-  resubscribe  tasks/resubscribe round trips (snapshot + final) on tasks that
-               message/send created beforehand; 1.0 refuses to subscribe to a
-               finished task, so with --protocol 1.0 point URL at an agent whose
-               tasks wait for input (the built-in chat: …/a2a/chat)
+  resubscribe  tasks/resubscribe round trips (snapshot + final) on finished
+               tasks that message/send created beforehand; with --protocol 1.0,
+               which refuses a plain subscription to a finished task, each
+               SubscribeToTask resumes one from its start (Last-Event-ID: 0)
+               and its events are replayed
   idle         open --idle-streams streams to a long-running task and hold them
                for --duration, counting keep-alive comments and events; by default
                one task is started with a non-blocking message/send of --idle-text
