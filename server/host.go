@@ -323,6 +323,12 @@ func (host *Host) Handler(name string) (*Handler, bool) {
 	return a.h, true
 }
 
+// ProtocolVersions returns the A2A protocol versions the Host serves
+// (TransportOptions.ProtocolVersions, normalized: "0.3", "1.0").
+func (host *Host) ProtocolVersions() []string {
+	return slices.Clone(host.opts.Transport.ProtocolVersions)
+}
+
 // Agents returns the names of the hosted agents in the order they were
 // added.
 func (host *Host) Agents() []string {
