@@ -160,7 +160,8 @@ func (cc *CardCache) removeLocked(key string) {
 // refresh gives e a new expiry after a 304 with header h (RFC 9111
 // §4.3.4); a 304 saying no-store drops it.
 func (cc *CardCache) refresh(e *cardEntry, h http.Header) {
-	fresh, store := freshness(h, cc.now())
+	// A 304 need not repeat the validators: the stored ones hold.
+	fresh, store := freshness(h, cc.now(), e.etag != "" || e.lastModified != "")
 	if !store {
 		cc.remove(e.key)
 		return
@@ -197,9 +198,9 @@ func cardCacheKey(u string, h http.Header, jar http.CookieJar) string {
 // time it stays fresh until, and whether it may be stored at all.
 // no-store: not stored. no-cache: stored, stale at once (always
 // revalidated). max-age=N: fresh for N seconds less its Age. Neither: a
-// card with a validator is stored stale (revalidated each time), one
-// without is not stored.
-func freshness(h http.Header, now time.Time) (time.Time, bool) {
+// card with a validator (in h, or validators: known from before) is
+// stored stale (revalidated each time), one without is not stored.
+func freshness(h http.Header, now time.Time, validators bool) (time.Time, bool) {
 	var maxAge int64 = -1
 	noCache := false
 	for _, line := range h.Values("Cache-Control") {
@@ -221,7 +222,7 @@ func freshness(h http.Header, now time.Time) (time.Time, bool) {
 		}
 	}
 	if noCache || maxAge < 0 {
-		return now, h.Get("ETag") != "" || h.Get("Last-Modified") != ""
+		return now, validators || h.Get("ETag") != "" || h.Get("Last-Modified") != ""
 	}
 	if age, err := strconv.ParseInt(h.Get("Age"), 10, 64); err == nil && age > 0 {
 		maxAge -= age

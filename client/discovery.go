@@ -192,7 +192,7 @@ func (c *Client) fetchCardDocument(ctx context.Context, u string) (cardDocument,
 		if cache == nil {
 			return nil
 		}
-		expires, store := freshness(resp.Header, cache.now())
+		expires, store := freshness(resp.Header, cache.now(), false)
 		if !store || resp.StatusCode != http.StatusOK {
 			cache.remove(key)
 			return nil
