@@ -260,6 +260,11 @@ func TestProtocols10Only(t *testing.T) {
 	if len(ifs) != 2 || strings.Contains(string(b), `"protocolVersion":"0.3"`) {
 		t.Fatalf("1.0-only card's interfaces: %v", ifs)
 	}
+	// A card with security schemes and requirements too.
+	_, b = cardGet(t, ts.URL+"/a2a/secure/.well-known/agent-card.json")
+	if err := schema.Validate10("AgentCard", b); err != nil || !strings.Contains(string(b), `"securityRequirements"`) {
+		t.Fatalf("1.0-only card with security: %v: %s", err, b)
+	}
 	// The extended card too, over both bindings.
 	_, b = cardGet(t, ts.URL+"/a2a/secure/extendedAgentCard", "A2A-Version", "1.0", "Authorization", "Bearer alice-token")
 	if err := schema.Validate10("AgentCard", b); err != nil || strings.Contains(string(b), `"0.3"`) {

@@ -941,13 +941,14 @@ func formContentType(r *http.Request) bool {
 const HeaderA2AVersion = "A2A-Version"
 
 // ServedVersions are the A2A protocol versions (Major.Minor) the
-// transports serve.
+// transports can serve; TransportOptions.ProtocolVersions may serve fewer.
 var ServedVersions = []string{a2a.Version03, a2a.Version10}
 
 // RequestedVersion returns the A2A protocol version r asks for, as
 // Major.Minor ("0.3" when it names none: A2A 1.0 §3.6.2), the raw value of
 // its A2A-Version header (else its query parameter of that name; trimmed),
-// and whether the transports serve that version. A patch number is not
+// and whether it is one of ServedVersions (the transports may still be
+// configured not to serve it: TransportOptions.ProtocolVersions). A patch number is not
 // considered ("0.3.0" is 0.3); a value that is not
 // Major.Minor[.Patch] digits is not served.
 func RequestedVersion(r *http.Request) (version, raw string, ok bool) {
