@@ -305,6 +305,11 @@ func TestProtocols10Only(t *testing.T) {
 			t.Fatalf("%s: %s, want -32009 naming 1.0", c.name, b)
 		}
 	}
+	// A 0.3 streaming client reads the error as its stream's one event.
+	_, sb := post(t, url, `{"jsonrpc":"2.0","id":7,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"m8","parts":[{"kind":"text","text":"hi"}]}}}`, "Accept", "text/event-stream")
+	if !strings.HasPrefix(string(sb), "data: ") || !strings.Contains(string(sb), `"code":-32009`) {
+		t.Fatalf("message/stream: %s", sb)
+	}
 	for _, c := range []struct{ path, version string }{{"/v1/message:send", ""}, {"/message:send", "0.3"}} {
 		req, _ := http.NewRequest(http.MethodPost, url+c.path, strings.NewReader(`{"message":{"role":"ROLE_USER","messageId":"m7","parts":[{"text":"hi"}]}}`))
 		req.Header.Set("Content-Type", "application/json")
