@@ -94,6 +94,13 @@ type Options struct {
 	// (CardVerifier.VerifyCard); a card that fails is a
 	// *CardSignatureError, not retried. nil: signatures are not checked.
 	CardVerifier *CardVerifier
+	// CardCache keeps the cards Resolve and Dial fetch, as their HTTP
+	// caching headers allow (see CardCache; A2A 1.0 §8.6.2); nil means
+	// DefaultCardCache.
+	CardCache *CardCache
+	// NoCardCache fetches every card anew, neither reading nor filling
+	// a CardCache.
+	NoCardCache bool
 }
 
 // Client calls one agent over one interface of its card (see Interface).

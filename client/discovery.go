@@ -59,20 +59,55 @@ func Resolve(ctx context.Context, u string, opts Options) (a2a.AgentCard, error)
 	return a2a.AgentCard{}, lastErr
 }
 
-// fetchCard fetches and decodes the card at u. With a CardVerifier the
-// card is verified and built from its signed content only
-// (CardVerifier.VerifyCard); the fetch is retried, a verification failure
-// is not.
+// fetchCard fetches and decodes the card at u, through the client's
+// CardCache (Options.CardCache, DefaultCardCache, none with
+// NoCardCache). With a CardVerifier the card is verified and built from
+// its signed content only (CardVerifier.VerifyCard); the fetch is
+// retried, a verification failure is not.
 func (c *Client) fetchCard(ctx context.Context, u string) (a2a.AgentCard, error) {
-	b, err := c.fetchCardDocument(ctx, u)
+	doc, err := c.fetchCardDocument(ctx, u)
 	if err != nil {
 		return a2a.AgentCard{}, err
 	}
-	card, err := c.decodeCard(ctx, u, "agent-card", b)
+	var card a2a.AgentCard
+	v := c.opts.CardVerifier
+	switch {
+	case v != nil && doc.entry != nil && doc.entry.verifiedBy == v:
+		// Verified before by this verifier: these are the bytes it verified.
+		card, err = wirecard.UnmarshalSigned(doc.body, doc.entry.payload)
+	case v != nil:
+		var payload []byte
+		card, payload, err = v.verify(ctx, u, doc.body)
+		if err == nil && doc.entry != nil {
+			c.cardCache().putVerified(doc.entry, v, payload)
+		}
+	default:
+		card, _, err = wirecard.Unmarshal(doc.body)
+		if err != nil {
+			err = &ProtocolError{Method: "agent-card", Reason: "invalid Agent Card at " + u, Err: err}
+		}
+	}
+	if err == nil {
+		err = validateCard(&card)
+	}
+	if err != nil && doc.entry != nil {
+		c.cardCache().remove(doc.entry.key) // fetched again next time
+	}
 	if err != nil {
 		return a2a.AgentCard{}, err
 	}
-	return card, validateCard(&card)
+	return card, nil
+}
+
+// cardCache is the client's CardCache; nil with Options.NoCardCache.
+func (c *Client) cardCache() *CardCache {
+	switch {
+	case c.opts.NoCardCache:
+		return nil
+	case c.opts.CardCache != nil:
+		return c.opts.CardCache
+	}
+	return DefaultCardCache
 }
 
 // decodeCard decodes a card document fetched from u by method: verified
@@ -91,10 +126,24 @@ func (c *Client) decodeCard(ctx context.Context, u, method string, b []byte) (a2
 	return card, nil
 }
 
+// cardDocument is a fetched card document: its bytes and, when the
+// cache holds them, their cache entry.
+type cardDocument struct {
+	body  []byte
+	entry *cardEntry
+}
+
 // fetchCardDocument GETs the card document at u, retried like other safe
-// calls.
-func (c *Client) fetchCardDocument(ctx context.Context, u string) ([]byte, error) {
-	var b []byte
+// calls: from the cache when it holds a fresh copy, else with a
+// conditional request when it holds a stale one (a 304 reuses it); a 200
+// is stored as its caching headers allow.
+func (c *Client) fetchCardDocument(ctx context.Context, u string) (cardDocument, error) {
+	var doc cardDocument
+	cache := c.cardCache()
+	var jar http.CookieJar
+	if c.http != nil {
+		jar = c.http.Jar
+	}
 	err := c.withRetry(ctx, "agent-card", true, func() error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -104,18 +153,55 @@ func (c *Client) fetchCardDocument(ctx context.Context, u string) ([]byte, error
 		if err := c.authorize(ctx, req, "agent-card"); err != nil {
 			return err
 		}
+		var key string
+		var stale *cardEntry
+		if cache != nil {
+			key = cardCacheKey(u, req.Header, jar)
+			e, fresh := cache.get(key)
+			if fresh {
+				doc = cardDocument{body: e.body, entry: e}
+				return nil
+			}
+			if stale = e; stale != nil {
+				if stale.etag != "" {
+					req.Header.Set("If-None-Match", stale.etag)
+				}
+				if stale.lastModified != "" {
+					req.Header.Set("If-Modified-Since", stale.lastModified)
+				}
+			}
+		}
 		resp, err := c.http.Do(req)
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusNotModified && stale != nil {
+			cache.refresh(stale, resp.Header)
+			doc = cardDocument{body: stale.body, entry: stale}
+			return nil
+		}
 		if err := c.checkResponse(resp, "application/json"); err != nil {
 			return err
 		}
-		b, err = io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-		return err
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+		if err != nil {
+			return err
+		}
+		doc = cardDocument{body: b}
+		if cache == nil {
+			return nil
+		}
+		expires, store := freshness(resp.Header, cache.now(), false)
+		if !store || resp.StatusCode != http.StatusOK {
+			cache.remove(key)
+			return nil
+		}
+		doc.entry = &cardEntry{key: key, body: b, etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified"), expires: expires}
+		cache.put(doc.entry)
+		return nil
 	})
-	return b, err
+	return doc, err
 }
 
 // validateCard checks what a client relies on beyond the decoder's

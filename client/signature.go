@@ -205,6 +205,18 @@ func (v *CardVerifier) Verify(ctx context.Context, cardURL string, card []byte) 
 // all in the A2A 1.0 form is refused (ErrCardSignatureMalformed). Errors
 // are *CardSignatureError.
 func (v *CardVerifier) VerifyCard(ctx context.Context, cardURL string, card []byte) (a2a.AgentCard, CardSignature, error) {
+	c, sig, _, err := v.verifyCard(ctx, cardURL, card)
+	return c, sig, err
+}
+
+// verify is VerifyCard returning the signed content it verified (for
+// wirecard.UnmarshalSigned) instead of the signature.
+func (v *CardVerifier) verify(ctx context.Context, cardURL string, card []byte) (a2a.AgentCard, []byte, error) {
+	c, _, payload, err := v.verifyCard(ctx, cardURL, card)
+	return c, payload, err
+}
+
+func (v *CardVerifier) verifyCard(ctx context.Context, cardURL string, card []byte) (a2a.AgentCard, CardSignature, []byte, error) {
 	vr := &verification{v: v, cardURL: cardURL}
 	res, err := cardsig.Verify(ctx, card, v.o.Algorithms, vr.keys)
 	if err == nil {
@@ -220,13 +232,13 @@ func (v *CardVerifier) VerifyCard(ctx context.Context, cardURL string, card []by
 		if errors.Is(err, cardsig.ErrMalformedCard) {
 			err = fmt.Errorf("%w: %w", ErrCardSignatureMalformed, err)
 		}
-		return a2a.AgentCard{}, CardSignature{}, &CardSignatureError{URL: cardURL, Err: err}
+		return a2a.AgentCard{}, CardSignature{}, nil, &CardSignatureError{URL: cardURL, Err: err}
 	}
 	sig := CardSignature{CardURL: cardURL, Index: res.Index, KeyID: res.KeyID, Algorithm: res.Algorithm, KeySource: res.Source}
 	if v.o.Verified != nil {
 		v.o.Verified(sig)
 	}
-	return c, sig, nil
+	return c, sig, res.Payload, nil
 }
 
 // verification is one Verify call: it counts the jku URLs it fetched.

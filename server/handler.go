@@ -839,7 +839,11 @@ func (h *Handler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, err
 	pub := h.card
 	c.URL, c.PreferredTransport, c.AdditionalInterfaces, c.SupportedInterfaces = pub.URL, pub.PreferredTransport, pub.AdditionalInterfaces, pub.SupportedInterfaces
 	if u, ok := ctx.Value(cardURLKey{}).(string); ok && u != "" {
-		c = cardAt(c, u)
+		served, _ := ctx.Value(servedKey{}).([]string)
+		if served == nil {
+			served = ServedVersions
+		}
+		c = cardAt(c, u, served)
 	}
 	c.SecuritySchemes, c.Security, c.SupportsAuthenticatedExtendedCard, c.Capabilities.ExtendedAgentCard = pub.SecuritySchemes, pub.Security, true, true
 	c.Capabilities.PushNotifications, c.Capabilities.Extensions = pub.Capabilities.PushNotifications, pub.Capabilities.Extensions

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // HostOptions configure a Host. The zero value is ready to use.
@@ -62,16 +64,39 @@ type HostOptions struct {
 	// signing key, which it must then include. nil with a CardSigner:
 	// CardSigner.Handler is served there.
 	JWKS http.Handler
+	// CardMaxAge is how long a client or cache may reuse an Agent Card
+	// (the public card at the well-known URLs, and the extended card of
+	// the HTTP+JSON bindings' GET extendedAgentCard and GET /v1/card)
+	// without asking again: its Cache-Control max-age, in whole seconds
+	// (A2A 1.0 §8.6.1). 0 means DefaultCardMaxAge; negative means
+	// "no-cache" (clients revalidate every time). Cards also carry a
+	// strong ETag of the bytes served and Last-Modified (when the agent
+	// was added to the Host), and conditional requests (If-None-Match,
+	// If-Modified-Since) whose card is unchanged get 304 Not Modified.
+	// The public card is "public" unless HandlerOptions.CardRequiresAuth;
+	// that one and the extended card are "private".
+	CardMaxAge time.Duration
 }
 
 // Validate reports the first entry of AllowedHosts that NewHost would
 // ignore: one that is not HOST, HOST:PORT, an IPv6 address or
-// [IPv6]:PORT, with a port from 1 to 65535.
+// [IPv6]:PORT, with a port from 1 to 65535; a Transport.ProtocolVersions
+// value that is not 1.0 or 0.3 (NewHost panics on it); and a
+// Transport.CardSigner with 0.3 alone (a signature covers the A2A 1.0
+// members of a card only, and a 0.3 card has none that name its
+// interfaces).
 func (o HostOptions) Validate() error {
 	for _, a := range o.AllowedHosts {
 		if _, ok := parseAllowedHost(a); !ok {
 			return fmt.Errorf("allowed host %q: want HOST or HOST:PORT (a name or an IP address, port 1-65535)", a)
 		}
+	}
+	vs, err := servedVersions(o.Transport.ProtocolVersions)
+	if err != nil {
+		return err
+	}
+	if o.Transport.CardSigner != nil && !slices.Contains(vs, a2a.Version10) {
+		return errors.New("card signing needs A2A 1.0 served: a signature covers a card's A2A 1.0 members only")
 	}
 	return nil
 }
@@ -98,10 +123,14 @@ type Host struct {
 	opts    HostOptions
 	allowed []hostPort // AllowedHosts, parsed
 	mux     *http.ServeMux
+	caching cardCaching
 
 	mu     sync.RWMutex
 	agents map[string]*hostedAgent
 	order  []string // agent names in the order added
+	// defaultSince is when the agent answering at "/" last became
+	// another one: the default routes' card changed then.
+	defaultSince time.Time
 }
 
 // hostedAgent is one agent of a Host: its Handler, the mux of its routes
@@ -110,10 +139,16 @@ type hostedAgent struct {
 	h      *Handler
 	mux    *http.ServeMux
 	routes agentRoutes
+	// added is when the agent was added (whole seconds): its cards'
+	// content is fixed from then on, their Last-Modified.
+	added time.Time
 }
 
-// cardURLKey carries the agent's reachable URL in a request's context.
+// cardURLKey carries the agent's reachable URL in a request's context
+// (a string), for the extended card; servedKey the protocol versions the
+// transport serves ([]string), which its interfaces list.
 type cardURLKey struct{}
+type servedKey struct{}
 
 // restRouteKey carries a parsed HTTP+JSON route past authentication.
 type restRouteKey struct{}
@@ -127,6 +162,9 @@ type agentRoutes struct {
 // NewHost returns an empty Host.
 func NewHost(opts HostOptions) *Host {
 	opts.Transport = opts.Transport.withDefaults()
+	if opts.CardMaxAge == 0 {
+		opts.CardMaxAge = DefaultCardMaxAge
+	}
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
 	opts.TrustedProxies = slices.Clone(opts.TrustedProxies)
 	for i, p := range opts.TrustedProxies {
@@ -136,14 +174,23 @@ func NewHost(opts HostOptions) *Host {
 		}
 		opts.TrustedProxies[i] = p.Masked()
 	}
-	h := &Host{opts: opts, mux: http.NewServeMux(), agents: map[string]*hostedAgent{}}
+	h := &Host{opts: opts, mux: http.NewServeMux(), agents: map[string]*hostedAgent{},
+		caching: cardCaching{maxAge: opts.CardMaxAge, vary: opts.PublicURL == ""}}
 	for _, a := range opts.AllowedHosts {
 		if hp, ok := parseAllowedHost(a); ok {
 			h.allowed = append(h.allowed, hp)
 		}
 	}
 	rpc := h.toDefault(func(r agentRoutes) http.Handler { return r.rpc })
-	card := h.toDefault(func(r agentRoutes) http.Handler { return r.card })
+	toCard := h.toDefault(func(r agentRoutes) http.Handler { return r.card })
+	card := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The card here changes also when another agent becomes the
+		// default one.
+		h.mu.RLock()
+		since := h.defaultSince
+		h.mu.RUnlock()
+		toCard(w, r.WithContext(context.WithValue(r.Context(), defaultSinceKey{}, since)))
+	})
 	h.mux.Handle("POST /{$}", rpc)
 	h.mux.Handle("POST /rpc", rpc)
 	h.mux.Handle("GET /stream/{id}", h.toDefault(func(r agentRoutes) http.Handler { return r.events }))
@@ -170,11 +217,30 @@ func (host *Host) Add(h *Handler) {
 	ha := host.routesAt(h, "/a2a/"+name)
 	host.mu.Lock()
 	defer host.mu.Unlock()
+	before := host.defaultName()
 	if _, ok := host.agents[name]; !ok {
 		host.order = append(host.order, name)
 	}
 	host.agents[name] = ha
+	if host.defaultName() != before {
+		host.defaultSince = ha.added
+	}
 }
+
+// defaultName is the name of the agent answering at "/" ("" for none);
+// host.mu is held.
+func (host *Host) defaultName() string {
+	if _, ok := host.agents[host.opts.Default]; ok {
+		return host.opts.Default
+	}
+	if len(host.order) > 0 {
+		return host.order[0]
+	}
+	return ""
+}
+
+// defaultSinceKey carries Host.defaultSince to the default routes' card.
+type defaultSinceKey struct{}
 
 // Mount returns an http.Handler serving h's routes below prefix, as Add
 // serves them below /a2a/{name}: POST prefix (JSON-RPC, both versions),
@@ -195,17 +261,22 @@ func (host *Host) Mount(h *Handler, prefix string) http.Handler {
 // routesAt builds h's routes below prefix.
 func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
 	mux := http.NewServeMux()
+	added := time.Now().Truncate(time.Second)
 	rpc := host.withAttachBase(h, newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix }))
 	mux.Handle(prefix, rpc)
 	mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
-	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h, prefix) })
+	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h, prefix, added) })
 	if h.opts.CardRequiresAuth {
 		card = authenticate(h, host.opts.Transport.Logger, card, WriteError)
 	}
 	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), WriteError)
 	cardURL := func(r *http.Request) string { return host.BaseURL(r) + prefix }
-	rest := host.withAttachBase(h, host.restHandler(h, prefix+"/", newRESTHandler(h, host.opts.Transport, cardURL), parseRESTPath))
+	rest10 := newRESTHandler(h, host.opts.Transport, cardURL)
 	rest03 := newREST03Handler(h, host.opts.Transport, cardURL)
+	for _, t := range []*restTransport{rest10, rest03} {
+		t.caching, t.cardModified = host.caching, added
+	}
+	rest := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest10, parseRESTPath))
 	agentRest03 := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest03, parseREST03Path))
 	mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /v1/… is the 0.3 binding, unless the request asks for 1.0: then
@@ -219,7 +290,7 @@ func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
 	mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
 	mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
-	return &hostedAgent{h: h, mux: mux, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.withAttachBase(h, host.restHandler(h, "/", rest03, parseREST03Path))}}
+	return &hostedAgent{h: h, mux: mux, added: added, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.withAttachBase(h, host.restHandler(h, "/", rest03, parseREST03Path))}}
 }
 
 // Remove unmounts the agent hosted under name and reports whether there
@@ -232,8 +303,12 @@ func (host *Host) Remove(name string) bool {
 	if _, ok := host.agents[name]; !ok {
 		return false
 	}
+	before := host.defaultName()
 	delete(host.agents, name)
 	host.order = slices.DeleteFunc(host.order, func(n string) bool { return n == name })
+	if host.defaultName() != before {
+		host.defaultSince = time.Now().Truncate(time.Second)
+	}
 	return true
 }
 
@@ -246,6 +321,12 @@ func (host *Host) Handler(name string) (*Handler, bool) {
 		return nil, false
 	}
 	return a.h, true
+}
+
+// ProtocolVersions returns the A2A protocol versions the Host serves
+// (TransportOptions.ProtocolVersions, normalized: "0.3", "1.0").
+func (host *Host) ProtocolVersions() []string {
+	return slices.Clone(host.opts.Transport.ProtocolVersions)
 }
 
 // Agents returns the names of the hosted agents in the order they were
@@ -767,12 +848,19 @@ func unquotePair(s string) string {
 // protocol version 1.0, else the first one listed
 // (interop/V1_WIRE_NOTES.md §2).
 func ServedInterfaces(url string) []a2a.AgentInterface {
-	return []a2a.AgentInterface{
-		{URL: url, Transport: a2a.TransportJSONRPC, ProtocolVersion: a2a.Version10},
-		{URL: url, Transport: a2a.TransportHTTPJSON, ProtocolVersion: a2a.Version10},
-		{URL: url, Transport: a2a.TransportJSONRPC, ProtocolVersion: a2a.Version03},
-		{URL: url, Transport: a2a.TransportHTTPJSON, ProtocolVersion: a2a.Version03},
+	return servedInterfaces(url, ServedVersions)
+}
+
+// servedInterfaces is ServedInterfaces of the versions served only.
+func servedInterfaces(url string, served []string) []a2a.AgentInterface {
+	var out []a2a.AgentInterface
+	for _, v := range []string{a2a.Version10, a2a.Version03} {
+		if slices.Contains(served, v) {
+			out = append(out, a2a.AgentInterface{URL: url, Transport: a2a.TransportJSONRPC, ProtocolVersion: v},
+				a2a.AgentInterface{URL: url, Transport: a2a.TransportHTTPJSON, ProtocolVersion: v})
+		}
 	}
+	return out
 }
 
 // cardOptions shape the served card: security requirement scopes are
@@ -780,21 +868,40 @@ func ServedInterfaces(url string) []a2a.AgentInterface {
 // (its issue #430); ProtoJSON's {"list": […]} makes it reject the card.
 var cardOptions = wirecard.Options{ScopeArrays: true}
 
-// cardAt is c as served at url: url is the 0.3 url (JSON-RPC), the 0.3
-// additionalInterfaces list both 0.3 bindings (the main one first, A2A
-// 0.3.0 §5.6.2), and every served interface is listed in
-// supportedInterfaces.
-func cardAt(c a2a.AgentCard, url string) a2a.AgentCard {
+// cardAt is c as served at url by transports serving the versions
+// served: url is the 0.3 url (JSON-RPC), the 0.3 additionalInterfaces
+// list both 0.3 bindings (the main one first, A2A 0.3.0 §5.6.2), and
+// every served interface is listed in supportedInterfaces.
+func cardAt(c a2a.AgentCard, url string, served []string) a2a.AgentCard {
 	c.URL = url
 	c.PreferredTransport = a2a.TransportJSONRPC
 	c.AdditionalInterfaces = []a2a.AgentInterface{{URL: url, Transport: a2a.TransportJSONRPC}, {URL: url, Transport: a2a.TransportHTTPJSON}}
-	c.SupportedInterfaces = ServedInterfaces(url)
+	c.SupportedInterfaces = servedInterfaces(url, served)
 	return c
 }
 
-func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler, prefix string) {
-	c := cardAt(h.Card(), host.BaseURL(r)+prefix)
-	b, err := wirecard.MarshalUnion(&c, cardOptions)
+// marshalPublicCard encodes the public card c (cardAt) for the versions
+// served: the union card for both (A2A 0.3 and 1.0 clients each read
+// their members), the A2A 1.0 AgentCard alone (ProtoJSON, with no member
+// a strict 1.0 parser would reject) for 1.0, the A2A 0.3 card for 0.3.
+func marshalPublicCard(c *a2a.AgentCard, served []string) ([]byte, error) {
+	switch {
+	case len(served) == 1 && served[0] == a2a.Version10:
+		return v10.MarshalAgentCard(c, v10.CardOptions{})
+	case len(served) == 1 && served[0] == a2a.Version03:
+		c.SupportedInterfaces = nil
+		return v03.MarshalAgentCard(c)
+	}
+	return wirecard.MarshalUnion(c, cardOptions)
+}
+
+// serveCard answers GET of h's public card served below prefix, added
+// (its content fixed) at added, with its HTTP caching headers and 304 for
+// a current conditional request (writeCard).
+func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler, prefix string, added time.Time) {
+	served := host.opts.Transport.ProtocolVersions
+	c := cardAt(h.Card(), host.BaseURL(r)+prefix, served)
+	b, err := marshalPublicCard(&c, served)
 	if s := host.opts.Transport.CardSigner; s != nil && err == nil {
 		b, err = s.sign(b, host.BaseURL(r))
 	}
@@ -803,10 +910,11 @@ func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler, 
 		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
 		return
 	}
-	host.varyOnBaseURL(w)
-	w.Header().Set("Cache-Control", "no-cache")
+	if since, _ := r.Context().Value(defaultSinceKey{}).(time.Time); since.After(added) {
+		added = since
+	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	writeJSON(w, http.StatusOK, b)
+	writeCard(w, r, b, added, h.opts.CardRequiresAuth, host.caching)
 }
 
 // serveEvents streams a task's events after ?from=N (default 0: everything),

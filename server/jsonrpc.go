@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"log/slog"
@@ -119,6 +120,83 @@ type TransportOptions struct {
 	// the extended card these transports answer and, in a Host, the
 	// public card. nil: cards are served as they are.
 	CardSigner *CardSigner
+	// ProtocolVersions are the A2A protocol versions served, as
+	// Major.Minor (a2a.Version10, a2a.Version03; a patch number is
+	// ignored); nil or empty: both (ServedVersions). A request of a version
+	// left out (its JSON-RPC method names, the A2A-Version it names, or,
+	// naming none, 0.3; the /v1/… HTTP+JSON paths of 0.3) is answered
+	// with VersionNotSupportedError (-32009; HTTP 400 with the ErrorInfo
+	// reason VERSION_NOT_SUPPORTED in 1.0's form) naming the versions
+	// served (A2A 1.0 §3.6.2). A Host's cards then list only the served
+	// versions' interfaces: with 1.0 alone, the card is the A2A 1.0
+	// AgentCard only (ProtoJSON, none of 0.3's members); with 0.3 alone,
+	// the A2A 0.3 card only (no supportedInterfaces). A value other than
+	// 1.0 or 0.3 makes the transports and NewHost panic: check it first
+	// with Validate.
+	ProtocolVersions []string
+}
+
+// Validate reports a ProtocolVersions value that is not an A2A version
+// the transports serve (1.0 or 0.3).
+func (o TransportOptions) Validate() error {
+	_, err := servedVersions(o.ProtocolVersions)
+	return err
+}
+
+// servedVersions normalizes ProtocolVersions: Major.Minor, in
+// ServedVersions' order, each once; nil or empty is ServedVersions.
+func servedVersions(vs []string) ([]string, error) {
+	if len(vs) == 0 {
+		return ServedVersions, nil
+	}
+	var out []string
+	for _, v := range vs {
+		mm, ok := majorMinor(strings.TrimSpace(v))
+		if !ok || !slices.Contains(ServedVersions, mm) {
+			return nil, fmt.Errorf("protocol version %q: want %s", v, strings.Join(ServedVersions, " or "))
+		}
+	}
+	for _, s := range ServedVersions {
+		if slices.ContainsFunc(vs, func(v string) bool { mm, _ := majorMinor(strings.TrimSpace(v)); return mm == s }) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// serves reports whether the transports serve A2A version v (Major.Minor).
+func (o TransportOptions) serves(v string) bool { return slices.Contains(o.ProtocolVersions, v) }
+
+// versionRefused is the VersionNotSupportedError (-32009) of a request
+// that asked for version (Major.Minor; raw, its A2A-Version value, ""
+// when it named none) when that version is not among those served.
+func (o TransportOptions) versionRefused(version, raw string) *a2a.Error {
+	asked := fmt.Sprintf("A2A-Version %q", printableASCII(raw, 32))
+	if raw == "" {
+		asked = "A request without A2A-Version (A2A 0.3)"
+	}
+	return a2a.ErrVersionNotSupported.WithMessage("%s is not served by this agent; it serves A2A %s%s",
+		asked, strings.Join(o.ProtocolVersions, ", "), versionHint(o.ProtocolVersions)).
+		WithData(map[string]any{"requestedVersion": version, "supportedVersions": o.ProtocolVersions})
+}
+
+// methodRefused is the VersionNotSupportedError (-32009) of a method of
+// protocol version family when that version is not served.
+func (o TransportOptions) methodRefused(method, family string) *a2a.Error {
+	return a2a.ErrVersionNotSupported.WithMessage("Method %s is A2A %s, which this agent does not serve; it serves A2A %s%s",
+		method, family, strings.Join(o.ProtocolVersions, ", "), versionHint(o.ProtocolVersions)).
+		WithData(map[string]any{"requestedVersion": family, "supportedVersions": o.ProtocolVersions})
+}
+
+// versionHint tells a client how to ask for the one version served.
+func versionHint(served []string) string {
+	if len(served) == 1 && served[0] == a2a.Version10 {
+		return " (send the header A2A-Version: 1.0 and the A2A 1.0 method names or paths)"
+	}
+	if len(served) == 1 {
+		return " (send no A2A-Version header, or A2A-Version: " + served[0] + ")"
+	}
+	return ""
 }
 
 func (o TransportOptions) withDefaults() TransportOptions {
@@ -140,6 +218,11 @@ func (o TransportOptions) withDefaults() TransportOptions {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	vs, err := servedVersions(o.ProtocolVersions)
+	if err != nil {
+		panic("server: TransportOptions.ProtocolVersions: " + err.Error())
+	}
+	o.ProtocolVersions = vs
 	return o
 }
 
@@ -338,20 +421,27 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
-	if version, raw, ok := RequestedVersion(r); !ok {
-		// Every request of the body is answered with the error (a body
-		// that did not parse keeps its own error).
-		verr := versionNotSupported(raw)
-		for i := range items {
-			if items[i].Err == nil && t.h.ownMethod(items[i].Method) == nil { // Methods are not A2A methods
-				items[i].Err = verr
-			}
-		}
-	} else {
-		for i := range items {
-			if f := methodVersion(items[i].Method); items[i].Err == nil && f != "" && f != version {
-				items[i].Err = wrongFamily(items[i].Method, f, version)
-			}
+	version, raw, ok := RequestedVersion(r)
+	var verr *a2a.Error
+	if !ok {
+		verr = versionNotSupported(raw, t.opts.ProtocolVersions)
+	} else if !t.opts.serves(version) {
+		verr = t.opts.versionRefused(version, raw)
+	}
+	for i := range items {
+		it := &items[i]
+		f := methodVersion(it.Method)
+		switch {
+		case it.Err != nil || t.h.ownMethod(it.Method) != nil:
+			// A body that did not parse keeps its own error; Methods
+			// are not A2A methods.
+		case f != "" && !t.opts.serves(f):
+			it.Err = t.opts.methodRefused(it.Method, f)
+		case verr != nil:
+			// Every request of the body is answered with the error.
+			it.Err = verr
+		case f != "" && f != version:
+			it.Err = wrongFamily(it.Method, f, version)
 		}
 	}
 	ctx := r.Context()
@@ -367,6 +457,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The extended card's url, like the public card's, is the address
 		// the client reached; worked out only for the request that needs it.
 		ctx = context.WithValue(ctx, cardURLKey{}, t.cardURL(r))
+		ctx = context.WithValue(ctx, servedKey{}, t.opts.ProtocolVersions)
 	}
 	if !batch {
 		it := &items[0]
@@ -850,13 +941,14 @@ func formContentType(r *http.Request) bool {
 const HeaderA2AVersion = "A2A-Version"
 
 // ServedVersions are the A2A protocol versions (Major.Minor) the
-// transports serve.
+// transports can serve; TransportOptions.ProtocolVersions may serve fewer.
 var ServedVersions = []string{a2a.Version03, a2a.Version10}
 
 // RequestedVersion returns the A2A protocol version r asks for, as
 // Major.Minor ("0.3" when it names none: A2A 1.0 §3.6.2), the raw value of
 // its A2A-Version header (else its query parameter of that name; trimmed),
-// and whether the transports serve that version. A patch number is not
+// and whether it is one of ServedVersions (the transports may still be
+// configured not to serve it: TransportOptions.ProtocolVersions). A patch number is not
 // considered ("0.3.0" is 0.3); a value that is not
 // Major.Minor[.Patch] digits is not served.
 func RequestedVersion(r *http.Request) (version, raw string, ok bool) {
@@ -914,11 +1006,12 @@ func majorMinor(v string) (string, bool) {
 }
 
 // versionNotSupported is the VersionNotSupportedError (-32009, A2A 1.0
-// §3.6.2, §5.4) for a request that asked for version v.
-func versionNotSupported(v string) *a2a.Error {
+// §3.6.2, §5.4) for a request that asked for version v, which no
+// transport serves; served are the versions served.
+func versionNotSupported(v string, served []string) *a2a.Error {
 	return a2a.ErrVersionNotSupported.WithMessage("A2A-Version %q is not supported by this agent; it serves %s",
-		printableASCII(v, 32), strings.Join(ServedVersions, ", ")).
-		WithData(map[string]any{"requestedVersion": printableASCII(v, 32), "supportedVersions": ServedVersions})
+		printableASCII(v, 32), strings.Join(served, ", ")).
+		WithData(map[string]any{"requestedVersion": printableASCII(v, 32), "supportedVersions": served})
 }
 
 // printableASCII is s with anything but printable ASCII replaced by '?',

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/v10"
@@ -31,6 +32,10 @@ type restTransport struct {
 	opts    TransportOptions
 	cardURL func(*http.Request) string
 	codec   *restCodec
+	// caching and cardModified are the HTTP caching of the extended card
+	// (writeCard): its Cache-Control and Vary, and its Last-Modified.
+	caching      cardCaching
+	cardModified time.Time
 }
 
 func newRESTHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
@@ -219,7 +224,15 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	}
 	if version, raw, ok := RequestedVersion(r); !ok {
 		abandonBody(w, r)
-		t.writeError(w, r, 0, versionNotSupported(raw))
+		t.writeError(w, r, 0, versionNotSupported(raw, t.opts.ProtocolVersions))
+		return
+	} else if !t.opts.serves(t.codec.version) {
+		abandonBody(w, r)
+		t.writeError(w, r, 0, t.opts.methodRefused(r.Method+" "+printableASCII(r.URL.Path, 200), t.codec.version))
+		return
+	} else if !t.opts.serves(version) {
+		abandonBody(w, r)
+		t.writeError(w, r, 0, t.opts.versionRefused(version, raw))
 		return
 	} else if version != t.codec.version {
 		abandonBody(w, r)
@@ -259,6 +272,12 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	out, err := t.call(ctx, r, rt, body)
 	if err != nil {
 		t.writeError(w, r, 0, t.wireError(ctx, err, rt.op))
+		return
+	}
+	if rt.op == Method10GetExtendedCard {
+		// Cached like the public card (A2A 1.0 §8.6.1), privately: it is
+		// for authenticated callers only.
+		writeCard(w, r, out, t.cardModified, true, t.caching)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -401,6 +420,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 	case Method10GetExtendedCard:
 		if t.cardURL != nil {
 			ctx = context.WithValue(ctx, cardURLKey{}, t.cardURL(r))
+			ctx = context.WithValue(ctx, servedKey{}, t.opts.ProtocolVersions)
 		}
 		card, err := h.GetExtendedAgentCard(ctx)
 		if err != nil {

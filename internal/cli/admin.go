@@ -241,7 +241,12 @@ type agentInfo struct {
 
 func (r *registry) info(req *http.Request, name string) (agentInfo, bool) {
 	base := r.host.BaseURL(req) + "/a2a/" + name
-	a := agentInfo{Name: name, URL: base, Card: base + "/.well-known/agent-card.json", Protocol: []string{"JSONRPC/0.3", "JSONRPC/1.0", "HTTP+JSON/0.3", "HTTP+JSON/1.0"}}
+	a := agentInfo{Name: name, URL: base, Card: base + "/.well-known/agent-card.json"}
+	for _, b := range []string{"JSONRPC", "HTTP+JSON"} {
+		for _, v := range r.host.ProtocolVersions() {
+			a.Protocol = append(a.Protocol, b+"/"+v)
+		}
+	}
 	if k, ok := r.static[name]; ok {
 		a.Kind, a.Source, a.Running = k, "config", true
 		if b := r.broken[name]; b != nil {

@@ -69,7 +69,12 @@ type serveFile struct {
 	// AllowedHosts are the Host headers (HOST or HOST:PORT) that may be
 	// written into agent cards (server.HostOptions.AllowedHosts).
 	AllowedHosts []string `yaml:"allowed_hosts"`
-	Push         struct {
+	// CardMaxAge is the agent cards' Cache-Control max-age (0: clients
+	// revalidate every time); unset: server.DefaultCardMaxAge.
+	CardMaxAge *duration `yaml:"card_max_age"`
+	// Protocols are the A2A versions served ("1.0", "0.3"); unset: both.
+	Protocols []string `yaml:"protocols"`
+	Push      struct {
 		Enabled     bool     `yaml:"enabled"`
 		Allow       []string `yaml:"allow"`
 		GiveUpAfter duration `yaml:"give_up_after"`

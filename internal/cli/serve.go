@@ -71,6 +71,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		maxBody                                             int64
 		maxBatch                                            int
 		keepAlive, retention, bodyTimeout, shutdownGrace    time.Duration
+		cardMaxAge                                          time.Duration
+		protocols                                           []string
 		memoryCap                                           string
 		tokens, pushAllow, trustedProxies, allowedHosts     []string
 		cpuProfile, memProfile                              string
@@ -222,6 +224,22 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			}
 			if bodyTimeout < 0 {
 				return usageError{fmt.Errorf("--body-read-timeout %s (body_read_timeout): want a duration of 0 (no limit) or more", bodyTimeout)}
+			}
+			if !fl.Changed("card-max-age") && file.CardMaxAge != nil {
+				cardMaxAge = time.Duration(*file.CardMaxAge)
+			}
+			if cardMaxAge < 0 {
+				return usageError{fmt.Errorf("--card-max-age %s (card_max_age): want a duration of 0 (clients revalidate every time) or more", cardMaxAge)}
+			}
+			protocolsFrom := "--protocols"
+			if !fl.Changed("protocols") && file.Protocols != nil {
+				protocols, protocolsFrom = file.Protocols, "--config: protocols"
+			}
+			if len(protocols) == 0 {
+				return usageError{fmt.Errorf("%s: empty: want 1.0, 0.3 or both", protocolsFrom)}
+			}
+			if err := (server.TransportOptions{ProtocolVersions: protocols}).Validate(); err != nil {
+				return usageError{fmt.Errorf("%s: %w", protocolsFrom, err)}
 			}
 			proxies, err := parseTrustedProxies(trustedProxies, "--trusted-proxy")
 			if err != nil {
@@ -405,6 +423,9 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
+			if cardSigning != nil && !slices.ContainsFunc(protocols, func(v string) bool { return strings.HasPrefix(strings.TrimSpace(v), "1.") }) {
+				return usageError{fmt.Errorf("--config: card_signing with %s without 1.0: a signature covers a card's A2A 1.0 members only", protocolsFrom)}
+			}
 			// What lives in one process cannot be shared by replicas yet.
 			if replica {
 				pushFrom := "--push"
@@ -472,7 +493,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
-				cardSigning: cardSigning, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, telemetry: tel}
+				cardSigning: cardSigning, cardMaxAge: cardMaxAge, protocols: protocols, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, telemetry: tel}
 			if err := file.Conversations.check(); err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
@@ -513,6 +534,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	f.DurationVar(&bodyTimeout, "body-read-timeout", server.DefaultBodyReadTimeout, "time a client has to send a request body; a slower one gets HTTP 408 (0: no limit)")
 	f.StringArrayVar(&trustedProxies, "trusted-proxy", nil, "reverse proxy whose X-Forwarded-Host/-Proto and Forwarded headers are believed: CIDR or IP (repeatable)")
 	f.StringArrayVar(&allowedHosts, "allowed-host", nil, "Host header that may be written into agent cards: HOST or HOST:PORT (repeatable; default: loopback names only)")
+	f.DurationVar(&cardMaxAge, "card-max-age", server.DefaultCardMaxAge, "how long clients and caches may reuse an agent card without asking again (Cache-Control max-age; 0: revalidate every time)")
+	f.StringSliceVar(&protocols, "protocols", []string{"1.0", "0.3"}, "A2A versions served: 1.0, 0.3 or both (comma-separated); requests of another get VersionNotSupportedError, and with 1.0 alone the card is a strict A2A 1.0 AgentCard")
 	f.DurationVar(&keepAlive, "keep-alive", server.DefaultKeepAlive, "SSE keep-alive comment interval")
 	f.StringArrayVar(&tokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	f.BoolVar(&pushOn, "push", false, "enable push notifications (signed with keys kept under --data)")
@@ -526,6 +549,15 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	_ = f.MarkHidden("cpuprofile")
 	_ = f.MarkHidden("memprofile")
 	return cmd
+}
+
+// cardMaxAge is HostOptions.CardMaxAge for --card-max-age d: 0 (or
+// under a second) is no-cache, which HostOptions spells negative.
+func cardMaxAge(d time.Duration) time.Duration {
+	if d < time.Second {
+		return -1
+	}
+	return d
 }
 
 // dataInUse is the error of a serve whose data directory dir is held by
@@ -662,6 +694,11 @@ type serveConfig struct {
 	authFor     func(name string, af *agentFile) (server.HandlerOptions, error)
 	push        *pushConfig
 	cardSigning *server.CardSignerOptions // nil: cards are not signed
+	// cardMaxAge is the cards' Cache-Control max-age (--card-max-age; 0:
+	// no-cache).
+	cardMaxAge time.Duration
+	// protocols are the A2A versions served (--protocols; nil: both).
+	protocols []string
 	// conversations configures the conversation bridge's ad-hoc
 	// scenarios (nil: off).
 	conversations *conversationsFile
@@ -823,7 +860,8 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 		PublicURL: cfg.publicURL, Default: cfg.def, JWKS: jwks,
 		TrustedProxies: cfg.trustedProxies, AllowedHosts: cfg.allowedHosts,
 		Transport: server.TransportOptions{Logger: log, MaxBodyBytes: cfg.maxBody, KeepAlive: cfg.keepAlive,
-			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout, CardSigner: cardSigner},
+			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout, CardSigner: cardSigner, ProtocolVersions: cfg.protocols},
+		CardMaxAge: cardMaxAge(cfg.cardMaxAge),
 	})
 	for _, a := range cfg.agents {
 		o := conversationHandlerOptions(a, cfg.conversations, st)
