@@ -499,17 +499,18 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // logged by the transport).
 func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.MessageSendParams) (out *a2a.Message, err error) {
 	req := &Request{Message: msg, Params: *p, Principal: principal(ctx)}
-	func() {
+	panicked := func() (panicked bool) {
 		defer func() {
 			if v := recover(); v != nil {
-				out, err = nil, fmt.Errorf("agent %q panicked in Respond: %v", h.name, v)
+				out, err, panicked = nil, fmt.Errorf("agent %q panicked in Respond: %v", h.name, v), true
 			}
 		}()
 		out, err = r.Respond(ctx, req)
+		return false
 	}()
 	if err != nil {
 		var ae *a2a.Error
-		if errors.As(err, &ae) {
+		if panicked || errors.As(err, &ae) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("agent %q: Respond: %w", h.name, err)

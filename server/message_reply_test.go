@@ -8,11 +8,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/server"
@@ -219,5 +223,242 @@ func TestMessageReplyWire(t *testing.T) {
 	}
 	if n := ts.tasks(t); n != 0 || ts.agent.executed.Load() != 0 {
 		t.Fatalf("%d tasks stored, Execute ran %d times: want none", n, ts.agent.executed.Load())
+	}
+}
+
+// TestMessageReplyErrors: what Respond refuses with an *a2a.Error reaches
+// the client as that error; a plain error, a panic or an invalid answer
+// is an internal error (-32603) that is logged and shows nothing of the
+// agent's, over every binding and version; nothing is stored.
+func TestMessageReplyErrors(t *testing.T) {
+	t.Parallel()
+	ts := newReplyServer(t)
+	base := ts.URL + "/a2a/reply"
+	type answer struct {
+		code int // JSON-RPC code, or HTTP status for HTTP+JSON
+		body string
+	}
+	bindings := []struct {
+		name string
+		send func(text string) answer
+	}{
+		{"1.0 JSON-RPC", func(text string) answer {
+			r := rpc10(t, base, "SendMessage", v10SendParams(text, "e-"+text, ""))
+			if r.Error == nil {
+				return answer{0, string(r.Result)}
+			}
+			return answer{r.Error.Code, r.Error.Message}
+		}},
+		{"1.0 HTTP+JSON", func(text string) answer {
+			code, b := restDo(t, http.MethodPost, base+"/message:send", v10SendParams(text, "e-"+text, ""))
+			return answer{code, string(b)}
+		}},
+		{"0.3 JSON-RPC", func(text string) answer {
+			_, b := post(t, base, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(text, "e-"+text, "")+`}`)
+			var r struct {
+				Error *struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(b, &r); err != nil || r.Error == nil {
+				return answer{0, string(b)}
+			}
+			return answer{r.Error.Code, r.Error.Message}
+		}},
+		{"0.3 HTTP+JSON", func(text string) answer {
+			code, _, b := rest03(t, http.MethodPost, base+"/v1/message:send", send03(text, "e-"+text, ""))
+			return answer{code, string(b)}
+		}},
+	}
+	internal := map[string]string{
+		"error":       "secret internal detail",
+		"panic":       "panicked in Respond: boom in Respond",
+		"bad-role":    "answered with an invalid message: role",
+		"bad-task":    "answered with an invalid message: taskId",
+		"bad-context": "answered with an invalid message: contextId",
+		"no-parts":    "answered with an invalid message: no parts",
+	}
+	for _, b := range bindings {
+		rest := strings.Contains(b.name, "HTTP")
+		got := b.send("refuse")
+		if want := map[bool]int{false: -32602, true: 400}[rest]; got.code != want || !strings.Contains(got.body, "I only take questions") {
+			t.Errorf("%s refuse: %+v, want %d with the agent's reason", b.name, got, want)
+		}
+		for text, logged := range internal {
+			before := strings.Count(ts.logs.String(), logged)
+			got := b.send(text)
+			if want := map[bool]int{false: -32603, true: 500}[rest]; got.code != want || strings.Contains(got.body, "secret") || strings.Contains(got.body, "boom") {
+				t.Errorf("%s %s: %+v, want %d without the agent's details", b.name, text, got, want)
+			}
+			// The line may be written just after the answer.
+			for deadline := time.Now().Add(5 * time.Second); strings.Count(ts.logs.String(), logged) == before; {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s %s: no log line %q:\n%s", b.name, text, logged, ts.logs.String())
+				}
+				runtime.Gosched()
+			}
+		}
+	}
+	// A stream's request error is its one SSE event.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	frames := streamRaw(t, ctx, base, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":`+v10SendParams("bad-role", "e-s", "")+`}`,
+		"A2A-Version", "1.0", "Accept", "text/event-stream")
+	if len(frames) != 1 || !strings.Contains(frames[0].data, `"code":-32603`) {
+		t.Fatalf("stream of an invalid answer: %+v", frames)
+	}
+	if n := ts.tasks(t); n != 0 || ts.agent.executed.Load() != 0 {
+		t.Fatalf("%d tasks stored, Execute ran %d times: want none", n, ts.agent.executed.Load())
+	}
+}
+
+// TestMessageReplyTaskPath: the request is validated before Respond
+// (acceptedOutputModes, push support), a message that continues a task
+// never reaches Respond, and Respond returning nil leaves the message to
+// Execute, in the contextId Respond was shown.
+func TestMessageReplyTaskPath(t *testing.T) {
+	t.Parallel()
+	ts := newReplyServer(t)
+	base := ts.URL + "/a2a/reply"
+	r := rpc10(t, base, "SendMessage", v10SendParams("hi", "v-1", `,"configuration":{"acceptedOutputModes":["image/png"]}`))
+	if r.Error == nil || r.Error.Code != -32005 {
+		t.Fatalf("unacceptable output modes: %+v", r)
+	}
+	r = rpc10(t, base, "SendMessage", v10SendParams("hi", "v-2", `,"configuration":{"taskPushNotificationConfig":{"url":"https://example.com/hook"}}`))
+	if r.Error == nil || r.Error.Code != -32003 {
+		t.Fatalf("push config without push: %+v", r)
+	}
+	if n := ts.agent.responded.Load(); n != 0 {
+		t.Fatalf("Respond ran %d times for requests refused before it", n)
+	}
+
+	// nil: a task, in the contextId Respond saw.
+	for _, method := range []string{"SendMessage", "SendStreamingMessage"} {
+		var task struct {
+			ID        string `json:"id"`
+			ContextID string `json:"contextId"`
+			Status    struct {
+				State string `json:"state"`
+			} `json:"status"`
+			Artifacts []struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"artifacts"`
+		}
+		if method == "SendMessage" {
+			r = rpc10(t, base, method, v10SendParams("task please", "t-"+method, ""))
+			var res struct {
+				Task jsontext.Value `json:"task"`
+			}
+			if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.Task == nil || json.Unmarshal(res.Task, &task) != nil {
+				t.Fatalf("%s falling back to a task: %+v %s", method, r.Error, r.Result)
+			}
+			if task.Status.State != "TASK_STATE_COMPLETED" || len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text != "a task for "+task.ContextID {
+				t.Fatalf("task: %s", r.Result)
+			}
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			frames := streamRaw(t, ctx, base, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":`+v10SendParams("task stream", "t-s", "")+`}`,
+				"A2A-Version", "1.0", "Accept", "text/event-stream")
+			cancel()
+			var first struct {
+				Result struct {
+					Task jsontext.Value `json:"task"`
+				} `json:"result"`
+			}
+			if len(frames) < 2 || frames[0].id == "" || json.Unmarshal([]byte(frames[0].data), &first) != nil || first.Result.Task == nil || json.Unmarshal(first.Result.Task, &task) != nil {
+				t.Fatalf("stream falling back to a task: %+v", frames)
+			}
+		}
+		ts.agent.mu.Lock()
+		seen := ts.agent.seen[len(ts.agent.seen)-1]
+		ts.agent.mu.Unlock()
+		if seen.Message.ContextID == "" || seen.Message.ContextID != task.ContextID || seen.Message.TaskID != "" || seen.Task.ID != "" {
+			t.Fatalf("%s: Respond saw message ids %q/%q and task %q; the task's contextId is %q", method, seen.Message.TaskID, seen.Message.ContextID, seen.Task.ID, task.ContextID)
+		}
+	}
+	if n := ts.tasks(t); n != 2 || ts.agent.executed.Load() != 2 {
+		t.Fatalf("%d tasks, %d executions: want 2", n, ts.agent.executed.Load())
+	}
+
+	// A message naming a task goes to the task, never to Respond.
+	page, err := ts.store.ListTasks(context.Background(), store.TaskQuery{Agent: "reply", Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ts.agent.responded.Load()
+	r = rpc10(t, base, "SendMessage", fmt.Sprintf(`{"message":{"role":"ROLE_USER","messageId":"c-1","taskId":%q,"parts":[{"text":"hi"}]}}`, page.Tasks[0].Task.ID))
+	if r.Error == nil || r.Error.Code != -32004 || ts.agent.responded.Load() != before {
+		t.Fatalf("continuing a completed task: %+v (Respond ran %d times)", r.Error, ts.agent.responded.Load()-before)
+	}
+}
+
+// TestMessageFunc: a MessageFunc answers Handler.Send with its Message,
+// and the paths that need a task (Handler.SendMessage, RunAgent) with a
+// task completed by it; a pushNotificationConfig is validated, then
+// ignored for a direct answer; a nil answer is an error.
+func TestMessageFunc(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("no such host")
+	st := memory.New()
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(),
+		Push: &server.PushOptions{CheckURL: func(_ context.Context, u string) error {
+			if strings.Contains(u, "internal") {
+				return refused
+			}
+			return nil
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	f := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
+		if req.Message.Parts[0].(a2a.TextPart).Text == "nothing" {
+			return nil, nil
+		}
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
+		return &m, nil
+	})
+	h := server.NewHandler(eng, "ping", f, testCard("ping"), server.HandlerOptions{})
+	ctx := context.Background()
+	send := func(text, hook string) a2a.MessageSendParams {
+		p := a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}
+		if hook != "" {
+			p.Configuration = &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook}}
+		}
+		return p
+	}
+
+	res, err := h.Send(ctx, send("ping", "https://hooks.example.com/a"))
+	m, ok := res.(*a2a.Message)
+	if err != nil || !ok || m.Role != a2a.RoleAgent || m.MessageID == "" || m.ContextID == "" || m.TaskID != "" || m.Parts[0].(a2a.TextPart).Text != "pong" {
+		t.Fatalf("Send: %#v %v", res, err)
+	}
+	p := send("ping", "https://internal.example.com/a")
+	if _, err := h.Send(ctx, p); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "no such host") {
+		t.Fatalf("Send with a refused webhook: %v", err)
+	}
+	if _, err := h.Send(ctx, send("nothing", "")); err == nil || errors.As(err, new(*a2a.Error)) {
+		t.Fatalf("a nil answer: %v, want an internal error", err)
+	}
+
+	task, err := h.SendMessage(ctx, send("ping", ""))
+	if err != nil || task.Status.State != a2a.TaskStateCompleted || task.Status.Message == nil || task.Status.Message.Parts[0].(a2a.TextPart).Text != "pong" || task.Status.Message.TaskID != task.ID {
+		t.Fatalf("SendMessage: %+v %v", task, err)
+	}
+	run, err := server.RunAgent(ctx, f, &server.Request{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "ping"})}, server.RunOptions{})
+	if err != nil || run.Status.State != a2a.TaskStateCompleted || run.Status.Message == nil || run.Status.Message.Parts[0].(a2a.TextPart).Text != "pong" {
+		t.Fatalf("RunAgent: %+v %v", run, err)
+	}
+	run, err = server.RunAgent(ctx, f, &server.Request{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "nothing"})}, server.RunOptions{})
+	if err == nil || run.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("RunAgent of a nil answer: %s %v", run.Status.State, err)
+	}
+	// Only the SendMessage call made a task, and no push config was kept.
+	page, err := st.ListTasks(ctx, store.TaskQuery{Agent: "ping", Limit: 10})
+	if err != nil || len(page.Tasks) != 1 {
+		t.Fatalf("tasks: %d %v", len(page.Tasks), err)
 	}
 }
