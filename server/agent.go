@@ -189,10 +189,11 @@ type InlineAgent interface {
 // Request is what an execution is given.
 type Request struct {
 	// Message is the client message being handled, with TaskID and
-	// ContextID filled in.
+	// ContextID filled in (for MessageResponder.Respond: ContextID only).
 	Message a2a.Message
 	// Task is the task as it was when the execution started, including
-	// Message as the last history entry.
+	// Message as the last history entry (zero for
+	// MessageResponder.Respond: there is no task).
 	Task a2a.Task
 	// Params are the message/send or message/stream params as received.
 	Params a2a.MessageSendParams

@@ -570,8 +570,9 @@ func (h *Handler) Send(ctx context.Context, p a2a.MessageSendParams) (a2a.Event,
 
 // SendMessage implements SendMessage (A2A 1.0 §3.1.1) and message/send
 // (A2A 0.3.0 §7.1) for a caller that wants a task: it starts or
-// continues a task (a MessageResponder is not asked; Send is); when blocking (the default) it returns once the task is
-// terminal or interrupted (or ctx ends: then the error is ctx's; for an
+// continues a task (a MessageResponder is not asked; Send asks it); when
+// blocking (the default) it returns once the task is terminal or
+// interrupted (or ctx ends: then the error is ctx's; for an
 // InlineAgent, once Execute has returned), otherwise right after the first
 // durable state. The returned Task honours configuration.historyLength.
 // A configuration.pushNotificationConfig is checked (PushOptions.CheckURL,
