@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,9 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/server"
@@ -90,8 +92,15 @@ type replyServer struct {
 // transport's log in logs.
 func newReplyServer(t *testing.T) *replyServer {
 	t.Helper()
+	return newReplyServerWith(t, server.EngineOptions{})
+}
+
+// newReplyServerWith is newReplyServer on an engine with options eo.
+func newReplyServerWith(t *testing.T, eo server.EngineOptions) *replyServer {
+	t.Helper()
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eo.Logger = discardLogger()
+	eng, err := server.NewEngine(context.Background(), st, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +305,7 @@ func TestMessageReplyErrors(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatalf("%s %s: no log line %q:\n%s", b.name, text, logged, ts.logs.String())
 				}
-				runtime.Gosched()
+				time.Sleep(time.Millisecond) // polls
 			}
 		}
 	}
@@ -460,5 +469,56 @@ func TestMessageFunc(t *testing.T) {
 	page, err := st.ListTasks(ctx, store.TaskQuery{Agent: "ping", Limit: 10})
 	if err != nil || len(page.Tasks) != 1 {
 		t.Fatalf("tasks: %d %v", len(page.Tasks), err)
+	}
+}
+
+// TestMessageReplyTelemetry: a direct answer is a call like any other in
+// traces and metrics, with no task id: its server span ends "ok" without
+// a2a.task.id, and a message-only stream counts its one event and closes.
+func TestMessageReplyTelemetry(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ts := newReplyServerWith(t, server.EngineOptions{TracerProvider: tp, MeterProvider: mp})
+	ended := func(name string) sdktrace.ReadOnlySpan {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) { // polls
+			for _, s := range rec.Ended() {
+				if s.Name() == name {
+					return s
+				}
+			}
+		}
+		t.Fatalf("no span %q", name)
+		return nil
+	}
+	if r := rpc10(t, ts.URL+"/a2a/reply", "SendMessage", v10SendParams("hi", "tel-1", "")); r.Error != nil {
+		t.Fatalf("SendMessage: %+v", r.Error)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	frames := streamRaw(t, ctx, ts.URL+"/a2a/reply", `{"jsonrpc":"2.0","id":2,"method":"SendStreamingMessage","params":`+v10SendParams("hi", "tel-2", "")+`}`,
+		"A2A-Version", "1.0", "Accept", "text/event-stream")
+	if len(frames) != 1 {
+		t.Fatalf("stream: %+v", frames)
+	}
+	for _, name := range []string{"SendMessage", "SendStreamingMessage"} {
+		s := ended(name)
+		if attr(s, "a2a.outcome") != "ok" || attr(s, "a2a.task.id") != "" || attr(s, "a2a.agent") != "reply" {
+			t.Errorf("%s span: outcome %q task %q agent %q", name, attr(s, "a2a.outcome"), attr(s, "a2a.task.id"), attr(s, "a2a.agent"))
+		}
+	}
+	if got := attr(ended("SendStreamingMessage"), "a2a.stream.events"); got != "1" {
+		t.Errorf("stream span counts %s events, want 1", got)
+	}
+	m := collectMetrics(t, reader)
+	if v, ok := sumValue(m, "a2a.server.active_streams"); !ok || v != 0 {
+		t.Errorf("active streams after the stream ended: %d (found %v)", v, ok)
+	}
+	if v, _ := sumValue(m, "a2a.server.stream.events"); v != 1 {
+		t.Errorf("stream events counted %d, want 1", v)
 	}
 }
