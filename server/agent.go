@@ -53,6 +53,77 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, t *TaskUpdater) er
 	return f(ctx, req, t)
 }
 
+// MessageResponder is optionally implemented by an Agent that may answer
+// a message directly with a Message instead of a task (A2A 1.0 §3.1.1:
+// "a direct response message for simple interactions that don't require
+// task tracking"; A2A 0.3.0 §7.1): a stateless request/response agent.
+//
+// Respond is consulted for every SendMessage and SendStreamingMessage
+// (0.3: message/send, message/stream) whose message names no taskId, over
+// every binding, after the request was validated as for a task
+// (authentication, acceptedOutputModes, a pushNotificationConfig's
+// webhook, attachment limits) and before any task is created. req.Message
+// has its ContextID filled in (the client's or a new one) and no TaskID;
+// req.Task is the zero Task; files sent by value stay in the message
+// (HandlerOptions.Attachments stores files of tasks only). ctx is the
+// request's: Respond runs while the client waits, blocking or not.
+//
+// A non-nil message is the answer: SendMessage's result is {"message": …}
+// (0.3: a result of kind "message"), and SendStreamingMessage's stream is
+// that one Message, then closes (A2A 1.0 §3.1.2, "Message-only stream";
+// its SSE event has no id). Nothing is stored: there is no task to get,
+// subscribe to, cancel or push notifications about (a pushNotificationConfig
+// in the request is validated, then ignored), and no idempotency by
+// messageId: a retried message runs Respond again. An empty messageId,
+// role (agent) or contextId (req.Message.ContextID) is filled in; the
+// message must have at least one part, no taskId, role agent and the
+// request's contextId. Respond returning nil and no error falls back to
+// the task path: Execute runs for the message as for any other (with the
+// same contextId). An *a2a.Error returned is answered as is (say
+// a2a.InvalidParams for a request the agent refuses); any other error, a
+// panic, or an invalid message is an internal error (-32603), logged and
+// not shown to the client.
+//
+// Messages that continue a task (taskId set) always go to Execute, and so
+// do Handler.SendMessage (whose result is a Task) and RunAgent.
+type MessageResponder interface {
+	Respond(ctx context.Context, req *Request) (*a2a.Message, error)
+}
+
+// MessageFunc adapts a function to an Agent that answers each message
+// with a Message of its own (a MessageResponder), storing nothing; see
+// MessageResponder for what clients get. Returning a nil message and no
+// error is an error of the agent's (-32603).
+//
+// Where a task is needed all the same (Handler.SendMessage, RunAgent and
+// so the conversation bridge, a message that names a taskId), Execute
+// calls the function and completes the task with its message as the
+// status message (also added to the task's history); an error fails the
+// task.
+type MessageFunc func(ctx context.Context, req *Request) (*a2a.Message, error)
+
+// Respond implements MessageResponder.
+func (f MessageFunc) Respond(ctx context.Context, req *Request) (*a2a.Message, error) {
+	m, err := f(ctx, req)
+	if err == nil && m == nil {
+		err = errNoReply
+	}
+	return m, err
+}
+
+// Execute implements Agent: the function's message completes the task.
+func (f MessageFunc) Execute(ctx context.Context, req *Request, t *TaskUpdater) error {
+	m, err := f.Respond(ctx, req)
+	if err != nil {
+		return err
+	}
+	c := *m
+	c.TaskID, c.ContextID = "", "" // the task's, filled in by SetStatus
+	return t.SetStatus(ctx, a2a.TaskStateCompleted, &c)
+}
+
+var errNoReply = errors.New("server: MessageFunc returned neither a message nor an error")
+
 // Canceler is optionally implemented by an Agent that must release
 // resources when a task is canceled (A2A 0.3.0 §7.4). Cancel is called
 // after the task is canceled and the execution's context cancelled, and
@@ -118,10 +189,11 @@ type InlineAgent interface {
 // Request is what an execution is given.
 type Request struct {
 	// Message is the client message being handled, with TaskID and
-	// ContextID filled in.
+	// ContextID filled in (for MessageResponder.Respond: ContextID only).
 	Message a2a.Message
 	// Task is the task as it was when the execution started, including
-	// Message as the last history entry.
+	// Message as the last history entry (zero for
+	// MessageResponder.Respond: there is no task).
 	Task a2a.Task
 	// Params are the message/send or message/stream params as received.
 	Params a2a.MessageSendParams

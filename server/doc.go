@@ -40,6 +40,11 @@
 //
 // The package's Example runs this against a test server.
 //
+// A stateless agent may answer a new message with a Message instead of a
+// task (MessageResponder, MessageFunc): the Handler asks it after the
+// request's checks and before any task is created, and the answer goes
+// back to the client without touching the Engine's log or the store.
+//
 // An agent's JSON-RPC endpoint can serve methods of one's own beside the
 // A2A methods (extension methods such as bridge/openai's ai/chat):
 // HandlerOptions.Methods, each a Method answering a result or an SSE

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/server"
 )
 
 var update = flag.Bool("update", false, "rewrite golden response files")
@@ -97,6 +99,18 @@ func goldenFile(t *testing.T, file, backend string) {
 			if backend == "sqlite" {
 				o.store = sqliteStore(t)
 			}
+			// A comment line "agents: NAME…" hosts these test agents too.
+			for _, l := range strings.Split(string(ar.Comment), "\n") {
+				if names, ok := strings.CutPrefix(l, "agents: "); ok {
+					o.more = map[string]server.Agent{}
+					for _, name := range strings.Fields(names) {
+						if goldenAgents[name] == nil {
+							t.Fatalf("%s: no golden agent %q", file, name)
+						}
+						o.more[name] = goldenAgents[name]()
+					}
+				}
+			}
 			srv := newTestServer(t, o)
 			n := &normalizer{ids: map[string]int{}, host: strings.TrimPrefix(srv.URL, "http://")}
 			changed := false
@@ -139,6 +153,11 @@ func goldenFile(t *testing.T, file, backend string) {
 			}
 		}
 	}
+}
+
+// goldenAgents are the agents a golden file may ask for (see goldenFile).
+var goldenAgents = map[string]func() server.Agent{
+	"reply": func() server.Agent { return &replyAgent{} },
 }
 
 // doRaw sends a request written as "METHOD PATH\nHeader: v\n\nbody" and
@@ -190,10 +209,20 @@ var responseDefinition = map[string]string{
 var methodRE = regexp.MustCompile(`"method"\s*:\s*"([^"]*)"`)
 
 // validateResponse checks every JSON document of a normalized response
-// against the 0.3.0 schema.
+// against the 0.3.0 schema, or, for an A2A 1.0 request (A2A-Version:
+// 1.0), the 1.0.1 schema (validate10). 0.3 HTTP+JSON bodies (/v1/…, the
+// 0.3 proto's JSON) have no schema.
 func validateResponse(t *testing.T, step, request, resp string) {
 	t.Helper()
 	head, body, _ := strings.Cut(resp, "\n")
+	reqHead, _, _ := strings.Cut(request, "\n\n")
+	if strings.Contains(reqHead, "A2A-Version: 1.0") {
+		validate10(t, request, reqHead, head, body)
+		return
+	}
+	if line, _, _ := strings.Cut(reqHead, "\n"); strings.Contains(line, "/v1/") {
+		return
+	}
 	def := "JSONRPCResponse"
 	if m := methodRE.FindStringSubmatch(request); m != nil && !strings.HasPrefix(strings.TrimSpace(request), "[") {
 		if d, ok := responseDefinition[m[1]]; ok {
@@ -227,5 +256,51 @@ func validateResponse(t *testing.T, step, request, resp string) {
 			def = "JSONRPCErrorResponse"
 		}
 		schematest.Validate(t, def, b)
+	}
+}
+
+// validate10 checks the documents of an A2A 1.0 response to a request
+// whose head (request line and headers) is reqHead, as the 1.0.1 schema's
+// SendMessageResponse (SendMessage; POST …/message:send) or
+// StreamResponse (SendStreamingMessage, SubscribeToTask; their HTTP+JSON
+// routes): JSON-RPC results and HTTP+JSON bodies. Errors and other
+// operations are not checked here.
+func validate10(t *testing.T, request, reqHead, head, body string) {
+	t.Helper()
+	line, _, _ := strings.Cut(reqHead, "\n")
+	op := ""
+	if m := methodRE.FindStringSubmatch(request); m != nil {
+		op = m[1]
+	} else if i := strings.LastIndex(line, ":"); i >= 0 {
+		op = line[i+1:]
+	}
+	def := map[string]string{"SendMessage": "SendMessageResponse", "send": "SendMessageResponse",
+		"SendStreamingMessage": "StreamResponse", "SubscribeToTask": "StreamResponse", "stream": "StreamResponse", "subscribe": "StreamResponse"}[op]
+	if def == "" || !strings.HasPrefix(head, "200") {
+		return
+	}
+	var docs []string
+	if strings.Contains(head, "text/event-stream") {
+		for _, l := range strings.Split(body, "\n") {
+			if d, ok := strings.CutPrefix(l, "data: "); ok {
+				docs = append(docs, d)
+			}
+		}
+	} else {
+		docs = []string{strings.TrimSpace(body)}
+	}
+	for _, d := range docs {
+		var env struct {
+			JSONRPC string          `json:"jsonrpc"`
+			Result  json.RawMessage `json:"result"`
+		}
+		doc := []byte(d)
+		if err := json.Unmarshal(doc, &env); err == nil && env.JSONRPC != "" {
+			if env.Result == nil {
+				continue // an error
+			}
+			doc = env.Result
+		}
+		schematest.Validate10(t, def, doc)
 	}
 }

@@ -229,7 +229,11 @@ func mediaMatch(a, b string) bool {
 // appends at once (no group commit to share with the agent's first
 // events), an execution started for the message is not started but left
 // in *inline for the caller to run.
-func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *func()) (info store.TaskInfo, err error) {
+//
+// When reply is not nil and the agent is a MessageResponder, a message
+// that names no task is first offered to its Respond: a message it
+// answers with is left in *reply (and info is zero), nothing stored.
+func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *func(), reply **a2a.Message) (info store.TaskInfo, err error) {
 	if h.e.tel != nil {
 		defer func() {
 			if err == nil {
@@ -280,6 +284,19 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		}
 	}
 	if msg.TaskID == "" {
+		if r, ok := h.agent.(MessageResponder); ok && reply != nil {
+			// Validated as for a task, not yet stored: the agent may
+			// answer with a message instead (the task path keeps the
+			// contextId it was shown).
+			if msg.ContextID == "" {
+				msg.ContextID = a2a.NewID()
+			}
+			m, err := h.respond(ctx, r, msg, p)
+			if err != nil || m != nil {
+				*reply = m
+				return store.TaskInfo{}, err
+			}
+		}
 		// A new task: the store refuses the create of a messageId it has
 		// indexed (ErrDuplicateMessage, below) before the agent runs, so
 		// no read is needed first.
@@ -475,10 +492,87 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ea, eb)
 }
 
+// respond asks r for a direct answer to msg (with its contextId, no task
+// yet), and checks it: nil when r leaves the message to the task path.
+// An *a2a.Error of the agent's is returned as is; another error, a panic
+// or an invalid message is returned as a plain error (-32603 on the wire,
+// logged by the transport).
+func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.MessageSendParams) (out *a2a.Message, err error) {
+	req := &Request{Message: msg, Params: *p, Principal: principal(ctx)}
+	panicked := func() (panicked bool) {
+		defer func() {
+			if v := recover(); v != nil {
+				out, err, panicked = nil, fmt.Errorf("agent %q panicked in Respond: %v", h.name, v), true
+			}
+		}()
+		out, err = r.Respond(ctx, req)
+		return false
+	}()
+	if err != nil {
+		var ae *a2a.Error
+		if panicked || errors.As(err, &ae) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("agent %q: Respond: %w", h.name, err)
+	}
+	if out == nil {
+		return nil, nil
+	}
+	c := *out
+	if c.MessageID == "" {
+		c.MessageID = a2a.NewID()
+	}
+	if c.Role == "" {
+		c.Role = a2a.RoleAgent
+	}
+	if c.ContextID == "" {
+		c.ContextID = msg.ContextID
+	}
+	bad := ""
+	switch {
+	case c.Role != a2a.RoleAgent:
+		bad = fmt.Sprintf("role %q (an answer is the agent's)", c.Role)
+	case c.TaskID != "":
+		bad = fmt.Sprintf("taskId %q (a direct answer belongs to no task)", c.TaskID)
+	case c.ContextID != msg.ContextID:
+		bad = fmt.Sprintf("contextId %q, not the request's %q", c.ContextID, msg.ContextID)
+	case len(c.Parts) == 0:
+		bad = "no parts"
+	default:
+		if err := v03.CheckEvent(&c); err != nil {
+			bad = err.Error()
+		} else if err := v03.CheckEventValues(&c); err != nil {
+			bad = err.Error()
+		}
+	}
+	if bad != "" {
+		return nil, fmt.Errorf("agent %q answered with an invalid message: %s", h.name, bad)
+	}
+	return &c, nil
+}
+
+// Send implements SendMessage (A2A 1.0 §3.1.1) and message/send (A2A
+// 0.3.0 §7.1) as the bindings serve it: the result is the *a2a.Task of
+// SendMessage, or, for a MessageResponder that answers the message
+// directly, that *a2a.Message (nothing stored; see MessageResponder).
+// Errors as SendMessage's.
+func (h *Handler) Send(ctx context.Context, p a2a.MessageSendParams) (a2a.Event, error) {
+	var reply *a2a.Message
+	t, err := h.send(ctx, p, &reply)
+	switch {
+	case err != nil:
+		return nil, err
+	case reply != nil:
+		return reply, nil
+	}
+	return t, nil
+}
+
 // SendMessage implements SendMessage (A2A 1.0 §3.1.1) and message/send
-// (A2A 0.3.0 §7.1): it starts or
-// continues a task; when blocking (the default) it returns once the task is
-// terminal or interrupted (or ctx ends: then the error is ctx's; for an
+// (A2A 0.3.0 §7.1) for a caller that wants a task: it starts or
+// continues a task (a MessageResponder is not asked; Send asks it); when
+// blocking (the default) it returns once the task is terminal or
+// interrupted (or ctx ends: then the error is ctx's; for an
 // InlineAgent, once Execute has returned), otherwise right after the first
 // durable state. The returned Task honours configuration.historyLength.
 // A configuration.pushNotificationConfig is checked (PushOptions.CheckURL,
@@ -486,6 +580,12 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // naming /params/configuration/pushNotificationConfig/url, and no task is
 // created or continued.
 func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
+	return h.send(ctx, p, nil)
+}
+
+// send is SendMessage; with reply not nil, a MessageResponder's answer
+// is left in *reply instead (the task then nil).
+func (h *Handler) send(ctx context.Context, p a2a.MessageSendParams, reply **a2a.Message) (*a2a.Task, error) {
 	ctx = withTenant(ctx, p.Tenant)
 	// A blocking send runs an InlineAgent on this goroutine (when the
 	// store allows, see accept): it would only wait for it otherwise, and
@@ -495,12 +595,15 @@ func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2
 	if p.Configuration.IsBlocking() {
 		inline = &run
 	}
-	info, err := h.accept(ctx, &p, inline)
+	info, err := h.accept(ctx, &p, inline, reply)
 	if run != nil {
 		run()
 	}
 	if err != nil {
 		return nil, err
+	}
+	if reply != nil && *reply != nil {
+		return nil, nil
 	}
 	var hl *int
 	if p.Configuration != nil {
@@ -540,15 +643,21 @@ func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2
 // the message is accepted it returns the task's events, starting with the
 // Task snapshot and ending with a status-update whose final is true. A
 // request error is returned before any event. Dropping the stream does not
-// cancel the task.
+// cancel the task. For a MessageResponder that answers the message
+// directly, the stream is that one *a2a.Message (Seq 0), and ends (A2A
+// 1.0 §3.1.2, "Message-only stream").
 func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendParams) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
 	ctx = withTenant(ctx, p.Tenant)
-	info, err := h.accept(ctx, &p, nil)
+	var reply *a2a.Message
+	info, err := h.accept(ctx, &p, nil, &reply)
 	if err != nil {
 		return nil, err
+	}
+	if reply != nil {
+		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{Event: reply}, nil) }, nil
 	}
 	return h.e.stream(ctx, info, info.Seq, true), nil
 }

@@ -27,6 +27,8 @@ import (
 type testServerOptions struct {
 	store     store.Store
 	transport server.TransportOptions
+	// more are agents hosted after the standard ones, by name.
+	more map[string]server.Agent
 }
 
 type testServer struct {
@@ -112,6 +114,9 @@ func newTestServer(t testing.TB, o testServerOptions) *testServer {
 	nc := testCard("nostream")
 	nc.Capabilities.Streaming = false
 	add("nostream", agents.Echo{}, nc)
+	for name, a := range o.more {
+		add(name, a, testCard(name))
+	}
 	ts.Server = httptest.NewServer(host)
 	t.Cleanup(func() {
 		ts.Server.CloseClientConnections()

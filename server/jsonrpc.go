@@ -659,11 +659,11 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		task, err := h.SendMessage(ctx, p)
+		res, err := h.Send(ctx, p)
 		if err != nil {
 			return dst, err
 		}
-		return v03.AppendEvent(dst, task)
+		return v03.AppendEvent(dst, res)
 	case MethodGetTask:
 		p, err := v03.DecodeTaskQueryParams(req.Params)
 		if err != nil {
@@ -759,11 +759,11 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		if err != nil {
 			return dst, err
 		}
-		task, err := h.SendMessage(ctx, pushIn10(p))
+		res, err := h.Send(ctx, pushIn10(p))
 		if err != nil {
 			return dst, err
 		}
-		return v10.AppendSendMessageResponse(dst, task)
+		return v10.AppendSendMessageResponse(dst, res)
 	case Method10GetTask:
 		p, err := v10.DecodeGetTaskRequest(req.Params)
 		if err != nil {

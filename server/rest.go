@@ -355,11 +355,11 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		task, err := h.SendMessage(ctx, p)
+		res, err := h.Send(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		return c.sendResult(nil, task)
+		return c.sendResult(nil, res)
 	case Method10GetTask:
 		p, err := v10.DecodeRESTGetTask(rt.tenant, rt.taskID, q)
 		if err != nil {

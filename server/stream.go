@@ -158,12 +158,18 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 		}
 		_ = sw.SetWriteDeadline(time.Now().Add(opts.StreamWriteTimeout))
 		var werr error
+		id := ""
+		if ev.Seq > 0 {
+			// Events of a task's log; a direct Message answer (Seq 0) is
+			// in no log, and there is nothing to resume.
+			id = strconv.FormatInt(ev.Seq, 10)
+		}
 		if ev.hold {
 			// The next event is at hand or the stream ends next (and with
 			// it the response, which flushes): one write sends both.
-			werr = sw.Queue(strconv.FormatInt(ev.Seq, 10), "", buf)
+			werr = sw.Queue(id, "", buf)
 		} else {
-			werr = sw.Event(strconv.FormatInt(ev.Seq, 10), "", buf)
+			werr = sw.Event(id, "", buf)
 		}
 		if cap(buf) <= 64<<10 {
 			*bp = buf
