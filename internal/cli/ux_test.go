@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -650,3 +651,42 @@ func TestErrorHints(t *testing.T) {
 }
 
 type pflagFlag = pflag.Flag
+
+// TestTextPartsOnLines: the human output puts each text part of a message
+// or an artifact on a line of its own (they used to run together, "You:
+// hiEcho: You: hi"); the chat agent quotes a message of several text parts
+// with a newline between them, and echo's artifact keeps them apart; over
+// each version and binding.
+func TestTextPartsOnLines(t *testing.T) {
+	if got := partsText([]a2a.Part{a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"}, a2a.DataPart{Data: map[string]any{"n": "1"}}, a2a.TextPart{Text: "end"}}); got != "You: hi\nEcho: You: hi {\"n\":\"1\"} end" {
+		t.Errorf("partsText %q", got)
+	}
+	ts, _ := testHost(t)
+	ctx := context.Background()
+	for _, o := range []client.Options{
+		{Protocol: a2a.Version10, Binding: a2a.TransportJSONRPC},
+		{Protocol: a2a.Version10, Binding: a2a.TransportHTTPJSON},
+		{Protocol: a2a.Version03, Binding: a2a.TransportJSONRPC},
+	} {
+		args := []string{"--protocol", o.Protocol, "--binding", map[string]string{a2a.TransportJSONRPC: "jsonrpc", a2a.TransportHTTPJSON: "rest"}[o.Binding]}
+		for _, agent := range []string{"echo", "chat"} {
+			c, err := client.Dial(ctx, ts.URL+"/a2a/"+agent, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"})})
+			task, ok := res.(*a2a.Task)
+			if err != nil || !ok {
+				t.Fatalf("%s over %+v: %v %T", agent, o, err, res)
+			}
+			out, errs, code := run(t, "", append([]string{"get", ts.URL + "/a2a/" + agent, task.ID, "--human"}, args...)...)
+			want := "\n  artifact [echo] You: hi\nEcho: You: hi\n"
+			if agent == "chat" {
+				want = "\n  status   turn 1: you said \"You: hi\\nEcho: You: hi\". Say more"
+			}
+			if code != ExitOK || !strings.Contains(out, want) || !strings.Contains(out, "\n    user   You: hi\nEcho: You: hi\n") {
+				t.Errorf("get %s %v: %d %q %s; want %q and the message on two lines", agent, args, code, out, errs, want)
+			}
+		}
+	}
+}
