@@ -220,3 +220,55 @@ func TestJoinedChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestEchoKeepsParts: echo streams a long text part in chunks, and the
+// task's artifact holds the message's parts as they were sent (a text
+// part after another is not joined to it), over A2A 1.0 JSON-RPC and
+// HTTP+JSON and 0.3 JSON-RPC.
+func TestEchoKeepsParts(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	long := strings.Repeat("0123456789", 20)
+	parts10 := fmt.Sprintf(`[{"text":%q},{"text":"b"},{"data":{"n":"1"}},{"text":"c"},{"text":"d","mediaType":"text/markdown"}]`, long)
+	send10 := `{"message":{"role":"ROLE_USER","messageId":"%s","parts":` + parts10 + `}}`
+	r := rpc10(t, ts.URL+"/a2a/echo", "SendMessage", fmt.Sprintf(send10, "echo-parts-1"))
+	code, rest := restDo(t, http.MethodPost, ts.URL+"/a2a/echo/message:send", fmt.Sprintf(send10, "echo-parts-2"))
+	for i, b := range [][]byte{r.Result, rest} {
+		var sent struct {
+			Task struct {
+				Artifacts []struct {
+					Parts jsontext.Value `json:"parts"`
+				} `json:"artifacts"`
+			} `json:"task"`
+		}
+		if err := json.Unmarshal(b, &sent); err != nil || len(sent.Task.Artifacts) != 1 || string(sent.Task.Artifacts[0].Parts) != parts10 {
+			t.Errorf("1.0 answer %d (%d): %s\nwant parts %s", i, code, b, parts10)
+		}
+	}
+	parts03 := fmt.Sprintf(`[{"kind":"text","text":%q},{"kind":"text","text":"b"},{"kind":"data","data":{"n":"1"}},{"kind":"text","text":"c"}]`, long)
+	_, b := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"echo-parts-3","parts":`+parts03+`}}}`)
+	var r03 struct {
+		Result struct {
+			Artifacts []struct {
+				Parts jsontext.Value `json:"parts"`
+			} `json:"artifacts"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &r03); err != nil || len(r03.Result.Artifacts) != 1 || string(r03.Result.Artifacts[0].Parts) != parts03 {
+		t.Errorf("0.3 answer: %s\nwant parts %s", b, parts03)
+	}
+	// The stream shows the long text in chunks.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	frames := streamRaw(t, ctx, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"SendStreamingMessage","params":`+fmt.Sprintf(send10, "echo-parts-4")+`}`,
+		"A2A-Version", "1.0", "Accept", "text/event-stream")
+	updates := 0
+	for _, f := range frames {
+		if strings.Contains(f.data, `"artifactUpdate"`) {
+			updates++
+		}
+	}
+	if updates < 5 {
+		t.Errorf("%d artifact updates, want the long text in 4 chunks and the rest", updates)
+	}
+}
