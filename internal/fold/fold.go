@@ -220,6 +220,9 @@ func joinText(parts []a2a.Part, text string) []a2a.Part {
 		tail.b.Grow(2 * (len(last.Text) + len(text)))
 		tail.b.WriteString(last.Text)
 	}
+	// Grow doubles the buffer when it is full (append would grow a
+	// large one by a quarter only, copying the text more often).
+	tail.b.Grow(len(text))
 	tail.b.WriteString(text)
 	last.Text = tail.b.String()
 	out := make([]a2a.Part, n, n+1)
