@@ -806,3 +806,44 @@ func TestLargeInput(t *testing.T) {
 		t.Errorf("output of %d bytes differs", len(got))
 	}
 }
+
+// TestOutputJoined: a command printing many lines streams its stdout in
+// several chunks (the last one may be empty), and the task a blocking
+// SendMessage returns holds it as one text part, with no empty part at
+// the end, over every interface.
+func TestOutputJoined(t *testing.T) {
+	var want strings.Builder
+	for i := 1; i <= 40000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	for _, o := range []client.Options{
+		{Protocol: a2a.Version03, Binding: a2a.TransportJSONRPC},
+		{Protocol: a2a.Version03, Binding: a2a.TransportHTTPJSON},
+		{Protocol: a2a.Version10, Binding: a2a.TransportJSONRPC},
+		{Protocol: a2a.Version10, Binding: a2a.TransportHTTPJSON},
+	} {
+		t.Run(o.Protocol+"/"+o.Binding, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, command.Config{Command: []string{"seq", "1", "40000"}}, o)
+			task := e.send(t, textMessage(""))
+			wantState(t, task, a2a.TaskStateCompleted)
+			if len(task.Artifacts) != 1 || len(task.Artifacts[0].Parts) != 1 {
+				t.Fatalf("artifacts %d, parts %d; want one text part", len(task.Artifacts), len(task.Artifacts[0].Parts))
+			}
+			if tp, ok := task.Artifacts[0].Parts[0].(a2a.TextPart); !ok || tp.Text != want.String() {
+				t.Fatalf("output part %T of %d bytes, want the text of %d bytes", task.Artifacts[0].Parts[0], len(partBytes(t, task.Artifacts[0].Parts)), want.Len())
+			}
+			// A stream delivers it in chunks (reads of at most 32 KiB,
+			// joined up to 32 KiB: 229 kB make four at least).
+			var chunks []string
+			for _, ev := range e.stream(t, textMessage("")).rest(t) {
+				if a, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+					chunks = append(chunks, string(partBytes(t, a.Artifact.Parts)))
+				}
+			}
+			if all := strings.Join(chunks, ""); len(chunks) < 4 || all != want.String() {
+				t.Errorf("%d chunks of %d bytes in all, want at least 4 of %d", len(chunks), len(all), want.Len())
+			}
+		})
+	}
+}

@@ -58,9 +58,12 @@
 // valid UTF-8 is a text part, and a character is never split between two
 // chunks; a chunk that is not (binary output) is a raw part (1.0 "raw",
 // 0.3 a file with bytes) with media type application/octet-stream. The
-// parts' bytes, concatenated in order, are stdout exactly. At most
-// max_output bytes are kept: past them the command is stopped and the task
-// failed.
+// parts' bytes, concatenated in order, are stdout exactly. The task
+// (GetTask, a blocking SendMessage's result) holds consecutive text
+// chunks as one text part, with no empty part for an empty last chunk:
+// the server joins them as it folds the chunks; streams deliver each
+// chunk. At most max_output bytes are kept: past them the command is
+// stopped and the task failed.
 //
 // stderr goes to the Logger, one record per line ("exec: stderr", with the
 // task id and the pid; lines cut at 4 KiB, at most 1000 lines logged per

@@ -32,8 +32,9 @@
 //
 // A task moves to working, then each streamed delta becomes a chunk of
 // one artifact named "response" (TextPart; the first chunk with
-// append=false, the next ones append=true, the last lastChunk=true; the
-// artifact's text is its parts joined), and the task completes. Its
+// append=false, the next ones append=true, the last lastChunk=true; in
+// the task the server joins them into one text part), and the task
+// completes. Its
 // metadata (A2A 0.3.0 §6.1) gets, under MetadataUsage, the token usage
 // {"prompt_tokens", "completion_tokens", "total_tokens"} when the
 // endpoint reports it, under MetadataModel the model that answered, and

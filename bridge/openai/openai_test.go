@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ type env struct {
 	agent *openai.Agent
 	store store.Store
 	c     *client.Client
+	url   string // the a2abridge server's
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -88,7 +90,7 @@ func startFuzz(t testing.TB, cfg openai.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{agent: ag, store: st, c: c}
+	return &env{agent: ag, store: st, c: c, url: ts.URL}
 }
 
 func userText(text string) a2a.Message { return a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text}) }
@@ -845,5 +847,52 @@ func TestFinishedWithoutDone(t *testing.T) {
 	task := e.send(t, userText("hi"))
 	if task.Status.State != a2a.TaskStateCompleted || artifactText(task.Artifacts[0]) != "all here" {
 		t.Fatalf("%s %q %+v", task.Status.State, statusText(task), task.Artifacts)
+	}
+}
+
+// TestAnswerJoined: the answer streams token by token, and the task a
+// blocking SendMessage returns holds it as one text part, over every
+// interface.
+func TestAnswerJoined(t *testing.T) {
+	e := start(t, openai.Config{})
+	tokens := []string{"Hel", "lo", ", ", "wor", "ld"}
+	e.fake.Script("m", openaitest.Behavior{Tokens: tokens})
+	for _, o := range []client.Options{
+		{Protocol: a2a.Version03, Binding: a2a.TransportJSONRPC},
+		{Protocol: a2a.Version03, Binding: a2a.TransportHTTPJSON},
+		{Protocol: a2a.Version10, Binding: a2a.TransportJSONRPC},
+		{Protocol: a2a.Version10, Binding: a2a.TransportHTTPJSON},
+	} {
+		t.Run(o.Protocol+"/"+o.Binding, func(t *testing.T) {
+			c, err := client.Dial(context.Background(), e.url, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := c.SendMessage(context.Background(), a2a.MessageSendParams{Message: userText("hi")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task, ok := ev.(*a2a.Task)
+			if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+				t.Fatalf("answer %T %+v", ev, ev)
+			}
+			want := []a2a.Part{a2a.TextPart{Text: "Hello, world"}}
+			if got := task.Artifacts[0].Parts; !reflect.DeepEqual(got, want) {
+				t.Errorf("parts %#v, want %#v", got, want)
+			}
+			// A stream delivers the tokens as they came.
+			var chunks []string
+			for sev, err := range c.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: userText("hi")}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a, ok := sev.Event.(*a2a.TaskArtifactUpdateEvent); ok {
+					chunks = append(chunks, artifactText(a.Artifact))
+				}
+			}
+			if got := strings.Join(chunks, "|"); !strings.HasPrefix(got, "Hel|lo|, |wor|ld") {
+				t.Errorf("streamed chunks %q", got)
+			}
+		})
 	}
 }

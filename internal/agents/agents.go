@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -30,7 +31,11 @@ const EchoChunk = 64
 
 // Echo answers every message with a completed task whose artifact "echo"
 // repeats the message's parts. The artifact is streamed in chunks: one
-// artifact-update per part, and long texts split into EchoChunk-byte pieces.
+// artifact-update per part, and long texts split into EchoChunk-byte
+// pieces. The task's artifact holds the message's parts as they were
+// sent: a text part that follows another is sent in the update of the
+// part before it (the first part of an appended update continues the
+// artifact's last text part, internal/fold.Joins).
 type Echo struct{}
 
 // Card returns the echo agent's card.
@@ -49,7 +54,7 @@ func (Echo) Execute(ctx context.Context, req *server.Request, t *server.TaskUpda
 	chunks := chunkParts(req.Message.Parts)
 	artID := a2a.NewID()
 	for i, c := range chunks {
-		a := a2a.Artifact{ArtifactID: artID, Name: "echo", Parts: []a2a.Part{c}}
+		a := a2a.Artifact{ArtifactID: artID, Name: "echo", Parts: c}
 		if err := t.AddArtifact(ctx, a, i > 0, i == len(chunks)-1); err != nil {
 			return err
 		}
@@ -62,13 +67,24 @@ func (Echo) Execute(ctx context.Context, req *server.Request, t *server.TaskUpda
 	return t.Complete(ctx, "")
 }
 
-// chunkParts splits long text parts so that streams show several chunks.
-func chunkParts(parts []a2a.Part) []a2a.Part {
-	var out []a2a.Part
+// chunkParts returns the parts of each artifact update that echoes
+// parts: one part each, long text parts split so that streams show
+// several chunks, except that a part the fold would join to the chunk
+// before it (fold.Joins), though it is a part of its own, is sent in that
+// chunk's update, where it stays apart.
+func chunkParts(parts []a2a.Part) [][]a2a.Part {
+	var out [][]a2a.Part
+	add := func(p a2a.Part, first bool) {
+		if n := len(out); first && n > 0 && fold.Joins(out[n-1][len(out[n-1])-1], p) {
+			out[n-1] = append(out[n-1], p)
+			return
+		}
+		out = append(out, []a2a.Part{p})
+	}
 	for _, p := range parts {
 		tp, ok := p.(a2a.TextPart)
 		if !ok || len(tp.Text) <= EchoChunk {
-			out = append(out, p)
+			add(p, true)
 			continue
 		}
 		s := tp.Text
@@ -81,7 +97,7 @@ func chunkParts(parts []a2a.Part) []a2a.Part {
 			if n == 0 {
 				n = min(EchoChunk, len(s))
 			}
-			out = append(out, a2a.TextPart{Text: s[:n], Metadata: tp.Metadata})
+			add(a2a.TextPart{Text: s[:n], MediaType: tp.MediaType, Filename: tp.Filename, Metadata: tp.Metadata}, s == tp.Text)
 			s = s[n:]
 		}
 	}
@@ -118,11 +134,18 @@ func (Chat) Execute(ctx context.Context, req *server.Request, t *server.TaskUpda
 	return t.RequireInput(ctx, fmt.Sprintf("turn %d: you said %q. Say more, or \"bye\" to finish.", turn, text))
 }
 
+// textOf returns the text of m's text parts, one line each (a newline
+// between two parts).
 func textOf(m a2a.Message) string {
 	var b strings.Builder
+	n := 0
 	for _, p := range m.Parts {
 		if tp, ok := p.(a2a.TextPart); ok {
+			if n > 0 {
+				b.WriteByte('\n')
+			}
 			b.WriteString(tp.Text)
+			n++
 		}
 	}
 	return b.String()

@@ -33,11 +33,11 @@ func newCheckCmd(_ io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "check URL",
-		Short: "Check an A2A endpoint (0.3 and 1.0) for conformance and write a compliance report",
+		Short: "Check an A2A endpoint (1.0 and 0.3.0, JSON-RPC and HTTP+JSON) for conformance and write a compliance report",
 		Long: `Check an A2A endpoint for conformance, as a black box over the network, on
-every interface its Agent Card offers: A2A 0.3.0 over JSON-RPC, and A2A 1.0 over
-JSON-RPC and HTTP+JSON (the card's supportedInterfaces; --protocol 0.3|1.0 and
---binding jsonrpc|rest restrict the run).
+every interface its Agent Card offers: A2A 1.0 over JSON-RPC and HTTP+JSON (the
+card's supportedInterfaces), A2A 0.3.0 over JSON-RPC and, when the card declares
+it, HTTP+JSON (--protocol 0.3|1.0 and --binding jsonrpc|rest restrict the run).
 
 A2A 0.3.0 (categories card, rpc, message, parts, tasks, stream, state, push,
 auth, schema): discovery and the Agent Card, the JSON-RPC envelope and error

@@ -104,10 +104,10 @@ func (p *Program) Run(ctx context.Context, args []string) int {
 	root := &cobra.Command{
 		Use:   "a2abridge",
 		Short: "Serve, call and check Agent2Agent (A2A) agents",
-		Long: `a2abridge serves Agent2Agent (A2A 0.3.0) agents over JSON-RPC and SSE on a
-durable store, calls any A2A agent from the terminal (card, send, stream, get,
-cancel, resubscribe, push, chat), checks an endpoint's conformance (check) and
-load-tests it (bench).
+		Long: `a2abridge serves Agent2Agent agents (A2A 1.0 and 0.3.0, each over JSON-RPC
+and HTTP+JSON, streaming over SSE) on a durable store, calls any A2A agent from
+the terminal (card, send, stream, get, cancel, resubscribe, push, chat), checks
+an endpoint's conformance (check) and load-tests it (bench).
 
 Exit status: 0 ok, 1 failure, 2 usage error, 3 the agent answered with an
 A2A/JSON-RPC error, 4 transport or HTTP error (or --timeout expired), 5 the

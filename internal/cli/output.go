@@ -325,8 +325,11 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// partsText renders parts on one line: text as is (consecutive text parts,
-// such as streamed chunks, run together), data as JSON, files by name.
+// partsText renders parts: text as is, data as JSON, files by name; two
+// consecutive text parts are separate lines (a newline between them: a
+// message of several turns keeps them apart), other parts are separated
+// by a space. (A stream's chunks are printed one after the other as they
+// arrive, each with partsText.)
 func partsText(ps []a2a.Part) string {
 	return printable(rawPartsText(ps))
 }
@@ -336,8 +339,12 @@ func rawPartsText(ps []a2a.Part) string {
 	prevText := false
 	for _, p := range ps {
 		_, isText := p.(a2a.TextPart)
-		if b.Len() > 0 && !(isText && prevText) {
-			b.WriteByte(' ')
+		if b.Len() > 0 {
+			if isText && prevText {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte(' ')
+			}
 		}
 		prevText = isText
 		b.WriteString(partText(p))

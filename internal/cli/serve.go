@@ -922,8 +922,8 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 	if cfg.retention > 0 {
 		keep = cfg.retention.String()
 	}
-	log.Info("a2abridge serving", "addr", ln.Addr().String(), "default", cfg.def, "card", base+"/.well-known/agent-card.json", "retain_finished", keep)
-	fmt.Fprintf(stdout, "a2abridge listening on http://%s (default agent %q; agents: ", ln.Addr(), cfg.def)
+	log.Info("a2abridge serving", "addr", ln.Addr().String(), "a2a", strings.Join(servedVersions, ", "), "bindings", strings.Join(servedBindings, ", "), "default", cfg.def, "card", base+"/.well-known/agent-card.json", "retain_finished", keep)
+	fmt.Fprintf(stdout, "a2abridge listening on http://%s (%s; default agent %q; agents: ", ln.Addr(), protocolsText(), cfg.def)
 	for i, a := range cfg.agents {
 		if i > 0 {
 			fmt.Fprint(stdout, ", ")

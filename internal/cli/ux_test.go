@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -148,7 +150,7 @@ func TestVersion(t *testing.T) {
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}}}, true
 	}
 	out, _, code := run(t, "", "version")
-	for _, want := range []string{"a2abridge v1.2.3\n", "commit    0123456789abcdef (modified)", "committed 2026-01-02T03:04:05Z", "go        go1.99.1 ", "A2A       0.3.0"} {
+	for _, want := range []string{"a2abridge v1.2.3\n", "commit    0123456789abcdef (modified)", "committed 2026-01-02T03:04:05Z", "go        go1.99.1 ", "\n  A2A       1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE streaming\n"} {
 		if code != ExitOK || !strings.Contains(out, want) {
 			t.Errorf("version: %d %q lacks %q", code, out, want)
 		}
@@ -160,12 +162,43 @@ func TestVersion(t *testing.T) {
 	js, _, _ := run(t, "", "version", "--json")
 	var v versionInfo
 	if err := json.Unmarshal([]byte(js), &v); err != nil || v.Version != "v1.2.3" || v.Commit != "0123456789abcdef" || !v.Modified ||
-		v.Go != "go1.99.1" || len(v.ProtocolVersions) != 1 || v.ProtocolVersions[0] != "0.3.0" {
+		v.Go != "go1.99.1" || !slices.Equal(v.ProtocolVersions, []string{"1.0", "0.3.0"}) || !slices.Equal(v.Bindings, []string{"JSONRPC", "HTTP+JSON"}) {
 		t.Errorf("version --json: %s (%v)", js, err)
 	}
 	readBuildInfo = func() (*debug.BuildInfo, bool) { return nil, false }
 	if out, _, _ := run(t, "", "version"); !strings.Contains(out, "a2abridge (unknown)") || strings.Contains(out, "commit") {
 		t.Errorf("without build info: %q", out)
+	}
+}
+
+// TestNamesVersionsAndBindings: the help of a2abridge and of check, and
+// serve's banner and startup log, name both A2A versions served and both
+// bindings.
+func TestNamesVersionsAndBindings(t *testing.T) {
+	out, _, code := run(t, "", "--help")
+	if code != ExitOK || !strings.Contains(out, "(A2A 1.0 and 0.3.0, each over JSON-RPC\nand HTTP+JSON, streaming over SSE)") ||
+		!strings.Contains(out, "Check an A2A endpoint (1.0 and 0.3.0, JSON-RPC and HTTP+JSON)") {
+		t.Errorf("--help: %d %q", code, out)
+	}
+	out, _, code = run(t, "", "check", "--help")
+	if code != ExitOK || !strings.Contains(out, "A2A 1.0 over JSON-RPC and HTTP+JSON") || !strings.Contains(out, "A2A 0.3.0 over JSON-RPC and,") {
+		t.Errorf("check --help: %d %q", code, out)
+	}
+	addr := freeAddr(t)
+	stdout, errw := newLineWriter(), newLineWriter()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--memory", "--addr", addr}, nil, stdout, errw)
+	}()
+	defer func() { cancel(); <-done }()
+	banner := waitLines(t, stdout, "listening on", 1, 10*time.Second)[0]
+	if want := "a2abridge listening on http://" + addr + " (A2A 1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE streaming; default agent"; !strings.HasPrefix(banner, want) {
+		t.Errorf("banner %q, want it to start with %q", banner, want)
+	}
+	logged := waitLines(t, errw, "a2abridge serving", 1, 10*time.Second)[0]
+	if !strings.Contains(logged, `a2a="1.0, 0.3.0"`) || !strings.Contains(logged, `bindings="JSONRPC, HTTP+JSON"`) {
+		t.Errorf("startup log %q lacks the versions and bindings", logged)
 	}
 }
 
@@ -618,3 +651,42 @@ func TestErrorHints(t *testing.T) {
 }
 
 type pflagFlag = pflag.Flag
+
+// TestTextPartsOnLines: the human output puts each text part of a message
+// or an artifact on a line of its own (they used to run together, "You:
+// hiEcho: You: hi"); the chat agent quotes a message of several text parts
+// with a newline between them, and echo's artifact keeps them apart; over
+// each version and binding.
+func TestTextPartsOnLines(t *testing.T) {
+	if got := partsText([]a2a.Part{a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"}, a2a.DataPart{Data: map[string]any{"n": "1"}}, a2a.TextPart{Text: "end"}}); got != "You: hi\nEcho: You: hi {\"n\":\"1\"} end" {
+		t.Errorf("partsText %q", got)
+	}
+	ts, _ := testHost(t)
+	ctx := context.Background()
+	for _, o := range []client.Options{
+		{Protocol: a2a.Version10, Binding: a2a.TransportJSONRPC},
+		{Protocol: a2a.Version10, Binding: a2a.TransportHTTPJSON},
+		{Protocol: a2a.Version03, Binding: a2a.TransportJSONRPC},
+	} {
+		args := []string{"--protocol", o.Protocol, "--binding", map[string]string{a2a.TransportJSONRPC: "jsonrpc", a2a.TransportHTTPJSON: "rest"}[o.Binding]}
+		for _, agent := range []string{"echo", "chat"} {
+			c, err := client.Dial(ctx, ts.URL+"/a2a/"+agent, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"})})
+			task, ok := res.(*a2a.Task)
+			if err != nil || !ok {
+				t.Fatalf("%s over %+v: %v %T", agent, o, err, res)
+			}
+			out, errs, code := run(t, "", append([]string{"get", ts.URL + "/a2a/" + agent, task.ID, "--human"}, args...)...)
+			want := "\n  artifact [echo] You: hi\nEcho: You: hi\n"
+			if agent == "chat" {
+				want = "\n  status   turn 1: you said \"You: hi\\nEcho: You: hi\". Say more"
+			}
+			if code != ExitOK || !strings.Contains(out, want) || !strings.Contains(out, "\n    user   You: hi\nEcho: You: hi\n") {
+				t.Errorf("get %s %v: %d %q %s; want %q and the message on two lines", agent, args, code, out, errs, want)
+			}
+		}
+	}
+}

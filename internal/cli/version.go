@@ -29,13 +29,30 @@ type versionInfo struct {
 	Modified   bool   `json:"modified,omitzero"`
 	Go         string `json:"go"`
 	Platform   string `json:"platform"`
-	// ProtocolVersions are the A2A protocol versions spoken.
+	// ProtocolVersions are the A2A protocol versions spoken, newest
+	// first; Bindings the protocol bindings each is served over (A2A 1.0
+	// §5), streaming by SSE.
 	ProtocolVersions []string `json:"a2aProtocolVersions"`
+	Bindings         []string `json:"a2aBindings"`
+}
+
+// servedVersions and servedBindings are the A2A protocol versions and
+// bindings that serve, the client commands and check speak.
+var (
+	servedVersions = []string{a2a.Version10, a2a.ProtocolVersion}
+	servedBindings = []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON}
+)
+
+// protocolsText names the versions and bindings served, for help and the
+// serve banner: "A2A 1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE
+// streaming".
+func protocolsText() string {
+	return "A2A " + strings.Join(servedVersions, " and ") + " over JSON-RPC and HTTP+JSON, SSE streaming"
 }
 
 func buildVersion() versionInfo {
 	v := versionInfo{Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		ProtocolVersions: []string{a2a.ProtocolVersion}}
+		ProtocolVersions: servedVersions, Bindings: servedBindings}
 	bi, ok := readBuildInfo()
 	if !ok {
 		return v
@@ -75,7 +92,7 @@ func versionText() string {
 		fmt.Fprintf(&b, "  committed %s\n", v.CommitTime)
 	}
 	fmt.Fprintf(&b, "  go        %s %s\n", v.Go, v.Platform)
-	fmt.Fprintf(&b, "  A2A       %s\n", strings.Join(v.ProtocolVersions, ", "))
+	fmt.Fprintf(&b, "  A2A       %s\n", strings.TrimPrefix(protocolsText(), "A2A "))
 	return b.String()
 }
 
@@ -83,11 +100,12 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version, commit, Go version and A2A protocol versions",
+		Short: "Print the version, commit, Go version, and A2A versions and bindings",
 		Long: `Print a2abridge's version (the module version the binary was built from),
 the commit and its time when the build recorded them (a "modified" mark means
 the working tree had uncommitted changes), the Go version and platform, and the
-A2A protocol versions it speaks. --json prints the same as one JSON object.
+A2A protocol versions it speaks (1.0 and 0.3.0) with their bindings (JSON-RPC
+and HTTP+JSON, streaming over SSE). --json prints the same as one JSON object.
 a2abridge --version prints the same text.`,
 		Example: `  a2abridge version
   a2abridge version --json`,

@@ -12,11 +12,21 @@
 // task's latest snapshot (the engine, under the task's lock, or a store
 // folding what it just read). Anyone else who wants to fold a snapshot it
 // was given (or to append to its slices) first takes a Detach()ed copy.
+//
+// A streamed artifact's text chunks are joined: the first part of an
+// appended chunk continues the artifact's last part when both are plain
+// text (see Joins), so that the Task holds one readable text where the
+// stream delivered it token by token or line by line. The log keeps every
+// chunk as it was sent; only the fold joins. The joined text grows in a
+// buffer with spare capacity (kept past the end of the artifact's Parts,
+// where no snapshot looks), so that joining a chunk costs in proportion
+// to the chunk, not to the text so far.
 package fold
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/a2abridge/a2abridge/a2a"
 )
@@ -42,7 +52,9 @@ func ValidTransition(from, to a2a.TaskState) bool {
 // Status (its message, if any, is appended to History; the keys of its
 // metadata are set in the task's metadata), and a
 // *a2a.TaskArtifactUpdateEvent adds or replaces an artifact or appends
-// parts to it (A2A 0.3.0 §7.2.4). It returns an error, with t unchanged,
+// parts to it (A2A 1.0 §4.2.2 append; A2A 0.3.0 §7.2.4; the first
+// appended part may be joined to the artifact's last one, see Joins). It
+// returns an error, with t unchanged,
 // for a transition the state machine forbids (ValidTransition), an
 // artifact update on a terminal task, or an unknown event type.
 //
@@ -50,7 +62,11 @@ func ValidTransition(from, to a2a.TaskState) bool {
 // History array and every artifact's Parts array may be appended to in
 // place. The cost is constant per event, apart from an artifact update,
 // which copies the Artifacts array (one element per artifact, not per
-// part). Nothing t references is modified below its length.
+// part), and an appended chunk joined to the artifact's last text part,
+// which copies the artifact's Parts array (one element per part, not per
+// byte: a streamed text is one part) and appends the chunk's text to the
+// joined text's buffer (amortized, in proportion to the chunk). Nothing t
+// references is modified below its length.
 func Apply(t a2a.Task, ev a2a.Event) (a2a.Task, error) {
 	switch e := ev.(type) {
 	case *a2a.Task:
@@ -115,7 +131,7 @@ func applyArtifact(arts []a2a.Artifact, e *a2a.TaskArtifactUpdateEvent) []a2a.Ar
 			return out
 		}
 		a := &out[i]
-		a.Parts = append(a.Parts, added.Parts...)
+		a.Parts = appendChunk(a.Parts, added.Parts)
 		if added.Name != "" {
 			a.Name = added.Name
 		}
@@ -130,10 +146,98 @@ func applyArtifact(arts []a2a.Artifact, e *a2a.TaskArtifactUpdateEvent) []a2a.Ar
 	return append(arts, added)
 }
 
+// Joins reports whether a part appended to an artifact whose last part is
+// last is joined into it rather than added as a part of its own: both are
+// text parts without metadata (nil or empty), with the same media type
+// and file name. A text part carrying metadata, a file or data part, or a
+// difference in media type or file name keeps the parts apart.
+func Joins(last, next a2a.Part) bool {
+	l, ok := plainText(last)
+	if !ok {
+		return false
+	}
+	n, ok := plainText(next)
+	return ok && l.MediaType == n.MediaType && l.Filename == n.Filename
+}
+
+// plainText returns p as a text part when it is one without metadata.
+func plainText(p a2a.Part) (a2a.TextPart, bool) {
+	tp, ok := p.(a2a.TextPart)
+	return tp, ok && len(tp.Metadata) == 0
+}
+
+// appendChunk appends an appended chunk's parts to an artifact's parts:
+// the chunk's first part is joined into the last one when Joins says so,
+// and an empty text part without metadata adds nothing (a stream's empty
+// last chunk leaves no empty part behind). The rest are appended in
+// place, as they are.
+func appendChunk(parts, add []a2a.Part) []a2a.Part {
+	first := true
+	for _, p := range add {
+		if tp, ok := plainText(p); ok && tp.Text == "" {
+			continue
+		}
+		if first && len(parts) > 0 && Joins(parts[len(parts)-1], p) {
+			parts = joinText(parts, p.(a2a.TextPart).Text)
+		} else {
+			parts = append(parts, p)
+		}
+		first = false
+	}
+	return parts
+}
+
+// textTail is what a fold keeps one element past the end of an
+// artifact's Parts (in the array's spare capacity, which no snapshot
+// reads) after joining text into its last part: the buffer that text was
+// built in. Strings handed out are prefixes of the buffer, and the buffer
+// is only ever appended to, so a text already in a snapshot never
+// changes. The embedded Part makes textTail a part; it is never used.
+type textTail struct {
+	a2a.Part
+	b strings.Builder
+}
+
+// joinText returns parts with text appended to its last part (a text
+// part, Joins), in a new array: older snapshots share the old one, whose
+// last element must not change. The text grows in the textTail past the
+// array's end when the last part's text is that buffer's whole content
+// (the fold that built it goes on); otherwise, the first join after a
+// snapshot was read or Detach()ed, a new buffer starts with a copy.
+func joinText(parts []a2a.Part, text string) []a2a.Part {
+	n := len(parts)
+	last := parts[n-1].(a2a.TextPart)
+	var tail *textTail
+	if n < cap(parts) {
+		// Equal lengths, then equal strings: the comparison costs
+		// nothing when the last text is the buffer's (the same bytes).
+		if t, ok := parts[:n+1][n].(*textTail); ok && t.b.Len() == len(last.Text) && t.b.String() == last.Text {
+			tail = t
+		}
+	}
+	if tail == nil {
+		tail = &textTail{}
+		tail.b.Grow(2 * (len(last.Text) + len(text)))
+		tail.b.WriteString(last.Text)
+	}
+	// Grow doubles the buffer when it is full (append would grow a
+	// large one by a quarter only, copying the text more often).
+	tail.b.Grow(len(text))
+	tail.b.WriteString(text)
+	last.Text = tail.b.String()
+	out := make([]a2a.Part, n, n+1)
+	copy(out, parts[:n-1])
+	out[n-1] = last
+	out[:n+1][n] = tail
+	return out
+}
+
 // Detach returns t with arrays whose spare capacity nobody else appends
 // to: History and every artifact's Parts are clipped (an append copies
 // them), in a new Artifacts array. It costs one element per artifact. Use
 // it before folding (Apply) or appending to a snapshot one does not own.
+// (Clipped, Parts also hides the buffer a joined text grows in: the
+// detached copy joins into a buffer of its own.)
 func Detach(t a2a.Task) a2a.Task {
 	t.History = slices.Clip(t.History)
 	if t.Artifacts != nil {

@@ -127,9 +127,10 @@ func TestEventPartsNotAppendedTo(t *testing.T) {
 	}
 }
 
-// TestAllocationsLinear: folding n chunks into one artifact allocates
-// bytes in proportion to n (appending in place), not to n² (copying the
-// parts so far with every chunk).
+// TestAllocationsLinear: folding n text chunks into one artifact (joined
+// into one part) allocates bytes in proportion to n (the text grows in a
+// buffer with spare capacity), not to n² (copying the text so far with
+// every chunk).
 func TestAllocationsLinear(t *testing.T) {
 	bytesFor := func(n int) uint64 {
 		var before, after runtime.MemStats
@@ -140,8 +141,8 @@ func TestAllocationsLinear(t *testing.T) {
 			task, _ = Apply(task, ev)
 		}
 		runtime.ReadMemStats(&after)
-		if len(task.Artifacts[0].Parts) != n {
-			t.Fatalf("%d parts, want %d", len(task.Artifacts[0].Parts), n)
+		if len(task.Artifacts[0].Parts) != 1 || len(text(task.Artifacts[0])) != n {
+			t.Fatalf("%d parts of %d bytes, want one of %d", len(task.Artifacts[0].Parts), len(text(task.Artifacts[0])), n)
 		}
 		return after.TotalAlloc - before.TotalAlloc
 	}
@@ -163,4 +164,174 @@ func deepCopy(t a2a.Task) a2a.Task {
 	}
 	t.Artifacts = arts
 	return t
+}
+
+// TestAllocationsLinearParts: folding n parts that are not joined (text
+// with metadata) appends them in place, in proportion to n.
+func TestAllocationsLinearParts(t *testing.T) {
+	bytesFor := func(n int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+		ev := &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "x", Metadata: map[string]any{"k": "v"}}}}, Append: true}
+		for range n {
+			task, _ = Apply(task, ev)
+		}
+		runtime.ReadMemStats(&after)
+		if len(task.Artifacts[0].Parts) != n {
+			t.Fatalf("%d parts, want %d", len(task.Artifacts[0].Parts), n)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := bytesFor(4000), bytesFor(64000)
+	t.Logf("%d bytes allocated for 4000 parts, %d for 64000", small, large)
+	if large > 32*small {
+		t.Errorf("%d bytes allocated for 64000 parts, %d for 4000: not linear", large, small)
+	}
+}
+
+func parts(ps ...a2a.Part) []a2a.Part { return ps }
+
+// TestJoin: the first part of an appended chunk is joined into the
+// artifact's last part when both are text without metadata, with the same
+// media type and file name; anything else keeps the parts apart; an empty
+// text part without metadata adds nothing; an artifact sent anew (append
+// false) starts fresh.
+func TestJoin(t *testing.T) {
+	meta := map[string]any{"k": "v"}
+	file := a2a.FilePart{File: a2a.File{URI: "https://example.com/f", MimeType: "text/plain"}}
+	data := a2a.DataPart{Data: map[string]any{"n": "1"}}
+	for _, tc := range []struct {
+		name  string
+		first []a2a.Part   // the artifact's first chunk (append false)
+		then  [][]a2a.Part // appended chunks
+		want  []a2a.Part
+	}{
+		{"joined", parts(a2a.TextPart{Text: "Hello"}), [][]a2a.Part{parts(a2a.TextPart{Text: " from"}), parts(a2a.TextPart{Text: " exec\n"})},
+			parts(a2a.TextPart{Text: "Hello from exec\n"})},
+		{"empty last chunk", parts(a2a.TextPart{Text: "line\n"}), [][]a2a.Part{parts(a2a.TextPart{})},
+			parts(a2a.TextPart{Text: "line\n"})},
+		{"empty chunks after a file", parts(file), [][]a2a.Part{parts(a2a.TextPart{}), parts(a2a.TextPart{}, a2a.TextPart{Text: "x"})},
+			parts(file, a2a.TextPart{Text: "x"})},
+		{"empty first chunk", parts(a2a.TextPart{}), [][]a2a.Part{parts(a2a.TextPart{Text: "a"}), parts(a2a.TextPart{Text: "b"})},
+			parts(a2a.TextPart{Text: "ab"})},
+		{"empty part with metadata kept", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(a2a.TextPart{Metadata: meta})},
+			parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Metadata: meta})},
+		{"metadata on the chunk", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b", Metadata: meta}), parts(a2a.TextPart{Text: "c"})},
+			parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Text: "b", Metadata: meta}, a2a.TextPart{Text: "c"})},
+		{"metadata on the last part", parts(a2a.TextPart{Text: "a", Metadata: meta}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"})},
+			parts(a2a.TextPart{Text: "a", Metadata: meta}, a2a.TextPart{Text: "b"})},
+		{"empty metadata joins", parts(a2a.TextPart{Text: "a", Metadata: map[string]any{}}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"})},
+			parts(a2a.TextPart{Text: "ab", Metadata: map[string]any{}})},
+		{"media types differ", parts(a2a.TextPart{Text: "a", MediaType: "text/markdown"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"}), parts(a2a.TextPart{Text: "c"})},
+			parts(a2a.TextPart{Text: "a", MediaType: "text/markdown"}, a2a.TextPart{Text: "bc"})},
+		{"same media type", parts(a2a.TextPart{Text: "a", MediaType: "text/markdown"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b", MediaType: "text/markdown"})},
+			parts(a2a.TextPart{Text: "ab", MediaType: "text/markdown"})},
+		{"file names differ", parts(a2a.TextPart{Text: "a", Filename: "a.txt"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b", Filename: "b.txt"})},
+			parts(a2a.TextPart{Text: "a", Filename: "a.txt"}, a2a.TextPart{Text: "b", Filename: "b.txt"})},
+		{"file stops the join", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(file), parts(a2a.TextPart{Text: "b"}), parts(a2a.TextPart{Text: "c"})},
+			parts(a2a.TextPart{Text: "a"}, file, a2a.TextPart{Text: "bc"})},
+		{"data stops the join", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(data), parts(a2a.TextPart{Text: "b"})},
+			parts(a2a.TextPart{Text: "a"}, data, a2a.TextPart{Text: "b"})},
+		{"only a chunk's first part joins", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"}, a2a.TextPart{Text: "c"}), parts(a2a.TextPart{Text: "d"})},
+			parts(a2a.TextPart{Text: "ab"}, a2a.TextPart{Text: "cd"})},
+		{"a first chunk's parts stay apart", parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Text: "b"}), nil,
+			parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Text: "b"})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+			evs := []a2a.Event{&a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: tc.first}}}
+			for _, ps := range tc.then {
+				evs = append(evs, &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: ps}, Append: true})
+			}
+			for _, ev := range evs {
+				var err error
+				if task, err = Apply(task, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff(tc.want, task.Artifacts[0].Parts); diff != "" {
+				t.Errorf("parts (-want +got):\n%s", diff)
+			}
+			// Replay (a store reading the log back) folds the same.
+			var again a2a.Task
+			for _, ev := range append([]a2a.Event{&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}, evs...) {
+				again, _ = Replay(again, ev)
+			}
+			if diff := cmp.Diff(task, again); diff != "" {
+				t.Errorf("replayed (-live +replayed):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestJoinStartsFresh: an artifact sent again without append replaces the
+// joined one, and chunks appended after join onto the new artifact's text
+// only; another artifact's chunks join apart.
+func TestJoinStartsFresh(t *testing.T) {
+	task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+	for _, ev := range []a2a.Event{
+		chunk("a", "one", false), chunk("a", " two", true), chunk("b", "x", false), chunk("a", "three", false),
+		chunk("b", "y", true), chunk("a", " four", true),
+	} {
+		var err error
+		if task, err = Apply(task, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []a2a.Artifact{
+		{ArtifactID: "a", Parts: parts(a2a.TextPart{Text: "three four"})},
+		{ArtifactID: "b", Parts: parts(a2a.TextPart{Text: "xy"})},
+	}
+	if diff := cmp.Diff(want, task.Artifacts); diff != "" {
+		t.Errorf("artifacts (-want +got):\n%s", diff)
+	}
+}
+
+// TestJoinedSnapshotsUnchanged: the joined text of every snapshot stays
+// as it was while the fold goes on joining (the buffer it grows in is
+// shared), and a Detach()ed copy of an older snapshot, joining text of
+// its own concurrently, disturbs neither (run with -race); so does a copy
+// folded without Detach, which must not write into the buffer.
+func TestJoinedSnapshotsUnchanged(t *testing.T) {
+	task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+	task, _ = Apply(task, chunk("a", "start", false))
+	var snaps []a2a.Task
+	var texts []string
+	for i := range 300 {
+		var err error
+		if task, err = Apply(task, chunk("a", strings.Repeat(string(rune('a'+i%26)), i%9), true)); err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, task)
+		texts = append(texts, strings.Clone(text(task.Artifacts[0])))
+	}
+	// An older snapshot folded again as it is (not Detach()ed): the
+	// buffer has grown past its text, so it starts a buffer of its own.
+	stale, _ := Apply(snaps[100], chunk("a", "STALE", true))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		mine := Detach(snaps[150])
+		for range 200 {
+			mine, _ = Apply(mine, chunk("a", "yy", true))
+		}
+		if got := text(mine.Artifacts[0]); got != texts[150]+strings.Repeat("yy", 200) {
+			t.Errorf("detached copy: %q", got)
+		}
+	})
+	for range 200 {
+		task, _ = Apply(task, chunk("a", "zzz", true))
+	}
+	wg.Wait()
+	for i := range snaps {
+		if got := text(snaps[i].Artifacts[0]); got != texts[i] || len(snaps[i].Artifacts[0].Parts) != 1 {
+			t.Fatalf("snapshot %d changed: %q, was %q", i, got, texts[i])
+		}
+	}
+	if got := text(stale.Artifacts[0]); got != texts[100]+"STALE" {
+		t.Errorf("stale fold: %q", got)
+	}
+	if got := text(task.Artifacts[0]); got != texts[len(texts)-1]+strings.Repeat("zzz", 200) {
+		t.Errorf("fold: %q", got)
+	}
 }

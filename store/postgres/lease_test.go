@@ -3,13 +3,16 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/postgres"
@@ -299,5 +302,78 @@ func TestPublishedKeys(t *testing.T) {
 	}
 	if err := s.PublishKeys(ctx, "", nil, time.Hour); err == nil {
 		t.Fatal("PublishKeys with no publisher: no error")
+	}
+}
+
+// TestMigrateDropsCheckpoints: a schema of version 5 kept checkpoints
+// folded without joining text chunks; version 6 drops them, so that a
+// task is read as the fold of its whole log (its chunks joined, not only
+// those after the checkpoint), and the next appends checkpoint it again.
+func TestMigrateDropsCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s := open(t, dsn)
+	created := a2a.Task{ID: "big", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	c := created
+	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: "big", Records: []store.Record{{Event: &c}}, Snapshot: created}); err != nil {
+		t.Fatal(err)
+	}
+	// The snapshots as the fold before joining made them: a part a chunk.
+	old := created
+	old.Artifacts = []a2a.Artifact{{ArtifactID: "out"}}
+	var want strings.Builder
+	const n = 800
+	for i := range n {
+		text := fmt.Sprintf("%04d %s\n", i, strings.Repeat("x", 120))
+		want.WriteString(text)
+		old.Artifacts = slices.Clone(old.Artifacts)
+		old.Artifacts[0].Parts = append(slices.Clip(old.Artifacts[0].Parts), a2a.TextPart{Text: text})
+		ev := &a2a.TaskArtifactUpdateEvent{TaskID: "big", ContextID: "c", Append: i > 0, Artifact: a2a.Artifact{ArtifactID: "out", Parts: []a2a.Part{a2a.TextPart{Text: text}}}}
+		if err := s.Append(ctx, store.Append{TaskID: "big", After: int64(i + 1), Records: []store.Record{{Event: ev}}, Snapshot: old}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	conn := admin(t, dsn)
+	var snaps int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM snapshots").Scan(&snaps); err != nil || snaps != 1 {
+		t.Fatalf("%d checkpoints before the migration (%v), want 1", snaps, err)
+	}
+	if _, err := conn.Exec(ctx, "UPDATE a2abridge_schema SET version = 5"); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, dsn)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT version FROM a2abridge_schema").Scan(&v); err != nil || v != postgres.SchemaVersion {
+		t.Fatalf("version %d (%v), want %d", v, err, postgres.SchemaVersion)
+	}
+	var bad int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM snapshots) + (SELECT count(*) FROM tasks t WHERE t.snap_size != 0
+		OR t.tail != (SELECT sum(octet_length(e.body)) FROM events e WHERE e.task_id = t.id))`).Scan(&bad); err != nil || bad != 0 {
+		t.Fatalf("%d checkpoints or tails left (%v), want none", bad, err)
+	}
+	info, err := s2.Task(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := info.Task.Artifacts[0].Parts
+	if len(parts) != 1 || parts[0].(a2a.TextPart).Text != want.String() {
+		t.Fatalf("%d parts after the migration, want the whole text in one", len(parts))
+	}
+	// The task goes on: an append checkpoints it again (its tail is due).
+	task := info.Task
+	ev := &a2a.TaskArtifactUpdateEvent{TaskID: "big", ContextID: "c", Append: true, Artifact: a2a.Artifact{ArtifactID: "out", Parts: []a2a.Part{a2a.TextPart{Text: "end"}}}}
+	if task, err = fold.Apply(task, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Append(ctx, store.Append{TaskID: "big", After: info.Seq, Records: []store.Record{{Event: ev}}, Snapshot: task}); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close() // waits for the checkpoint, written apart from the append
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM snapshots").Scan(&snaps); err != nil || snaps != 1 {
+		t.Errorf("%d checkpoints after an append (%v), want 1", snaps, err)
+	}
+	if got, err := open(t, dsn).Task(ctx, "big"); err != nil || !reflect.DeepEqual(got.Task.Artifacts, task.Artifacts) {
+		t.Errorf("task after an append: %v, artifacts equal %v", err, err == nil && reflect.DeepEqual(got.Task.Artifacts, task.Artifacts))
 	}
 }

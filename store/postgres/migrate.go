@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in table
 // a2abridge_schema. Open refuses a database with a higher version.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations[v] upgrades a schema of version v to v+1 (migrations[0]
 // creates it). Each runs in the transaction of migrate, so a failing one
@@ -163,6 +163,15 @@ ALTER TABLE tasks ADD COLUMN watchers bytea[] NOT NULL DEFAULT '{}', ADD COLUMN 
 `,
 	4: `
 ALTER TABLE tasks ADD COLUMN trace bytea NOT NULL DEFAULT '';
+`,
+	// Version 6 drops the checkpoints: they were folded without joining a
+	// streamed artifact's text chunks (internal/fold), and the events
+	// after one, folded onto it, would join onto its last part only.
+	// Each task is read as the fold of its whole log until an append
+	// writes a checkpoint again (its tail is all of its records).
+	5: `
+DELETE FROM snapshots;
+UPDATE tasks SET snap_size = 0, tail = coalesce((SELECT sum(octet_length(e.body)) FROM events e WHERE e.task_id = tasks.id), 0);
 `,
 }
 

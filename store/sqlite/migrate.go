@@ -48,6 +48,13 @@ ALTER TABLE tasks DROP COLUMN snapshot;`},
 	4: {fn: migrateRecords},
 	// v6 keeps each task's trace context (store.Append.Trace).
 	5: {sql: `ALTER TABLE tasks ADD COLUMN trace TEXT NOT NULL DEFAULT '';`},
+	// v7 drops the checkpoints: they were folded without joining a
+	// streamed artifact's text chunks (internal/fold), and the events
+	// after one, folded onto it, would join onto its last part only.
+	// Each task is read as the fold of its whole log until an append
+	// writes a checkpoint again (its tail is all of its records).
+	6: {sql: `DELETE FROM snapshots;
+UPDATE tasks SET snap_size = 0, tail = coalesce((SELECT sum(length(e.body)) FROM events e WHERE e.task_id = tasks.id), 0);`},
 }
 
 // migrate creates the schema in a new database, or upgrades an existing

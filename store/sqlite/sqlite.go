@@ -56,7 +56,7 @@ import (
 
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open refuses a database with a higher version.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // ErrClosed is returned by every method of a Store after Close, and by an
 // Append still queued (not yet taken into a transaction) when Close is

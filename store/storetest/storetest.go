@@ -909,7 +909,10 @@ func (p *pipeline) wait() error {
 // small chunks, with messages and status updates among them), each with
 // the snapshot folded as the engine folds it: the task read back is the
 // fold of its log at every step (a store that keeps checkpoints folds the
-// events after the last one), and so are its records.
+// events after the last one), and so are its records. The chunks' text is
+// joined into parts (fold.Joins), every tenth chunk, with metadata, stands
+// apart: the stored snapshots and the fold of the events after them join
+// alike.
 func testLongTask(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	p := &pipeline{s: s}
@@ -922,6 +925,9 @@ func testLongTask(t *testing.T, s store.Store) {
 	}
 	seq := int64(1)
 	const n = 3000
+	var all strings.Builder // the chunks' text
+	wantParts := 0
+	lastMeta := true
 	for i := 1; i <= n; i++ {
 		var ev a2a.Event
 		switch {
@@ -936,11 +942,23 @@ func testLongTask(t *testing.T, s store.Store) {
 			ev = &a2a.Message{MessageID: fmt.Sprint("note-", i), Role: a2a.RoleAgent, TaskID: "long", ContextID: "ctx-long",
 				Parts: []a2a.Part{a2a.TextPart{Text: "note"}}}
 		default:
+			part := a2a.TextPart{Text: fmt.Sprintf("%04d:%s", i, strings.Repeat("x", 120))}
+			if i%10 == 0 {
+				part.Metadata = map[string]any{"chunk": fmt.Sprint(i)}
+			}
 			ev = &a2a.TaskArtifactUpdateEvent{TaskID: "long", ContextID: "ctx-long", Append: i > 2,
-				Artifact: a2a.Artifact{ArtifactID: "out", Name: "out", Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("%04d:%s", i, strings.Repeat("x", 120))}}}}
+				Artifact: a2a.Artifact{ArtifactID: "out", Name: "out", Parts: []a2a.Part{part}}}
 		}
 		if i == n {
 			ev = statusEvent("long", a2a.TaskStateCompleted)
+		}
+		if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+			p := au.Artifact.Parts[0].(a2a.TextPart)
+			all.WriteString(p.Text)
+			if meta := p.Metadata != nil; meta || lastMeta {
+				wantParts++
+				lastMeta = meta
+			}
 		}
 		var err error
 		if task, err = fold.Apply(task, ev); err != nil {
@@ -977,8 +995,12 @@ func testLongTask(t *testing.T, s store.Store) {
 	if diff := cmp.Diff(task, again, cmpOpts); diff != "" {
 		t.Errorf("the fold of Events is not the task (-want +got):\n%s", diff)
 	}
-	if parts := len(again.Artifacts[0].Parts); parts < n*9/10 {
-		t.Errorf("artifact of %d parts", parts)
+	var got strings.Builder
+	for _, p := range again.Artifacts[0].Parts {
+		got.WriteString(p.(a2a.TextPart).Text)
+	}
+	if parts := len(again.Artifacts[0].Parts); parts != wantParts || got.String() != all.String() {
+		t.Errorf("artifact of %d parts, %d bytes; want %d parts, %d bytes", parts, got.Len(), wantParts, all.Len())
 	}
 }
 

@@ -1,0 +1,274 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/a2abridge/a2abridge/store/postgres"
+	"github.com/a2abridge/a2abridge/store/sqlite"
+)
+
+// streamerAgent answers as the exec and openai bridges do: the artifact
+// "answer" in text chunks ("Hello", " from", " a2a\n", then an empty last
+// chunk), an artifact "tagged" whose chunks carry metadata, and then
+// input-required (a task that can still be subscribed to).
+var streamerAgent = server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
+	for i, text := range []string{"Hello", " from", " a2a\n", ""} {
+		art := a2a.Artifact{ArtifactID: "answer", Name: "answer", Parts: []a2a.Part{a2a.TextPart{Text: text}}}
+		if err := u.AddArtifact(ctx, art, i > 0, text == ""); err != nil {
+			return err
+		}
+	}
+	for i, text := range []string{"one", "two"} {
+		art := a2a.Artifact{ArtifactID: "tagged", Parts: []a2a.Part{a2a.TextPart{Text: text, Metadata: map[string]any{"n": fmt.Sprint(i)}}}}
+		if err := u.AddArtifact(ctx, art, i > 0, i == 1); err != nil {
+			return err
+		}
+	}
+	return u.RequireInput(ctx, "more?")
+})
+
+// joinedArtifacts is what the task's artifacts hold, in A2A 1.0 ProtoJSON.
+const joinedArtifacts = `[{"artifactId":"answer","name":"answer","parts":[{"text":"Hello from a2a\n"}]},` +
+	`{"artifactId":"tagged","parts":[{"text":"one","metadata":{"n":"0"}},{"text":"two","metadata":{"n":"1"}}]}]`
+
+// TestJoinedChunks: a streamed artifact's text chunks are one text part in
+// the task (SendMessage's result, GetTask, ListTasks, a subscription's
+// snapshot) over A2A 1.0 JSON-RPC and HTTP+JSON and 0.3 JSON-RPC, with no
+// empty part for the empty last chunk; chunks with metadata stay apart;
+// streams deliver every chunk as sent; and a task read back from the
+// store after a restart (its snapshot and log) is the same.
+func TestJoinedChunks(t *testing.T) {
+	t.Parallel()
+	stores := []string{"memory", "sqlite"}
+	if os.Getenv("A2ABRIDGE_TEST_POSTGRES") != "" {
+		stores = append(stores, "postgres")
+	}
+	for _, name := range stores {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var open func() store.Store
+			switch name {
+			case "memory":
+				st := memory.New()
+				open = func() store.Store { return st }
+			case "sqlite":
+				path := filepath.Join(t.TempDir(), "joined.db")
+				open = func() store.Store {
+					s, err := sqlite.Open(path, sqlite.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				}
+			case "postgres":
+				dsn := pgtest.DSN(t)
+				open = func() store.Store {
+					s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				}
+			}
+			start := func() (string, func()) {
+				st := open()
+				eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+				host.Add(server.NewHandler(eng, "streamer", streamerAgent, testCard("streamer"), server.HandlerOptions{}))
+				srv := httptest.NewServer(host)
+				return srv.URL + "/a2a/streamer", func() {
+					srv.CloseClientConnections()
+					srv.Close()
+					_ = eng.Close(ctx)
+					if name != "memory" {
+						st.Close()
+					}
+				}
+			}
+			url, stop := start()
+			defer func() { stop() }()
+			artifactsOf := func(where string, task jsontext.Value) string {
+				t.Helper()
+				var v struct {
+					Artifacts jsontext.Value `json:"artifacts"`
+				}
+				if err := json.Unmarshal(task, &v); err != nil {
+					t.Fatalf("%s: %v: %s", where, err, task)
+				}
+				return string(v.Artifacts)
+			}
+			check := func(where string, task jsontext.Value) {
+				t.Helper()
+				if got := artifactsOf(where, task); got != joinedArtifacts {
+					t.Errorf("%s: artifacts\n%s\nwant\n%s", where, got, joinedArtifacts)
+				}
+			}
+
+			// A2A 1.0 JSON-RPC: SendMessage, GetTask, ListTasks.
+			r := rpc10(t, url, "SendMessage", v10SendParams("hi", "join-1", ""))
+			var sent struct {
+				Task jsontext.Value `json:"task"`
+			}
+			if r.Error != nil || json.Unmarshal(r.Result, &sent) != nil {
+				t.Fatalf("SendMessage: %+v %s", r.Error, r.Result)
+			}
+			check("SendMessage", sent.Task)
+			var id struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(sent.Task, &id)
+			r = rpc10(t, url, "GetTask", fmt.Sprintf(`{"id":%q}`, id.ID))
+			check("GetTask", r.Result)
+			r = rpc10(t, url, "ListTasks", `{"includeArtifacts":true}`)
+			var list struct {
+				Tasks []jsontext.Value `json:"tasks"`
+			}
+			if r.Error != nil || json.Unmarshal(r.Result, &list) != nil || len(list.Tasks) != 1 {
+				t.Fatalf("ListTasks: %+v %s", r.Error, r.Result)
+			}
+			check("ListTasks", list.Tasks[0])
+
+			// The snapshot a subscription starts with.
+			frames := streamRaw(t, ctx, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":%q}}`, id.ID),
+				"A2A-Version", "1.0", "Accept", "text/event-stream")
+			var first struct {
+				Result struct {
+					Task jsontext.Value `json:"task"`
+				} `json:"result"`
+			}
+			if len(frames) == 0 || json.Unmarshal([]byte(frames[0].data), &first) != nil || first.Result.Task == nil {
+				t.Fatalf("SubscribeToTask: %v", frames)
+			}
+			check("SubscribeToTask", first.Result.Task)
+
+			// A2A 1.0 HTTP+JSON.
+			code, b := restDo(t, http.MethodPost, url+"/message:send", v10SendParams("hi", "join-2", ""))
+			if code != 200 || json.Unmarshal(b, &sent) != nil {
+				t.Fatalf("message:send: %d %s", code, b)
+			}
+			check("message:send", sent.Task)
+
+			// A2A 0.3 JSON-RPC.
+			_, b = post(t, url, `{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"join-3","parts":[{"kind":"text","text":"hi"}]}}}`)
+			var r03 struct {
+				Result jsontext.Value `json:"result"`
+			}
+			if json.Unmarshal(b, &r03) != nil {
+				t.Fatalf("message/send: %s", b)
+			}
+			want03 := `[{"artifactId":"answer","name":"answer","parts":[{"kind":"text","text":"Hello from a2a\n"}]},` +
+				`{"artifactId":"tagged","parts":[{"kind":"text","text":"one","metadata":{"n":"0"}},{"kind":"text","text":"two","metadata":{"n":"1"}}]}]`
+			if got := artifactsOf("message/send", r03.Result); got != want03 {
+				t.Errorf("message/send: artifacts\n%s\nwant\n%s", got, want03)
+			}
+
+			// A stream delivers every chunk as the agent sent it.
+			frames = streamRaw(t, ctx, url, `{"jsonrpc":"2.0","id":4,"method":"SendStreamingMessage","params":`+v10SendParams("hi", "join-4", "")+`}`,
+				"A2A-Version", "1.0", "Accept", "text/event-stream")
+			var chunks []string
+			for _, f := range frames {
+				var fr struct {
+					Result struct {
+						ArtifactUpdate *struct {
+							Artifact struct {
+								ArtifactID string           `json:"artifactId"`
+								Parts      []map[string]any `json:"parts"`
+							} `json:"artifact"`
+						} `json:"artifactUpdate"`
+					} `json:"result"`
+				}
+				if err := json.Unmarshal([]byte(f.data), &fr); err != nil {
+					t.Fatalf("frame: %v: %s", err, f.data)
+				}
+				if u := fr.Result.ArtifactUpdate; u != nil && u.Artifact.ArtifactID == "answer" {
+					text, _ := u.Artifact.Parts[0]["text"].(string)
+					chunks = append(chunks, text)
+				}
+			}
+			if got := strings.Join(chunks, "|"); got != "Hello| from| a2a\n|" {
+				t.Errorf("streamed chunks %q", got)
+			}
+
+			if name == "memory" {
+				return
+			}
+			// Read back from the store by a new process: the same.
+			stop()
+			url, stop = start()
+			r = rpc10(t, url, "GetTask", fmt.Sprintf(`{"id":%q}`, id.ID))
+			check("GetTask after a restart", r.Result)
+		})
+	}
+}
+
+// TestEchoKeepsParts: echo streams a long text part in chunks, and the
+// task's artifact holds the message's parts as they were sent (a text
+// part after another is not joined to it), over A2A 1.0 JSON-RPC and
+// HTTP+JSON and 0.3 JSON-RPC.
+func TestEchoKeepsParts(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, testServerOptions{})
+	long := strings.Repeat("0123456789", 20)
+	parts10 := fmt.Sprintf(`[{"text":%q},{"text":"b"},{"data":{"n":"1"}},{"text":"c"},{"text":"d","mediaType":"text/markdown"}]`, long)
+	send10 := `{"message":{"role":"ROLE_USER","messageId":"%s","parts":` + parts10 + `}}`
+	r := rpc10(t, ts.URL+"/a2a/echo", "SendMessage", fmt.Sprintf(send10, "echo-parts-1"))
+	code, rest := restDo(t, http.MethodPost, ts.URL+"/a2a/echo/message:send", fmt.Sprintf(send10, "echo-parts-2"))
+	for i, b := range [][]byte{r.Result, rest} {
+		var sent struct {
+			Task struct {
+				Artifacts []struct {
+					Parts jsontext.Value `json:"parts"`
+				} `json:"artifacts"`
+			} `json:"task"`
+		}
+		if err := json.Unmarshal(b, &sent); err != nil || len(sent.Task.Artifacts) != 1 || string(sent.Task.Artifacts[0].Parts) != parts10 {
+			t.Errorf("1.0 answer %d (%d): %s\nwant parts %s", i, code, b, parts10)
+		}
+	}
+	parts03 := fmt.Sprintf(`[{"kind":"text","text":%q},{"kind":"text","text":"b"},{"kind":"data","data":{"n":"1"}},{"kind":"text","text":"c"}]`, long)
+	_, b := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"echo-parts-3","parts":`+parts03+`}}}`)
+	var r03 struct {
+		Result struct {
+			Artifacts []struct {
+				Parts jsontext.Value `json:"parts"`
+			} `json:"artifacts"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &r03); err != nil || len(r03.Result.Artifacts) != 1 || string(r03.Result.Artifacts[0].Parts) != parts03 {
+		t.Errorf("0.3 answer: %s\nwant parts %s", b, parts03)
+	}
+	// The stream shows the long text in chunks.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	frames := streamRaw(t, ctx, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"SendStreamingMessage","params":`+fmt.Sprintf(send10, "echo-parts-4")+`}`,
+		"A2A-Version", "1.0", "Accept", "text/event-stream")
+	updates := 0
+	for _, f := range frames {
+		if strings.Contains(f.data, `"artifactUpdate"`) {
+			updates++
+		}
+	}
+	if updates < 5 {
+		t.Errorf("%d artifact updates, want the long text in 4 chunks and the rest", updates)
+	}
+}
