@@ -218,7 +218,7 @@ func (r *registry) authed(next http.HandlerFunc) http.Handler {
 				adminFail(w, http.StatusServiceUnavailable, "", "authentication is unavailable")
 				return
 			}
-			adminFail(w, http.StatusUnauthorized, "", "the admin API requires an admin bearer token (admin.bearer_tokens)")
+			adminFail(w, http.StatusUnauthorized, "", "%s", authFailure(err, "the admin API", "an admin bearer token (admin.bearer_tokens)"))
 			return
 		}
 		next(w, req)

@@ -160,6 +160,7 @@ func exitCode(err error) int {
 	var pe *client.ProtocolError
 	var se *stoppedError
 	var te *taskEndError
+	var apie *apiError
 	// Typed errors first: a server's message must never decide the code.
 	switch {
 	case errors.As(err, &se):
@@ -168,6 +169,8 @@ func exitCode(err error) int {
 		return te.code()
 	case errors.As(err, &ue):
 		return ExitUsage
+	case errors.As(err, &apie):
+		return apie.exitCode()
 	case errors.As(err, &pe), errors.As(err, &he):
 		return ExitTransport
 	case errors.As(err, &ae):
