@@ -49,3 +49,35 @@ func TestAgentsExitCodes(t *testing.T) {
 		t.Fatalf("agents rm of an unknown agent: exit %d %q", code, errs)
 	}
 }
+
+// TestUnknownFlagSuggestion: a mistyped flag is a usage error that names
+// the command's nearest flag (its own, or one it inherits), the same
+// every time; a name near none gets no suggestion.
+func TestUnknownFlagSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" for no suggestion
+	}{
+		{[]string{"get", "localhost:1", "t1", "--histroy", "3"}, "--history"},
+		{[]string{"send", "localhost:1", "hi", "--push_url", "http://x"}, "--push-url"},
+		{[]string{"send", "localhost:1", "hi", "--contxt", "c"}, "--context"},
+		{[]string{"list", "localhost:1", "--page-siz", "3"}, "--page-size"},
+		{[]string{"agents", "list", "--servr", "http://x"}, "--server"},
+		{[]string{"serve", "--memroy"}, "--memory"},
+		{[]string{"send", "localhost:1", "hi", "--hist", "3"}, "--history"},
+		{[]string{"send", "localhost:1", "hi", "--xyzzy"}, ""},
+	} {
+		for range 2 {
+			_, errs, code := run(t, "", tc.args...)
+			if code != ExitUsage || !strings.Contains(errs, "unknown flag") {
+				t.Fatalf("%v: exit %d %q, want %d", tc.args, code, errs, ExitUsage)
+			}
+			if tc.want == "" && strings.Contains(errs, "did you mean") {
+				t.Fatalf("%v: %q suggests a flag", tc.args, errs)
+			}
+			if tc.want != "" && !strings.Contains(errs, "(did you mean "+tc.want+"?)") {
+				t.Fatalf("%v: %q, want a suggestion of %s", tc.args, errs, tc.want)
+			}
+		}
+	}
+}
