@@ -132,6 +132,7 @@ task ended failed or rejected, 6 the task ended canceled, 130 interrupted
 	root.AddCommand(newServeCmd(stdout, stderr))
 	root.AddCommand(newBenchCmd(stdout, stderr))
 	root.AddCommand(newAgentsCmd(stdout, stderr))
+	root.AddCommand(newPairsCmd(stdout))
 	env := &clientEnv{stdin: stdin, stdout: stdout, stderr: stderr, intr: intr}
 	addClientCommands(root, env)
 	root.AddCommand(newCheckCmd(stdin, stdout, stderr))

@@ -393,6 +393,7 @@ returns it.
 
 type sendFlags struct {
 	task, contextID, dataJSON, fileURI, mimeType, pushURL, pushToken string
+	metadataJSON                                                     string
 	files                                                            []string
 	history                                                          int
 	noBlocking                                                       bool
@@ -417,7 +418,8 @@ canceled.
 		Example: `  a2abridge send localhost:8080 hello
   a2abridge send http://127.0.0.1:8080 hello --data '{"n":1}' --file notes.txt
   git diff | a2abridge send https://agents.example.com/a2a/review -
-  a2abridge send http://127.0.0.1:8080/a2a/slow 60 --no-blocking --json`,
+  a2abridge send http://127.0.0.1:8080/a2a/slow 60 --no-blocking --json
+  a2abridge send URL bye --task TASK --metadata '{"a2abridge/pair":{"end":true}}'`,
 		Args: cobra.RangeArgs(1, 2),
 	}
 	if stream {
@@ -476,6 +478,7 @@ read from stdin as for send. The exit status reflects the task's last state.
 	fl.StringVar(&f.fileURI, "file-uri", "", "attach a file by reference (FilePart with uri)")
 	fl.StringVar(&f.mimeType, "mime", "", "mimeType of --file/--file-uri (default: from the file name)")
 	fl.StringVar(&f.dataJSON, "data", "", "attach a JSON object (DataPart)")
+	fl.StringVar(&f.metadataJSON, "metadata", "", `the message's metadata, a JSON object (e.g. '{"a2abridge/pair":{"end":true}}' ends a pair)`)
 	fl.IntVar(&f.history, "history", 0, "historyLength of the returned task")
 	fl.BoolVar(&f.noBlocking, "no-blocking", false, "return after the first state instead of waiting (send)")
 	fl.StringVar(&f.pushURL, "push-url", "", "push notification webhook for this task")
@@ -564,6 +567,13 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams,
 	}
 	msg := a2a.NewMessage(a2a.RoleUser, parts...)
 	msg.TaskID, msg.ContextID = f.task, f.contextID
+	if f.metadataJSON != "" {
+		var md map[string]any
+		if err := v03.UnmarshalValue([]byte(f.metadataJSON), &md); err != nil || md == nil {
+			return a2a.MessageSendParams{}, usageError{fmt.Errorf("--metadata: want a JSON object, got %.40q", f.metadataJSON)}
+		}
+		msg.Metadata = md
+	}
 	p := a2a.MessageSendParams{Message: msg}
 	cfg := &a2a.MessageSendConfiguration{}
 	set := false
