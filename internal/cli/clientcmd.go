@@ -469,6 +469,9 @@ read from stdin as for send. The exit status reflects the task's last state.
 		if err := e.printResult(res, time.Since(start), true); err != nil {
 			return err
 		}
+		if t, ok := res.(*a2a.Task); ok {
+			e.printAnswerHint(t.ID, t.Status.State)
+		}
 		return taskOutcome(res, false)
 	}
 	fl := cmd.Flags()
@@ -663,18 +666,10 @@ func (e *clientEnv) continueHint(p *progress) []string {
 		return []string{"the agent had not named a task yet: use a2abridge stream to see the task id as soon as the task is created"}
 	}
 	name := ""
-	var extra []string
 	if e.tgt != nil {
-		name, extra = e.tgt.name, e.tgt.flags
+		name = e.tgt.name
 	}
-	cmdline := func(words ...string) string {
-		q := make([]string, 0, len(words)+len(extra)+1)
-		q = append(q, "a2abridge")
-		for _, w := range append(words, extra...) {
-			q = append(q, shellQuote(w))
-		}
-		return strings.Join(q, " ")
-	}
+	cmdline := e.cmdline
 	var out []string
 	state := string(p.state)
 	if state == "" {
@@ -696,6 +691,37 @@ func (e *clientEnv) continueHint(p *progress) []string {
 		out = append(out, "(add the --token, --api-key or --header options you gave)")
 	}
 	return out
+}
+
+// cmdline is the a2abridge command line of words with the target's
+// options that hints repeat (--profile NAME), quoted for a POSIX shell.
+// Credentials are never repeated.
+func (e *clientEnv) cmdline(words ...string) string {
+	var extra []string
+	if e.tgt != nil {
+		extra = e.tgt.flags
+	}
+	q := make([]string, 0, len(words)+len(extra)+1)
+	q = append(q, "a2abridge")
+	for _, w := range append(slices.Clip(words), extra...) {
+		q = append(q, shellQuote(w))
+	}
+	return strings.Join(q, " ")
+}
+
+// printAnswerHint writes to stderr, after a command showed a task that
+// waits for the caller (input-required, or auth-required), the command
+// line that answers it: a2abridge send URL TEXT --task ID, as the hints of
+// a stopped command give theirs (continueHint). Nothing for other states.
+func (e *clientEnv) printAnswerHint(taskID string, state a2a.TaskState) {
+	if taskID == "" || e.tgt == nil || (state != a2a.TaskStateInputRequired && state != a2a.TaskStateAuthRequired) {
+		return
+	}
+	fmt.Fprintf(e.stderr, "task %s is %s\n", taskID, state)
+	fmt.Fprintf(e.stderr, "answer it: %s\n", e.cmdline("send", e.tgt.name, "TEXT", "--task", taskID))
+	if e.tgt.secretFlags {
+		fmt.Fprintln(e.stderr, "(add the --token, --api-key or --header options you gave)")
+	}
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -757,6 +783,7 @@ func (e *clientEnv) runStream(ctx context.Context, events func(func(client.Strea
 	if prog.message {
 		return nil
 	}
+	e.printAnswerHint(prog.taskID, prog.state)
 	return stateOutcome(prog.taskID, prog.state, false)
 }
 

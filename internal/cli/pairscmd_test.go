@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -107,5 +108,39 @@ func TestSendMetadataUsage(t *testing.T) {
 				t.Fatalf("%s --metadata %s: exit %d %q", cmd, md, code, errs)
 			}
 		}
+	}
+}
+
+// TestConversationAnswerHint: when send or stream leaves a conversation's
+// task waiting for input, stderr gives the exact command that answers it,
+// and that command continues the task.
+func TestConversationAnswerHint(t *testing.T) {
+	if _, err := exec.LookPath("tr"); err != nil {
+		t.Skip("tr is not on PATH")
+	}
+	base := startServe(t, "--config", writeConfig(t, conversationServeConfig))
+	relay := base + "/a2a/relay"
+	out, errs, code := run(t, "", "send", relay, "hello", "--json")
+	id, state := sentTask(t, out)
+	want := "task " + id + " is input-required\nanswer it: a2abridge send " + relay + " TEXT --task " + id + "\n"
+	if code != 0 || state != "TASK_STATE_INPUT_REQUIRED" || errs != want {
+		t.Fatalf("send: exit %d, stderr %q, want %q", code, errs, want)
+	}
+	// The hint's command, TEXT replaced, continues the task; stream gives
+	// the same hint.
+	args := strings.Fields(strings.TrimPrefix(strings.Split(errs, "\n")[1], "answer it: a2abridge "))
+	for i, a := range args {
+		if a == "TEXT" {
+			args[i] = "again"
+		}
+	}
+	args[0] = "stream"
+	out, errs, code = run(t, "", append(args, "--json")...)
+	if code != 0 || errs != want || !strings.Contains(out, `"taskId":"`+id+`"`) {
+		t.Fatalf("stream %v: exit %d, stderr %q (want %q)\n%s", args, code, errs, want, out)
+	}
+	// A completed task gets no hint.
+	if _, errs, code := run(t, "", "send", base+"/a2a/echo", "hi", "--json"); code != 0 || errs != "" {
+		t.Fatalf("send to echo: exit %d, stderr %q", code, errs)
 	}
 }
