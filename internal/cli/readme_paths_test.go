@@ -25,7 +25,7 @@ func TestREADMEExamplePaths(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("the README has no `a2abridge scenario encode FILE`")
 	}
-	for _, m := range regexp.MustCompile(`(?:^|[\s(` + "`" + `])(examples/[A-Za-z0-9_./-]*[A-Za-z0-9_])`).FindAllStringSubmatch(doc, -1) {
+	for _, m := range regexp.MustCompile(`(?:^|[\s(`+"`"+`])(examples/[A-Za-z0-9_./-]*[A-Za-z0-9_])`).FindAllStringSubmatch(doc, -1) {
 		paths = append(paths, m[1])
 	}
 	for _, p := range paths {
