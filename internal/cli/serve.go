@@ -846,7 +846,12 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 		}
 	}
 	// Every agent also answers the simple HTTP dialect (issue 13 §3).
-	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
+	// A removed agent's tombstone (retired) takes no message: unknown here too.
+	hosted := func(name string) (*server.Handler, bool) {
+		h, ok := host.Handler(name)
+		return h, ok && !h.Retired()
+	}
+	host.Handle("/simple/{agent}", simple.NewEndpoint(hosted, simple.EndpointOptions{Logger: log}))
 	// The probes of load balancers and Kubernetes (issue 16 §3).
 	health := server.HealthHandler(eng)
 	host.Handle("GET /healthz", health)
