@@ -22,7 +22,7 @@ func TestAgentsExitCodes(t *testing.T) {
 	}
 	// 401 with a wrong token: exit 4, and the server says it refused it.
 	_, errs, code = run(t, "", "agents", "list", "--server", base, "--token", "wrong")
-	if code != ExitTransport || !strings.Contains(errs, "refused the credentials sent") || strings.Contains(errs, "requires") {
+	if code != ExitTransport || !strings.Contains(errs, "refused the credentials sent") || strings.Contains(errs, "requires") || !strings.Contains(errs, "hint: give the server's admin token") {
 		t.Fatalf("agents list with a wrong token: exit %d %q, want %d saying it was refused", code, errs, ExitTransport)
 	}
 	_, errs, code = run(t, "", "agents", "rm", "nope", "--server", base, "--token", "wrong")
