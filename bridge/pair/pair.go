@@ -29,7 +29,9 @@
 //     and ends after "end". A pair keeps only its latest events
 //     (Options.MaxBackchannelBytes, MaxTotalBackchannelBytes): events
 //     asked for and no longer kept are replaced by one "trimmed" event.
-//     GET /api/pairs/{id} is the pair's state.
+//     GET /api/pairs/{id} is the pair's state, GET /api/pairs lists the
+//     pairs, and DELETE /api/pairs/{id} ends one (both tasks canceled,
+//     or as its outcome parameter says).
 //
 // Pairs live in memory: a restart ends them (the engine fails the tasks
 // that were working; the endpoints are gone).
