@@ -49,6 +49,7 @@ func TestPairsCommands(t *testing.T) {
 		t.Fatalf("pairs create: exit %d %q", code, out)
 	}
 	second := strings.Fields(out)[1]
+	secondA := strings.Fields(strings.SplitN(out, "side A  ", 2)[1])[0]
 
 	// Side A speaks (without waiting for B), B joins and gets A's words,
 	// then B ends the pair as completed with --metadata.
@@ -71,10 +72,20 @@ func TestPairsCommands(t *testing.T) {
 		t.Fatalf("side A's task after B ended the pair: exit %d %q", code, out)
 	}
 
-	// pairs end ends the other pair; the list shows both ended.
-	out, errs, code = run(t, "", append([]string{"pairs", "end", second, "--outcome", "completed"}, api...)...)
+	// pairs end ends the other pair, where side A waits for B: A's task
+	// ends as --outcome says; the list shows both pairs ended.
+	out, errs, code = run(t, "", "send", secondA, "Anyone?", "--no-blocking", "--json")
+	if code != 0 {
+		t.Fatalf("side A of the second pair: exit %d %q", code, errs)
+	}
+	waiting, _ := sentTask(t, out)
+	out, errs, code = run(t, "", append([]string{"pairs", "end", second, "--outcome", "completed", "--reason", "Closed by the operator."}, api...)...)
 	if code != 0 || out != "ended pair "+second+": both tasks completed\n" {
 		t.Fatalf("pairs end: exit %d %q %q", code, out, errs)
+	}
+	out, _, code = run(t, "", "resubscribe", secondA, waiting, "--json")
+	if code != 0 || !strings.Contains(out, "TASK_STATE_COMPLETED") || !strings.Contains(out, "Closed by the operator.") {
+		t.Fatalf("side A's task after pairs end: exit %d %q", code, out)
 	}
 	out, _, code = run(t, "", append([]string{"pairs", "list"}, api...)...)
 	if code != 0 || !strings.HasPrefix(out, "PAIR") || strings.Count(out, "ended (completed)") != 2 || !strings.Contains(out, p.ID) || !strings.Contains(out, second) {
