@@ -67,6 +67,13 @@ type EngineOptions struct {
 	// Observability section lists them with their units). nil: no
 	// metrics.
 	MeterProvider metric.MeterProvider
+	// Runner names this engine in the store: the runner of its appends
+	// (store.Append.Runner) and the holder of its lease when the store is
+	// a store.Leaser (for PostgreSQL, the id in its replicas table).
+	// Engines that share a store need distinct runners. "" means a new
+	// random id (a2a.NewID); a caller that sets it knows the id before
+	// the engine starts (serve --replica puts it in every log line).
+	Runner string
 }
 
 // DefaultLeaseTime is EngineOptions.LeaseTime's default.
@@ -281,7 +288,10 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		tasks:  map[string]*taskState{},
 		claims: map[string]chan struct{}{}, ended: map[string]*publishedTail{}, work: make(chan func()),
 	}
-	e.runner = a2a.NewID()
+	e.runner = opts.Runner
+	if e.runner == "" {
+		e.runner = a2a.NewID()
+	}
 	tel, err := telemetry.New(opts.TracerProvider, opts.MeterProvider)
 	if err != nil {
 		stop()

@@ -77,6 +77,18 @@ type HandlerOptions struct {
 	// engine's store must implement store.AttachmentStore: NewHandler
 	// panics otherwise. nil: files by value are kept in the message.
 	Attachments *AttachmentOptions
+	// Retired marks an agent that was removed but whose tasks stay
+	// readable (serve's admin API keeps such a tombstone): GetTask,
+	// ListTasks, CancelTask, SubscribeToTask, the push notification
+	// config methods and the card are served as usual, but a new message
+	// (SendMessage and SendStreamingMessage, A2A 1.0 §3.1.1-§3.1.2;
+	// message/send and message/stream in 0.3; every binding), once the
+	// caller is authenticated, is answered as a Host answers an unknown
+	// agent: HTTP 404 with the hosted agents (Host.ServeHTTP), and
+	// nothing is stored. A JSON-RPC batch that holds such a message is
+	// answered so as a whole. A Host does not list retired agents in
+	// that 404.
+	Retired bool
 }
 
 // NewHandler serves agent under name (the task namespace: tasks created
@@ -708,6 +720,11 @@ func (h *Handler) MessageTask(ctx context.Context, messageID string) (*a2a.Task,
 // bodies) must refuse those for such an agent, as the JSON-RPC binding
 // does (HTTP 415), or a page elsewhere could use a visitor's cookie.
 func (h *Handler) RequiresAuth() bool { return len(h.opts.Auth) > 0 }
+
+// Retired reports whether the agent takes no new messages
+// (HandlerOptions.Retired): endpoints of one's own that send it messages
+// (another dialect's) answer as for an unknown agent.
+func (h *Handler) Retired() bool { return h.opts.Retired }
 
 // Authenticated returns next behind the agent's authentication
 // (HandlerOptions.Auth; A2A 1.0 §7, A2A 0.3.0 §4): a request whose

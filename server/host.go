@@ -262,7 +262,8 @@ func (host *Host) Mount(h *Handler, prefix string) http.Handler {
 func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
 	mux := http.NewServeMux()
 	added := time.Now().Truncate(time.Second)
-	rpc := host.withAttachBase(h, newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix }))
+	rpc := host.withAttachBase(h, newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix },
+		func(w http.ResponseWriter, r *http.Request) { host.serveUnknownAgent(w, r, h.Name()) }))
 	mux.Handle(prefix, rpc)
 	mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
 	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h, prefix, added) })
@@ -381,6 +382,10 @@ func (host *Host) serveAgent(w http.ResponseWriter, r *http.Request) {
 func (host *Host) restHandler(h *Handler, base string, t *restTransport, parse func(method, escaped string) (restRoute, bool)) http.Handler {
 	serve := authenticateReq(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, _ := r.Context().Value(restRouteKey{}).(restRoute)
+		if h.opts.Retired && (rt.op == Method10SendMessage || rt.op == Method10SendStreamingMessage) {
+			host.serveUnknownAgent(w, r, h.Name())
+			return
+		}
 		t.serveREST(w, r, rt)
 	}), t.writeError)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -496,8 +501,8 @@ type agentListing struct {
 //	{"error":"agent not found","message":"No agent named \"x\" is hosted here …",
 //	 "agents":[{"name":"echo","url":"http://…/a2a/echo","card":"http://…/a2a/echo/.well-known/agent-card.json"},…]}
 //
-// with the URLs from BaseURL. Agents whose card requires authentication are
-// not listed. The body of the request, if any, is not read.
+// with the URLs from BaseURL. Agents whose card requires authentication,
+// and retired ones (HandlerOptions.Retired), are not listed. The body of the request, if any, is not read.
 func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name string) {
 	abandonBody(w, r)
 	base := host.BaseURL(r)
@@ -509,7 +514,7 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 	host.mu.RLock()
 	var names []string
 	for _, n := range host.order {
-		if !host.agents[n].h.opts.CardRequiresAuth {
+		if o := host.agents[n].h.opts; !o.CardRequiresAuth && !o.Retired {
 			names = append(names, n)
 		}
 	}
@@ -524,6 +529,16 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 		return
 	}
 	host.varyOnBaseURL(w)
+	w.Header().Set("Cache-Control", "no-cache")
+	writeJSON(w, http.StatusNotFound, b)
+}
+
+// retiredAgent answers a message to a retired agent served outside a
+// Host: HTTP 404 as for an unknown agent, with no agents listed.
+func retiredAgent(w http.ResponseWriter, r *http.Request, name string) {
+	abandonBody(w, r)
+	b, _ := json.Marshal(unknownAgentBody{Error: "agent not found", Agents: []agentListing{},
+		Message: fmt.Sprintf("No agent named %q is hosted here", strings.ToValidUTF8(name, "\uFFFD"))}, json.Deterministic(true))
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, http.StatusNotFound, b)
 }

@@ -232,21 +232,39 @@ func (o TransportOptions) withDefaults() TransportOptions {
 // and tasks/resubscribe (§3.3); other HTTP methods get 405. tasks/resubscribe honours the Last-Event-ID
 // header. Mount it where the agent card's url points.
 func NewJSONRPCHandler(h *Handler, opts TransportOptions) http.Handler {
-	return newJSONRPCHandler(h, opts, nil)
+	return newJSONRPCHandler(h, opts, nil, nil)
 }
 
 // newJSONRPCHandler is NewJSONRPCHandler with the function that gives the
 // agent's reachable URL for agent/getAuthenticatedExtendedCard (nil: the
-// card's own url).
-func newJSONRPCHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) http.Handler {
+// card's own url) and the one that answers a message to a retired agent
+// (nil: retiredAgent).
+func newJSONRPCHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string, unknown func(http.ResponseWriter, *http.Request)) http.Handler {
 	opts = opts.withDefaults()
-	return instrument(h, "JSONRPC", authenticateReq(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL}, writeErrorReq))
+	if unknown == nil {
+		unknown = func(w http.ResponseWriter, r *http.Request) { retiredAgent(w, r, h.Name()) }
+	}
+	return instrument(h, "JSONRPC", authenticateReq(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL, unknown: unknown}, writeErrorReq))
 }
 
 type jsonrpcTransport struct {
 	h       *Handler
 	opts    TransportOptions
 	cardURL func(*http.Request) string
+	// unknown answers a message to a retired agent (HandlerOptions.Retired).
+	unknown func(http.ResponseWriter, *http.Request)
+}
+
+// sendsMessage reports whether a request of items sends a message
+// (SendMessage or SendStreamingMessage, either version).
+func sendsMessage(items []jsonrpc.Item) bool {
+	for i := range items {
+		switch items[i].Method {
+		case MethodSendMessage, MethodSendStreamingMessage, Method10SendMessage, Method10SendStreamingMessage:
+			return true
+		}
+	}
+	return false
 }
 
 var (
@@ -421,6 +439,10 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
+	if t.h.opts.Retired && sendsMessage(items) {
+		t.unknown(w, r)
+		return
+	}
 	version, raw, ok := RequestedVersion(r)
 	var verr *a2a.Error
 	if !ok {

@@ -29,7 +29,9 @@
 //     and ends after "end". A pair keeps only its latest events
 //     (Options.MaxBackchannelBytes, MaxTotalBackchannelBytes): events
 //     asked for and no longer kept are replaced by one "trimmed" event.
-//     GET /api/pairs/{id} is the pair's state.
+//     GET /api/pairs/{id} is the pair's state, GET /api/pairs lists the
+//     pairs, and DELETE /api/pairs/{id} ends one (both tasks canceled,
+//     or as its outcome parameter says).
 //
 // Pairs live in memory: a restart ends them (the engine fails the tasks
 // that were working; the endpoints are gone).
@@ -42,7 +44,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -158,13 +162,19 @@ func NewManager(eng *server.Engine, host *server.Host, o Options) *Manager {
 	return m
 }
 
-// Info is a created pair as POST /api/pairs answers it.
+// Info is a pair as POST /api/pairs and GET /api/pairs/{id} answer it.
+// State is "open" or "ended"; an ended pair has its Outcome (the state
+// both tasks ended in: completed, canceled or failed). Turns counts the
+// messages passed on; Created is when the pair was created (RFC 3339).
 type Info struct {
-	ID     string   `json:"id"`
-	A      Endpoint `json:"a"`
-	B      Endpoint `json:"b"`
-	Events string   `json:"events"`
-	State  string   `json:"state"`
+	ID      string        `json:"id"`
+	A       Endpoint      `json:"a"`
+	B       Endpoint      `json:"b"`
+	Events  string        `json:"events"`
+	State   string        `json:"state"`
+	Outcome a2a.TaskState `json:"outcome,omitempty"`
+	Turns   int           `json:"turns"`
+	Created time.Time     `json:"created"`
 }
 
 // Endpoint is one side's A2A endpoint: its URL (JSON-RPC and HTTP+JSON,
@@ -220,13 +230,36 @@ func (m *Manager) info(base string, r *room) Info {
 		u := base + "/a2a/" + AgentName(r.id, s)
 		return Endpoint{Agent: AgentName(r.id, s), URL: u, Card: u + "/.well-known/agent-card.json"}
 	}
+	info := Info{ID: r.id, A: ep(A), B: ep(B), Events: base + "/api/pairs/" + r.id + "/events", State: "open", Created: r.created.UTC()}
 	r.mu.Lock()
-	state := "open"
 	if r.ended {
-		state = "ended"
+		info.State, info.Outcome = "ended", r.outcome
 	}
+	info.Turns = r.turns
 	r.mu.Unlock()
-	return Info{ID: r.id, A: ep(A), B: ep(B), Events: base + "/api/pairs/" + r.id + "/events", State: state}
+	return info
+}
+
+// list is every pair the Manager keeps (open, and ended ones not yet
+// removed), oldest first (ties by id).
+func (m *Manager) list(base string) []Info {
+	m.mu.Lock()
+	rooms := make([]*room, 0, len(m.rooms))
+	for _, r := range m.rooms {
+		rooms = append(rooms, r)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(rooms, func(a, b *room) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	out := make([]Info, 0, len(rooms))
+	for _, r := range rooms {
+		out = append(out, m.info(base, r))
+	}
+	return out
 }
 
 func (m *Manager) room(id string) *room {
@@ -335,7 +368,11 @@ func (m *Manager) remove(r *room) {
 // Host.Handle("/api/pairs", h) and Host.Handle("/api/pairs/", h)):
 //
 //	POST /api/pairs              201 Info (429 when MaxOpen are open); no body is needed (up to 4 KiB is read and ignored)
+//	GET  /api/pairs              200 {"pairs": [Info, …]}: the open pairs and the ended ones still served, oldest first
 //	GET  /api/pairs/{id}         200 Info with state "open" or "ended"; 404 when unknown
+//	DELETE /api/pairs/{id}       end the pair (as End): ?outcome=canceled (the default), completed or failed, and
+//	                             ?reason=TEXT (the ended tasks' status message); 200 Info; 404 when unknown,
+//	                             409 when it has ended already, 400 for another outcome
 //	GET  /api/pairs/{id}/events  the backchannel (SSE; see the package doc)
 //
 // Errors are JSON {"error": "..."}. base gives the server's base URL for
@@ -357,6 +394,44 @@ func (m *Manager) Handler(base func(*http.Request) string) http.Handler {
 			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pair"})
 			return
 		}
+		writeJSON(w, http.StatusOK, m.info(base(r), rm))
+	})
+	mux.HandleFunc("GET /api/pairs", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, struct {
+			Pairs []Info `json:"pairs"`
+		}{m.list(base(r))})
+	})
+	mux.HandleFunc("DELETE /api/pairs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		outcome := a2a.TaskStateCanceled
+		switch o := q.Get("outcome"); o {
+		case "", "canceled":
+		case "completed":
+			outcome = a2a.TaskStateCompleted
+		case "failed":
+			outcome = a2a.TaskStateFailed
+		default:
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "outcome: want canceled, completed or failed", "field": "outcome"})
+			return
+		}
+		reason := q.Get("reason")
+		if reason == "" {
+			reason = "The pair was ended through the pairs API."
+		}
+		rm := m.room(r.PathValue("id"))
+		if rm == nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pair"})
+			return
+		}
+		rm.mu.Lock()
+		ended := rm.ended
+		rm.endLocked(outcome, reason, time.Now())
+		rm.mu.Unlock()
+		if ended {
+			writeJSON(w, http.StatusConflict, map[string]string{"error": "the pair has ended already"})
+			return
+		}
+		m.o.Logger.Info("pair ended through the API", "pair", rm.id, "outcome", outcome)
 		writeJSON(w, http.StatusOK, m.info(base(r), rm))
 	})
 	mux.HandleFunc("GET /api/pairs/{id}/events", m.serveEvents)

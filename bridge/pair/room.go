@@ -105,9 +105,10 @@ type budget struct {
 
 // room is the state of one pair. Its mutex guards everything below it.
 type room struct {
-	id     string
-	max    Options // resolved limits
-	budget *budget
+	id      string
+	max     Options // resolved limits
+	budget  *budget
+	created time.Time
 
 	mu    sync.Mutex
 	turn  Side // who speaks next
@@ -134,7 +135,7 @@ type room struct {
 }
 
 func newRoom(id string, o Options, b *budget, now time.Time) *room {
-	r := &room{id: id, max: o, budget: b, active: now, changed: make(chan struct{})}
+	r := &room{id: id, max: o, budget: b, created: now, active: now, changed: make(chan struct{})}
 	r.addLocked(wireEvent{Type: "created"}, now)
 	return r
 }

@@ -109,7 +109,7 @@ type EndpointOptions struct {
 // a call without a JSON Content-Type to an agent that authenticates; 401
 // when the agent's authentication (HandlerOptions.Auth, through
 // Handler.Authenticated) refuses the credentials, 503 when it is
-// unavailable; 404 for an unknown agent; 405 for a method other than POST;
+// unavailable; 404 for an unknown agent (with the call's task_id); 405 for a method other than POST;
 // 409 when the agent refuses the message (a task_id reused concurrently
 // for a different input); 413 for a body over MaxBody; 504 on timeout;
 // 500 for an internal error. Every answer has the dialect's shape, with
@@ -173,7 +173,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h, ok := e.lookup(name)
 	if !ok || h == nil {
-		fail(w, http.StatusNotFound, "", "no agent named %s", quote(name, 100))
+		fail(w, http.StatusNotFound, e.callerTaskID(w, r), "no agent named %s", quote(name, 100))
 		return
 	}
 	if h.RequiresAuth() && !jsonContentType(r.Header.Values("Content-Type")) {
@@ -189,6 +189,21 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}), func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error) {
 		fail(w, status, "", "%s", err.Message)
 	}).ServeHTTP(w, r)
+}
+
+// callerTaskID is the task_id of the call r carries, for an error answer
+// given before the call is served (an unknown agent): "" when the body
+// cannot be read or is no valid call.
+func (e *endpoint) callerTaskID(w http.ResponseWriter, r *http.Request) string {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.opts.MaxBody))
+	if err != nil {
+		return ""
+	}
+	req, err := ParseRequest(body)
+	if err != nil {
+		return ""
+	}
+	return req.TaskID
 }
 
 // jsonContentType reports whether a request's Content-Type header values

@@ -428,6 +428,8 @@ func TestEndpointBadRequests(t *testing.T) {
 		f.call(t, "echo", tc.body).wantError(t, tc.code, tc.want)
 	}
 	f.call(t, "nobody", `{"input":"x"}`).want(t, 404, `{"error":"no agent named \"nobody\"","output":null,"status":"error","task_id":""}`)
+	// The caller's task_id comes back with the 404, as with other errors.
+	f.call(t, "nobody", `{"task_id":"job-7","input":"x"}`).want(t, 404, `{"error":"no agent named \"nobody\"","output":null,"status":"error","task_id":"job-7"}`)
 	r := f.do(t, http.MethodGet, "/simple/echo", "")
 	r.wantError(t, 405, "method GET not allowed")
 	if r.header.Get("Allow") != "POST" {

@@ -218,7 +218,7 @@ func (r *registry) authed(next http.HandlerFunc) http.Handler {
 				adminFail(w, http.StatusServiceUnavailable, "", "authentication is unavailable")
 				return
 			}
-			adminFail(w, http.StatusUnauthorized, "", "the admin API requires an admin bearer token (admin.bearer_tokens)")
+			adminFail(w, http.StatusUnauthorized, "", "%s", authFailure(err, "the admin API", "an admin bearer token (admin.bearer_tokens)"))
 			return
 		}
 		next(w, req)
@@ -597,6 +597,7 @@ const tombstoneKey = "removed"
 func (r *registry) hostTombstone(name string, card a2a.AgentCard, opts server.HandlerOptions) {
 	card.Description = "Removed from this server; its tasks stay readable."
 	opts.Methods = nil
+	opts.Retired = true // a new message gets the 404 of an unknown agent
 	card.Capabilities.Extensions = slices.DeleteFunc(slices.Clone(card.Capabilities.Extensions),
 		func(x a2a.AgentExtension) bool { return x.URI == openai.ExtensionURI })
 	r.host.Add(server.NewHandler(r.eng, name, removedAgent{name: name}, card, opts))
@@ -653,8 +654,11 @@ func (r *registry) restoreTombstone(name string, spec map[string]any) error {
 	return nil
 }
 
-// removedAgent is the tombstone of a removed agent: every new message is
-// rejected (A2A 1.0 §4.1.3, TASK_STATE_REJECTED) with the reason.
+// removedAgent is the agent of a removed agent's tombstone. Its Handler is
+// retired (server.HandlerOptions.Retired): a new message is answered as
+// for an unknown agent before any task is made, so Execute runs only for
+// a message that reaches the Handler another way, and rejects it (A2A
+// 1.0 §4.1.3, TASK_STATE_REJECTED) with the reason.
 type removedAgent struct{ name string }
 
 func (a removedAgent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {

@@ -91,7 +91,8 @@ func TestAdminAPI(t *testing.T) {
 	}
 
 	// A slow agent with a running task, removed: the task fails with a
-	// reason, stays readable, and new messages are rejected.
+	// reason, stays readable, and a new message gets the 404 of an unknown
+	// agent (nothing is stored).
 	if code, body := adminCall(t, "POST", api, "adm1n", `{"name":"slowy","kind":"slow"}`); code != 201 {
 		t.Fatalf("register slowy: %d %s", code, body)
 	}
@@ -113,9 +114,7 @@ func TestAdminAPI(t *testing.T) {
 	if got.Result.Status.State != "failed" || got.Result.Status.Message == nil || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "slowy was removed") {
 		t.Fatalf("the removed agent's running task: %+v", got)
 	}
-	if r := rpc(t, base+"/a2a/slowy", "message/send", msg("1", "m3", "")); r.Result.Status.State != "rejected" {
-		t.Fatalf("a message to the removed agent: %+v", r)
-	}
+	removedAnswersUnknown(t, base, "slowy", "m3")
 	if code, body := adminCall(t, "GET", api+"/slowy", "adm1n", ""); code != 200 || !strings.Contains(body, `"removed":true`) || !strings.Contains(body, `"running":false`) {
 		t.Fatalf("the removed agent in the admin API: %d %s", code, body)
 	}
@@ -222,8 +221,8 @@ func TestAdminAPI(t *testing.T) {
 	if r := rpc(t, base+"/a2a/myecho", "message/send", msg("again", "m4", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("the registered agent after a restart: %+v", r)
 	}
-	// The removed agents' tasks are still readable after the restart; new
-	// messages are still rejected.
+	// The removed agents' tasks are still readable after the restart; a
+	// new message still gets the 404 of an unknown agent.
 	got = rpc(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`)
 	if got.Result.Status.State != "failed" || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "slowy was removed") {
 		t.Fatalf("the removed agent's task after a restart: %+v", got)
@@ -231,9 +230,7 @@ func TestAdminAPI(t *testing.T) {
 	if got := rpc(t, base+"/a2a/chatty", "tasks/get", `{"id":"`+chatTask+`"}`); got.Result.Status.State != "failed" {
 		t.Fatalf("the other removed agent's task after a restart: %+v", got)
 	}
-	if r := rpc(t, base+"/a2a/slowy", "message/send", msg("1", "m6", "")); r.Result.Status.State != "rejected" {
-		t.Fatalf("a message to the removed agent after a restart: %+v", r)
-	}
+	removedAnswersUnknown(t, base, "slowy", "m6")
 	code, body = adminCall(t, "GET", api, "adm1n", "")
 	if code != 200 || !strings.Contains(body, `"myecho"`) || !strings.Contains(body, `"name":"slowy"`) || !strings.Contains(body, `"removed":true`) {
 		t.Fatalf("list after a restart: %d %s", code, body)
@@ -264,6 +261,35 @@ func TestAdminAPI(t *testing.T) {
 	code, _ = adminCall(t, "GET", "http://"+startServeNoAdmin(t)+"/api/v1/agents", "adm1n", "")
 	if code != 404 {
 		t.Fatalf("admin API without admin tokens: %d", code)
+	}
+}
+
+// removedAnswersUnknown checks that a message to the removed agent name
+// is answered exactly as one to an unknown agent, storing nothing: over
+// JSON-RPC, through the CLI (exit 4, the hint listing the hosted agents
+// without it) and through /simple/{agent} (404 with the caller's task_id).
+func removedAnswersUnknown(t *testing.T, base, name, messageID string) {
+	t.Helper()
+	send := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":` + msg("1", messageID, "") + `}`
+	code, unknown := adminCall(t, "POST", base+"/a2a/no-such-agent", "", send)
+	want := strings.ReplaceAll(unknown, `\"no-such-agent\"`, `\"`+name+`\"`)
+	if code != 404 || strings.Contains(want, `"name":"`+name+`"`) {
+		t.Fatalf("a message to an unknown agent: %d %s", code, unknown)
+	}
+	if code, body := adminCall(t, "POST", base+"/a2a/"+name, "", send); code != 404 || body != want {
+		t.Fatalf("a message to the removed agent %s: %d %s, want 404 %s", name, code, body, want)
+	}
+	// Nothing stored under that message id: the unknown agent's answer again.
+	if code, body := adminCall(t, "POST", base+"/a2a/"+name, "", send); code != 404 || body != want {
+		t.Fatalf("the message to the removed agent %s again: %d %s", name, code, body)
+	}
+	_, errs, code := run(t, "", "send", base+"/a2a/"+name, "hello", "--protocol", "1.0")
+	if code != ExitTransport || !strings.Contains(errs, "HTTP 404") || !strings.Contains(errs, "hint: no agent by that name is hosted there") || strings.Contains(errs, "/a2a/"+name+"\n") {
+		t.Fatalf("a2abridge send to the removed agent %s: exit %d %q", name, code, errs)
+	}
+	code, body := adminCall(t, "POST", base+"/simple/"+name, "", `{"task_id":"job-9","input":{"text":"hi"}}`)
+	if code != 404 || !strings.Contains(body, `"task_id":"job-9"`) || !strings.Contains(body, "no agent named") {
+		t.Fatalf("/simple/%s: %d %s", name, code, body)
 	}
 }
 

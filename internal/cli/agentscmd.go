@@ -43,47 +43,18 @@ The admin token comes from --token or $A2ABRIDGE_ADMIN_TOKEN.`,
 	pf.BoolVar(&asJSON, "json", false, "print the admin API's JSON answer")
 
 	call := func(ctx context.Context, method, path string, body []byte) ([]byte, int, error) {
-		u, err := url.Parse(strings.TrimRight(server, "/"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, 0, usageError{fmt.Errorf("--server %q: want http://HOST:PORT or https://…", server)}
-		}
 		tok := token
 		if tok == "" {
 			tok = os.Getenv("A2ABRIDGE_ADMIN_TOKEN")
 		}
 		if tok == "" {
+			if _, err := apiURL(server); err != nil {
+				return nil, 0, err
+			}
 			return nil, 0, usageError{fmt.Errorf("no admin token: pass --token or set A2ABRIDGE_ADMIN_TOKEN")}
 		}
-		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, method, u.String()+adminAPIPrefix+path, bytes.NewReader(body))
-		if err != nil {
-			return nil, 0, err
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, 0, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-		if err != nil {
-			return nil, 0, err
-		}
-		if resp.StatusCode == http.StatusNotFound && !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-			return nil, resp.StatusCode, fmt.Errorf("%s has no admin API (serve turns it on with an admin block in its config file)", u)
-		}
-		if resp.StatusCode >= 300 {
-			var e adminError
-			if json.Unmarshal(b, &e) == nil && e.Error != "" {
-				return b, resp.StatusCode, fmt.Errorf("%s (HTTP %d)", e.Error, resp.StatusCode)
-			}
-			return b, resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
-		}
-		return b, resp.StatusCode, nil
+		return callAPI(ctx, server, tok, method, adminAPIPrefix+path, body,
+			"has no admin API (serve turns it on with an admin block in its config file)")
 	}
 
 	printAgents := func(list []agentInfo) {
@@ -215,4 +186,77 @@ Values may reference the server's environment as ${NAME} (only the variables its
 	}
 	cmd.AddCommand(list, add, rm)
 	return cmd
+}
+
+// apiURL checks --server: an http or https base URL.
+func apiURL(server string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(server, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageError{fmt.Errorf("--server %q: want http://HOST:PORT or https://…", server)}
+	}
+	return u, nil
+}
+
+// callAPI sends one request to an API of serve ({"error": …} bodies: the
+// admin and pairs APIs) at server+path, with tok as the bearer token
+// when set, and returns the answer's body and status. A status of 300 or
+// more is an *apiError; a plain-text 404 (no such route) says that the
+// server noAPI.
+func callAPI(ctx context.Context, server, tok, method, path string, body []byte, noAPI string) ([]byte, int, error) {
+	u, err := apiURL(server)
+	if err != nil {
+		return nil, 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u.String()+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.StatusCode == http.StatusNotFound && !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+		return nil, resp.StatusCode, &apiError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s", u, noAPI)}
+	}
+	if resp.StatusCode >= 300 {
+		var e adminError
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return b, resp.StatusCode, &apiError{status: resp.StatusCode, msg: fmt.Sprintf("%s (HTTP %d)", e.Error, resp.StatusCode)}
+		}
+		return b, resp.StatusCode, &apiError{status: resp.StatusCode, msg: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, oneLine(strings.TrimSpace(string(b))))}
+	}
+	return b, resp.StatusCode, nil
+}
+
+// apiError is an error status from serve's admin or pairs API. Its exit
+// code (exitCode) is ExitUsage for 400 and 413 (the request as given is
+// wrong: a bad registration, a body too large) and ExitTransport for any
+// other status (401, 404, 409, 5xx…), as for the client commands' HTTP
+// errors.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func (e *apiError) exitCode() int {
+	switch e.status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return ExitUsage
+	}
+	return ExitTransport
 }

@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
@@ -126,10 +128,11 @@ task ended failed or rejected, 6 the task ended canceled, 130 interrupted
 	root.SetErr(stderr)
 	root.SetIn(stdin)
 	root.SetArgs(args)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newServeCmd(stdout, stderr))
 	root.AddCommand(newBenchCmd(stdout, stderr))
 	root.AddCommand(newAgentsCmd(stdout, stderr))
+	root.AddCommand(newPairsCmd(stdout))
 	env := &clientEnv{stdin: stdin, stdout: stdout, stderr: stderr, intr: intr}
 	addClientCommands(root, env)
 	root.AddCommand(newCheckCmd(stdin, stdout, stderr))
@@ -160,6 +163,7 @@ func exitCode(err error) int {
 	var pe *client.ProtocolError
 	var se *stoppedError
 	var te *taskEndError
+	var apie *apiError
 	// Typed errors first: a server's message must never decide the code.
 	switch {
 	case errors.As(err, &se):
@@ -168,6 +172,8 @@ func exitCode(err error) int {
 		return te.code()
 	case errors.As(err, &ue):
 		return ExitUsage
+	case errors.As(err, &apie):
+		return apie.exitCode()
 	case errors.As(err, &pe), errors.As(err, &he):
 		return ExitTransport
 	case errors.As(err, &ae):
@@ -225,6 +231,44 @@ func stateOutcome(id string, s a2a.TaskState, canceledOK bool) error {
 		return &taskEndError{id: id, state: s}
 	}
 	return nil
+}
+
+// flagError turns a flag parsing error of command c into a usage error;
+// for an unknown long flag it suggests c's flag (its own or inherited)
+// nearest to the one given: at most 2 edits (1 for names of up to 4
+// characters), '_' read as '-', ties to the first name in alphabetical
+// order; else the only flag the name begins. Flags hidden from help are
+// not suggested.
+func flagError(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || name == "" {
+		return usageError{err}
+	}
+	var names []string
+	add := func(f *pflag.Flag) {
+		if !f.Hidden && !slices.Contains(names, f.Name) {
+			names = append(names, f.Name)
+		}
+	}
+	c.Flags().VisitAll(add)
+	c.InheritedFlags().VisitAll(add)
+	slices.Sort(names)
+	best := closest(name, names)
+	if best == "" && len(name) >= 3 {
+		var prefixed []string
+		for _, n := range names {
+			if strings.HasPrefix(n, name) {
+				prefixed = append(prefixed, n)
+			}
+		}
+		if len(prefixed) == 1 {
+			best = prefixed[0]
+		}
+	}
+	if best == "" {
+		return usageError{err}
+	}
+	return usageError{fmt.Errorf("%w (did you mean --%s?)", err, best)}
 }
 
 func isCobraUsage(err error) bool {

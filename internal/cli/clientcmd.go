@@ -393,6 +393,7 @@ returns it.
 
 type sendFlags struct {
 	task, contextID, dataJSON, fileURI, mimeType, pushURL, pushToken string
+	metadataJSON                                                     string
 	files                                                            []string
 	history                                                          int
 	noBlocking                                                       bool
@@ -417,7 +418,8 @@ canceled.
 		Example: `  a2abridge send localhost:8080 hello
   a2abridge send http://127.0.0.1:8080 hello --data '{"n":1}' --file notes.txt
   git diff | a2abridge send https://agents.example.com/a2a/review -
-  a2abridge send http://127.0.0.1:8080/a2a/slow 60 --no-blocking --json`,
+  a2abridge send http://127.0.0.1:8080/a2a/slow 60 --no-blocking --json
+  a2abridge send URL bye --task TASK --metadata '{"a2abridge/pair":{"end":true}}'`,
 		Args: cobra.RangeArgs(1, 2),
 	}
 	if stream {
@@ -467,6 +469,9 @@ read from stdin as for send. The exit status reflects the task's last state.
 		if err := e.printResult(res, time.Since(start), true); err != nil {
 			return err
 		}
+		if t, ok := res.(*a2a.Task); ok {
+			e.printAnswerHint(t.ID, t.Status.State)
+		}
 		return taskOutcome(res, false)
 	}
 	fl := cmd.Flags()
@@ -476,6 +481,7 @@ read from stdin as for send. The exit status reflects the task's last state.
 	fl.StringVar(&f.fileURI, "file-uri", "", "attach a file by reference (FilePart with uri)")
 	fl.StringVar(&f.mimeType, "mime", "", "mimeType of --file/--file-uri (default: from the file name)")
 	fl.StringVar(&f.dataJSON, "data", "", "attach a JSON object (DataPart)")
+	fl.StringVar(&f.metadataJSON, "metadata", "", `the message's metadata, a JSON object (e.g. '{"a2abridge/pair":{"end":true}}' ends a pair)`)
 	fl.IntVar(&f.history, "history", 0, "historyLength of the returned task")
 	fl.BoolVar(&f.noBlocking, "no-blocking", false, "return after the first state instead of waiting (send)")
 	fl.StringVar(&f.pushURL, "push-url", "", "push notification webhook for this task")
@@ -564,6 +570,13 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams,
 	}
 	msg := a2a.NewMessage(a2a.RoleUser, parts...)
 	msg.TaskID, msg.ContextID = f.task, f.contextID
+	if f.metadataJSON != "" {
+		var md map[string]any
+		if err := v03.UnmarshalValue([]byte(f.metadataJSON), &md); err != nil || md == nil {
+			return a2a.MessageSendParams{}, usageError{fmt.Errorf("--metadata: want a JSON object, got %.40q", f.metadataJSON)}
+		}
+		msg.Metadata = md
+	}
 	p := a2a.MessageSendParams{Message: msg}
 	cfg := &a2a.MessageSendConfiguration{}
 	set := false
@@ -653,18 +666,10 @@ func (e *clientEnv) continueHint(p *progress) []string {
 		return []string{"the agent had not named a task yet: use a2abridge stream to see the task id as soon as the task is created"}
 	}
 	name := ""
-	var extra []string
 	if e.tgt != nil {
-		name, extra = e.tgt.name, e.tgt.flags
+		name = e.tgt.name
 	}
-	cmdline := func(words ...string) string {
-		q := make([]string, 0, len(words)+len(extra)+1)
-		q = append(q, "a2abridge")
-		for _, w := range append(words, extra...) {
-			q = append(q, shellQuote(w))
-		}
-		return strings.Join(q, " ")
-	}
+	cmdline := e.cmdline
 	var out []string
 	state := string(p.state)
 	if state == "" {
@@ -686,6 +691,37 @@ func (e *clientEnv) continueHint(p *progress) []string {
 		out = append(out, "(add the --token, --api-key or --header options you gave)")
 	}
 	return out
+}
+
+// cmdline is the a2abridge command line of words with the target's
+// options that hints repeat (--profile NAME), quoted for a POSIX shell.
+// Credentials are never repeated.
+func (e *clientEnv) cmdline(words ...string) string {
+	var extra []string
+	if e.tgt != nil {
+		extra = e.tgt.flags
+	}
+	q := make([]string, 0, len(words)+len(extra)+1)
+	q = append(q, "a2abridge")
+	for _, w := range append(slices.Clip(words), extra...) {
+		q = append(q, shellQuote(w))
+	}
+	return strings.Join(q, " ")
+}
+
+// printAnswerHint writes to stderr, after a command showed a task that
+// waits for the caller (input-required, or auth-required), the command
+// line that answers it: a2abridge send URL TEXT --task ID, as the hints of
+// a stopped command give theirs (continueHint). Nothing for other states.
+func (e *clientEnv) printAnswerHint(taskID string, state a2a.TaskState) {
+	if taskID == "" || e.tgt == nil || (state != a2a.TaskStateInputRequired && state != a2a.TaskStateAuthRequired) {
+		return
+	}
+	fmt.Fprintf(e.stderr, "task %s is %s\n", taskID, state)
+	fmt.Fprintf(e.stderr, "answer it: %s\n", e.cmdline("send", e.tgt.name, "TEXT", "--task", taskID))
+	if e.tgt.secretFlags {
+		fmt.Fprintln(e.stderr, "(add the --token, --api-key or --header options you gave)")
+	}
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -747,6 +783,7 @@ func (e *clientEnv) runStream(ctx context.Context, events func(func(client.Strea
 	if prog.message {
 		return nil
 	}
+	e.printAnswerHint(prog.taskID, prog.state)
 	return stateOutcome(prog.taskID, prog.state, false)
 }
 

@@ -30,7 +30,10 @@ func hintsFor(err error, credsGiven bool) []string {
 	}
 	var ae *a2a.Error
 	var he *client.HTTPError
+	var apie *apiError
 	switch {
+	case errors.As(err, &apie) && apie.status == http.StatusUnauthorized:
+		out = append(out, "hint: give the server's admin token (for pairs without an admin block, its auth: token) with --token or $A2ABRIDGE_ADMIN_TOKEN")
 	case errors.As(err, &ae) && ae.Code == a2a.CodePushNotificationNotSupported:
 		out = append(out, "hint: the server does not accept push notification configs: it must run with --push (or push.enabled: true in its config file)")
 	case errors.As(err, &ae) && ae.Code == a2a.CodeInvalidParams && pushURLField(ae.Data):

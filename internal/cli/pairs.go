@@ -81,7 +81,7 @@ func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *serv
 	protection := "none"
 	switch {
 	case len(cfg.admin) > 0:
-		o.Protect = protectWith(cfg.admin, "the pairs API requires an admin bearer token (admin.bearer_tokens)")
+		o.Protect = protectWith(cfg.admin, "an admin bearer token (admin.bearer_tokens)")
 		protection = "admin"
 	case cfg.authFor != nil:
 		ho, err := cfg.authFor("pairs", nil)
@@ -89,7 +89,7 @@ func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *serv
 			return nil, err
 		}
 		if len(ho.Auth) > 0 {
-			o.Protect = protectWith(ho.Auth, "the pairs API requires the server's authentication (auth:)")
+			o.Protect = protectWith(ho.Auth, "the server's authentication (auth:)")
 			protection = "auth"
 		}
 	}
@@ -102,8 +102,9 @@ func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *serv
 }
 
 // protectWith requires a credential set accepts (401 with its
-// challenges and hint, 503 when the authenticator is unavailable).
-func protectWith(set auth.Set, hint string) func(http.Handler) http.Handler {
+// challenges and a message naming what, 503 when the authenticator is
+// unavailable).
+func protectWith(set auth.Set, what string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, err := set.Authenticate(r); err != nil {
@@ -114,10 +115,20 @@ func protectWith(set auth.Set, hint string) func(http.Handler) http.Handler {
 					adminFail(w, http.StatusServiceUnavailable, "", "authentication is unavailable")
 					return
 				}
-				adminFail(w, http.StatusUnauthorized, "", "%s", hint)
+				adminFail(w, http.StatusUnauthorized, "", "%s", authFailure(err, "the pairs API", what))
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// authFailure is the message of an API's 401: api "requires" what when
+// the request carried no credentials, and "refused" them when it carried
+// wrong ones (so that a mistyped token is not mistaken for a missing one).
+func authFailure(err error, api, what string) string {
+	if errors.Is(err, auth.ErrNoCredentials) {
+		return api + " requires " + what
+	}
+	return api + " refused the credentials sent: they are not " + what
 }

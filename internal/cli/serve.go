@@ -185,6 +185,15 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			if lease < time.Second || lease > time.Hour {
 				return usageError{fmt.Errorf("%s %s: want a duration from 1s to 1h", leaseFrom, lease)}
 			}
+			runner := ""
+			if replica {
+				// The replica's id (its row in the replicas table, the
+				// runner of its appends), chosen before anything runs so
+				// that every log line of this replica names it.
+				runner = a2a.NewID()
+				log = log.With("replica", runner)
+				log.Info("starting as a replica", "lease", lease)
+			}
 			if !fl.Changed("retain") && file.Retention != nil {
 				retention = time.Duration(*file.Retention)
 			}
@@ -468,7 +477,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 					return fmt.Errorf("%s: open store: %w", pgFrom, err)
 				}
 				st = s
-				log.Info("using the PostgreSQL store", "dsn", postgres.RedactDSN(pgDSN), "replica", replica, "lease", lease)
+				log.Info("using the PostgreSQL store", "dsn", postgres.RedactDSN(pgDSN), "shared", replica, "lease", lease)
 			} else {
 				if err := os.MkdirAll(dataDir, 0o700); err != nil {
 					return fmt.Errorf("create data directory: %w", err)
@@ -493,7 +502,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			cfg := serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 				admin: admin, authFor: authFor,
 				shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
-				cardSigning: cardSigning, cardMaxAge: cardMaxAge, protocols: protocols, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, telemetry: tel}
+				cardSigning: cardSigning, cardMaxAge: cardMaxAge, protocols: protocols, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, runner: runner, telemetry: tel}
 			if err := file.Conversations.check(); err != nil {
 				return usageError{fmt.Errorf("--config: %w", err)}
 			}
@@ -707,6 +716,9 @@ type serveConfig struct {
 	lease time.Duration
 	// replica: one of several serve on the database (--replica).
 	replica bool
+	// runner: the replica's id (server.EngineOptions.Runner); "" when not
+	// a replica (the engine picks one).
+	runner string
 }
 
 type pushConfig struct {
@@ -783,7 +795,7 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 			log.Warn("telemetry: the last traces or metrics were not all exported", "err", err)
 		}
 	}()
-	eo := server.EngineOptions{Logger: log, Retention: cfg.retention, LeaseTime: cfg.lease, TracerProvider: tel.tp, MeterProvider: tel.mp}
+	eo := server.EngineOptions{Logger: log, Retention: cfg.retention, LeaseTime: cfg.lease, TracerProvider: tel.tp, MeterProvider: tel.mp, Runner: cfg.runner}
 	var jwks http.Handler
 	var pushKeys func() []byte
 	if p := cfg.push; p != nil {
@@ -872,7 +884,12 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 		}
 	}
 	// Every agent also answers the simple HTTP dialect (issue 13 §3).
-	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
+	// A removed agent's tombstone (retired) takes no message: unknown here too.
+	hosted := func(name string) (*server.Handler, bool) {
+		h, ok := host.Handler(name)
+		return h, ok && !h.Retired()
+	}
+	host.Handle("/simple/{agent}", simple.NewEndpoint(hosted, simple.EndpointOptions{Logger: log}))
 	// The probes of load balancers and Kubernetes (issue 16 §3).
 	health := server.HealthHandler(eng)
 	host.Handle("GET /healthz", health)
