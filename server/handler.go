@@ -32,6 +32,11 @@ type Handler struct {
 	agent Agent
 	card  a2a.AgentCard
 	opts  HandlerOptions
+	// required are the URIs of the extensions the card declares
+	// required: true (A2A 1.0 §3.3.4), nil when none.
+	required []string
+	// in is what the card accepts in message parts (A2A 1.0 §3.1.1).
+	in inputModes
 }
 
 // HandlerOptions configure a Handler. The zero value serves the agent
@@ -111,7 +116,7 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 		a := *opts.Attachments
 		opts.Attachments = &a
 	}
-	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts}
+	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts, required: requiredExtensions(card), in: newInputModes(card)}
 }
 
 // Name returns the agent's name.
@@ -245,6 +250,14 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		return store.TaskInfo{}, a2a.ErrContentTypeNotSupported.WithMessage(
 			"Incompatible content types: the agent produces %s", strings.Join(h.card.DefaultOutputModes, ", "))
 	}
+	if err := h.checkExtensions(ctx); err != nil {
+		return store.TaskInfo{}, err
+	}
+	if err := h.in.check(&msg); err != nil {
+		return store.TaskInfo{}, err
+	}
+	ec, _ := ctx.Value(extKey{}).(*extCall)
+	exts := h.activated(ec)
 	var pushCfg *a2a.PushNotificationConfig
 	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
 		if h.e.push == nil || h.opts.NoPush {
@@ -304,7 +317,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
-			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
+			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec, attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
 		})
 		if err != nil && len(stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.taskStored(ctx, task.ID)) {
 			// The task was not created: nothing refers to the files,
@@ -388,7 +401,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
+		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec, attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
 	}
 	l.Unlock()
 	if err == nil && pushCfg != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -338,7 +339,8 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
-	if version, raw, ok := RequestedVersion(r); !ok {
+	version, raw, ok := RequestedVersion(r)
+	if !ok {
 		// Every request of the body is answered with the error (a body
 		// that did not parse keeps its own error).
 		verr := versionNotSupported(raw)
@@ -354,7 +356,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	ctx := r.Context()
+	ctx, ec := extContext(r.Context(), r)
 	if t.h.e.tel != nil {
 		t.noteMethod(ctx, items, batch)
 		method, params := "", []byte(nil)
@@ -371,11 +373,11 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !batch {
 		it := &items[0]
 		if it.Err == nil && streamingMethod(it.Method) {
-			t.serveStream(ctx, w, r, &it.Request, rid)
+			t.serveStream(ctx, w, r, &it.Request, rid, ec)
 			return
 		}
 		if m := t.h.ownMethod(it.Method); it.Err == nil && m != nil {
-			t.serveMethod(ctx, w, r, it, m, rid)
+			t.serveMethod(ctx, w, r, it, m, rid, ec, version)
 			return
 		}
 		streamingMethod := streamingMethod(it.Method)
@@ -391,6 +393,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		bp := bufPool.Get().(*[]byte)
 		out := t.answer((*bp)[:0], ctx, it, rid)
+		ec.writeHeader(w, cmp.Or(methodVersion(it.Method), version))
 		writeJSON(w, http.StatusOK, out)
 		if cap(out) <= 64<<10 { // do not pin large buffers in the pool
 			*bp = out
@@ -434,6 +437,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, o...)
 	}
+	ec.writeHeader(w, version)
 	writeJSON(w, http.StatusOK, append(out, ']'))
 }
 
@@ -762,7 +766,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 // request error (bad params, unknown task, …) is one SSE event holding the
 // JSON-RPC error response when the client accepts text/event-stream (as
 // the official SDKs do), else a plain application/json error response.
-func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID) {
+func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID, ec *extCall) {
 	ctx, cancel, detach := streamContext(ctx, r, t.opts)
 	streaming := false
 	defer func() {
@@ -816,6 +820,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	// id, not the request body it points into.
 	id, method := bytes.Clone(req.ID), req.Method
 	streaming = true
+	ec.writeHeader(w, methodVersion(method))
 	appendEvent := v03.AppendEvent
 	if methodVersion(method) == a2a.Version10 {
 		appendEvent = v10.AppendStreamResponse
