@@ -393,7 +393,9 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		bp := bufPool.Get().(*[]byte)
 		out := t.answer((*bp)[:0], ctx, it, rid)
-		ec.writeHeader(w, cmp.Or(methodVersion(it.Method), version))
+		if ec != nil {
+			ec.writeHeader(w, cmp.Or(methodVersion(it.Method), version))
+		}
 		writeJSON(w, http.StatusOK, out)
 		if cap(out) <= 64<<10 { // do not pin large buffers in the pool
 			*bp = out
