@@ -91,6 +91,17 @@ type HandlerOptions struct {
 // (pushNotifications), securitySchemes, security and
 // supportsAuthenticatedExtendedCard follow e and opts. It panics on a
 // name in opts.Methods that cannot be served (see HandlerOptions.Methods).
+//
+// The card is also what messages are held to, before anything is stored
+// (SendMessage and SendStreamingMessage, new tasks and continuations): a
+// part whose media type matches neither card.DefaultInputModes nor any
+// skill's InputModes is ContentTypeNotSupportedError (-32005, A2A 1.0
+// §3.1.1; an empty DefaultInputModes or "*/*" accepts everything; a file
+// part without a media type is not refused), and a message whose context
+// does not activate every extension of card.Capabilities.Extensions with
+// Required set is ExtensionSupportRequiredError (-32008, A2A 1.0 §3.3.4;
+// see WithExtensions, Request.Extensions). The other operations and the
+// card need no extension.
 func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts HandlerOptions) *Handler {
 	if card.ProtocolVersion == "" {
 		card.ProtocolVersion = a2a.ProtocolVersion
@@ -497,7 +508,8 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // A configuration.pushNotificationConfig is checked (PushOptions.CheckURL,
 // A2A 0.3.0 §9.5) before anything is stored: a refused webhook is -32602
 // naming /params/configuration/pushNotificationConfig/url, and no task is
-// created or continued.
+// created or continued. So are the message's parts (-32005) and its
+// activated extensions (-32008): see NewHandler.
 func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
 	ctx = withTenant(ctx, p.Tenant)
 	// A blocking send runs an InlineAgent on this goroutine (when the
