@@ -90,6 +90,9 @@ func extServer(t *testing.T) (string, *extRecorder) {
 	c = testCard("open")
 	c.DefaultInputModes = nil
 	host.Add(server.NewHandler(eng, "open", modesAgent(), c, server.HandlerOptions{}))
+	c = testCard("bare")
+	c.DefaultInputModes = []string{"text", "application/json;charset=utf-8"}
+	host.Add(server.NewHandler(eng, "bare", modesAgent(), c, server.HandlerOptions{}))
 	c = testCard("wild")
 	c.DefaultInputModes = []string{"text/plain", "*/*"}
 	host.Add(server.NewHandler(eng, "wild", modesAgent(), c, server.HandlerOptions{}))
@@ -435,6 +438,13 @@ func TestInputModes(t *testing.T) {
 		}
 		if c := b.send(t, base, "modes", s.taskID, []part{filePart("image/gif")}, false); c.code != 0 || !strings.Contains(strings.ToLower(c.state), "completed") {
 			t.Fatalf("%s continuation with image/gif: %+v", b.name, c)
+		}
+		// A bare type is the whole type; parameters of a mode are ignored.
+		if s := b.send(t, base, "bare", "", []part{textPart, filePart("text/csv"), dataPart}, false); s.code != 0 {
+			t.Fatalf("%s bare: %+v", b.name, s)
+		}
+		if s := b.send(t, base, "bare", "", []part{filePart("image/png")}, false); s.code != a2a.CodeContentTypeNotSupported || !strings.Contains(s.msg, "text/*, application/json") {
+			t.Fatalf("%s bare image: %+v", b.name, s)
 		}
 		// Cards that accept everything.
 		for _, agent := range []string{"open", "wild", "echo"} {

@@ -11,7 +11,8 @@ import (
 // §3.1.1, ContentTypeNotSupportedError), worked out once by NewHandler.
 // A request names no skill (A2A 1.0 has no field for it), so a part is
 // accepted when its media type matches the card's defaultInputModes or
-// the inputModes of any of its skills.
+// the inputModes of any of its skills. A mode that is a bare type
+// ("text", which some cards write) stands for the whole type ("text/*").
 type inputModes struct {
 	// all is true when every media type is accepted: the card has no
 	// defaultInputModes, or one of the modes is "*/*" (or "*").
@@ -28,8 +29,15 @@ func newInputModes(card a2a.AgentCard) inputModes {
 	add := func(ms []string) {
 		for _, m := range ms {
 			m = strings.ToLower(strings.TrimSpace(m))
+			if i := strings.IndexByte(m, ';'); i >= 0 {
+				m = strings.TrimSpace(m[:i])
+			}
 			if m == "*/*" || m == "*" {
 				im.all = true
+			}
+			if m != "" && !strings.Contains(m, "/") {
+				// A bare type, as some cards write ("text"): the whole type.
+				m += "/*"
 			}
 			if m != "" && !contains(im.modes, m) {
 				im.modes = append(im.modes, m)
