@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -452,5 +453,52 @@ func TestInputModes(t *testing.T) {
 				t.Fatalf("%s %s: %+v", b.name, agent, s)
 			}
 		}
+	}
+}
+
+// A Method sees every extension the request activated
+// (RequestedExtensions) and names the ones it applied in the response
+// header (ApplyExtension); code that calls a Handler itself activates
+// extensions with WithExtensions.
+func TestExtensionsOutsideExecute(t *testing.T) {
+	t.Parallel()
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	rec := &extRecorder{}
+	c := testCard("req")
+	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}}
+	h := server.NewHandler(eng, "req", rec, c, server.HandlerOptions{Methods: map[string]server.Method{
+		"x/extensions": func(ctx context.Context, _ []byte) (server.MethodResult, error) {
+			if server.ApplyExtension(ctx, "https://example.com/not-activated") {
+				return server.MethodResult{}, fmt.Errorf("applied an extension not activated")
+			}
+			server.ApplyExtension(ctx, extOptional)
+			b, _ := json.Marshal(server.RequestedExtensions(ctx))
+			return server.MethodResult{Result: b}, nil
+		}}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host.Add(h)
+	ts := httptest.NewServer(host)
+	t.Cleanup(ts.Close)
+	_, hdr, b := do(t, http.MethodPost, ts.URL+"/a2a/req", `{"jsonrpc":"2.0","id":1,"method":"x/extensions"}`, "A2A-Extensions", extOptional+", https://example.com/undeclared", "A2A-Version", "1.0")
+	if !strings.Contains(string(b), `"result":["`+extOptional+`","https://example.com/undeclared"]`) || hdr.Get("A2A-Extensions") != extOptional {
+		t.Fatalf("method: %s %v", b, hdr)
+	}
+	_, hdr, b = do(t, http.MethodPost, ts.URL+"/a2a/req", `{"jsonrpc":"2.0","id":1,"method":"x/extensions"}`)
+	if !strings.Contains(string(b), `"result":[]`) || hdr.Get("A2A-Extensions") != "" || hdr.Get("X-A2A-Extensions") != "" {
+		t.Fatalf("method without extensions: %s %v", b, hdr)
+	}
+
+	msg := a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}
+	if _, err := h.SendMessage(context.Background(), msg); !errors.Is(err, a2a.ErrExtensionSupportRequired) {
+		t.Fatalf("SendMessage without WithExtensions: %v", err)
+	}
+	msg.Message.MessageID = a2a.NewID()
+	task, err := h.SendMessage(server.WithExtensions(context.Background(), " ", extRequired, extRequired), msg)
+	if err != nil || task.Status.State != a2a.TaskStateCompleted || !slices.Equal(rec.last(), []string{extRequired}) {
+		t.Fatalf("SendMessage with WithExtensions: %v %v, the agent saw %v", task, err, rec.last())
 	}
 }
