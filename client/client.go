@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,14 @@ type Options struct {
 	// the host of the URL given to Dial (for New: the card's url), so a
 	// card pointing elsewhere, or a redirect to another host, gets none.
 	CredentialHosts []string
+	// Extensions are the URIs of the extensions every request activates
+	// (A2A 1.0 §3.2.6, §4.6): sent comma-separated in the A2A-Extensions
+	// header to an A2A 1.0 interface, in X-A2A-Extensions to a 0.3 one
+	// (not with the card fetch). An agent whose card declares an extension
+	// required: true refuses messages that do not activate it
+	// (*a2a.Error with a2a.CodeExtensionSupportRequired, -32008); the
+	// response names those the agent applied in the same header.
+	Extensions []string
 	// CardVerifier, if set, verifies the signatures of every Agent Card
 	// fetched (A2A 1.0 §8.4.3: Resolve, GetExtendedAgentCard) before it
 	// is used, and the card used is built from its signed content only
@@ -114,7 +123,8 @@ type Client struct {
 	opts       Options
 	idSeq      atomic.Int64
 	credHosts  map[string]bool
-	replayable bool // the card declares a2a.ExtensionEventLog
+	replayable bool   // the card declares a2a.ExtensionEventLog
+	extensions string // Options.Extensions, comma-separated
 }
 
 // Dial resolves the agent card at u (a base URL or a card URL; see
@@ -173,6 +183,13 @@ func newBare(card a2a.AgentCard, iface Interface, opts Options, origin string) *
 	for _, h := range opts.CredentialHosts {
 		c.credHosts[strings.ToLower(h)] = true
 	}
+	var exts []string
+	for _, u := range opts.Extensions {
+		if u = strings.TrimSpace(u); u != "" && !slices.Contains(exts, u) {
+			exts = append(exts, u)
+		}
+	}
+	c.extensions = strings.Join(exts, ",")
 	base := opts.HTTPClient
 	if base == nil {
 		base = &http.Client{}

@@ -44,6 +44,13 @@ type call struct {
 // request (A2A 1.0 §3.6.2); 0.3 requests go without it, as 0.3 clients do.
 const versionHeader = "A2A-Version"
 
+// extensionsHeader lists the extensions a request activates (A2A 1.0
+// §3.2.6); extensionsHeader03 is its name for A2A 0.3 agents.
+const (
+	extensionsHeader   = "A2A-Extensions"
+	extensionsHeader03 = "X-A2A-Extensions"
+)
+
 const maxResponseBytes = 64 << 20
 
 // newRequest builds the HTTP request of cl, with headers and credentials;
@@ -61,6 +68,14 @@ func (c *Client) newRequest(ctx context.Context, cl *call, id int64, stream bool
 	}
 	if c.v10 {
 		req.Header.Set(versionHeader, a2a.Version10)
+	}
+	if c.extensions != "" {
+		// Not a credential: sent to whatever host the interface is on.
+		if c.v10 {
+			req.Header.Set(extensionsHeader, c.extensions)
+		} else {
+			req.Header.Set(extensionsHeader03, c.extensions)
+		}
 	}
 	// The caller's trace goes on at the agent (W3C Trace Context): a
 	// ctx carrying an OpenTelemetry span sends its traceparent.

@@ -200,13 +200,46 @@ type Request struct {
 	// Principal is the authenticated caller that sent Message (nil when
 	// the agent has no authentication).
 	Principal *auth.Principal
+	// Extensions are the extensions the caller activated for this
+	// message (its A2A-Extensions header, A2A 1.0 §3.2.6; X-A2A-Extensions
+	// from 0.3 clients; or WithExtensions) that the card declares, in the
+	// order sent; nil when none. An activated extension the card does not
+	// declare is ignored (A2A 1.0 §4.6.1); RequestedExtensions(ctx) of a
+	// Method lists every one. A message that leaves out an extension the
+	// card declares required: true never reaches the agent (the client gets
+	// ExtensionSupportRequiredError, -32008).
+	Extensions []string
 
+	// ext is the request's record of applied extensions (nil when it
+	// activated none).
+	ext *extCall
 	// attachBase is the base URL of the attachment URLs of this
 	// execution's files (TaskUpdater.StoreFiles).
 	attachBase string
 	// span is the span context of the request that sent Message: the
 	// execution's span is its child (issue 16 §1).
 	span trace.SpanContext
+}
+
+// ApplyExtension records that the agent applied the extension uri to
+// this message, so that the response names it in its A2A-Extensions
+// header (X-A2A-Extensions for an A2A 0.3 request; A2A 1.0 §4.6), and
+// reports whether it was recorded: only an extension of r.Extensions can
+// be. The header is written once, with the response's first byte, and
+// lists what was applied by then: for a blocking SendMessage (message/send)
+// that is after the execution ended or was interrupted, so everything
+// Execute applied; for a non-blocking one and for a stream
+// (SendStreamingMessage), whose header goes out right after the message
+// is accepted, usually nothing of Execute's. An agent that applies an
+// extension to streamed or non-blocking answers says so in the events
+// themselves as well (Message.Extensions, Artifact.Extensions). The
+// server applies a2a.ExtensionEventLog itself to every request that
+// activates it. Safe for concurrent use; nil-safe.
+func (r *Request) ApplyExtension(uri string) bool {
+	if r == nil || !slices.Contains(r.Extensions, uri) {
+		return false
+	}
+	return r.ext.apply(uri)
 }
 
 // ErrTaskClosed is returned by TaskUpdater methods once the task has

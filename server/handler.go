@@ -32,6 +32,11 @@ type Handler struct {
 	agent Agent
 	card  a2a.AgentCard
 	opts  HandlerOptions
+	// required are the URIs of the extensions the card declares
+	// required: true (A2A 1.0 §3.3.4), nil when none.
+	required []string
+	// in is what the card accepts in message parts (A2A 1.0 §3.1.1).
+	in inputModes
 }
 
 // HandlerOptions configure a Handler. The zero value serves the agent
@@ -98,6 +103,17 @@ type HandlerOptions struct {
 // (pushNotifications), securitySchemes, security and
 // supportsAuthenticatedExtendedCard follow e and opts. It panics on a
 // name in opts.Methods that cannot be served (see HandlerOptions.Methods).
+//
+// The card is also what messages are held to, before anything is stored
+// (SendMessage and SendStreamingMessage, new tasks and continuations): a
+// part whose media type matches neither card.DefaultInputModes nor any
+// skill's InputModes is ContentTypeNotSupportedError (-32005, A2A 1.0
+// §3.1.1; an empty DefaultInputModes or "*/*" accepts everything; a file
+// part without a media type is not refused), and a message whose context
+// does not activate every extension of card.Capabilities.Extensions with
+// Required set is ExtensionSupportRequiredError (-32008, A2A 1.0 §3.3.4;
+// see WithExtensions, Request.Extensions). The other operations and the
+// card need no extension.
 func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts HandlerOptions) *Handler {
 	if card.ProtocolVersion == "" {
 		card.ProtocolVersion = a2a.ProtocolVersion
@@ -123,7 +139,7 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 		a := *opts.Attachments
 		opts.Attachments = &a
 	}
-	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts}
+	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts, required: requiredExtensions(card), in: newInputModes(card)}
 }
 
 // Name returns the agent's name.
@@ -261,6 +277,14 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		return store.TaskInfo{}, a2a.ErrContentTypeNotSupported.WithMessage(
 			"Incompatible content types: the agent produces %s", strings.Join(h.card.DefaultOutputModes, ", "))
 	}
+	if err := h.checkExtensions(ctx); err != nil {
+		return store.TaskInfo{}, err
+	}
+	if err := h.in.check(&msg); err != nil {
+		return store.TaskInfo{}, err
+	}
+	ec, _ := ctx.Value(extKey{}).(*extCall)
+	exts := h.activated(ec)
 	var pushCfg *a2a.PushNotificationConfig
 	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
 		if h.e.push == nil || h.opts.NoPush {
@@ -333,7 +357,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 		task.History = []a2a.Message{msg}
 		info, err := h.e.create(ctx, h.name, owner, task, []string{msgKey}, func(info store.TaskInfo) {
-			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
+			h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec, attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
 		})
 		if err != nil && len(stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.taskStored(ctx, task.ID)) {
 			// The task was not created: nothing refers to the files,
@@ -417,7 +441,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
+		h.e.startLocked(h, info, &Request{Message: msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec, attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}, inline)
 	}
 	l.Unlock()
 	if err == nil && pushCfg != nil {
@@ -590,7 +614,8 @@ func (h *Handler) Send(ctx context.Context, p a2a.MessageSendParams) (a2a.Event,
 // A configuration.pushNotificationConfig is checked (PushOptions.CheckURL,
 // A2A 0.3.0 §9.5) before anything is stored: a refused webhook is -32602
 // naming /params/configuration/pushNotificationConfig/url, and no task is
-// created or continued.
+// created or continued. So are the message's parts (-32005) and its
+// activated extensions (-32008): see NewHandler.
 func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
 	return h.send(ctx, p, nil)
 }

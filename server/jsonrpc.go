@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -466,7 +467,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			it.Err = wrongFamily(it.Method, f, version)
 		}
 	}
-	ctx := r.Context()
+	ctx, ec := extContext(r.Context(), r)
 	if t.h.e.tel != nil {
 		t.noteMethod(ctx, items, batch)
 		method, params := "", []byte(nil)
@@ -484,11 +485,11 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !batch {
 		it := &items[0]
 		if it.Err == nil && streamingMethod(it.Method) {
-			t.serveStream(ctx, w, r, &it.Request, rid)
+			t.serveStream(ctx, w, r, &it.Request, rid, ec)
 			return
 		}
 		if m := t.h.ownMethod(it.Method); it.Err == nil && m != nil {
-			t.serveMethod(ctx, w, r, it, m, rid)
+			t.serveMethod(ctx, w, r, it, m, rid, ec, version)
 			return
 		}
 		streamingMethod := streamingMethod(it.Method)
@@ -504,6 +505,9 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		bp := bufPool.Get().(*[]byte)
 		out := t.answer((*bp)[:0], ctx, it, rid)
+		if ec != nil {
+			ec.writeHeader(w, cmp.Or(methodVersion(it.Method), version))
+		}
 		writeJSON(w, http.StatusOK, out)
 		if cap(out) <= 64<<10 { // do not pin large buffers in the pool
 			*bp = out
@@ -547,6 +551,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, o...)
 	}
+	ec.writeHeader(w, version)
 	writeJSON(w, http.StatusOK, append(out, ']'))
 }
 
@@ -875,7 +880,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 // request error (bad params, unknown task, …) is one SSE event holding the
 // JSON-RPC error response when the client accepts text/event-stream (as
 // the official SDKs do), else a plain application/json error response.
-func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID) {
+func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID, ec *extCall) {
 	ctx, cancel, detach := streamContext(ctx, r, t.opts)
 	streaming := false
 	defer func() {
@@ -929,6 +934,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	// id, not the request body it points into.
 	id, method := bytes.Clone(req.ID), req.Method
 	streaming = true
+	ec.writeHeader(w, methodVersion(method))
 	appendEvent := v03.AppendEvent
 	if methodVersion(method) == a2a.Version10 {
 		appendEvent = v10.AppendStreamResponse

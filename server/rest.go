@@ -239,7 +239,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		t.writeError(w, r, 0, wrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
 		return
 	}
-	ctx := r.Context()
+	ctx, ec := extContext(r.Context(), r)
 	var body []byte
 	if r.Method == http.MethodPost {
 		if len(t.h.opts.Auth) > 0 && formContentType(r) {
@@ -266,7 +266,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	}
 	switch rt.op {
 	case Method10SendStreamingMessage, Method10SubscribeToTask:
-		t.serveStream(ctx, w, r, rt, body)
+		t.serveStream(ctx, w, r, rt, body, ec)
 		return
 	}
 	out, err := t.call(ctx, r, rt, body)
@@ -274,6 +274,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		t.writeError(w, r, 0, t.wireError(ctx, err, rt.op))
 		return
 	}
+	ec.writeHeader(w, t.codec.version)
 	if rt.op == Method10GetExtendedCard {
 		// Cached like the public card (A2A 1.0 §8.6.1), privately: it is
 		// for authenticated callers only.
@@ -440,7 +441,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 // frames whose data is a StreamResponse (A2A 1.0 §11.7). A request error
 // is a google.rpc.Status response with its HTTP status, or, when the
 // client accepts only text/event-stream, the stream's one event.
-func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, rt restRoute, body []byte) {
+func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, rt restRoute, body []byte, ec *extCall) {
 	ctx, cancel, detach := streamContext(ctx, r, t.opts)
 	streaming := false
 	defer func() {
@@ -458,6 +459,7 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 		return
 	}
 	streaming = true
+	ec.writeHeader(w, t.codec.version)
 	encode, appendErr := t.codec.streamEvent, t.codec.appendErr
 	// An error after the first event is an "error" event holding the
 	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).

@@ -98,9 +98,11 @@ func newEnv(t *testing.T, cfg command.Config, opts ...client.Options) *env {
 		t.Fatal(err)
 	}
 	host := server.NewHost(server.HostOptions{Default: "exec", Transport: server.TransportOptions{Logger: quiet}})
+	// Text and JSON in, as the exec kind's card in a2abridge serve (the
+	// server refuses a part of another type, -32005).
 	card := a2a.AgentCard{Name: "exec", Description: "exec test agent", Version: "1",
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		DefaultInputModes: []string{"text/plain", "application/json"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{a.Skill()}}
 	host.Add(server.NewHandler(eng, "exec", a, card, server.HandlerOptions{}))
 	ts := httptest.NewServer(host)

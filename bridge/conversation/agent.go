@@ -170,7 +170,7 @@ func (a *Agent) Card() a2a.AgentCard {
 			Params: map[string]any{"scenarioId": s.ScenarioID, "startingAgentId": s.StartingAgentID, "participants": ids,
 				"turnPolicy": policy, "maxTurns": s.Rules.Turns()},
 		}}},
-		DefaultInputModes:  []string{"text/plain", "application/json"},
+		DefaultInputModes:  []string{"text/plain", "application/json", "*/*"}, // files are passed on to the participants
 		DefaultOutputModes: []string{"text/plain", "application/json"},
 		Skills: []a2a.AgentSkill{{ID: "conversation", Name: s.Title, Description: b.String(),
 			Tags: []string{"conversation", "multi-agent"}, Examples: []string{"Hello everyone."}}},

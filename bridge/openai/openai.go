@@ -290,7 +290,10 @@ func (a *Agent) Skill() a2a.AgentSkill {
 	}
 	return a2a.AgentSkill{
 		ID: "chat", Name: "Chat with " + a.cfg.Model, Description: desc,
-		Tags:        []string{"chat", "llm", "openai"},
+		Tags: []string{"chat", "llm", "openai"},
+		// Any part: data is shown to the model as JSON, a file by its
+		// name, media type and size or URL.
+		InputModes:  []string{"text/plain", "application/json", "*/*"},
 		OutputModes: []string{"text/plain"},
 	}
 }

@@ -217,7 +217,7 @@ func (m *Manager) Create(base string) (Info, error) {
 		card := a2a.AgentCard{Name: "Pair " + id + ", side " + s.String(),
 			Description: "One side of a paired conversation: what this side sends is passed on to the other side, whose messages come back as agent messages and artifacts. Side A speaks first; side B's first message joins. End with message metadata {\"a2abridge/pair\": {\"end\": true}}, or cancel the task.",
 			Version:     "1.0.0", Capabilities: a2a.AgentCapabilities{Streaming: true},
-			DefaultInputModes: []string{"text/plain", "application/json"}, DefaultOutputModes: []string{"text/plain", "application/json"},
+			DefaultInputModes: []string{"text/plain", "application/json", "*/*"}, DefaultOutputModes: []string{"text/plain", "application/json"},
 			Skills: []a2a.AgentSkill{{ID: "pair", Name: "Paired conversation", Description: "Talk with the participant on the other side of this pair, turn by turn.", Tags: []string{"pair", "conversation"}}}}
 		m.host.Add(server.NewHandler(m.eng, name, &sideAgent{r: r, side: s}, card, server.HandlerOptions{Attachments: m.o.Attachments}))
 	}

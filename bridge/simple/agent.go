@@ -313,7 +313,7 @@ func (a *Agent) Skill() a2a.AgentSkill {
 		Name:        "HTTP service",
 		Description: "Forwards each message to an HTTP service in the simple dialect and returns its answer.",
 		Tags:        []string{"http", "bridge"},
-		InputModes:  []string{"text/plain", "application/json"},
+		InputModes:  []string{"text/plain", "application/json", "*/*"}, // files go to the service as "files"
 		OutputModes: []string{"application/json", "text/plain"},
 	}
 }

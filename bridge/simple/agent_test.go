@@ -50,9 +50,11 @@ func newA2AServer(t *testing.T) *a2aServer {
 // add hosts agent under name (before start).
 func (s *a2aServer) add(t *testing.T, name string, agent server.Agent, opts server.HandlerOptions) *server.Handler {
 	t.Helper()
+	// Text and JSON in, as the cards of a2abridge serve (the server
+	// refuses a part of another type, -32005).
 	card := a2a.AgentCard{Name: name, Description: "test agent " + name, Version: "1",
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain", "application/json"}}
+		DefaultInputModes: []string{"text/plain", "application/json"}, DefaultOutputModes: []string{"text/plain", "application/json"}}
 	if sa, ok := agent.(*simple.Agent); ok {
 		card.Skills = []a2a.AgentSkill{sa.Skill()}
 	}

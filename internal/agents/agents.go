@@ -14,12 +14,15 @@ import (
 	"github.com/a2abridge/a2abridge/server"
 )
 
+// card is a built-in agent's card. Its input modes take any part: echo
+// returns what it is sent, chat and slow read its text and pass over the
+// rest.
 func card(name, desc string, skill a2a.AgentSkill) a2a.AgentCard {
 	return a2a.AgentCard{
 		Name: name, Description: desc, Version: "1.0.0",
 		Provider:           &a2a.AgentProvider{Organization: "a2abridge", URL: "https://github.com/a2abridge/a2abridge"},
 		Capabilities:       a2a.AgentCapabilities{Streaming: true, StateTransitionHistory: true},
-		DefaultInputModes:  []string{"text/plain", "application/json", "application/octet-stream"},
+		DefaultInputModes:  []string{"text/plain", "application/json", "*/*"},
 		DefaultOutputModes: []string{"text/plain", "application/json", "application/octet-stream"},
 		Skills:             []a2a.AgentSkill{skill},
 	}

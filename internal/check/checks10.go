@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -52,6 +53,11 @@ func init() {
 			requirement:    "SendMessage returns a Task or a Message (§3.1.1) in the SendMessageResponse wrapper: exactly one of task and message (§9.4.1, §11.4); a Task has id, contextId and status with a TASK_STATE_* state; a Message is from ROLE_AGENT and has a messageId and parts (§4.1.1, §4.1.4, §5.7).",
 			recommendation: "Answer SendMessage with {\"task\": {…}} or {\"message\": {…}} (no \"kind\"), never the bare Task.",
 			run:            check10Send},
+		check10{name: "extension-required", section: "§3.3.4", level: Must,
+			title:          "A message without a required extension is ExtensionSupportRequiredError",
+			requirement:    "When the Agent Card declares an extension required: true and the client does not declare support for it (the A2A-Extensions service parameter, §3.2.6), the agent MUST return ExtensionSupportRequiredError (§3.3.4): -32008 in JSON-RPC, HTTP 400 in HTTP+JSON (§5.4). A message that activates it is not refused so. Not applicable when the card requires no extension.",
+			recommendation: "Refuse SendMessage (and SendStreamingMessage) whose A2A-Extensions header does not list every required extension with ExtensionSupportRequiredError naming the missing ones; accept those that list them.",
+			run:            check10ExtensionRequired},
 		check10{name: "send-blocking", section: "§3.2.2", level: Must,
 			title:          "A blocking SendMessage waits for a terminal or interrupted state",
 			requirement:    "Operations are blocking by default (returnImmediately false or unset): the operation MUST wait until the task reaches a terminal state or an interrupted state (TASK_STATE_INPUT_REQUIRED, TASK_STATE_AUTH_REQUIRED) before returning (§3.2.2).",
@@ -116,6 +122,33 @@ func expect10(r *reply10, what string, code int) Result {
 		return fail("%s was answered with %s, not %s (%d)", what, r.describe(), a2a.Reason(code), code).with(r.ex)
 	}
 	return fail("%s was answered with %s, not the error %s (%d)", what, r.describe(), a2a.Reason(code), code).with(r.ex)
+}
+
+// check10ExtensionRequired sends a message without the extensions the
+// card requires (expecting -32008, HTTP 400 over HTTP+JSON), then one
+// with them (not refused so).
+func check10ExtensionRequired(ctx context.Context, s *suite10) Result {
+	exts := s.p.requiredExtensions()
+	if exts == "" {
+		return notApplicable("the card declares no extension required: true")
+	}
+	r := s.send(userMessage("", "", s.p.opts.Text), false)
+	r.noExt, r.invalid = true, true
+	without := s.do(ctx, r)
+	if res := expect10(without, "SendMessage without A2A-Extensions", a2a.CodeExtensionSupportRequired); res.Status != Pass {
+		return res
+	}
+	if s.rest && without.ex.Status != http.StatusBadRequest {
+		return fail("SendMessage without A2A-Extensions was answered with HTTP %d, not 400", without.ex.Status).with(without.ex)
+	}
+	with := s.do(ctx, s.send(userMessage("", "", s.p.opts.Text), false))
+	switch {
+	case with.ex.Status == 0:
+		return fail("SendMessage with A2A-Extensions: %s", with.ex.Err).with(without.ex, with.ex)
+	case with.err != nil && with.err.Code == a2a.CodeExtensionSupportRequired:
+		return fail("SendMessage with A2A-Extensions: %s was answered with %s all the same", exts, with.describe()).with(without.ex, with.ex)
+	}
+	return pass("SendMessage without %s was answered with %s; with it, %s", exts, without.describe(), with.describe()).with(without.ex, with.ex)
 }
 
 // taskOf reads the Task of a SendMessage answer.

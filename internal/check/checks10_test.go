@@ -323,7 +323,15 @@ func faultCases10() []faultCase {
 	card := func(edit func(m map[string]any)) *fault {
 		return &fault{card: func(_ string, m map[string]any) map[string]any { edit(m); return m }}
 	}
+	// A server that does not enforce the required extension: the fault
+	// activates it for every message.
+	activate := &fault{req: withMethod("SendMessage", func(_ http.ResponseWriter, r *http.Request, _ []byte, _ rpcReq) ([]byte, bool) {
+		r.Header.Set("A2A-Extensions", signedExtension)
+		return nil, false
+	})}
 	return append(out,
+		faultCase{id: "rpc10.extension-required", agent: "/a2a/signed", f: activate},
+		faultCase{id: "rest10.extension-required", agent: "/a2a/signed", f: activate},
 		faultCase{id: "card10.supported-interfaces", f: cardInterfaces(func(_ int, it map[string]any) { delete(it, "protocolBinding") })},
 		faultCase{id: "card10.urls", f: cardInterfaces(func(_ int, it map[string]any) {
 			u, _ := url.Parse(it["url"].(string))

@@ -445,6 +445,10 @@ func TestAgainstA2Abridge(t *testing.T) {
 	}{
 		{name: "echo", agent: "", pass: []string{"card.fetch", "card.well-known", "message.send", "stream.resume", "card.cap-push",
 			"card10.schema", "rpc10.push-unsupported", "rest10.push-unsupported", "rpc10.list-artifacts", "rest10.list-artifacts", "rest10.routes"}},
+		// Every check activates the extension the card requires; the
+		// extension check sends one message without it.
+		{name: "required-extension", agent: "/a2a/signed", pass: []string{"rpc10.extension-required", "rest10.extension-required",
+			"message.send", "rpc10.send", "rest10.send", "rest03.send", "stream.resume", "rpc10.stream", "rest10.stream"}},
 		{name: "chat", agent: "/a2a/chat", pass: []string{"message.continue", "message.context-mismatch", "tasks.cancel-terminal", "stream.resubscribe-finished"}},
 		{name: "slow+push", agent: "/a2a/slow", host: hostOpts{push: true}, opts: Options{Text: "0", LongText: "1"},
 			pass: []string{"tasks.cancel-running", "tasks.cancel-state", "stream.resubscribe-running", "push.set", "push.get", "push.list", "push.delete", "push.delivery", "push.token",

@@ -52,8 +52,13 @@ type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// signedExtension is the extension the card of the agent "signed" (an
+// echo) requires.
+const signedExtension = "https://example.com/ext/signed/v1"
+
 // newHost returns the a2abridge host with echo, chat and slow (slow: 1 s by
-// default, progress every 50 ms).
+// default, progress every 50 ms), and signed: an echo whose card requires
+// signedExtension.
 func newHost(t *testing.T, o hostOpts) http.Handler {
 	t.Helper()
 	eo := server.EngineOptions{Logger: quietLog()}
@@ -102,6 +107,9 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), echoOpts))
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), ho))
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 1, Step: 50 * time.Millisecond}, agents.Slow{}.Card(), ho))
+	signed := agents.Echo{}.Card()
+	signed.Capabilities.Extensions = []a2a.AgentExtension{{URI: signedExtension, Description: "Messages are signed.", Required: true}}
+	host.Add(server.NewHandler(eng, "signed", agents.Echo{}, signed, ho))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,10 +269,13 @@ type reqOpt struct {
 	invalid     bool
 	suite       string      // the interface probed ("" for A2A 0.3 JSON-RPC), see Exchange.Suite
 	header      http.Header // more request headers (A2A-Version)
+	// noExtensions leaves out the A2A-Extensions headers that activate
+	// the extensions the card requires (requiredExtensions).
+	noExtensions bool
 }
 
 // interesting are the headers kept in evidence.
-var interesting = []string{"Content-Type", "Accept", "A2a-Version", "Allow", "Authorization", "Last-Event-Id", "Www-Authenticate", "Location", "Cache-Control", "X-Api-Key"}
+var interesting = []string{"Content-Type", "Accept", "A2a-Version", "A2a-Extensions", "X-A2a-Extensions", "Allow", "Authorization", "Last-Event-Id", "Www-Authenticate", "Location", "Cache-Control", "X-Api-Key"}
 
 func keep(h http.Header, redact bool) http.Header {
 	out := http.Header{}
@@ -328,6 +332,13 @@ func (p *Probe) newRequest(ctx context.Context, body []byte, o reqOpt) (*http.Re
 	for k, vs := range o.header {
 		req.Header[k] = vs
 	}
+	if exts := p.requiredExtensions(); exts != "" && !o.noExtensions {
+		// Every request activates what the card requires (A2A 1.0
+		// §3.3.4), under the 1.0 name and the one of 0.3 clients, so that
+		// the agent answers the checks at all.
+		req.Header.Set("A2A-Extensions", exts)
+		req.Header.Set("X-A2A-Extensions", exts)
+	}
 	if !o.noAuth {
 		p.applyAuth(req)
 	}
@@ -368,6 +379,24 @@ func (p *Probe) apiKeyPlace() (in, name string) {
 		}
 	}
 	return "header", "X-API-Key"
+}
+
+// requiredExtensions returns the URIs of the extensions the card
+// declares required: true (capabilities.extensions, A2A 1.0 §4.4.4; the
+// same in 0.3), comma-separated; "" when none (or no card).
+func (p *Probe) requiredExtensions() string {
+	caps, _ := p.card["capabilities"].(map[string]any)
+	exts, _ := caps["extensions"].([]any)
+	var out []string
+	for _, x := range exts {
+		m, _ := x.(map[string]any)
+		if req, _ := m["required"].(bool); req {
+			if u := strings.TrimSpace(str(m, "uri")); u != "" && !slices.Contains(out, u) {
+				out = append(out, u)
+			}
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func (p *Probe) applyAuth(req *http.Request) {

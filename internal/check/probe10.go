@@ -148,6 +148,8 @@ type req10 struct {
 	invalid bool
 	// encErr is why params could not be encoded (the request is not sent).
 	encErr error
+	// noExt sends none of the extensions the card requires.
+	noExt bool
 }
 
 // newReq10 is a request of op whose params were encoded with err.
@@ -237,7 +239,7 @@ func (s *suite10) opt(r req10, accept string) ([]byte, reqOpt) {
 	default:
 		h.Set(versionHeader, r.version)
 	}
-	o := reqOpt{url: s.url(r), accept: accept, rpcMethod: r.op, schema: resultDefinition[r.op], suite: s.key, header: h, invalid: r.invalid}
+	o := reqOpt{url: s.url(r), accept: accept, rpcMethod: r.op, schema: resultDefinition[r.op], suite: s.key, header: h, invalid: r.invalid, noExtensions: r.noExt}
 	if s.rest {
 		o.method = r.method
 		if r.method != http.MethodPost {

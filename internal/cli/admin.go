@@ -818,7 +818,7 @@ func fieldOf(name string, err error) string {
 // what the agent is and does, never credentials, headers, environment
 // values, command arguments or authentication blocks. A URL is shown
 // without its userinfo and query.
-var shownKeys = []string{"kind", "name", "description", "version", "skills", "input_modes", "output_modes",
+var shownKeys = []string{"kind", "name", "description", "version", "skills", "input_modes", "output_modes", "extensions",
 	"streaming", "card_requires_auth", "extended_card", "protocol", "binding", "timeout", "timeout_ms",
 	"card_timeout", "retries", "text_field", "max_response", "model", "embeddings_model", "rerank_model",
 	"models", "temperature", "max_tokens", "history", "multi_turn", "max_retries", "ai_methods", "input",

@@ -53,6 +53,8 @@ type clientEnv struct {
 	// spoken is the protocol version of the interface called (a2a.Version03
 	// or a2a.Version10): --json prints that version's JSON.
 	spoken string
+	// extensions are the URIs send and stream activate (--extension).
+	extensions []string
 }
 
 // ifaceFlags force the interface the client commands call.
@@ -160,7 +162,7 @@ func (e *clientEnv) target(arg string) (*target, client.Options, error) {
 	}
 	t.flags = append(t.flags, e.iface.hintFlags()...)
 	e.tgt = t
-	o := client.Options{Token: t.token, APIKey: t.apiKey, Protocol: protocol, Binding: binding}
+	o := client.Options{Token: t.token, APIKey: t.apiKey, Protocol: protocol, Binding: binding, Extensions: e.extensions}
 	if len(t.headers) > 0 {
 		h := t.headers
 		o.Headers = func(context.Context, string) (http.Header, error) { return h, nil }
@@ -483,6 +485,7 @@ read from stdin as for send. The exit status reflects the task's last state.
 	fl.StringVar(&f.dataJSON, "data", "", "attach a JSON object (DataPart)")
 	fl.StringVar(&f.metadataJSON, "metadata", "", `the message's metadata, a JSON object (e.g. '{"a2abridge/pair":{"end":true}}' ends a pair)`)
 	fl.IntVar(&f.history, "history", 0, "historyLength of the returned task")
+	fl.StringArrayVar(&e.extensions, "extension", nil, "activate the extension with this URI (the A2A-Extensions header; repeatable): an agent refuses messages without the ones its card requires")
 	fl.BoolVar(&f.noBlocking, "no-blocking", false, "return after the first state instead of waiting (send)")
 	fl.StringVar(&f.pushURL, "push-url", "", "push notification webhook for this task")
 	fl.StringVar(&f.pushToken, "push-token", "", "token sent with push notifications")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -187,6 +188,11 @@ type agentCommonKeys struct {
 	// Streaming, when set, says whether the card offers streaming (the
 	// default: yes).
 	Streaming *bool `yaml:"streaming"`
+	// Extensions are declared in the card's capabilities.extensions (A2A
+	// 1.0 §4.6), beside (or, for the same uri, instead of) the kind's
+	// own. One with required: true must be activated by every message
+	// (the A2A-Extensions header): others get -32008.
+	Extensions []extensionFile `yaml:"extensions"`
 	// Auth is what the agent's callers must send (the top-level auth's
 	// keys).
 	Auth             *authFile `yaml:"auth"`
@@ -216,6 +222,48 @@ type skillFile struct {
 	Examples    []string `yaml:"examples"`
 	InputModes  []string `yaml:"input_modes"`
 	OutputModes []string `yaml:"output_modes"`
+}
+
+// extensionFile is an AgentExtension (A2A 1.0 §4.4.4) in the config
+// file.
+type extensionFile struct {
+	URI         string         `yaml:"uri"`
+	Description string         `yaml:"description"`
+	Required    bool           `yaml:"required"`
+	Params      map[string]any `yaml:"params"`
+}
+
+// applyExtensions adds the extensions of an agents entry (its key
+// extensions) to card, checked: each uri is an absolute URI without
+// spaces or commas (the A2A-Extensions header is a comma-separated list of
+// them), declared once, and not a2abridge's own event-log extension
+// (which every card declares, not required). The error names the key.
+func applyExtensions(name string, exts []extensionFile, c *a2a.AgentCard) error {
+	for i, x := range exts {
+		key := fmt.Sprintf("agents.%s.extensions[%d].uri", name, i)
+		u, err := url.Parse(x.URI)
+		switch {
+		case x.URI == "":
+			return fmt.Errorf("%s: required", key)
+		case strings.ContainsAny(x.URI, ", \t\r\n") || err != nil || u.Scheme == "":
+			return fmt.Errorf("%s: %q is not an absolute URI (such as https://example.com/ext/name/v1)", key, x.URI)
+		case x.URI == a2a.ExtensionEventLog:
+			return fmt.Errorf("%s: %s is a2abridge's own extension, declared on every card", key, x.URI)
+		}
+		for j := range i {
+			if exts[j].URI == x.URI {
+				return fmt.Errorf("%s: %s is declared twice (also extensions[%d])", key, x.URI, j)
+			}
+		}
+		ext := a2a.AgentExtension{URI: x.URI, Description: x.Description, Required: x.Required, Params: x.Params}
+		if k := slices.IndexFunc(c.Capabilities.Extensions, func(e a2a.AgentExtension) bool { return e.URI == x.URI }); k >= 0 {
+			c.Capabilities.Extensions = slices.Clone(c.Capabilities.Extensions)
+			c.Capabilities.Extensions[k] = ext
+		} else {
+			c.Capabilities.Extensions = append(slices.Clip(c.Capabilities.Extensions), ext)
+		}
+	}
+	return nil
 }
 
 func (s skillFile) skill() a2a.AgentSkill {

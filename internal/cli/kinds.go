@@ -227,7 +227,7 @@ func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *ag
 }
 
 // applyCardKeys applies an entry's card keys (description, version,
-// skills, input and output modes, streaming) to the card its kind built,
+// skills, input and output modes, streaming, extensions) to the card its kind built,
 // and fills in what is missing (name, description, version).
 func applyCardKeys(name string, f *agentFile, c *a2a.AgentCard) error {
 	if f.Description != "" {
@@ -253,6 +253,9 @@ func applyCardKeys(name string, f *agentFile, c *a2a.AgentCard) error {
 	}
 	if f.Streaming != nil {
 		c.Capabilities.Streaming = *f.Streaming
+	}
+	if err := applyExtensions(name, f.Extensions, c); err != nil {
+		return err
 	}
 	if c.Name == "" {
 		c.Name = name
