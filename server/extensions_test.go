@@ -502,3 +502,31 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 		t.Fatalf("SendMessage with WithExtensions: %v %v, the agent saw %v", task, err, rec.last())
 	}
 }
+
+// A MessageResponder sees the extensions the caller activated, as Execute
+// does, and the ones it applies are in the answer's A2A-Extensions.
+func TestExtensionsMessageResponder(t *testing.T) {
+	t.Parallel()
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	var seen []string
+	c := testCard("pong")
+	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}, {URI: extOptional}}
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host.Add(server.NewHandler(eng, "pong", server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
+		seen = slices.Clone(req.Extensions)
+		req.ApplyExtension(extOptional)
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
+		return &m, nil
+	}), c, server.HandlerOptions{}))
+	ts := httptest.NewServer(host)
+	t.Cleanup(ts.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"ping"}]}}}`
+	_, hdr, b := do(t, http.MethodPost, ts.URL+"/a2a/pong", body, "A2A-Version", "1.0", "A2A-Extensions", extRequired+","+extOptional)
+	if !strings.Contains(string(b), `"message":{`) || !slices.Equal(seen, []string{extRequired, extOptional}) || hdr.Get("A2A-Extensions") != extOptional {
+		t.Fatalf("answer %s, header %q, the responder saw %v", b, hdr.Get("A2A-Extensions"), seen)
+	}
+}

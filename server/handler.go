@@ -327,7 +327,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *
 			if msg.ContextID == "" {
 				msg.ContextID = a2a.NewID()
 			}
-			m, err := h.respond(ctx, r, msg, p)
+			m, err := h.respond(ctx, r, msg, p, exts, ec)
 			if err != nil || m != nil {
 				*reply = m
 				return store.TaskInfo{}, err
@@ -533,8 +533,8 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // An *a2a.Error of the agent's is returned as is; another error, a panic
 // or an invalid message is returned as a plain error (-32603 on the wire,
 // logged by the transport).
-func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.MessageSendParams) (out *a2a.Message, err error) {
-	req := &Request{Message: msg, Params: *p, Principal: principal(ctx)}
+func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.MessageSendParams, exts []string, ec *extCall) (out *a2a.Message, err error) {
+	req := &Request{Message: msg, Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec}
 	panicked := func() (panicked bool) {
 		defer func() {
 			if v := recover(); v != nil {
