@@ -510,7 +510,7 @@ func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2
 		// The events are folded as they come: the final snapshot needs no
 		// read of the store (a rare fold error falls back to one).
 		t, folded := taskfold.Detach(info.Task), true
-		for ev, err := range h.e.stream(ctx, info, info.Seq, false) {
+		for ev, err := range h.e.stream(ctx, info, info.Seq, false, false) {
 			if err != nil {
 				return nil, err
 			}
@@ -550,7 +550,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPar
 	if err != nil {
 		return nil, err
 	}
-	return h.e.stream(ctx, info, info.Seq, true), nil
+	return h.e.stream(ctx, info, info.Seq, true, false), nil
 }
 
 // GetTask implements GetTask (A2A 1.0 §3.1.3) and tasks/get (A2A 0.3.0
@@ -684,21 +684,26 @@ func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task
 	return &info.Task, nil
 }
 
-// SubscribeToTask implements SubscribeToTask (A2A 1.0 §3.1.6) and
-// tasks/resubscribe (A2A 0.3.0 §7.9). With from nil
+// SubscribeToTask implements tasks/resubscribe (A2A 0.3.0 §7.9), and
+// SubscribeToTask (A2A 1.0 §3.1.6) as far as both agree. With from nil
 // the stream starts with the Task snapshot, then live events; with from set
 // (the SSE Last-Event-ID) it replays every event after sequence *from, then
 // live events. Either way it ends with a final status-update, at once for a
-// task that is already terminal or interrupted. Unknown id: -32001.
+// task that is already terminal or interrupted (0.3: an interrupted status
+// carries final=true, the end of the stream). The 1.0 bindings follow an
+// interrupted task on to a terminal state instead, and refuse a terminal
+// one without a resume point (subscribe). Unknown id: -32001.
 func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, from *int64) (iter.Seq2[StreamEvent, error], error) {
 	return h.subscribe(ctx, p, from, false)
 }
 
-// subscribe is SubscribeToTask; with refuseTerminal (A2A 1.0 §3.1.6), a
+// subscribe is SubscribeToTask; with as10 it is A2A 1.0's (§3.1.6): a
 // subscription without a resume point (from nil) to a task in a terminal
-// state is UnsupportedOperationError (-32004). A resume (from set) replays
-// what the client missed, terminal or not.
-func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64, refuseTerminal bool) (iter.Seq2[StreamEvent, error], error) {
+// state is UnsupportedOperationError (-32004) (a resume, from set, replays
+// what the client missed, terminal or not), and the stream stays open
+// through interrupted states (input-required, auth-required) until the
+// task is terminal.
+func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64, as10 bool) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
@@ -708,16 +713,16 @@ func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64
 		return nil, err
 	}
 	if from == nil {
-		if st := info.Task.Status.State; refuseTerminal && st.Terminal() {
+		if st := info.Task.Status.State; as10 && st.Terminal() {
 			return nil, a2a.ErrUnsupportedOperation.WithMessage("Task %s is already %s: there is nothing to subscribe to (GetTask returns it)", p.ID, st)
 		}
-		return h.e.stream(ctx, info, info.Seq, true), nil
+		return h.e.stream(ctx, info, info.Seq, true, as10), nil
 	}
 	after := max(*from, 0)
 	if after > info.Seq {
 		return nil, a2a.InvalidParams("Last-Event-ID", "event id is beyond the task's last event")
 	}
-	return h.e.stream(ctx, info, after, false), nil
+	return h.e.stream(ctx, info, after, false, as10), nil
 }
 
 // CreateTaskPushNotificationConfig implements
