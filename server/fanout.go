@@ -368,7 +368,8 @@ type StreamEvent struct {
 // final: an interrupted status (input-required, auth-required) is sent as
 // it comes and the stream goes on with what the client's next message
 // brings (working, artifacts, the next interruption) until the task is
-// terminal.
+// terminal. The client's own messages (role user) are left out of such a
+// stream.
 func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot, untilTerminal bool) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		t := info.Task
@@ -413,6 +414,18 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 			final := isStatus && su.Final && (!untilTerminal || su.Status.State.Terminal())
 			last := final && r.Seq >= info.Seq
 			replayEnd := r.Seq == info.Seq && finalNow
+			if m, ok := r.Event.(*a2a.Message); ok && untilTerminal && m.Role == a2a.RoleUser {
+				// The client's message that continues an interrupted task:
+				// a subscription carries the task's updates (§3.1.6), and
+				// a Message in a 1.0 stream reads as a direct answer that
+				// ends it (§3.1.2); the working status-update that follows
+				// stands for it, and the task's history holds it.
+				if replayEnd {
+					closing()
+					return false
+				}
+				return true
+			}
 			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event, hold: more || last || replayEnd}, nil) {
 				return false
 			}
