@@ -83,8 +83,10 @@ type HandlerOptions struct {
 // through this handler are invisible to other handlers) on engine e, with
 // card as its Agent Card (A2A 0.3.0 §5.5). Missing ProtocolVersion and
 // PreferredTransport are set to 0.3.0 and JSONRPC; capabilities
-// (pushNotifications), securitySchemes, security and
-// supportsAuthenticatedExtendedCard follow e and opts. It panics on a
+// (pushNotifications), securitySchemes and security follow e and opts;
+// capabilities.extendedAgentCard (0.3: supportsAuthenticatedExtendedCard)
+// is set when opts configures an extended card (ExtendedCard with Auth)
+// and kept when card declares it. It panics on a
 // name in opts.Methods that cannot be served (see HandlerOptions.Methods).
 func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts HandlerOptions) *Handler {
 	if card.ProtocolVersion == "" {
@@ -101,8 +103,12 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	if len(opts.Auth) > 0 {
 		card.SecuritySchemes, card.Security = opts.Auth.CardSecurity()
 	}
-	card.SupportsAuthenticatedExtendedCard = opts.ExtendedCard != nil && len(opts.Auth) > 0
-	card.Capabilities.ExtendedAgentCard = card.SupportsAuthenticatedExtendedCard
+	// A card may declare the extended card without one being configured:
+	// GetExtendedAgentCard then answers ExtendedAgentCardNotConfiguredError
+	// (A2A 1.0 §3.3.4).
+	card.Capabilities.ExtendedAgentCard = card.Capabilities.ExtendedAgentCard || card.SupportsAuthenticatedExtendedCard ||
+		(opts.ExtendedCard != nil && len(opts.Auth) > 0)
+	card.SupportsAuthenticatedExtendedCard = card.Capabilities.ExtendedAgentCard
 	opts.Methods = checkMethods(opts.Methods)
 	if opts.Attachments != nil {
 		if _, ok := e.st.(store.AttachmentStore); !ok {
@@ -729,15 +735,16 @@ func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64
 // CreateTaskPushNotificationConfig (A2A 1.0 §3.1.7) and
 // tasks/pushNotificationConfig/set (A2A 0.3.0 §7.5): it registers (or, with the same id, replaces) a
 // webhook for the task; deliveries start with the task's next event. A
-// config without id gets one. -32003 when push notifications are disabled,
-// -32001 for an unknown task, -32602 naming
+// config without id gets one. -32003 when push notifications are disabled
+// (whatever the task: A2A 1.0 §3.3.4, checked first), -32001 for an
+// unknown task, -32602 naming
 // /params/pushNotificationConfig/url for a webhook URL that
 // PushOptions.CheckURL refuses (e.g. a host that resolves to a loopback,
 // private or metadata address, or does not resolve), in which case
 // nothing is stored.
 func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
-	if h.opts.NoPush {
-		return nil, a2a.ErrPushNotificationNotSupported
+	if err := h.pushSupported(); err != nil {
+		return nil, err
 	}
 	ctx = withTenant(ctx, c.Tenant)
 	info, err := h.load(ctx, c.TaskID)
@@ -787,19 +794,22 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.Tas
 
 // DeleteTaskPushNotificationConfig implements
 // DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10) and
-// tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). -32602 when there
-// is no such config.
+// tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). Deletion is
+// idempotent (A2A 1.0 §3.1.10): a config id the task does not have, or no
+// longer has, succeeds too (0.3.0 names no error for it either). -32003
+// when push notifications are disabled (whatever the task, checked first:
+// A2A 1.0 §3.3.4), -32001 for an unknown task.
 func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
-	if h.opts.NoPush {
-		return a2a.ErrPushNotificationNotSupported
+	if err := h.pushSupported(); err != nil {
+		return err
 	}
 	ctx = withTenant(ctx, p.Tenant)
-	if _, err := h.pushConfigs(ctx, p.ID); err != nil {
+	if _, err := h.load(ctx, p.ID); err != nil {
 		return err
 	}
 	if err := h.e.st.DeletePushConfig(ctx, p.ID, p.PushNotificationConfigID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return errPushConfigNotFound(p.PushNotificationConfigID)
+			return nil // nothing to delete: the same effect as deleting it
 		}
 		return err
 	}
@@ -807,15 +817,24 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.De
 	return nil
 }
 
+// pushSupported is PushNotificationNotSupportedError (-32003) when this
+// agent has no push notifications (the engine delivers none, or
+// HandlerOptions.NoPush). The push config methods check it before they
+// look anything up (A2A 1.0 §3.3.4: an undeclared capability is answered
+// as such whatever the task id).
+func (h *Handler) pushSupported() error {
+	if h.e.push == nil || h.opts.NoPush {
+		return a2a.ErrPushNotificationNotSupported
+	}
+	return nil
+}
+
 func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPushNotificationConfig, error) {
-	if h.opts.NoPush {
-		return nil, a2a.ErrPushNotificationNotSupported
+	if err := h.pushSupported(); err != nil {
+		return nil, err
 	}
 	if _, err := h.load(ctx, taskID); err != nil {
 		return nil, err
-	}
-	if h.e.push == nil {
-		return nil, a2a.ErrPushNotificationNotSupported
 	}
 	cs, err := h.e.st.PushConfigs(ctx, taskID)
 	if err != nil {
@@ -830,10 +849,21 @@ func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPus
 }
 
 // GetExtendedAgentCard implements GetExtendedAgentCard (A2A 1.0 §3.1.11)
-// and agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10): the extended card for an authenticated caller; -32007
-// when none is configured. (Unauthenticated requests never get here: the
-// transport answers them 401.)
+// and agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10): the extended
+// card for an authenticated caller. Errors, in this order (A2A 1.0 §3.3.4):
+// UnsupportedOperationError (-32004) when the public card does not declare
+// capabilities.extendedAgentCard (the 0.3 bindings answer -32007 there:
+// 0.3 has no such rule); ExtendedAgentCardNotConfiguredError (-32007) when
+// it declares it but none is configured (HandlerOptions.ExtendedCard with
+// Auth); a2a.ErrUnauthenticated when ctx carries no principal. The
+// transports authenticate before any method runs: on an agent with Auth,
+// a request without valid credentials is answered 401 before these
+// errors, so an unauthenticated caller learns no more than the public
+// card says.
 func (h *Handler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
+	if !h.card.Capabilities.ExtendedAgentCard {
+		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent declares no extended Agent Card (capabilities.extendedAgentCard)")
+	}
 	if h.opts.ExtendedCard == nil || len(h.opts.Auth) == 0 {
 		return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
 	}

@@ -403,6 +403,9 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			ctx = context.WithValue(ctx, cardURLKey{}, t.cardURL(r))
 		}
 		card, err := h.GetExtendedAgentCard(ctx)
+		if err != nil && c.version == a2a.Version03 {
+			return nil, extendedCardErr03(err)
+		}
 		if err != nil {
 			return nil, err
 		}
