@@ -20,7 +20,10 @@
 //     tasks that message/send created beforehand. In 0.3 they are finished
 //     tasks; A2A 1.0 §3.1.6 refuses a subscription to a task in a terminal
 //     state, so in 1.0 the tasks must wait in an interrupted state (point
-//     the URL at an agent that asks for input, such as the built-in chat).
+//     the URL at an agent that asks for input, such as the built-in chat);
+//     such a subscription stays open until the task is terminal, so a 1.0
+//     round trip is the snapshot, after which the stream (and its
+//     connection) is closed.
 //   - idle: open many streams to one long-running task (or one task each)
 //     and hold them, counting keep-alive comments and events; the streams
 //     use one goroutine and a small buffer each on plain connections.

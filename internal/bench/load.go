@@ -378,6 +378,13 @@ func (r *runner) readStream(st *stats, resp *http.Response, start time.Time) err
 			lastKind, lastFinal = env.kind, env.final
 			hasData = false
 			st.data = st.data[:0]
+			if r.d.v10 && r.o.Mode == ModeResubscribe && env.kind == "task" && env.final && events == 1 {
+				// A 1.0 subscription to an interrupted task stays open
+				// until the task is terminal (A2A 1.0 §3.1.6): the
+				// snapshot is the round trip, and the stream (with its
+				// connection) is closed here.
+				return nil
+			}
 			if env.final && env.kind != "task" {
 				// The server ends the response now; reading to its end
 				// keeps the connection reusable.
