@@ -306,3 +306,49 @@ func TestResubscribe03EndsAtInterruption(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaSubscribeThroughInterruption: an A2A 1.0 subscription on
+// replica A to a task in input-required delivers the turn that a message
+// sent to replica B starts (B's appends reach A's stream through the
+// store's notifications), until the task is terminal.
+func TestReplicaSubscribeThroughInterruption(t *testing.T) {
+	forClusters(t, func(t *testing.T, c cluster) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		serve := func(r *replica) string {
+			host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+			host.Add(r.h)
+			ts := httptest.NewServer(host)
+			t.Cleanup(func() {
+				ts.CloseClientConnections()
+				ts.Close()
+			})
+			return ts.URL + "/a2a/steps"
+		}
+		a := serve(startReplica(t, ctx, c, turnsAgent{}, server.EngineOptions{}))
+		b := serve(startReplica(t, ctx, c, turnsAgent{}, server.EngineOptions{}))
+		send := func(url, text, taskID string) string {
+			t.Helper()
+			r := rpc10(t, url, "SendMessage", fmt.Sprintf(`{"message":{"role":"ROLE_USER","messageId":%q,"taskId":%q,"parts":[{"text":%q}]}}`, a2a.NewID(), taskID, text))
+			var res struct {
+				Task v10Task `json:"task"`
+			}
+			if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
+				t.Fatalf("SendMessage: %+v %s", r.Error, r.Result)
+			}
+			return res.Task.ID
+		}
+		id := send(a, "hello", "")
+		frames := openLive(t, ctx, http.MethodPost, a, fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"SubscribeToTask","params":{"id":%q}}`, id), "A2A-Version", "1.0")
+		expectFrames(t, ctx, "snapshot", frames, "TASK_STATE_INPUT_REQUIRED", "task:TASK_STATE_INPUT_REQUIRED")
+		send(b, "second", id)
+		expectFrames(t, ctx, "second turn, run on B", frames, "TASK_STATE_AUTH_REQUIRED",
+			"statusUpdate:TASK_STATE_WORKING", "artifactUpdate", "statusUpdate:TASK_STATE_AUTH_REQUIRED")
+		send(b, "third", id)
+		expectFrames(t, ctx, "third turn, run on B", frames, "TASK_STATE_COMPLETED",
+			"statusUpdate:TASK_STATE_WORKING", "artifactUpdate", "statusUpdate:TASK_STATE_COMPLETED")
+		if f, ok := next(t, ctx, frames); ok {
+			t.Fatalf("a frame after the terminal state: %s", f.raw)
+		}
+	})
+}
