@@ -68,14 +68,16 @@ func dial(t *testing.T, u string, o client.Options) *client.Client {
 }
 
 // cutProxy forwards TCP to target and cuts the first connection whose
-// response carries a streaming body after it has passed cutAfter bytes.
+// response carries a streaming body after it has passed cutAfter bytes
+// (or, with cutAtEvent set, once it starts its event number cutAtEvent+1).
 type cutProxy struct {
-	ln       net.Listener
-	target   string
-	cutAfter int
-	cut      atomic.Bool
-	mu       sync.Mutex
-	last     string // what the latest connection sent
+	ln         net.Listener
+	target     string
+	cutAfter   int
+	cutAtEvent int
+	cut        atomic.Bool
+	mu         sync.Mutex
+	last       string // what the latest connection sent
 }
 
 // lastRequest returns what the latest connection sent: the last request.
@@ -131,7 +133,7 @@ func (p *cutProxy) serve(c net.Conn) {
 		}
 	}()
 	buf := make([]byte, 512)
-	n := 0
+	n, events := 0, 0
 	stream := false
 	for {
 		k, err := s.Read(buf)
@@ -140,7 +142,12 @@ func (p *cutProxy) serve(c net.Conn) {
 				stream = true
 			}
 			n += k
-			if stream && n > p.cutAfter && p.cut.CompareAndSwap(false, true) {
+			events += strings.Count(string(buf[:k]), "data:")
+			due := n > p.cutAfter
+			if p.cutAtEvent > 0 {
+				due = events > p.cutAtEvent
+			}
+			if stream && due && p.cut.CompareAndSwap(false, true) {
 				c.Write(buf[:k/2])
 				return // kill the connection mid-event
 			}

@@ -73,8 +73,14 @@ func (c *Client) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPara
 // SubscribeToTask, POST /tasks/{id}:subscribe; A2A 0.3.0 §7.9
 // tasks/resubscribe). With lastEventID "" the server starts from the
 // task's snapshot; otherwise the client sends it as Last-Event-ID and
-// a2abridge servers replay the events after it. The stream ends and
-// resumes itself like SendStreamingMessage's.
+// a2abridge servers replay the events after it. The stream resumes itself
+// like SendStreamingMessage's. Over A2A 1.0 it follows the task through
+// interrupted states (input-required, auth-required: what the task's next
+// message brings comes on the same stream) until a status in a terminal
+// state, or the server closing the stream cleanly after an interrupted
+// state (servers that end subscriptions there); a connection that breaks
+// while the task waits is resumed. Over 0.3 it ends like
+// SendStreamingMessage's, at a status-update with final=true.
 func (c *Client) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, lastEventID string) iter.Seq2[StreamEvent, error] {
 	cl, err := c.subscribeCall(p)
 	if err != nil {
@@ -204,6 +210,10 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 		events := 0 // events yielded so far
 		var lastState a2a.TaskState
 		var lastRaw []byte
+		// A 1.0 subscription follows the task until it is terminal (A2A
+		// 1.0 §3.1.6); 1.0 frames have no final flag (the decoder sets
+		// Final for interrupted states too, which end a message stream).
+		through := !send && c.v10
 		for {
 			opened := time.Now()
 			resp, reqID, err := c.openStream(ctx, &cl, lastID)
@@ -261,6 +271,9 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 				switch v := e.(type) {
 				case *a2a.TaskStatusUpdateEvent:
 					final = v.Final
+					if through {
+						final = v.Status.State.Terminal()
+					}
 					lastState = v.Status.State
 				case *a2a.Task:
 					// A snapshot is not progress by itself: a server that
@@ -269,7 +282,9 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 					lastState = v.Status.State
 					progress = false
 				case *a2a.Message:
-					final = true
+					// A message stream's direct answer; a 1.0 subscription
+					// ends at a terminal state only.
+					final = !through
 				}
 				if progress {
 					failures = 0
@@ -290,10 +305,12 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 				yield(StreamEvent{}, ctx.Err())
 				return
 			}
-			if lastState.Final() {
+			if lastState.Terminal() || (lastState.Interrupted() && (!through || errors.Is(readErr, io.EOF))) {
 				// The stream closed after showing a terminal or interrupted
 				// task (some servers answer a resubscription to a finished
-				// task with its snapshot alone): nothing more will come.
+				// task with its snapshot alone): nothing more will come. A
+				// 1.0 subscription whose connection broke while the task
+				// waits resumes instead: the server would have kept it open.
 				return
 			}
 			if readErr == nil || errors.Is(readErr, io.EOF) {

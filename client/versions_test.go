@@ -111,7 +111,13 @@ func TestEveryOperation(t *testing.T) {
 			if _, err := pc.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: res.(*a2a.Task).ID, PushNotificationConfigID: "c"}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 				t.Fatalf("push get without push: %v", err)
 			}
-			if _, err := pc.GetExtendedAgentCard(ctx); !errors.Is(err, a2a.ErrAuthenticatedExtendedCardNotConfigured) {
+			// The card declares no extended card: 1.0 says so with
+			// UnsupportedOperationError (A2A 1.0 §3.3.4), 0.3 with -32007.
+			noCard := a2a.ErrAuthenticatedExtendedCardNotConfigured
+			if in.want.ProtocolVersion == a2a.Version10 {
+				noCard = a2a.ErrUnsupportedOperation
+			}
+			if _, err := pc.GetExtendedAgentCard(ctx); !errors.Is(err, noCard) {
 				t.Fatalf("extended card: %v", err)
 			}
 			rec.mu.Lock()

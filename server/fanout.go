@@ -365,10 +365,22 @@ type StreamEvent struct {
 // status-update with final=true restating the current status is added
 // when the replay did not end on one). Earlier final statuses (a previous
 // input-required turn) do not end a replay.
-func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot bool) iter.Seq2[StreamEvent, error] {
+//
+// With untilTerminal (an A2A 1.0 SubscribeToTask, §3.1.6: the stream ends
+// only when the task reaches a terminal state), only a terminal state is
+// final: an interrupted status (input-required, auth-required) is sent as
+// it comes and the stream goes on with what the client's next message
+// brings (working, artifacts, the next interruption) until the task is
+// terminal. The client's own messages (role user) are left out of such a
+// stream.
+func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot, untilTerminal bool) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		t := info.Task
-		finalNow := t.Status.State.Final()
+		ends := a2a.TaskState.Final
+		if untilTerminal {
+			ends = a2a.TaskState.Terminal
+		}
+		finalNow := ends(t.Status.State)
 		closing := func() {
 			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}, hold: true}, nil)
 		}
@@ -402,9 +414,21 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 				return false
 			}
 			su, isStatus := r.Event.(*a2a.TaskStatusUpdateEvent)
-			final := isStatus && su.Final
+			final := isStatus && su.Final && (!untilTerminal || su.Status.State.Terminal())
 			last := final && r.Seq >= info.Seq
 			replayEnd := r.Seq == info.Seq && finalNow
+			if m, ok := r.Event.(*a2a.Message); ok && untilTerminal && m.Role == a2a.RoleUser {
+				// The client's message that continues an interrupted task:
+				// a subscription carries the task's updates (§3.1.6), and
+				// a Message in a 1.0 stream reads as a direct answer that
+				// ends it (§3.1.2); the working status-update that follows
+				// stands for it, and the task's history holds it.
+				if replayEnd {
+					closing()
+					return false
+				}
+				return true
+			}
 			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event, hold: more || last || replayEnd}, nil) {
 				return false
 			}

@@ -100,8 +100,10 @@ type HandlerOptions struct {
 // through this handler are invisible to other handlers) on engine e, with
 // card as its Agent Card (A2A 0.3.0 §5.5). Missing ProtocolVersion and
 // PreferredTransport are set to 0.3.0 and JSONRPC; capabilities
-// (pushNotifications), securitySchemes, security and
-// supportsAuthenticatedExtendedCard follow e and opts. It panics on a
+// (pushNotifications), securitySchemes and security follow e and opts;
+// capabilities.extendedAgentCard (0.3: supportsAuthenticatedExtendedCard)
+// is set when opts configures an extended card (ExtendedCard with Auth)
+// and kept when card declares it. It panics on a
 // name in opts.Methods that cannot be served (see HandlerOptions.Methods).
 //
 // The card is also what messages are held to, before anything is stored
@@ -129,8 +131,12 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	if len(opts.Auth) > 0 {
 		card.SecuritySchemes, card.Security = opts.Auth.CardSecurity()
 	}
-	card.SupportsAuthenticatedExtendedCard = opts.ExtendedCard != nil && len(opts.Auth) > 0
-	card.Capabilities.ExtendedAgentCard = card.SupportsAuthenticatedExtendedCard
+	// A card may declare the extended card without one being configured:
+	// GetExtendedAgentCard then answers ExtendedAgentCardNotConfiguredError
+	// (A2A 1.0 §3.3.4).
+	card.Capabilities.ExtendedAgentCard = card.Capabilities.ExtendedAgentCard || card.SupportsAuthenticatedExtendedCard ||
+		(opts.ExtendedCard != nil && len(opts.Auth) > 0)
+	card.SupportsAuthenticatedExtendedCard = card.Capabilities.ExtendedAgentCard
 	opts.Methods = checkMethods(opts.Methods)
 	if opts.Attachments != nil {
 		if _, ok := e.st.(store.AttachmentStore); !ok {
@@ -650,7 +656,7 @@ func (h *Handler) send(ctx context.Context, p a2a.MessageSendParams, reply **a2a
 		// The events are folded as they come: the final snapshot needs no
 		// read of the store (a rare fold error falls back to one).
 		t, folded := taskfold.Detach(info.Task), true
-		for ev, err := range h.e.stream(ctx, info, info.Seq, false) {
+		for ev, err := range h.e.stream(ctx, info, info.Seq, false, false) {
 			if err != nil {
 				return nil, err
 			}
@@ -696,7 +702,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPar
 	if reply != nil {
 		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{Event: reply}, nil) }, nil
 	}
-	return h.e.stream(ctx, info, info.Seq, true), nil
+	return h.e.stream(ctx, info, info.Seq, true, false), nil
 }
 
 // GetTask implements GetTask (A2A 1.0 §3.1.3) and tasks/get (A2A 0.3.0
@@ -835,21 +841,26 @@ func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task
 	return &info.Task, nil
 }
 
-// SubscribeToTask implements SubscribeToTask (A2A 1.0 §3.1.6) and
-// tasks/resubscribe (A2A 0.3.0 §7.9). With from nil
+// SubscribeToTask implements tasks/resubscribe (A2A 0.3.0 §7.9), and
+// SubscribeToTask (A2A 1.0 §3.1.6) as far as both agree. With from nil
 // the stream starts with the Task snapshot, then live events; with from set
 // (the SSE Last-Event-ID) it replays every event after sequence *from, then
 // live events. Either way it ends with a final status-update, at once for a
-// task that is already terminal or interrupted. Unknown id: -32001.
+// task that is already terminal or interrupted (0.3: an interrupted status
+// carries final=true, the end of the stream). The 1.0 bindings follow an
+// interrupted task on to a terminal state instead, and refuse a terminal
+// one without a resume point (subscribe). Unknown id: -32001.
 func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, from *int64) (iter.Seq2[StreamEvent, error], error) {
 	return h.subscribe(ctx, p, from, false)
 }
 
-// subscribe is SubscribeToTask; with refuseTerminal (A2A 1.0 §3.1.6), a
+// subscribe is SubscribeToTask; with as10 it is A2A 1.0's (§3.1.6): a
 // subscription without a resume point (from nil) to a task in a terminal
-// state is UnsupportedOperationError (-32004). A resume (from set) replays
-// what the client missed, terminal or not.
-func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64, refuseTerminal bool) (iter.Seq2[StreamEvent, error], error) {
+// state is UnsupportedOperationError (-32004) (a resume, from set, replays
+// what the client missed, terminal or not), and the stream stays open
+// through interrupted states (input-required, auth-required) until the
+// task is terminal.
+func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64, as10 bool) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
@@ -859,31 +870,32 @@ func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64
 		return nil, err
 	}
 	if from == nil {
-		if st := info.Task.Status.State; refuseTerminal && st.Terminal() {
+		if st := info.Task.Status.State; as10 && st.Terminal() {
 			return nil, a2a.ErrUnsupportedOperation.WithMessage("Task %s is already %s: there is nothing to subscribe to (GetTask returns it)", p.ID, st)
 		}
-		return h.e.stream(ctx, info, info.Seq, true), nil
+		return h.e.stream(ctx, info, info.Seq, true, as10), nil
 	}
 	after := max(*from, 0)
 	if after > info.Seq {
 		return nil, a2a.InvalidParams("Last-Event-ID", "event id is beyond the task's last event")
 	}
-	return h.e.stream(ctx, info, after, false), nil
+	return h.e.stream(ctx, info, after, false, as10), nil
 }
 
 // CreateTaskPushNotificationConfig implements
 // CreateTaskPushNotificationConfig (A2A 1.0 §3.1.7) and
 // tasks/pushNotificationConfig/set (A2A 0.3.0 §7.5): it registers (or, with the same id, replaces) a
 // webhook for the task; deliveries start with the task's next event. A
-// config without id gets one. -32003 when push notifications are disabled,
-// -32001 for an unknown task, -32602 naming
+// config without id gets one. -32003 when push notifications are disabled
+// (whatever the task: A2A 1.0 §3.3.4, checked first), -32001 for an
+// unknown task, -32602 naming
 // /params/pushNotificationConfig/url for a webhook URL that
 // PushOptions.CheckURL refuses (e.g. a host that resolves to a loopback,
 // private or metadata address, or does not resolve), in which case
 // nothing is stored.
 func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
-	if h.opts.NoPush {
-		return nil, a2a.ErrPushNotificationNotSupported
+	if err := h.pushSupported(); err != nil {
+		return nil, err
 	}
 	ctx = withTenant(ctx, c.Tenant)
 	info, err := h.load(ctx, c.TaskID)
@@ -933,19 +945,22 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.Tas
 
 // DeleteTaskPushNotificationConfig implements
 // DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10) and
-// tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). -32602 when there
-// is no such config.
+// tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). Deletion is
+// idempotent (A2A 1.0 §3.1.10): a config id the task does not have, or no
+// longer has, succeeds too (0.3.0 names no error for it either). -32003
+// when push notifications are disabled (whatever the task, checked first:
+// A2A 1.0 §3.3.4), -32001 for an unknown task.
 func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
-	if h.opts.NoPush {
-		return a2a.ErrPushNotificationNotSupported
+	if err := h.pushSupported(); err != nil {
+		return err
 	}
 	ctx = withTenant(ctx, p.Tenant)
-	if _, err := h.pushConfigs(ctx, p.ID); err != nil {
+	if _, err := h.load(ctx, p.ID); err != nil {
 		return err
 	}
 	if err := h.e.st.DeletePushConfig(ctx, p.ID, p.PushNotificationConfigID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return errPushConfigNotFound(p.PushNotificationConfigID)
+			return nil // nothing to delete: the same effect as deleting it
 		}
 		return err
 	}
@@ -953,15 +968,24 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.De
 	return nil
 }
 
+// pushSupported is PushNotificationNotSupportedError (-32003) when this
+// agent has no push notifications (the engine delivers none, or
+// HandlerOptions.NoPush). The push config methods check it before they
+// look anything up (A2A 1.0 §3.3.4: an undeclared capability is answered
+// as such whatever the task id).
+func (h *Handler) pushSupported() error {
+	if h.e.push == nil || h.opts.NoPush {
+		return a2a.ErrPushNotificationNotSupported
+	}
+	return nil
+}
+
 func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPushNotificationConfig, error) {
-	if h.opts.NoPush {
-		return nil, a2a.ErrPushNotificationNotSupported
+	if err := h.pushSupported(); err != nil {
+		return nil, err
 	}
 	if _, err := h.load(ctx, taskID); err != nil {
 		return nil, err
-	}
-	if h.e.push == nil {
-		return nil, a2a.ErrPushNotificationNotSupported
 	}
 	cs, err := h.e.st.PushConfigs(ctx, taskID)
 	if err != nil {
@@ -976,10 +1000,21 @@ func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPus
 }
 
 // GetExtendedAgentCard implements GetExtendedAgentCard (A2A 1.0 §3.1.11)
-// and agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10): the extended card for an authenticated caller; -32007
-// when none is configured. (Unauthenticated requests never get here: the
-// transport answers them 401.)
+// and agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10): the extended
+// card for an authenticated caller. Errors, in this order (A2A 1.0 §3.3.4):
+// UnsupportedOperationError (-32004) when the public card does not declare
+// capabilities.extendedAgentCard (the 0.3 bindings answer -32007 there:
+// 0.3 has no such rule); ExtendedAgentCardNotConfiguredError (-32007) when
+// it declares it but none is configured (HandlerOptions.ExtendedCard with
+// Auth); a2a.ErrUnauthenticated when ctx carries no principal. The
+// transports authenticate before any method runs: on an agent with Auth,
+// a request without valid credentials is answered 401 before these
+// errors, so an unauthenticated caller learns no more than the public
+// card says.
 func (h *Handler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
+	if !h.card.Capabilities.ExtendedAgentCard {
+		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent declares no extended Agent Card (capabilities.extendedAgentCard)")
+	}
 	if h.opts.ExtendedCard == nil || len(h.opts.Auth) == 0 {
 		return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
 	}

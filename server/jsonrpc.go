@@ -610,6 +610,17 @@ func pushConfigErr10(err error) error {
 	return err
 }
 
+// extendedCardErr03 is err as A2A 0.3 says it: an agent without an
+// extended card answers agent/getAuthenticatedExtendedCard with -32007
+// (AuthenticatedExtendedCardNotConfiguredError), where 1.0 answers an
+// undeclared one with UnsupportedOperationError (A2A 1.0 §3.3.4).
+func extendedCardErr03(err error) error {
+	if ae, ok := err.(*a2a.Error); ok && ae.Code == a2a.CodeUnsupportedOperation {
+		return a2a.ErrAuthenticatedExtendedCardNotConfigured
+	}
+	return err
+}
+
 // pushIn10 marks the push notification config of a 1.0 SendMessage, if
 // any, as a 1.0 config: its notifications take the 1.0 shape (A2A 1.0
 // §4.3.3).
@@ -766,7 +777,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 	case MethodGetExtendedCard:
 		c, err := h.GetExtendedAgentCard(ctx)
 		if err != nil {
-			return dst, err
+			return dst, extendedCardErr03(err)
 		}
 		b, err := t.opts.marshalCard03(c)
 		b, err = t.opts.signCard(ctx, h.Name(), b, err)

@@ -424,6 +424,9 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			ctx = context.WithValue(ctx, servedKey{}, t.opts.ProtocolVersions)
 		}
 		card, err := h.GetExtendedAgentCard(ctx)
+		if err != nil && c.version == a2a.Version03 {
+			return nil, extendedCardErr03(err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -493,7 +496,9 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 	if err != nil {
 		return nil, err
 	}
-	// A2A 1.0 refuses to subscribe to a task in a terminal state (§3.1.6);
-	// 0.3 replays it, as tasks/resubscribe does.
+	// A2A 1.0 refuses to subscribe to a task in a terminal state and
+	// follows an interrupted one until it is terminal (§3.1.6); 0.3
+	// replays a terminal task and ends at an interrupted state (final:
+	// true), as tasks/resubscribe does.
 	return t.h.subscribe(ctx, p, from, t.codec.version == a2a.Version10)
 }

@@ -416,11 +416,16 @@ func TestRESTEscapedColonInTaskID(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{})
 	base := ts.URL + "/a2a/echo"
-	for _, path := range []string{"/tasks/a%3Acancel", "/v1/tasks/a%3Acancel", "/tasks/a%3Asubscribe/pushNotificationConfigs"} {
+	for _, path := range []string{"/tasks/a%3Acancel", "/v1/tasks/a%3Acancel", "/tasks/a%3Asubscribe"} {
 		code, b := restDo(t, http.MethodGet, base+path, "")
 		if code != http.StatusNotFound || !strings.Contains(string(b), "a:") {
 			t.Errorf("GET %s: %d %s, want 404 naming the task a:…", path, code, b)
 		}
+	}
+	// ListTaskPushNotificationConfigs of "a:subscribe" (not a routing
+	// failure): this agent has no push notifications, which it says first.
+	if code, b := restDo(t, http.MethodGet, base+"/tasks/a%3Asubscribe/pushNotificationConfigs", ""); code != http.StatusBadRequest || reasonOf(restError(t, b).Error.Details) != "PUSH_NOTIFICATION_NOT_SUPPORTED" {
+		t.Errorf("GET /tasks/a%%3Asubscribe/pushNotificationConfigs: %d %s, want PushNotificationNotSupportedError", code, b)
 	}
 	if code, b := restDo(t, http.MethodGet, base+"/tasks/a:cancel", ""); code != http.StatusMethodNotAllowed {
 		t.Errorf("GET /tasks/a:cancel: %d %s, want 405 (CancelTask is a POST)", code, b)

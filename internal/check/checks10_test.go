@@ -136,6 +136,7 @@ func cardInterfaces(edit func(i int, it map[string]any)) *fault {
 type fault10 struct {
 	name  string
 	only  string // BindingJSONRPC or BindingREST: that binding only
+	agent string // default "/a2a/slow"
 	host  hostOpts
 	opts  Options
 	clean Status
@@ -223,10 +224,23 @@ func faultCases10() []faultCase {
 		{name: "push-unsupported", opts: slow, f: &fault{resp: respFor("CreateTaskPushNotificationConfig", func(m rpcReq, st *int, _ http.Header, b []byte) []byte {
 			return recode10(m, st, b, a2a.CodePushNotificationNotSupported, a2a.CodeInternalError)
 		})}},
-		{name: "extended-card", f: &fault{req: withMethod("GetExtendedAgentCard", func(w http.ResponseWriter, _ *http.Request, _ []byte, m rpcReq) ([]byte, bool) {
-			answer10(w, m, http.StatusOK, `{"name":"secret"}`, 0)
-			return nil, true
+		{name: "extended-card", agent: "/a2a/echo", host: hostOpts{auth: true}, opts: Options{Token: testToken},
+			f: &fault{req: withMethod("GetExtendedAgentCard", answerErr10(a2a.CodeAuthenticatedExtendedCardNotConfigured))}},
+		// The answer of an agent that checks the task before the capability.
+		{name: "push-unsupported-first", f: &fault{req: withMethod("GetTaskPushNotificationConfig", answerErr10(a2a.CodeTaskNotFound))}},
+		// The answer of an agent whose delete is not idempotent.
+		{name: "push-delete-idempotent", opts: slow, host: hostOpts{push: true}, f: &fault{req: withMethod("DeleteTaskPushNotificationConfig", answerErr10(a2a.CodeTaskNotFound))}},
+		// -32007 where the card declares no extended card.
+		{name: "extended-card-unsupported", f: &fault{resp: respFor("GetExtendedAgentCard", func(m rpcReq, st *int, _ http.Header, b []byte) []byte {
+			return recode10(m, st, b, a2a.CodeUnsupportedOperation, a2a.CodeAuthenticatedExtendedCardNotConfigured)
 		})}},
+		// A subscription that delivers nothing after its first event.
+		{name: "subscribe-interrupted", agent: "/a2a/chat", f: &fault{sse: func(m rpcReq, i int, d []byte) []byte {
+			if m.Method == "SubscribeToTask" && i > 0 {
+				return nil
+			}
+			return d
+		}}},
 		{name: "version-unsupported", f: &fault{req: func(_ http.ResponseWriter, r *http.Request, _ []byte, _ rpcReq) ([]byte, bool) {
 			if r.Header.Get("A2A-Version") == "9.9" {
 				r.Header.Set("A2A-Version", "1.0")
@@ -317,7 +331,7 @@ func faultCases10() []faultCase {
 			if c.only != "" && c.only != b.binding {
 				continue
 			}
-			out = append(out, faultCase{id: b.category + "." + c.name, host: c.host, opts: c.opts, clean: c.clean, f: c.f})
+			out = append(out, faultCase{id: b.category + "." + c.name, agent: c.agent, host: c.host, opts: c.opts, clean: c.clean, f: c.f})
 		}
 	}
 	card := func(edit func(m map[string]any)) *fault {

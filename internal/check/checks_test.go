@@ -444,15 +444,18 @@ func TestAgainstA2Abridge(t *testing.T) {
 		fail  map[string]string // known failures, with a fragment of their message
 	}{
 		{name: "echo", agent: "", pass: []string{"card.fetch", "card.well-known", "message.send", "stream.resume", "card.cap-push",
-			"card10.schema", "rpc10.push-unsupported", "rest10.push-unsupported", "rpc10.list-artifacts", "rest10.list-artifacts", "rest10.routes"}},
+			"card10.schema", "rpc10.push-unsupported", "rest10.push-unsupported", "rpc10.list-artifacts", "rest10.list-artifacts", "rest10.routes",
+			"rpc10.push-unsupported-first", "rest10.push-unsupported-first", "rpc10.extended-card-unsupported", "rest10.extended-card-unsupported"}},
 		// Every check activates the extension the card requires; the
 		// extension check sends one message without it.
 		{name: "required-extension", agent: "/a2a/signed", pass: []string{"rpc10.extension-required", "rest10.extension-required",
 			"message.send", "rpc10.send", "rest10.send", "rest03.send", "stream.resume", "rpc10.stream", "rest10.stream"}},
-		{name: "chat", agent: "/a2a/chat", pass: []string{"message.continue", "message.context-mismatch", "tasks.cancel-terminal", "stream.resubscribe-finished"}},
+		{name: "chat", agent: "/a2a/chat", pass: []string{"message.continue", "message.context-mismatch", "tasks.cancel-terminal", "stream.resubscribe-finished",
+			"rpc10.subscribe-interrupted", "rest10.subscribe-interrupted"}},
 		{name: "slow+push", agent: "/a2a/slow", host: hostOpts{push: true}, opts: Options{Text: "0", LongText: "1"},
 			pass: []string{"tasks.cancel-running", "tasks.cancel-state", "stream.resubscribe-running", "push.set", "push.get", "push.list", "push.delete", "push.delivery", "push.token",
 				"rpc10.cancel", "rest10.cancel", "rpc10.subscribe", "rest10.subscribe", "rpc10.push", "rest10.push", "rpc10.list-paging", "rest10.list-paging",
+				"rpc10.push-delete-idempotent", "rest10.push-delete-idempotent",
 				"rest03.send", "rest03.get", "rest03.stream", "rest03.content-type"}},
 		// The server refuses the loopback webhook, and the fallback name
 		// too, since it does not resolve.

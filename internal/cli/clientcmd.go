@@ -1031,10 +1031,12 @@ offers only 0.3 JSON-RPC gets an error.
 	return e.clientFlags(cmd)
 }
 
-// follow streams a task's events (SubscribeToTask). A task that has
-// already ended, which A2A 1.0 refuses to subscribe to
-// (UnsupportedOperationError, A2A 1.0 §3.1.6), is read with GetTask and
-// yielded as the stream's one event.
+// follow streams a task's events (SubscribeToTask) until the task is
+// final: terminal, or interrupted (an A2A 1.0 subscription would go on
+// with the task's next turn; the command stops there and says how to
+// continue, as stream does). A task that has already ended, which A2A 1.0
+// refuses to subscribe to (UnsupportedOperationError, A2A 1.0 §3.1.6), is
+// read with GetTask and yielded as the stream's one event.
 func follow(ctx context.Context, c *client.Client, id, from string) iter.Seq2[client.StreamEvent, error] {
 	return func(yield func(client.StreamEvent, error) bool) {
 		first := true
@@ -1048,6 +1050,16 @@ func follow(ctx context.Context, c *client.Client, id, from string) iter.Seq2[cl
 			first = false
 			if !yield(ev, err) {
 				return
+			}
+			switch v := ev.Event.(type) {
+			case *a2a.Task:
+				if v.Status.State.Interrupted() {
+					return
+				}
+			case *a2a.TaskStatusUpdateEvent:
+				if v.Status.State.Interrupted() {
+					return
+				}
 			}
 		}
 	}

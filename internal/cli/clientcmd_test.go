@@ -221,8 +221,8 @@ func TestClientExitCodes(t *testing.T) {
 	}{
 		{[]string{"get", ts.URL, "nope"}, ExitA2AError, "-32001"},
 		{[]string{"cancel", ts.URL, "nope"}, ExitA2AError, "-32001"},
-		{[]string{"push", "list", ts.URL, "nope"}, ExitA2AError, "-32001"},
-		{[]string{"extended-card", ts.URL}, ExitA2AError, "-32007"},
+		{[]string{"push", "list", ts.URL, "nope"}, ExitA2AError, "-32003"}, // no push here: said before any lookup
+		{[]string{"extended-card", ts.URL}, ExitA2AError, "-32004"},        // A2A 1.0: the card declares none
 		{[]string{"send", ts.URL}, ExitUsage, "nothing to send"},
 		{[]string{"send", ts.URL, "x", "--data", "[1]"}, ExitUsage, "JSON object"},
 		{[]string{"send", ts.URL, "x", "--header", "novalue"}, ExitUsage, "NAME:VALUE"},

@@ -120,7 +120,7 @@ func TestClientREST03(t *testing.T) {
 	}{
 		{[]string{"get", ts.URL, "nope"}, "-32001"},
 		{[]string{"cancel", ts.URL, "nope"}, "-32001"},
-		{[]string{"push", "list", ts.URL, "nope"}, "-32001"},
+		{[]string{"push", "list", ts.URL, "nope"}, "-32003"}, // no push here: said before any lookup
 		{[]string{"extended-card", ts.URL}, "-32007"},
 	} {
 		if _, errs, code := cmd(tc.args...); code != ExitA2AError || !strings.Contains(errs, tc.want) {
