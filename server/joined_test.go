@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -148,16 +149,16 @@ func TestJoinedChunks(t *testing.T) {
 			}
 			check("ListTasks", list.Tasks[0])
 
-			// The snapshot a subscription starts with.
-			frames := streamRaw(t, ctx, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":%q}}`, id.ID),
-				"A2A-Version", "1.0", "Accept", "text/event-stream")
+			// The snapshot a subscription starts with (the subscription
+			// then stays open: the task waits for input).
+			snap := firstFrame(t, ctx, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":%q}}`, id.ID))
 			var first struct {
 				Result struct {
 					Task jsontext.Value `json:"task"`
 				} `json:"result"`
 			}
-			if len(frames) == 0 || json.Unmarshal([]byte(frames[0].data), &first) != nil || first.Result.Task == nil {
-				t.Fatalf("SubscribeToTask: %v", frames)
+			if json.Unmarshal([]byte(snap), &first) != nil || first.Result.Task == nil {
+				t.Fatalf("SubscribeToTask: %s", snap)
 			}
 			check("SubscribeToTask", first.Result.Task)
 
@@ -183,7 +184,7 @@ func TestJoinedChunks(t *testing.T) {
 			}
 
 			// A stream delivers every chunk as the agent sent it.
-			frames = streamRaw(t, ctx, url, `{"jsonrpc":"2.0","id":4,"method":"SendStreamingMessage","params":`+v10SendParams("hi", "join-4", "")+`}`,
+			frames := streamRaw(t, ctx, url, `{"jsonrpc":"2.0","id":4,"method":"SendStreamingMessage","params":`+v10SendParams("hi", "join-4", "")+`}`,
 				"A2A-Version", "1.0", "Accept", "text/event-stream")
 			var chunks []string
 			for _, f := range frames {
@@ -219,6 +220,26 @@ func TestJoinedChunks(t *testing.T) {
 			check("GetTask after a restart", r.Result)
 		})
 	}
+}
+
+// firstFrame sends an A2A 1.0 JSON-RPC streaming request and returns the
+// data of the stream's first event, then closes the stream.
+func firstFrame(t *testing.T, ctx context.Context, url, body string) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ev, err := sse.NewReader(resp.Body).Next()
+	if err != nil {
+		t.Fatalf("%s: no event: %v", body, err)
+	}
+	return string(ev.Data)
 }
 
 // TestEchoKeepsParts: echo streams a long text part in chunks, and the

@@ -51,7 +51,7 @@ func TestReverseAgent(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{`"state":"completed"`, `{"kind":"text","text":"three "},{"kind":"text","text":"two "},{"kind":"text","text":"one "}`} {
+	for _, want := range []string{`"state":"completed"`, `"parts":[{"kind":"text","text":"three two one "}]`} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("response lacks %s:\n%s", want, b)
 		}
