@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,31 +91,47 @@ func (ec *extCall) apply(uri string) bool {
 	return true
 }
 
+// MaxExtensionURIs is the most extension URIs one request may list in
+// its A2A-Extensions and X-A2A-Extensions headers together (repeats
+// counted): 64. A request that lists more is refused with -32602 naming
+// the header (HTTP 400 over HTTP+JSON), before its method runs.
+const MaxExtensionURIs = 64
+
 // extContext returns ctx carrying the extensions r activates (both header
 // names, each possibly repeated, comma-separated), with the ones the
 // server applies itself already applied (a2a.ExtensionEventLog, whose
 // behaviour every request gets); ctx and nil when r activates none. A
-// request without the headers costs two map lookups.
-func extContext(ctx context.Context, r *http.Request) (context.Context, *extCall) {
+// request without the headers costs two map lookups. A request listing
+// more than MaxExtensionURIs gets an error, so that the work per request
+// stays bounded whatever the headers hold.
+func extContext(ctx context.Context, r *http.Request) (context.Context, *extCall, *a2a.Error) {
 	v1, v03 := r.Header["A2a-Extensions"], r.Header["X-A2a-Extensions"] // canonical keys
 	if len(v1) == 0 && len(v03) == 0 {
-		return ctx, nil
+		return ctx, nil, nil
 	}
 	ec := &extCall{}
+	n := 0
 	for _, vs := range [][]string{v1, v03} {
 		for _, v := range vs {
 			for u := range strings.SplitSeq(v, ",") {
-				if u = strings.TrimSpace(u); u != "" && !slices.Contains(ec.requested, u) {
+				if u = strings.TrimSpace(u); u == "" {
+					continue
+				}
+				if n++; n > MaxExtensionURIs {
+					return ctx, nil, a2a.InvalidParams(HeaderA2AExtensions,
+						fmt.Sprintf("%s lists more than %d extension URIs", HeaderA2AExtensions, MaxExtensionURIs))
+				}
+				if !slices.Contains(ec.requested, u) {
 					ec.requested = append(ec.requested, u)
 				}
 			}
 		}
 	}
 	if len(ec.requested) == 0 {
-		return ctx, nil
+		return ctx, nil, nil
 	}
 	ec.apply(a2a.ExtensionEventLog)
-	return context.WithValue(ctx, extKey{}, ec), ec
+	return context.WithValue(ctx, extKey{}, ec), ec, nil
 }
 
 // writeHeader sets the response header that lists the extensions applied

@@ -530,3 +530,33 @@ func TestExtensionsMessageResponder(t *testing.T) {
 		t.Fatalf("answer %s, header %q, the responder saw %v", b, hdr.Get("A2A-Extensions"), seen)
 	}
 }
+
+// TestExtensionHeaderBounded: a request may list at most
+// MaxExtensionURIs extension URIs (repeats counted); one that lists more
+// is refused with -32602 naming the header (HTTP 400 over HTTP+JSON)
+// before its method runs, so a huge header costs a bounded scan.
+func TestExtensionHeaderBounded(t *testing.T) {
+	t.Parallel()
+	url, _ := extServer(t)
+	list := func(n int) string {
+		uris := make([]string, n)
+		for i := range uris {
+			uris[i] = fmt.Sprintf("https://example.com/ext/%d", i%3) // repeats count too
+		}
+		return strings.Join(uris, ",")
+	}
+	get := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}`
+	_, _, b := do(t, http.MethodPost, url+"/a2a/echo", get, "A2A-Version", "1.0", "A2A-Extensions", list(server.MaxExtensionURIs))
+	if !strings.Contains(string(b), `"code":-32001`) {
+		t.Fatalf("%d URIs: %s", server.MaxExtensionURIs, b)
+	}
+	half := list(server.MaxExtensionURIs/2 + 1)
+	_, _, b = do(t, http.MethodPost, url+"/a2a/echo", get, "A2A-Version", "1.0", "A2A-Extensions", half, "X-A2A-Extensions", half)
+	if !strings.Contains(string(b), `"code":-32602`) || !strings.Contains(string(b), "A2A-Extensions lists more than") {
+		t.Fatalf("%d URIs over two headers: %s", server.MaxExtensionURIs+2, b)
+	}
+	code, _, b := do(t, http.MethodGet, url+"/a2a/echo/tasks/nope", "", "A2A-Version", "1.0", "A2A-Extensions", list(10*server.MaxExtensionURIs))
+	if code != http.StatusBadRequest || !strings.Contains(string(b), "A2A-Extensions lists more than") {
+		t.Fatalf("HTTP+JSON, %d URIs: %d %s", 10*server.MaxExtensionURIs, code, b)
+	}
+}

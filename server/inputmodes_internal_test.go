@@ -30,7 +30,7 @@ func TestMessageChecksDoNotAllocate(t *testing.T) {
 		if err := h.checkExtensions(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if c, ec := extContext(ctx, r); c != ctx || ec != nil {
+		if c, ec, err := extContext(ctx, r); c != ctx || ec != nil || err != nil {
 			t.Fatal("extContext without headers")
 		}
 	}); n != 0 {

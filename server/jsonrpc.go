@@ -451,13 +451,17 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if !t.opts.serves(version) {
 		verr = t.opts.versionRefused(version, raw)
 	}
+	ctx, ec, xerr := extContext(r.Context(), r)
 	for i := range items {
 		it := &items[i]
 		f := methodVersion(it.Method)
 		switch {
-		case it.Err != nil || t.h.ownMethod(it.Method) != nil:
-			// A body that did not parse keeps its own error; Methods
-			// are not A2A methods.
+		case it.Err != nil:
+			// A body that did not parse keeps its own error.
+		case xerr != nil:
+			it.Err = xerr
+		case t.h.ownMethod(it.Method) != nil:
+			// Methods are not A2A methods.
 		case f != "" && !t.opts.serves(f):
 			it.Err = t.opts.methodRefused(it.Method, f)
 		case verr != nil:
@@ -467,7 +471,6 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			it.Err = wrongFamily(it.Method, f, version)
 		}
 	}
-	ctx, ec := extContext(r.Context(), r)
 	if t.h.e.tel != nil {
 		t.noteMethod(ctx, items, batch)
 		method, params := "", []byte(nil)

@@ -239,7 +239,12 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		t.writeError(w, r, 0, wrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
 		return
 	}
-	ctx, ec := extContext(r.Context(), r)
+	ctx, ec, xerr := extContext(r.Context(), r)
+	if xerr != nil {
+		abandonBody(w, r)
+		t.writeError(w, r, 0, xerr)
+		return
+	}
 	var body []byte
 	if r.Method == http.MethodPost {
 		if len(t.h.opts.Auth) > 0 && formContentType(r) {
