@@ -166,18 +166,25 @@ func plainText(p a2a.Part) (a2a.TextPart, bool) {
 	return tp, ok && len(tp.Metadata) == 0
 }
 
+// MaxJoinParts is the most parts an artifact may have for a chunk's text
+// to be joined into its last part: a join copies the artifact's parts
+// (older snapshots share them), so joining into an artifact of many parts
+// would cost in proportion to the artifact, not to the chunk. Past it,
+// chunks are appended as parts of their own, as they came.
+const MaxJoinParts = 16
+
 // appendChunk appends an appended chunk's parts to an artifact's parts:
-// the chunk's first part is joined into the last one when Joins says so,
-// and an empty text part without metadata adds nothing (a stream's empty
-// last chunk leaves no empty part behind). The rest are appended in
-// place, as they are.
+// the chunk's first part is joined into the last one when Joins says so
+// (and the artifact has at most MaxJoinParts parts), and an empty text
+// part without metadata adds nothing (a stream's empty last chunk leaves
+// no empty part behind). The rest are appended in place, as they are.
 func appendChunk(parts, add []a2a.Part) []a2a.Part {
 	first := true
 	for _, p := range add {
 		if tp, ok := plainText(p); ok && tp.Text == "" {
 			continue
 		}
-		if first && len(parts) > 0 && Joins(parts[len(parts)-1], p) {
+		if first && len(parts) > 0 && len(parts) <= MaxJoinParts && Joins(parts[len(parts)-1], p) {
 			parts = joinText(parts, p.(a2a.TextPart).Text)
 		} else {
 			parts = append(parts, p)

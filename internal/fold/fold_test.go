@@ -190,6 +190,51 @@ func TestAllocationsLinearParts(t *testing.T) {
 	}
 }
 
+// TestAllocationsLinearManyParts: text chunks appended to an artifact
+// that already holds many parts cost in proportion to the chunks, not to
+// the parts (a join copies the artifact's parts, so it stops past
+// MaxJoinParts; the chunks are then parts of their own).
+func TestAllocationsLinearManyParts(t *testing.T) {
+	const lead = 1000
+	bytesFor := func(n int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+		data := make([]a2a.Part, lead)
+		for i := range data {
+			data[i] = a2a.DataPart{Data: i}
+		}
+		task, _ = Apply(task, &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: append(data, a2a.TextPart{Text: "x"})}})
+		ev := chunk("a", "x", true)
+		for range n {
+			task, _ = Apply(task, ev)
+		}
+		runtime.ReadMemStats(&after)
+		if got := len(task.Artifacts[0].Parts); got != lead+1+n {
+			t.Fatalf("%d parts, want %d (no join past MaxJoinParts)", got, lead+1+n)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := bytesFor(1000), bytesFor(16000)
+	t.Logf("%d bytes allocated for 1000 chunks after %d parts, %d for 16000", small, lead, large)
+	if large > 32*small {
+		t.Errorf("%d bytes allocated for 16000 chunks, %d for 1000: not linear", large, small)
+	}
+	// At MaxJoinParts parts, chunks are still joined.
+	task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+	few := make([]a2a.Part, MaxJoinParts-1)
+	for i := range few {
+		few[i] = a2a.DataPart{Data: i}
+	}
+	task, _ = Apply(task, &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: append(few, a2a.TextPart{Text: "x"})}})
+	for range 3 {
+		task, _ = Apply(task, chunk("a", "y", true))
+	}
+	if ps := task.Artifacts[0].Parts; len(ps) != MaxJoinParts || ps[MaxJoinParts-1].(a2a.TextPart).Text != "xyyy" {
+		t.Fatalf("at %d parts: %d parts, last %v", MaxJoinParts, len(ps), ps[len(ps)-1])
+	}
+}
+
 func parts(ps ...a2a.Part) []a2a.Part { return ps }
 
 // TestJoin: the first part of an appended chunk is joined into the
