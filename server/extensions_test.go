@@ -405,6 +405,8 @@ func TestInputModes(t *testing.T) {
 			{[]part{filePart("")}, true},                           // no media type: not refused
 			{[]part{textPart, dataPart}, false},                    // application/json
 			{[]part{textPart, filePart("application/zip")}, false}, // nothing matches
+			{[]part{textPart, filePart("*/*")}, false},             // a wildcard is no type
+			{[]part{textPart, filePart("image/*")}, false},
 		} {
 			what := fmt.Sprintf("%s %s", b.name, joinParts(tc.parts, func(p part) string { return p.v10 }))
 			for _, stream := range []bool{false, true} {

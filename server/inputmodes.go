@@ -93,8 +93,9 @@ func partMediaType(p a2a.Part) string {
 // §5.4: HTTP 400) for the first part of msg whose media type the agent
 // does not accept, naming the part, its type and the accepted ones (also
 // in the error's data: "mediaType" and "acceptedInputModes",
-// comma-separated); nil when every part is accepted. Wildcards ("text/*")
-// match as mediaMatch says.
+// comma-separated); nil when every part is accepted. Wildcards in the
+// card's modes ("text/*") match as mediaMatch says; a part whose type is
+// a wildcard is accepted only by a card that takes everything.
 func (im *inputModes) check(msg *a2a.Message) error {
 	if im.all {
 		return nil
@@ -105,8 +106,11 @@ func (im *inputModes) check(msg *a2a.Message) error {
 			continue
 		}
 		ok := false
+		// A part's type is a concrete one: a wildcard there ("*/*",
+		// "image/*") is no type the card's modes can vouch for (only a
+		// card that takes everything, im.all, takes it).
 		for _, m := range im.modes {
-			if mediaMatch(mt, m) {
+			if !strings.ContainsRune(mt, '*') && mediaMatch(mt, m) {
 				ok = true
 				break
 			}
