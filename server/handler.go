@@ -82,6 +82,11 @@ type HandlerOptions struct {
 	// engine's store must implement store.AttachmentStore: NewHandler
 	// panics otherwise. nil: files by value are kept in the message.
 	Attachments *AttachmentOptions
+	// Unlisted leaves the agent out of the list of agents that a
+	// request for an unknown agent is answered with (HTTP 404): an agent
+	// whose URL is a capability (such as a pair's side, whose name holds
+	// random bits) is reached only by whoever was given it.
+	Unlisted bool
 	// Retired marks an agent that was removed but whose tasks stay
 	// readable (serve's admin API keeps such a tombstone): GetTask,
 	// ListTasks, CancelTask, SubscribeToTask, the push notification

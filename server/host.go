@@ -514,7 +514,7 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 	host.mu.RLock()
 	var names []string
 	for _, n := range host.order {
-		if o := host.agents[n].h.opts; !o.CardRequiresAuth && !o.Retired {
+		if o := host.agents[n].h.opts; !o.CardRequiresAuth && !o.Retired && !o.Unlisted {
 			names = append(names, n)
 		}
 	}

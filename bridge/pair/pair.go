@@ -219,7 +219,7 @@ func (m *Manager) Create(base string) (Info, error) {
 			Version:     "1.0.0", Capabilities: a2a.AgentCapabilities{Streaming: true},
 			DefaultInputModes: []string{"text/plain", "application/json", "*/*"}, DefaultOutputModes: []string{"text/plain", "application/json"},
 			Skills: []a2a.AgentSkill{{ID: "pair", Name: "Paired conversation", Description: "Talk with the participant on the other side of this pair, turn by turn.", Tags: []string{"pair", "conversation"}}}}
-		m.host.Add(server.NewHandler(m.eng, name, &sideAgent{r: r, side: s}, card, server.HandlerOptions{Attachments: m.o.Attachments}))
+		m.host.Add(server.NewHandler(m.eng, name, &sideAgent{r: r, side: s}, card, server.HandlerOptions{Attachments: m.o.Attachments, Unlisted: true}))
 	}
 	m.o.Logger.Info("pair created", "pair", id)
 	return m.info(base, r), nil
@@ -368,7 +368,8 @@ func (m *Manager) remove(r *room) {
 // Host.Handle("/api/pairs", h) and Host.Handle("/api/pairs/", h)):
 //
 //	POST /api/pairs              201 Info (429 when MaxOpen are open); no body is needed (up to 4 KiB is read and ignored)
-//	GET  /api/pairs              200 {"pairs": [Info, …]}: the open pairs and the ended ones still served, oldest first
+//	GET  /api/pairs              200 {"pairs": [Info, …]}: the open pairs and the ended ones still served, oldest first;
+//	                             403 without Options.Protect (the list holds every pair's side URLs)
 //	GET  /api/pairs/{id}         200 Info with state "open" or "ended"; 404 when unknown
 //	DELETE /api/pairs/{id}       end the pair (as End): ?outcome=canceled (the default), completed or failed, and
 //	                             ?reason=TEXT (the ended tasks' status message); 200 Info; 404 when unknown,
@@ -397,6 +398,12 @@ func (m *Manager) Handler(base func(*http.Request) string) http.Handler {
 		writeJSON(w, http.StatusOK, m.info(base(r), rm))
 	})
 	mux.HandleFunc("GET /api/pairs", func(w http.ResponseWriter, r *http.Request) {
+		if m.o.Protect == nil {
+			// The list holds every pair's side URLs, which are the
+			// capability to join it: not for anyone who asks.
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "listing pairs needs a protected pairs API: configure admin bearer tokens (admin.bearer_tokens) or authentication (auth:)"})
+			return
+		}
 		writeJSON(w, http.StatusOK, struct {
 			Pairs []Info `json:"pairs"`
 		}{m.list(base(r))})

@@ -3,7 +3,10 @@ package pair
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -322,5 +325,48 @@ func TestPairStreamEvents(t *testing.T) {
 	send(b, textMsg("hi A", bID, false))
 	if task := get(t, aTurn); lastArtifactText(t, task) != "hi A" {
 		t.Fatalf("A: %+v", task.Artifacts)
+	}
+}
+
+// TestPairsNotListedOpenly: the side agents, whose URLs are the
+// capability to join a pair, are not in the agent list an unknown agent's
+// 404 gives, and an unprotected pairs API does not list pairs (403); a
+// protected one does.
+func TestPairsNotListedOpenly(t *testing.T) {
+	for _, protected := range []bool{false, true} {
+		o := Options{}
+		if protected {
+			o.Protect = func(h http.Handler) http.Handler { return h } // stands for the admin API's authentication
+		}
+		f := newFixture(t, o)
+		ts := httptest.NewServer(f.host)
+		t.Cleanup(ts.Close)
+		api := f.m.Handler(func(*http.Request) string { return ts.URL })
+		f.host.Handle("/api/pairs", api)
+		info, err := f.m.Create(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(ts.URL + "/a2a/no-such-agent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || strings.Contains(string(b), info.ID) {
+			t.Fatalf("unknown agent: %d %s lists the pair %s", resp.StatusCode, b, info.ID)
+		}
+		resp, err = http.Get(ts.URL + "/api/pairs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case !protected && (resp.StatusCode != http.StatusForbidden || strings.Contains(string(b), info.ID) || !strings.Contains(string(b), "admin.bearer_tokens")):
+			t.Fatalf("unprotected list: %d %s", resp.StatusCode, b)
+		case protected && (resp.StatusCode != http.StatusOK || !strings.Contains(string(b), info.ID)):
+			t.Fatalf("protected list: %d %s", resp.StatusCode, b)
+		}
 	}
 }
