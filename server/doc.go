@@ -1,10 +1,11 @@
 // Package server is the a2abridge server SDK: write an agent in Go, get a
-// conformant A2A 0.3.0 server (JSON-RPC 2.0 over HTTP, SSE streaming, the
-// Agent Card, push notifications) on a durable store.
+// conformant A2A 1.0 and 0.3.0 server (JSON-RPC 2.0 and HTTP+JSON over
+// HTTP, SSE streaming, the Agent Card, push notifications) on a durable
+// store.
 //
 // The data path of a request:
 //
-//	HTTP ─▶ Host (routes /a2a/{name}, cards) ─▶ JSON-RPC transport (decode, authenticate)
+//	HTTP ─▶ Host (routes /a2a/{name}, cards) ─▶ JSON-RPC or HTTP+JSON transport (decode, authenticate)
 //	     ─▶ Handler (one method per A2A operation) ─▶ Engine ─▶ store.Store
 //	                                                    └─▶ Agent.Execute (through a TaskUpdater)
 //

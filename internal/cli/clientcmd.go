@@ -721,7 +721,13 @@ func (e *clientEnv) printAnswerHint(taskID string, state a2a.TaskState) {
 		return
 	}
 	fmt.Fprintf(e.stderr, "task %s is %s\n", taskID, state)
-	fmt.Fprintf(e.stderr, "answer it: %s\n", e.cmdline("send", e.tgt.name, "TEXT", "--task", taskID))
+	words := []string{"send", e.tgt.name, "TEXT", "--task", taskID}
+	for _, x := range e.extensions {
+		// The answer activates the same extensions (an agent that
+		// requires one refuses a message without it).
+		words = append(words, "--extension", x)
+	}
+	fmt.Fprintf(e.stderr, "answer it: %s\n", e.cmdline(words...))
 	if e.tgt.secretFlags {
 		fmt.Fprintln(e.stderr, "(add the --token, --api-key or --header options you gave)")
 	}

@@ -150,6 +150,11 @@ func TestConversationAnswerHint(t *testing.T) {
 	if code != 0 || errs != want || !strings.Contains(out, `"taskId":"`+id+`"`) {
 		t.Fatalf("stream %v: exit %d, stderr %q (want %q)\n%s", args, code, errs, want, out)
 	}
+	// The extensions a send activated are in its answer's command.
+	out, errs, code = run(t, "", "send", relay, "hello", "--extension", "https://example.com/ext/x", "--json")
+	if id, _ := sentTask(t, out); code != 0 || !strings.HasSuffix(errs, " TEXT --task "+id+" --extension https://example.com/ext/x\n") {
+		t.Fatalf("send --extension: exit %d, stderr %q", code, errs)
+	}
 	// A completed task gets no hint.
 	if _, errs, code := run(t, "", "send", base+"/a2a/echo", "hi", "--json"); code != 0 || errs != "" {
 		t.Fatalf("send to echo: exit %d, stderr %q", code, errs)
