@@ -911,8 +911,9 @@ func (p *pipeline) wait() error {
 // fold of its log at every step (a store that keeps checkpoints folds the
 // events after the last one), and so are its records. The chunks' text is
 // joined into parts (fold.Joins), every tenth chunk, with metadata, stands
-// apart: the stored snapshots and the fold of the events after them join
-// alike.
+// apart, and so does every chunk once the artifact is past
+// fold.MaxJoinParts parts: the stored snapshots and the fold of the events
+// after them join alike.
 func testLongTask(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	p := &pipeline{s: s}
@@ -955,7 +956,9 @@ func testLongTask(t *testing.T, s store.Store) {
 		if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
 			p := au.Artifact.Parts[0].(a2a.TextPart)
 			all.WriteString(p.Text)
-			if meta := p.Metadata != nil; meta || lastMeta {
+			// Joined into the last part unless either carries metadata or
+			// the artifact is past fold.MaxJoinParts parts.
+			if meta := p.Metadata != nil; meta || lastMeta || wantParts > fold.MaxJoinParts {
 				wantParts++
 				lastMeta = meta
 			}
