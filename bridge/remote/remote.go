@@ -83,6 +83,10 @@ func New(c Config) (*Agent, error) {
 		HTTPClient: &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, c.CheckURL), "a2a")},
 		Protocol:   c.Protocol,
 		Binding:    binding,
+		// The Agent keeps the remote's card itself (RemoteCard); a fetch
+		// after a failed one asks the remote, not a process-wide cache
+		// that another client may have filled from the same URL.
+		NoCardCache: true,
 	}
 	if cr.BearerToken != "" || cr.APIKey != "" {
 		h := http.Header{}
