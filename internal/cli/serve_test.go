@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/server"
@@ -32,6 +33,10 @@ func TestMain(m *testing.M) {
 		// The child is a2abridge as main runs it.
 		os.Exit(Main(strings.Split(args, "\x1f")))
 	}
+	// The tests start and stop hundreds of servers on ports the system
+	// hands out again: a card the process-wide cache kept from one must
+	// not stand for another's at the same URL.
+	client.DefaultCardCache = nil
 	os.Exit(m.Run())
 }
 

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/a2abridge/a2abridge/client"
 )
 
 const (
@@ -53,6 +55,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "interop: building the a2abridge binary:", err)
 		return 1
 	}
+	// The tests start and stop many servers (ours and the peers) on ports
+	// the system hands out again: a card the process-wide cache kept
+	// from one must not stand for another's at the same URL.
+	client.DefaultCardCache = nil
 	return m.Run()
 }
 
