@@ -1,0 +1,96 @@
+package server
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzNotModified: any If-None-Match and If-Modified-Since values are
+// read without a panic, in time linear in their length; a list that
+// holds the card's tag (strong or weak, anywhere among valid tags)
+// matches, and one that holds only other valid tags does not.
+func FuzzNotModified(f *testing.F) {
+	for _, s := range []string{`"abc"`, `W/"abc"`, `*`, `"x", "abc"`, `"x",W/"abc"`, `"a,b", "abc"`, `abc`, `"`, `W/`, `,,,`, `"x" "abc"`} {
+		f.Add(s, "Mon, 02 Jan 2006 15:04:05 GMT")
+	}
+	const etag = `"abc"`
+	modified := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, inm, ims string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("If-Modified-Since", ims)
+		_ = notModified(r, etag, modified) // If-Modified-Since alone
+		r.Header.Set("If-None-Match", inm)
+		got := notModified(r, etag, modified)
+		if strings.TrimSpace(inm) == etag || strings.TrimSpace(inm) == "W/"+etag || strings.TrimSpace(inm) == "*" {
+			if !got {
+				t.Fatalf("If-None-Match %q does not match %s", inm, etag)
+			}
+		}
+		// The card's tag after a list of valid tags that are not it.
+		if valid := validTagList(inm); valid && !strings.Contains(inm, `"abc"`) {
+			if etagListMatches(inm, etag) {
+				t.Fatalf("If-None-Match %q matches %s", inm, etag)
+			}
+			if l := strings.TrimSpace(inm); l != "" && l != "*" && !etagListMatches(l+", "+etag, etag) {
+				t.Fatalf("If-None-Match %q, then %s, does not match", l, etag)
+			}
+		}
+	})
+}
+
+// validTagList reports whether s is a comma-separated list of entity
+// tags (RFC 9110 §8.8.3) without quotes inside them, or empty.
+func validTagList(s string) bool {
+	for _, part := range strings.Split(s, ",") {
+		p := strings.TrimSpace(part)
+		if p == "" {
+			continue
+		}
+		p = strings.TrimPrefix(p, "W/")
+		if len(p) < 2 || p[0] != '"' || p[len(p)-1] != '"' || strings.ContainsAny(p[1:len(p)-1], "\",") {
+			return false
+		}
+		for _, c := range p[1 : len(p)-1] {
+			if c < 0x21 || c == 0x7f {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// FuzzExtContext: any A2A-Extensions and X-A2A-Extensions values are
+// read without a panic into at most MaxExtensionURIs distinct, trimmed,
+// non-empty URIs, or refused with -32602 when they list more.
+func FuzzExtContext(f *testing.F) {
+	f.Add("https://a/x, https://b/y", "https://a/x")
+	f.Add(",, ,", "")
+	f.Add(strings.Repeat("u,", 70), "")
+	f.Fuzz(func(t *testing.T, v1, v03 string) {
+		r := httptest.NewRequest("POST", "/", nil)
+		r.Header["A2a-Extensions"] = []string{v1}
+		r.Header["X-A2a-Extensions"] = []string{v03}
+		_, ec, err := extContext(t.Context(), r)
+		if err != nil {
+			if ec != nil || err.Code != -32602 {
+				t.Fatalf("refused with %v and %v", ec, err)
+			}
+			return
+		}
+		if ec == nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, u := range ec.requested {
+			if u == "" || u != strings.TrimSpace(u) || strings.Contains(u, ",") || seen[u] {
+				t.Fatalf("requested %q", ec.requested)
+			}
+			seen[u] = true
+		}
+		if len(ec.requested) > MaxExtensionURIs {
+			t.Fatalf("%d URIs", len(ec.requested))
+		}
+	})
+}
