@@ -109,7 +109,10 @@ type EndpointOptions struct {
 // a call without a JSON Content-Type to an agent that authenticates; 401
 // when the agent's authentication (HandlerOptions.Auth, through
 // Handler.Authenticated) refuses the credentials, 503 when it is
-// unavailable; 404 for an unknown agent (with the call's task_id); 405 for a method other than POST;
+// unavailable; 404 for an unknown agent (with the call's task_id), and
+// for a new task_id of a retired agent (server.HandlerOptions.Retired:
+// it still answers the calls of its finished tasks); 405 for a method
+// other than POST;
 // 409 when the agent refuses the message (a task_id reused concurrently
 // for a different input); 413 for a body over MaxBody; 504 on timeout;
 // 500 for an internal error. Every answer has the dialect's shape, with
@@ -269,6 +272,12 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request, h *server.Handl
 	task, err := h.MessageTask(ctx, firstID)
 	switch {
 	case errors.Is(err, a2a.ErrTaskNotFound):
+		if h.Retired() {
+			// A removed agent takes no new task: unknown, as for an
+			// agent never hosted (its finished tasks are still answered).
+			fail(w, http.StatusNotFound, taskID, "no agent named %s", quote(h.Name(), 100))
+			return
+		}
 		if req.Input == nil {
 			fail(w, http.StatusBadRequest, taskID, "input: required (there is no task with this task_id yet)")
 			return

@@ -883,13 +883,10 @@ func serve(ctx context.Context, log *slog.Logger, st store.Store, cfg serveConfi
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
 	}
-	// Every agent also answers the simple HTTP dialect (issue 13 §3).
-	// A removed agent's tombstone (retired) takes no message: unknown here too.
-	hosted := func(name string) (*server.Handler, bool) {
-		h, ok := host.Handler(name)
-		return h, ok && !h.Retired()
-	}
-	host.Handle("/simple/{agent}", simple.NewEndpoint(hosted, simple.EndpointOptions{Logger: log}))
+	// Every agent also answers the simple HTTP dialect. A removed agent's
+	// tombstone (retired) answers the calls of its finished tasks and
+	// takes no new one: the endpoint answers those as for an unknown agent.
+	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
 	// The probes of load balancers and Kubernetes (issue 16 §3).
 	health := server.HealthHandler(eng)
 	host.Handle("GET /healthz", health)

@@ -421,6 +421,11 @@ func TestCheckPeers(t *testing.T) {
 			}
 			// DeleteTaskPushNotificationConfig answers {"jsonrpc":"2.0","id":…}: no result.
 			rep.expect(t, "rpc10.push", "fail", "DeleteTaskPushNotificationConfig", "neither result nor error")
+			rep.expect(t, "rpc10.push-delete-idempotent", "fail", "neither result nor error")
+			rep.expect(t, "rest10.push-delete-idempotent", "pass")
+			// A card that declares no extended card: -32007, not -32004.
+			rep.expect(t, "rpc10.extended-card-unsupported", "fail", "-32007")
+			rep.expect(t, "rest10.extended-card-unsupported", "fail", "-32007")
 			rep.expect(t, "rpc10.envelope", "fail", "DeleteTaskPushNotificationConfig", "neither result nor error")
 			rep.expect(t, "rest10.push", "pass")
 			rep.expect(t, "rest10.routes", "pass")

@@ -77,7 +77,11 @@ func ocV1Compat03REST(t *testing.T, tg *ocV1Target) {
 
 	ocV1PushCRUD(t, ctx, tg, slow)
 	_, err = echo.GetExtendedAgentCard(ctx)
-	ocWantErr(t, "GetExtendedAgentCard", err, tg.quirks().extendedCard)
+	want := tg.quirks().extendedCard
+	if tg.kind == v1Ours {
+		want = a2a.ErrAuthenticatedExtendedCardNotConfigured // 0.3's answer (1.0 answers -32004)
+	}
+	ocWantErr(t, "GetExtendedAgentCard", err, want)
 
 	// The CLI: --json prints the 0.3 objects.
 	cli := func(args ...string) cliResult {

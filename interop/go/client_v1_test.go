@@ -57,8 +57,11 @@ func (tg *ocV1Target) quirks() ocV1Quirks {
 		return ocV1Quirks{sendTerminal: a2a.ErrUnsupportedOperation, subscribeTerminal: a2a.ErrUnsupportedOperation,
 			pushGetDeleted: a2a.ErrTaskNotFound, extendedCard: a2a.ErrUnsupportedOperation}
 	}
+	// a2abridge: an agent whose card declares no extended card answers
+	// 1.0's GetExtendedAgentCard with UnsupportedOperationError (A2A 1.0
+	// §3.3.4); 0.3 keeps ExtendedAgentCardNotConfigured (-32007).
 	return ocV1Quirks{sendTerminal: a2a.ErrUnsupportedOperation, subscribeTerminal: a2a.ErrUnsupportedOperation,
-		pushGetDeleted: a2a.ErrTaskNotFound, extendedCard: a2a.ErrAuthenticatedExtendedCardNotConfigured}
+		pushGetDeleted: a2a.ErrTaskNotFound, extendedCard: a2a.ErrUnsupportedOperation}
 }
 
 // ocV1Bindings are the bindings each scenario runs over, as --binding names them.

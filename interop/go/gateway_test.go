@@ -165,15 +165,20 @@ func TestGateway(t *testing.T) {
 	if code, body := g.do("GET", api+"/simple1", gatewayToken, ""); code != http.StatusOK || !strings.Contains(body, `"removed":true`) {
 		t.Fatalf("GET the removed simple1: %d %s", code, body)
 	}
-	// Its finished task stays readable; a new task is refused.
+	// Its finished task stays readable; a new task gets 404, as for an
+	// agent never hosted, and nothing is stored.
 	if code, body := g.do("POST", srv+"/simple/simple1", "", call); code != http.StatusOK || strings.TrimSpace(body) != want {
 		t.Errorf("/simple/simple1 t-1 after the removal: HTTP %d %s, want 200 %s", code, body, want)
 	}
 	code, body = g.do("POST", srv+"/simple/simple1", "", `{"task_id":"t-2","input":{"text":"hi"}}`)
-	var r struct{ Status, Error string }
+	var r struct {
+		TaskID string `json:"task_id"`
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
 	g.decode(body, &r)
-	if code != http.StatusOK || r.Status != "error" || !strings.Contains(r.Error, "simple1 was removed") {
-		t.Errorf("/simple/simple1 t-2 after the removal: HTTP %d %s, want status error saying it was removed", code, body)
+	if code != http.StatusNotFound || r.Status != "error" || r.TaskID != "t-2" || !strings.Contains(r.Error, `no agent named "simple1"`) {
+		t.Errorf("/simple/simple1 t-2 after the removal: HTTP %d %s, want 404 naming no agent simple1", code, body)
 	}
 	if n := len(g.calls(backend)); n != 2 {
 		t.Errorf("the backend was called %d times, want 2", n)
