@@ -41,10 +41,14 @@ func FuzzNotModified(f *testing.F) {
 }
 
 // validTagList reports whether s is a comma-separated list of entity
-// tags (RFC 9110 §8.8.3) without quotes inside them, or empty.
+// tags (RFC 9110 §8.8.3) without quotes inside them, with optional white
+// space (spaces and tabs, RFC 9110 §5.6.3) around them, or empty.
 func validTagList(s string) bool {
+	if strings.TrimSpace(s) != strings.Trim(s, " \t") {
+		return false // other white space around the list (a header value has none)
+	}
 	for _, part := range strings.Split(s, ",") {
-		p := strings.TrimSpace(part)
+		p := strings.Trim(part, " \t")
 		if p == "" {
 			continue
 		}
