@@ -29,7 +29,8 @@ func RedactDSN(dsn string) string {
 // redactURL redacts a URL DSN: scheme "://" rest. The user information
 // ends at the first '@' before any '/' (as pgconn parses it); its
 // password goes. An '@' left after it means the URL is malformed (an
-// unescaped '/' in a password, say): everything up to the last '@' goes.
+// unescaped '/' in a password, say): everything up to the last '@' before
+// the query goes.
 // Then the values of the password and sslpassword query parameters go.
 func redactURL(scheme, rest string) string {
 	var b strings.Builder
@@ -43,14 +44,18 @@ func redactURL(scheme, rest string) string {
 		b.WriteByte('@')
 		rest = rest[i+1:]
 	}
-	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+	// The query starts at the first '?' (net/url, which pgconn uses, cuts
+	// it off before it reads the authority), so an '@' inside the query
+	// is a query character and does not move the cut.
+	base, q, hasQuery := strings.Cut(rest, "?")
+	if at := strings.LastIndexByte(base, '@'); at >= 0 {
 		b.WriteString(redacted + "@")
-		rest = rest[at+1:]
+		base = base[at+1:]
 	}
-	if base, q, ok := strings.Cut(rest, "?"); ok {
-		rest = base + "?" + redactQuery(q)
+	b.WriteString(base)
+	if hasQuery {
+		b.WriteString("?" + redactQuery(q))
 	}
-	b.WriteString(rest)
 	return b.String()
 }
 

@@ -277,6 +277,7 @@ func TestRedactDSN(t *testing.T) {
 		"":                                                                     "",
 		"postgres://alice:s3cret@/a2a?host=/var/run/postgresql":                "postgres://alice:xxxxx@/a2a?host=/var/run/postgresql",
 		"postgres://alice:s3cret@h1:5432,h2:5432/a2a?target_session_attrs=any": "postgres://alice:xxxxx@h1:5432,h2:5432/a2a?target_session_attrs=any",
+		"postgres:///a2a?application_name=a@b&password=s3cret":                 "postgres:///a2a?application_name=a@b&password=xxxxx",
 	} {
 		if got := postgres.RedactDSN(in); got != want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
