@@ -2,7 +2,7 @@
 
 package main
 
-// The cross-replica event latency of issue 15 §7: "a stream joined on
+// The cross-replica event latency, whose goal is: "a stream joined on
 // replica B for a task running on replica A sees each event within 5 ms
 // p50 of its commit".
 //

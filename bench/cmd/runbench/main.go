@@ -14,12 +14,12 @@
 // version and binding it offers: a2abridge and the baseline over A2A 0.3
 // JSON-RPC, A2A 1.0 JSON-RPC and A2A 1.0 HTTP+JSON (REST); the 0.3 peers
 // over 0.3 JSON-RPC; the 1.0 peers over 1.0 JSON-RPC and REST; and the
-// bridges of issue 13 over 0.3 JSON-RPC: `a2abridge serve --memory` with
+// bridges over 0.3 JSON-RPC: `a2abridge serve --memory` with
 // an agent of kind a2a in front of a second a2abridge's echo (bridge-a2a),
 // and one of kind http in front of servers/simplebackend (bridge-http),
 // each compared with the direct call, and for reference servers/relay (a
 // relay that only forwards) in front of a2abridge; and the PostgreSQL
-// targets of issue 15 §7 (postgres.go): `a2abridge serve --postgres DSN`,
+// targets (postgres.go): `a2abridge serve --postgres DSN`,
 // and three `serve --replica` on one schema behind nginx, with the
 // latency of events between replicas (cross.go). It checks that each
 // target answers like an echo agent (bench.Verify), then
@@ -36,8 +36,9 @@
 //
 // It prints a Markdown report (medians of the rounds, ratios against the
 // baseline of the same protocol and binding and against the best peer,
-// server CPU per request, the machine, the targets of issues 6, 12, 13
-// and 15 with met or missed) and writes it to RESULTS.md. Linux only (/proc).
+// server CPU per request, the machine, each goal of the targets (A2A
+// 0.3, A2A 1.0, bridging, telemetry, PostgreSQL and replicas) with met or
+// missed) and writes it to RESULTS.md. Linux only (/proc).
 package main
 
 import (
@@ -284,7 +285,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		s.stop()
 	}
 
-	// The cross-replica event latency (issue 15 §7), with postgres-3.
+	// The cross-replica event latency, with postgres-3.
 	var crossRep *crossReport
 	switch {
 	case !cross || ctx.Err() != nil:

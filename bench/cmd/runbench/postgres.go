@@ -2,7 +2,7 @@
 
 package main
 
-// The PostgreSQL targets of issue 15 §7: `a2abridge serve --postgres DSN`
+// The PostgreSQL targets: `a2abridge serve --postgres DSN`
 // (one process, exclusive), and three `serve --replica` on one schema
 // behind nginx. Each gets a schema of its own in the database of
 // --postgres, dropped and created again before each start (as the SQLite

@@ -151,13 +151,13 @@ func TestRenderPostgres(t *testing.T) {
 	out := render(config{rounds: 3, duration: 3 * time.Second, warmup: time.Second, fresh: true, maxOther: 0.15}, environment{ncpu: 2, postgres: "PostgreSQL 15.20 (fsync on, synchronous_commit on)"}, all, all, scen, s, nil, cross)
 	for _, want := range []string{
 		"- **Database:** PostgreSQL 15.20 (fsync on, synchronous_commit on), on the same machine",
-		"## PostgreSQL: one replica, and three behind nginx (issue 15 §7)",
+		"## PostgreSQL: one replica, and three behind nginx",
 		"| send | **a2abridge** (PostgreSQL) | 0.3 JSON-RPC | 4100 [4000–4200] | 8.00ms | 32.0ms | 0.20× | 260 µs [250–270] | 500 µs | – | 760 µs | 20 µs |",
 		"| send | **a2abridge** (PostgreSQL, 3 replicas behind nginx) | 0.3 JSON-RPC | 3000 [2900–3100] | 10.0ms | 40.0ms | 0.15× | 290 µs [280–300] | 600 µs | 40 µs | 930 µs | 20 µs |",
 		"| send | **a2abridge** (SQLite) | 0.3 JSON-RPC | 6000 [6000–6000] | 3.00ms | 12.0ms | 0.30× | 50 µs [50–50] | – | – | 50 µs |",
 		"### A stream on replica B for a task running on replica A",
 		"| 4 (of 310 on A, 308 on B) | **400µs** | 600µs | 600µs | 600µs | −10µs (372µs) | 1 | 0 | 0 | 3 of 3 |",
-		"## Targets of issue 15 §7 (PostgreSQL, replicas)",
+		"## Targets: PostgreSQL and replicas",
 		"| durable message/send, PostgreSQL, one replica | ≥ 0.20× baseline | 0.20× | yes |",
 		"| durable 1.0 JSON-RPC SendMessage, PostgreSQL, one replica | ≥ 0.20× baseline (no target; for reference) | 0.05× (0.05× the 0.3 JSON-RPC baseline) | no |",
 		"| a2abridge CPU per message/send (32 clients), three replicas vs one (both `--replica`, behind nginx) | ≤ 1.15× one replica's | 290 vs 270 µs/req: 1.07× (rounds 280–300 vs 270–270 µs; 3000 vs 3300 req/s) | yes |",

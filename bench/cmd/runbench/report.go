@@ -162,8 +162,8 @@ func render(c config, env environment, all, live []*target, scenarios []scenario
 	p("- **Targets:** net/http baseline (`servers/baseline`: encoding/json, no task handling), `a2abridge serve --memory`, `a2abridge serve --data DIR` (SQLite, durable: every answer waits for its commit), each over 0.3 JSON-RPC, 1.0 JSON-RPC and 1.0 REST on one URL; " +
 		"A2A 0.3 peers over 0.3 JSON-RPC: a2a-go v0.3.15 (`a2asrv`), trpc-a2a-go v0.2.5 (`taskmanager.NewMemoryTaskManager`), @a2a-js/sdk 0.3.14 (`DefaultRequestHandler` + express 5.3.0); " +
 		"A2A 1.0 peers over 1.0 JSON-RPC and 1.0 REST: a2a-go v2.4.0 (`a2asrv.NewHandler` + `NewJSONRPCHandler`, `NewRESTHandler`), @a2a-js/sdk 1.3.0 (`DefaultRequestHandler` + `jsonRpcHandler`, `restHandler`, express 5.3.0). " +
-		"PostgreSQL (issue 15 §7), each over the same three: `a2abridge serve --postgres DSN` (one process with the schema to itself; durable: every answer waits for its commit), and three `a2abridge serve --replica --postgres DSN --lease 30s` on one schema behind nginx (round robin, keep-alive connections to the replicas, SSE unbuffered), measured through nginx; each has a schema of its own, dropped and created empty before each start; their server CPU/req is a2abridge's (the three replicas' summed), PostgreSQL's and nginx's are in the PostgreSQL section. " +
-		"Bridges (issue 13), over 0.3 JSON-RPC: `a2abridge serve --memory` hosting only a bridged agent, of kind `a2a` (`bridge/remote`) whose url is the echo agent of a second `a2abridge serve --memory` (the version and binding of that leg are what its card offers: A2A 1.0 JSON-RPC), " +
+		"PostgreSQL, each over the same three: `a2abridge serve --postgres DSN` (one process with the schema to itself; durable: every answer waits for its commit), and three `a2abridge serve --replica --postgres DSN --lease 30s` on one schema behind nginx (round robin, keep-alive connections to the replicas, SSE unbuffered), measured through nginx; each has a schema of its own, dropped and created empty before each start; their server CPU/req is a2abridge's (the three replicas' summed), PostgreSQL's and nginx's are in the PostgreSQL section. " +
+		"Bridges, over 0.3 JSON-RPC: `a2abridge serve --memory` hosting only a bridged agent, of kind `a2a` (`bridge/remote`) whose url is the echo agent of a second `a2abridge serve --memory` (the version and binding of that leg are what its card offers: A2A 1.0 JSON-RPC), " +
 		"or of kind `http` (`bridge/simple`) whose url is `servers/simplebackend` (net/http + encoding/json, echoing the simple dialect's input as its output); the backend is restarted with the bridge, and its CPU time counts in the bridge's server CPU/req; " +
 		"for reference, `servers/relay` (net/http, pooled connections, forwarding only) in front of `a2abridge serve --memory`: what one more HTTP hop costs on this machine before any bridge does work of its own. Servers log warnings only.\n")
 	for _, t := range all {
@@ -324,12 +324,14 @@ func pairedRatio(a, b []sample) (med, lo, hi float64, n int) {
 	return median(rs), slices.Min(rs), slices.Max(rs), len(rs)
 }
 
-// reference marks a row that is not a target of the issue.
+// reference marks a row that is no target: a figure beside a target's
+// (another store, binding or sampling), held to the same goal for
+// reference only.
 const reference = " (no target; for reference)"
 
 func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *crossReport) {
 	c := checker{b}
-	b.WriteString("## Targets of issue 6\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	b.WriteString("## Targets: A2A 0.3, against the baseline and the peers\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	c.vsBaseline(f, "send", "memory", "message/send, memory store", "≥ 0.60× baseline", 0.6)
 	c.vsBest(f, "send", "memory", "message/send, memory store", "ahead of every peer", 1)
 	c.vsBaseline(f, "send", "sqlite", "message/send, SQLite store", "≥ 0.25× baseline", 0.25)
@@ -353,7 +355,7 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *cro
 		c.row("message/send p50 at 1 client, SQLite store", "≤ 1.5× baseline p50"+reference, fmt.Sprintf("%s: %s", bench.FormatMS(s1.p50), ratio(s1.p50, b1.p50)), s1.p50 <= 1.5*b1.p50, true)
 	}
 
-	b.WriteString("\n## Targets of issue 12 (A2A 1.0)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	b.WriteString("\n## Targets: A2A 1.0 (JSON-RPC and REST)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	c.vs(f, "send", "memory-v1", "memory", "1.0 JSON-RPC SendMessage, memory store", "≥ 0.95× 0.3 message/send", 0.95)
 	c.vs(f, "send", "sqlite-v1", "sqlite", "1.0 JSON-RPC SendMessage, SQLite store", "≥ 0.95× 0.3 message/send"+reference, 0.95)
 	c.vsBaseline(f, "send", "memory", "0.3 message/send, memory store", "≥ 0.60× baseline", 0.6)
@@ -367,7 +369,7 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *cro
 	c.vsBaseline(f, "send", "memory-rest", "1.0 REST message:send, memory store", "≥ 0.60× baseline"+reference, 0.6)
 	c.vsBest(f, "send", "memory-rest", "1.0 REST message:send, memory store", "ahead of every peer"+reference, 1)
 
-	b.WriteString("\n## Targets of issue 13 (bridging)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	b.WriteString("\n## Targets: bridging\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	for _, br := range []struct{ key, name, note string }{
 		{"bridge-a2a", "`a2a` agent in front of a2abridge echo", ""},
 		{"bridge-http", "`http` agent in front of a simple-dialect Go backend", ""},
@@ -380,12 +382,12 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *cro
 		c.vs(f, "send", br.key, direct, "message/send, 32 clients: "+br.name, "≥ 0.45× the direct call"+br.note, 0.45)
 		c.p50Plus(f, "send1", br.key, direct, "message/send p50 at 1 client: "+br.name, "≤ direct p50 + 150 µs"+br.note, 0.150)
 	}
-	b.WriteString("\n## Targets of issue 16 (telemetry)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	b.WriteString("\n## Targets: telemetry\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	c.vs(f, "send", "telemetry", "memory", "message/send, 32 clients, memory store: telemetry on (OTLP/HTTP export of the metrics and of 10% of the traces) vs off", "≥ 0.90× telemetry off", 0.9)
 	c.vs(f, "send", "telemetry-all", "memory", "message/send, 32 clients, memory store: every request traced, OTLP metrics and Prometheus, vs off", "≥ 0.90× telemetry off"+reference, 0.9)
 	c.p50Plus(f, "send1", "telemetry", "memory", "message/send p50 at 1 client: telemetry on (10%) vs off", "≤ off p50 + 50 µs"+reference, 0.050)
 	b.WriteString("\n")
-	renderTargets15(b, f, cross)
+	renderTargetsPostgres(b, f, cross)
 }
 
 // p50Plus checks that target key's p50 in scenario s is at most the p50

@@ -11,7 +11,7 @@ import (
 
 // replicaCPUMargin is how much more a2abridge CPU per request three
 // replicas may use than one before "must not grow with the number of
-// replicas" (issue 15 §7) counts as missed: the noise of the figure. On
+// replicas" counts as missed: the noise of the figure. On
 // the 2-core machines of these runs, the server CPU per request of one
 // target at 32 clients varies by 3–10 % from round to round (the rounds'
 // range is shown in the row; up to 20 % at one client, where fixed costs
@@ -21,7 +21,8 @@ import (
 // each append adds 50 % or more with three).
 const replicaCPUMargin = 0.15
 
-// crossGoal is the cross-replica delay goal of issue 15 §7, ms at p50.
+// crossGoal is the cross-replica delay goal, ms at p50: an event
+// appended on one replica reaches a stream on another within it.
 const crossGoal = 5.0
 
 // isPostgresSection tells whether a target has a row in the PostgreSQL
@@ -44,7 +45,7 @@ func renderPostgres(b *strings.Builder, scenarios []scenario, live []*target, f 
 	if !hasPG && cross == nil {
 		return
 	}
-	p("## PostgreSQL: one replica, and three behind nginx (issue 15 §7)\n\n")
+	p("## PostgreSQL: one replica, and three behind nginx\n\n")
 	if hasPG {
 		p("The scenarios above again, for the PostgreSQL targets with SQLite and the baseline beside them, and the CPU time that went to each process per request: " +
 			"a2abridge (for three replicas, the three processes summed), the PostgreSQL backends serving a2abridge's sessions (found by their application_name in pg_stat_activity, their CPU time read from /proc), and nginx (master and worker). " +
@@ -114,10 +115,10 @@ func renderCross(b *strings.Builder, r *crossReport) {
 		signedMS(r.lat.Min), bench.FormatMS(r.lat.Mean), r.negatives, r.replayed, r.missing, r.finalOnB, r.tasks)
 }
 
-// renderTargets15 writes the targets of issue 15 §7.
-func renderTargets15(b *strings.Builder, f figures, cross *crossReport) {
+// renderTargetsPostgres writes the targets of PostgreSQL and replicas.
+func renderTargetsPostgres(b *strings.Builder, f figures, cross *crossReport) {
 	c := checker{b}
-	b.WriteString("## Targets of issue 15 §7 (PostgreSQL, replicas)\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	b.WriteString("## Targets: PostgreSQL and replicas\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	c.vsBaseline(f, "send", "postgres", "durable message/send, PostgreSQL, one replica", "≥ 0.20× baseline", 0.2)
 	for _, k := range []string{"postgres-v1", "postgres-rest"} {
 		if t := f.byKey[k]; t != nil {

@@ -85,7 +85,7 @@ func TestRender(t *testing.T) {
 		"| 1.0 JSON-RPC SendStreamingMessage round trips, memory store | ≥ 1.5× best peer | 1.60× the best peer (trpc-a2a-go v0.2.5, 0.3 JSON-RPC) | yes |",
 		"| 1.0 REST message:stream round trips, memory store | ≥ 1.5× best peer | 1.40× the best peer (trpc-a2a-go v0.2.5, 0.3 JSON-RPC) | no |",
 		"| 1.0 REST message:send, memory store | ≥ 0.60× baseline (no target; for reference) | 0.83× (0.60× the 0.3 JSON-RPC baseline) | yes |",
-		"## Targets of issue 13 (bridging)",
+		"## Targets: bridging",
 		"| message/send, 32 clients: `a2a` agent in front of a2abridge echo | ≥ 0.45× the direct call | 10400 vs 26000 req/s: 0.40× (server CPU 50 vs 50 µs/req) | no |",
 		"| message/send p50 at 1 client: `a2a` agent in front of a2abridge echo | ≤ direct p50 + 150 µs | 400µs vs 200µs: +200 µs (server CPU 50 vs 50 µs/req) | no |",
 		"| message/send, 32 clients: `http` agent in front of a simple-dialect Go backend | ≥ 0.45× the direct call | 13000 vs 26000 req/s: 0.50× (server CPU 50 vs 50 µs/req) | yes |",

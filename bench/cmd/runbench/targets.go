@@ -75,7 +75,7 @@ type target struct {
 	skip     string // why it is not measured
 	// direct, for a bridge, is the key of the target it is compared with:
 	// a2abridge hosting the echo agent itself, over the same protocol
-	// version and binding (issue 13 §6).
+	// version and binding.
 	direct string
 }
 
@@ -338,7 +338,7 @@ func build(benchDir, bin string, stderr io.Writer, servers []*server) error {
 // the 0.3 peers over 0.3 JSON-RPC; the 1.x peers over 1.0 JSON-RPC and 1.0
 // REST (under /rest, as their cards say).
 //
-// The PostgreSQL targets (issue 15 §7) keep their tasks in schemas of db,
+// The PostgreSQL targets keep their tasks in schemas of db,
 // one each: postgres is `a2abridge serve --postgres DSN`, one process that
 // has the schema to itself (its appends queued: a group commit that the
 // agent does not wait for); postgres-3 is three `a2abridge serve
@@ -379,7 +379,7 @@ func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	every03And10(replicaGroup("postgres-replica", "**a2abridge** (PostgreSQL, 1 replica behind nginx)", serve, newSchema(db, "r"), 1, nil), true)
 	every03And10(replicaGroup("postgres-3", "**a2abridge** (PostgreSQL, 3 replicas behind nginx)", serve, newSchema(db, "3"), 3, nil), true)
 	bridges(&all, serve, bin)
-	// Issue 16 §3: `serve --memory` with telemetry on and exporting
+	// Telemetry's cost: `serve --memory` with telemetry on and exporting
 	// over OTLP/HTTP to servers/otlpsink (restarted with it, its CPU
 	// counted as the target's), compared with "memory", the same serve
 	// without telemetry. telemetry exports the metrics and a tenth of the
@@ -405,7 +405,7 @@ func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	return all
 }
 
-// bridges adds the targets of issue 13 §6, bridged agents measured against
+// bridges adds the bridging targets, bridged agents measured against
 // the direct call of a2abridge's echo (target "memory", 0.3 JSON-RPC):
 //
 //   - bridge-a2a: `a2abridge serve --memory` hosting only an agent of kind

@@ -4,8 +4,8 @@
 // answer back as it arrives. runbench puts it in front of `a2abridge
 // serve --memory` (the target "relay") to show what one more HTTP hop
 // costs on the machine of the run, in throughput and in latency at one
-// client: any bridge pays it before it does any work of its own (issue
-// 13 §6).
+// client: any bridge pays it before it does any work of its own, so the
+// bridges' goals (against the direct call) are read beside it.
 //
 // A request to PATH is sent to the backend's base URL + PATH with the
 // same method, headers and body; the answer's status, headers and body

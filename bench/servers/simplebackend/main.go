@@ -1,7 +1,7 @@
 // Command simplebackend is the backend of the benchmark's bridge-http
-// target: a minimal HTTP service in the simple dialect of issue 13 §1
-// (what an `http` agent of `a2abridge serve --config` calls), written
-// with net/http and encoding/json only. Every POST, whatever its path,
+// target: a minimal HTTP service in the simple dialect (what an `http`
+// agent of `a2abridge serve --config` calls), written with net/http and
+// encoding/json only. Every POST, whatever its path,
 //
 //	{"task_id": "…", "input": …}
 //

@@ -1,5 +1,5 @@
 // Command ticker is the event source of runbench's cross-replica latency
-// measurement (issue 15 §7): run by an `a2abridge serve` agent of kind
+// measurement: run by an `a2abridge serve` agent of kind
 // exec, it waits --delay, then writes --n lines to stdout, one every
 // --every, each in its own write, so that each line becomes one streamed
 // artifact-update event of the task (one append, one commit). It ignores
