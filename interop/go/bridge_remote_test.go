@@ -1,6 +1,6 @@
 package interop
 
-// The `a2a` bridge kind (bridge/remote, issue 13 §1 and §5) against code
+// The `a2a` bridge kind (bridge/remote) against code
 // nobody here wrote: our bridge agent, hosted by a server.Host in this test
 // process, fronts
 //

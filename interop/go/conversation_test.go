@@ -1,6 +1,6 @@
 package interop
 
-// The conversation bridge and paired participants (issue 14 §5) against
+// The conversation bridge and paired participants against
 // code nobody here wrote. `a2abridge serve --config` (the binary) hosts
 //
 //	meeting   a named scenario: the client ("you", external), "js" (kind

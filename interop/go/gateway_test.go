@@ -1,6 +1,6 @@
 package interop
 
-// The whole gateway as a user runs it (issue 13 §5): the a2abridge binary,
+// The whole gateway as a user runs it: the a2abridge binary,
 // `serve --config` with nothing but an admin block, agents registered at
 // runtime with curl in the registry format, called by an official A2A
 // client and, with curl again, through POST /simple/{agent}. Behind it:

@@ -289,7 +289,7 @@ func v1Psql(psql, sql string) error {
 
 // v1StartOursReplicas starts three `a2abridge serve --replica` on a new
 // PostgreSQL schema (dropped when the test ends) behind nginx, a
-// round-robin reverse proxy configured for SSE (issue 15 §6), so the
+// round-robin reverse proxy configured for SSE (unbuffered), so the
 // consecutive calls of one client land on different replicas. Without
 // nginx, psql or a reachable PostgreSQL the target is skipped (under CI:
 // fails, see skipOrFail).

@@ -109,7 +109,8 @@ func TestA2AGoV2ReadsUnionCard(t *testing.T) {
 		}
 	}
 	// Measured: a2a-go v2.4.0 cannot read ProtoJSON StringList scopes
-	// ({"list": [...]}) and rejects the whole card (a2a-go issue #430).
+	// ({"list": [...]}) and rejects the whole card
+	// (https://github.com/a2aproject/a2a-go/issues/430).
 	// When this starts to pass, card.Options.ScopeArrays is no longer needed.
 	b, err := card.MarshalUnion(unionTestCard(true), card.Options{})
 	if err != nil {

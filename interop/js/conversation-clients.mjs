@@ -1,6 +1,6 @@
 // conversation-clients.mjs: the official JS clients against a2abridge's
-// conversation bridge (issue 14 §5). Started by ../go/conversation_test.go
-// (TestConversation), which runs `a2abridge serve` with a named scenario
+// conversation bridge and paired participants. Started by
+// ../go/conversation_test.go (TestConversation), which runs `a2abridge serve` with a named scenario
 // whose internal participants are the echo agent of peer-server-v1.mjs
 // (@a2a-js/sdk 1.3.0, kind a2a) and a simple-dialect backend (kind http)
 // that answers every turn with a text and a file by value.

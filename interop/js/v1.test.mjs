@@ -137,7 +137,7 @@ function oursBinary() {
 
 // The a2abridge-replicas target: three `a2abridge serve --replica` on one
 // fresh PostgreSQL schema, behind nginx as a round-robin reverse proxy
-// configured for SSE (issue 15 §6), so consecutive calls of one client
+// configured for SSE (unbuffered), so consecutive calls of one client
 // land on different replicas.
 const PG_DSN = process.env.A2ABRIDGE_TEST_POSTGRES || 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable';
 const REPLICAS = 3;

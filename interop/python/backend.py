@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A simple-dialect HTTP service on the Python standard library only, for
 interop/go/gateway_test.go (TestGateway): the kind of service an `http`
-agent of `a2abridge serve` fronts (issue 13 §5).
+agent of `a2abridge serve` fronts.
 
 Routes:
 
