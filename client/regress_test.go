@@ -1,6 +1,9 @@
 package client_test
 
-// Regression tests for findings of the client review.
+// The client's credentials stay on the hosts they are meant for (other
+// hosts, redirects, cookie and query keys, errors), and its streams
+// survive odd servers (SSE ids per connection, repeated events) and can
+// be ranged over again.
 
 import (
 	"context"

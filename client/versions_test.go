@@ -272,8 +272,8 @@ func everyPushOperation(t *testing.T, ctx context.Context, c *client.Client, hoo
 	}
 	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: id, PushNotificationConfigID: "cfg-1"})
 	// A missing config is TaskNotFoundError in A2A 1.0, InvalidParamsError
-	// on the config id in 0.3 JSON-RPC (a2abridge's 0.3 answer since issue
-	// 6; its 0.3 HTTP+JSON binding answers as the 1.0 one).
+	// on the config id in a2abridge's 0.3 JSON-RPC binding (its 0.3
+	// HTTP+JSON binding answers as the 1.0 one).
 	wantErr := a2a.ErrTaskNotFound
 	if version == a2a.Version03 && c.Interface().Binding == a2a.TransportJSONRPC {
 		wantErr = a2a.ErrInvalidParams

@@ -217,7 +217,7 @@ type Request struct {
 	// execution's files (TaskUpdater.StoreFiles).
 	attachBase string
 	// span is the span context of the request that sent Message: the
-	// execution's span is its child (issue 16 §1).
+	// execution's span is its child.
 	span trace.SpanContext
 }
 

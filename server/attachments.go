@@ -36,7 +36,7 @@ const AttachmentContentPattern = "GET " + AttachmentsPath + "/{id}/content"
 const DefaultAttachmentMaxBytes = 8 << 20
 
 // AttachmentOptions turn attachments on for an agent
-// (HandlerOptions.Attachments; issue 14 §3 "Attachments"). Every file
+// (HandlerOptions.Attachments). Every file
 // part carried by value (a2a.File.Bytes: 1.0 "raw", 0.3 FileWithBytes)
 // in a message a client sends is stored (store.AttachmentStore) and
 // replaced, before the message is stored and before the agent sees it,
@@ -206,7 +206,7 @@ type fileSink struct {
 // (a2a.File.Bytes) stored as an attachment of this task and replaced by
 // a file part with its URL, {base}/api/attachments/{id}/content (media
 // type, file name and part metadata kept), exactly as the files a client
-// sends are (HandlerOptions.Attachments, issue 14 §3): an agent passes
+// sends are (HandlerOptions.Attachments): an agent passes
 // the parts of what it produces through it before it emits them, so its
 // artifacts and history carry URLs, never inline bytes. The attachments
 // belong to this task and its owner (NewAttachmentHandler serves them to

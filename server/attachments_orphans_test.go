@@ -149,7 +149,7 @@ func requireInput(ctx context.Context, r *server.Request, u *server.TaskUpdater)
 	return u.RequireInput(ctx, "more?")
 }
 
-// TestAttachmentsRetryOfNewTask (review finding 4): two sends of one new
+// TestAttachmentsRetryOfNewTask: two sends of one new
 // message with a file race: the first stores its file, then the second
 // creates the task; the first's create is refused as a duplicate and
 // answered with the task, and the file it stored (for a task id that
@@ -180,7 +180,7 @@ func TestAttachmentsRetryOfNewTask(t *testing.T) {
 	}
 }
 
-// TestAttachmentsCreateFails (review finding 4): when the store refuses
+// TestAttachmentsCreateFails: when the store refuses
 // the create of a new task, the files stored for its message are
 // deleted.
 func TestAttachmentsCreateFails(t *testing.T) {
@@ -200,7 +200,7 @@ func TestAttachmentsCreateFails(t *testing.T) {
 	}
 }
 
-// TestAttachmentsRetryOfContinuation (review finding 5): two sends of
+// TestAttachmentsRetryOfContinuation: two sends of
 // one continuation message with a file race: the first stores its file,
 // then the second is accepted; the first, under the task's lock, is a
 // retry of the same message (compared as sent, not with its file
@@ -238,7 +238,7 @@ func TestAttachmentsRetryOfContinuation(t *testing.T) {
 	}
 }
 
-// TestAttachmentsContinuationRefused (review finding 5): a continuation
+// TestAttachmentsContinuationRefused: a continuation
 // whose file was stored while the task took input, but that finds the
 // task working once it holds the task's lock (another message came
 // first), is refused, and its file is deleted.

@@ -33,7 +33,7 @@ type EngineOptions struct {
 	Retention time.Duration
 	// LeaseTime bounds how long the running tasks of a process that
 	// died stay unfinished when processes share a store that implements
-	// store.Leaser (PostgreSQL replicas, issue 15 §3): each Engine holds
+	// store.Leaser (PostgreSQL replicas): each Engine holds
 	// a lease on the store for 4/5 of LeaseTime, renewed every fifth of
 	// it, and every fifth of it fails with RecoveryMessage the orphans
 	// it finds (unfinished tasks whose runner's lease expired; those of
@@ -43,7 +43,7 @@ type EngineOptions struct {
 	// one process owns (memory, SQLite), the tasks left unfinished are
 	// failed at start instead.
 	LeaseTime time.Duration
-	// TracerProvider, if set, makes the engine's spans (issue 16 §1): a
+	// TracerProvider, if set, makes the engine's spans: a
 	// server span per A2A request (continuing the caller's W3C
 	// traceparent), with child spans for the agent's execution (also
 	// when it runs on a worker goroutine; its context, carrying the

@@ -16,7 +16,7 @@ import (
 // the engine refuses new messages.
 var ErrDraining = errors.New("server: the engine is shutting down")
 
-// Ready reports whether the engine takes new messages (issue 16 §3): nil
+// Ready reports whether the engine takes new messages: nil
 // while it serves and its store answers; ErrDraining once Shutdown or
 // Close began; the store's error (wrapped, "store: …") when the store is
 // a store.Pinger whose Ping fails within ctx. The store's schema was
@@ -36,9 +36,9 @@ func (e *Engine) Ready(ctx context.Context) error {
 // readyTimeout bounds the store's Ping of one readiness probe.
 const readyTimeout = 2 * time.Second
 
-// HealthHandler answers the probes of a load balancer or of Kubernetes
-// (issue 16 §3), mounted at GET /healthz and GET /readyz (serve does; a
-// Host's Handle mounts it in a program of one's own):
+// HealthHandler answers the probes of a load balancer or of Kubernetes,
+// mounted at GET /healthz and GET /readyz (serve does; a Host's Handle
+// mounts it in a program of one's own):
 //
 //   - a path ending in /readyz is the readiness probe: HTTP 200
 //     {"status":"ready"} while e.Ready is nil (it takes new messages and

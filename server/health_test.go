@@ -36,7 +36,7 @@ func (s *pingStore) Ping(ctx context.Context) error {
 
 var _ store.Pinger = (*pingStore)(nil)
 
-// TestHealthProbes (issue 16 §3): /healthz answers while the process
+// TestHealthProbes: /healthz answers while the process
 // serves; /readyz answers 200 while the engine takes messages and its
 // store answers, 503 with a reason (not the store's error) when the store
 // does not, and 503 "draining" once Shutdown began; HEAD gets no body.
@@ -155,7 +155,7 @@ func (p *cutProxy) set(cut bool) {
 	}
 }
 
-// TestReadyzPostgresUnreachable (issue 16 §3, with a real PostgreSQL): a
+// TestReadyzPostgresUnreachable (with a real PostgreSQL): a
 // server whose database becomes unreachable (its connections cut) is
 // not ready, and is ready again once the database is back; liveness
 // stays.

@@ -880,7 +880,8 @@ func servedInterfaces(url string, served []string) []a2a.AgentInterface {
 
 // cardOptions shape the served card: security requirement scopes are
 // written as bare arrays, the only form a2a-go v2 (up to v2.4.0) can read
-// (its issue #430); ProtoJSON's {"list": […]} makes it reject the card.
+// (https://github.com/a2aproject/a2a-go/issues/430); ProtoJSON's
+// {"list": […]} makes it reject the card.
 var cardOptions = wirecard.Options{ScopeArrays: true}
 
 // cardAt is c as served at url by transports serving the versions

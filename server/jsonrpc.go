@@ -659,7 +659,7 @@ func (t *jsonrpcTransport) wireError(ctx context.Context, err error, method stri
 // answered as it is; any other error is logged (with the request id and,
 // when traced, the trace id) and answered as -32603 whose data holds
 // requestId and, when the request is traced, traceId (the hex W3C trace
-// id of its span, issue 16 §1), so that an operator goes from a client's
+// id of its span), so that an operator goes from a client's
 // error to its log lines and trace. The error is recorded on the
 // request's telemetry Call.
 func wireError(ctx context.Context, log *slog.Logger, err error, method, binding string, rid *requestID) *a2a.Error {

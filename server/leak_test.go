@@ -23,7 +23,7 @@ func (a blockAgent) Execute(ctx context.Context, r *server.Request, u *server.Ta
 	return ctx.Err()
 }
 
-// TestNoTaskStateLeft (found in review): on SQLite (queued appends),
+// TestNoTaskStateLeft: on SQLite (queued appends),
 // tasks canceled while running, and tasks completed, leave no state in
 // the engine once their executions returned.
 func TestNoTaskStateLeft(t *testing.T) {

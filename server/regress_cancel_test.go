@@ -32,7 +32,9 @@ func (a hookAgent) Cancel(ctx context.Context, task a2a.Task) error {
 }
 
 // tasks/cancel on an input-required task races with a continuation message:
-// the task ends canceled, but execution 2 runs on with a live context.
+// the task ends canceled whichever wins, and no execution runs on after it
+// (a continuation that comes after the cancel is refused with -32004; one
+// that came first has its execution's context canceled).
 func TestCancelRacesContinuation(t *testing.T) {
 	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // A client retries a continuation (same messageId) while the first attempt
-// is in flight: the retry should get the task (dedupe), not -32004.
+// is in flight: the retry gets the task (deduplicated), not -32004.
 func TestConcurrentDuplicateContinuation(t *testing.T) {
 	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
 	if err != nil {

@@ -11,8 +11,9 @@ import (
 )
 
 // The agent asks for input and then attaches an artifact (legal: the task
-// is not terminal). A resubscribe with Last-Event-ID replays past the final
-// input-required event, then waits forever for another final event.
+// is not terminal). A resubscribe from the first event replays past the
+// input-required event and then ends by itself: the stream of an
+// interrupted task does not wait for another final event.
 func TestReplayPastInterruptedEnds(t *testing.T) {
 	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 	"github.com/a2abridge/a2abridge/store/memory"
 )
 
-// Same race with no sleep at all: the agent returns right after RequireInput.
+// The race of TestStaleExecutionCompletesContinuedTask with no sleep at
+// all: the agent returns right after RequireInput.
 func TestStaleExecutionRaceNoSleep(t *testing.T) {
 	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
 	if err != nil {

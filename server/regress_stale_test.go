@@ -25,8 +25,8 @@ func userMsg(text, taskID string) a2a.MessageSendParams {
 }
 
 // Execution 1 asks for input, then takes a moment to return. The client
-// answers at once. Execution 1's finish() completes the task that
-// execution 2 is still working on.
+// answers at once. Execution 1's return does not settle the task that
+// execution 2 is working on: execution 2 completes it.
 func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
 	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
 	if err != nil {

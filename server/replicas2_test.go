@@ -29,7 +29,7 @@ func (s *slowOrphans) Orphans(ctx context.Context, limit int) ([]store.TaskInfo,
 }
 
 // slowOrphans makes the first Orphans call (the engine's recovery) slow.
-// TestReplicaSlowRecovery (issue 15 §3): a recovery that lasts longer than
+// TestReplicaSlowRecovery: a recovery that lasts longer than
 // 3/5 of LeaseTime must not leave the engine serving without a lease: a
 // replica that starts then does not fail its running task.
 func TestReplicaSlowRecovery(t *testing.T) { forClusters(t, testReplicaSlowRecovery) }
@@ -139,7 +139,7 @@ func (a askThenLinger) Execute(ctx context.Context, r *server.Request, u *server
 	return nil
 }
 
-// TestReplicaContinuedElsewhere (issue 15 §2): the continuation of A's
+// TestReplicaContinuedElsewhere: the continuation of A's
 // task on B, while A's execution (which left it input-required) has not
 // returned yet: A's execution, when it returns, does not settle the task
 // that B now runs.
@@ -215,7 +215,7 @@ func (a emitAfterAgent) Cancel(ctx context.Context, task a2a.Task) error {
 	return nil
 }
 
-// TestReplicaCancelBeforeNotified (issue 15 §2): a task canceled on
+// TestReplicaCancelBeforeNotified: a task canceled on
 // replica B whose execution on replica A emits before A hears of the
 // cancel: the event is refused (ErrTaskClosed), or, queued, never written
 // and the next one refused; the execution ends, and the agent's Canceler
@@ -284,7 +284,7 @@ func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.T
 	return nil
 }
 
-// TestReplicaStaleEmitAfterContinue (issue 15 §2, found in review): A's
+// TestReplicaStaleEmitAfterContinue: A's
 // execution left the task input-required and goes on; the client
 // continues the task on B; A's execution, not yet notified, emits: its
 // event is refused (ErrTaskClosed), or, queued, never written and the
@@ -294,7 +294,7 @@ func TestReplicaStaleEmitAfterContinue(t *testing.T) {
 	forClusters(t, func(t *testing.T, c cluster) { testStaleEmitAfterContinue(t, c, false) })
 }
 
-// TestReplicaStaleEmitAfterRefusedContinue (found in review): as
+// TestReplicaStaleEmitAfterRefusedContinue: as
 // TestReplicaStaleEmitAfterContinue, but a continuation reaches A before
 // A hears of B's and is refused there: that refusal read the log again,
 // and A's stale execution must still be stopped, not append after B's

@@ -103,7 +103,7 @@ func pushReplica(t *testing.T, ctx context.Context, c cluster, agent server.Agen
 	return startReplica(t, ctx, c, agent, server.EngineOptions{LeaseTime: lease, Push: fastRetries})
 }
 
-// TestReplicaPushOnce (issue 15 §4): a push config set on replica B for a
+// TestReplicaPushOnce: a push config set on replica B for a
 // task that runs on replica A gets every notification once and in order,
 // though both replicas deliver push notifications; the events A appends
 // after B's worker went idle reach the webhook without waiting for a
@@ -162,7 +162,7 @@ func testReplicaPushOnce(t *testing.T, c cluster) {
 	}
 }
 
-// TestReplicaPushTakeover (issue 15 §4): the deliveries a replica owes
+// TestReplicaPushTakeover: the deliveries a replica owes
 // when it stops (its webhook was down) are made by another replica once
 // the stopped one's claim ended with its lease: in order, each state
 // once.
@@ -243,7 +243,7 @@ func (s *flakyConfigs) ClaimPush(ctx context.Context, runner, taskID, configID s
 	return s.sharedStore.ClaimPush(ctx, runner, taskID, configID)
 }
 
-// TestPushTransientReadRetried (found in review): a failed read of the
+// TestPushTransientReadRetried: a failed read of the
 // config before a delivery attempt is retried, not taken for a deleted
 // config: the notification is delivered, and the worker does not claim
 // and release in a loop meanwhile.
@@ -290,7 +290,7 @@ func (s *failRelease) ReleasePush(ctx context.Context, runner, taskID, configID 
 	return s.sharedStore.ReleasePush(ctx, runner, taskID, configID)
 }
 
-// TestReplicaPushFailedRelease (found in review): a claim that a failed
+// TestReplicaPushFailedRelease: a claim that a failed
 // release left behind (its worker ended) does not strand the config:
 // appends made on another replica are delivered (the claimant's sweep
 // takes its own claim up again).

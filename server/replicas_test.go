@@ -203,7 +203,7 @@ func lastEvent(t *testing.T, evs func(func(server.StreamEvent, error) bool)) (a2
 	return st, n
 }
 
-// TestReplicaCancel (issue 15 §2): tasks/cancel on replica B of a task
+// TestReplicaCancel: tasks/cancel on replica B of a task
 // running on replica A stops the execution on A (its context ends, the
 // agent's Canceler runs there); streams on A, open before or resumed
 // after, end with the canceled status.
@@ -259,7 +259,7 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	}
 }
 
-// TestReplicaLeases (issue 15 §3): a replica that starts does not fail
+// TestReplicaLeases: a replica that starts does not fail
 // the tasks another live replica runs, however long they run; when that
 // replica dies (here: its store is closed under its engine, so it can
 // neither renew its lease nor fail its own tasks), another one fails its
@@ -299,7 +299,7 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	t.Logf("A's running task failed by B %v after A died (lease time %v)", took.Round(time.Millisecond), lease)
 }
 
-// TestReplicaMessageIDs (issue 15 §2): one message sent at once to two
+// TestReplicaMessageIDs: one message sent at once to two
 // replicas (a client's retry that a load balancer sends elsewhere) makes
 // one task: the database decides, and the replica that lost answers
 // with the winner's task. A different message under the same id is
@@ -340,7 +340,7 @@ func testReplicaMessageIDs(t *testing.T, c cluster) {
 	}
 }
 
-// TestReplicaStreams (issue 15 §2): two engines on one PostgreSQL schema,
+// TestReplicaStreams: two engines on one PostgreSQL schema,
 // as two replicas: a task runs on replica A; streams on replica B (from
 // the snapshot, and resumed after a Last-Event-ID) get each of its events
 // once, in order, live, up to the final one.

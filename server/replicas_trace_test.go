@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TestReplicaTraceContext (issue 16 §1): the trace context of the request
+// TestReplicaTraceContext: the trace context of the request
 // that started a task's execution on replica A is kept with the task, so
 // that what another replica does for the task joins or links that trace:
 // a tasks/get answered by B for a caller with a trace of its own links

@@ -140,7 +140,7 @@ func readAllTo(b *strings.Builder, resp *http.Response) (int64, error) {
 }
 
 // cancelRecorder is an agent whose Execute runs exec and whose Cancel
-// records the tasks it is called with (review finding 7).
+// records the tasks it is called with.
 type cancelRecorder struct {
 	exec     func(ctx context.Context, tu *server.TaskUpdater) error
 	canceled []a2a.Task

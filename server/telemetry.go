@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Telemetry (issue 16): with EngineOptions.TracerProvider or
+// Telemetry: with EngineOptions.TracerProvider or
 // MeterProvider set, each request an agent's transports answer is a
 // telemetry Call (its server span and its rpc.server.call.duration),
 // started by instrument (JSON-RPC) or the HTTP+JSON route (Host); the
@@ -212,7 +212,7 @@ func traceID(ctx context.Context) string {
 // carries an OpenTelemetry span (the …Context methods of slog.Logger;
 // the engine logs a request's errors so) gets trace_id and span_id
 // attributes in the hex form of the W3C traceparent and the OTLP data:
-// a log line leads to its trace (issue 16 §1). Records without a span
+// a log line leads to its trace. Records without a span
 // pass unchanged.
 func NewLogHandler(h slog.Handler) slog.Handler { return telemetry.LogHandler(h) }
 

@@ -100,7 +100,7 @@ type Append struct {
 	Runner string
 	// Trace, when set, becomes the task's trace context (TaskInfo.Trace):
 	// the W3C traceparent of the span under which the execution that
-	// this append starts runs (issue 16: a cancel, a continuation or a
+	// this append starts runs (so that a cancel, a continuation or a
 	// push delivery made by another process, or after a restart, joins
 	// that trace). "" keeps the one stored. At most MaxTraceLen bytes.
 	Trace string
@@ -297,8 +297,8 @@ type AgentRegistry interface {
 }
 
 // Attachment is a file a client sent by value (a FilePart with bytes)
-// that the server keeps and serves by URL instead (issue 14 §3,
-// "Attachments"; server.AttachmentOptions): its unguessable ID, the agent
+// that the server keeps and serves by URL instead
+// (server.AttachmentOptions): its unguessable ID, the agent
 // and owner key (tenant and principal, as TaskInfo.Owner) it belongs to,
 // the task whose message carried it, the part's media type and file
 // name, and the content.
@@ -347,7 +347,7 @@ func ValidateAttachment(a *Attachment) error {
 
 // TaskCounter is optionally implemented by a Store that counts its
 // tasks by agent and state (the a2abridge.tasks gauge of the server's
-// telemetry, issue 16 §2). Memory, SQLite and PostgreSQL implement it.
+// telemetry). Memory, SQLite and PostgreSQL implement it.
 type TaskCounter interface {
 	// CountTasks returns how many tasks each agent has in each state
 	// (states without tasks left out), in no particular order. Its work
@@ -366,7 +366,7 @@ type TaskCount struct {
 // Pinger is optionally implemented by a Store that depends on something
 // that can become unreachable while the process runs (a database server):
 // Ping reports whether the store answers now (nil), or why not, bounded
-// by ctx. A readiness probe asks it (server.HealthHandler, issue 16 §3).
+// by ctx. A readiness probe asks it (server.HealthHandler).
 // PostgreSQL and SQLite implement it; memory has no need.
 type Pinger interface {
 	Ping(ctx context.Context) error
@@ -377,14 +377,14 @@ type Pinger interface {
 // ObserveCommits sets f, called after each such transaction (committed or
 // not) with the number of appends it held and its duration, from its
 // start to its COMMIT or ROLLBACK. One f per store; nil removes it. The
-// engine reports it as a2abridge.store.commit.batch_size (issue 16 §2).
+// engine reports it as a2abridge.store.commit.batch_size.
 // f must return quickly: the store's writer calls it.
 type CommitObserver interface {
 	ObserveCommits(f func(appends int, d time.Duration))
 }
 
 // Leaser is optionally implemented by a Store that several processes
-// share (replicas of one server on one database, issue 15 §3): each
+// share (replicas of one server on one database): each
 // process holds a lease, renewed while it runs, and the tasks it left
 // unfinished when its lease expired (it died, or lost the database for
 // that long) are orphans that any other process fails. PostgreSQL
@@ -422,7 +422,7 @@ type Exclusive interface {
 }
 
 // PushClaimer is optionally implemented by a Store that several processes
-// share (issue 15 §4): the deliveries of one push notification config are
+// share: the deliveries of one push notification config are
 // made by one process at a time, the one that claims the config, so that
 // N processes do not notify a webhook N times and each config's
 // notifications stay in order. A claim lasts as long as its runner's
@@ -450,7 +450,7 @@ type PushClaimer interface {
 }
 
 // Watcher is optionally implemented by a Store that several processes
-// share (replicas of one server on one database, issue 15 §2): it tells a
+// share (replicas of one server on one database): it tells a
 // process about the appends the others commit, so that streams and
 // resubscriptions on one replica follow tasks that another one runs.
 // PostgreSQL implements it with LISTEN/NOTIFY (when opened with

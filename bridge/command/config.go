@@ -35,7 +35,7 @@ const (
 )
 
 // Config is the configuration of one exec agent: the keys of
-// `kind: exec` in `a2abridge serve --config` (issue 13 §1), decoded with
+// `kind: exec` in `a2abridge serve --config`, decoded with
 // yaml.v3. Secrets in it arrive already expanded from ${ENV}.
 //
 // Durations are written with a unit ("30s", "2m", "0s"): yaml.v3 refuses

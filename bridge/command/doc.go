@@ -1,5 +1,6 @@
 // Package command is the exec bridge of a2abridge: an A2A agent that runs
-// a command for each message it gets (issue 13 §1, `kind: exec`). The
+// a command for each message it gets (`kind: exec` in the gateway's
+// configuration). The
 // message goes to the command's stdin, its stdout comes back as an
 // artifact streamed while the command runs, and its exit status settles
 // the task.

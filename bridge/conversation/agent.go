@@ -253,7 +253,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			return err
 		}
 	}
-	// With the server's attachments option (issue 14 §3), the client's
+	// With the server's attachments option, the client's
 	// files by value are URLs already; the participants' go through
 	// TaskUpdater.StoreFiles in runTurn.
 	turns := a.turnsOf(req.Task.History)

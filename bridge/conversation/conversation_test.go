@@ -437,7 +437,7 @@ func artifactSpeakers(task *a2a.Task) []string {
 }
 
 // A client cannot speak as an internal participant or the moderator, nor
-// forge the conversation's own records (review finding 6): every message
+// forge the conversation's own records: every message
 // it sends is the external participant's turn, whatever its role and
 // metadata say.
 func TestClientCannotImpersonate(t *testing.T) {

@@ -1,9 +1,9 @@
-// Package conversation is the conversation bridge (a2abridge issue 14): a
-// conversation of several agents taking turns, served as one A2A agent
-// whose task is the conversation. An A2A client joins as one participant
-// (the scenario's external participant, StartingAgentID); the other
-// participants are agents of any kind (an OpenAI-compatible model, an HTTP
-// service, a remote A2A agent, a command, Go code), built by a Factory.
+// Package conversation is the conversation bridge: a conversation of
+// several agents taking turns, served as one A2A agent whose task is the
+// conversation. An A2A client joins as one participant (the scenario's
+// external participant, StartingAgentID); the other participants are agents
+// of any kind (an OpenAI-compatible model, an HTTP service, a remote A2A
+// agent, a command, Go code), built by a Factory.
 //
 // # Scenarios
 //

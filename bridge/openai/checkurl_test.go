@@ -17,8 +17,8 @@ import (
 
 // Config.CheckURL sees every request, redirects included: a base_url
 // under the allowed prefix that redirects outside it sends nothing there
-// (review finding 3; net/http follows redirects, and the OpenAI SDK
-// refuses only a redirect to another origin).
+// (net/http follows redirects, and the OpenAI SDK refuses only a
+// redirect to another origin).
 func TestCheckURLRefusesRedirect(t *testing.T) {
 	var adminHits atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -62,7 +62,7 @@ func readBackchannel(t *testing.T, base, id, lastID string) []sse.Event {
 	}
 }
 
-// TestBackchannelBounded (review finding 9): a pair keeps at most
+// TestBackchannelBounded: a pair keeps at most
 // MaxBackchannelBytes of events (plus its latest one): after 40 turns of
 // 1 KiB, the oldest events are dropped; a stream from the start gets a
 // "trimmed" event (id: the last event not kept) then the kept ones in
@@ -124,7 +124,7 @@ func TestBackchannelBounded(t *testing.T) {
 	}
 }
 
-// TestBackchannelTotalBudget (review finding 9): across pairs the
+// TestBackchannelTotalBudget: across pairs the
 // events kept are at most MaxTotalBackchannelBytes plus each pair's
 // latest; a removed pair's bytes are released.
 func TestBackchannelTotalBudget(t *testing.T) {

@@ -1,10 +1,10 @@
-// Package pair hosts paired participants (issue 14 §4, the Banterop
-// case): a room with two external participants and no agent of its own.
-// POST /api/pairs creates a pair and answers with two ordinary A2A
-// endpoints, one per side (agents pair-{id}-a and pair-{id}-b on the
-// Host, each with its Agent Card, served over both A2A versions and both
-// bindings like any agent). What side A sends becomes an agent message
-// and an artifact in side B's task, and the other way round:
+// Package pair hosts paired participants (the Banterop case): a room with
+// two external participants and no agent of its own. POST /api/pairs
+// creates a pair and answers with two ordinary A2A endpoints, one per side
+// (agents pair-{id}-a and pair-{id}-b on the Host, each with its Agent
+// Card, served over both A2A versions and both bindings like any agent).
+// What side A sends becomes an agent message and an artifact in side B's
+// task, and the other way round:
 //
 //   - Side A speaks first: its first message (without taskId) creates its
 //     task and is turn 1. Side B's first message creates B's task and is

@@ -17,8 +17,7 @@ import (
 
 // Config.CheckURL sees every request the agent sends, not only the
 // configured URL: the interface URL of the fetched card and a redirect to
-// another host are refused before anything reaches that host (review
-// finding 3).
+// another host are refused before anything reaches that host.
 func TestCheckURLConfinesEveryRequest(t *testing.T) {
 	var otherHits atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -12,9 +12,9 @@ import (
 // TestFirstExecutionWithHistory: a task's first execution goes to the
 // remote as a new message even when the task was created with a history
 // of several user messages (the conversation bridge gives each turn of an
-// a2a participant the conversation so far, server.RunAgent); it used to
-// fail "cannot continue" from the participant's second turn on. A task
-// past its first execution without the remote's reference still fails.
+// a2a participant the conversation so far, server.RunAgent), so the
+// participant's second turn does not fail "cannot continue". A task past
+// its first execution without the remote's reference still fails.
 func TestFirstExecutionWithHistory(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {

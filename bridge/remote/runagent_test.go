@@ -14,7 +14,7 @@ import (
 )
 
 // A turn of a conversation (server.RunAgent) whose context ends while the
-// remote task is working cancels the remote task (review finding 7): it
+// remote task is working cancels the remote task: it
 // does not keep running on the remote.
 func TestRunAgentAbandonedCancelsRemoteTask(t *testing.T) {
 	st := memory.New()

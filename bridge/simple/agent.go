@@ -41,7 +41,7 @@ const (
 	backoffMax  = 2 * time.Second
 )
 
-// Config configures an `http` agent (issue 13 §1): the keys of its entry
+// Config configures an `http` agent: the keys of its entry
 // in `serve --config` besides the common ones. The zero value of every
 // key but URL means its default.
 type Config struct {
@@ -188,7 +188,7 @@ func validHeaderValue(s string) bool {
 }
 
 // Agent is the `http` agent: a server.Agent that POSTs each message to a
-// backend in the simple dialect and reports its answer (issue 13 §1).
+// backend in the simple dialect and reports its answer.
 //
 // For each message (the one that creates a task, and each that continues
 // one waiting in input-required) it POSTs {"task_id": <the A2A task id>,

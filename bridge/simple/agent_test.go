@@ -596,7 +596,8 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestConfigYAML: the keys of issue 13 §1 decode (strictly) into Config.
+// TestConfigYAML: the keys of an `http` agent's configuration entry
+// decode (strictly) into Config.
 func TestConfigYAML(t *testing.T) {
 	doc := `
 url: https://svc.example.com/run

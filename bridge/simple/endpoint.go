@@ -51,7 +51,7 @@ type EndpointOptions struct {
 	Logger *slog.Logger
 }
 
-// NewEndpoint returns the handler of POST /simple/{agent} (issue 13 §3):
+// NewEndpoint returns the handler of POST /simple/{agent}:
 // any agent that lookup finds answers simple callers. Mount it with a
 // pattern that names {agent} (Host.Handle("/simple/{agent}", …)); without
 // one, the agent is the last segment of the path.

@@ -13,7 +13,7 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// Replicas in one process (issue 15 §5): a Replica is a handle on a
+// Replicas in one process: a Replica is a handle on a
 // Store's data as one process of a replicated server sees a shared store,
 // so that several engines on one memory Store behave as replicas on one
 // PostgreSQL schema do: the same engine code, without a database. Each

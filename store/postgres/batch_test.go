@@ -319,7 +319,7 @@ func TestCommitErrorRetried(t *testing.T) {
 	}
 }
 
-// TestExclusiveOpenSettles (found in review): a predecessor killed with a
+// TestExclusiveOpenSettles: a predecessor killed with a
 // batch in flight leaves its session to commit it after the death; an
 // exclusive Open reads the indexed message ids only once the transactions
 // then in progress in the application's other sessions have ended, so

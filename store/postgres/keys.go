@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Published keys (issue 15): replicas of a server each sign push
+// Published keys: replicas of a server each sign push
 // notifications with keys of their own, and a webhook fetches the JWK Set
 // from whichever replica its request reaches; each process publishes its
 // public JWK Set here, and each serves the union of the sets not expired.

@@ -8,13 +8,12 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// Leases of the processes that share a schema (store.Leaser, issue 15
-// §3): one row per process in table replicas, renewed by the process for
-// all its executions at once (one write per renewal, whatever the number
-// of tasks it runs), with the database's clock, so that the processes'
-// own clocks do not matter. Each append of an engine names its runner
-// (tasks.runner); an unfinished task whose runner has no unexpired lease
-// is an orphan.
+// Leases of the processes that share a schema (store.Leaser): one row per
+// process in table replicas, renewed by the process for all its executions
+// at once (one write per renewal, whatever the number of tasks it runs),
+// with the database's clock, so that the processes' own clocks do not
+// matter. Each append of an engine names its runner (tasks.runner); an
+// unfinished task whose runner has no unexpired lease is an orphan.
 
 var _ store.Leaser = (*Store)(nil)
 

@@ -41,7 +41,7 @@ func orphanIDs(t *testing.T, s *postgres.Store) []string {
 	return ids
 }
 
-// TestLeases (issue 15 §3): an unfinished task is an orphan when its
+// TestLeases: an unfinished task is an orphan when its
 // runner holds no unexpired lease (none, expired, released); a finished
 // or interrupted one never is; an append that names another runner moves
 // the task to it.
@@ -146,7 +146,7 @@ func TestMigrateToLeases(t *testing.T) {
 	}
 }
 
-// TestPushClaims (issue 15 §4): a config's deliveries are claimed by one
+// TestPushClaims: a config's deliveries are claimed by one
 // live runner at a time; a claim ends with its runner's lease or its
 // release; release tells whether a delivery is owed; UnclaimedPush lists
 // the owed configs nobody alive claims.

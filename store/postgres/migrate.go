@@ -41,7 +41,7 @@ const SchemaVersion = 6
 //   - a2abridge_fail(code) raises SQLSTATE code: the append statements
 //     call it to undo themselves (a message id already indexed).
 //
-// Version 2 (issue 15 §3, the leases of replicas, see lease.go):
+// Version 2 (the leases of replicas, see lease.go):
 //
 //   - tasks.runner: the process (an engine's runner id) whose execution
 //     made the task's last append that named one (empty before).
@@ -49,7 +49,7 @@ const SchemaVersion = 6
 //     clock), renewed while it runs; an unfinished task whose runner has
 //     no lease that has not expired is an orphan.
 //
-// Version 3 (issue 15 §4, push deliveries claimed once, see push.go):
+// Version 3 (push deliveries claimed once, see push.go):
 //
 //   - push_configs.claimed_by: the process (runner id) that delivers the
 //     config's notifications now (empty: none); its claim lasts as long
@@ -57,8 +57,7 @@ const SchemaVersion = 6
 //   - published_keys: the public JWK Set of each process's push signing
 //     keys (keys.go), so that every replica serves all of them.
 //
-// Version 4 (issue 15 §7, notifications only where they are awaited, see
-// notify.go):
+// Version 4 (notifications only where they are awaited, see notify.go):
 //
 //   - tasks.watchers: the processes (runner ids) that follow the task
 //     without running it (Store.WatchTask), each once.
@@ -67,7 +66,7 @@ const SchemaVersion = 6
 //     from the row it updates, and read back by it (RETURNING sees only
 //     the new row).
 //
-// Version 5 (issue 16, trace context across replicas):
+// Version 5 (trace context across replicas):
 //
 //   - tasks.trace: the W3C traceparent of the span under which the task's
 //     latest execution started (store.Append.Trace; empty: none), set by

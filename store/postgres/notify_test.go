@@ -134,7 +134,7 @@ func appendBy(t *testing.T, s store.Store, id, runner string, after int64) {
 	}
 }
 
-// TestWatchOnlyWhereAwaited (issue 15 §7): creates and the appends of a
+// TestWatchOnlyWhereAwaited: creates and the appends of a
 // task's own runner are not notified, unless another process watches the
 // task (WatchTask); an append by a process that was not the task's runner
 // (a cancel or continuation elsewhere) is notified to every process; a
@@ -218,7 +218,7 @@ func TestWatchOnlyWhereAwaited(t *testing.T) {
 	}
 }
 
-// TestWatchRunnerChangeInOneBatch (found in review): appends of one task
+// TestWatchRunnerChangeInOneBatch: appends of one task
 // by two runners queued together are not merged into one statement,
 // which would tell the runner change of the first only from the last:
 // the second runner's append to the first's task is notified.

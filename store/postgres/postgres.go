@@ -94,7 +94,7 @@ type Options struct {
 	// session after its death.
 	Exclusive bool
 	// Shared makes the Store one of the replicas of a server on its
-	// schema (issue 15): Open takes Exclusive's lock in shared mode on a
+	// schema: Open takes Exclusive's lock in shared mode on a
 	// connection of its own, held until Close, so that it fails with
 	// ErrLocked while an exclusive Store has the schema, and an
 	// exclusive Open fails while a shared Store does. It implies Notify

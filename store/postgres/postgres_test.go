@@ -422,7 +422,7 @@ func TestSharedAndExclusive(t *testing.T) {
 	}
 }
 
-// TestPing (issue 16 §3): Ping answers nil while the database does, and
+// TestPing: Ping answers nil while the database does, and
 // ErrClosed after Close.
 func TestPing(t *testing.T) {
 	s, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Options{})

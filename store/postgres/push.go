@@ -83,7 +83,7 @@ func (s *Store) PendingPush(ctx context.Context) ([]store.PushConfig, error) {
 		WHERE p.delivered < t.seq ORDER BY p.created, p.pos`)
 }
 
-// Push claims (store.PushClaimer, issue 15 §4): push_configs.claimed_by
+// Push claims (store.PushClaimer): push_configs.claimed_by
 // names the runner that delivers a config's notifications; the claim
 // holds while that runner's lease in replicas has not expired. Claiming
 // is one conditional UPDATE: the row lock serialises two processes that

@@ -890,7 +890,7 @@ func TestMessageFilterSharedFile(t *testing.T) {
 	}
 }
 
-// TestPing (issue 16 §3): Ping reads the database while it is open, and
+// TestPing: Ping reads the database while it is open, and
 // answers ErrClosed after Close.
 func TestPing(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), sqlite.Options{})

@@ -15,8 +15,9 @@ type CardOptions struct {
 	// array, {"schemes": {"oauth": ["read"]}}, instead of ProtoJSON's
 	// StringList, {"schemes": {"oauth": {"list": ["read"]}}}. a2a-go v2 up
 	// to v2.4.0 reads only the former and rejects the whole card otherwise
-	// (a2a-go issue #430); ProtoJSON parsers (a2a-js 1.x, the Python and
-	// Java SDKs) need the latter (a2a-js reads an array as no scopes).
+	// (https://github.com/a2aproject/a2a-go/issues/430); ProtoJSON parsers
+	// (a2a-js 1.x, the Python and Java SDKs) need the latter (a2a-js reads
+	// an array as no scopes).
 	ScopeArrays bool
 }
 
