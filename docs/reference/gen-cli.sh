@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Writes docs/reference/cli.md from the help of every a2abridge command, so
-# that the CLI reference says what the binary says. Run from the repository's
-# root: bash docs/reference/gen-cli.sh
+# Writes docs/reference/cli.md (or the file named by the first argument) from
+# the help of every a2abridge command, so that the CLI reference says what the
+# binary says: bash docs/reference/gen-cli.sh [OUT]. The test
+# internal/readme's TestCLIReference runs it and compares.
 set -euo pipefail
+out=$(realpath -m "${1:-$(dirname "$0")/cli.md}")
 cd "$(dirname "$0")/../.."
 bin=$(mktemp -d)/a2abridge
 trap 'rm -rf "$(dirname "$bin")"' EXIT
@@ -43,4 +45,4 @@ help() { HOME=/HOME XDG_DATA_HOME= A2ABRIDGE_DATA= "$bin" "$@" --help | sed 's#/
       echo '[Profiling the server](../guides/benchmarks.md#profiling-the-server).'
     fi
   done
-} > docs/reference/cli.md
+} > "$out"
