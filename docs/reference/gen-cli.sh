@@ -38,6 +38,17 @@ help() { HOME=/HOME XDG_DATA_HOME= A2ABRIDGE_DATA= "$bin" "$@" --help | sed 's#/
     # shellcheck disable=SC2086
     help $c
     echo '```'
+    if [ "$c" = check ]; then
+      echo
+      echo '### a2abridge check --list'
+      echo
+      echo 'Every check, by category, with its level and the section of the specification it enforces'
+      echo '(what they probe, and how a run is scored: [check](check.md)):'
+      echo
+      echo '```'
+      HOME=/HOME "$bin" check --list
+      echo '```'
+    fi
     if [ "$c" = serve ]; then
       echo
       echo '`serve` also has two hidden flags for profiling, written at shutdown: `--cpuprofile FILE`'
