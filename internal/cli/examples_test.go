@@ -13,7 +13,7 @@ import (
 
 // TestExampleConfigs loads every config file under examples/ (with the
 // environment variables they reference set) and builds each of their
-// agents, so that the examples the README points to stay valid: every key
+// agents, so that the examples the docs point to stay valid: every key
 // known, every kind's configuration accepted.
 func TestExampleConfigs(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yaml")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,32 +9,54 @@ import (
 	"testing"
 )
 
-// TestREADMEExamplePaths: the files the README's commands read exist: the
-// FILE of every `a2abridge scenario encode FILE` and every examples/…
-// path it names (relative to the repository's root, where the README's
-// commands are run).
+// TestREADMEExamplePaths: the files the commands of README.md and of the
+// Markdown files under docs/ read exist: the FILE of every `a2abridge
+// scenario encode FILE` and every examples/… path they name (relative to
+// the repository's root, where their commands are run).
 func TestREADMEExamplePaths(t *testing.T) {
-	md, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(md)
+	doc := readDocs(t)
 	var paths []string
 	for _, m := range regexp.MustCompile(`a2abridge scenario encode ([^\s)"']+)`).FindAllStringSubmatch(doc, -1) {
 		paths = append(paths, m[1])
 	}
 	if len(paths) == 0 {
-		t.Fatal("the README has no `a2abridge scenario encode FILE`")
+		t.Fatal("neither README.md nor docs/ has an `a2abridge scenario encode FILE`")
 	}
 	for _, m := range regexp.MustCompile(`(?:^|[\s(`+"`"+`])(examples/[A-Za-z0-9_./-]*[A-Za-z0-9_])`).FindAllStringSubmatch(doc, -1) {
 		paths = append(paths, m[1])
 	}
 	for _, p := range paths {
-		if strings.ContainsAny(p, "$*…") {
-			continue // a placeholder
+		if strings.ContainsAny(p, "$*…") || p == strings.ToUpper(p) {
+			continue // a placeholder ($NAME, …, or a usage line's FILE)
 		}
 		if _, err := os.Stat(filepath.Join("../..", filepath.FromSlash(p))); err != nil {
-			t.Errorf("the README names %s, which does not exist: %v", p, err)
+			t.Errorf("the docs name %s, which does not exist: %v", p, err)
 		}
 	}
+}
+
+// readDocs returns README.md and every Markdown file under docs/, one
+// after the other.
+func readDocs(t *testing.T) string {
+	t.Helper()
+	files := []string{"../../README.md"}
+	err := filepath.WalkDir("../../docs", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range files {
+		md, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(md)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

@@ -4,15 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// snippet is one ```go block of the README and the line it starts on.
+// snippet is one ```go block of a Markdown document and the line it starts on.
 type snippet struct {
 	line int
 	code string
@@ -49,9 +51,35 @@ func TestGoSnippets(t *testing.T) {
 	}
 }
 
-// TestREADMESnippetsCompile builds every Go snippet of README.md as a
-// package of this module (through a build overlay: nothing is written
-// into the tree). A snippet that is not a complete file fails.
+// docFiles returns README.md and every Markdown file under docs/, as
+// paths relative to root (slash-separated), sorted.
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	files := []string{"README.md"}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files[1:])
+	return files
+}
+
+// TestREADMESnippetsCompile builds every Go snippet of README.md and of
+// the Markdown files under docs/ as a package of this module (through a
+// build overlay: nothing is written into the tree). A snippet that is not
+// a complete file fails.
 func TestREADMESnippetsCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
@@ -60,30 +88,36 @@ func TestREADMESnippetsCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snips := goSnippets(md)
-	if len(snips) < 2 {
-		t.Fatalf("README.md has %d Go snippets; the test expects the client and the agent ones at least", len(snips))
-	}
 	tmp := t.TempDir()
 	overlay := map[string]string{}
 	var pkgs []string
-	for i, s := range snips {
-		if !strings.HasPrefix(s.code, "package ") {
-			t.Errorf("README.md:%d: a Go snippet must be a complete file (package clause, imports), so that it compiles as printed", s.line)
-			continue
-		}
-		// The snippet's line is in its directory name, so an error names it.
-		dir := filepath.Join(root, "internal", "readme", "snippet_line"+strconv.Itoa(s.line))
-		src := filepath.Join(tmp, strconv.Itoa(i)+".go")
-		if err := os.WriteFile(src, []byte(s.code), 0o600); err != nil {
+	total := 0
+	for _, file := range docFiles(t, root) {
+		md, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
+		if err != nil {
 			t.Fatal(err)
 		}
-		overlay[filepath.Join(dir, "main.go")] = src
-		pkgs = append(pkgs, "./internal/readme/snippet_line"+strconv.Itoa(s.line))
+		snips := goSnippets(md)
+		total += len(snips)
+		for _, s := range snips {
+			if !strings.HasPrefix(s.code, "package ") {
+				t.Errorf("%s:%d: a Go snippet must be a complete file (package clause, imports), so that it compiles as printed", file, s.line)
+				continue
+			}
+			// The snippet's file and line are in its directory name, so an
+			// error names it.
+			name := "snippet_" + snippetDirName(file) + "_line" + strconv.Itoa(s.line)
+			dir := filepath.Join(root, "internal", "readme", name)
+			src := filepath.Join(tmp, strconv.Itoa(len(pkgs))+".go")
+			if err := os.WriteFile(src, []byte(s.code), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			overlay[filepath.Join(dir, "main.go")] = src
+			pkgs = append(pkgs, "./internal/readme/"+name)
+		}
+	}
+	if total < 2 {
+		t.Fatalf("README.md and docs/ have %d Go snippets; the test expects the client and the agent ones at least", total)
 	}
 	if len(pkgs) == 0 {
 		return
@@ -96,6 +130,12 @@ func TestREADMESnippetsCompile(t *testing.T) {
 	cmd := exec.Command("go", append([]string{"build", "-overlay", ovPath}, pkgs...)...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("README Go snippets do not compile (a directory snippet_lineN is the snippet starting at README.md line N):\n%s", out)
+		t.Fatalf("Go snippets of the docs do not compile (a directory snippet_FILE_lineN is the snippet starting at line N of FILE, its path with _ for /, . and -):\n%s", out)
 	}
+}
+
+// snippetDirName turns a doc's path into a piece of a directory name:
+// "docs/guides/x-y.md" → "docs_guides_x_y".
+func snippetDirName(file string) string {
+	return strings.NewReplacer("/", "_", ".", "_", "-", "_").Replace(strings.TrimSuffix(file, ".md"))
 }

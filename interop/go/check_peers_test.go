@@ -125,18 +125,18 @@ func runCheck(t *testing.T, url string, args ...string) *checkReport {
 	return &rep
 }
 
-// readmeRow asserts that README.md's table of what `check` reports has the
-// row (server cell starting with server, agent cell agent) with the
-// measured score and pass / fail / skip / n/a counts, so the README cannot
-// go stale.
+// readmeRow asserts that the table of what `check` reports, in
+// docs/reference/check.md, has the row (server cell starting with server,
+// agent cell agent) with the measured score and pass / fail / skip / n/a
+// counts, so the check reference cannot go stale.
 //
 // racy names checks whose outcome depends on timing: they need a task
 // caught while it runs, and an agent that is input-required a moment
-// after it starts (chat) is usually not caught, so the README counts
+// after it starts (chat) is usually not caught, so the reference counts
 // them as skipped; one that passed on a slow machine is counted so too.
 func readmeRow(t *testing.T, rep *checkReport, server, agent string, racy ...string) {
 	t.Helper()
-	md, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "reference", "check.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +157,14 @@ func readmeRow(t *testing.T, rep *checkReport, server, agent string, racy ...str
 			continue
 		}
 		if got := strings.TrimSpace(cells[3]); got != score {
-			t.Errorf("README.md says %s %s scores %s; measured %s", server, agent, got, score)
+			t.Errorf("docs/reference/check.md says %s %s scores %s; measured %s", server, agent, got, score)
 		}
 		if got := strings.TrimSpace(cells[4]); got != counts {
-			t.Errorf("README.md says %s %s has %s (pass / fail / skip / n/a); measured %s", server, agent, got, counts)
+			t.Errorf("docs/reference/check.md says %s %s has %s (pass / fail / skip / n/a); measured %s", server, agent, got, counts)
 		}
 		return
 	}
-	t.Errorf("README.md has no row for %s %s in the table of what check reports (measured %s, %s)", server, agent, score, counts)
+	t.Errorf("docs/reference/check.md has no row for %s %s in the table of what check reports (measured %s, %s)", server, agent, score, counts)
 }
 
 // mustAllPass asserts that no MUST failed but the known ones.
