@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -15,13 +16,13 @@ import (
 // Discover an agent from its base URL, send a message, then stream one.
 func Example() {
 	// An agent to talk to: a2abridge's echo agent on a local test server.
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler)}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	defer ts.Close()
@@ -57,13 +58,13 @@ func Example() {
 // Choose the binding, see which interface the client calls, and list the
 // caller's tasks one page at a time (ListTasks is an A2A 1.0 operation).
 func ExampleClient_ListTasks() {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler)}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	defer ts.Close()

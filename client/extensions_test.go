@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -21,7 +22,7 @@ import (
 // client with it.
 func TestClientExtensions(t *testing.T) {
 	const ext = "https://example.com/ext/required/v1"
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestClientExtensions(t *testing.T) {
 	})
 	card := a2a.AgentCard{Name: "x", Description: "d", Version: "1", Capabilities: a2a.AgentCapabilities{Streaming: true,
 		Extensions: []a2a.AgentExtension{{URI: ext, Required: true}}}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "x", agent, card, server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(func() {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -28,7 +29,7 @@ import (
 // files inline.
 func TestStoreFilesOutbound(t *testing.T) {
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +50,9 @@ func TestStoreFilesOutbound(t *testing.T) {
 		}
 		return u.SetStatus(ctx, a2a.TaskStateCompleted, u.Message(parts...))
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
-	with := server.NewHandler(eng, "with", agent, testCard("with"), server.HandlerOptions{Attachments: &server.AttachmentOptions{MaxBytes: 64}})
-	without := server.NewHandler(eng, "without", agent, testCard("without"), server.HandlerOptions{})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	with := server.NewHandler(eng, "with", agent, testutil.Card("with"), server.HandlerOptions{Attachments: &server.AttachmentOptions{MaxBytes: 64}})
+	without := server.NewHandler(eng, "without", agent, testutil.Card("without"), server.HandlerOptions{})
 	mounted := host.Mount(with, "/api/bridge/xyz/a2a")
 	host.Handle("/api/bridge/xyz/a2a", mounted)
 	host.Add(without)
@@ -61,7 +62,7 @@ func TestStoreFilesOutbound(t *testing.T) {
 		}
 		return host.Handler(name)
 	}
-	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(st, lookup, discardLogger()))
+	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(st, lookup, testutil.Logger()))
 	ts := httptest.NewServer(host)
 	t.Cleanup(func() {
 		ts.Close()

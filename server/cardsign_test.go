@@ -19,6 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -33,7 +34,7 @@ func signingHost(t *testing.T, o server.CardSignerOptions) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +42,11 @@ func signingHost(t *testing.T, o server.CardSignerOptions) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: discardLogger(), CardSigner: cs}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger(), CardSigner: cs}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ext := testCard("secure")
+	ext := testutil.Card("secure")
 	ext.Description = "extended"
-	host.Add(server.NewHandler(eng, "secure", whoAmI, testCard("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
+	host.Add(server.NewHandler(eng, "secure", whoAmI, testutil.Card("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(func() {
 		ts.Close()
@@ -58,18 +59,8 @@ func signingHost(t *testing.T, o server.CardSignerOptions) *httptest.Server {
 
 func get(t *testing.T, url string, hdr ...string) []byte {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := readAll(t, resp)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
-	}
+	resp, b := testutil.Get(t, url, hdr...)
+	testutil.WantStatus(t, resp, b, http.StatusOK)
 	return b
 }
 
@@ -141,7 +132,7 @@ func TestSignedExtendedCards(t *testing.T) {
 // rpcResultOf calls method without params as alice and returns the result.
 func rpcResultOf(t *testing.T, url, method string, hdr ...string) []byte {
 	t.Helper()
-	_, b := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`"}`, append(hdr, "Authorization", "Bearer alice-token")...)
+	_, b := testutil.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`"}`, append(hdr, "Authorization", "Bearer alice-token")...)
 	var r struct {
 		Result jsontext.Value `json:"result"`
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -75,26 +75,26 @@ func modesAgent() server.Agent {
 // built-in echo (whose card declares only the event-log extension).
 func extServer(t *testing.T) (string, *extRecorder) {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	rec := &extRecorder{}
-	c := testCard("req")
+	c := testutil.Card("req")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}, {URI: extOptional}}
 	host.Add(server.NewHandler(eng, "req", rec, c, server.HandlerOptions{}))
-	c = testCard("modes")
+	c = testutil.Card("modes")
 	c.DefaultInputModes = []string{"text/plain", "image/*"}
 	c.Skills[0].InputModes = []string{"application/PDF"}
 	host.Add(server.NewHandler(eng, "modes", modesAgent(), c, server.HandlerOptions{}))
-	c = testCard("open")
+	c = testutil.Card("open")
 	c.DefaultInputModes = nil
 	host.Add(server.NewHandler(eng, "open", modesAgent(), c, server.HandlerOptions{}))
-	c = testCard("bare")
+	c = testutil.Card("bare")
 	c.DefaultInputModes = []string{"text", "application/json;charset=utf-8"}
 	host.Add(server.NewHandler(eng, "bare", modesAgent(), c, server.HandlerOptions{}))
-	c = testCard("wild")
+	c = testutil.Card("wild")
 	c.DefaultInputModes = []string{"text/plain", "*/*"}
 	host.Add(server.NewHandler(eng, "wild", modesAgent(), c, server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
@@ -112,21 +112,7 @@ func extServer(t *testing.T) (string, *extRecorder) {
 // do sends one request with the header pairs hdr.
 func do(t *testing.T, method, url, body string, hdr ...string) (int, http.Header, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := testutil.Send(t, method, url, body, hdr...)
 	return resp.StatusCode, resp.Header, b
 }
 
@@ -464,13 +450,13 @@ func TestInputModes(t *testing.T) {
 // extensions with WithExtensions.
 func TestExtensionsOutsideExecute(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	rec := &extRecorder{}
-	c := testCard("req")
+	c := testutil.Card("req")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}}
 	h := server.NewHandler(eng, "req", rec, c, server.HandlerOptions{Methods: map[string]server.Method{
 		"x/extensions": func(ctx context.Context, _ []byte) (server.MethodResult, error) {
@@ -481,7 +467,7 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 			b, _ := json.Marshal(server.RequestedExtensions(ctx))
 			return server.MethodResult{Result: b}, nil
 		}}})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(h)
 	ts := httptest.NewServer(host)
 	t.Cleanup(ts.Close)
@@ -509,15 +495,15 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 // does, and the ones it applies are in the answer's A2A-Extensions.
 func TestExtensionsMessageResponder(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	var seen []string
-	c := testCard("pong")
+	c := testutil.Card("pong")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}, {URI: extOptional}}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "pong", server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		seen = slices.Clone(req.Extensions)
 		req.ApplyExtension(extOptional)

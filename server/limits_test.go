@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -27,11 +28,11 @@ import (
 func countingHost(t *testing.T, o server.TransportOptions) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Logger = quiet()
+	o.Logger = testutil.Logger()
 	host := server.NewHost(server.HostOptions{Transport: o})
 	host.Add(server.NewHandler(eng, "count", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		runs.Add(1)
@@ -66,7 +67,7 @@ func sendBatch(n int, prefix string) string {
 func TestBatchOverLimitRunsNothing(t *testing.T) {
 	t.Parallel()
 	ts, runs := countingHost(t, server.TransportOptions{MaxBatch: 3})
-	resp, b := post(t, ts.URL+"/a2a/count", sendBatch(4, "over"))
+	resp, b := testutil.Post(t, ts.URL+"/a2a/count", sendBatch(4, "over"))
 	var r rpcResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("over the limit: not one response object: %v: %s", err, b)
@@ -79,7 +80,7 @@ func TestBatchOverLimitRunsNothing(t *testing.T) {
 	if n := runs.Load(); n != 0 {
 		t.Fatalf("%d members of a refused batch ran", n)
 	}
-	_, b = post(t, ts.URL+"/a2a/count", sendBatch(3, "at"))
+	_, b = testutil.Post(t, ts.URL+"/a2a/count", sendBatch(3, "at"))
 	var rs []rpcResult
 	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 3 {
 		t.Fatalf("at the limit: %v: %s", err, b)
@@ -99,7 +100,7 @@ func TestHugeBatchOfEmptyObjectsGetsOneError(t *testing.T) {
 	t.Parallel()
 	ts, _ := countingHost(t, server.TransportOptions{})
 	body := "[" + strings.TrimSuffix(strings.Repeat("{},", 200000), ",") + "]"
-	resp, b := post(t, ts.URL+"/a2a/count", body)
+	resp, b := testutil.Post(t, ts.URL+"/a2a/count", body)
 	if len(b) > 512 {
 		t.Fatalf("answer of %d bytes: %.200s…", len(b), b)
 	}

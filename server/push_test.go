@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -84,7 +85,7 @@ func (h *hook) wait(t *testing.T, n int) []delivery {
 }
 
 func pushEngine(t *testing.T, st store.Store, signer server.PushSigner) (*server.Engine, *server.Handler) {
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(),
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(),
 		Push: &server.PushOptions{Signer: signer, RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +185,7 @@ func TestPushDisabledAndRefusedURL(t *testing.T) {
 	if r2 := call(t, ts.URL+"/", "tasks/pushNotificationConfig/set", fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"url":"http://x"}}`, r.Result.ID)); r2.Error == nil || r2.Error.Code != a2a.CodePushNotificationNotSupported {
 		t.Fatalf("push disabled: %+v", r2)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger(), Push: &server.PushOptions{
 		CheckURL: func(_ context.Context, u string) error {
 			if strings.Contains(u, "169.254") {
 				return fmt.Errorf("link-local address")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -34,14 +35,14 @@ func (a hookAgent) Cancel(ctx context.Context, task a2a.Task) error {
 // tasks/cancel on an input-required task races with a continuation message:
 // the task ends canceled, but execution 2 runs on with a live context.
 func TestCancelRacesContinuation(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := hookAgent{ex2: make(chan error, 1)}
 	h := server.NewHandler(eng, "a", a, card(), server.HandlerOptions{})
 	ctx := context.Background()
-	t1, err := h.SendMessage(ctx, userMsg("hi", ""))
+	t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 		done <- ct
 	}()
 	time.Sleep(10 * time.Millisecond)
-	p := userMsg("go on", t1.ID)
+	p := testutil.UserMessage("go on", t1.ID)
 	f := false
 	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
 	_, contErr := h.SendMessage(ctx, p)

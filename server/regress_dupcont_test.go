@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -14,7 +15,7 @@ import (
 // A client retries a continuation (same messageId) while the first attempt
 // is in flight: the retry should get the task (dedupe), not -32004.
 func TestConcurrentDuplicateContinuation(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +30,11 @@ func TestConcurrentDuplicateContinuation(t *testing.T) {
 	f := false
 	bad := 0
 	for i := 0; i < 300; i++ {
-		t1, err := h.SendMessage(ctx, userMsg("hi", ""))
+		t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := userMsg("again", t1.ID)
+		p := testutil.UserMessage("again", t1.ID)
 		p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
 		var wg sync.WaitGroup
 		errs := make([]error, 2)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -27,7 +28,7 @@ func TestFollowStress(t *testing.T) {
 				defer s.Close()
 				st = s
 			}
-			eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: quiet()})
+			eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +46,7 @@ func TestFollowStress(t *testing.T) {
 			defer cancel()
 			var wg sync.WaitGroup
 			for task := 0; task < 4; task++ {
-				evs, err := h.SendStreamingMessage(ctx, userMsg("go", ""))
+				evs, err := h.SendStreamingMessage(ctx, testutil.UserMessage("go", ""))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -14,7 +15,7 @@ import (
 // is not terminal). A resubscribe with Last-Event-ID replays past the final
 // input-required event, then waits forever for another final event.
 func TestReplayPastInterruptedEnds(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestReplayPastInterruptedEnds(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	ctx := context.Background()
-	t1, err := h.SendMessage(ctx, userMsg("hi", ""))
+	t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

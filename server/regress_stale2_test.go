@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // Same race with no sleep at all: the agent returns right after RequireInput.
 func TestStaleExecutionRaceNoSleep(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +32,11 @@ func TestStaleExecutionRaceNoSleep(t *testing.T) {
 	ctx := context.Background()
 	const n = 300
 	for i := 0; i < n; i++ {
-		t1, err := h.SendMessage(ctx, userMsg("hi", ""))
+		t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.SendMessage(ctx, userMsg("bob", t1.ID)); err != nil {
+		if _, err := h.SendMessage(ctx, testutil.UserMessage("bob", t1.ID)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,33 +2,24 @@ package server_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 func card() a2a.AgentCard {
 	return a2a.AgentCard{Name: "x", Description: "x", Version: "1", Capabilities: a2a.AgentCapabilities{Streaming: true}}
-}
-
-func userMsg(text, taskID string) a2a.MessageSendParams {
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
-	m.TaskID = taskID
-	return a2a.MessageSendParams{Message: m}
 }
 
 // Execution 1 asks for input, then takes a moment to return. The client
 // answers at once. Execution 1's finish() completes the task that
 // execution 2 is still working on.
 func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +40,11 @@ func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	ctx := context.Background()
-	t1, err := h.SendMessage(ctx, userMsg("hi", ""))
+	t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
 	if err != nil || t1.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("turn 1: %v %v", err, t1)
 	}
-	t2, err := h.SendMessage(ctx, userMsg("bob", t1.ID))
+	t2, err := h.SendMessage(ctx, testutil.UserMessage("bob", t1.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

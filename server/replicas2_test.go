@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -41,13 +42,13 @@ func testReplicaSlowRecovery(t *testing.T, c cluster) {
 	defer pst.Close()
 	st := &slowOrphans{sharedStore: pst}
 	st.slow.Store(true)
-	eng, err := server.NewEngine(ctx, st, server.EngineOptions{LeaseTime: time.Second, Logger: discardLogger()})
+	eng, err := server.NewEngine(ctx, st, server.EngineOptions{LeaseTime: time.Second, Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
 	onA := newCancelAgent()
-	h := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "steps", onA, testutil.Card("steps"), server.HandlerOptions{})
 	task := startTask(t, ctx, h)
 	within(t, onA.started, "A")
 	time.Sleep(120 * time.Millisecond)

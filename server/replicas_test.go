@@ -9,6 +9,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -99,7 +100,7 @@ func startReplica(t *testing.T, ctx context.Context, c cluster, agent server.Age
 func startReplicaOn(t *testing.T, ctx context.Context, c cluster, agent server.Agent, o server.EngineOptions, wrap func(sharedStore) store.Store) *replica {
 	t.Helper()
 	st := c.open(t, ctx)
-	o.Logger = discardLogger()
+	o.Logger = testutil.Logger()
 	var es store.Store = st
 	if wrap != nil {
 		es = wrap(st)
@@ -114,7 +115,7 @@ func startReplicaOn(t *testing.T, ctx context.Context, c cluster, agent server.A
 		eng.Close(cctx)
 		st.Close()
 	})
-	return &replica{st: st, eng: eng, h: server.NewHandler(eng, "steps", agent, testCard("steps"), server.HandlerOptions{})}
+	return &replica{st: st, eng: eng, h: server.NewHandler(eng, "steps", agent, testutil.Card("steps"), server.HandlerOptions{})}
 }
 
 // cancelAgent works until its context ends; it tells when it started,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -47,28 +48,9 @@ type rpcResult struct {
 	} `json:"error"`
 }
 
-func post(t testing.TB, url, body string, hdr ...string) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
-}
-
 func call(t testing.TB, url, method, params string) rpcResult {
 	t.Helper()
-	_, b := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params))
+	_, b := testutil.RPC(t, url, method, params)
 	var r rpcResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v: %s", method, err, b)
@@ -263,7 +245,7 @@ func TestBodyLimit(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{MaxBodyBytes: 1024}})
 	big := strings.Repeat("x", 4096)
-	resp, b := post(t, ts.URL+"/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(big, "big", "")+`}`)
+	resp, b := testutil.Post(t, ts.URL+"/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(big, "big", "")+`}`)
 	var r rpcResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
@@ -361,7 +343,7 @@ func TestRecoveryFailsTasksLeftRunning(t *testing.T) {
 	r := call(t, ts.URL+"/a2a/wait", "message/send", sendParams("x", "rec-1", `,"configuration":{"blocking":false}`))
 	// A second engine on the same store plays the restarted process: it
 	// recovers as it is made.
-	eng2, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng2, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -58,12 +59,12 @@ func newTurnsServer(t *testing.T) string {
 	case "postgres":
 		st = pgtest.OpenWith(t, postgres.Options{Exclusive: true})
 	}
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "turns", Transport: server.TransportOptions{Logger: discardLogger()}})
-	host.Add(server.NewHandler(eng, "turns", turnsAgent{}, testCard("turns"), server.HandlerOptions{}))
+	host := server.NewHost(server.HostOptions{Default: "turns", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "turns", turnsAgent{}, testutil.Card("turns"), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
@@ -316,7 +317,7 @@ func TestReplicaSubscribeThroughInterruption(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		serve := func(r *replica) string {
-			host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+			host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 			host.Add(r.h)
 			ts := httptest.NewServer(host)
 			t.Cleanup(func() {

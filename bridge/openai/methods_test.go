@@ -18,6 +18,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/openai"
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -35,11 +36,11 @@ type aiEnv struct {
 // whose card declares ext, and returns the server's root URL.
 func serveMethods(t testing.TB, ag server.Agent, methods map[string]server.Method, ext *a2a.AgentExtension) string {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	card := a2a.AgentCard{Name: agentName, Description: "a model", Version: "1",
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},

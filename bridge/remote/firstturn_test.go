@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -33,8 +34,8 @@ func TestFirstExecutionWithHistory(t *testing.T) {
 			}
 			task, err := server.RunAgent(ctx, ag, &server.Request{Message: now, Task: a2a.Task{History: hist},
 				Params: a2a.MessageSendParams{Message: now}}, server.RunOptions{})
-			if err != nil || task.Status.State != a2a.TaskStateCompleted || statusText(task.Status) != "direct answer" {
-				t.Fatalf("first execution: %s %q %v, want completed with the remote's answer", task.Status.State, statusText(task.Status), err)
+			if err != nil || task.Status.State != a2a.TaskStateCompleted || testutil.StatusText(task.Status) != "direct answer" {
+				t.Fatalf("first execution: %s %q %v, want completed with the remote's answer", task.Status.State, testutil.StatusText(task.Status), err)
 			}
 			task, _ = server.RunAgent(ctx, ag, &server.Request{Message: now, Task: a2a.Task{History: hist, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}},
 				Params: a2a.MessageSendParams{Message: now}}, server.RunOptions{})

@@ -1,0 +1,130 @@
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// NewRequest builds a request for method and url with body (none when
+// empty) and the header pairs hdr (name, value, name, value, …). A pair
+// whose name comes first in hdr replaces that header; a later pair of the
+// same name adds a value, so a test can send a header twice.
+func NewRequest(t testing.TB, ctx context.Context, method, url, body string, hdr ...string) *http.Request {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetHeaders(req.Header, hdr...)
+	return req
+}
+
+// SetHeaders applies the header pairs hdr to h as NewRequest does: the
+// first pair of a name replaces that header, later pairs add values.
+func SetHeaders(h http.Header, hdr ...string) {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		k := http.CanonicalHeaderKey(hdr[i])
+		if seen[k] {
+			h.Add(k, hdr[i+1])
+			continue
+		}
+		seen[k] = true
+		h.Set(k, hdr[i+1])
+	}
+}
+
+// Do sends req with http.DefaultClient and returns the response, its body
+// read whole and closed. A transport error or a failed read fails t.
+func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read the body: %v", req.Method, req.URL, err)
+	}
+	return resp, b
+}
+
+// Send builds a request as NewRequest does, with Content-Type
+// application/json unless hdr names one, and sends it with Do.
+func Send(t testing.TB, method, url, body string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req := NewRequest(t, context.Background(), method, url, body, hdr...)
+	if !names(hdr, "Content-Type") {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return Do(t, req)
+}
+
+// Post posts the JSON document body to url with the header pairs hdr and
+// returns the response and its body.
+func Post(t testing.TB, url, body string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	return Send(t, http.MethodPost, url, body, hdr...)
+}
+
+// Get sends a GET to url with the header pairs hdr and returns the
+// response and its body.
+func Get(t testing.TB, url string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	return Do(t, NewRequest(t, context.Background(), http.MethodGet, url, "", hdr...))
+}
+
+// RPCBody is the JSON-RPC 2.0 request document with id 1 that calls
+// method with params (a JSON value).
+func RPCBody(method, params string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
+}
+
+// RPC posts the JSON-RPC request RPCBody(method, params) to url with the
+// header pairs hdr and returns the response and its body.
+func RPC(t testing.TB, url, method, params string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	return Post(t, url, RPCBody(method, params), hdr...)
+}
+
+// WantStatus fails t unless resp has the status code want; body, the
+// response's body, goes into the message.
+func WantStatus(t testing.TB, resp *http.Response, body []byte, want int) {
+	t.Helper()
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", resp.Request.Method, resp.Request.URL, resp.StatusCode, want, body)
+	}
+}
+
+// Open sends req with http.DefaultClient and returns the response with
+// its body unread, for a stream the test reads as it comes. The body is
+// closed when t ends (closing it earlier is fine). A transport error
+// fails t.
+func Open(t testing.TB, req *http.Request) *http.Response {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// names reports whether the header pairs hdr name the header name.
+func names(hdr []string, name string) bool {
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if http.CanonicalHeaderKey(hdr[i]) == http.CanonicalHeaderKey(name) {
+			return true
+		}
+	}
+	return false
+}
