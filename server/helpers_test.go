@@ -55,6 +55,11 @@ func (w waitAgent) Cancel(ctx context.Context, task a2a.Task) error {
 	return nil
 }
 
+// card is a bare streaming Agent Card for handlers whose card no test reads.
+func card() a2a.AgentCard {
+	return a2a.AgentCard{Name: "x", Description: "x", Version: "1", Capabilities: a2a.AgentCapabilities{Streaming: true}}
+}
+
 // newTestServer starts a Host on an httptest server with the built-in
 // agents (echo is the default) and test agents: wait (blocks until
 // canceled), bad (emits an invalid transition), panic, fail (returns an
