@@ -43,6 +43,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 const (
@@ -331,7 +333,7 @@ func v1StartOursReplicas(t *testing.T) *v1Target {
 	}
 	// The proxy's address is every replica's --public-url (the issuer of
 	// their push tokens, the URL of their cards).
-	proxy := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	proxy := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	var upstreams []string
 	for range 3 {
 		s := startServer(t, "--replica", "--postgres", dsn, "--lease", "3s", "--push-allow", "127.0.0.0/8", "--public-url", "http://"+proxy)
@@ -367,7 +369,7 @@ func v1StartNginx(t *testing.T, bin, addr string, upstreams []string) string {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &testutil.Buffer{}
 	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = sysProcAttr()
