@@ -135,11 +135,5 @@ func TestReadyzPostgresUnreachable(t *testing.T) {
 		t.Fatalf("healthz with the database cut off: %d, want 200", c)
 	}
 	proxy.Refuse(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for code("/readyz") != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("readyz not 200 within 10 s of the database coming back")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "readyz 200 once the database is back", func() bool { return code("/readyz") == 200 })
 }

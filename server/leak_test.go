@@ -61,15 +61,8 @@ func TestNoTaskStateLeft(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n, pipes := server.TaskStates(eng)
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d task states left (%d with a pipe) after 5 canceled and 5 completed tasks", n, pipes)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var n, pipes int
+	if !testutil.Poll(5*time.Second, func() bool { n, pipes = server.TaskStates(eng); return n == 0 }) {
+		t.Fatalf("%d task states left (%d with a pipe) after 5 canceled and 5 completed tasks", n, pipes)
 	}
 }

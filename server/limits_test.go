@@ -191,7 +191,7 @@ func TestBodyReadTimeoutDoesNotCutLongRequests(t *testing.T) {
 		t.Fatalf("blocking send outlasting the body deadline: %+v", r)
 	}
 	ch, _ := openStream(t, context.Background(), ts.URL+"/a2a/slow", `{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+sendParams("1", "long-stream", "")+`}`)
-	frames := collect(t, ch, 30*time.Second)
+	frames := testutil.Drain(t, ch, 30*time.Second)
 	if len(frames) == 0 || !frames[len(frames)-1].res.Result.Final || frames[len(frames)-1].res.Result.Status.State != "completed" {
 		t.Fatalf("stream outlasting the body deadline ended early: %d frames", len(frames))
 	}

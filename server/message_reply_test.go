@@ -288,11 +288,8 @@ func TestMessageReplyErrors(t *testing.T) {
 				t.Errorf("%s %s: %+v, want %d without the agent's details", b.name, text, got, want)
 			}
 			// The line may be written just after the answer.
-			for deadline := time.Now().Add(5 * time.Second); strings.Count(ts.logs.String(), logged) == before; {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s %s: no log line %q:\n%s", b.name, text, logged, ts.logs.String())
-				}
-				time.Sleep(time.Millisecond) // polls
+			if !testutil.Poll(5*time.Second, func() bool { return strings.Count(ts.logs.String(), logged) > before }) {
+				t.Fatalf("%s %s: no log line %q:\n%s", b.name, text, logged, ts.logs.String())
 			}
 		}
 	}

@@ -241,12 +241,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	}
 	// The dead webhook's first attempt runs on its own worker and may not
 	// have reached the server yet; it must come, though.
-	for deadline := time.Now().Add(10 * time.Second); deadHits.Load() == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the dead webhook was never tried")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the dead webhook tried", func() bool { return deadHits.Load() > 0 })
 	if err := chat.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "dead"}); err != nil {
 		t.Fatal(err)
 	}

@@ -159,16 +159,13 @@ func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
 // committed, a moment later.
 func visible(t *testing.T, ctx context.Context, h *server.Handler, id string, state a2a.TaskState) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := h.GetTask(ctx, a2a.TaskQueryParams{ID: id})
-		if err == nil && got.Status.State == state {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: not %s within 10 s: %+v %v", id, state, got.Status, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var got *a2a.Task
+	var err error
+	if !testutil.Poll(10*time.Second, func() bool {
+		got, err = h.GetTask(ctx, a2a.TaskQueryParams{ID: id})
+		return err == nil && got.Status.State == state
+	}) {
+		t.Fatalf("task %s: not %s within 10 s: %+v %v", id, state, got.Status, err)
 	}
 }
 

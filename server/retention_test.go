@@ -45,16 +45,12 @@ func TestRetention(t *testing.T) {
 			if _, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID}); err != nil {
 				t.Fatalf("tasks/get right after: %v", err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				_, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID})
-				if e, ok := err.(*a2a.Error); ok && e.Code == a2a.CodeTaskNotFound {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the finished task is still there after 10 s (retention 300 ms): %v", err)
-				}
-				time.Sleep(50 * time.Millisecond)
+			if !testutil.Poll(10*time.Second, func() bool {
+				_, err = echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID})
+				e, ok := err.(*a2a.Error)
+				return ok && e.Code == a2a.CodeTaskNotFound
+			}) {
+				t.Fatalf("the finished task is still there after 10 s (retention 300 ms): %v", err)
 			}
 			got, err := wait.GetTask(ctx, a2a.TaskQueryParams{ID: running.ID})
 			if err != nil || got.Status.State.Terminal() {

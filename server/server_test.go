@@ -104,23 +104,6 @@ func openStream(t testing.TB, ctx context.Context, url, body string, hdr ...stri
 	return ch, resp
 }
 
-func collect(t testing.TB, ch <-chan frame, timeout time.Duration) []frame {
-	t.Helper()
-	var out []frame
-	deadline := time.After(timeout)
-	for {
-		select {
-		case f, ok := <-ch:
-			if !ok {
-				return out
-			}
-			out = append(out, f)
-		case <-deadline:
-			t.Fatalf("stream did not end within %s (got %d frames)", timeout, len(out))
-		}
-	}
-}
-
 func TestStreamDropAndResumeLosesNothing(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{})
@@ -142,7 +125,7 @@ func TestStreamDropAndResumeLosesNothing(t *testing.T) {
 	ch2, _ := openStream(t, context.Background(), url,
 		fmt.Sprintf(`{"jsonrpc":"2.0","id":"b","method":"tasks/resubscribe","params":{"id":%q}}`, taskID),
 		"Last-Event-ID", strconv.FormatInt(last, 10))
-	rest := collect(t, ch2, 10*time.Second)
+	rest := testutil.Drain(t, ch2, 10*time.Second)
 	all := append(first, rest...)
 	for i, f := range all {
 		if f.id != int64(i+1) {

@@ -5,8 +5,12 @@ import (
 	"time"
 )
 
-// pollEvery is how often Eventually looks again.
-const pollEvery = 5 * time.Millisecond
+// The pause between two looks of Poll starts at firstPause and doubles up
+// to maxPause: a quick condition is seen at once, a slow one costs little.
+const (
+	firstPause = time.Millisecond
+	maxPause   = 50 * time.Millisecond
+)
 
 // Eventually calls cond until it reports true and fails t if it has not
 // within timeout; what describes the awaited condition in the message.
@@ -23,6 +27,7 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 // whether it did.
 func Poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
+	pause := firstPause
 	for {
 		if cond() {
 			return true
@@ -30,7 +35,8 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(pause)
+		pause = min(2*pause, maxPause)
 	}
 }
 
@@ -49,4 +55,23 @@ func Receive[T any](t testing.TB, ch <-chan T, timeout time.Duration, what strin
 	}
 	var zero T
 	return zero
+}
+
+// Drain receives from ch until it is closed and returns what came, or
+// fails t if ch is still open after timeout (a stream that hangs).
+func Drain[T any](t testing.TB, ch <-chan T, timeout time.Duration) []T {
+	t.Helper()
+	var out []T
+	deadline := time.After(timeout)
+	for {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, v)
+		case <-deadline:
+			t.Fatalf("stream still open after %s (%d events so far)", timeout, len(out))
+		}
+	}
 }
