@@ -3,11 +3,9 @@ package client_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
@@ -38,13 +36,7 @@ func TestClientExtensions(t *testing.T) {
 		Extensions: []a2a.AgentExtension{{URI: ext, Required: true}}}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "x", agent, card, server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	for _, proto := range []string{a2a.Version03, a2a.Version10} {
 		for _, binding := range []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON} {
 			what := proto + " " + binding

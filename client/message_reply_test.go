@@ -2,9 +2,7 @@ package client_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
@@ -33,13 +31,7 @@ func TestMessageReply(t *testing.T) {
 		Skills: []a2a.AgentSkill{{ID: "ping", Name: "ping", Description: "pong", Tags: []string{"ping"}}}}
 	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "ping", agent, card, server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	for _, in := range interfaces {
 		t.Run(in.name, func(t *testing.T) {
 			t.Parallel()

@@ -166,7 +166,7 @@ func TestVerifiedCardIgnoresUnsignedMembers(t *testing.T) {
 // signed cards, behind a proxy that lets tamper change responses.
 func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httptest.Server {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discard()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discard(), CardSigner: cs}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), CardSigner: cs}})
 	ext := agents.Echo{}.Card()
 	ext.Description = "extended"
 	host.Add(server.NewHandler(eng, "secure", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -63,13 +61,7 @@ func TestStoreFilesOutbound(t *testing.T) {
 		return host.Handler(name)
 	}
 	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(st, lookup, testutil.Logger()))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	send := func(path string) (art, hist map[string]any) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -49,14 +48,7 @@ func secureHost(t *testing.T) *httptest.Server {
 	ext.Skills = append(ext.Skills, a2a.AgentSkill{ID: "admin", Name: "Admin", Description: "only for known callers", Tags: []string{"admin"}})
 	host.Add(server.NewHandler(eng, "secure", whoAmI, testutil.Card("secure"), server.HandlerOptions{Auth: auth.Set{bearer, key}, ExtendedCard: &ext}))
 	host.Add(server.NewHandler(eng, "locked", whoAmI, testutil.Card("locked"), server.HandlerOptions{Auth: auth.Set{bearer}, CardRequiresAuth: true}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts
 }
 

@@ -116,14 +116,7 @@ func newTestServer(t testing.TB, o testServerOptions) *testServer {
 	for name, a := range o.more {
 		add(name, a, testutil.Card(name))
 	}
-	ts.Server = httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Server.CloseClientConnections()
-		ts.Server.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts.Server = testutil.Serve(t, host, eng.Close)
 	return ts
 }
 

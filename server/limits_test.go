@@ -38,14 +38,7 @@ func countingHost(t *testing.T, o server.TransportOptions) (*httptest.Server, *a
 		runs.Add(1)
 		return u.Complete(ctx, "done")
 	}), card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts, &runs
 }
 

@@ -108,14 +108,7 @@ func newReplyServerWith(t *testing.T, eo server.EngineOptions) *replyServer {
 	host := server.NewHost(server.HostOptions{Default: "reply", Transport: server.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 	a := &replyAgent{}
 	host.Add(server.NewHandler(eng, "reply", a, testutil.Card("reply"), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return &replyServer{Server: ts, agent: a, store: st, logs: logs}
 }
 

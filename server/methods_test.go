@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -119,14 +118,7 @@ func newMethodsEnv(t *testing.T) *methodsEnv {
 	host := server.NewHost(server.HostOptions{Default: "m", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "m", agents.Echo{}, testutil.Card("m"), server.HandlerOptions{Methods: methods}))
 	host.Add(server.NewHandler(eng, "secure", agents.Echo{}, testutil.Card("secure"), server.HandlerOptions{Methods: methods, Auth: auth.Set{bearer}}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	env.url, env.secureURL = ts.URL+"/a2a/m", ts.URL+"/a2a/secure"
 	return env
 }

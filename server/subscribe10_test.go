@@ -65,14 +65,7 @@ func newTurnsServer(t *testing.T) string {
 	}
 	host := server.NewHost(server.HostOptions{Default: "turns", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "turns", turnsAgent{}, testutil.Card("turns"), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL + "/a2a/turns"
 }
 

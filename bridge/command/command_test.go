@@ -137,15 +137,7 @@ func textMessage(texts ...string) a2a.Message {
 // send sends m (blocking) and returns the final task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
 	t.Helper()
-	res, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("SendMessage answered %T, want a task", res)
-	}
-	return task
+	return testutil.SendTask(t, context.Background(), e.c, a2a.MessageSendParams{Message: m})
 }
 
 // partBytes returns the bytes of text and raw parts, concatenated.

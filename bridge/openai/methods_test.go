@@ -49,14 +49,7 @@ func serveMethods(t testing.TB, ag server.Agent, methods map[string]server.Metho
 		card.Capabilities.Extensions = []a2a.AgentExtension{*ext}
 	}
 	host.Add(server.NewHandler(eng, agentName, ag, card, server.HandlerOptions{Methods: methods}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL
 }
 

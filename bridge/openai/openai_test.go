@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -75,14 +74,7 @@ func startFuzz(t testing.TB, cfg openai.Config) *env {
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{ag.Skill()}}
 	host.Add(server.NewHandler(eng, agentName, ag, card, server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	c, err := client.Dial(context.Background(), ts.URL, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,15 +87,7 @@ func userText(text string) a2a.Message { return a2a.NewMessage(a2a.RoleUser, a2a
 // send sends a blocking message and returns the task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
 	t.Helper()
-	ev, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok := ev.(*a2a.Task)
-	if !ok {
-		t.Fatalf("answer is %T, want a task", ev)
-	}
-	return task
+	return testutil.SendTask(t, context.Background(), e.c, a2a.MessageSendParams{Message: m})
 }
 
 type msg = openaitest.Message

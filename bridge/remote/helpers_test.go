@@ -51,14 +51,7 @@ func startHost(t *testing.T, wrap func(http.Handler) http.Handler, agents map[st
 	if wrap != nil {
 		hd = wrap(h)
 	}
-	ts := httptest.NewServer(hd)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, hd, eng.Close)
 	return &host{Server: ts}
 }
 
@@ -180,15 +173,7 @@ func dial(t *testing.T, ctx context.Context, url string, opts client.Options) *c
 
 func sendTask(t *testing.T, ctx context.Context, c *client.Client, p a2a.MessageSendParams) *a2a.Task {
 	t.Helper()
-	res, err := c.SendMessage(ctx, p)
-	if err != nil {
-		t.Fatalf("SendMessage(%q): %v", testutil.Text(p.Message.Parts), err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("SendMessage(%q): %T, want a Task", testutil.Text(p.Message.Parts), res)
-	}
-	return task
+	return testutil.SendTask(t, ctx, c, p)
 }
 
 func artifactText(task *a2a.Task, id string) string {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -68,15 +67,8 @@ func (s *a2aServer) start(t *testing.T, opts simple.EndpointOptions) {
 		opts.Logger = testutil.Logger()
 	}
 	s.host.Handle("/simple/{agent}", simple.NewEndpoint(s.host.Handler, opts))
-	ts := httptest.NewServer(s.host)
+	ts := testutil.Serve(t, s.host, s.eng.Close)
 	s.url = ts.URL
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.eng.Close(ctx)
-	})
 }
 
 // startHTTPAgents hosts one http agent per config, under its name.
@@ -112,15 +104,7 @@ func (s *a2aServer) send(t *testing.T, name string, parts ...a2a.Part) *a2a.Task
 
 func (s *a2aServer) sendMsg(t *testing.T, name string, m a2a.Message, cfg *a2a.MessageSendConfiguration) *a2a.Task {
 	t.Helper()
-	ev, err := s.client(t, name).SendMessage(context.Background(), a2a.MessageSendParams{Message: m, Configuration: cfg})
-	if err != nil {
-		t.Fatalf("send to %s: %v", name, err)
-	}
-	task, ok := ev.(*a2a.Task)
-	if !ok {
-		t.Fatalf("send to %s: got %T, want a task", name, ev)
-	}
-	return task
+	return testutil.SendTask(t, context.Background(), s.client(t, name), a2a.MessageSendParams{Message: m, Configuration: cfg})
 }
 
 func wantState(t *testing.T, task *a2a.Task, want a2a.TaskState) {

@@ -1,7 +1,9 @@
 package testutil
 
 import (
+	"context"
 	"strings"
+	"testing"
 
 	"github.com/a2abridge/a2abridge/a2a"
 )
@@ -49,4 +51,24 @@ func ArtifactText(task *a2a.Task) string {
 		b.WriteString(Text(a.Parts))
 	}
 	return b.String()
+}
+
+// Sender sends a message and answers with an event, as a client does.
+type Sender interface {
+	SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.Event, error)
+}
+
+// SendTask sends p with s and returns the task that answers it; an error,
+// or an answer that is not a task, fails t.
+func SendTask(t testing.TB, ctx context.Context, s Sender, p a2a.MessageSendParams) *a2a.Task {
+	t.Helper()
+	res, err := s.SendMessage(ctx, p)
+	if err != nil {
+		t.Fatalf("SendMessage(%q): %v", Text(p.Message.Parts), err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("SendMessage(%q): answered %T, want a task", Text(p.Message.Parts), res)
+	}
+	return task
 }

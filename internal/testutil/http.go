@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // NewRequest builds a request for method and url with body (none when
@@ -127,4 +129,23 @@ func names(hdr []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// Serve serves h on a loopback httptest server until t ends. Then it
+// cuts the open connections (a stream still open does not hold the test
+// up), closes the server and calls each closer, in order, with a context
+// that ends after 5 seconds: the engine's Close, a store's.
+func Serve(t testing.TB, h http.Handler, closers ...func(context.Context) error) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, c := range closers {
+			_ = c(ctx)
+		}
+	})
+	return ts
 }

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +31,7 @@ import (
 	ba2a "github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
 	bclient "github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	bserver "github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 
@@ -167,14 +167,7 @@ func startBridgeFront(t *testing.T, remotes []*bridgeRemote) string {
 			host.Add(bserver.NewHandler(eng, rm.prefix+"-"+agent, ag, card, bserver.HandlerOptions{}))
 		}
 	}
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL
 }
 
