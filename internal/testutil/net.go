@@ -154,3 +154,37 @@ func (p *Proxy) Sent() []string {
 	}
 	return out
 }
+
+// ServeTCP listens on 127.0.0.1 and runs handle on each connection in a
+// goroutine of its own, closing the connection when handle returns; when
+// t ends it stops listening and waits for the handlers. It returns the
+// listener's host:port. For servers that must misbehave below HTTP.
+func ServeTCP(t testing.TB, handle func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				handle(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
