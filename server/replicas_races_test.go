@@ -197,17 +197,25 @@ type emitAfterAgent struct {
 func (a emitAfterAgent) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 	a.started <- r.Task.ID
 	<-a.goOn
-	err := u.Working(ctx, "still here")
+	err := workingTwice(ctx, u, "still here")
+	a.emitErr <- err
+	return err
+}
+
+// workingTwice emits a working status with text and returns what that
+// returned; if the event was queued (the engine queues an agent's events)
+// and so returned no error, it is refused at its commit, which stops the
+// execution: workingTwice waits for that (at most 5 s) and returns what a
+// second working status returns, which is refused.
+func workingTwice(ctx context.Context, u *server.TaskUpdater, text string) error {
+	err := u.Working(ctx, text)
 	if err == nil {
-		// Queued (the engine queues an agent's events): refused at its
-		// commit, which stops the execution; the next one is refused.
 		select {
 		case <-ctx.Done():
 		case <-time.After(5 * time.Second):
 		}
-		err = u.Working(ctx, "still here, again")
+		err = u.Working(ctx, text+", again")
 	}
-	a.emitErr <- err
 	return err
 }
 
@@ -271,17 +279,7 @@ func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.T
 	}
 	a.asked <- u.TaskID()
 	<-a.goOn
-	err := u.Working(ctx, "stale execution on A")
-	if err == nil {
-		// Queued: refused at its commit, which stops the execution;
-		// the next one is refused.
-		select {
-		case <-ctx.Done():
-		case <-time.After(5 * time.Second):
-		}
-		err = u.Working(ctx, "stale execution on A, again")
-	}
-	a.emitErr <- err
+	a.emitErr <- workingTwice(ctx, u, "stale execution on A")
 	return nil
 }
 

@@ -70,18 +70,7 @@ type frame struct {
 // openStream posts a streaming request and returns its frames as they come.
 func openStream(t testing.TB, ctx context.Context, url, body string, hdr ...string) (<-chan frame, *http.Response) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q: %s", ct, b)
-	}
+	resp := testutil.OpenEvents(t, testutil.NewRequest(t, ctx, http.MethodPost, url, body, hdr...))
 	ch := make(chan frame, 1024)
 	go func() {
 		defer close(ch)

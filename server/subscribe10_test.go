@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -82,27 +81,13 @@ type liveFrame struct {
 // which is closed when the server ends the stream.
 func openLive(t *testing.T, ctx context.Context, method, url, body string, hdr ...string) <-chan liveFrame {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	req := testutil.NewRequest(t, ctx, method, url, body)
 	req.Header.Set("Accept", "text/event-stream")
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("%s %s: content type %q (%d): %s", method, url, ct, resp.StatusCode, b)
-	}
+	testutil.SetHeaders(req.Header, hdr...)
+	resp := testutil.OpenEvents(t, req)
 	out := make(chan liveFrame, 64)
 	go func() {
 		defer close(out)

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -187,24 +186,14 @@ type rawFrame struct{ id, data string }
 func streamRaw(t testing.TB, ctx context.Context, url, body string, hdr ...string) []rawFrame {
 	t.Helper()
 	method := http.MethodPost
-	var rd io.Reader = strings.NewReader(body)
 	if body == "" {
-		method, rd = http.MethodGet, nil
+		method = http.MethodGet
 	}
-	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	req := testutil.NewRequest(t, ctx, method, url, body)
 	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.SetHeaders(req.Header, hdr...)
+	resp := testutil.OpenEvents(t, req)
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q (%d): %s", ct, resp.StatusCode, b)
-	}
 	var out []rawFrame
 	rd2 := sse.NewReader(resp.Body)
 	for {

@@ -149,3 +149,15 @@ func Serve(t testing.TB, h http.Handler, closers ...func(context.Context) error)
 	})
 	return ts
 }
+
+// OpenEvents sends req as Open does and requires an event stream: an
+// answer of another content type fails t with its status and body.
+func OpenEvents(t testing.TB, req *http.Request) *http.Response {
+	t.Helper()
+	resp := Open(t, req)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s %s: content type %q (%d): %s", req.Method, req.URL, ct, resp.StatusCode, b)
+	}
+	return resp
+}
