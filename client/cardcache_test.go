@@ -71,7 +71,7 @@ func cachingAgent(t *testing.T, o server.HostOptions) (*httptest.Server, *cardRe
 	host := server.NewHost(o)
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	c := &cardRequests{}
-	ts := testutil.Serve(t, countCards(host, c), eng.Close)
+	ts := testutil.ServeDrained(t, countCards(host, c), eng.Close)
 	return ts, c
 }
 

@@ -36,7 +36,7 @@ func TestClientExtensions(t *testing.T) {
 		Extensions: []a2a.AgentExtension{{URI: ext, Required: true}}}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "x", agent, card, server.HandlerOptions{}))
-	ts := testutil.Serve(t, host, eng.Close)
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	for _, proto := range []string{a2a.Version03, a2a.Version10} {
 		for _, binding := range []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON} {
 			what := proto + " " + binding

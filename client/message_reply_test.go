@@ -31,7 +31,7 @@ func TestMessageReply(t *testing.T) {
 		Skills: []a2a.AgentSkill{{ID: "ping", Name: "ping", Description: "pong", Tags: []string{"ping"}}}}
 	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "ping", agent, card, server.HandlerOptions{}))
-	ts := testutil.Serve(t, host, eng.Close)
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	for _, in := range interfaces {
 		t.Run(in.name, func(t *testing.T) {
 			t.Parallel()

@@ -39,7 +39,7 @@ func signedAgent(t *testing.T, key crypto.Signer, alg, jku string) *httptest.Ser
 	}
 	host := server.NewHost(server.HostOptions{Transport: to})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ts := testutil.Serve(t, host, eng.Close)
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return ts
 }
 

@@ -87,7 +87,7 @@ func orphanServer(t *testing.T, st store.Store, agent server.Agent) func(m map[s
 	}
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "files", agent, testutil.Card("files"), server.HandlerOptions{Attachments: &server.AttachmentOptions{}}))
-	ts := testutil.Serve(t, host, eng.Close)
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return func(m map[string]any) map[string]any {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{"message": m}})
 		resp, err := http.Post(ts.URL+"/a2a/files", "application/json", bytes.NewReader(body))

@@ -61,7 +61,7 @@ func TestStoreFilesOutbound(t *testing.T) {
 		return host.Handler(name)
 	}
 	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(st, lookup, testutil.Logger()))
-	ts := testutil.Serve(t, host, eng.Close)
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	send := func(path string) (art, hist map[string]any) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{

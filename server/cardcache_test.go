@@ -155,7 +155,7 @@ func versionsHost(t *testing.T, o server.HostOptions) *httptest.Server {
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	ext := testutil.Card("secure")
 	host.Add(server.NewHandler(eng, "secure", whoAmI, testutil.Card("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
-	ts := testutil.Serve(t, host, eng.Close)
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return ts
 }
 

@@ -46,7 +46,7 @@ func signingHost(t *testing.T, o server.CardSignerOptions) *httptest.Server {
 	ext := testutil.Card("secure")
 	ext.Description = "extended"
 	host.Add(server.NewHandler(eng, "secure", whoAmI, testutil.Card("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
-	ts := testutil.Serve(t, host, eng.Close)
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return ts
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/testutil"
@@ -255,5 +256,34 @@ func TestTrustedProxyMappedPrefix(t *testing.T) {
 		"X-Forwarded-Host", "agents.example.com", "X-Forwarded-Proto", "https"))
 	if got != "https://agents.example.com/a2a/echo" {
 		t.Fatalf("card url %q: the mapped prefix of the proxy was not trusted", got)
+	}
+}
+
+func newHost(t *testing.T) *httptest.Server {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "echo", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error { return nil }), card(), server.HandlerOptions{}))
+	return testutil.ServeDrained(t, host, eng.Close)
+}
+
+func TestInvalidUTF8TaskIDInPath(t *testing.T) {
+	ts := newHost(t)
+	resp, b := testutil.Get(t, ts.URL+"/a2a/echo/tasks/%ff/events")
+	t.Logf("HTTP %d: %s", resp.StatusCode, b)
+	if !jsontext.Value(b).IsValid() {
+		t.Errorf("response body is not valid JSON")
+	}
+}
+
+func TestLoneSurrogateTaskID(t *testing.T) {
+	ts := newHost(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"\ud800"}}`
+	resp, b := testutil.Post(t, ts.URL+"/a2a/echo", body)
+	t.Logf("HTTP %d: %s", resp.StatusCode, b)
+	if !jsontext.Value(b).IsValid() {
+		t.Errorf("response body is not valid JSON")
 	}
 }

@@ -137,9 +137,23 @@ func names(hdr []string, name string) bool {
 // that ends after 5 seconds: the engine's Close, a store's.
 func Serve(t testing.TB, h http.Handler, closers ...func(context.Context) error) *httptest.Server {
 	t.Helper()
+	return serve(t, h, true, closers)
+}
+
+// ServeDrained is Serve for a test that leaves requests in flight on
+// purpose: when t ends the server waits for them to be answered before
+// it closes.
+func ServeDrained(t testing.TB, h http.Handler, closers ...func(context.Context) error) *httptest.Server {
+	t.Helper()
+	return serve(t, h, false, closers)
+}
+
+func serve(t testing.TB, h http.Handler, cut bool, closers []func(context.Context) error) *httptest.Server {
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
-		ts.CloseClientConnections()
+		if cut {
+			ts.CloseClientConnections()
+		}
 		ts.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
