@@ -180,10 +180,7 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 func TestJSONRPCHandlerAuthenticatesByItself(t *testing.T) {
 	t.Parallel()
 	bearer, _ := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	defer eng.Close(context.Background())
 	h := server.NewHandler(eng, "x", whoAmI, testutil.Card("x"), server.HandlerOptions{Auth: auth.Set{bearer}})
 	ts := httptest.NewServer(server.NewJSONRPCHandler(h, server.TransportOptions{Logger: testutil.Logger()}))

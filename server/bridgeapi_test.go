@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
@@ -32,11 +31,7 @@ func newBridgeEngine(t *testing.T, st store.Store) *server.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	testutil.CloseAtEnd(t, eng.Close)
 	return eng
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 type panicHook struct{}
@@ -25,10 +24,7 @@ func (panicHook) Cancel(ctx context.Context, task a2a.Task) error { panic("hook 
 // run in goroutines net/http does not guard) must not kill the process: the
 // task is canceled and the batch answered.
 func TestBatchCancelHookPanicIsContained(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	h := server.NewHandler(eng, "a", panicHook{}, card(), server.HandlerOptions{})
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(h)

@@ -18,7 +18,6 @@ import (
 	"github.com/a2abridge/a2abridge/internal/schema"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // checkCardCaching checks the HTTP caching of the card at url (A2A 1.0
@@ -142,10 +141,7 @@ func versionsHost(t *testing.T, o server.HostOptions) *httptest.Server {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)
@@ -178,10 +174,7 @@ func TestCardMaxAge(t *testing.T) {
 // another agent becomes the default one, and its Last-Modified says so.
 func TestCardLastModifiedDefault(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "a", agents.Echo{}, testutil.Card("a"), server.HandlerOptions{}))

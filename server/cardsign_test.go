@@ -20,7 +20,6 @@ import (
 	"github.com/a2abridge/a2abridge/internal/cardsig"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // signingHost serves echo and secure (bearer "alice-token", with an
@@ -33,10 +32,7 @@ func signingHost(t *testing.T, o server.CardSignerOptions) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)

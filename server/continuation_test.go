@@ -11,17 +11,13 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // Execution 1 asks for input, then takes a moment to return. The client
 // answers at once. Execution 1's finish() completes the task that
 // execution 2 is still working on.
 func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	ex2Err := make(chan error, 1)
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {
@@ -61,10 +57,7 @@ func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
 
 // Same race with no sleep at all: the agent returns right after RequireInput.
 func TestStaleExecutionRaceNoSleep(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	var closed atomic.Int64
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {
@@ -118,10 +111,7 @@ func (a hookAgent) Cancel(ctx context.Context, task a2a.Task) error {
 // tasks/cancel on an input-required task races with a continuation message:
 // the task ends canceled, but execution 2 runs on with a live context.
 func TestCancelRacesContinuation(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	a := hookAgent{ex2: make(chan error, 1)}
 	h := server.NewHandler(eng, "a", a, card(), server.HandlerOptions{})
 	ctx := context.Background()
@@ -165,10 +155,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 // A client retries a continuation (same messageId) while the first attempt
 // is in flight: the retry should get the task (dedupe), not -32004.
 func TestConcurrentDuplicateContinuation(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {
 			return u.RequireInput(ctx, "?")

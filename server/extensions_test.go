@@ -18,7 +18,6 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 const (
@@ -74,10 +73,7 @@ func modesAgent() server.Agent {
 // built-in echo (whose card declares only the event-log extension).
 func extServer(t *testing.T) (string, *extRecorder) {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	rec := &extRecorder{}
 	c := testutil.Card("req")
@@ -442,10 +438,7 @@ func TestInputModes(t *testing.T) {
 // extensions with WithExtensions.
 func TestExtensionsOutsideExecute(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	rec := &extRecorder{}
 	c := testutil.Card("req")
@@ -487,10 +480,7 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 // does, and the ones it applies are in the answer's A2A-Extensions.
 func TestExtensionsMessageResponder(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	var seen []string
 	c := testutil.Card("pong")

@@ -100,10 +100,7 @@ func TestFollowStress(t *testing.T) {
 // is not terminal). A resubscribe with Last-Event-ID replays past the final
 // input-required event, then waits forever for another final event.
 func TestReplayPastInterruptedEnds(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if err := u.RequireInput(ctx, "which one?"); err != nil {
 			return err

@@ -149,6 +149,17 @@ func validateBatch(t *testing.T, doc []byte) {
 	}
 }
 
+// memoryEngine is an engine on a memory store that logs nowhere; the
+// caller closes it.
+func memoryEngine(t testing.TB) *server.Engine {
+	t.Helper()
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
 // sqliteStore opens a SQLite store in a temporary directory.
 func sqliteStore(t testing.TB) store.Store {
 	t.Helper()

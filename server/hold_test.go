@@ -21,10 +21,7 @@ import (
 // stream ends after the event, never on an event that may be followed
 // by a wait.
 func TestStreamHold(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	step := make(chan struct{})
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
@@ -95,10 +92,7 @@ func TestStreamHold(t *testing.T) {
 // engine's tail of recent events or from the log when the tail does not
 // reach back far enough.
 func TestFollowRunningTask(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	progressed, finish := make(chan struct{}), make(chan struct{})
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
@@ -237,10 +231,7 @@ func TestFollowEndedTask(t *testing.T) {
 // the execution has published events by then (they leave in one write),
 // and sent at once when the agent emits nothing before it waits.
 func TestStreamHoldSnapshot(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	step := make(chan struct{})
 	quiet := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -17,22 +16,14 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // cardHost is a Host with one agent, "echo", with bearer authentication
 // ("Bearer t") and an extended card.
 func cardHost(t *testing.T, o server.HostOptions) *server.Host {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	eng := memoryEngine(t)
+	testutil.CloseAtEnd(t, eng.Close)
 	o.Transport.Logger = testutil.Logger()
 	host := server.NewHost(o)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"me": "t"})
@@ -260,10 +251,7 @@ func TestTrustedProxyMappedPrefix(t *testing.T) {
 }
 
 func newHost(t *testing.T) *httptest.Server {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "echo", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error { return nil }), card(), server.HandlerOptions{}))
 	return testutil.ServeDrained(t, host, eng.Close)

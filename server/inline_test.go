@@ -10,17 +10,13 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // A blocking message/send answers when the task is final, whatever the
 // agent does after that, and when the client gives up.
 func TestBlockingSendAnswersAtFinalState(t *testing.T) {
 	newHandler := func(t *testing.T, agent server.AgentFunc) *server.Handler {
-		eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng := memoryEngine(t)
 		t.Cleanup(func() { eng.Close(context.Background()) })
 		return server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	}
@@ -110,10 +106,7 @@ func goroutineID() uint64 {
 // An InlineAgent runs on the goroutine of a blocking send (memory store),
 // and on its own for a non-blocking one.
 func TestInlineAgentRunsOnTheSendersGoroutine(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	defer eng.Close(context.Background())
 	agent := inlineAgent{ran: make(chan uint64, 2)}
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})

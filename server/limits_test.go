@@ -20,7 +20,6 @@ import (
 	"github.com/a2abridge/a2abridge/internal/schematest"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // countingHost serves one agent, "count", that completes each task and
@@ -28,10 +27,7 @@ import (
 func countingHost(t *testing.T, o server.TransportOptions) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	o.Logger = testutil.Logger()
 	host := server.NewHost(server.HostOptions{Transport: o})
 	host.Add(server.NewHandler(eng, "count", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {

@@ -20,7 +20,6 @@ import (
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // methodsEnv is a Host with one agent "m" that serves Methods of its own
@@ -107,10 +106,7 @@ func newMethodsEnv(t *testing.T) *methodsEnv {
 			}}, nil
 		},
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)
@@ -352,10 +348,7 @@ func TestMethodAuthentication(t *testing.T) {
 // are refused when the handler is made: A2A names always win.
 func TestMethodNamesRefused(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	defer eng.Close(context.Background())
 	ok := func(ctx context.Context, params []byte) (server.MethodResult, error) {
 		return server.MethodResult{}, nil

@@ -71,10 +71,7 @@ func TestDataNumbersExact(t *testing.T) {
 func TestAgentValueThatIsNotJSON(t *testing.T) {
 	for name, v := range map[string]any{"bad number": json.Number("abc"), "NaN": math.NaN(), "channel": make(chan int)} {
 		t.Run(name, func(t *testing.T) {
-			eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			eng := memoryEngine(t)
 			defer eng.Close(context.Background())
 			got := make(chan error, 1)
 			h := server.NewHandler(eng, "bad", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {

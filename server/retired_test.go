@@ -7,13 +7,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // A retired agent (an agent removed whose tasks stay readable) answers a
@@ -22,15 +20,8 @@ import (
 // 404s do not list it.
 func TestRetiredAgentAnswersAsUnknown(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	eng := memoryEngine(t)
+	testutil.CloseAtEnd(t, eng.Close)
 	var runs atomic.Int32
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		runs.Add(1)

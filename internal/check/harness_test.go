@@ -108,11 +108,7 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 	signed := agents.Echo{}.Card()
 	signed.Capabilities.Extensions = []a2a.AgentExtension{{URI: signedExtension, Description: "Messages are signed.", Required: true}}
 	host.Add(server.NewHandler(eng, "signed", agents.Echo{}, signed, ho))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	testutil.CloseAtEnd(t, eng.Close)
 	return host
 }
 

@@ -27,11 +27,7 @@ func TestMessageReplyAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	testutil.CloseAtEnd(t, eng.Close)
 	agent := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
 		return &m, nil

@@ -175,3 +175,13 @@ func OpenEvents(t testing.TB, req *http.Request) *http.Response {
 	}
 	return resp
 }
+
+// CloseAtEnd calls closer when t ends, with a context that ends after 5
+// seconds: an engine's or a store's Close.
+func CloseAtEnd(t testing.TB, closer func(context.Context) error) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = closer(ctx)
+	})
+}
