@@ -169,17 +169,6 @@ func visible(t *testing.T, ctx context.Context, h *server.Handler, id string, st
 	}
 }
 
-func within(t *testing.T, c <-chan string, what string) string {
-	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: not within 10 s", what)
-	}
-	return ""
-}
-
 // lastEvent drains a stream and returns its last event's state and the
 // number of events.
 func lastEvent(t *testing.T, evs func(func(server.StreamEvent, error) bool)) (a2a.TaskState, int) {
@@ -214,7 +203,7 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	a := startReplica(t, ctx, c, onA, server.EngineOptions{})
 	b := startReplica(t, ctx, c, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a.h)
-	within(t, onA.started, "the execution on A")
+	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
 	before, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || before.Status.State != a2a.TaskStateWorking {
@@ -231,10 +220,10 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel on B: %+v %v", canceled, err)
 	}
-	if id := within(t, onA.ctxDone, "the execution's context on A"); id != task.ID {
+	if id := testutil.Receive(t, onA.ctxDone, 10*time.Second, "the execution's context on A"); id != task.ID {
 		t.Fatalf("context of %s ended", id)
 	}
-	within(t, onA.canceled, "the Canceler on A")
+	testutil.Receive(t, onA.canceled, 10*time.Second, "the Canceler on A")
 	select {
 	case st := <-liveDone:
 		if st != a2a.TaskStateCanceled {
@@ -272,7 +261,7 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	onA := newCancelAgent()
 	a := startReplica(t, ctx, c, onA, server.EngineOptions{LeaseTime: lease})
 	task := startTask(t, ctx, a.h)
-	within(t, onA.started, "the execution on A")
+	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	b := startReplica(t, ctx, c, newCancelAgent(), server.EngineOptions{LeaseTime: lease})
 	time.Sleep(3 * lease)
 	if got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {
