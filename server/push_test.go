@@ -84,6 +84,17 @@ func (h *hook) wait(t *testing.T, n int) []delivery {
 	}
 }
 
+// untilCompleted waits for deliveries until one says completed and
+// returns them all.
+func (h *hook) untilCompleted(t *testing.T) []delivery {
+	t.Helper()
+	var got []delivery
+	for len(got) == 0 || got[len(got)-1].state != "completed" {
+		got = h.wait(t, len(got)+1)
+	}
+	return got
+}
+
 func pushEngine(t *testing.T, st store.Store, signer server.PushSigner) (*server.Engine, *server.Handler) {
 	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(),
 		Push: &server.PushOptions{Signer: signer, RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
@@ -111,13 +122,7 @@ func TestPushDeliversEveryStateChangeInOrder(t *testing.T) {
 	// Every state change is delivered, in order; a run of artifact chunks is
 	// covered by the snapshot sent after it (one or, if delivery overtook the
 	// agent, two notifications).
-	var got []delivery
-	for {
-		got = hk.wait(t, len(got)+1)
-		if got[len(got)-1].state == "completed" {
-			break
-		}
-	}
+	got := hk.untilCompleted(t)
 	if len(got) < 3 || len(got) > 4 || got[0].state != "submitted" || got[0].artifacts != 0 || got[len(got)-1].artifacts != 1 {
 		t.Fatalf("deliveries %+v", got)
 	}
@@ -169,10 +174,7 @@ func TestPushSurvivesRestart(t *testing.T) {
 	defer eng2.Close(context.Background())
 	// At least once: a notification in flight when the engine stopped may
 	// come twice. Everything arrives, in order, ending with completed.
-	var got []delivery
-	for len(got) == 0 || got[len(got)-1].state != "completed" {
-		got = hk.wait(t, len(got)+1)
-	}
+	got := hk.untilCompleted(t)
 	if got[0].state != "submitted" {
 		t.Fatalf("after restart: %+v", got)
 	}
@@ -311,13 +313,7 @@ func TestPushChunkedArtifact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []delivery
-	for {
-		got = hk.wait(t, len(got)+1)
-		if got[len(got)-1].state == "completed" {
-			break
-		}
-	}
+	got := hk.untilCompleted(t)
 	// submitted (the create), working or completed states, and the
 	// artifact's last chunk: a handful, not thousands.
 	if len(got) > 6 || got[len(got)-1].artifacts != 1 {
