@@ -115,12 +115,7 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 // serve starts h on loopback and returns its base URL.
 func serve(t *testing.T, h http.Handler) string {
 	t.Helper()
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-	})
-	return ts.URL
+	return testutil.Serve(t, h).URL
 }
 
 // ---------------------------------------------------------------- faults
