@@ -24,9 +24,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,25 +169,12 @@ func TestOurClient(t *testing.T) {
 func startJSPeer(t *testing.T, rest bool) *ocTarget {
 	t.Helper()
 	tg := &ocTarget{name: "js", kind: ocJS, rest: rest}
-	args := []string{"peer-server.mjs", "--port", "0"}
+	args := []string{"--port", "0"}
 	if rest {
 		tg.name += "-rest"
 		args = append(args, "--rest")
 	}
-	dir, err := filepath.Abs(filepath.Join("..", "js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk")); err != nil {
-		tg.skip = fmt.Sprintf("JS peer not started: %s is missing; run `npm ci` in %s first (interop/run.sh does)",
-			filepath.Join(dir, "node_modules", "@a2a-js", "sdk"), dir)
-		return tg
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the JS peer needs node on PATH: %v", err)
-	}
-	tg.base = startPeerCommand(t, dir, node, args...).base
+	tg.base, tg.skip = startNodePeer(t, "JS peer", "sdk", "peer-server.mjs", args...)
 	return tg
 }
 

@@ -12,12 +12,8 @@ package interop
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -135,23 +131,11 @@ func ocV1JSPeer(t *testing.T, compat bool) *ocV1Target {
 	if compat {
 		tg.name += "-compat"
 	}
-	dir, err := filepath.Abs(filepath.Join("..", "js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk-v1")); err != nil {
-		tg.skip = fmt.Sprintf("JS v1 peer not started: run `npm ci` in %s first (interop/run.sh does)", dir)
-		return tg
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the JS v1 peer needs node on PATH: %v", err)
-	}
-	args := []string{"peer-server-v1.mjs", "--port", "0"}
+	args := []string{"--port", "0"}
 	if compat {
 		args = append(args, "--compat")
 	}
-	tg.base = startPeerCommand(t, dir, node, args...).base
+	tg.base, tg.skip = startNodePeer(t, "JS v1 peer", "sdk-v1", "peer-server-v1.mjs", args...)
 	return tg
 }
 

@@ -9,9 +9,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -108,6 +110,30 @@ func startPeerCommand(t *testing.T, dir, name string, args ...string) *peer {
 	pr := &peer{base: "http://" + p.Ready, stderr: p.Stderr}
 	stopAtCleanup(t, "peer", pr.base, p, cancel)
 	return pr
+}
+
+// startNodePeer starts `node script args...` in ../js as a peer server (see
+// startPeerCommand) and returns its base URL. Without the SDK package sdk
+// in ../js/node_modules (npm ci not run) it starts nothing and returns why,
+// for the caller to skip; what names the peer in the messages.
+func startNodePeer(t *testing.T, what, sdk, script string, args ...string) (base, skip string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, script)); err != nil {
+		t.Fatalf("the %s: %v", what, err)
+	}
+	pkg := filepath.Join(dir, "node_modules", "@a2a-js", sdk)
+	if _, err := os.Stat(pkg); err != nil {
+		return "", fmt.Sprintf("%s not started: %s is missing; run `npm ci` in %s first (interop/run.sh does)", what, pkg, dir)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("the %s needs node on PATH: %v", what, err)
+	}
+	return startPeerCommand(t, dir, node, append([]string{script}, args...)...).base, ""
 }
 
 func testPeerCard(t *testing.T, h *harness) {
