@@ -14,6 +14,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -62,21 +63,15 @@ func countCards(next http.Handler, c *cardRequests) http.Handler {
 // ETag, Last-Modified; options o), counting card requests.
 func cachingAgent(t *testing.T, o server.HostOptions) (*httptest.Server, *cardRequests) {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discard()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Transport.Logger = discard()
+	o.Transport.Logger = testutil.Logger()
 	host := server.NewHost(o)
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	c := &cardRequests{}
-	ts := httptest.NewServer(countCards(host, c))
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.ServeDrained(t, countCards(host, c), eng.Close)
 	return ts, c
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,11 +18,10 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newServer hosts echo (default), chat and slow (fast steps) on a memory store.
 func newServer(t testing.TB) *httptest.Server {
@@ -34,23 +32,16 @@ func newServer(t testing.TB) *httptest.Server {
 // newServerWith is newServer on an engine with options o (its Logger is set).
 func newServerWith(t testing.TB, o server.EngineOptions) *httptest.Server {
 	t.Helper()
-	o.Logger = quiet()
+	o.Logger = testutil.Logger()
 	eng, err := server.NewEngine(context.Background(), memory.New(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 1, Step: 25 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts
 }
 

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -15,19 +16,15 @@ import (
 // Discover an agent from its base URL, send a message, then stream one.
 func Example() {
 	// An agent to talk to: a2abridge's echo agent on a local test server.
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	url, stop, err := echoServer()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
-	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	defer ts.Close()
+	defer stop()
 
 	ctx := context.Background()
-	c, err := client.Dial(ctx, ts.URL, client.Options{})
+	c, err := client.Dial(ctx, url, client.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -57,19 +54,15 @@ func Example() {
 // Choose the binding, see which interface the client calls, and list the
 // caller's tasks one page at a time (ListTasks is an A2A 1.0 operation).
 func ExampleClient_ListTasks() {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	url, stop, err := echoServer()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
-	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	defer ts.Close()
+	defer stop()
 
 	ctx := context.Background()
-	c, err := client.Dial(ctx, ts.URL, client.Options{Binding: a2a.TransportHTTPJSON})
+	c, err := client.Dial(ctx, url, client.Options{Binding: a2a.TransportHTTPJSON})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -100,4 +93,17 @@ func ExampleClient_ListTasks() {
 	// 1.0 HTTP+JSON
 	// page 1: 2 of 3 tasks, last page false
 	// page 2: 1 of 3 tasks, last page true
+}
+
+// echoServer serves a2abridge's echo agent on a local test server, the
+// agent the examples talk to; stop ends the server and its engine.
+func echoServer() (url string, stop func(), err error) {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return "", nil, err
+	}
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler)}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	ts := httptest.NewServer(host)
+	return ts.URL, func() { ts.Close(); eng.Close(context.Background()) }, nil
 }

@@ -3,14 +3,13 @@ package client_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -21,7 +20,7 @@ import (
 // client with it.
 func TestClientExtensions(t *testing.T) {
 	const ext = "https://example.com/ext/required/v1"
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,15 +34,9 @@ func TestClientExtensions(t *testing.T) {
 	})
 	card := a2a.AgentCard{Name: "x", Description: "d", Version: "1", Capabilities: a2a.AgentCapabilities{Streaming: true,
 		Extensions: []a2a.AgentExtension{{URI: ext, Required: true}}}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "x", agent, card, server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	for _, proto := range []string{a2a.Version03, a2a.Version10} {
 		for _, binding := range []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON} {
 			what := proto + " " + binding

@@ -2,12 +2,11 @@ package client_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -18,7 +17,7 @@ import (
 // protocol version and binding.
 func TestMessageReply(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,15 +29,9 @@ func TestMessageReply(t *testing.T) {
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{ID: "ping", Name: "ping", Description: "pong", Tags: []string{"ping"}}}}
-	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "ping", agent, card, server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	for _, in := range interfaces {
 		t.Run(in.name, func(t *testing.T) {
 			t.Parallel()

@@ -24,6 +24,7 @@ import (
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -165,7 +166,7 @@ func TestVerifiedCardIgnoresUnsignedMembers(t *testing.T) {
 // signed cards, behind a proxy that lets tamper change responses.
 func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httptest.Server {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discard()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discard(), CardSigner: cs}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), CardSigner: cs}})
 	ext := agents.Echo{}.Card()
 	ext.Description = "extended"
 	host.Add(server.NewHandler(eng, "secure", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
@@ -384,7 +385,7 @@ func TestCardSignatureNotRetried(t *testing.T) {
 		cardGets.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		// The jku names a closed port on the card's host.
-		_, _ = w.Write(signedUnionCard(t, key, closedURL(t)+"/jwks.json"))
+		_, _ = w.Write(signedUnionCard(t, key, testutil.ClosedURL(t)+"/jwks.json"))
 	}))
 	defer ts.Close()
 	v := verifier(t, client.CardVerifierOptions{JKUHosts: []string{"127.0.0.1"}})
@@ -396,15 +397,6 @@ func TestCardSignatureNotRetried(t *testing.T) {
 	if n := cardGets.Load(); n != 1 {
 		t.Errorf("the card was fetched %d times, want 1", n)
 	}
-}
-
-// closedURL is the base URL of a loopback port nothing listens on.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	ts := httptest.NewServer(http.NotFoundHandler())
-	u := ts.URL
-	ts.Close()
-	return u
 }
 
 // TestJKUFetchCap: a card whose signatures name many jku URLs gets keys

@@ -10,16 +10,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -28,11 +27,11 @@ import (
 // signed) under kid "k1"; jku "" means the host's own JWKS.
 func signedAgent(t *testing.T, key crypto.Signer, alg, jku string) *httptest.Server {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discard()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	to := server.TransportOptions{Logger: discard()}
+	to := server.TransportOptions{Logger: testutil.Logger()}
 	if key != nil {
 		if to.CardSigner, err = server.NewCardSigner(server.CardSignerOptions{Key: key, Algorithm: alg, KeyID: "k1", JKU: jku}); err != nil {
 			t.Fatal(err)
@@ -40,17 +39,9 @@ func signedAgent(t *testing.T, key crypto.Signer, alg, jku string) *httptest.Ser
 	}
 	host := server.NewHost(server.HostOptions{Transport: to})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return ts
 }
-
-func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func ecKey(t *testing.T) *ecdsa.PrivateKey {
 	t.Helper()

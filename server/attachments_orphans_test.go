@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -82,19 +81,13 @@ type attachStore interface {
 // orphanServer serves agent "files" (attachments on) on st.
 func orphanServer(t *testing.T, st store.Store, agent server.Agent) func(m map[string]any) map[string]any {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
-	host.Add(server.NewHandler(eng, "files", agent, testCard("files"), server.HandlerOptions{Attachments: &server.AttachmentOptions{}}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "files", agent, testutil.Card("files"), server.HandlerOptions{Attachments: &server.AttachmentOptions{}}))
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return func(m map[string]any) map[string]any {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{"message": m}})
 		resp, err := http.Post(ts.URL+"/a2a/files", "application/json", bytes.NewReader(body))

@@ -7,14 +7,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -28,7 +27,7 @@ import (
 // files inline.
 func TestStoreFilesOutbound(t *testing.T) {
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +48,9 @@ func TestStoreFilesOutbound(t *testing.T) {
 		}
 		return u.SetStatus(ctx, a2a.TaskStateCompleted, u.Message(parts...))
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
-	with := server.NewHandler(eng, "with", agent, testCard("with"), server.HandlerOptions{Attachments: &server.AttachmentOptions{MaxBytes: 64}})
-	without := server.NewHandler(eng, "without", agent, testCard("without"), server.HandlerOptions{})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	with := server.NewHandler(eng, "with", agent, testutil.Card("with"), server.HandlerOptions{Attachments: &server.AttachmentOptions{MaxBytes: 64}})
+	without := server.NewHandler(eng, "without", agent, testutil.Card("without"), server.HandlerOptions{})
 	mounted := host.Mount(with, "/api/bridge/xyz/a2a")
 	host.Handle("/api/bridge/xyz/a2a", mounted)
 	host.Add(without)
@@ -61,14 +60,8 @@ func TestStoreFilesOutbound(t *testing.T) {
 		}
 		return host.Handler(name)
 	}
-	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(st, lookup, discardLogger()))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(st, lookup, testutil.Logger()))
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	send := func(path string) (art, hist map[string]any) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{

@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -46,7 +45,7 @@ func newAttachFixture(t *testing.T) *attachFixture {
 		t.Fatal(err)
 	}
 	f := &attachFixture{st: &countingStore{Store: memory.New()}, seen: make(chan a2a.Message, 16)}
-	eng, err := server.NewEngine(context.Background(), f.st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), f.st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +56,11 @@ func newAttachFixture(t *testing.T) *attachFixture {
 		}
 		return u.RequireInput(ctx, "more?")
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
-	h := server.NewHandler(eng, "files", agent, testCard("files"), server.HandlerOptions{Auth: auth.Set{bearer},
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	h := server.NewHandler(eng, "files", agent, testutil.Card("files"), server.HandlerOptions{Auth: auth.Set{bearer},
 		Attachments: &server.AttachmentOptions{MaxBytes: 16}})
 	host.Add(h)
-	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(f.st, host.Handler, discardLogger()))
+	host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(f.st, host.Handler, testutil.Logger()))
 	f.ts = httptest.NewServer(host)
 	t.Cleanup(func() {
 		f.ts.Close()
@@ -79,16 +78,9 @@ func (f *attachFixture) rpc(t *testing.T, token, method string, params any) map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("POST", f.ts.URL+"/a2a/files", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	_, b := testutil.Post(t, f.ts.URL+"/a2a/files", string(body), "Authorization", "Bearer "+token)
 	var out map[string]any
-	if err := json.UnmarshalRead(resp.Body, &out); err != nil {
+	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -96,20 +88,10 @@ func (f *attachFixture) rpc(t *testing.T, token, method string, params any) map[
 
 func (f *attachFixture) get(t *testing.T, token, url string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		hdr = append([]string{"Authorization", "Bearer " + token}, hdr...)
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return testutil.Get(t, url, hdr...)
 }
 
 func fileMessage(id, taskID string, content []byte) map[string]any {
@@ -251,7 +233,7 @@ func TestAttachmentsRefusedContinuation(t *testing.T) {
 }
 
 func TestNewHandlerAttachmentsNeedStore(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), plainStore{memory.New()}, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), plainStore{memory.New()}, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +243,20 @@ func TestNewHandlerAttachmentsNeedStore(t *testing.T) {
 			t.Fatal("NewHandler accepted Attachments on a store without attachments")
 		}
 	}()
-	server.NewHandler(eng, "x", whoAmI, testCard("x"), server.HandlerOptions{Attachments: &server.AttachmentOptions{}})
+	server.NewHandler(eng, "x", whoAmI, testutil.Card("x"), server.HandlerOptions{Attachments: &server.AttachmentOptions{}})
 }
 
 // plainStore hides every optional interface of the store it wraps.
 type plainStore struct{ store.Store }
+
+// Over HTTP+JSON (A2A 1.0), a raw part becomes a url part too.
+func TestAttachmentsREST10(t *testing.T) {
+	f := newAttachFixture(t)
+	body := `{"message":{"messageId":"r1","role":"ROLE_USER","parts":[{"raw":"aGk=","mediaType":"text/plain","filename":"x.txt"}]}}`
+	resp, b := testutil.Post(t, f.ts.URL+"/a2a/files/message:send", body, "A2A-Version", "1.0", "Authorization", "Bearer alice-token")
+	want := `"url":"` + f.ts.URL + `/api/attachments/`
+	if resp.StatusCode != 200 || !strings.Contains(string(b), want) || strings.Contains(string(b), `"raw"`) {
+		t.Fatalf("%d %s: want a part with %s…", resp.StatusCode, b, want)
+	}
+	<-f.seen
+}

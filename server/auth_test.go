@@ -7,13 +7,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -38,30 +38,23 @@ func secureHost(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{}})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger(), Push: &server.PushOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "secure", Transport: server.TransportOptions{Logger: discardLogger()}})
-	ext := testCard("secure")
+	host := server.NewHost(server.HostOptions{Default: "secure", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	ext := testutil.Card("secure")
 	ext.Description = "extended: admin skills"
 	ext.Skills = append(ext.Skills, a2a.AgentSkill{ID: "admin", Name: "Admin", Description: "only for known callers", Tags: []string{"admin"}})
-	host.Add(server.NewHandler(eng, "secure", whoAmI, testCard("secure"), server.HandlerOptions{Auth: auth.Set{bearer, key}, ExtendedCard: &ext}))
-	host.Add(server.NewHandler(eng, "locked", whoAmI, testCard("locked"), server.HandlerOptions{Auth: auth.Set{bearer}, CardRequiresAuth: true}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	host.Add(server.NewHandler(eng, "secure", whoAmI, testutil.Card("secure"), server.HandlerOptions{Auth: auth.Set{bearer, key}, ExtendedCard: &ext}))
+	host.Add(server.NewHandler(eng, "locked", whoAmI, testutil.Card("locked"), server.HandlerOptions{Auth: auth.Set{bearer}, CardRequiresAuth: true}))
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts
 }
 
 func authCall(t *testing.T, url, method, params string, hdr ...string) (int, http.Header, rpcResult, string) {
 	t.Helper()
-	resp, b := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params), hdr...)
+	resp, b := testutil.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params), hdr...)
 	var r rpcResult
 	_ = json.Unmarshal(b, &r)
 	return resp.StatusCode, resp.Header, r, string(b)
@@ -150,13 +143,7 @@ func TestTaskOwnership(t *testing.T) {
 		}
 	}
 	// The events endpoint too.
-	req, _ := http.NewRequest(http.MethodGet, url+"/tasks/"+id+"/events", nil)
-	req.Header.Set(bob[0], bob[1])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := testutil.Get(t, url+"/tasks/"+id+"/events", bob...)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("events endpoint by another principal: %d", resp.StatusCode)
 	}
@@ -193,13 +180,10 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 func TestJSONRPCHandlerAuthenticatesByItself(t *testing.T) {
 	t.Parallel()
 	bearer, _ := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	defer eng.Close(context.Background())
-	h := server.NewHandler(eng, "x", whoAmI, testCard("x"), server.HandlerOptions{Auth: auth.Set{bearer}})
-	ts := httptest.NewServer(server.NewJSONRPCHandler(h, server.TransportOptions{Logger: discardLogger()}))
+	h := server.NewHandler(eng, "x", whoAmI, testutil.Card("x"), server.HandlerOptions{Auth: auth.Set{bearer}})
+	ts := httptest.NewServer(server.NewJSONRPCHandler(h, server.TransportOptions{Logger: testutil.Logger()}))
 	defer ts.Close()
 	if status, _, _, raw := authCall(t, ts.URL, "message/send", sendParams("x", "d-1", "")); status != 401 {
 		t.Fatalf("anonymous call: %d %s", status, raw)

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -27,15 +27,11 @@ import (
 
 func newBridgeEngine(t *testing.T, st store.Store) *server.Engine {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	testutil.CloseAtEnd(t, eng.Close)
 	return eng
 }
 
@@ -60,7 +56,7 @@ func TestStatusMetadataMergesIntoTask(t *testing.T) {
 				}
 				return u.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
 					Metadata: map[string]any{"a2abridge/usage": map[string]any{"total_tokens": 7.0}}})
-			}), testCard("meta"), server.HandlerOptions{})
+			}), testutil.Card("meta"), server.HandlerOptions{})
 			task, err := h.SendMessage(context.Background(), blockingSend("hi", ""))
 			if err != nil {
 				t.Fatal(err)
@@ -104,7 +100,7 @@ func TestContextHistory(t *testing.T) {
 	})
 	eng := newBridgeEngine(t, memory.New())
 	set := auth.Set{mustBearer(t, map[string]string{"alice": "ta", "bob": "tb"})}
-	h := server.NewHandler(eng, "hist", agent, testCard("hist"), server.HandlerOptions{Auth: set})
+	h := server.NewHandler(eng, "hist", agent, testutil.Card("hist"), server.HandlerOptions{Auth: set})
 	alice := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "alice"})
 	bob := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "bob"})
 	send := func(ctx context.Context, text, cid string) *a2a.Task {
@@ -234,7 +230,7 @@ func TestHandlerAuthenticated(t *testing.T) {
 
 func TestHostAddRemoveWhileServing(t *testing.T) {
 	eng := newBridgeEngine(t, memory.New())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	srv := httptest.NewServer(host)
 	defer srv.Close()
@@ -270,12 +266,12 @@ func TestHostAddRemoveWhileServing(t *testing.T) {
 		}()
 	}
 	for i := range 20 {
-		host.Add(server.NewHandler(eng, "extra", agents.Echo{}, testCard(fmt.Sprint("extra", i)), server.HandlerOptions{}))
+		host.Add(server.NewHandler(eng, "extra", agents.Echo{}, testutil.Card(fmt.Sprint("extra", i)), server.HandlerOptions{}))
 		host.Remove("extra")
 	}
 	close(stop)
 	wg.Wait()
-	host.Add(server.NewHandler(eng, "extra", agents.Echo{}, testCard("extra"), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "extra", agents.Echo{}, testutil.Card("extra"), server.HandlerOptions{}))
 	if c := status("/a2a/extra/.well-known/agent-card.json"); c != 200 {
 		t.Fatalf("after Add: %d", c)
 	}
@@ -321,8 +317,8 @@ func TestStopAgent(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}), canceled: canceled}
-	h := server.NewHandler(eng, "gone", blocked, testCard("gone"), server.HandlerOptions{})
-	other := server.NewHandler(eng, "stays", blocked, testCard("stays"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "gone", blocked, testutil.Card("gone"), server.HandlerOptions{})
+	other := server.NewHandler(eng, "stays", blocked, testutil.Card("stays"), server.HandlerOptions{})
 	ctx := context.Background()
 	p := blockingSend("x", "")
 	p.Configuration.Blocking = new(false)
@@ -390,8 +386,8 @@ func TestStopAgentWaitingTasks(t *testing.T) {
 					return u.SetStatus(ctx, a2a.TaskStateInputRequired, u.TextMessage("which one?"))
 				}
 			}), canceled: canceled}
-			h := server.NewHandler(eng, "gone", asks, testCard("gone"), server.HandlerOptions{})
-			other := server.NewHandler(eng, "stays", asks, testCard("stays"), server.HandlerOptions{})
+			h := server.NewHandler(eng, "gone", asks, testutil.Card("gone"), server.HandlerOptions{})
+			other := server.NewHandler(eng, "stays", asks, testutil.Card("stays"), server.HandlerOptions{})
 			owners := []context.Context{
 				context.Background(),
 				auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "alice"}),
@@ -481,7 +477,7 @@ func TestContextHistoryOnlyEarlier(t *testing.T) {
 		return u.Complete(ctx, "ok")
 	})
 	eng := newBridgeEngine(t, memory.New())
-	h := server.NewHandler(eng, "hist", agent, testCard("hist"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "hist", agent, testutil.Card("hist"), server.HandlerOptions{})
 	ctx := context.Background()
 	p := blockingSend("first", "ctx-1")
 	p.Configuration.Blocking = new(false)

@@ -3,18 +3,16 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -23,23 +21,16 @@ import (
 // eo; it returns the server's base URL.
 func capServer(t *testing.T, eo server.EngineOptions, add func(e *server.Engine) []*server.Handler) string {
 	t.Helper()
-	eo.Logger = discardLogger()
+	eo.Logger = testutil.Logger()
 	eng, err := server.NewEngine(context.Background(), memory.New(), eo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	for _, h := range add(eng) {
 		host.Add(h)
 	}
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL
 }
 
@@ -78,7 +69,7 @@ func jsonrpcAnswer(t *testing.T, url, method, params string, v10 bool, hdr ...st
 	if v10 {
 		hdr = append(hdr, "A2A-Version", "1.0")
 	}
-	resp, b := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params), hdr...)
+	resp, b := testutil.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params), hdr...)
 	var r struct {
 		Result any `json:"result"`
 		Error  *struct {
@@ -99,22 +90,15 @@ func jsonrpcAnswer(t *testing.T, url, method, params string, v10 bool, hdr ...st
 // restAnswer sends an HTTP+JSON request (1.0, or 0.3 for /v1/ paths).
 func restAnswer(t *testing.T, method, url, body string, hdr ...string) errorAnswer {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req := testutil.NewRequest(t, context.Background(), method, url, body)
 	if !strings.Contains(url, "/v1/") {
 		req.Header.Set("A2A-Version", "1.0")
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	testutil.SetHeaders(req.Header, hdr...)
+	resp, b := testutil.Do(t, req)
 	a := errorAnswer{status: resp.StatusCode, body: string(b)}
 	var s struct {
 		Error *struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,29 +16,9 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/schema"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
-
-// cardGet GETs url with the header pairs hdr and returns the response
-// (body read) and its body.
-func cardGet(t *testing.T, url string, hdr ...string) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
-}
 
 // checkCardCaching checks the HTTP caching of the card at url (A2A 1.0
 // §8.6.1): validators and Cache-Control on 200, and 304 for each form of
@@ -47,7 +26,7 @@ func cardGet(t *testing.T, url string, hdr ...string) (*http.Response, []byte) {
 // other headers (credentials, A2A-Version).
 func checkCardCaching(t *testing.T, url, cacheControl string, hdr ...string) {
 	t.Helper()
-	resp, body := cardGet(t, url, hdr...)
+	resp, body := testutil.Get(t, url, hdr...)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
 	}
@@ -66,7 +45,7 @@ func checkCardCaching(t *testing.T, url, cacheControl string, hdr ...string) {
 		t.Fatalf("GET %s: Vary %q, want the base URL's headers", url, v)
 	}
 	// The same card again: the same validators.
-	resp2, body2 := cardGet(t, url, hdr...)
+	resp2, body2 := testutil.Get(t, url, hdr...)
 	if resp2.Header.Get("ETag") != etag || resp2.Header.Get("Last-Modified") != lm || string(body2) != string(body) {
 		t.Fatalf("GET %s twice: ETag %q then %q, Last-Modified %q then %q", url, etag, resp2.Header.Get("ETag"), lm, resp2.Header.Get("Last-Modified"))
 	}
@@ -88,7 +67,7 @@ func checkCardCaching(t *testing.T, url, cacheControl string, hdr ...string) {
 		// If-None-Match present: If-Modified-Since is ignored (RFC 9110 §13.2.2).
 		{"If-None-Match wins", []string{"If-None-Match", `"other"`, "If-Modified-Since", lm}, 200},
 	} {
-		resp, b := cardGet(t, url, append(append([]string{}, hdr...), c.hdr...)...)
+		resp, b := testutil.Get(t, url, append(append([]string{}, hdr...), c.hdr...)...)
 		if resp.StatusCode != c.status {
 			t.Fatalf("GET %s, %s: %d %s, want %d", url, c.name, resp.StatusCode, b, c.status)
 		}
@@ -102,7 +81,7 @@ func checkCardCaching(t *testing.T, url, cacheControl string, hdr ...string) {
 	// The card names the URL the client reached: another Host header gets
 	// another card, and the first one's tag does not match it.
 	host := strings.TrimPrefix(strings.SplitN(url, "/", 4)[2], "127.0.0.1")
-	other, b := cardGet(t, strings.Replace(url, "127.0.0.1", "localhost", 1), append(append([]string{}, hdr...), "If-None-Match", etag)...)
+	other, b := testutil.Get(t, strings.Replace(url, "127.0.0.1", "localhost", 1), append(append([]string{}, hdr...), "If-None-Match", etag)...)
 	if other.StatusCode != 200 || !strings.Contains(string(b), "localhost"+host) || other.Header.Get("ETag") == etag {
 		t.Fatalf("GET %s as localhost with the 127.0.0.1 card's tag: %d, ETag %q: %s", url, other.StatusCode, other.Header.Get("ETag"), b)
 	}
@@ -135,7 +114,7 @@ func TestCardCaching(t *testing.T) {
 		})
 	}
 	// Without credentials, the protected card is a 401 that no one stores.
-	resp, _ := cardGet(t, ts.URL+"/a2a/locked/.well-known/agent-card.json")
+	resp, _ := testutil.Get(t, ts.URL+"/a2a/locked/.well-known/agent-card.json")
 	if resp.StatusCode != 401 || resp.Header.Get("Cache-Control") != "no-store" || resp.Header.Get("ETag") != "" {
 		t.Fatalf("locked card without credentials: %d, Cache-Control %q, ETag %q", resp.StatusCode, resp.Header.Get("Cache-Control"), resp.Header.Get("ETag"))
 	}
@@ -149,7 +128,7 @@ func TestCardCachingSigned(t *testing.T) {
 	checkCardCaching(t, ts.URL+"/.well-known/agent-card.json", "public, max-age=300")
 	checkCardCaching(t, ts.URL+"/a2a/secure/extendedAgentCard", "private, max-age=300", "A2A-Version", "1.0", "Authorization", "Bearer alice-token")
 	checkCardCaching(t, ts.URL+"/a2a/secure/v1/card", "private, max-age=300", "Authorization", "Bearer alice-token")
-	_, b := cardGet(t, ts.URL+"/.well-known/agent-card.json")
+	_, b := testutil.Get(t, ts.URL+"/.well-known/agent-card.json")
 	if !strings.Contains(string(b), `"signatures"`) {
 		t.Fatalf("card not signed: %s", b)
 	}
@@ -162,26 +141,17 @@ func versionsHost(t *testing.T, o server.HostOptions) *httptest.Server {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Transport.Logger = discardLogger()
+	o.Transport.Logger = testutil.Logger()
 	host := server.NewHost(o)
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ext := testCard("secure")
-	host.Add(server.NewHandler(eng, "secure", whoAmI, testCard("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ext := testutil.Card("secure")
+	host.Add(server.NewHandler(eng, "secure", whoAmI, testutil.Card("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return ts
 }
 
@@ -193,7 +163,7 @@ func TestCardMaxAge(t *testing.T) {
 		want string
 	}{{90 * time.Second, "public, max-age=90"}, {-1, "public, no-cache"}} {
 		ts := versionsHost(t, server.HostOptions{CardMaxAge: c.age, PublicURL: "https://agents.example.com"})
-		resp, _ := cardGet(t, ts.URL+"/.well-known/agent-card.json")
+		resp, _ := testutil.Get(t, ts.URL+"/.well-known/agent-card.json")
 		if got := resp.Header.Get("Cache-Control"); got != c.want || resp.Header.Get("Vary") != "" {
 			t.Fatalf("CardMaxAge %v: Cache-Control %q, Vary %q; want %q and no Vary (PublicURL)", c.age, got, resp.Header.Get("Vary"), c.want)
 		}
@@ -204,17 +174,14 @@ func TestCardMaxAge(t *testing.T) {
 // another agent becomes the default one, and its Last-Modified says so.
 func TestCardLastModifiedDefault(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
-	host.Add(server.NewHandler(eng, "a", agents.Echo{}, testCard("a"), server.HandlerOptions{}))
-	host.Add(server.NewHandler(eng, "b", agents.Echo{}, testCard("b"), server.HandlerOptions{}))
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "a", agents.Echo{}, testutil.Card("a"), server.HandlerOptions{}))
+	host.Add(server.NewHandler(eng, "b", agents.Echo{}, testutil.Card("b"), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(ts.Close)
-	resp, _ := cardGet(t, ts.URL+"/.well-known/agent-card.json")
+	resp, _ := testutil.Get(t, ts.URL+"/.well-known/agent-card.json")
 	lm := resp.Header.Get("Last-Modified")
 	mod, _ := http.ParseTime(lm)
 	// Wait (without a fixed sleep) until the clock's second has passed.
@@ -222,7 +189,7 @@ func TestCardLastModifiedDefault(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	host.Remove("a") // b becomes the default agent
-	resp, b := cardGet(t, ts.URL+"/.well-known/agent-card.json", "If-Modified-Since", lm)
+	resp, b := testutil.Get(t, ts.URL+"/.well-known/agent-card.json", "If-Modified-Since", lm)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"name":"b"`) {
 		t.Fatalf("after the default agent changed, If-Modified-Since its old Last-Modified: %d %s", resp.StatusCode, b)
 	}
@@ -239,11 +206,11 @@ func TestProtocols10Only(t *testing.T) {
 	t.Parallel()
 	// The union card of both versions carries 0.3 members: not a strict 1.0 card.
 	both := versionsHost(t, server.HostOptions{})
-	if _, b := cardGet(t, both.URL+"/.well-known/agent-card.json"); schema.Validate10("AgentCard", b) == nil {
+	if _, b := testutil.Get(t, both.URL+"/.well-known/agent-card.json"); schema.Validate10("AgentCard", b) == nil {
 		t.Fatalf("the union card passes as a strict 1.0 card: %s", b)
 	}
 	ts := versionsHost(t, server.HostOptions{Transport: server.TransportOptions{ProtocolVersions: []string{"1.0"}}})
-	_, b := cardGet(t, ts.URL+"/.well-known/agent-card.json")
+	_, b := testutil.Get(t, ts.URL+"/.well-known/agent-card.json")
 	if err := schema.Validate10("AgentCard", b); err != nil {
 		t.Fatalf("1.0-only card: %v: %s", err, b)
 	}
@@ -261,16 +228,16 @@ func TestProtocols10Only(t *testing.T) {
 		t.Fatalf("1.0-only card's interfaces: %v", ifs)
 	}
 	// A card with security schemes and requirements too.
-	_, b = cardGet(t, ts.URL+"/a2a/secure/.well-known/agent-card.json")
+	_, b = testutil.Get(t, ts.URL+"/a2a/secure/.well-known/agent-card.json")
 	if err := schema.Validate10("AgentCard", b); err != nil || !strings.Contains(string(b), `"securityRequirements"`) {
 		t.Fatalf("1.0-only card with security: %v: %s", err, b)
 	}
 	// The extended card too, over both bindings.
-	_, b = cardGet(t, ts.URL+"/a2a/secure/extendedAgentCard", "A2A-Version", "1.0", "Authorization", "Bearer alice-token")
+	_, b = testutil.Get(t, ts.URL+"/a2a/secure/extendedAgentCard", "A2A-Version", "1.0", "Authorization", "Bearer alice-token")
 	if err := schema.Validate10("AgentCard", b); err != nil || strings.Contains(string(b), `"0.3"`) {
 		t.Fatalf("1.0-only extended card (HTTP+JSON): %v: %s", err, b)
 	}
-	_, b = post(t, ts.URL+"/a2a/secure", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`, "A2A-Version", "1.0", "Authorization", "Bearer alice-token")
+	_, b = testutil.Post(t, ts.URL+"/a2a/secure", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`, "A2A-Version", "1.0", "Authorization", "Bearer alice-token")
 	if !strings.Contains(string(b), `"result"`) || strings.Contains(string(b), `"0.3"`) {
 		t.Fatalf("1.0-only extended card (JSON-RPC): %s", b)
 	}
@@ -294,7 +261,7 @@ func TestProtocols10Only(t *testing.T) {
 		if c.version != "" {
 			hdr = []string{"A2A-Version", c.version}
 		}
-		_, b := post(t, url, c.body, hdr...)
+		_, b := testutil.Post(t, url, c.body, hdr...)
 		var r struct {
 			Error *struct {
 				Code    int    `json:"code"`
@@ -306,22 +273,16 @@ func TestProtocols10Only(t *testing.T) {
 		}
 	}
 	// A 0.3 streaming client reads the error as its stream's one event.
-	_, sb := post(t, url, `{"jsonrpc":"2.0","id":7,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"m8","parts":[{"kind":"text","text":"hi"}]}}}`, "Accept", "text/event-stream")
+	_, sb := testutil.Post(t, url, `{"jsonrpc":"2.0","id":7,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"m8","parts":[{"kind":"text","text":"hi"}]}}}`, "Accept", "text/event-stream")
 	if !strings.HasPrefix(string(sb), "data: ") || !strings.Contains(string(sb), `"code":-32009`) {
 		t.Fatalf("message/stream: %s", sb)
 	}
 	for _, c := range []struct{ path, version string }{{"/v1/message:send", ""}, {"/message:send", "0.3"}} {
-		req, _ := http.NewRequest(http.MethodPost, url+c.path, strings.NewReader(`{"message":{"role":"ROLE_USER","messageId":"m7","parts":[{"text":"hi"}]}}`))
-		req.Header.Set("Content-Type", "application/json")
+		var hdr []string
 		if c.version != "" {
-			req.Header.Set("A2A-Version", c.version)
+			hdr = []string{"A2A-Version", c.version}
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := testutil.Post(t, url+c.path, `{"message":{"role":"ROLE_USER","messageId":"m7","parts":[{"text":"hi"}]}}`, hdr...)
 		if s := restError(t, b); resp.StatusCode != 400 || reasonOf(s.Error.Details) != "VERSION_NOT_SUPPORTED" || !strings.Contains(s.Error.Message, "serves A2A 1.0") {
 			t.Fatalf("POST %s (A2A-Version %q): %d %s", c.path, c.version, resp.StatusCode, b)
 		}
@@ -333,7 +294,7 @@ func TestProtocols10Only(t *testing.T) {
 func TestProtocols03Only(t *testing.T) {
 	t.Parallel()
 	ts := versionsHost(t, server.HostOptions{Transport: server.TransportOptions{ProtocolVersions: []string{"0.3.0"}}})
-	_, b := cardGet(t, ts.URL+"/.well-known/agent-card.json")
+	_, b := testutil.Get(t, ts.URL+"/.well-known/agent-card.json")
 	var card map[string]any
 	if err := json.Unmarshal(b, &card); err != nil {
 		t.Fatal(err)
@@ -342,7 +303,7 @@ func TestProtocols03Only(t *testing.T) {
 		t.Fatalf("0.3-only card: %s", b)
 	}
 	url := ts.URL + "/a2a/echo"
-	_, b = post(t, url, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"hi"}]}}}`)
+	_, b = testutil.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"hi"}]}}}`)
 	if !strings.Contains(string(b), `"result"`) {
 		t.Fatalf("message/send: %s", b)
 	}
@@ -354,14 +315,7 @@ func TestProtocols03Only(t *testing.T) {
 	if s := restError(t, b); code != 400 || reasonOf(s.Error.Details) != "VERSION_NOT_SUPPORTED" {
 		t.Fatalf("1.0 message:send: %d %s", code, b)
 	}
-	req, _ := http.NewRequest(http.MethodPost, url+"/v1/message:send", strings.NewReader(`{"message":{"role":"ROLE_USER","messageId":"m4","content":[{"text":"hi"}]}}`))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := testutil.Post(t, url+"/v1/message:send", `{"message":{"role":"ROLE_USER","messageId":"m4","content":[{"text":"hi"}]}}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("0.3 /v1/message:send: %d %s", resp.StatusCode, b)
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,8 +18,8 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // signingHost serves echo and secure (bearer "alice-token", with an
@@ -33,43 +32,24 @@ func signingHost(t *testing.T, o server.CardSignerOptions) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: discardLogger(), CardSigner: cs}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger(), CardSigner: cs}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ext := testCard("secure")
+	ext := testutil.Card("secure")
 	ext.Description = "extended"
-	host.Add(server.NewHandler(eng, "secure", whoAmI, testCard("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	host.Add(server.NewHandler(eng, "secure", whoAmI, testutil.Card("secure"), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
+	ts := testutil.ServeDrained(t, host, eng.Close)
 	return ts
 }
 
 func get(t *testing.T, url string, hdr ...string) []byte {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := readAll(t, resp)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
-	}
+	resp, b := testutil.Get(t, url, hdr...)
+	testutil.WantStatus(t, resp, b, http.StatusOK)
 	return b
 }
 
@@ -141,7 +121,7 @@ func TestSignedExtendedCards(t *testing.T) {
 // rpcResultOf calls method without params as alice and returns the result.
 func rpcResultOf(t *testing.T, url, method string, hdr ...string) []byte {
 	t.Helper()
-	_, b := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`"}`, append(hdr, "Authorization", "Bearer alice-token")...)
+	_, b := testutil.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`"}`, append(hdr, "Authorization", "Bearer alice-token")...)
 	var r struct {
 		Result jsontext.Value `json:"result"`
 	}

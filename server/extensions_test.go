@@ -4,22 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 const (
@@ -75,58 +73,34 @@ func modesAgent() server.Agent {
 // built-in echo (whose card declares only the event-log extension).
 func extServer(t *testing.T) (string, *extRecorder) {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: discardLogger()}})
+	eng := memoryEngine(t)
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	rec := &extRecorder{}
-	c := testCard("req")
+	c := testutil.Card("req")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}, {URI: extOptional}}
 	host.Add(server.NewHandler(eng, "req", rec, c, server.HandlerOptions{}))
-	c = testCard("modes")
+	c = testutil.Card("modes")
 	c.DefaultInputModes = []string{"text/plain", "image/*"}
 	c.Skills[0].InputModes = []string{"application/PDF"}
 	host.Add(server.NewHandler(eng, "modes", modesAgent(), c, server.HandlerOptions{}))
-	c = testCard("open")
+	c = testutil.Card("open")
 	c.DefaultInputModes = nil
 	host.Add(server.NewHandler(eng, "open", modesAgent(), c, server.HandlerOptions{}))
-	c = testCard("bare")
+	c = testutil.Card("bare")
 	c.DefaultInputModes = []string{"text", "application/json;charset=utf-8"}
 	host.Add(server.NewHandler(eng, "bare", modesAgent(), c, server.HandlerOptions{}))
-	c = testCard("wild")
+	c = testutil.Card("wild")
 	c.DefaultInputModes = []string{"text/plain", "*/*"}
 	host.Add(server.NewHandler(eng, "wild", modesAgent(), c, server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL, rec
 }
 
 // do sends one request with the header pairs hdr.
 func do(t *testing.T, method, url, body string, hdr ...string) (int, http.Header, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := testutil.Send(t, method, url, body, hdr...)
 	return resp.StatusCode, resp.Header, b
 }
 
@@ -464,13 +438,10 @@ func TestInputModes(t *testing.T) {
 // extensions with WithExtensions.
 func TestExtensionsOutsideExecute(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	rec := &extRecorder{}
-	c := testCard("req")
+	c := testutil.Card("req")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}}
 	h := server.NewHandler(eng, "req", rec, c, server.HandlerOptions{Methods: map[string]server.Method{
 		"x/extensions": func(ctx context.Context, _ []byte) (server.MethodResult, error) {
@@ -481,7 +452,7 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 			b, _ := json.Marshal(server.RequestedExtensions(ctx))
 			return server.MethodResult{Result: b}, nil
 		}}})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(h)
 	ts := httptest.NewServer(host)
 	t.Cleanup(ts.Close)
@@ -509,15 +480,12 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 // does, and the ones it applies are in the answer's A2A-Extensions.
 func TestExtensionsMessageResponder(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	var seen []string
-	c := testCard("pong")
+	c := testutil.Card("pong")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}, {URI: extOptional}}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "pong", server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		seen = slices.Clone(req.Extensions)
 		req.ApplyExtension(extOptional)

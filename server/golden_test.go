@@ -3,12 +3,9 @@ package server_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +15,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -167,24 +165,12 @@ func doRaw(t *testing.T, base, raw string) string {
 	head, body, _ := strings.Cut(raw, "\n\n")
 	lines := strings.Split(strings.TrimSpace(head), "\n")
 	method, path, _ := strings.Cut(lines[0], " ")
-	req, err := http.NewRequestWithContext(context.Background(), method, base+path, strings.NewReader(strings.TrimSuffix(body, "\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
+	var hdr []string
 	for _, l := range lines[1:] {
 		k, v, _ := strings.Cut(l, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		hdr = append(hdr, strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testutil.Send(t, method, base+path, strings.TrimSuffix(body, "\n"), hdr...)
 	out := fmt.Sprintf("%d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	if !strings.HasSuffix(out, "\n") {
 		out += "\n"

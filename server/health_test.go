@@ -3,18 +3,16 @@ package server_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -42,7 +40,7 @@ var _ store.Pinger = (*pingStore)(nil)
 // does not, and 503 "draining" once Shutdown began; HEAD gets no body.
 func TestHealthProbes(t *testing.T) {
 	st := &pingStore{Store: memory.New()}
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +52,7 @@ func TestHealthProbes(t *testing.T) {
 	defer srv.Close()
 	probe := func(method, path string) (int, string, http.Header) {
 		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := testutil.Do(t, testutil.NewRequest(t, context.Background(), method, srv.URL+path, ""))
 		return resp.StatusCode, strings.TrimSpace(string(b)), resp.Header
 	}
 	check := func(method, path string, wantCode int, wantBody string) {
@@ -96,66 +88,7 @@ func TestHealthProbes(t *testing.T) {
 	check("GET", "/healthz", 200, `{"status":"ok"}`)
 }
 
-// cutProxy forwards TCP connections to target until cut: then it closes
-// every connection it forwards and refuses new ones (accepts and closes),
-// as a network partition from the database would, until restored.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  []net.Conn
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			if p.cut {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(u, c); u.Close() }()
-			go func() { _, _ = io.Copy(c, u); c.Close() }()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); p.set(true) })
-	return p
-}
-
-// set cuts (true) or restores (false) the proxy.
-func (p *cutProxy) set(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.conns = nil
-	}
-}
-
-// TestReadyzPostgresUnreachable (with a real PostgreSQL): a
+// TestReadyzPostgresUnreachable (issue 16 §3, with a real PostgreSQL): a
 // server whose database becomes unreachable (its connections cut) is
 // not ready, and is ready again once the database is back; liveness
 // stays.
@@ -165,8 +98,8 @@ func TestReadyzPostgresUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := testutil.StartProxy(t, u.Host)
+	u.Host = proxy.Addr()
 	q := u.Query()
 	q.Set("connect_timeout", "1")
 	u.RawQuery = q.Encode()
@@ -175,7 +108,7 @@ func TestReadyzPostgresUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,19 +127,13 @@ func TestReadyzPostgresUnreachable(t *testing.T) {
 	if c := code("/readyz"); c != 200 {
 		t.Fatalf("readyz with the database up: %d", c)
 	}
-	proxy.set(true)
+	proxy.Refuse(true)
 	if c := code("/readyz"); c != 503 {
 		t.Fatalf("readyz with the database cut off: %d, want 503", c)
 	}
 	if c := code("/healthz"); c != 200 {
 		t.Fatalf("healthz with the database cut off: %d, want 200", c)
 	}
-	proxy.set(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for code("/readyz") != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("readyz not 200 within 10 s of the database coming back")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	proxy.Refuse(false)
+	testutil.Eventually(t, 10*time.Second, "readyz 200 once the database is back", func() bool { return code("/readyz") == 200 })
 }

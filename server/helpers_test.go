@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -54,11 +55,9 @@ func (w waitAgent) Cancel(ctx context.Context, task a2a.Task) error {
 	return nil
 }
 
-func testCard(name string) a2a.AgentCard {
-	return a2a.AgentCard{Name: name, Description: "test agent " + name, Version: "0.0.1",
-		Capabilities:      a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []a2a.AgentSkill{{ID: name, Name: name, Description: "test", Tags: []string{"test"}}}}
+// card is a bare streaming Agent Card for handlers whose card no test reads.
+func card() a2a.AgentCard {
+	return a2a.AgentCard{Name: "x", Description: "x", Version: "1", Capabilities: a2a.AgentCapabilities{Streaming: true}}
 }
 
 // newTestServer starts a Host on an httptest server with the built-in
@@ -82,11 +81,11 @@ func newTestServer(t testing.TB, o testServerOptions) *testServer {
 	if st == nil {
 		st = memory.New()
 	}
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.transport.Logger = discardLogger()
+	o.transport.Logger = testutil.Logger()
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: o.transport})
 	ts := &testServer{engine: eng, store: st, cancel: make(chan string, 16)}
 	add := func(name string, a server.Agent, c a2a.AgentCard) {
@@ -95,36 +94,29 @@ func newTestServer(t testing.TB, o testServerOptions) *testServer {
 	add("echo", agents.Echo{}, agents.Echo{}.Card())
 	add("chat", agents.Chat{}, agents.Chat{}.Card())
 	add("slow", agents.Slow{Seconds: 1, Step: 20 * time.Millisecond}, agents.Slow{}.Card())
-	add("wait", waitAgent{canceled: ts.cancel}, testCard("wait"))
+	add("wait", waitAgent{canceled: ts.cancel}, testutil.Card("wait"))
 	add("bad", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if err := u.Working(ctx, "working"); err != nil {
 			return err
 		}
 		return u.SetStatus(ctx, a2a.TaskStateSubmitted, nil)
-	}), testCard("bad"))
+	}), testutil.Card("bad"))
 	add("panic", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		panic("boom")
-	}), testCard("panic"))
+	}), testutil.Card("panic"))
 	add("fail", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		return errors.New("secret internal detail")
-	}), testCard("fail"))
+	}), testutil.Card("fail"))
 	add("other", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		return u.Emit(ctx, &a2a.TaskStatusUpdateEvent{TaskID: "someone-else", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}})
-	}), testCard("other"))
-	nc := testCard("nostream")
+	}), testutil.Card("other"))
+	nc := testutil.Card("nostream")
 	nc.Capabilities.Streaming = false
 	add("nostream", agents.Echo{}, nc)
 	for name, a := range o.more {
-		add(name, a, testCard(name))
+		add(name, a, testutil.Card(name))
 	}
-	ts.Server = httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Server.CloseClientConnections()
-		ts.Server.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts.Server = testutil.Serve(t, host, eng.Close)
 	return ts
 }
 
@@ -155,6 +147,17 @@ func validateBatch(t *testing.T, doc []byte) {
 			schematest.Validate(t, "JSONRPCSuccessResponse", m)
 		}
 	}
+}
+
+// memoryEngine is an engine on a memory store that logs nowhere; the
+// caller closes it.
+func memoryEngine(t testing.TB) *server.Engine {
+	t.Helper()
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
 }
 
 // sqliteStore opens a SQLite store in a temporary directory.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -20,10 +21,7 @@ import (
 // stream ends after the event, never on an event that may be followed
 // by a wait.
 func TestStreamHold(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	step := make(chan struct{})
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
@@ -36,7 +34,7 @@ func TestStreamHold(t *testing.T) {
 		}
 		return u.Complete(ctx, "")
 	})
-	h := server.NewHandler(eng, "hold", agent, testCard("hold"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "hold", agent, testutil.Card("hold"), server.HandlerOptions{})
 	ctx := context.Background()
 	events, err := h.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil {
@@ -94,10 +92,7 @@ func TestStreamHold(t *testing.T) {
 // engine's tail of recent events or from the log when the tail does not
 // reach back far enough.
 func TestFollowRunningTask(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	progressed, finish := make(chan struct{}), make(chan struct{})
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
@@ -110,7 +105,7 @@ func TestFollowRunningTask(t *testing.T) {
 		<-finish
 		return u.Complete(ctx, "")
 	})
-	h := server.NewHandler(eng, "follow", agent, testCard("follow"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "follow", agent, testutil.Card("follow"), server.HandlerOptions{})
 	ctx := context.Background()
 	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
 		Configuration: &a2a.MessageSendConfiguration{Blocking: new(bool)}})
@@ -178,7 +173,7 @@ func (s *eventsCounter) Events(ctx context.Context, taskID string, after int64, 
 // tasks, without a log read, and from the log once that tail is gone.
 func TestFollowEndedTask(t *testing.T) {
 	st := &eventsCounter{Store: memory.New()}
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +183,7 @@ func TestFollowEndedTask(t *testing.T) {
 			return err
 		}
 		return u.Complete(ctx, "done")
-	}), testCard("quick"), server.HandlerOptions{})
+	}), testutil.Card("quick"), server.HandlerOptions{})
 	ctx := context.Background()
 	send := func() string {
 		task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"})})
@@ -236,17 +231,14 @@ func TestFollowEndedTask(t *testing.T) {
 // the execution has published events by then (they leave in one write),
 // and sent at once when the agent emits nothing before it waits.
 func TestStreamHoldSnapshot(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	step := make(chan struct{})
 	quiet := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
 		<-step // until the test saw the snapshot
 		return u.Complete(ctx, "")
 	})
-	h := server.NewHandler(eng, "quiet", quiet, testCard("quiet"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "quiet", quiet, testutil.Card("quiet"), server.HandlerOptions{})
 	events, err := h.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +259,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 	// An agent that has emitted an event by the time the stream decides:
 	// the snapshot is held (the event leaves with it in one write). The
 	// hook orders the agent's artifact before that decision.
-	eng2, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	eng2, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +280,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 		<-release
 		return u.Complete(ctx, "")
 	})
-	hb := server.NewHandler(eng2, "busy", busy, testCard("busy"), server.HandlerOptions{})
+	hb := server.NewHandler(eng2, "busy", busy, testutil.Card("busy"), server.HandlerOptions{})
 	events, err = hb.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil {
 		t.Fatal(err)

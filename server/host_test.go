@@ -9,29 +9,22 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // cardHost is a Host with one agent, "echo", with bearer authentication
 // ("Bearer t") and an extended card.
 func cardHost(t *testing.T, o server.HostOptions) *server.Host {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
-	o.Transport.Logger = quiet()
+	eng := memoryEngine(t)
+	testutil.CloseAtEnd(t, eng.Close)
+	o.Transport.Logger = testutil.Logger()
 	host := server.NewHost(o)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"me": "t"})
 	if err != nil {
@@ -89,15 +82,10 @@ func TestCardURLIgnoresCallersHost(t *testing.T) {
 	ts := httptest.NewServer(cardHost(t, server.HostOptions{}))
 	t.Cleanup(ts.Close)
 	get := func(path string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+		req := testutil.NewRequest(t, context.Background(), http.MethodGet, ts.URL+path, "", "X-Forwarded-Proto", "https", "X-Forwarded-Host", "evil.example")
 		req.Host = "evil.example"
-		req.Header.Set("X-Forwarded-Proto", "https")
-		req.Header.Set("X-Forwarded-Host", "evil.example")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, string(readAll(t, resp))
+		resp, b := testutil.Do(t, req)
+		return resp, string(b)
 	}
 	resp, b := get("/a2a/echo/.well-known/agent-card.json")
 	if strings.Contains(b, "evil") || !strings.Contains(b, `"url":"`+ts.URL+`/a2a/echo"`) {
@@ -109,15 +97,10 @@ func TestCardURLIgnoresCallersHost(t *testing.T) {
 	if resp, b := get("/a2a/nosuch"); resp.StatusCode != 404 || strings.Contains(b, "evil") || !strings.Contains(b, ts.URL+"/a2a/echo") {
 		t.Fatalf("404 for Host: evil.example: %d %s", resp.StatusCode, b)
 	}
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/a2a/echo", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"agent/getAuthenticatedExtendedCard"}`))
+	req := testutil.NewRequest(t, context.Background(), http.MethodPost, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"agent/getAuthenticatedExtendedCard"}`, "Authorization", "Bearer t", "Content-Type", "application/json")
 	req.Host = "evil.example"
-	req.Header.Set("Authorization", "Bearer t")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b := string(readAll(t, resp)); strings.Contains(b, "evil") || !strings.Contains(b, `"url":"`+ts.URL+`/a2a/echo"`) || !strings.Contains(b, "extended") {
+	_, raw := testutil.Do(t, req)
+	if b := string(raw); strings.Contains(b, "evil") || !strings.Contains(b, `"url":"`+ts.URL+`/a2a/echo"`) || !strings.Contains(b, "extended") {
 		t.Fatalf("extended card for Host: evil.example: %s", b)
 	}
 }
@@ -264,5 +247,31 @@ func TestTrustedProxyMappedPrefix(t *testing.T) {
 		"X-Forwarded-Host", "agents.example.com", "X-Forwarded-Proto", "https"))
 	if got != "https://agents.example.com/a2a/echo" {
 		t.Fatalf("card url %q: the mapped prefix of the proxy was not trusted", got)
+	}
+}
+
+func newHost(t *testing.T) *httptest.Server {
+	eng := memoryEngine(t)
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "echo", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error { return nil }), card(), server.HandlerOptions{}))
+	return testutil.ServeDrained(t, host, eng.Close)
+}
+
+func TestInvalidUTF8TaskIDInPath(t *testing.T) {
+	ts := newHost(t)
+	resp, b := testutil.Get(t, ts.URL+"/a2a/echo/tasks/%ff/events")
+	t.Logf("HTTP %d: %s", resp.StatusCode, b)
+	if !jsontext.Value(b).IsValid() {
+		t.Errorf("response body is not valid JSON")
+	}
+}
+
+func TestLoneSurrogateTaskID(t *testing.T) {
+	ts := newHost(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"\ud800"}}`
+	resp, b := testutil.Post(t, ts.URL+"/a2a/echo", body)
+	t.Logf("HTTP %d: %s", resp.StatusCode, b)
+	if !jsontext.Value(b).IsValid() {
+		t.Errorf("response body is not valid JSON")
 	}
 }

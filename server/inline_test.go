@@ -8,18 +8,15 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // A blocking message/send answers when the task is final, whatever the
 // agent does after that, and when the client gives up.
 func TestBlockingSendAnswersAtFinalState(t *testing.T) {
 	newHandler := func(t *testing.T, agent server.AgentFunc) *server.Handler {
-		eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng := memoryEngine(t)
 		t.Cleanup(func() { eng.Close(context.Background()) })
 		return server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	}
@@ -71,7 +68,7 @@ func sendWithin(t *testing.T, h *server.Handler, ctx context.Context, limit time
 	}
 	c := make(chan answer, 1)
 	go func() {
-		task, err := h.SendMessage(ctx, userMsg("hi", ""))
+		task, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
 		c <- answer{task, err}
 	}()
 	select {
@@ -109,20 +106,17 @@ func goroutineID() uint64 {
 // An InlineAgent runs on the goroutine of a blocking send (memory store),
 // and on its own for a non-blocking one.
 func TestInlineAgentRunsOnTheSendersGoroutine(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	defer eng.Close(context.Background())
 	agent := inlineAgent{ran: make(chan uint64, 2)}
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
-	if _, err := h.SendMessage(context.Background(), userMsg("hi", "")); err != nil {
+	if _, err := h.SendMessage(context.Background(), testutil.UserMessage("hi", "")); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := <-agent.ran, goroutineID(); got != want {
 		t.Errorf("blocking send: Execute ran on goroutine %d, the sender is %d", got, want)
 	}
-	p := userMsg("hi", "")
+	p := testutil.UserMessage("hi", "")
 	p.Configuration = &a2a.MessageSendConfiguration{Blocking: new(bool)}
 	if _, err := h.SendMessage(context.Background(), p); err != nil {
 		t.Fatal(err)

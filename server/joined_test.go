@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -90,12 +91,12 @@ func TestJoinedChunks(t *testing.T) {
 			}
 			start := func() (string, func()) {
 				st := open()
-				eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger()})
+				eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: testutil.Logger()})
 				if err != nil {
 					t.Fatal(err)
 				}
-				host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
-				host.Add(server.NewHandler(eng, "streamer", streamerAgent, testCard("streamer"), server.HandlerOptions{}))
+				host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+				host.Add(server.NewHandler(eng, "streamer", streamerAgent, testutil.Card("streamer"), server.HandlerOptions{}))
 				srv := httptest.NewServer(host)
 				return srv.URL + "/a2a/streamer", func() {
 					srv.CloseClientConnections()
@@ -170,7 +171,7 @@ func TestJoinedChunks(t *testing.T) {
 			check("message:send", sent.Task)
 
 			// A2A 0.3 JSON-RPC.
-			_, b = post(t, url, `{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"join-3","parts":[{"kind":"text","text":"hi"}]}}}`)
+			_, b = testutil.Post(t, url, `{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"join-3","parts":[{"kind":"text","text":"hi"}]}}}`)
 			var r03 struct {
 				Result jsontext.Value `json:"result"`
 			}
@@ -226,14 +227,7 @@ func TestJoinedChunks(t *testing.T) {
 // data of the stream's first event, then closes the stream.
 func firstFrame(t *testing.T, ctx context.Context, url, body string) string {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testutil.Open(t, testutil.NewRequest(t, ctx, http.MethodPost, url, body, "Content-Type", "application/json", "A2A-Version", "1.0", "Accept", "text/event-stream"))
 	defer resp.Body.Close()
 	ev, err := sse.NewReader(resp.Body).Next()
 	if err != nil {
@@ -267,7 +261,7 @@ func TestEchoKeepsParts(t *testing.T) {
 		}
 	}
 	parts03 := fmt.Sprintf(`[{"kind":"text","text":%q},{"kind":"text","text":"b"},{"kind":"data","data":{"n":"1"}},{"kind":"text","text":"c"}]`, long)
-	_, b := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"echo-parts-3","parts":`+parts03+`}}}`)
+	_, b := testutil.Post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"echo-parts-3","parts":`+parts03+`}}}`)
 	var r03 struct {
 		Result struct {
 			Artifacts []struct {

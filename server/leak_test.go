@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/sqlite"
 )
@@ -33,13 +34,13 @@ func TestNoTaskStateLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(ctx, st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close(ctx)
 	ag := blockAgent{make(chan struct{}, 1)}
-	h := server.NewHandler(eng, "b", ag, testCard("b"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "b", ag, testutil.Card("b"), server.HandlerOptions{})
 	blocking := false
 	for range 5 {
 		task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"}),
@@ -54,21 +55,14 @@ func TestNoTaskStateLeft(t *testing.T) {
 	}
 	echo := server.NewHandler(eng, "echo", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		return u.Complete(ctx, "done")
-	}), testCard("echo"), server.HandlerOptions{})
+	}), testutil.Card("echo"), server.HandlerOptions{})
 	for range 5 {
 		if _, err := echo.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n, pipes := server.TaskStates(eng)
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d task states left (%d with a pipe) after 5 canceled and 5 completed tasks", n, pipes)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var n, pipes int
+	if !testutil.Poll(5*time.Second, func() bool { n, pipes = server.TaskStates(eng); return n == 0 }) {
+		t.Fatalf("%d task states left (%d with a pipe) after 5 canceled and 5 completed tasks", n, pipes)
 	}
 }

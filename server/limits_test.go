@@ -18,8 +18,8 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // countingHost serves one agent, "count", that completes each task and
@@ -27,24 +27,14 @@ import (
 func countingHost(t *testing.T, o server.TransportOptions) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Logger = quiet()
+	eng := memoryEngine(t)
+	o.Logger = testutil.Logger()
 	host := server.NewHost(server.HostOptions{Transport: o})
 	host.Add(server.NewHandler(eng, "count", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		runs.Add(1)
 		return u.Complete(ctx, "done")
 	}), card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts, &runs
 }
 
@@ -66,7 +56,7 @@ func sendBatch(n int, prefix string) string {
 func TestBatchOverLimitRunsNothing(t *testing.T) {
 	t.Parallel()
 	ts, runs := countingHost(t, server.TransportOptions{MaxBatch: 3})
-	resp, b := post(t, ts.URL+"/a2a/count", sendBatch(4, "over"))
+	resp, b := testutil.Post(t, ts.URL+"/a2a/count", sendBatch(4, "over"))
 	var r rpcResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("over the limit: not one response object: %v: %s", err, b)
@@ -79,7 +69,7 @@ func TestBatchOverLimitRunsNothing(t *testing.T) {
 	if n := runs.Load(); n != 0 {
 		t.Fatalf("%d members of a refused batch ran", n)
 	}
-	_, b = post(t, ts.URL+"/a2a/count", sendBatch(3, "at"))
+	_, b = testutil.Post(t, ts.URL+"/a2a/count", sendBatch(3, "at"))
 	var rs []rpcResult
 	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 3 {
 		t.Fatalf("at the limit: %v: %s", err, b)
@@ -99,7 +89,7 @@ func TestHugeBatchOfEmptyObjectsGetsOneError(t *testing.T) {
 	t.Parallel()
 	ts, _ := countingHost(t, server.TransportOptions{})
 	body := "[" + strings.TrimSuffix(strings.Repeat("{},", 200000), ",") + "]"
-	resp, b := post(t, ts.URL+"/a2a/count", body)
+	resp, b := testutil.Post(t, ts.URL+"/a2a/count", body)
 	if len(b) > 512 {
 		t.Fatalf("answer of %d bytes: %.200s…", len(b), b)
 	}
@@ -190,7 +180,7 @@ func TestBodyReadTimeoutDoesNotCutLongRequests(t *testing.T) {
 		t.Fatalf("blocking send outlasting the body deadline: %+v", r)
 	}
 	ch, _ := openStream(t, context.Background(), ts.URL+"/a2a/slow", `{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+sendParams("1", "long-stream", "")+`}`)
-	frames := collect(t, ch, 30*time.Second)
+	frames := testutil.Drain(t, ch, 30*time.Second)
 	if len(frames) == 0 || !frames[len(frames)-1].res.Result.Final || frames[len(frames)-1].res.Result.Status.State != "completed" {
 		t.Fatalf("stream outlasting the body deadline ended early: %d frames", len(frames))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -99,7 +99,7 @@ func newReplyServer(t *testing.T) *replyServer {
 func newReplyServerWith(t *testing.T, eo server.EngineOptions) *replyServer {
 	t.Helper()
 	st := memory.New()
-	eo.Logger = discardLogger()
+	eo.Logger = testutil.Logger()
 	eng, err := server.NewEngine(context.Background(), st, eo)
 	if err != nil {
 		t.Fatal(err)
@@ -107,15 +107,8 @@ func newReplyServerWith(t *testing.T, eo server.EngineOptions) *replyServer {
 	logs := &syncBuffer{}
 	host := server.NewHost(server.HostOptions{Default: "reply", Transport: server.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 	a := &replyAgent{}
-	host.Add(server.NewHandler(eng, "reply", a, testCard("reply"), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	host.Add(server.NewHandler(eng, "reply", a, testutil.Card("reply"), server.HandlerOptions{}))
+	ts := testutil.Serve(t, host, eng.Close)
 	return &replyServer{Server: ts, agent: a, store: st, logs: logs}
 }
 
@@ -133,20 +126,7 @@ func (s *replyServer) tasks(t *testing.T) int {
 // type and body.
 func rawPost(t *testing.T, url, body string, hdr ...string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testutil.Post(t, url, body, hdr...)
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
 }
 
@@ -263,7 +243,7 @@ func TestMessageReplyErrors(t *testing.T) {
 			return answer{code, string(b)}
 		}},
 		{"0.3 JSON-RPC", func(text string) answer {
-			_, b := post(t, base, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(text, "e-"+text, "")+`}`)
+			_, b := testutil.Post(t, base, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(text, "e-"+text, "")+`}`)
 			var r struct {
 				Error *struct {
 					Code    int    `json:"code"`
@@ -301,11 +281,8 @@ func TestMessageReplyErrors(t *testing.T) {
 				t.Errorf("%s %s: %+v, want %d without the agent's details", b.name, text, got, want)
 			}
 			// The line may be written just after the answer.
-			for deadline := time.Now().Add(5 * time.Second); strings.Count(ts.logs.String(), logged) == before; {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s %s: no log line %q:\n%s", b.name, text, logged, ts.logs.String())
-				}
-				time.Sleep(time.Millisecond) // polls
+			if !testutil.Poll(5*time.Second, func() bool { return strings.Count(ts.logs.String(), logged) > before }) {
+				t.Fatalf("%s %s: no log line %q:\n%s", b.name, text, logged, ts.logs.String())
 			}
 		}
 	}
@@ -412,7 +389,7 @@ func TestMessageFunc(t *testing.T) {
 	t.Parallel()
 	refused := errors.New("no such host")
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(),
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(),
 		Push: &server.PushOptions{CheckURL: func(_ context.Context, u string) error {
 			if strings.Contains(u, "internal") {
 				return refused
@@ -430,7 +407,7 @@ func TestMessageFunc(t *testing.T) {
 		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
 		return &m, nil
 	})
-	h := server.NewHandler(eng, "ping", f, testCard("ping"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "ping", f, testutil.Card("ping"), server.HandlerOptions{})
 	ctx := context.Background()
 	send := func(text, hook string) a2a.MessageSendParams {
 		p := a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}

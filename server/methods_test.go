@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,8 +18,8 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // methodsEnv is a Host with one agent "m" that serves Methods of its own
@@ -107,25 +106,15 @@ func newMethodsEnv(t *testing.T) *methodsEnv {
 			}}, nil
 		},
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "m", Transport: server.TransportOptions{Logger: discardLogger()}})
-	host.Add(server.NewHandler(eng, "m", agents.Echo{}, testCard("m"), server.HandlerOptions{Methods: methods}))
-	host.Add(server.NewHandler(eng, "secure", agents.Echo{}, testCard("secure"), server.HandlerOptions{Methods: methods, Auth: auth.Set{bearer}}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	host := server.NewHost(server.HostOptions{Default: "m", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "m", agents.Echo{}, testutil.Card("m"), server.HandlerOptions{Methods: methods}))
+	host.Add(server.NewHandler(eng, "secure", agents.Echo{}, testutil.Card("secure"), server.HandlerOptions{Methods: methods, Auth: auth.Set{bearer}}))
+	ts := testutil.Serve(t, host, eng.Close)
 	env.url, env.secureURL = ts.URL+"/a2a/m", ts.URL+"/a2a/secure"
 	return env
 }
@@ -158,7 +147,7 @@ func TestMethodResultInEveryVersion(t *testing.T) {
 		if version != "" {
 			hdr = []string{"A2A-Version", version}
 		}
-		resp, b := post(t, env.url, `{"jsonrpc":"2.0","id":"x1","method":"test/echo","params":{"a":[1,2]}}`, hdr...)
+		resp, b := testutil.Post(t, env.url, `{"jsonrpc":"2.0","id":"x1","method":"test/echo","params":{"a":[1,2]}}`, hdr...)
 		r := decodeRPC(t, b)
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || r.Error != nil ||
 			string(r.ID) != `"x1"` || string(r.Result) != `{"nil":false,"params":{"a":[1,2]},"who":""}` {
@@ -166,22 +155,22 @@ func TestMethodResultInEveryVersion(t *testing.T) {
 		}
 	}
 	// An A2A method still answers the unsupported version with -32009.
-	_, b := post(t, env.url, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`, "A2A-Version", "9.9")
+	_, b := testutil.Post(t, env.url, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`, "A2A-Version", "9.9")
 	if r := decodeRPC(t, b); r.Error == nil || r.Error.Code != a2a.CodeVersionNotSupported {
 		t.Fatalf("A2A method with version 9.9: %s", b)
 	}
 	// Without params the Method gets nil; a nil Result is null. The
 	// default agent at / serves them too.
-	_, b = post(t, strings.TrimSuffix(env.url, "/a2a/m")+"/", `{"jsonrpc":"2.0","id":7,"method":"test/echo"}`)
+	_, b = testutil.Post(t, strings.TrimSuffix(env.url, "/a2a/m")+"/", `{"jsonrpc":"2.0","id":7,"method":"test/echo"}`)
 	if r := decodeRPC(t, b); string(r.Result) != `{"nil":true,"who":""}` || string(r.ID) != "7" {
 		t.Fatalf("no params: %s", b)
 	}
-	_, b = post(t, env.url, `{"jsonrpc":"2.0","id":8,"method":"test/null","params":[]}`)
+	_, b = testutil.Post(t, env.url, `{"jsonrpc":"2.0","id":8,"method":"test/null","params":[]}`)
 	if r := decodeRPC(t, b); string(r.Result) != "null" || r.Error != nil {
 		t.Fatalf("nil result: %s", b)
 	}
 	// A method nobody serves stays -32601.
-	_, b = post(t, env.url, `{"jsonrpc":"2.0","id":9,"method":"test/nothing"}`)
+	_, b = testutil.Post(t, env.url, `{"jsonrpc":"2.0","id":9,"method":"test/nothing"}`)
 	if r := decodeRPC(t, b); r.Error == nil || r.Error.Code != a2a.CodeMethodNotFound {
 		t.Fatalf("unknown method: %s", b)
 	}
@@ -201,7 +190,7 @@ func TestMethodErrors(t *testing.T) {
 		{"test/badjson", a2a.CodeInternalError, "Internal error", "requestId"},
 		{"test/panic", a2a.CodeInternalError, "Internal error", "requestId"},
 	} {
-		_, b := post(t, env.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":%q,"params":{}}`, c.method))
+		_, b := testutil.Post(t, env.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":%q,"params":{}}`, c.method))
 		r := decodeRPC(t, b)
 		if r.Error == nil || r.Error.Code != c.code || r.Error.Message != c.msg || string(r.ID) != "3" {
 			t.Fatalf("%s: %s", c.method, b)
@@ -219,7 +208,7 @@ func TestMethodErrors(t *testing.T) {
 		}
 	}
 	// A streaming client gets an error before any stream as one event.
-	resp, body := post(t, env.url, `{"jsonrpc":"2.0","id":4,"method":"test/coded"}`, "Accept", "text/event-stream")
+	resp, body := testutil.Post(t, env.url, `{"jsonrpc":"2.0","id":4,"method":"test/coded"}`, "Accept", "text/event-stream")
 	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.HasPrefix(string(body), `data: {"jsonrpc":"2.0","id":4,"error":{"code":-32052`) {
 		t.Fatalf("error to a streaming client: %s: %s", resp.Header.Get("Content-Type"), body)
 	}
@@ -228,7 +217,7 @@ func TestMethodErrors(t *testing.T) {
 func TestMethodBatch(t *testing.T) {
 	t.Parallel()
 	env := newMethodsEnv(t)
-	_, b := post(t, env.url, `[
+	_, b := testutil.Post(t, env.url, `[
 		{"jsonrpc":"2.0","id":1,"method":"test/echo","params":{"k":1}},
 		{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"nope"}},
 		{"jsonrpc":"2.0","id":3,"method":"test/stream"},
@@ -278,14 +267,7 @@ func readEvents(t *testing.T, body io.Reader) iter.Seq[string] {
 func TestMethodStream(t *testing.T) {
 	t.Parallel()
 	env := newMethodsEnv(t)
-	req, _ := http.NewRequest(http.MethodPost, env.url, strings.NewReader(`{"jsonrpc":"2.0","id":"s1","method":"test/stream","params":{"fail":true}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, env.url, `{"jsonrpc":"2.0","id":"s1","method":"test/stream","params":{"fail":true}}`, "Content-Type", "application/json", "A2A-Version", "1.0"))
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
 	}
@@ -312,7 +294,7 @@ func TestMethodStream(t *testing.T) {
 	}
 	// A panic, or a value that is not JSON, ends the stream with -32603.
 	for _, m := range []string{"test/streampanic", "test/streambad"} {
-		resp, b := post(t, env.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":%q}`, m))
+		resp, b := testutil.Post(t, env.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":%q}`, m))
 		var evs []string
 		for d := range readEvents(t, strings.NewReader(string(b))) {
 			evs = append(evs, d)
@@ -331,12 +313,7 @@ func TestMethodStreamClientGone(t *testing.T) {
 	env := newMethodsEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"test/stream"}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := testutil.Open(t, testutil.NewRequest(t, ctx, http.MethodPost, env.url, `{"jsonrpc":"2.0","id":1,"method":"test/stream"}`))
 	for data := range readEvents(t, resp.Body) {
 		if data != `{"jsonrpc":"2.0","id":1,"result":{"n":1}}` {
 			t.Fatalf("first event %s", data)
@@ -352,16 +329,16 @@ func TestMethodStreamClientGone(t *testing.T) {
 func TestMethodAuthentication(t *testing.T) {
 	t.Parallel()
 	env := newMethodsEnv(t)
-	resp, b := post(t, env.secureURL, `{"jsonrpc":"2.0","id":1,"method":"test/echo"}`)
+	resp, b := testutil.Post(t, env.secureURL, `{"jsonrpc":"2.0","id":1,"method":"test/echo"}`)
 	if r := decodeRPC(t, b); resp.StatusCode != http.StatusUnauthorized || r.Error == nil || r.Error.Code != a2a.CodeUnauthenticated {
 		t.Fatalf("without credentials: %d %s", resp.StatusCode, b)
 	}
-	resp, b = post(t, env.secureURL, `{"jsonrpc":"2.0","id":1,"method":"test/echo"}`, "Authorization", "Bearer alice-token")
+	resp, b = testutil.Post(t, env.secureURL, `{"jsonrpc":"2.0","id":1,"method":"test/echo"}`, "Authorization", "Bearer alice-token")
 	if r := decodeRPC(t, b); resp.StatusCode != 200 || string(r.Result) != `{"nil":true,"who":"alice"}` {
 		t.Fatalf("with credentials: %d %s", resp.StatusCode, b)
 	}
 	// In a batch too.
-	_, b = post(t, env.secureURL, `[{"jsonrpc":"2.0","id":1,"method":"test/echo"}]`, "Authorization", "Bearer alice-token")
+	_, b = testutil.Post(t, env.secureURL, `[{"jsonrpc":"2.0","id":1,"method":"test/echo"}]`, "Authorization", "Bearer alice-token")
 	if !strings.Contains(string(b), `"who":"alice"`) {
 		t.Fatalf("batch with credentials: %s", b)
 	}
@@ -371,10 +348,7 @@ func TestMethodAuthentication(t *testing.T) {
 // are refused when the handler is made: A2A names always win.
 func TestMethodNamesRefused(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	defer eng.Close(context.Background())
 	ok := func(ctx context.Context, params []byte) (server.MethodResult, error) {
 		return server.MethodResult{}, nil
@@ -387,7 +361,7 @@ func TestMethodNamesRefused(t *testing.T) {
 					t.Errorf("NewHandler accepted the method name %q", name)
 				}
 			}()
-			server.NewHandler(eng, "a", agents.Echo{}, testCard("a"), server.HandlerOptions{Methods: map[string]server.Method{name: ok}})
+			server.NewHandler(eng, "a", agents.Echo{}, testutil.Card("a"), server.HandlerOptions{Methods: map[string]server.Method{name: ok}})
 		}()
 	}
 	func() {
@@ -396,15 +370,15 @@ func TestMethodNamesRefused(t *testing.T) {
 				t.Error("NewHandler accepted a nil Method")
 			}
 		}()
-		server.NewHandler(eng, "a", agents.Echo{}, testCard("a"), server.HandlerOptions{Methods: map[string]server.Method{"x/y": nil}})
+		server.NewHandler(eng, "a", agents.Echo{}, testutil.Card("a"), server.HandlerOptions{Methods: map[string]server.Method{"x/y": nil}})
 	}()
 	// The map is copied: changing it later changes nothing.
 	m := map[string]server.Method{"x/y": ok}
-	h := server.NewHandler(eng, "a", agents.Echo{}, testCard("a"), server.HandlerOptions{Methods: m})
+	h := server.NewHandler(eng, "a", agents.Echo{}, testutil.Card("a"), server.HandlerOptions{Methods: m})
 	m["message/send"] = nil
-	ts := httptest.NewServer(server.NewJSONRPCHandler(h, server.TransportOptions{Logger: discardLogger()}))
+	ts := httptest.NewServer(server.NewJSONRPCHandler(h, server.TransportOptions{Logger: testutil.Logger()}))
 	defer ts.Close()
-	_, b := post(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"x/y"}`)
+	_, b := testutil.Post(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"x/y"}`)
 	if r := decodeRPC(t, b); string(r.Result) != "null" {
 		t.Fatalf("x/y through NewJSONRPCHandler: %s", b)
 	}

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/internal/testutil"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/server"
 
 	"github.com/a2abridge/a2abridge/store"
@@ -35,7 +36,7 @@ func TestDataNumbersExact(t *testing.T) {
 			ts := newTestServer(t, testServerOptions{store: tc.open(t)})
 			params := `{"message":{"kind":"message","role":"user","messageId":"num-1","metadata":{"m":9007199254740993},` +
 				`"parts":[{"kind":"data","data":` + data + `}]}}`
-			_, b := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+params+`}`)
+			_, b := testutil.Post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+params+`}`)
 			check := func(what string, b []byte) {
 				t.Helper()
 				s := string(b)
@@ -57,7 +58,7 @@ func TestDataNumbersExact(t *testing.T) {
 			if res.Result.ID == "" {
 				t.Fatalf("repeated send: no task id")
 			}
-			_, g := post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+res.Result.ID+`"}}`)
+			_, g := testutil.Post(t, ts.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+res.Result.ID+`"}}`)
 			check("tasks/get", g)
 		})
 	}
@@ -70,17 +71,14 @@ func TestDataNumbersExact(t *testing.T) {
 func TestAgentValueThatIsNotJSON(t *testing.T) {
 	for name, v := range map[string]any{"bad number": json.Number("abc"), "NaN": math.NaN(), "channel": make(chan int)} {
 		t.Run(name, func(t *testing.T) {
-			eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			eng := memoryEngine(t)
 			defer eng.Close(context.Background())
 			got := make(chan error, 1)
 			h := server.NewHandler(eng, "bad", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 				err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.DataPart{Data: map[string]any{"n": []any{1, v}}}}}, false, true)
 				got <- err
 				return err
-			}), testCard("bad"), server.HandlerOptions{})
+			}), testutil.Card("bad"), server.HandlerOptions{})
 			task, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
 			if err != nil {
 				t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
@@ -65,24 +66,17 @@ func resolvingPushHost(t *testing.T, allow []string) (*httptest.Server, store.St
 	}
 	res := &hostsResolver{names: names, n: map[string]int{}}
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(), Push: &server.PushOptions{
 		Client:    push.NewGuardedClient(push.GuardOptions{Resolver: &net.Resolver{PreferGo: true, Dial: noDNS}}),
 		CheckURL:  func(ctx context.Context, u string) error { return push.CheckURLContext(ctx, u, allow, res) },
 		RetryBase: time.Hour, RetryMax: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts, st, res
 }
 
@@ -106,7 +100,7 @@ type rpcError struct {
 // against the schema.
 func callErr(t *testing.T, url, method, params string) *rpcError {
 	t.Helper()
-	_, b := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params))
+	_, b := testutil.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params))
 	var r rpcError
 	if err := json.Unmarshal(b, &r); err != nil || r.Error == nil {
 		t.Fatalf("%s: %v: %s", method, err, b)

@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/schematest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -83,8 +84,19 @@ func (h *hook) wait(t *testing.T, n int) []delivery {
 	}
 }
 
+// untilCompleted waits for deliveries until one says completed and
+// returns them all.
+func (h *hook) untilCompleted(t *testing.T) []delivery {
+	t.Helper()
+	var got []delivery
+	for len(got) == 0 || got[len(got)-1].state != "completed" {
+		got = h.wait(t, len(got)+1)
+	}
+	return got
+}
+
 func pushEngine(t *testing.T, st store.Store, signer server.PushSigner) (*server.Engine, *server.Handler) {
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(),
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(),
 		Push: &server.PushOptions{Signer: signer, RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -110,13 +122,7 @@ func TestPushDeliversEveryStateChangeInOrder(t *testing.T) {
 	// Every state change is delivered, in order; a run of artifact chunks is
 	// covered by the snapshot sent after it (one or, if delivery overtook the
 	// agent, two notifications).
-	var got []delivery
-	for {
-		got = hk.wait(t, len(got)+1)
-		if got[len(got)-1].state == "completed" {
-			break
-		}
-	}
+	got := hk.untilCompleted(t)
 	if len(got) < 3 || len(got) > 4 || got[0].state != "submitted" || got[0].artifacts != 0 || got[len(got)-1].artifacts != 1 {
 		t.Fatalf("deliveries %+v", got)
 	}
@@ -168,10 +174,7 @@ func TestPushSurvivesRestart(t *testing.T) {
 	defer eng2.Close(context.Background())
 	// At least once: a notification in flight when the engine stopped may
 	// come twice. Everything arrives, in order, ending with completed.
-	var got []delivery
-	for len(got) == 0 || got[len(got)-1].state != "completed" {
-		got = hk.wait(t, len(got)+1)
-	}
+	got := hk.untilCompleted(t)
 	if got[0].state != "submitted" {
 		t.Fatalf("after restart: %+v", got)
 	}
@@ -184,7 +187,7 @@ func TestPushDisabledAndRefusedURL(t *testing.T) {
 	if r2 := call(t, ts.URL+"/", "tasks/pushNotificationConfig/set", fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"url":"http://x"}}`, r.Result.ID)); r2.Error == nil || r2.Error.Code != a2a.CodePushNotificationNotSupported {
 		t.Fatalf("push disabled: %+v", r2)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger(), Push: &server.PushOptions{
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger(), Push: &server.PushOptions{
 		CheckURL: func(_ context.Context, u string) error {
 			if strings.Contains(u, "169.254") {
 				return fmt.Errorf("link-local address")
@@ -240,12 +243,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	}
 	// The dead webhook's first attempt runs on its own worker and may not
 	// have reached the server yet; it must come, though.
-	for deadline := time.Now().Add(10 * time.Second); deadHits.Load() == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the dead webhook was never tried")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the dead webhook tried", func() bool { return deadHits.Load() > 0 })
 	if err := chat.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "dead"}); err != nil {
 		t.Fatal(err)
 	}
@@ -315,13 +313,7 @@ func TestPushChunkedArtifact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []delivery
-	for {
-		got = hk.wait(t, len(got)+1)
-		if got[len(got)-1].state == "completed" {
-			break
-		}
-	}
+	got := hk.untilCompleted(t)
 	// submitted (the create), working or completed states, and the
 	// artifact's last chunk: a handful, not thousands.
 	if len(got) > 6 || got[len(got)-1].artifacts != 1 {

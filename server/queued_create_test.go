@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -19,7 +20,7 @@ import (
 // still run the agent once: sent again after the first, or concurrently.
 func TestQueuedCreateRunsAgentOncePerMessage(t *testing.T) {
 	var runs atomic.Int64
-	eng, err := server.NewEngine(context.Background(), sqliteStore(t), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), sqliteStore(t), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestQueuedCreateRunsAgentOncePerMessage(t *testing.T) {
 	}), card(), server.HandlerOptions{})
 	ctx := context.Background()
 
-	p := userMsg("hi", "")
+	p := testutil.UserMessage("hi", "")
 	first, err := h.SendMessage(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestQueuedCreateRunsAgentOncePerMessage(t *testing.T) {
 
 	for round := range 20 {
 		runs.Store(0)
-		p := userMsg("hi", "")
+		p := testutil.UserMessage("hi", "")
 		var wg sync.WaitGroup
 		ids := make([]string, 6)
 		for i := range ids {
@@ -102,7 +103,7 @@ func (s *queueStore) AppendAsync(ctx context.Context, a store.Append) <-chan err
 func TestQueuedCreateFailure(t *testing.T) {
 	st := &queueStore{Store: memory.New(), delay: 20 * time.Millisecond}
 	st.failCreates.Store(true)
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestQueuedCreateFailure(t *testing.T) {
 	}), card(), server.HandlerOptions{})
 	ctx := context.Background()
 
-	p := userMsg("hi", "")
+	p := testutil.UserMessage("hi", "")
 	if task, err := h.SendMessage(ctx, p); err == nil {
 		t.Fatalf("send succeeded with a failed create: %+v", task)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -71,17 +72,14 @@ func (h *textHook) deliveries() []string {
 // until waits (up to limit) for a delivery that starts with last.
 func (h *textHook) until(t *testing.T, last string, limit time.Duration) []string {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		got := h.deliveries()
-		if slices.ContainsFunc(got, func(d string) bool { return strings.HasPrefix(d, last) }) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q delivered within %s; got %q", last, limit, got)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got []string
+	if !testutil.Poll(limit, func() bool {
+		got = h.deliveries()
+		return slices.ContainsFunc(got, func(d string) bool { return strings.HasPrefix(d, last) })
+	}) {
+		t.Fatalf("no %q delivered within %s; got %q", last, limit, got)
 	}
+	return got
 }
 
 // fastRetries are push options that retry a failed delivery within
@@ -310,13 +308,8 @@ func testReplicaPushFailedRelease(t *testing.T, c cluster) {
 		PushNotificationConfig: a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for st.fails.Load() > 0 { // A's worker claimed, lingered, its release failed
-		if time.Now().After(deadline) {
-			t.Fatal("no release failed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// A's worker claimed, lingered, its release failed.
+	testutil.Eventually(t, 10*time.Second, "a release failed", func() bool { return st.fails.Load() <= 0 })
 	steps.steps <- "s1" // appended on B
 	hk.until(t, "working:s1", 8*time.Second)
 }

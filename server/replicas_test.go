@@ -9,6 +9,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -99,7 +100,7 @@ func startReplica(t *testing.T, ctx context.Context, c cluster, agent server.Age
 func startReplicaOn(t *testing.T, ctx context.Context, c cluster, agent server.Agent, o server.EngineOptions, wrap func(sharedStore) store.Store) *replica {
 	t.Helper()
 	st := c.open(t, ctx)
-	o.Logger = discardLogger()
+	o.Logger = testutil.Logger()
 	var es store.Store = st
 	if wrap != nil {
 		es = wrap(st)
@@ -114,7 +115,7 @@ func startReplicaOn(t *testing.T, ctx context.Context, c cluster, agent server.A
 		eng.Close(cctx)
 		st.Close()
 	})
-	return &replica{st: st, eng: eng, h: server.NewHandler(eng, "steps", agent, testCard("steps"), server.HandlerOptions{})}
+	return &replica{st: st, eng: eng, h: server.NewHandler(eng, "steps", agent, testutil.Card("steps"), server.HandlerOptions{})}
 }
 
 // cancelAgent works until its context ends; it tells when it started,
@@ -158,28 +159,14 @@ func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
 // committed, a moment later.
 func visible(t *testing.T, ctx context.Context, h *server.Handler, id string, state a2a.TaskState) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := h.GetTask(ctx, a2a.TaskQueryParams{ID: id})
-		if err == nil && got.Status.State == state {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: not %s within 10 s: %+v %v", id, state, got.Status, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var got *a2a.Task
+	var err error
+	if !testutil.Poll(10*time.Second, func() bool {
+		got, err = h.GetTask(ctx, a2a.TaskQueryParams{ID: id})
+		return err == nil && got.Status.State == state
+	}) {
+		t.Fatalf("task %s: not %s within 10 s: %+v %v", id, state, got.Status, err)
 	}
-}
-
-func within(t *testing.T, c <-chan string, what string) string {
-	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: not within 10 s", what)
-	}
-	return ""
 }
 
 // lastEvent drains a stream and returns its last event's state and the
@@ -216,7 +203,7 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	a := startReplica(t, ctx, c, onA, server.EngineOptions{})
 	b := startReplica(t, ctx, c, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a.h)
-	within(t, onA.started, "the execution on A")
+	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
 	before, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || before.Status.State != a2a.TaskStateWorking {
@@ -233,10 +220,10 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel on B: %+v %v", canceled, err)
 	}
-	if id := within(t, onA.ctxDone, "the execution's context on A"); id != task.ID {
+	if id := testutil.Receive(t, onA.ctxDone, 10*time.Second, "the execution's context on A"); id != task.ID {
 		t.Fatalf("context of %s ended", id)
 	}
-	within(t, onA.canceled, "the Canceler on A")
+	testutil.Receive(t, onA.canceled, 10*time.Second, "the Canceler on A")
 	select {
 	case st := <-liveDone:
 		if st != a2a.TaskStateCanceled {
@@ -274,7 +261,7 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	onA := newCancelAgent()
 	a := startReplica(t, ctx, c, onA, server.EngineOptions{LeaseTime: lease})
 	task := startTask(t, ctx, a.h)
-	within(t, onA.started, "the execution on A")
+	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	b := startReplica(t, ctx, c, newCancelAgent(), server.EngineOptions{LeaseTime: lease})
 	time.Sleep(3 * lease)
 	if got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {

@@ -11,11 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/server"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/server"
 )
 
 // TestReplicaTraceContext: the trace context of the request
@@ -75,17 +77,11 @@ func testReplicaTraceContext(t *testing.T, c cluster) {
 	// stays in the caller's trace and links to the execution's.
 	post := func(body string, traceparent string) string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, bSrv.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
+		var hdr []string
 		if traceparent != "" {
-			req.Header.Set("traceparent", traceparent)
+			hdr = []string{"traceparent", traceparent}
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		answer, _ := io.ReadAll(resp.Body)
+		_, answer := testutil.Post(t, bSrv.URL, body, hdr...)
 		return string(answer)
 	}
 	endedSpan := func(name string) sdktrace.ReadOnlySpan {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -23,13 +24,13 @@ func TestRetention(t *testing.T) {
 			if name == "memory" {
 				st = memory.New()
 			}
-			eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(), Retention: 300 * time.Millisecond})
+			eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(), Retention: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer eng.Close(context.Background())
 			echo := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
-			wait := server.NewHandler(eng, "wait", waitAgent{canceled: make(chan string, 1)}, testCard("wait"), server.HandlerOptions{})
+			wait := server.NewHandler(eng, "wait", waitAgent{canceled: make(chan string, 1)}, testutil.Card("wait"), server.HandlerOptions{})
 			ctx := context.Background()
 			done, err := echo.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
 			if err != nil || done.Status.State != a2a.TaskStateCompleted {
@@ -44,16 +45,12 @@ func TestRetention(t *testing.T) {
 			if _, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID}); err != nil {
 				t.Fatalf("tasks/get right after: %v", err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				_, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID})
-				if e, ok := err.(*a2a.Error); ok && e.Code == a2a.CodeTaskNotFound {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the finished task is still there after 10 s (retention 300 ms): %v", err)
-				}
-				time.Sleep(50 * time.Millisecond)
+			if !testutil.Poll(10*time.Second, func() bool {
+				_, err = echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID})
+				e, ok := err.(*a2a.Error)
+				return ok && e.Code == a2a.CodeTaskNotFound
+			}) {
+				t.Fatalf("the finished task is still there after 10 s (retention 300 ms): %v", err)
 			}
 			got, err := wait.GetTask(ctx, a2a.TaskQueryParams{ID: running.ID})
 			if err != nil || got.Status.State.Terminal() {

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // A retired agent (an agent removed whose tasks stay readable) answers a
@@ -21,21 +20,14 @@ import (
 // 404s do not list it.
 func TestRetiredAgentAnswersAsUnknown(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	eng := memoryEngine(t)
+	testutil.CloseAtEnd(t, eng.Close)
 	var runs atomic.Int32
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		runs.Add(1)
 		return u.Complete(ctx, "ok")
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "echo", agent, card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "gone", agent, card(), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
@@ -43,16 +35,12 @@ func TestRetiredAgentAnswersAsUnknown(t *testing.T) {
 
 	do := func(method, path, version, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
+		var hdr []string
 		if version != "" {
-			req.Header.Set("A2A-Version", version)
+			hdr = []string{"A2A-Version", version}
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(readAll(t, resp))
+		resp, b := testutil.Send(t, method, ts.URL+path, body, hdr...)
+		return resp.StatusCode, string(b)
 	}
 	const send03 = `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`
 	code, body := do("POST", "/a2a/gone", "", send03)

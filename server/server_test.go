@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -47,28 +48,9 @@ type rpcResult struct {
 	} `json:"error"`
 }
 
-func post(t testing.TB, url, body string, hdr ...string) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
-}
-
 func call(t testing.TB, url, method, params string) rpcResult {
 	t.Helper()
-	_, b := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params))
+	_, b := testutil.RPC(t, url, method, params)
 	var r rpcResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v: %s", method, err, b)
@@ -88,18 +70,7 @@ type frame struct {
 // openStream posts a streaming request and returns its frames as they come.
 func openStream(t testing.TB, ctx context.Context, url, body string, hdr ...string) (<-chan frame, *http.Response) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q: %s", ct, b)
-	}
+	resp := testutil.OpenEvents(t, testutil.NewRequest(t, ctx, http.MethodPost, url, body, hdr...))
 	ch := make(chan frame, 1024)
 	go func() {
 		defer close(ch)
@@ -120,23 +91,6 @@ func openStream(t testing.TB, ctx context.Context, url, body string, hdr ...stri
 		}
 	}()
 	return ch, resp
-}
-
-func collect(t testing.TB, ch <-chan frame, timeout time.Duration) []frame {
-	t.Helper()
-	var out []frame
-	deadline := time.After(timeout)
-	for {
-		select {
-		case f, ok := <-ch:
-			if !ok {
-				return out
-			}
-			out = append(out, f)
-		case <-deadline:
-			t.Fatalf("stream did not end within %s (got %d frames)", timeout, len(out))
-		}
-	}
 }
 
 func TestStreamDropAndResumeLosesNothing(t *testing.T) {
@@ -160,7 +114,7 @@ func TestStreamDropAndResumeLosesNothing(t *testing.T) {
 	ch2, _ := openStream(t, context.Background(), url,
 		fmt.Sprintf(`{"jsonrpc":"2.0","id":"b","method":"tasks/resubscribe","params":{"id":%q}}`, taskID),
 		"Last-Event-ID", strconv.FormatInt(last, 10))
-	rest := collect(t, ch2, 10*time.Second)
+	rest := testutil.Drain(t, ch2, 10*time.Second)
 	all := append(first, rest...)
 	for i, f := range all {
 		if f.id != int64(i+1) {
@@ -263,7 +217,7 @@ func TestBodyLimit(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{MaxBodyBytes: 1024}})
 	big := strings.Repeat("x", 4096)
-	resp, b := post(t, ts.URL+"/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(big, "big", "")+`}`)
+	resp, b := testutil.Post(t, ts.URL+"/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(big, "big", "")+`}`)
 	var r rpcResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
@@ -361,7 +315,7 @@ func TestRecoveryFailsTasksLeftRunning(t *testing.T) {
 	r := call(t, ts.URL+"/a2a/wait", "message/send", sendParams("x", "rec-1", `,"configuration":{"blocking":false}`))
 	// A second engine on the same store plays the restarted process: it
 	// recovers as it is made.
-	eng2, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng2, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -18,7 +19,7 @@ import (
 // final status-update, and Shutdown reports one task failed.
 func TestShutdown(t *testing.T) {
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestShutdown(t *testing.T) {
 		close(started)
 		<-ctx.Done()
 		return ctx.Err()
-	}), testCard("wait"), server.HandlerOptions{})
+	}), testutil.Card("wait"), server.HandlerOptions{})
 	echo := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
 	events, err := wait.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
 	if err != nil {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -58,20 +58,13 @@ func newTurnsServer(t *testing.T) string {
 	case "postgres":
 		st = pgtest.OpenWith(t, postgres.Options{Exclusive: true})
 	}
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "turns", Transport: server.TransportOptions{Logger: discardLogger()}})
-	host.Add(server.NewHandler(eng, "turns", turnsAgent{}, testCard("turns"), server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	host := server.NewHost(server.HostOptions{Default: "turns", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "turns", turnsAgent{}, testutil.Card("turns"), server.HandlerOptions{}))
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL + "/a2a/turns"
 }
 
@@ -88,27 +81,13 @@ type liveFrame struct {
 // which is closed when the server ends the stream.
 func openLive(t *testing.T, ctx context.Context, method, url, body string, hdr ...string) <-chan liveFrame {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	req := testutil.NewRequest(t, ctx, method, url, body)
 	req.Header.Set("Accept", "text/event-stream")
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("%s %s: content type %q (%d): %s", method, url, ct, resp.StatusCode, b)
-	}
+	testutil.SetHeaders(req.Header, hdr...)
+	resp := testutil.OpenEvents(t, req)
 	out := make(chan liveFrame, 64)
 	go func() {
 		defer close(out)
@@ -316,7 +295,7 @@ func TestReplicaSubscribeThroughInterruption(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		serve := func(r *replica) string {
-			host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+			host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 			host.Add(r.h)
 			ts := httptest.NewServer(host)
 			t.Cleanup(func() {

@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -42,7 +43,7 @@ func BenchmarkSendTelemetry(b *testing.B) {
 		{"traces100", true, sdktrace.ParentBased(sdktrace.AlwaysSample())},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			o := server.EngineOptions{Logger: discardLogger()}
+			o := server.EngineOptions{Logger: testutil.Logger()}
 			if v.metrics {
 				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 				defer mp.Shutdown(context.Background())
@@ -62,7 +63,7 @@ func BenchmarkSendTelemetry(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer eng.Close(context.Background())
-			host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: discardLogger()}})
+			host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 			host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 			ts := httptest.NewServer(host)
 			defer ts.Close()

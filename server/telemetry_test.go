@@ -24,6 +24,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -97,20 +98,14 @@ const (
 
 func (ts *telemetryServer) post(t *testing.T, path, version, body string, traced bool) []byte {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	var hdr []string
 	if version != "" {
-		req.Header.Set("A2A-Version", version)
+		hdr = append(hdr, "A2A-Version", version)
 	}
 	if traced {
-		req.Header.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
+		hdr = append(hdr, "traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	_, b := testutil.Post(t, ts.URL+path, body, hdr...)
 	return b
 }
 
@@ -462,12 +457,12 @@ func TestTelemetryInternalErrorTraceID(t *testing.T) {
 // TestTelemetryOff: without providers, errors carry no traceId and a
 // traceparent changes nothing.
 func TestTelemetryOff(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), failingTaskStore{memory.New()}, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), failingTaskStore{memory.New()}, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	srv := httptest.NewServer(host)
 	defer srv.Close()
@@ -501,7 +496,7 @@ func TestTelemetryPushAndBatches(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	reader := sdkmetric.NewManualReader()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger(), TracerProvider: tp,
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(), TracerProvider: tp,
 		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
 		Push:          &server.PushOptions{RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, GiveUpAfter: 300 * time.Millisecond}})
 	if err != nil {

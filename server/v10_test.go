@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // v10Task is the part of an A2A 1.0 Task (ProtoJSON) the tests read.
@@ -57,7 +57,7 @@ func v10SendParams(text, msgID, extra string) string {
 // rpc10 posts one A2A 1.0 JSON-RPC request (A2A-Version: 1.0).
 func rpc10(t testing.TB, url, method, params string) v10Response {
 	t.Helper()
-	_, b := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":"r1","method":%q,"params":%s}`, method, params), "A2A-Version", "1.0")
+	_, b := testutil.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":"r1","method":%q,"params":%s}`, method, params), "A2A-Version", "1.0")
 	var r v10Response
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v: %s", method, err, b)
@@ -132,7 +132,7 @@ func TestJSONRPC10(t *testing.T) {
 
 	// A 1.0 method without the header, or with 0.3, contradicts the version.
 	for _, hdr := range [][]string{nil, {"A2A-Version", "0.3"}} {
-		_, b := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":`+v10SendParams("x", "m10-nohdr", "")+`}`, hdr...)
+		_, b := testutil.Post(t, url, `{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":`+v10SendParams("x", "m10-nohdr", "")+`}`, hdr...)
 		var vr v10Response
 		if err := json.Unmarshal(b, &vr); err != nil || vr.Error == nil || vr.Error.Code != -32009 || !strings.Contains(vr.Error.Message, "A2A-Version: 1.0") {
 			t.Fatalf("SendMessage with %v: %s", hdr, b)
@@ -186,24 +186,14 @@ type rawFrame struct{ id, data string }
 func streamRaw(t testing.TB, ctx context.Context, url, body string, hdr ...string) []rawFrame {
 	t.Helper()
 	method := http.MethodPost
-	var rd io.Reader = strings.NewReader(body)
 	if body == "" {
-		method, rd = http.MethodGet, nil
+		method = http.MethodGet
 	}
-	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	req := testutil.NewRequest(t, ctx, method, url, body)
 	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.SetHeaders(req.Header, hdr...)
+	resp := testutil.OpenEvents(t, req)
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q (%d): %s", ct, resp.StatusCode, b)
-	}
 	var out []rawFrame
 	rd2 := sse.NewReader(resp.Body)
 	for {
@@ -218,21 +208,11 @@ func streamRaw(t testing.TB, ctx context.Context, url, body string, hdr ...strin
 // restDo sends one HTTP+JSON request with A2A-Version: 1.0.
 func restDo(t testing.TB, method, url, body string) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
+	hdr := []string{"A2A-Version", "1.0"}
 	if body != "" {
-		rd = strings.NewReader(body)
+		hdr = append(hdr, "Content-Type", "application/a2a+json")
 	}
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("A2A-Version", "1.0")
-	if body != "" {
-		req.Header.Set("Content-Type", "application/a2a+json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := testutil.Do(t, testutil.NewRequest(t, context.Background(), method, url, body, hdr...))
 	return resp.StatusCode, b
 }
 
@@ -298,13 +278,7 @@ func TestREST10(t *testing.T) {
 	}
 
 	// Without A2A-Version the request is 0.3, which has no such path.
-	req, _ := http.NewRequest(http.MethodGet, base+"/tasks/"+id, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := testutil.Get(t, base+"/tasks/"+id)
 	if s := restError(t, b); resp.StatusCode != 400 || reasonOf(s.Error.Details) != "VERSION_NOT_SUPPORTED" {
 		t.Fatalf("no A2A-Version: %d %s", resp.StatusCode, b)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/schematest"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // versionAnswer is the error member of a JSON-RPC response.
@@ -54,7 +55,7 @@ func TestA2AVersion(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := "ver-" + strings.ReplaceAll(c.name, " ", "-")
-			_, b := post(t, ts.URL+"/a2a/echo"+c.query, send(id), c.hdr...)
+			_, b := testutil.Post(t, ts.URL+"/a2a/echo"+c.query, send(id), c.hdr...)
 			var r versionAnswer
 			if err := json.Unmarshal(b, &r); err != nil {
 				t.Fatalf("%v: %s", err, b)
@@ -77,7 +78,7 @@ func TestA2AVersion(t *testing.T) {
 		})
 	}
 	// A batch: every member gets the error.
-	_, b := post(t, ts.URL+"/a2a/echo", "["+send("b1")+","+send("b2")+"]", "A2A-Version", "1.0")
+	_, b := testutil.Post(t, ts.URL+"/a2a/echo", "["+send("b1")+","+send("b2")+"]", "A2A-Version", "1.0")
 	var rs []versionAnswer
 	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 2 || rs[0].Error == nil || rs[1].Error == nil ||
 		rs[0].Error.Code != a2a.CodeVersionNotSupported || rs[1].ID != "b2" {

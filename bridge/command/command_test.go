@@ -27,6 +27,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/command"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -136,15 +137,7 @@ func textMessage(texts ...string) a2a.Message {
 // send sends m (blocking) and returns the final task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
 	t.Helper()
-	res, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("SendMessage answered %T, want a task", res)
-	}
-	return task
+	return testutil.SendTask(t, context.Background(), e.c, a2a.MessageSendParams{Message: m})
 }
 
 // partBytes returns the bytes of text and raw parts, concatenated.
@@ -182,23 +175,10 @@ func output(t *testing.T, task *a2a.Task) []byte {
 	return nil
 }
 
-func statusText(task *a2a.Task) string {
-	if task.Status.Message == nil {
-		return ""
-	}
-	var sb strings.Builder
-	for _, p := range task.Status.Message.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			sb.WriteString(tp.Text)
-		}
-	}
-	return sb.String()
-}
-
 func wantState(t *testing.T, task *a2a.Task, want a2a.TaskState) {
 	t.Helper()
 	if task.Status.State != want {
-		t.Fatalf("task state %s (%q), want %s", task.Status.State, statusText(task), want)
+		t.Fatalf("task state %s (%q), want %s", task.Status.State, testutil.StatusText(task.Status), want)
 	}
 }
 
@@ -429,7 +409,7 @@ func TestNonZeroExit(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("err %d", i))
 	}
 	want := "exit status 3; stderr:\n" + strings.Join(lines, "\n") + "\nbad \uFFFD byte"
-	if got := statusText(task); got != want {
+	if got := testutil.StatusText(task.Status); got != want {
 		t.Errorf("reason\n%q\nwant\n%q", got, want)
 	}
 	if fmt.Sprint(st.Metadata[command.MetadataExitCode]) != "3" {
@@ -462,7 +442,7 @@ func TestKilledBySignal(t *testing.T) {
 	task := e.send(t, textMessage(""))
 	wantState(t, task, a2a.TaskStateFailed)
 	want := fmt.Sprintf("terminated by signal %d (%s); stderr:\ndying", int(syscall.SIGUSR1), syscall.SIGUSR1)
-	if got := statusText(task); got != want {
+	if got := testutil.StatusText(task.Status); got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 }
@@ -472,7 +452,7 @@ func TestTimeout(t *testing.T) {
 	e := newEnv(t, command.Config{Command: []string{"sh", "-c", `echo started >&2; exec sleep 1000`}, Timeout: dur(300 * time.Millisecond), KillGrace: dur(100 * time.Millisecond)})
 	task := e.send(t, textMessage(""))
 	wantState(t, task, a2a.TaskStateFailed)
-	if got, want := statusText(task), "timed out after 300ms; the command was stopped; stderr:\nstarted"; got != want {
+	if got, want := testutil.StatusText(task.Status), "timed out after 300ms; the command was stopped; stderr:\nstarted"; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 }
@@ -626,7 +606,7 @@ func TestMaxOutput(t *testing.T) {
 	e := newEnv(t, command.Config{Command: []string{"yes"}, MaxOutput: 1001})
 	task := e.send(t, textMessage(""))
 	wantState(t, task, a2a.TaskStateFailed)
-	if got, want := statusText(task), "the command wrote more than max_output (1001 bytes) to stdout; it was stopped"; got != want {
+	if got, want := testutil.StatusText(task.Status), "the command wrote more than max_output (1001 bytes) to stdout; it was stopped"; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 	if got := string(output(t, task)); got != strings.Repeat("y\n", 500)+"y" {
@@ -717,7 +697,7 @@ func TestStartFailures(t *testing.T) {
 		e := newEnv(t, c.cfg)
 		task := e.send(t, textMessage("x"))
 		wantState(t, task, a2a.TaskStateFailed)
-		if got := statusText(task); got != c.want {
+		if got := testutil.StatusText(task.Status); got != c.want {
 			t.Errorf("%v: reason %q, want %q", c.cfg.Command, got, c.want)
 		}
 	}
@@ -739,7 +719,7 @@ func TestClose(t *testing.T) {
 	// Later messages fail.
 	task := e.send(t, textMessage(""))
 	wantState(t, task, a2a.TaskStateFailed)
-	if got := statusText(task); got != "The exec agent is closed." {
+	if got := testutil.StatusText(task.Status); got != "The exec agent is closed." {
 		t.Errorf("reason %q", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/command"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // waiting reads s until the working status that says the message waits
@@ -28,11 +29,11 @@ func (s *stream) waiting(t *testing.T, n int) {
 			t.Fatalf("the command ran: artifact %+v", ev.Artifact)
 		case *a2a.TaskStatusUpdateEvent:
 			task := &a2a.Task{Status: ev.Status}
-			if ev.Status.State == a2a.TaskStateWorking && strings.HasPrefix(statusText(task), want) {
+			if ev.Status.State == a2a.TaskStateWorking && strings.HasPrefix(testutil.StatusText(task.Status), want) {
 				return
 			}
 			if ev.Status.State.Terminal() {
-				t.Fatalf("task ended: %s %q", ev.Status.State, statusText(task))
+				t.Fatalf("task ended: %s %q", ev.Status.State, testutil.StatusText(task.Status))
 			}
 		}
 	}
@@ -105,8 +106,8 @@ func TestMaxConcurrency(t *testing.T) {
 	if out := string(output(t, got)); !strings.HasSuffix(out, "got two\n") {
 		t.Errorf("b's output %q", out)
 	}
-	if statusText(got) != "" {
-		t.Errorf("b's final status message %q", statusText(got))
+	if testutil.StatusText(got.Status) != "" {
+		t.Errorf("b's final status message %q", testutil.StatusText(got.Status))
 	}
 	b, err := os.ReadFile(log)
 	if err != nil {
@@ -138,7 +139,7 @@ func TestMaxConcurrencyTimeout(t *testing.T) {
 	task := &a2a.Task{Status: st.Status}
 	wantState(t, task, a2a.TaskStateFailed)
 	want := "timed out after 300ms waiting for a free slot (max_concurrency 1: that many commands of this agent kept running); the command was not started"
-	if got := statusText(task); got != want {
+	if got := testutil.StatusText(task.Status); got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 	for _, ev := range evs {
@@ -166,7 +167,7 @@ func TestMaxConcurrencyClose(t *testing.T) {
 	st := lastStatus(t, s2.rest(t))
 	task := &a2a.Task{Status: st.Status}
 	wantState(t, task, a2a.TaskStateFailed)
-	if got := statusText(task); got != "stopped: the exec agent was closed" {
+	if got := testutil.StatusText(task.Status); got != "stopped: the exec agent was closed" {
 		t.Errorf("reason %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,13 +30,13 @@ func Example() {
 		return
 	}
 	defer agent.Close()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler)}})
 	host.Add(server.NewHandler(eng, "llama", agent, a2a.AgentCard{
 		Name: "llama", Description: "A local model", Version: "1",
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
@@ -88,7 +89,7 @@ func ExampleAgent_Methods() {
 		return
 	}
 	defer agent.Close()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -100,7 +101,7 @@ func ExampleAgent_Methods() {
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{agent.Skill()},
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler)}})
 	host.Add(server.NewHandler(eng, "llama", agent, card, server.HandlerOptions{Methods: agent.Methods()}))
 	ts := httptest.NewServer(host)
 	defer ts.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/openai"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // FuzzUpstream answers the agent's request with arbitrary bodies and
@@ -72,7 +73,7 @@ func FuzzUpstream(f *testing.F) {
 				t.Fatalf("completed with artifacts %+v", task.Artifacts)
 			}
 		case a2a.TaskStateFailed:
-			reason := statusText(task)
+			reason := testutil.StatusText(task.Status)
 			if reason == "" || strings.Contains(reason, "sk-fuzz-key") || strings.ContainsAny(reason, "\n\r") {
 				t.Fatalf("failure reason %q", reason)
 			}

@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/openai"
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -35,11 +36,11 @@ type aiEnv struct {
 // whose card declares ext, and returns the server's root URL.
 func serveMethods(t testing.TB, ag server.Agent, methods map[string]server.Method, ext *a2a.AgentExtension) string {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	card := a2a.AgentCard{Name: agentName, Description: "a model", Version: "1",
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
@@ -48,14 +49,7 @@ func serveMethods(t testing.TB, ag server.Agent, methods map[string]server.Metho
 		card.Capabilities.Extensions = []a2a.AgentExtension{*ext}
 	}
 	host.Add(server.NewHandler(eng, agentName, ag, card, server.HandlerOptions{Methods: methods}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL
 }
 
@@ -97,16 +91,10 @@ type rpcResponse struct {
 // postRPC posts body to url and returns the response.
 func postRPC(t testing.TB, url, body string, hdr ...string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req := testutil.NewRequest(t, context.Background(), http.MethodPost, url, body)
 	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	testutil.SetHeaders(req.Header, hdr...)
+	return testutil.Open(t, req)
 }
 
 // call makes one non-streaming call and returns its response (and the
@@ -118,7 +106,7 @@ func (e *aiEnv) call(t *testing.T, method, params string) (rpcResponse, string) 
 
 func callURL(t *testing.T, url, method, params string) (rpcResponse, string) {
 	t.Helper()
-	resp := postRPC(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params))
+	resp := postRPC(t, url, testutil.RPCBody(method, params))
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "application/json" {
@@ -140,24 +128,17 @@ func events(t testing.TB, resp *http.Response) iter.Seq[rpcResponse] {
 			t.Errorf("content type %q: %s", ct, b)
 			return
 		}
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		var data strings.Builder
-		for sc.Scan() {
-			line := sc.Text()
-			if d, ok := strings.CutPrefix(line, "data:"); ok {
-				data.WriteString(strings.TrimPrefix(d, " "))
-				continue
-			}
-			if line != "" || data.Len() == 0 {
-				continue
-			}
-			var r rpcResponse
-			if err := json.Unmarshal([]byte(data.String()), &r); err != nil {
-				t.Errorf("event %q: %v", data.String(), err)
+		rd := sse.NewReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
 				return
 			}
-			data.Reset()
+			var r rpcResponse
+			if err := json.Unmarshal(ev.Data, &r); err != nil {
+				t.Errorf("event %q: %v", ev.Data, err)
+				return
+			}
 			if !yield(r) {
 				return
 			}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,6 +18,7 @@ import (
 	"github.com/a2abridge/a2abridge/bridge/openai"
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -35,8 +33,6 @@ type env struct {
 	c     *client.Client
 	url   string // the a2abridge server's
 }
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // start serves an openai agent over the fake endpoint (cfg.BaseURL and
 // cfg.Model default to the fake's and "m") on a loopback a2abridge
@@ -68,24 +64,17 @@ func startFuzz(t testing.TB, cfg openai.Config) *env {
 	}
 	t.Cleanup(func() { _ = ag.Close() })
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	card := a2a.AgentCard{Name: agentName, Description: "a model", Version: "1",
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{ag.Skill()}}
 	host.Add(server.NewHandler(eng, agentName, ag, card, server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	c, err := client.Dial(context.Background(), ts.URL, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,36 +87,7 @@ func userText(text string) a2a.Message { return a2a.NewMessage(a2a.RoleUser, a2a
 // send sends a blocking message and returns the task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
 	t.Helper()
-	ev, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok := ev.(*a2a.Task)
-	if !ok {
-		t.Fatalf("answer is %T, want a task", ev)
-	}
-	return task
-}
-
-func statusText(task *a2a.Task) string {
-	if task.Status.Message == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range task.Status.Message.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			b.WriteString(tp.Text)
-		}
-	}
-	return b.String()
-}
-
-func artifactText(a a2a.Artifact) string {
-	var b strings.Builder
-	for _, p := range a.Parts {
-		b.WriteString(p.(a2a.TextPart).Text)
-	}
-	return b.String()
+	return testutil.SendTask(t, context.Background(), e.c, a2a.MessageSendParams{Message: m})
 }
 
 type msg = openaitest.Message
@@ -138,12 +98,12 @@ func TestSendCompletes(t *testing.T) {
 	e.fake.RequireKey("sk-secret")
 	task := e.send(t, userText("hello there"))
 	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("state %s (%q), want completed", task.Status.State, statusText(task))
+		t.Fatalf("state %s (%q), want completed", task.Status.State, testutil.StatusText(task.Status))
 	}
 	if len(task.Artifacts) != 1 || task.Artifacts[0].Name != openai.ArtifactName {
 		t.Fatalf("artifacts %+v, want one named response", task.Artifacts)
 	}
-	if got := artifactText(task.Artifacts[0]); got != "You said: hello there" {
+	if got := testutil.Text(task.Artifacts[0].Parts); got != "You said: hello there" {
 		t.Errorf("answer %q", got)
 	}
 	r, _ := e.fake.LastRequest()
@@ -168,7 +128,7 @@ func TestNoKeyNoEnvironment(t *testing.T) {
 	e := start(t, openai.Config{})
 	task := e.send(t, userText("hi"))
 	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("state %s (%q)", task.Status.State, statusText(task))
+		t.Fatalf("state %s (%q)", task.Status.State, testutil.StatusText(task.Status))
 	}
 	r, _ := e.fake.LastRequest()
 	if got := r.Header.Get("Authorization"); got != "" {
@@ -185,7 +145,7 @@ func TestPartsAsText(t *testing.T) {
 		a2a.FilePart{File: a2a.File{Name: "pic.png", MimeType: "image/png", URI: "https://example.com/pic.png"}})
 	task := e.send(t, m)
 	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("state %s (%q)", task.Status.State, statusText(task))
+		t.Fatalf("state %s (%q)", task.Status.State, testutil.StatusText(task.Status))
 	}
 	r, _ := e.fake.LastRequest()
 	want := "look:\n{\"a\":[\"x\"],\"b\":1.5}\n[file r.pdf (application/pdf), 5 bytes]\n[file pic.png (image/png) at https://example.com/pic.png]"
@@ -223,7 +183,7 @@ func TestStreamChunks(t *testing.T) {
 	}
 	var texts []string
 	for i, c := range chunks {
-		texts = append(texts, artifactText(c.Artifact))
+		texts = append(texts, testutil.Text(c.Artifact.Parts))
 		if c.Append != (i > 0) || c.LastChunk != (i == len(chunks)-1) {
 			t.Errorf("chunk %d: append=%v lastChunk=%v", i, c.Append, c.LastChunk)
 		}
@@ -282,7 +242,7 @@ func TestEmptyAnswer(t *testing.T) {
 	e := start(t, openai.Config{})
 	e.fake.Script("m", openaitest.Behavior{Tokens: []string{}})
 	task := e.send(t, userText("hi"))
-	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || artifactText(task.Artifacts[0]) != "" {
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || testutil.Text(task.Artifacts[0].Parts) != "" {
 		t.Fatalf("task %+v", task)
 	}
 }
@@ -397,21 +357,21 @@ func TestMultiTurn(t *testing.T) {
 	e.fake.Script("m", openaitest.Behavior{Usage: &openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}})
 	task := e.send(t, userText("one"))
 	checkUsage(t, task.Metadata, 1, 2, 3)
-	if task.Status.State != a2a.TaskStateInputRequired || statusText(task) != "You said: one" {
-		t.Fatalf("first turn: %s %q", task.Status.State, statusText(task))
+	if task.Status.State != a2a.TaskStateInputRequired || testutil.StatusText(task.Status) != "You said: one" {
+		t.Fatalf("first turn: %s %q", task.Status.State, testutil.StatusText(task.Status))
 	}
 	m := userText("two")
 	m.TaskID, m.ContextID = task.ID, task.ContextID
 	task = e.send(t, m)
-	if task.Status.State != a2a.TaskStateInputRequired || statusText(task) != "You said: two" {
-		t.Fatalf("second turn: %s %q", task.Status.State, statusText(task))
+	if task.Status.State != a2a.TaskStateInputRequired || testutil.StatusText(task.Status) != "You said: two" {
+		t.Fatalf("second turn: %s %q", task.Status.State, testutil.StatusText(task.Status))
 	}
 	r, _ := e.fake.LastRequest()
 	want := []msg{{Role: "system", Content: "sys"}, {Role: "user", Content: "one"}, {Role: "assistant", Content: "You said: one"}, {Role: "user", Content: "two"}}
 	if !slices.Equal(r.Messages, want) {
 		t.Errorf("messages %+v\nwant %+v", r.Messages, want)
 	}
-	if len(task.Artifacts) != 2 || artifactText(task.Artifacts[1]) != "You said: two" || task.Artifacts[1].Name != "response" {
+	if len(task.Artifacts) != 2 || testutil.Text(task.Artifacts[1].Parts) != "You said: two" || task.Artifacts[1].Name != "response" {
 		t.Errorf("artifacts %+v", task.Artifacts)
 	}
 	checkUsage(t, task.Metadata, 2, 4, 6) // summed over the turns
@@ -454,9 +414,9 @@ func failed(t *testing.T, e *env) string {
 	t.Helper()
 	task := e.send(t, userText("hi"))
 	if task.Status.State != a2a.TaskStateFailed {
-		t.Fatalf("state %s (%q), want failed", task.Status.State, statusText(task))
+		t.Fatalf("state %s (%q), want failed", task.Status.State, testutil.StatusText(task.Status))
 	}
-	return statusText(task)
+	return testutil.StatusText(task.Status)
 }
 
 func wantIn(t *testing.T, got string, parts ...string) {
@@ -502,7 +462,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	e.fake.Script("m", openaitest.Behavior{Status: 429, RetryAfter: "1", Times: 1})
 	task := e.send(t, userText("hi"))
 	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("state %s (%q)", task.Status.State, statusText(task))
+		t.Fatalf("state %s (%q)", task.Status.State, testutil.StatusText(task.Status))
 	}
 	rs := e.fake.Requests()
 	if len(rs) != 2 {
@@ -551,11 +511,11 @@ func TestTimeoutDuringStream(t *testing.T) {
 	gate := make(chan struct{}) // never opened
 	e.fake.Script("m", openaitest.Behavior{Tokens: []string{"a", "b", "c"}, Gate: gate, GateAfter: 2})
 	task := e.send(t, userText("hi"))
-	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "timeout") {
-		t.Fatalf("%s %q", task.Status.State, statusText(task))
+	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(testutil.StatusText(task.Status), "timeout") {
+		t.Fatalf("%s %q", task.Status.State, testutil.StatusText(task.Status))
 	}
 	// What was generated stays visible (an unfinished artifact).
-	if len(task.Artifacts) != 1 || artifactText(task.Artifacts[0]) != "ab" {
+	if len(task.Artifacts) != 1 || testutil.Text(task.Artifacts[0].Parts) != "ab" {
 		t.Errorf("artifacts %+v", task.Artifacts)
 	}
 	awaitAborted(t, e.fake)
@@ -576,8 +536,8 @@ func TestRefusal(t *testing.T) {
 	e := start(t, openai.Config{})
 	e.fake.Script("m", openaitest.Behavior{Refusal: "I can't help with that."})
 	task := e.send(t, userText("hi"))
-	if task.Status.State != a2a.TaskStateFailed || statusText(task) != "the model refused: I can't help with that." {
-		t.Fatalf("%s %q", task.Status.State, statusText(task))
+	if task.Status.State != a2a.TaskStateFailed || testutil.StatusText(task.Status) != "the model refused: I can't help with that." {
+		t.Fatalf("%s %q", task.Status.State, testutil.StatusText(task.Status))
 	}
 	if len(task.Artifacts) != 0 {
 		t.Errorf("a refusal left artifacts %+v", task.Artifacts)
@@ -774,7 +734,7 @@ func TestConcurrent(t *testing.T) {
 					return
 				}
 				task := ev.(*a2a.Task)
-				if task.Status.State != a2a.TaskStateCompleted || artifactText(task.Artifacts[0]) != "You said: "+text {
+				if task.Status.State != a2a.TaskStateCompleted || testutil.Text(task.Artifacts[0].Parts) != "You said: "+text {
 					errs <- fmt.Sprintf("%s: %s %+v", text, task.Status.State, task.Artifacts)
 				}
 			}
@@ -845,8 +805,8 @@ func TestFinishedWithoutDone(t *testing.T) {
 	e := start(t, openai.Config{})
 	e.fake.Script("m", openaitest.Behavior{Reply: "all here", NoDone: true})
 	task := e.send(t, userText("hi"))
-	if task.Status.State != a2a.TaskStateCompleted || artifactText(task.Artifacts[0]) != "all here" {
-		t.Fatalf("%s %q %+v", task.Status.State, statusText(task), task.Artifacts)
+	if task.Status.State != a2a.TaskStateCompleted || testutil.Text(task.Artifacts[0].Parts) != "all here" {
+		t.Fatalf("%s %q %+v", task.Status.State, testutil.StatusText(task.Status), task.Artifacts)
 	}
 }
 
@@ -887,7 +847,7 @@ func TestAnswerJoined(t *testing.T) {
 					t.Fatal(err)
 				}
 				if a, ok := sev.Event.(*a2a.TaskArtifactUpdateEvent); ok {
-					chunks = append(chunks, artifactText(a.Artifact))
+					chunks = append(chunks, testutil.Text(a.Artifact.Parts))
 				}
 			}
 			if got := strings.Join(chunks, "|"); !strings.HasPrefix(got, "Hel|lo|, |wor|ld") {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -31,8 +30,6 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // host is an a2abridge server on a loopback httptest server.
 type host struct {
 	*httptest.Server
@@ -42,11 +39,11 @@ type host struct {
 // set, wraps the Host's handler.
 func startHost(t *testing.T, wrap func(http.Handler) http.Handler, agents map[string]hostedAgent) *host {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	h := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	for name, ag := range agents {
 		h.Add(server.NewHandler(eng, name, ag.agent, ag.card, server.HandlerOptions{}))
 	}
@@ -54,14 +51,7 @@ func startHost(t *testing.T, wrap func(http.Handler) http.Handler, agents map[st
 	if wrap != nil {
 		hd = wrap(h)
 	}
-	ts := httptest.NewServer(hd)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, hd, eng.Close)
 	return &host{Server: ts}
 }
 
@@ -106,19 +96,9 @@ func newGateAgent() *gateAgent {
 	return &gateAgent{gate: make(chan struct{}), execs: make(chan execution, 64), canceled: make(chan string, 16)}
 }
 
-func textOf(parts []a2a.Part) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			b.WriteString(tp.Text)
-		}
-	}
-	return b.String()
-}
-
 func (g *gateAgent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
 	g.execs <- execution{taskID: req.Task.ID, contextID: req.Task.ContextID, msg: req.Message}
-	text := textOf(req.Message.Parts)
+	text := testutil.Text(req.Message.Parts)
 	turns := 0
 	for _, m := range req.Task.History {
 		if m.Role == a2a.RoleUser {
@@ -191,36 +171,15 @@ func dial(t *testing.T, ctx context.Context, url string, opts client.Options) *c
 	return c
 }
 
-func userMsg(text, taskID string) a2a.MessageSendParams {
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
-	m.TaskID = taskID
-	return a2a.MessageSendParams{Message: m}
-}
-
 func sendTask(t *testing.T, ctx context.Context, c *client.Client, p a2a.MessageSendParams) *a2a.Task {
 	t.Helper()
-	res, err := c.SendMessage(ctx, p)
-	if err != nil {
-		t.Fatalf("SendMessage(%q): %v", textOf(p.Message.Parts), err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("SendMessage(%q): %T, want a Task", textOf(p.Message.Parts), res)
-	}
-	return task
-}
-
-func statusText(s a2a.TaskStatus) string {
-	if s.Message == nil {
-		return ""
-	}
-	return textOf(s.Message.Parts)
+	return testutil.SendTask(t, ctx, c, p)
 }
 
 func artifactText(task *a2a.Task, id string) string {
 	for _, a := range task.Artifacts {
 		if a.ArtifactID == id {
-			return textOf(a.Parts)
+			return testutil.Text(a.Parts)
 		}
 	}
 	return ""
@@ -261,7 +220,7 @@ func (p *puller) until(t *testing.T, what string, match func(a2a.Event) bool) []
 func isChunk(text string) func(a2a.Event) bool {
 	return func(e a2a.Event) bool {
 		a, ok := e.(*a2a.TaskArtifactUpdateEvent)
-		return ok && textOf(a.Artifact.Parts) == text
+		return ok && testutil.Text(a.Artifact.Parts) == text
 	}
 }
 
@@ -275,7 +234,7 @@ func isState(s a2a.TaskState) func(a2a.Event) bool {
 func isStatusText(text string) func(a2a.Event) bool {
 	return func(e a2a.Event) bool {
 		u, ok := e.(*a2a.TaskStatusUpdateEvent)
-		return ok && statusText(u.Status) == text
+		return ok && testutil.StatusText(u.Status) == text
 	}
 }
 
@@ -286,97 +245,14 @@ func describe(evs []a2a.Event) string {
 		case *a2a.Task:
 			parts = append(parts, "task("+string(v.Status.State)+")")
 		case *a2a.TaskStatusUpdateEvent:
-			parts = append(parts, fmt.Sprintf("status(%s %q)", v.Status.State, statusText(v.Status)))
+			parts = append(parts, fmt.Sprintf("status(%s %q)", v.Status.State, testutil.StatusText(v.Status)))
 		case *a2a.TaskArtifactUpdateEvent:
-			parts = append(parts, fmt.Sprintf("artifact(%s %q append=%v last=%v)", v.Artifact.ArtifactID, textOf(v.Artifact.Parts), v.Append, v.LastChunk))
+			parts = append(parts, fmt.Sprintf("artifact(%s %q append=%v last=%v)", v.Artifact.ArtifactID, testutil.Text(v.Artifact.Parts), v.Append, v.LastChunk))
 		case *a2a.Message:
-			parts = append(parts, fmt.Sprintf("message(%q)", textOf(v.Parts)))
+			parts = append(parts, fmt.Sprintf("message(%q)", testutil.Text(v.Parts)))
 		}
 	}
 	return "[" + strings.Join(parts, " ") + "]"
-}
-
-// closedURL is an http URL on a loopback port nothing listens on.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + ln.Addr().String()
-	ln.Close()
-	return u
-}
-
-// cutProxy is a loopback TCP proxy that can cut every open connection.
-type cutProxy struct {
-	ln       net.Listener
-	upstream string
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    []net.Conn
-	accepted int
-}
-
-func startCutProxy(t *testing.T, upstream string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, upstream: upstream}
-	p.wg.Add(1)
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *cutProxy) url() string { return "http://" + p.ln.Addr().String() }
-
-func (p *cutProxy) serve() {
-	defer p.wg.Done()
-	for {
-		down, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.upstream)
-		if err != nil {
-			down.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, down, up)
-		p.accepted++
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go func() {
-			defer p.wg.Done()
-			_, _ = io.Copy(up, down)
-			up.Close()
-			down.Close()
-		}()
-		go func() {
-			defer p.wg.Done()
-			_, _ = io.Copy(down, up)
-			up.Close()
-			down.Close()
-		}()
-	}
-}
-
-// cut closes every connection opened so far.
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }
 
 // startRawRemote is a minimal A2A 0.3 JSON-RPC server written by hand: its

@@ -17,6 +17,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/server"
 )
 
 // recorder records what the remote receives: "VERB path [A2A-Version]
@@ -122,13 +124,13 @@ func TestStreamPassThrough(t *testing.T) {
 			c := dial(t, ctx, fr.agentURL("front"), client.Options{})
 			rc := dial(t, ctx, rem.agentURL("gate"), client.Options{})
 
-			msg := userMsg("chunks 3", "")
+			msg := testutil.UserMessage("chunks 3", "")
 			msg.Message.MessageID = "caller-message-1"
 			p := pull(t, c.SendStreamingMessage(ctx, msg))
 			p.until(t, "the remote's working status", isStatusText("started"))
 			ex := recv(t, ctx, g.execs, "the remote execution")
-			if ex.msg.MessageID == "caller-message-1" || textOf(ex.msg.Parts) != "chunks 3" {
-				t.Errorf("the remote got message %q %q; want the caller's text under another id", ex.msg.MessageID, textOf(ex.msg.Parts))
+			if ex.msg.MessageID == "caller-message-1" || testutil.Text(ex.msg.Parts) != "chunks 3" {
+				t.Errorf("the remote got message %q %q; want the caller's text under another id", ex.msg.MessageID, testutil.Text(ex.msg.Parts))
 			}
 			for i := range 3 {
 				g.gate <- struct{}{} // the remote emits chunk i, then waits at the next gate
@@ -142,8 +144,8 @@ func TestStreamPassThrough(t *testing.T) {
 			}
 			evs := p.until(t, "completed", isState(a2a.TaskStateCompleted))
 			done := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
-			if statusText(done.Status) != "sent 3 chunks" {
-				t.Errorf("final status message %q", statusText(done.Status))
+			if testutil.StatusText(done.Status) != "sent 3 chunks" {
+				t.Errorf("final status message %q", testutil.StatusText(done.Status))
 			}
 			task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: done.TaskID})
 			if err != nil {
@@ -176,22 +178,22 @@ func TestMultiTurn(t *testing.T) {
 			g, _, _, fr := remoteWith(t, remote.Config{Protocol: v.protocol, Binding: v.binding}, true)
 			c := dial(t, ctx, fr.agentURL("front"), client.Options{})
 
-			task := sendTask(t, ctx, c, userMsg("ask", ""))
-			if task.Status.State != a2a.TaskStateInputRequired || statusText(task.Status) != "turn 1?" {
-				t.Fatalf("turn 1: %s %q", task.Status.State, statusText(task.Status))
+			task := sendTask(t, ctx, c, testutil.UserMessage("ask", ""))
+			if task.Status.State != a2a.TaskStateInputRequired || testutil.StatusText(task.Status) != "turn 1?" {
+				t.Fatalf("turn 1: %s %q", task.Status.State, testutil.StatusText(task.Status))
 			}
 			first := recv(t, ctx, g.execs, "turn 1 at the remote")
 
-			p := pull(t, c.SendStreamingMessage(ctx, userMsg("more", task.ID)))
+			p := pull(t, c.SendStreamingMessage(ctx, testutil.UserMessage("more", task.ID)))
 			evs := p.until(t, "turn 2", isState(a2a.TaskStateInputRequired))
-			if got := statusText(evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent).Status); got != "turn 2?" {
+			if got := testutil.StatusText(evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent).Status); got != "turn 2?" {
 				t.Errorf("turn 2: %q (events %s)", got, describe(evs))
 			}
 			second := recv(t, ctx, g.execs, "turn 2 at the remote")
 
-			task = sendTask(t, ctx, c, userMsg("bye", task.ID))
-			if task.Status.State != a2a.TaskStateCompleted || statusText(task.Status) != "bye after 3 turns" {
-				t.Errorf("turn 3: %s %q", task.Status.State, statusText(task.Status))
+			task = sendTask(t, ctx, c, testutil.UserMessage("bye", task.ID))
+			if task.Status.State != a2a.TaskStateCompleted || testutil.StatusText(task.Status) != "bye after 3 turns" {
+				t.Errorf("turn 3: %s %q", task.Status.State, testutil.StatusText(task.Status))
 			}
 			third := recv(t, ctx, g.execs, "turn 3 at the remote")
 			for _, ex := range []execution{second, third} {
@@ -210,7 +212,7 @@ func TestCancelForwarded(t *testing.T) {
 		ctx := testCtx(t)
 		g, rem, _, fr := remoteWith(t, remote.Config{}, true)
 		c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-		p := pull(t, c.SendStreamingMessage(ctx, userMsg("hang", "")))
+		p := pull(t, c.SendStreamingMessage(ctx, testutil.UserMessage("hang", "")))
 		evs := p.until(t, "the remote's working status", isStatusText("hanging"))
 		ours := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent).TaskID
 		ex := recv(t, ctx, g.execs, "the remote execution")
@@ -231,7 +233,7 @@ func TestCancelForwarded(t *testing.T) {
 		ctx := testCtx(t)
 		g, rem, _, fr := remoteWith(t, remote.Config{Protocol: "0.3"}, false)
 		c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-		task := sendTask(t, ctx, c, userMsg("ask", ""))
+		task := sendTask(t, ctx, c, testutil.UserMessage("ask", ""))
 		ex := recv(t, ctx, g.execs, "the remote execution")
 		if task.Status.State != a2a.TaskStateInputRequired {
 			t.Fatalf("state %s", task.Status.State)
@@ -257,7 +259,7 @@ func TestCancelForwarded(t *testing.T) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			res, err := c.SendMessage(ctx, userMsg("hang", ""))
+			res, err := c.SendMessage(ctx, testutil.UserMessage("hang", ""))
 			done <- result{res, err}
 		}()
 		ex := recv(t, ctx, g.execs, "the remote execution")
@@ -320,13 +322,13 @@ func TestNonStreamingRemote(t *testing.T) {
 		}
 	}()
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-	p := pull(t, c.SendStreamingMessage(ctx, userMsg("chunks 2", "")))
+	p := pull(t, c.SendStreamingMessage(ctx, testutil.UserMessage("chunks 2", "")))
 	evs := p.until(t, "completed", isState(a2a.TaskStateCompleted))
 	task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: evs[0].(*a2a.Task).ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if artifactText(task, "out") != "c0c1" || statusText(task.Status) != "sent 2 chunks" {
+	if artifactText(task, "out") != "c0c1" || testutil.StatusText(task.Status) != "sent 2 chunks" {
 		t.Errorf("task %+v", task)
 	}
 	if !rec.has("SendMessage") || rec.has("SendStreamingMessage") {
@@ -340,7 +342,7 @@ func TestRemoteFailures(t *testing.T) {
 	const secret = "tok-SECRET-123"
 	check := func(t *testing.T, task *a2a.Task, fragments ...string) {
 		t.Helper()
-		reason := statusText(task.Status)
+		reason := testutil.StatusText(task.Status)
 		t.Logf("reason: %s", reason)
 		if task.Status.State != a2a.TaskStateFailed {
 			t.Fatalf("state %s (%q), want failed", task.Status.State, reason)
@@ -356,18 +358,18 @@ func TestRemoteFailures(t *testing.T) {
 	}
 	t.Run("down", func(t *testing.T) {
 		ctx := testCtx(t)
-		u := closedURL(t) + "/a2a/nobody"
+		u := testutil.ClosedURL(t) + "/a2a/nobody"
 		fr := startFront(t, remote.Config{URL: u, Credentials: remote.Credentials{BearerToken: secret}})
 		c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-		check(t, sendTask(t, ctx, c, userMsg("hi", "")), u, "Agent Card", "connection refused")
+		check(t, sendTask(t, ctx, c, testutil.UserMessage("hi", "")), u, "Agent Card", "connection refused")
 	})
 	t.Run("remote task failed", func(t *testing.T) {
 		ctx := testCtx(t)
 		_, _, _, fr := remoteWith(t, remote.Config{}, true)
 		c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-		task := sendTask(t, ctx, c, userMsg("fail", ""))
-		if task.Status.State != a2a.TaskStateFailed || statusText(task.Status) != "remote says no" {
-			t.Errorf("%s %q, want the remote's failure as is", task.Status.State, statusText(task.Status))
+		task := sendTask(t, ctx, c, testutil.UserMessage("fail", ""))
+		if task.Status.State != a2a.TaskStateFailed || testutil.StatusText(task.Status) != "remote says no" {
+			t.Errorf("%s %q, want the remote's failure as is", task.Status.State, testutil.StatusText(task.Status))
 		}
 	})
 	t.Run("credentials", func(t *testing.T) {
@@ -387,24 +389,24 @@ func TestRemoteFailures(t *testing.T) {
 		rem := startHost(t, auth, map[string]hostedAgent{"gate": {g, testCard("gate", true)}})
 		good := startFront(t, remote.Config{URL: rem.agentURL("gate"),
 			Credentials: remote.Credentials{BearerToken: secret, APIKey: "k-1", APIKeyHeader: "X-Custom-Key"}})
-		task := sendTask(t, ctx, dial(t, ctx, good.agentURL("front"), client.Options{}), userMsg("chunks 0", ""))
+		task := sendTask(t, ctx, dial(t, ctx, good.agentURL("front"), client.Options{}), testutil.UserMessage("chunks 0", ""))
 		if task.Status.State != a2a.TaskStateCompleted || unauthorized.Load() != 0 {
-			t.Errorf("with the credentials: %s %q, %d unauthorized requests", task.Status.State, statusText(task.Status), unauthorized.Load())
+			t.Errorf("with the credentials: %s %q, %d unauthorized requests", task.Status.State, testutil.StatusText(task.Status), unauthorized.Load())
 		}
 		bad := startFront(t, remote.Config{URL: rem.agentURL("gate"), Credentials: remote.Credentials{BearerToken: secret}})
-		check(t, sendTask(t, ctx, dial(t, ctx, bad.agentURL("front"), client.Options{}), userMsg("hi", "")), rem.agentURL("gate"), "401")
+		check(t, sendTask(t, ctx, dial(t, ctx, bad.agentURL("front"), client.Options{}), testutil.UserMessage("hi", "")), rem.agentURL("gate"), "401")
 	})
 	t.Run("timeout", func(t *testing.T) {
 		ctx := testCtx(t)
 		_, _, _, fr := remoteWith(t, remote.Config{Timeout: 50 * time.Millisecond}, false) // send, not stream
 		c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-		check(t, sendTask(t, ctx, c, userMsg("hang", "")), "did not answer in time", "no answer within timeout 50ms")
+		check(t, sendTask(t, ctx, c, testutil.UserMessage("hang", "")), "did not answer in time", "no answer within timeout 50ms")
 	})
 	t.Run("JSON-RPC error", func(t *testing.T) {
 		ctx := testCtx(t)
 		raw := startRawRemote(t, false, `{"code":-32603,"message":"boom inside"}`)
 		fr := startFront(t, remote.Config{URL: raw.URL})
-		check(t, sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("hi", "")), raw.URL, "-32603", "boom inside")
+		check(t, sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), testutil.UserMessage("hi", "")), raw.URL, "-32603", "boom inside")
 	})
 }
 
@@ -416,9 +418,9 @@ func TestRemoteAnswersMessage(t *testing.T) {
 			ctx := testCtx(t)
 			raw := startRawRemote(t, streaming, "")
 			fr := startFront(t, remote.Config{URL: raw.URL})
-			task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("hi", ""))
-			if task.Status.State != a2a.TaskStateCompleted || statusText(task.Status) != "direct answer" {
-				t.Errorf("%s %q, want completed with the remote's message", task.Status.State, statusText(task.Status))
+			task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), testutil.UserMessage("hi", ""))
+			if task.Status.State != a2a.TaskStateCompleted || testutil.StatusText(task.Status) != "direct answer" {
+				t.Errorf("%s %q, want completed with the remote's message", task.Status.State, testutil.StatusText(task.Status))
 			}
 			if task.Status.Message != nil && (task.Status.Message.TaskID != task.ID || task.Status.Message.ContextID != task.ContextID) {
 				t.Errorf("status message ids %s/%s, want ours", task.Status.Message.TaskID, task.Status.Message.ContextID)
@@ -449,16 +451,16 @@ func TestDialRetried(t *testing.T) {
 	rem := startHost(t, gate, map[string]hostedAgent{"gate": {g, testCard("gate", true)}})
 	fr := startFront(t, remote.Config{URL: rem.agentURL("gate")})
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-	if task := sendTask(t, ctx, c, userMsg("chunks 0", "")); task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task.Status), "404") {
-		t.Fatalf("remote not there: %s %q", task.Status.State, statusText(task.Status))
+	if task := sendTask(t, ctx, c, testutil.UserMessage("chunks 0", "")); task.Status.State != a2a.TaskStateFailed || !strings.Contains(testutil.StatusText(task.Status), "404") {
+		t.Fatalf("remote not there: %s %q", task.Status.State, testutil.StatusText(task.Status))
 	}
 	if _, err := fr.agent.RemoteCard(ctx); err == nil {
 		t.Fatal("RemoteCard of a remote that is not there: no error")
 	}
 	up.Store(true)
 	for i := range 3 {
-		if task := sendTask(t, ctx, c, userMsg("chunks 0", "")); task.Status.State != a2a.TaskStateCompleted {
-			t.Fatalf("send %d once the remote is up: %s %q", i, task.Status.State, statusText(task.Status))
+		if task := sendTask(t, ctx, c, testutil.UserMessage("chunks 0", "")); task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("send %d once the remote is up: %s %q", i, task.Status.State, testutil.StatusText(task.Status))
 		}
 	}
 	if n := cards.Load(); n != 1 {
@@ -474,14 +476,14 @@ func TestStreamResumed(t *testing.T) {
 	g := newGateAgent()
 	rec := &recorder{}
 	rem := startHost(t, rec.wrap, map[string]hostedAgent{"gate": {g, testCard("gate", true)}})
-	proxy := startCutProxy(t, strings.TrimPrefix(rem.URL, "http://"))
-	fr := startFront(t, remote.Config{URL: proxy.url() + "/a2a/gate"})
+	proxy := testutil.StartProxy(t, strings.TrimPrefix(rem.URL, "http://"))
+	fr := startFront(t, remote.Config{URL: proxy.URL() + "/a2a/gate"})
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-	p := pull(t, c.SendStreamingMessage(ctx, userMsg("chunks 3", "")))
+	p := pull(t, c.SendStreamingMessage(ctx, testutil.UserMessage("chunks 3", "")))
 	p.until(t, "started", isStatusText("started"))
 	g.gate <- struct{}{}
 	p.until(t, "chunk 0", isChunk("c0"))
-	proxy.cut()
+	proxy.Cut()
 	g.gate <- struct{}{}
 	p.until(t, "chunk 1", isChunk("c1"))
 	g.gate <- struct{}{}
@@ -526,9 +528,9 @@ func TestContextMapped(t *testing.T) {
 	ctx := testCtx(t)
 	g, _, _, fr := remoteWith(t, remote.Config{}, true)
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-	first := sendTask(t, ctx, c, userMsg("chunks 0", ""))
+	first := sendTask(t, ctx, c, testutil.UserMessage("chunks 0", ""))
 	ex1 := recv(t, ctx, g.execs, "task 1 at the remote")
-	p := userMsg("chunks 0", "")
+	p := testutil.UserMessage("chunks 0", "")
 	p.Message.ContextID = first.ContextID
 	second := sendTask(t, ctx, c, p)
 	ex2 := recv(t, ctx, g.execs, "task 2 at the remote")
@@ -536,7 +538,7 @@ func TestContextMapped(t *testing.T) {
 		t.Errorf("same context: ours %s/%s, remote tasks %s/%s in contexts %s/%s; want two remote tasks in one context",
 			first.ContextID, second.ContextID, ex1.taskID, ex2.taskID, ex1.contextID, ex2.contextID)
 	}
-	sendTask(t, ctx, c, userMsg("chunks 0", ""))
+	sendTask(t, ctx, c, testutil.UserMessage("chunks 0", ""))
 	if ex3 := recv(t, ctx, g.execs, "task 3 at the remote"); ex3.contextID == ex1.contextID {
 		t.Errorf("a new context of ours went to the remote context %s of another", ex3.contextID)
 	}
@@ -555,16 +557,16 @@ func TestStaleSnapshot(t *testing.T) {
 	)
 	fr := startFront(t, remote.Config{URL: rem.URL})
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-	task := sendTask(t, ctx, c, userMsg("one", ""))
+	task := sendTask(t, ctx, c, testutil.UserMessage("one", ""))
 	for i, want := range []struct {
 		state a2a.TaskState
 		text  string
 	}{{a2a.TaskStateInputRequired, "q1"}, {a2a.TaskStateInputRequired, "q2"}, {a2a.TaskStateCompleted, "done"}} {
 		if i > 0 {
-			task = sendTask(t, ctx, c, userMsg("next", task.ID))
+			task = sendTask(t, ctx, c, testutil.UserMessage("next", task.ID))
 		}
-		if task.Status.State != want.state || statusText(task.Status) != want.text {
-			t.Fatalf("turn %d: %s %q, want %s %q", i+1, task.Status.State, statusText(task.Status), want.state, want.text)
+		if task.Status.State != want.state || testutil.StatusText(task.Status) != want.text {
+			t.Fatalf("turn %d: %s %q, want %s %q", i+1, task.Status.State, testutil.StatusText(task.Status), want.state, want.text)
 		}
 	}
 	if got := rem.recorded(); strings.Join(got, ",") != "message/stream,message/stream R,message/stream R" {
@@ -584,13 +586,13 @@ func TestStreamEndsAfterMessage(t *testing.T) {
 	)
 	fr := startFront(t, remote.Config{URL: rem.URL})
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-	task := sendTask(t, ctx, c, userMsg("go", ""))
-	if task.Status.State != a2a.TaskStateCompleted || statusText(task.Status) != "done" {
-		t.Fatalf("%s %q, want completed \"done\"", task.Status.State, statusText(task.Status))
+	task := sendTask(t, ctx, c, testutil.UserMessage("go", ""))
+	if task.Status.State != a2a.TaskStateCompleted || testutil.StatusText(task.Status) != "done" {
+		t.Fatalf("%s %q, want completed \"done\"", task.Status.State, testutil.StatusText(task.Status))
 	}
 	found := false
 	for _, m := range task.History {
-		if textOf(m.Parts) == "a note" && m.Role == a2a.RoleAgent && m.TaskID == task.ID {
+		if testutil.Text(m.Parts) == "a note" && m.Role == a2a.RoleAgent && m.TaskID == task.ID {
 			found = true
 		}
 	}
@@ -611,9 +613,9 @@ func TestStreamWithoutEnd(t *testing.T) {
 	rem := startScriptedRemote(t, []string{rTask("submitted", ""), note})
 	fr := startFront(t, remote.Config{URL: rem.URL})
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
-	task := sendTask(t, ctx, c, userMsg("go", ""))
-	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task.Status), rem.URL) {
-		t.Fatalf("%s %q, want failed naming the remote", task.Status.State, statusText(task.Status))
+	task := sendTask(t, ctx, c, testutil.UserMessage("go", ""))
+	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(testutil.StatusText(task.Status), rem.URL) {
+		t.Fatalf("%s %q, want failed naming the remote", task.Status.State, testutil.StatusText(task.Status))
 	}
 }
 
@@ -646,9 +648,9 @@ func TestURLQueryNotShown(t *testing.T) {
 		if !strings.Contains(skill, rem.agentURL("gate")+"?…") {
 			t.Errorf("skill %q does not name %s?…", skill, rem.agentURL("gate"))
 		}
-		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("chunks 0", ""))
+		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), testutil.UserMessage("chunks 0", ""))
 		if task.Status.State != a2a.TaskStateCompleted {
-			t.Fatalf("%s %q", task.Status.State, statusText(task.Status))
+			t.Fatalf("%s %q", task.Status.State, testutil.StatusText(task.Status))
 		}
 		if q, _ := cardQuery.Load().(string); q != "key="+key {
 			t.Errorf("card fetched with query %q", q)
@@ -658,10 +660,10 @@ func TestURLQueryNotShown(t *testing.T) {
 	})
 	t.Run("down", func(t *testing.T) {
 		ctx := testCtx(t)
-		u := closedURL(t) + "/a2a/nobody"
+		u := testutil.ClosedURL(t) + "/a2a/nobody"
 		fr := startFront(t, remote.Config{URL: u + "?key=" + key})
-		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("hi", ""))
-		reason := statusText(task.Status)
+		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), testutil.UserMessage("hi", ""))
+		reason := testutil.StatusText(task.Status)
 		noKey(t, "the reason", reason)
 		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(reason, u+"?…") || !strings.Contains(reason, "connection refused") {
 			t.Errorf("%s %q, want failed naming %s?… and the error", task.Status.State, reason, u)
@@ -682,8 +684,8 @@ func TestURLQueryNotShown(t *testing.T) {
 		}))
 		t.Cleanup(bad.Close)
 		fr := startFront(t, remote.Config{URL: bad.URL + "/card.json?key=" + key})
-		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), userMsg("hi", ""))
-		reason := statusText(task.Status)
+		task := sendTask(t, ctx, dial(t, ctx, fr.agentURL("front"), client.Options{}), testutil.UserMessage("hi", ""))
+		reason := testutil.StatusText(task.Status)
 		noKey(t, "the reason", reason)
 		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(reason, "/card.json?…") {
 			t.Errorf("%s %q, want failed naming the card URL with ?…", task.Status.State, reason)
@@ -694,4 +696,40 @@ func TestURLQueryNotShown(t *testing.T) {
 		}
 		noKey(t, "RemoteCard's error", err.Error())
 	})
+}
+
+// TestFirstExecutionWithHistory: a task's first execution goes to the
+// remote as a new message even when the task was created with a history
+// of several user messages (the conversation bridge gives each turn of an
+// a2a participant the conversation so far, server.RunAgent), so the
+// participant's second turn does not fail "cannot continue". A task past
+// its first execution without the remote's reference still fails.
+func TestFirstExecutionWithHistory(t *testing.T) {
+	for _, streaming := range []bool{false, true} {
+		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
+			ctx := testCtx(t)
+			raw := startRawRemote(t, streaming, "")
+			ag, err := remote.New(remote.Config{URL: raw.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ag.Close() })
+			now := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Bob: and you?"})
+			hist := []a2a.Message{
+				a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Alice: hello"}),
+				a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "hi"}),
+				now,
+			}
+			task, err := server.RunAgent(ctx, ag, &server.Request{Message: now, Task: a2a.Task{History: hist},
+				Params: a2a.MessageSendParams{Message: now}}, server.RunOptions{})
+			if err != nil || task.Status.State != a2a.TaskStateCompleted || testutil.StatusText(task.Status) != "direct answer" {
+				t.Fatalf("first execution: %s %q %v, want completed with the remote's answer", task.Status.State, testutil.StatusText(task.Status), err)
+			}
+			task, _ = server.RunAgent(ctx, ag, &server.Request{Message: now, Task: a2a.Task{History: hist, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}},
+				Params: a2a.MessageSendParams{Message: now}}, server.RunOptions{})
+			if task.Status.State != a2a.TaskStateFailed {
+				t.Fatalf("continuation without the remote's reference: %s, want failed", task.Status.State)
+			}
+		})
+	}
 }

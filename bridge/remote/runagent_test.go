@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -18,7 +19,7 @@ import (
 // does not keep running on the remote.
 func TestRunAgentAbandonedCancelsRemoteTask(t *testing.T) {
 	st := memory.New()
-	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: discardLogger()})
+	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestRunAgentAbandonedCancelsRemoteTask(t *testing.T) {
 			return errors.New("test over")
 		}
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: discardLogger()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "hang", hang, testCard("hang", true), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	defer ts.Close()

@@ -6,15 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -22,11 +19,10 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // a2aServer hosts agents on a loopback A2A server; it stops when the test ends.
 type a2aServer struct {
@@ -38,12 +34,12 @@ type a2aServer struct {
 
 func newA2AServer(t *testing.T) *a2aServer {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &a2aServer{eng: eng, hs: map[string]*server.Handler{},
-		host: server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})}
+		host: server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})}
 	return s
 }
 
@@ -68,18 +64,11 @@ func (s *a2aServer) add(t *testing.T, name string, agent server.Agent, opts serv
 func (s *a2aServer) start(t *testing.T, opts simple.EndpointOptions) {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = quiet()
+		opts.Logger = testutil.Logger()
 	}
 	s.host.Handle("/simple/{agent}", simple.NewEndpoint(s.host.Handler, opts))
-	ts := httptest.NewServer(s.host)
+	ts := testutil.Serve(t, s.host, s.eng.Close)
 	s.url = ts.URL
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.eng.Close(ctx)
-	})
 }
 
 // startHTTPAgents hosts one http agent per config, under its name.
@@ -115,34 +104,13 @@ func (s *a2aServer) send(t *testing.T, name string, parts ...a2a.Part) *a2a.Task
 
 func (s *a2aServer) sendMsg(t *testing.T, name string, m a2a.Message, cfg *a2a.MessageSendConfiguration) *a2a.Task {
 	t.Helper()
-	ev, err := s.client(t, name).SendMessage(context.Background(), a2a.MessageSendParams{Message: m, Configuration: cfg})
-	if err != nil {
-		t.Fatalf("send to %s: %v", name, err)
-	}
-	task, ok := ev.(*a2a.Task)
-	if !ok {
-		t.Fatalf("send to %s: got %T, want a task", name, ev)
-	}
-	return task
-}
-
-func statusText(task *a2a.Task) string {
-	if task.Status.Message == nil {
-		return ""
-	}
-	var sb strings.Builder
-	for _, p := range task.Status.Message.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			sb.WriteString(tp.Text)
-		}
-	}
-	return sb.String()
+	return testutil.SendTask(t, context.Background(), s.client(t, name), a2a.MessageSendParams{Message: m, Configuration: cfg})
 }
 
 func wantState(t *testing.T, task *a2a.Task, want a2a.TaskState) {
 	t.Helper()
 	if task.Status.State != want {
-		t.Fatalf("task %s: state %s (%q), want %s", task.ID, task.Status.State, statusText(task), want)
+		t.Fatalf("task %s: state %s (%q), want %s", task.ID, task.Status.State, testutil.StatusText(task.Status), want)
 	}
 }
 
@@ -150,7 +118,7 @@ func wantState(t *testing.T, task *a2a.Task, want a2a.TaskState) {
 func wantFailed(t *testing.T, task *a2a.Task, want string) {
 	t.Helper()
 	wantState(t, task, a2a.TaskStateFailed)
-	if got := statusText(task); !strings.Contains(got, want) {
+	if got := testutil.StatusText(task.Status); !strings.Contains(got, want) {
 		t.Fatalf("reason %q does not contain %q", got, want)
 	}
 }
@@ -274,7 +242,7 @@ func testHTTPAgent(t *testing.T, be backend) {
 	t.Run("error status", func(t *testing.T) {
 		task := s.send(t, "error", a2a.TextPart{Text: "hi"})
 		wantState(t, task, a2a.TaskStateFailed)
-		if got := statusText(task); got != "backend says no" {
+		if got := testutil.StatusText(task.Status); got != "backend says no" {
 			t.Fatalf("status message %q, want the backend's error", got)
 		}
 	})
@@ -377,7 +345,7 @@ func testHTTPAgent(t *testing.T, be backend) {
 		first := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
 		task := s.sendMsg(t, "ask", first, nil)
 		wantState(t, task, a2a.TaskStateInputRequired)
-		if got := statusText(task); got != "What is your name?" {
+		if got := testutil.StatusText(task.Status); got != "What is your name?" {
 			t.Fatalf("question %q", got)
 		}
 		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Ada"})
@@ -529,8 +497,8 @@ func TestConnectionErrors(t *testing.T) {
 	})
 	task := s.send(t, "closing", a2a.TextPart{Text: "hi"})
 	wantFailed(t, task, "could not be reached (after 3 attempts): the connection was closed before an answer came")
-	if strings.Contains(statusText(task), "s3cr3t") || strings.Contains(statusText(task), ln.Addr().String()) {
-		t.Fatalf("reason %q reveals the backend's URL", statusText(task))
+	if strings.Contains(testutil.StatusText(task.Status), "s3cr3t") || strings.Contains(testutil.StatusText(task.Status), ln.Addr().String()) {
+		t.Fatalf("reason %q reveals the backend's URL", testutil.StatusText(task.Status))
 	}
 	if n := accepted.Load(); n != 3 {
 		t.Fatalf("%d connections, want 3 (1 + 2 retries)", n)

@@ -13,6 +13,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/simple"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -459,7 +460,7 @@ func TestChain(t *testing.T) {
 	}
 	task = f.send(t, "via-ask", a2a.TextPart{Text: "hi"})
 	wantState(t, task, a2a.TaskStateInputRequired)
-	if got := statusText(task); got != "What is your name?" {
+	if got := testutil.StatusText(task.Status); got != "What is your name?" {
 		t.Fatalf("question %q", got)
 	}
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Ada"})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,19 +39,19 @@ func Example() {
 		return
 	}
 	defer agent.Close()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler)}})
 	host.Add(server.NewHandler(eng, "upper", agent, a2a.AgentCard{
 		Name: "upper", Description: "Upper-cases text", Version: "1",
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{agent.Skill()},
 	}, server.HandlerOptions{}))
-	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: quiet()}))
+	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: slog.New(slog.DiscardHandler)}))
 	ts := httptest.NewServer(host)
 	defer ts.Close()
 

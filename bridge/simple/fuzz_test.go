@@ -12,6 +12,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/simple"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -193,7 +194,7 @@ func FuzzEndpointContentType(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func FuzzEndpointContentType(f *testing.F) {
 	}
 	h := server.NewHandler(eng, "private", &countingEcho{}, a2a.AgentCard{Name: "private", Version: "1"},
 		server.HandlerOptions{Auth: auth.Set{bearer}})
-	ep := simple.NewEndpoint(func(string) (*server.Handler, bool) { return h, true }, simple.EndpointOptions{Logger: quiet()})
+	ep := simple.NewEndpoint(func(string) (*server.Handler, bool) { return h, true }, simple.EndpointOptions{Logger: testutil.Logger()})
 	f.Fuzz(func(t *testing.T, ct string) {
 		req := httptest.NewRequest(http.MethodPost, "/simple/private", strings.NewReader(`{"input":"x"}`))
 		req.Header["Content-Type"] = []string{ct}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,12 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -44,51 +42,24 @@ func TestReverseAgent(t *testing.T) {
 	defer eng.Close(context.Background())
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	resp, err := http.Post(ts.URL+"/", "application/json", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"one two three"}]}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	_, b := testutil.Post(t, ts.URL+"/",
+		`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"one two three"}]}}}`)
 	for _, want := range []string{`"state":"completed"`, `"parts":[{"kind":"text","text":"three two one "}]`} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("response lacks %s:\n%s", want, b)
 		}
 	}
-	card, err := http.Get(ts.URL + "/.well-known/agent-card.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, _ := io.ReadAll(card.Body)
-	card.Body.Close()
+	_, cb := testutil.Get(t, ts.URL+"/.well-known/agent-card.json")
 	if !strings.Contains(string(cb), `"url":"`+ts.URL+`/a2a/reverse"`) {
 		t.Fatalf("card url is not reachable address: %s", cb)
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the child's stderr copier.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type child struct {
 	cmd    *exec.Cmd
+	proc   *testutil.Process
 	base   string
-	stderr *lockedBuffer
+	stderr *testutil.Buffer
 }
 
 // start runs the example as its own process on a free 127.0.0.1 port
@@ -97,54 +68,27 @@ func start(t *testing.T, args ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"-addr", "127.0.0.1:0"}, args...), "\x1f"))
-	out, err := cmd.StdoutPipe()
+	p, err := testutil.Start(cmd, "listening on ", 30*time.Second)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("reverse: %v", err)
 	}
-	c := &child{cmd: cmd, stderr: &lockedBuffer{}}
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if _, url, ok := strings.Cut(sc.Text(), "listening on "); ok {
-				ready <- url
-			}
-		}
-		ready <- ""
-	}()
-	select {
-	case c.base = <-ready:
-		if c.base == "" {
-			t.Fatalf("reverse exited before listening: %s", c.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("reverse did not start: %s", c.stderr)
-	}
-	return c
+	t.Cleanup(p.Kill)
+	return &child{cmd: cmd, proc: p, base: p.Ready, stderr: p.Stderr}
 }
 
 // exited waits (bounded) for the child to exit and returns its status.
 func (c *child) exited(t *testing.T) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(30 * time.Second):
+	exited, err := c.proc.Wait(30 * time.Second)
+	if !exited {
 		t.Fatalf("reverse did not exit: %s", c.stderr)
-		return -1
 	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0
 }
 
 type result struct {
@@ -173,14 +117,11 @@ func (r result) statusText() string {
 // arrive; the channel closes when the stream ends, cleanly or cut.
 func stream(t *testing.T, url, method, params string, lastEventID string) <-chan result {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)))
+	var hdr []string
 	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
+		hdr = []string{"Last-Event-ID", lastEventID}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, url, testutil.RPCBody(method, params), hdr...))
 	ch := make(chan result, 256)
 	go func() {
 		defer close(ch)
@@ -202,36 +143,12 @@ func stream(t *testing.T, url, method, params string, lastEventID string) <-chan
 	return ch
 }
 
-// drain collects a stream's events until it ends; a stream still open
-// after the timeout fails the test (a client that hangs).
-func drain(t *testing.T, ch <-chan result, timeout time.Duration) []result {
-	t.Helper()
-	var out []result
-	deadline := time.After(timeout)
-	for {
-		select {
-		case r, ok := <-ch:
-			if !ok {
-				return out
-			}
-			out = append(out, r)
-		case <-deadline:
-			t.Fatalf("stream still open after %s (%d events): the client hangs", timeout, len(out))
-		}
-	}
-}
-
 func get(t *testing.T, base, id string) result {
 	t.Helper()
-	resp, err := http.Post(base+"/", "application/json", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":%q}}`, id)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	_, b := testutil.RPC(t, base+"/", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
 	var f struct {
 		Result result `json:"result"`
 	}
-	b, _ := io.ReadAll(resp.Body)
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("tasks/get: %v: %s", err, b)
 	}
@@ -284,29 +201,22 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 	// The send's task is stored and working once the same message sent
 	// again without waiting answers it (a repeated messageId is answered
 	// from its task).
-	for i := 0; ; i++ {
-		resp, err := http.Post(c.base+"/", "application/json", strings.NewReader(
-			`{"jsonrpc":"2.0","id":4,"method":"message/send","params":`+strings.TrimSuffix(sendParams("k-send", words(300)), "}")+`,"configuration":{"blocking":false}}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f struct {
-			Result result `json:"result"`
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&f)
-		resp.Body.Close()
-		if f.Result.Status.State == "working" {
-			break
-		}
-		if i == 100 {
-			t.Fatalf("the blocking send's task is not working: %+v", f.Result)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var f struct {
+		Result result `json:"result"`
+	}
+	if !testutil.Poll(5*time.Second, func() bool {
+		_, b := testutil.Post(t, c.base+"/",
+			`{"jsonrpc":"2.0","id":4,"method":"message/send","params":`+strings.TrimSuffix(sendParams("k-send", words(300)), "}")+`,"configuration":{"blocking":false}}}`)
+		f.Result = result{}
+		_ = json.Unmarshal(b, &f)
+		return f.Result.Status.State == "working"
+	}) {
+		t.Fatalf("the blocking send's task is not working: %+v", f.Result)
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	drain(t, events, 10*time.Second) // the cut stream ends: the client is not left hanging
+	testutil.Drain(t, events, 10*time.Second) // the cut stream ends: the client is not left hanging
 	select {
 	case err := <-sendDone:
 		if err == nil {
@@ -315,7 +225,7 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the blocking send still waits after its server was killed")
 	}
-	_ = c.cmd.Wait()
+	c.proc.Wait(30 * time.Second)
 
 	c2 := start(t, "-data", dir)
 	got := get(t, c2.base, task.ID)
@@ -324,13 +234,8 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 	}
 	// The task of the blocking send: found by its messageId (a repeated
 	// send answers the task the first one created).
-	resp, err := http.Post(c2.base+"/", "application/json", strings.NewReader(
-		`{"jsonrpc":"2.0","id":3,"method":"message/send","params":`+sendParams("k-send", words(300))+`}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, b := testutil.Post(t, c2.base+"/",
+		`{"jsonrpc":"2.0","id":3,"method":"message/send","params":`+sendParams("k-send", words(300))+`}`)
 	var sent struct {
 		Result result `json:"result"`
 	}
@@ -339,7 +244,7 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 		t.Fatalf("after restart the blocking send's task answers %s", b)
 	}
 	// A client resuming the stream ends with the final failed status.
-	rs := drain(t, stream(t, c2.base+"/", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, task.ID), "3"), 10*time.Second)
+	rs := testutil.Drain(t, stream(t, c2.base+"/", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, task.ID), "3"), 10*time.Second)
 	if len(rs) == 0 || !rs[len(rs)-1].Final || rs[len(rs)-1].Status.State != "failed" {
 		t.Fatalf("resubscription after the crash ended with %+v", rs)
 	}
@@ -376,14 +281,14 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Fatalf("a new message during shutdown was accepted: %s", b)
 		}
 	}
-	ss := drain(t, short, 20*time.Second)
+	ss := testutil.Drain(t, short, 20*time.Second)
 	if len(ss) == 0 {
 		t.Fatal("the short task's stream ended without an event")
 	}
 	if last := ss[len(ss)-1]; !last.Final || last.Status.State != "completed" {
 		t.Fatalf("the short task's stream ended with %+v, want completed within the grace period", last)
 	}
-	ls := drain(t, long, 20*time.Second)
+	ls := testutil.Drain(t, long, 20*time.Second)
 	if len(ls) == 0 {
 		t.Fatal("the long task's stream ended without an event")
 	}

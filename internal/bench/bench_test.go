@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -175,16 +175,14 @@ func TestSSECounterSplits(t *testing.T) {
 	}
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // testServer is a2abridge's server with the built-in agents, in memory.
 func testServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quiet(), KeepAlive: 50 * time.Millisecond}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger(), KeepAlive: 50 * time.Millisecond}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 60, Step: 200 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))

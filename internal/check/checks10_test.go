@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // The A2A 1.0 fault cases: each breaks one requirement over the binding

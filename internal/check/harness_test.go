@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -46,8 +46,6 @@ func (noHosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, err
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
-func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -61,7 +59,7 @@ const signedExtension = "https://example.com/ext/signed/v1"
 // signedExtension.
 func newHost(t *testing.T, o hostOpts) http.Handler {
 	t.Helper()
-	eo := server.EngineOptions{Logger: quietLog()}
+	eo := server.EngineOptions{Logger: testutil.Logger()}
 	if o.push || o.pushDeny {
 		allow := []string{"127.0.0.0/8"}
 		if o.pushDeny {
@@ -89,7 +87,7 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quietLog(), KeepAlive: 100 * time.Millisecond}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger(), KeepAlive: 100 * time.Millisecond}})
 	var ho server.HandlerOptions
 	var echoOpts server.HandlerOptions
 	if o.auth {
@@ -110,23 +108,14 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 	signed := agents.Echo{}.Card()
 	signed.Capabilities.Extensions = []a2a.AgentExtension{{URI: signedExtension, Description: "Messages are signed.", Required: true}}
 	host.Add(server.NewHandler(eng, "signed", agents.Echo{}, signed, ho))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	testutil.CloseAtEnd(t, eng.Close)
 	return host
 }
 
 // serve starts h on loopback and returns its base URL.
 func serve(t *testing.T, h http.Handler) string {
 	t.Helper()
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-	})
-	return ts.URL
+	return testutil.Serve(t, h).URL
 }
 
 // ---------------------------------------------------------------- faults

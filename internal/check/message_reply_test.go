@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -21,16 +22,12 @@ func TestMessageReplyAgent(t *testing.T) {
 	// agent's to use, probes an unknown task id, and so tests which of
 	// TaskNotFound and PushNotificationNotSupported comes first, not
 	// message answers.
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quietLog(),
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger(),
 		Push: &server.PushOptions{CheckURL: func(context.Context, string) error { return nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	testutil.CloseAtEnd(t, eng.Close)
 	agent := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
 		return &m, nil
@@ -39,7 +36,7 @@ func TestMessageReplyAgent(t *testing.T) {
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{ID: "ping", Name: "ping", Description: "pong", Tags: []string{"ping"}}}}
-	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: quietLog(), KeepAlive: 100 * time.Millisecond}})
+	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: testutil.Logger(), KeepAlive: 100 * time.Millisecond}})
 	host.Add(server.NewHandler(eng, "ping", agent, card, server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(func() {

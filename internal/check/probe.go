@@ -426,6 +426,31 @@ func (p *Probe) applyAuth(req *http.Request) {
 	}
 }
 
+// exchange sends the request that body and o make and records it in e, and
+// the response's status and headers; it returns the response, whose body
+// the caller reads and closes, and the time the request went out. When
+// the request cannot be made or sent it records the error in e and
+// reports false.
+func (p *Probe) exchange(ctx context.Context, e *Exchange, body []byte, o reqOpt) (*http.Response, time.Time, bool) {
+	req, err := p.newRequest(ctx, body, o)
+	if err != nil {
+		e.Err = err.Error()
+		return nil, time.Time{}, false
+	}
+	e.URL = req.URL.String()
+	e.ReqHeader = keep(req.Header, true)
+	start := time.Now()
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		e.Duration = time.Since(start)
+		e.Err = transportErr(err, p.timeout)
+		return nil, start, false
+	}
+	e.Status = resp.StatusCode
+	e.RespHeader = keep(resp.Header, false)
+	return resp, start, true
+}
+
 // do sends one request and records the exchange (body read up to maxBody).
 func (p *Probe) do(ctx context.Context, body []byte, o reqOpt) *Exchange {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -435,23 +460,11 @@ func (p *Probe) do(ctx context.Context, body []byte, o reqOpt) *Exchange {
 		e.Method = http.MethodPost
 	}
 	defer p.record(e)
-	req, err := p.newRequest(ctx, body, o)
-	if err != nil {
-		e.Err = err.Error()
-		return e
-	}
-	e.URL = req.URL.String()
-	e.ReqHeader = keep(req.Header, true)
-	start := time.Now()
-	resp, err := p.hc.Do(req)
-	if err != nil {
-		e.Duration = time.Since(start)
-		e.Err = transportErr(err, p.timeout)
+	resp, start, ok := p.exchange(ctx, e, body, o)
+	if !ok {
 		return e
 	}
 	defer resp.Body.Close()
-	e.Status = resp.StatusCode
-	e.RespHeader = keep(resp.Header, false)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	e.Duration = time.Since(start)
 	if len(b) > maxBody {
@@ -794,23 +807,11 @@ func (p *Probe) streamHTTP(ctx context.Context, body []byte, o reqOpt, so stream
 	}
 	e := &Exchange{Method: method, RPCMethod: o.rpcMethod, ReqBody: body, Schema: o.schema, ReqID: o.reqID, Stream: true, Suite: o.suite}
 	defer p.record(e)
-	req, err := p.newRequest(ctx, body, o)
-	if err != nil {
-		e.Err = err.Error()
-		return e
-	}
-	e.URL = req.URL.String()
-	e.ReqHeader = keep(req.Header, true)
-	start := time.Now()
-	resp, err := p.hc.Do(req)
-	if err != nil {
-		e.Duration = time.Since(start)
-		e.Err = transportErr(err, p.timeout)
+	resp, start, ok := p.exchange(ctx, e, body, o)
+	if !ok {
 		return e
 	}
 	defer resp.Body.Close()
-	e.Status = resp.StatusCode
-	e.RespHeader = keep(resp.Header, false)
 	raw := &capped{max: maxBody}
 	if mt := mediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		// Not a stream: an ordinary (error) answer.

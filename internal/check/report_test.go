@@ -85,8 +85,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func TestReportGolden(t *testing.T) {
-	r := sampleReport()
+// goldenReport compares r written as Markdown, JSON and text with the
+// golden files base.md, base.json and base.txt.
+func goldenReport(t *testing.T, r *Report, base string) {
+	t.Helper()
 	var md, js, txt bytes.Buffer
 	if err := r.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
@@ -97,10 +99,12 @@ func TestReportGolden(t *testing.T) {
 	if err := r.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.md", md.Bytes())
-	golden(t, "report.json", js.Bytes())
-	golden(t, "report.txt", txt.Bytes())
+	golden(t, base+".md", md.Bytes())
+	golden(t, base+".json", js.Bytes())
+	golden(t, base+".txt", txt.Bytes())
 }
+
+func TestReportGolden(t *testing.T) { goldenReport(t, sampleReport(), "report") }
 
 func TestScore(t *testing.T) {
 	r := sampleReport()
@@ -190,19 +194,4 @@ func sampleReport10() *Report {
 	return r
 }
 
-func TestReportGolden10(t *testing.T) {
-	r := sampleReport10()
-	var md, js, txt bytes.Buffer
-	if err := r.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.WriteText(&txt); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "report10.md", md.Bytes())
-	golden(t, "report10.json", js.Bytes())
-	golden(t, "report10.txt", txt.Bytes())
-}
+func TestReportGolden10(t *testing.T) { goldenReport(t, sampleReport10(), "report10") }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // counted is a test server that counts the connections it accepted.
@@ -265,43 +267,21 @@ func TestCancelWhileReadingTheBody(t *testing.T) {
 // a server does that times an idle connection out just as it is reused.
 func flaky(t *testing.T) (string, *atomic.Int32) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var conns atomic.Int32
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer nc.Close()
-				br := bufio.NewReader(nc)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, req.Body)
-				io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-				if req, err := http.ReadRequest(br); err == nil {
-					io.Copy(io.Discard, req.Body)
-				}
-			}()
+	addr := testutil.ServeTCP(t, func(nc net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(nc)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
 		}
-	}()
-	return "http://" + ln.Addr().String(), &conns
+		io.Copy(io.Discard, req.Body)
+		io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		if req, err := http.ReadRequest(br); err == nil {
+			io.Copy(io.Discard, req.Body)
+		}
+	})
+	return "http://" + addr, &conns
 }
 
 func TestStaleConnectionRetriedOnlyWhenReplayable(t *testing.T) {
@@ -441,39 +421,17 @@ func TestPoolKeepsAtMostMaxIdle(t *testing.T) {
 // read) with write(conn).
 func rawServer(t *testing.T, readBody bool, write func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer nc.Close()
-				req, err := http.ReadRequest(bufio.NewReader(nc))
-				if err != nil {
-					return
-				}
-				if readBody {
-					io.Copy(io.Discard, req.Body)
-				}
-				write(nc)
-			}()
+	addr := testutil.ServeTCP(t, func(nc net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(nc))
+		if err != nil {
+			return
 		}
-	}()
-	return "http://" + ln.Addr().String() + "/"
+		if readBody {
+			io.Copy(io.Discard, req.Body)
+		}
+		write(nc)
+	})
+	return "http://" + addr + "/"
 }
 
 func TestAnswerHeadIsBounded(t *testing.T) {

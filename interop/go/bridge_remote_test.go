@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +31,7 @@ import (
 	ba2a "github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
 	bclient "github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	bserver "github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 
@@ -118,19 +118,7 @@ func bridgeGoPeer(t *testing.T) string {
 func v1StartJSPeerArgs(t *testing.T, args ...string) *v1Target {
 	t.Helper()
 	tg := &v1Target{name: "peer-js-v1", kind: v1JSPeer}
-	dir, err := filepath.Abs(filepath.Join("..", "js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk-v1")); err != nil {
-		tg.skip = fmt.Sprintf("JS v1 peer not started: run `npm ci` in %s first (interop/run.sh does)", dir)
-		return tg
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the JS v1 peer needs node on PATH: %v", err)
-	}
-	tg.base = startPeerCommand(t, dir, node, append([]string{"peer-server-v1.mjs", "--port", "0"}, args...)...).base
+	tg.base, tg.skip = startNodePeer(t, "JS v1 peer", "sdk-v1", "peer-server-v1.mjs", append([]string{"--port", "0"}, args...)...)
 	return tg
 }
 
@@ -167,14 +155,7 @@ func startBridgeFront(t *testing.T, remotes []*bridgeRemote) string {
 			host.Add(bserver.NewHandler(eng, rm.prefix+"-"+agent, ag, card, bserver.HandlerOptions{}))
 		}
 	}
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 	return ts.URL
 }
 

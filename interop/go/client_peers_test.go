@@ -22,20 +22,17 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // ocKind says which server a target is.
@@ -172,25 +169,12 @@ func TestOurClient(t *testing.T) {
 func startJSPeer(t *testing.T, rest bool) *ocTarget {
 	t.Helper()
 	tg := &ocTarget{name: "js", kind: ocJS, rest: rest}
-	args := []string{"peer-server.mjs", "--port", "0"}
+	args := []string{"--port", "0"}
 	if rest {
 		tg.name += "-rest"
 		args = append(args, "--rest")
 	}
-	dir, err := filepath.Abs(filepath.Join("..", "js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk")); err != nil {
-		tg.skip = fmt.Sprintf("JS peer not started: %s is missing; run `npm ci` in %s first (interop/run.sh does)",
-			filepath.Join(dir, "node_modules", "@a2a-js", "sdk"), dir)
-		return tg
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the JS peer needs node on PATH: %v", err)
-	}
-	tg.base = startPeerCommand(t, dir, node, args...).base
+	tg.base, tg.skip = startNodePeer(t, "JS peer", "sdk", "peer-server.mjs", args...)
 	return tg
 }
 
@@ -237,39 +221,13 @@ func ocSend(t *testing.T, ctx context.Context, c *client.Client, p a2a.MessageSe
 	t.Helper()
 	res, err := c.SendMessage(ctx, p)
 	if err != nil {
-		t.Fatalf("message/send %q: %v", ocText(p.Message.Parts), err)
+		t.Fatalf("message/send %q: %v", testutil.Text(p.Message.Parts), err)
 	}
 	task, ok := res.(*a2a.Task)
 	if !ok {
 		t.Fatalf("message/send returned %T, want *a2a.Task", res)
 	}
 	return task
-}
-
-func ocText(parts []a2a.Part) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			b.WriteString(tp.Text)
-		}
-	}
-	return b.String()
-}
-
-func ocStatusText(s a2a.TaskStatus) string {
-	if s.Message == nil {
-		return ""
-	}
-	return ocText(s.Message.Parts)
-}
-
-// ocArtifactText is the text of all the task's artifacts, in order.
-func ocArtifactText(task *a2a.Task) string {
-	var b strings.Builder
-	for _, a := range task.Artifacts {
-		b.WriteString(ocText(a.Parts))
-	}
-	return b.String()
 }
 
 // ocWantErr requires err to be a JSON-RPC/A2A error (an *a2a.Error found by
@@ -315,7 +273,7 @@ func ocDescribe(evs []client.StreamEvent) string {
 			s += fmt.Sprintf("task(%s)", e.Status.State)
 		case *a2a.TaskStatusUpdateEvent:
 			s += fmt.Sprintf("status(%s", e.Status.State)
-			if txt := ocStatusText(e.Status); txt != "" {
+			if txt := testutil.StatusText(e.Status); txt != "" {
 				s += fmt.Sprintf(" %q", txt)
 			}
 			if e.Final {
@@ -323,9 +281,9 @@ func ocDescribe(evs []client.StreamEvent) string {
 			}
 			s += ")"
 		case *a2a.TaskArtifactUpdateEvent:
-			s += fmt.Sprintf("artifact(%s %q append=%v last=%v)", e.Artifact.Name, ocText(e.Artifact.Parts), e.Append, e.LastChunk)
+			s += fmt.Sprintf("artifact(%s %q append=%v last=%v)", e.Artifact.Name, testutil.Text(e.Artifact.Parts), e.Append, e.LastChunk)
 		case *a2a.Message:
-			s += fmt.Sprintf("message(%q)", ocText(e.Parts))
+			s += fmt.Sprintf("message(%q)", testutil.Text(e.Parts))
 		default:
 			s += fmt.Sprintf("%T", e)
 		}
@@ -404,8 +362,8 @@ func ocDiscovery(t *testing.T, tg *ocTarget) {
 		t.Fatalf("root: name %q, client URL %q, want echo at %s", root.Card().Name, root.URL(), tg.ifaceURL("echo"))
 	}
 	task := ocSend(t, ctx, root, ocMsg("via the root card", "", ""))
-	if task.Status.State != a2a.TaskStateCompleted || ocArtifactText(task) != "via the root card" {
-		t.Errorf("root agent: state %s artifact %q", task.Status.State, ocArtifactText(task))
+	if task.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(task) != "via the root card" {
+		t.Errorf("root agent: state %s artifact %q", task.Status.State, testutil.ArtifactText(task))
 	}
 	// No agent there: both well-known paths are 404, an *HTTPError.
 	_, err := client.Resolve(ctx, tg.url("nobody"), client.Options{})
@@ -422,10 +380,10 @@ func ocSendEcho(t *testing.T, tg *ocTarget) {
 	if task.ID == "" || task.ContextID == "" || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("task %q context %q state %s, want a completed task", task.ID, task.ContextID, task.Status.State)
 	}
-	if len(task.Artifacts) != 1 || task.Artifacts[0].Name != "echo" || ocArtifactText(task) != echoInput {
+	if len(task.Artifacts) != 1 || task.Artifacts[0].Name != "echo" || testutil.ArtifactText(task) != echoInput {
 		t.Fatalf("artifacts %+v, want one \"echo\" artifact with the input", task.Artifacts)
 	}
-	if len(task.History) != 1 || task.History[0].Role != a2a.RoleUser || ocText(task.History[0].Parts) != echoInput {
+	if len(task.History) != 1 || task.History[0].Role != a2a.RoleUser || testutil.Text(task.History[0].Parts) != echoInput {
 		t.Errorf("history %+v, want the user message", task.History)
 	}
 }
@@ -437,17 +395,17 @@ func ocChat(t *testing.T, tg *ocTarget) {
 	c := tg.dial(t, ctx, tg.url("chat"))
 	first := ocSend(t, ctx, c, ocMsg("hello", "", ""))
 	if first.Status.State != a2a.TaskStateInputRequired ||
-		ocStatusText(first.Status) != `turn 1: you said "hello". Say more, or "bye" to finish.` {
-		t.Fatalf("turn 1: state %s message %q", first.Status.State, ocStatusText(first.Status))
+		testutil.StatusText(first.Status) != `turn 1: you said "hello". Say more, or "bye" to finish.` {
+		t.Fatalf("turn 1: state %s message %q", first.Status.State, testutil.StatusText(first.Status))
 	}
 	second := ocSend(t, ctx, c, ocMsg("how are you", first.ID, first.ContextID))
 	if second.ID != first.ID || second.Status.State != a2a.TaskStateInputRequired ||
-		ocStatusText(second.Status) != `turn 2: you said "how are you". Say more, or "bye" to finish.` {
-		t.Fatalf("turn 2: task %s state %s message %q", second.ID, second.Status.State, ocStatusText(second.Status))
+		testutil.StatusText(second.Status) != `turn 2: you said "how are you". Say more, or "bye" to finish.` {
+		t.Fatalf("turn 2: task %s state %s message %q", second.ID, second.Status.State, testutil.StatusText(second.Status))
 	}
 	done := ocSend(t, ctx, c, ocMsg("bye", first.ID, first.ContextID))
-	if done.ID != first.ID || done.Status.State != a2a.TaskStateCompleted || ocStatusText(done.Status) != "Goodbye! (3 turns)" {
-		t.Fatalf("bye: task %s state %s message %q", done.ID, done.Status.State, ocStatusText(done.Status))
+	if done.ID != first.ID || done.Status.State != a2a.TaskStateCompleted || testutil.StatusText(done.Status) != "Goodbye! (3 turns)" {
+		t.Fatalf("bye: task %s state %s message %q", done.ID, done.Status.State, testutil.StatusText(done.Status))
 	}
 	_, err := c.SendMessage(ctx, ocMsg("again", first.ID, first.ContextID))
 	ocWantErr(t, "message/send to a completed task", err,
@@ -484,7 +442,7 @@ func ocStreamEcho(t *testing.T, tg *ocTarget) {
 		if ch.TaskID != first.ID || ch.Artifact.Name != "echo" || ch.Append != (i > 0) || ch.LastChunk != (i == len(chunks)-1) {
 			t.Errorf("chunk %d: task %s name %q append=%v lastChunk=%v", i, ch.TaskID, ch.Artifact.Name, ch.Append, ch.LastChunk)
 		}
-		text.WriteString(ocText(ch.Artifact.Parts))
+		text.WriteString(testutil.Text(ch.Artifact.Parts))
 	}
 	if text.String() != echoInput {
 		t.Errorf("streamed text %q, want %q", text.String(), echoInput)
@@ -522,7 +480,7 @@ func ocStreamChat(t *testing.T, tg *ocTarget) {
 		t.Fatalf("turn 1: %v after %s", err, ocDescribe(evs))
 	}
 	st := ocFinal(t, evs, a2a.TaskStateInputRequired)
-	if ocStatusText(st.Status) != `turn 1: you said "hi". Say more, or "bye" to finish.` {
+	if testutil.StatusText(st.Status) != `turn 1: you said "hi". Say more, or "bye" to finish.` {
 		t.Errorf("turn 1: %s", ocDescribe(evs))
 	}
 	taskID, ctxID := st.TaskID, st.ContextID
@@ -531,7 +489,7 @@ func ocStreamChat(t *testing.T, tg *ocTarget) {
 		t.Fatalf("bye: %v after %s", err, ocDescribe(evs))
 	}
 	t.Logf("bye: %s", ocDescribe(evs))
-	if st := ocFinal(t, evs, a2a.TaskStateCompleted); st.TaskID != taskID || ocStatusText(st.Status) != "Goodbye! (2 turns)" {
+	if st := ocFinal(t, evs, a2a.TaskStateCompleted); st.TaskID != taskID || testutil.StatusText(st.Status) != "Goodbye! (2 turns)" {
 		t.Errorf("bye: %s", ocDescribe(evs))
 	}
 	// a2abridge opens every stream with the Task snapshot; the SDK servers
@@ -551,10 +509,10 @@ func ocGetTask(t *testing.T, tg *ocTarget) {
 	if err != nil {
 		t.Fatalf("tasks/get historyLength 1: %v", err)
 	}
-	if got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted || ocArtifactText(got) != "history me" {
-		t.Errorf("tasks/get: task %s state %s artifact %q", got.ID, got.Status.State, ocArtifactText(got))
+	if got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(got) != "history me" {
+		t.Errorf("tasks/get: task %s state %s artifact %q", got.ID, got.Status.State, testutil.ArtifactText(got))
 	}
-	if len(got.History) != 1 || ocText(got.History[0].Parts) != "history me" {
+	if len(got.History) != 1 || testutil.Text(got.History[0].Parts) != "history me" {
 		t.Errorf("historyLength 1: history %+v", got.History)
 	}
 	// Quirks: the JS SDK drops history without historyLength and ignores
@@ -639,11 +597,11 @@ func ocResubscribeRunning(t *testing.T, tg *ocTarget) {
 		}
 		switch e := ev.Event.(type) {
 		case *a2a.TaskStatusUpdateEvent:
-			if e.Status.State == a2a.TaskStateWorking && strings.HasPrefix(ocStatusText(e.Status), "progress: ") {
+			if e.Status.State == a2a.TaskStateWorking && strings.HasPrefix(testutil.StatusText(e.Status), "progress: ") {
 				progress++
 			}
 		case *a2a.TaskArtifactUpdateEvent:
-			result += ocText(e.Artifact.Parts)
+			result += testutil.Text(e.Artifact.Parts)
 		}
 	}
 	if progress < 1 || result != "done after 2s" {
@@ -882,95 +840,6 @@ func ocExtendedCard(t *testing.T, tg *ocTarget) {
 
 // ---------------------------------------------------------------- stream resume
 
-// cutProxy is a loopback TCP proxy that can cut every open connection at
-// once; it records the bytes each connection sent upstream.
-type cutProxy struct {
-	ln       net.Listener
-	upstream string
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    []*proxyConn
-}
-
-type proxyConn struct {
-	down, up net.Conn
-	sent     syncBuffer
-}
-
-func (pc *proxyConn) close() {
-	pc.down.Close()
-	pc.up.Close()
-}
-
-func startCutProxy(t *testing.T, upstream string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, upstream: upstream}
-	p.wg.Add(1)
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *cutProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *cutProxy) serve() {
-	defer p.wg.Done()
-	for {
-		down, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.upstream)
-		if err != nil {
-			down.Close()
-			continue
-		}
-		pc := &proxyConn{down: down, up: up}
-		p.mu.Lock()
-		p.conns = append(p.conns, pc)
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go func() {
-			defer p.wg.Done()
-			_, _ = io.Copy(io.MultiWriter(up, &pc.sent), down)
-			pc.close()
-		}()
-		go func() {
-			defer p.wg.Done()
-			_, _ = io.Copy(down, up)
-			pc.close()
-		}()
-	}
-}
-
-// cut closes every connection; it returns how many there were so far.
-func (p *cutProxy) cut() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, pc := range p.conns {
-		pc.close()
-	}
-	return len(p.conns)
-}
-
-// requests returns what each connection sent upstream, in accept order.
-func (p *cutProxy) requests() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]string, len(p.conns))
-	for i, pc := range p.conns {
-		out[i] = pc.sent.String()
-	}
-	return out
-}
-
 // lastEventID returns the Last-Event-ID header of a raw HTTP request ("" if none).
 func lastEventID(req string) string {
 	head, _, _ := strings.Cut(req, "\r\n\r\n")
@@ -994,11 +863,11 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := startCutProxy(t, strings.TrimPrefix(tg.base, "http://"))
-	card.URL = "http://" + proxy.addr() + "/a2a/slow"
+	proxy := testutil.StartProxy(t, strings.TrimPrefix(tg.base, "http://"))
+	card.URL = "http://" + proxy.Addr() + "/a2a/slow"
 	card.SupportedInterfaces = nil // the 0.3 members only: through the proxy
 	for i := range card.AdditionalInterfaces {
-		card.AdditionalInterfaces[i].URL = "http://" + proxy.addr() + strings.TrimPrefix(card.AdditionalInterfaces[i].URL, tg.base)
+		card.AdditionalInterfaces[i].URL = "http://" + proxy.Addr() + strings.TrimPrefix(card.AdditionalInterfaces[i].URL, tg.base)
 	}
 	o := tg.opts()
 	o.RetryBaseDelay = 20 * time.Millisecond
@@ -1014,7 +883,7 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 		}
 		evs = append(evs, ev)
 		if len(evs) == cutAfter {
-			if n := proxy.cut(); n != 1 {
+			if n := proxy.Cut(); n != 1 {
 				t.Fatalf("cut %d connections, want the stream's only", n)
 			}
 		}
@@ -1069,7 +938,7 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 	result := ""
 	for _, ev := range evs {
 		if a, ok := ev.Event.(*a2a.TaskArtifactUpdateEvent); ok {
-			result += ocText(a.Artifact.Parts)
+			result += testutil.Text(a.Artifact.Parts)
 		}
 	}
 	if result != "done after 3s" {
@@ -1079,7 +948,7 @@ func ocStreamResume(t *testing.T, tg *ocTarget) {
 	// On the wire: the second connection is tasks/resubscribe of the task
 	// (over HTTP+JSON POST /v1/tasks/{id}:subscribe),
 	// with Last-Event-ID set to the last id seen (none for JS, which sends no ids).
-	reqs := proxy.requests()
+	reqs := proxy.Sent()
 	if len(reqs) != 2 {
 		t.Fatalf("%d connections through the proxy, want 2 (stream, resubscribe)", len(reqs))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // ocV1Compat03REST runs every operation over the compat server's 0.3
@@ -42,8 +43,8 @@ func ocV1Compat03REST(t *testing.T, tg *ocV1Target) {
 	echo, slow := dial("echo"), dial("slow")
 
 	task := ocSend(t, ctx, echo, ocMsg("over 0.3 rest", "", ""))
-	if task.Status.State != a2a.TaskStateCompleted || ocArtifactText(task) != "over 0.3 rest" {
-		t.Errorf("send: state %s artifact %q", task.Status.State, ocArtifactText(task))
+	if task.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(task) != "over 0.3 rest" {
+		t.Errorf("send: state %s artifact %q", task.Status.State, testutil.ArtifactText(task))
 	}
 	ocREST03FileEcho(t, ctx, tg, echo)
 

@@ -12,18 +12,15 @@ package interop
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // ocV1Target is one 1.0 server under test.
@@ -134,23 +131,11 @@ func ocV1JSPeer(t *testing.T, compat bool) *ocV1Target {
 	if compat {
 		tg.name += "-compat"
 	}
-	dir, err := filepath.Abs(filepath.Join("..", "js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk-v1")); err != nil {
-		tg.skip = fmt.Sprintf("JS v1 peer not started: run `npm ci` in %s first (interop/run.sh does)", dir)
-		return tg
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the JS v1 peer needs node on PATH: %v", err)
-	}
-	args := []string{"peer-server-v1.mjs", "--port", "0"}
+	args := []string{"--port", "0"}
 	if compat {
 		args = append(args, "--compat")
 	}
-	tg.base = startPeerCommand(t, dir, node, args...).base
+	tg.base, tg.skip = startNodePeer(t, "JS v1 peer", "sdk-v1", "peer-server-v1.mjs", args...)
 	return tg
 }
 
@@ -183,8 +168,8 @@ func ocV1Compat03(t *testing.T, tg *ocV1Target) {
 		t.Fatalf("0.3 interface %s", in)
 	}
 	task := ocSend(t, ctx, c, ocMsg("over 0.3", "", ""))
-	if task.Status.State != a2a.TaskStateCompleted || ocArtifactText(task) != "over 0.3" {
-		t.Errorf("0.3 send: state %s artifact %q", task.Status.State, ocArtifactText(task))
+	if task.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(task) != "over 0.3" {
+		t.Errorf("0.3 send: state %s artifact %q", task.Status.State, testutil.ArtifactText(task))
 	}
 	got, err := def.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted {
@@ -207,8 +192,8 @@ func ocV1Send(t *testing.T, tg *ocV1Target, binding string) {
 	ctx := ocCtx(t)
 	c := ocV1Dial(t, ctx, tg, "echo", binding)
 	task := ocSend(t, ctx, c, ocMsg(echoInput, "", ""))
-	if task.ID == "" || task.Status.State != a2a.TaskStateCompleted || ocArtifactText(task) != echoInput {
-		t.Fatalf("send: task %q state %s artifact %q", task.ID, task.Status.State, ocArtifactText(task))
+	if task.ID == "" || task.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(task) != echoInput {
+		t.Fatalf("send: task %q state %s artifact %q", task.ID, task.Status.State, testutil.ArtifactText(task))
 	}
 	chat := ocV1Dial(t, ctx, tg, "chat", binding)
 	first := ocSend(t, ctx, chat, ocMsg("hello", "", ""))
@@ -242,7 +227,7 @@ func ocV1Stream(t *testing.T, tg *ocV1Target, binding string) {
 	var text strings.Builder
 	for _, ev := range evs {
 		if a, ok := ev.Event.(*a2a.TaskArtifactUpdateEvent); ok {
-			text.WriteString(ocText(a.Artifact.Parts))
+			text.WriteString(testutil.Text(a.Artifact.Parts))
 		}
 		if ev.Resumed || ev.Gap {
 			t.Errorf("resumed/gap on an unbroken stream: %s", ocDescribe(evs))
@@ -258,10 +243,10 @@ func ocV1Get(t *testing.T, tg *ocV1Target, binding string) {
 	c := ocV1Dial(t, ctx, tg, "echo", binding)
 	task := ocSend(t, ctx, c, ocMsg("history me", "", ""))
 	got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: ptr(1)})
-	if err != nil || got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted || ocArtifactText(got) != "history me" {
+	if err != nil || got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(got) != "history me" {
 		t.Fatalf("GetTask: %+v %v", got, err)
 	}
-	if len(got.History) != 1 || ocText(got.History[0].Parts) != "history me" {
+	if len(got.History) != 1 || testutil.Text(got.History[0].Parts) != "history me" {
 		t.Errorf("historyLength 1: history %+v", got.History)
 	}
 	_, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: "no-such-task"})

@@ -15,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	simplebridge "github.com/a2abridge/a2abridge/bridge/simple"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	simplebridge "github.com/a2abridge/a2abridge/bridge/simple"
 
 	a2av2 "github.com/a2aproject/a2a-go/v2/a2a"
 	clientv2 "github.com/a2aproject/a2a-go/v2/a2aclient"

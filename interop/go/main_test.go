@@ -9,17 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 const (
@@ -87,62 +86,11 @@ func buildBinary(out string) error {
 // server is one running `a2abridge serve` process.
 type server struct {
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// readyWriter collects the server's stdout and sends its first complete
-// line that starts with readyPrefix on ready.
-type readyWriter struct {
-	syncBuffer
-	once  sync.Once
-	ready chan string
-}
-
-func (w *readyWriter) Write(p []byte) (int, error) {
-	n, err := w.syncBuffer.Write(p)
-	out := w.syncBuffer.String()
-	if i := strings.Index(out, readyPrefix); i >= 0 {
-		if j := strings.IndexByte(out[i:], '\n'); j >= 0 {
-			w.once.Do(func() { w.ready <- out[i : i+j] })
-		}
-	}
-	return n, err
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("pick a free port: %v", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if err := ln.Close(); err != nil {
-		t.Fatalf("pick a free port: %v", err)
-	}
-	return port
+	stderr *testutil.Buffer
 }
 
 // errPortTaken reports that another process grabbed the port between
-// freePort and the server's listen.
+// testutil.FreePort and the server's listen.
 var errPortTaken = errors.New("port taken")
 
 // startServer starts `a2abridge serve --addr 127.0.0.1:PORT args...`, waits
@@ -163,67 +111,61 @@ func startServer(t *testing.T, args ...string) *server {
 }
 
 func tryStartServer(t *testing.T, args []string) (*server, error) {
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	// A short --keep-alive puts SSE comment lines into every stream that
 	// lasts a while (slow tasks), so the clients must skip them.
 	cmd := exec.CommandContext(ctx, binPath,
 		append([]string{"serve", "--addr", addr, "--keep-alive", "250ms", "--log-level", "debug"}, args...)...)
-	// Ask for a graceful stop first; WaitDelay escalates to SIGKILL.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = stopTimeout
-	// Own process group, and SIGKILL if this test binary dies first (Linux).
-	cmd.SysProcAttr = sysProcAttr()
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	stdout := &readyWriter{ready: make(chan string, 1)}
-	cmd.Stdout = stdout
-	if err := cmd.Start(); err != nil {
-		cancel()
-		return nil, fmt.Errorf("start %v: %w", cmd.Args, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
-	s := &server{base: "http://" + addr, stderr: stderr}
-	timer := time.NewTimer(startTimeout)
-	defer timer.Stop()
-	select {
-	case line := <-stdout.ready:
-		if !strings.HasPrefix(line, readyPrefix+addr+" ") {
-			cancel()
-			<-exited
-			return nil, fmt.Errorf("server listens elsewhere than --addr %s: %q", addr, line)
-		}
-	case err := <-exited:
-		cancel()
-		if strings.Contains(stderr.String(), "address already in use") {
+	p, err := startStoppable(cmd, cancel, readyPrefix)
+	if err != nil {
+		if p != nil && strings.Contains(p.Stderr.String(), "address already in use") {
 			return nil, fmt.Errorf("%w: %s", errPortTaken, addr)
 		}
-		return nil, fmt.Errorf("server exited before listening (%v); stderr:\n%s", err, stderr.String())
-	case <-timer.C:
-		cancel()
-		<-exited
-		return nil, fmt.Errorf("server did not print %q within %s; stderr:\n%s", readyPrefix, startTimeout, stderr.String())
+		return nil, fmt.Errorf("server: %w", err)
 	}
+	s := &server{base: "http://" + addr, stderr: p.Stderr}
+	if !strings.HasPrefix(p.Ready, addr+" ") {
+		cancel()
+		p.Wait(2 * stopTimeout)
+		return nil, fmt.Errorf("server listens elsewhere than --addr %s: %q", addr, readyPrefix+p.Ready)
+	}
+	stopAtCleanup(t, "server", s.base, p, cancel)
+	return s, nil
+}
 
+// startStoppable starts cmd, whose context cancel ends, so that cancel
+// asks for a graceful stop (SIGINT) and SIGKILL follows after stopTimeout,
+// in its own process group (killed with this test binary on Linux); it
+// waits up to startTimeout for the stdout line that holds ready.
+func startStoppable(cmd *exec.Cmd, cancel context.CancelFunc, ready string) (*testutil.Process, error) {
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = stopTimeout
+	cmd.SysProcAttr = sysProcAttr()
+	p, err := testutil.Start(cmd, ready, startTimeout)
+	if err != nil {
+		cancel()
+	}
+	return p, err
+}
+
+// stopAtCleanup registers a cleanup that stops p (cancel: SIGINT, then
+// SIGKILL after stopTimeout), checks that it exited cleanly, and logs its
+// stderr when t failed or runs verbose; what and base name it.
+func stopAtCleanup(t *testing.T, what, base string, p *testutil.Process, cancel context.CancelFunc) {
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case err := <-exited:
+		if exited, err := p.Wait(2 * stopTimeout); !exited {
+			t.Errorf("%s %s did not exit after SIGINT and SIGKILL", what, base)
+		} else if ps := p.Cmd.ProcessState; ps == nil || !ps.Success() {
 			// Wait reports the cancellation itself even after a clean exit:
 			// judge by the exit status.
-			if ps := cmd.ProcessState; ps == nil || !ps.Success() {
-				t.Errorf("server %s did not exit cleanly on SIGINT: %v (%v)", s.base, err, ps)
-			}
-		case <-time.After(2 * stopTimeout):
-			t.Errorf("server %s did not exit after SIGINT and SIGKILL", s.base)
+			t.Errorf("%s %s did not exit cleanly on SIGINT: %v (%v)", what, base, err, ps)
 		}
 		if t.Failed() || testing.Verbose() {
-			t.Logf("server %s stderr:\n%s", s.base, s.stderr.String())
+			t.Logf("%s %s stderr:\n%s", what, base, p.Stderr.String())
 		}
 	})
-	return s, nil
 }
 
 // skipOrFail skips t with why, except under CI (the CI environment

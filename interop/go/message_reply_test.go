@@ -10,11 +10,10 @@ package interop
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	ba2a "github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	bserver "github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 
@@ -43,14 +42,7 @@ func TestMessageReplyOfficialClients(t *testing.T) {
 		Skills: []ba2a.AgentSkill{{ID: "ping", Name: "ping", Description: "pong", Tags: []string{"ping"}}}}
 	host := bserver.NewHost(bserver.HostOptions{})
 	host.Add(bserver.NewHandler(eng, "ping", agent, card, bserver.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	ts := testutil.Serve(t, host, eng.Close)
 
 	for _, b := range v1Bindings {
 		t.Run("a2a-go-v2/"+v1BindingName(b), func(t *testing.T) {

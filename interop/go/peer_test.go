@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,12 +18,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 const (
@@ -78,30 +80,10 @@ func buildPeer(t *testing.T) string {
 	return out
 }
 
-// prefixWriter collects a process's stdout and sends the rest of its first
-// complete line that starts with prefix on ready.
-type prefixWriter struct {
-	syncBuffer
-	prefix string
-	once   sync.Once
-	ready  chan string
-}
-
-func (w *prefixWriter) Write(p []byte) (int, error) {
-	n, err := w.syncBuffer.Write(p)
-	out := w.syncBuffer.String()
-	if i := strings.Index(out, w.prefix); i >= 0 {
-		if j := strings.IndexByte(out[i:], '\n'); j >= 0 {
-			w.once.Do(func() { w.ready <- out[i+len(w.prefix) : i+j] })
-		}
-	}
-	return n, err
-}
-
 // peer is one running peer server.
 type peer struct {
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
+	stderr *testutil.Buffer
 }
 
 // startPeer starts `bin --addr 127.0.0.1:0 args...`, reads the address from
@@ -121,48 +103,37 @@ func startPeerCommand(t *testing.T, dir, name string, args ...string) *peer {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = stopTimeout
-	cmd.SysProcAttr = sysProcAttr()
-	stderr := &syncBuffer{}
-	stdout := &prefixWriter{prefix: peerReadyPrefix, ready: make(chan string, 1)}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start %v: %v", cmd.Args, err)
+	p, err := startStoppable(cmd, cancel, peerReadyPrefix)
+	if err != nil {
+		t.Fatalf("peer: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	pr := &peer{base: "http://" + p.Ready, stderr: p.Stderr}
+	stopAtCleanup(t, "peer", pr.base, p, cancel)
+	return pr
+}
 
-	p := &peer{stderr: stderr}
-	timer := time.NewTimer(startTimeout)
-	defer timer.Stop()
-	select {
-	case addr := <-stdout.ready:
-		p.base = "http://" + addr
-	case err := <-exited:
-		cancel()
-		t.Fatalf("peer exited before listening (%v); stderr:\n%s", err, stderr.String())
-	case <-timer.C:
-		cancel()
-		<-exited
-		t.Fatalf("peer did not print %q within %s; stderr:\n%s", peerReadyPrefix, startTimeout, stderr.String())
+// startNodePeer starts `node script args...` in ../js as a peer server (see
+// startPeerCommand) and returns its base URL. Without the SDK package sdk
+// in ../js/node_modules (npm ci not run) it starts nothing and returns why,
+// for the caller to skip; what names the peer in the messages.
+func startNodePeer(t *testing.T, what, sdk, script string, args ...string) (base, skip string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "js"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-exited:
-			if ps := cmd.ProcessState; ps == nil || !ps.Success() {
-				t.Errorf("peer %s did not exit cleanly on SIGINT: %v (%v)", p.base, err, ps)
-			}
-		case <-time.After(2 * stopTimeout):
-			t.Errorf("peer %s did not exit after SIGINT and SIGKILL", p.base)
-		}
-		if t.Failed() || testing.Verbose() {
-			t.Logf("peer %s stderr:\n%s", p.base, p.stderr.String())
-		}
-	})
-	return p
+	if _, err := os.Stat(filepath.Join(dir, script)); err != nil {
+		t.Fatalf("the %s: %v", what, err)
+	}
+	pkg := filepath.Join(dir, "node_modules", "@a2a-js", sdk)
+	if _, err := os.Stat(pkg); err != nil {
+		return "", fmt.Sprintf("%s not started: %s is missing; run `npm ci` in %s first (interop/run.sh does)", what, pkg, dir)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("the %s needs node on PATH: %v", what, err)
+	}
+	return startPeerCommand(t, dir, node, append([]string{script}, args...)...).base, ""
 }
 
 func testPeerCard(t *testing.T, h *harness) {

@@ -43,6 +43,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 const (
@@ -331,7 +333,7 @@ func v1StartOursReplicas(t *testing.T) *v1Target {
 	}
 	// The proxy's address is every replica's --public-url (the issuer of
 	// their push tokens, the URL of their cards).
-	proxy := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	proxy := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	var upstreams []string
 	for range 3 {
 		s := startServer(t, "--replica", "--postgres", dsn, "--lease", "3s", "--push-allow", "127.0.0.0/8", "--public-url", "http://"+proxy)
@@ -367,7 +369,7 @@ func v1StartNginx(t *testing.T, bin, addr string, upstreams []string) string {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &testutil.Buffer{}
 	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = sysProcAttr()
@@ -450,27 +452,11 @@ func v1StartGoPeer(t *testing.T, compat bool) *v1Target {
 func v1StartJSPeer(t *testing.T) *v1Target {
 	t.Helper()
 	tg := &v1Target{name: "peer-js-v1", kind: v1JSPeer}
-	dir, err := filepath.Abs(filepath.Join("..", "js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdk := filepath.Join(dir, "node_modules", "@a2a-js", "sdk-v1")
-	if _, err := os.Stat(filepath.Join(dir, "peer-server-v1.mjs")); err != nil {
-		t.Fatalf("the JS v1 peer: %v", err)
-	}
-	if _, err := os.Stat(sdk); err != nil {
-		tg.skip = fmt.Sprintf("JS v1 peer not started: %s is missing; run `npm ci` in %s first (interop/run.sh does)", sdk, dir)
-		return tg
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the JS v1 peer needs node on PATH: %v", err)
-	}
-	args := []string{"peer-server-v1.mjs", "--port", "0"}
+	args := []string{"--port", "0"}
 	if d := os.Getenv("A2A_V1_WIRE_LOG_DIR"); d != "" {
 		args = append(args, "--wire-log", filepath.Join(d, "go-client.peer-js-v1.log"))
 	}
-	tg.base = startPeerCommand(t, dir, node, args...).base
+	tg.base, tg.skip = startNodePeer(t, "JS v1 peer", "sdk-v1", "peer-server-v1.mjs", args...)
 	return tg
 }
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/card"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 func unionTestCard(withRequirements bool) *a2a.AgentCard {

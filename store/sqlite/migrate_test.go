@@ -156,6 +156,40 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
+// checkMigratedTask checks that s holds the fixture's task w as the
+// release that wrote the fixture read it: its row, its snapshot and its
+// records. It reports false when the task or its records could not be
+// read (the rest of w cannot be compared).
+func checkMigratedTask(t *testing.T, ctx context.Context, s *sqlite.Store, w fixtureTask) bool {
+	t.Helper()
+	info, err := s.Task(ctx, w.ID)
+	if err != nil {
+		t.Errorf("Task(%s): %v", w.ID, err)
+		return false
+	}
+	if info.Agent != w.Agent || info.Owner != w.Owner || info.Seq != w.Seq ||
+		info.Created.UnixNano() != w.Created || info.Updated.UnixNano() != w.Updated {
+		t.Errorf("Task(%s) = agent %q owner %q seq %d created %d updated %d, want %q %q %d %d %d", w.ID,
+			info.Agent, info.Owner, info.Seq, info.Created.UnixNano(), info.Updated.UnixNano(), w.Agent, w.Owner, w.Seq, w.Created, w.Updated)
+	}
+	if got, err := v03.MarshalEvent(&info.Task); err != nil || !sameJSON(t, got, withJoinedArtifacts(t, withStatusMetadata(t, w.Task, w.Events), w.Events)) {
+		t.Errorf("Task(%s) snapshot = %s (%v), want %s", w.ID, got, err, w.Task)
+	}
+	recs, err := s.Events(ctx, w.ID, 0, 0)
+	if err != nil || len(recs) != len(w.Events) {
+		t.Errorf("Events(%s): %d records, %v; want %d", w.ID, len(recs), err, len(w.Events))
+		return false
+	}
+	for i, r := range recs {
+		we := w.Events[i]
+		got, err := v03.MarshalEvent(r.Event)
+		if r.Seq != we.Seq || r.Time.UnixNano() != we.Time || err != nil || !sameJSON(t, got, we.Event) {
+			t.Errorf("Events(%s)[%d] = %d %d %s (%v), want %d %d %s", w.ID, i, r.Seq, r.Time.UnixNano(), got, err, we.Seq, we.Time, we.Event)
+		}
+	}
+	return true
+}
+
 // TestMigrateFromV3 opens a database written by the previous release
 // (schema 3: every task's snapshot in its row): every task, record, push
 // config and message id is there after the upgrade, appends and reads
@@ -182,30 +216,8 @@ func TestMigrateFromV3(t *testing.T) {
 	check := func(s *sqlite.Store) {
 		t.Helper()
 		for _, w := range want {
-			info, err := s.Task(ctx, w.ID)
-			if err != nil {
-				t.Errorf("Task(%s): %v", w.ID, err)
+			if !checkMigratedTask(t, ctx, s, w) {
 				continue
-			}
-			if info.Agent != w.Agent || info.Owner != w.Owner || info.Seq != w.Seq ||
-				info.Created.UnixNano() != w.Created || info.Updated.UnixNano() != w.Updated {
-				t.Errorf("Task(%s) = agent %q owner %q seq %d created %d updated %d, want %q %q %d %d %d", w.ID,
-					info.Agent, info.Owner, info.Seq, info.Created.UnixNano(), info.Updated.UnixNano(), w.Agent, w.Owner, w.Seq, w.Created, w.Updated)
-			}
-			if got, err := v03.MarshalEvent(&info.Task); err != nil || !sameJSON(t, got, withJoinedArtifacts(t, withStatusMetadata(t, w.Task, w.Events), w.Events)) {
-				t.Errorf("Task(%s) snapshot = %s (%v), want %s", w.ID, got, err, w.Task)
-			}
-			recs, err := s.Events(ctx, w.ID, 0, 0)
-			if err != nil || len(recs) != len(w.Events) {
-				t.Errorf("Events(%s): %d records, %v; want %d", w.ID, len(recs), err, len(w.Events))
-				continue
-			}
-			for i, r := range recs {
-				we := w.Events[i]
-				got, err := v03.MarshalEvent(r.Event)
-				if r.Seq != we.Seq || r.Time.UnixNano() != we.Time || err != nil || !sameJSON(t, got, we.Event) {
-					t.Errorf("Events(%s)[%d] = %d %d %s (%v), want %d %d %s", w.ID, i, r.Seq, r.Time.UnixNano(), got, err, we.Seq, we.Time, we.Event)
-				}
 			}
 			pcs, err := s.PushConfigs(ctx, w.ID)
 			if err != nil || len(pcs) != len(w.Push) {
@@ -349,30 +361,8 @@ func TestMigrateFromV4(t *testing.T) {
 	check := func(s *sqlite.Store) {
 		t.Helper()
 		for _, w := range f.Tasks {
-			info, err := s.Task(ctx, w.ID)
-			if err != nil {
-				t.Errorf("Task(%s): %v", w.ID, err)
+			if !checkMigratedTask(t, ctx, s, w.fixtureTask) {
 				continue
-			}
-			if info.Agent != w.Agent || info.Owner != w.Owner || info.Seq != w.Seq ||
-				info.Created.UnixNano() != w.Created || info.Updated.UnixNano() != w.Updated {
-				t.Errorf("Task(%s) = agent %q owner %q seq %d created %d updated %d, want %q %q %d %d %d", w.ID,
-					info.Agent, info.Owner, info.Seq, info.Created.UnixNano(), info.Updated.UnixNano(), w.Agent, w.Owner, w.Seq, w.Created, w.Updated)
-			}
-			if got, err := v03.MarshalEvent(&info.Task); err != nil || !sameJSON(t, got, withJoinedArtifacts(t, withStatusMetadata(t, w.Task, w.Events), w.Events)) {
-				t.Errorf("Task(%s) snapshot = %s (%v), want %s", w.ID, got, err, w.Task)
-			}
-			recs, err := s.Events(ctx, w.ID, 0, 0)
-			if err != nil || len(recs) != len(w.Events) {
-				t.Errorf("Events(%s): %d records, %v; want %d", w.ID, len(recs), err, len(w.Events))
-				continue
-			}
-			for i, r := range recs {
-				we := w.Events[i]
-				got, err := v03.MarshalEvent(r.Event)
-				if r.Seq != we.Seq || r.Time.UnixNano() != we.Time || err != nil || !sameJSON(t, got, we.Event) {
-					t.Errorf("Events(%s)[%d] = %d %d %s (%v), want %d %d %s", w.ID, i, r.Seq, r.Time.UnixNano(), got, err, we.Seq, we.Time, we.Event)
-				}
 			}
 			pcs, err := s.PushConfigs(ctx, w.ID)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -41,15 +42,15 @@ func testReplicaSlowRecovery(t *testing.T, c cluster) {
 	defer pst.Close()
 	st := &slowOrphans{sharedStore: pst}
 	st.slow.Store(true)
-	eng, err := server.NewEngine(ctx, st, server.EngineOptions{LeaseTime: time.Second, Logger: discardLogger()})
+	eng, err := server.NewEngine(ctx, st, server.EngineOptions{LeaseTime: time.Second, Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
 	onA := newCancelAgent()
-	h := server.NewHandler(eng, "steps", onA, testCard("steps"), server.HandlerOptions{})
+	h := server.NewHandler(eng, "steps", onA, testutil.Card("steps"), server.HandlerOptions{})
 	task := startTask(t, ctx, h)
-	within(t, onA.started, "A")
+	testutil.Receive(t, onA.started, 10*time.Second, "A")
 	time.Sleep(120 * time.Millisecond)
 	b := startReplica(t, ctx, c, newCancelAgent(), server.EngineOptions{LeaseTime: time.Second})
 	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
@@ -91,7 +92,7 @@ func TestReplicaResyncOwnCompletion(t *testing.T) {
 	ag := completeThenWait{make(chan string, 1), make(chan string, 1), make(chan string, 1)}
 	a := startReplica(t, ctx, c, ag, server.EngineOptions{})
 	startTask(t, ctx, a.h)
-	within(t, ag.completed, "completed")
+	testutil.Receive(t, ag.completed, 10*time.Second, "completed")
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func testReplicaContinuedElsewhere(t *testing.T, c cluster) {
 	b := startReplica(t, ctx, c, onB, server.EngineOptions{})
 	time.Sleep(500 * time.Millisecond)
 	task := startTask(t, ctx, a.h)
-	within(t, ag.asked, "asked")
+	testutil.Receive(t, ag.asked, 10*time.Second, "asked")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
 	m.TaskID = task.ID
@@ -162,7 +163,7 @@ func testReplicaContinuedElsewhere(t *testing.T, c cluster) {
 	if _, err := b.h.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
 		t.Fatal(err)
 	}
-	within(t, onB.started, "B's execution")
+	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
 	time.Sleep(2500 * time.Millisecond) // A's execution returns
 	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateWorking {
@@ -196,17 +197,25 @@ type emitAfterAgent struct {
 func (a emitAfterAgent) Execute(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 	a.started <- r.Task.ID
 	<-a.goOn
-	err := u.Working(ctx, "still here")
+	err := workingTwice(ctx, u, "still here")
+	a.emitErr <- err
+	return err
+}
+
+// workingTwice emits a working status with text and returns what that
+// returned; if the event was queued (the engine queues an agent's events)
+// and so returned no error, it is refused at its commit, which stops the
+// execution: workingTwice waits for that (at most 5 s) and returns what a
+// second working status returns, which is refused.
+func workingTwice(ctx context.Context, u *server.TaskUpdater, text string) error {
+	err := u.Working(ctx, text)
 	if err == nil {
-		// Queued (the engine queues an agent's events): refused at its
-		// commit, which stops the execution; the next one is refused.
 		select {
 		case <-ctx.Done():
 		case <-time.After(5 * time.Second):
 		}
-		err = u.Working(ctx, "still here, again")
+		err = u.Working(ctx, text+", again")
 	}
-	a.emitErr <- err
 	return err
 }
 
@@ -229,7 +238,7 @@ func testReplicaCancelBeforeNotified(t *testing.T, c cluster) {
 	a := startReplicaOn(t, ctx, c, onA, server.EngineOptions{}, func(st sharedStore) store.Store { return slowWatch{st, 2 * time.Second} }).h
 	b := replicaOn(t, ctx, c, newCancelAgent())
 	task := startTask(t, ctx, a)
-	within(t, onA.started, "A started")
+	testutil.Receive(t, onA.started, 10*time.Second, "A started")
 	if got, err := b.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel on B: %v %v", got, err)
 	}
@@ -242,7 +251,7 @@ func testReplicaCancelBeforeNotified(t *testing.T, c cluster) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the agent did not emit")
 	}
-	if id := within(t, onA.canceled, "the Canceler on A"); id != task.ID {
+	if id := testutil.Receive(t, onA.canceled, 10*time.Second, "the Canceler on A"); id != task.ID {
 		t.Fatalf("Canceler ran for %s", id)
 	}
 	time.Sleep(2500 * time.Millisecond) // the lagging notification arrives: nothing runs twice
@@ -270,17 +279,7 @@ func (a askThenEmit) Execute(ctx context.Context, r *server.Request, u *server.T
 	}
 	a.asked <- u.TaskID()
 	<-a.goOn
-	err := u.Working(ctx, "stale execution on A")
-	if err == nil {
-		// Queued: refused at its commit, which stops the execution;
-		// the next one is refused.
-		select {
-		case <-ctx.Done():
-		case <-time.After(5 * time.Second):
-		}
-		err = u.Working(ctx, "stale execution on A, again")
-	}
-	a.emitErr <- err
+	a.emitErr <- workingTwice(ctx, u, "stale execution on A")
 	return nil
 }
 
@@ -311,7 +310,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	onB := newCancelAgent()
 	b := startReplica(t, ctx, c, onB, server.EngineOptions{})
 	task := startTask(t, ctx, a)
-	within(t, onA.asked, "A asked")
+	testutil.Receive(t, onA.asked, 10*time.Second, "A asked")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
 	m.TaskID = task.ID
@@ -319,7 +318,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	if _, err := b.h.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
 		t.Fatal(err)
 	}
-	within(t, onB.started, "B's execution")
+	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
 	if refusedHere {
 		// A continuation that reaches A meanwhile conflicts with B's
 		// appends there and is refused (the task is working): A reads
@@ -402,7 +401,7 @@ func testReplicaCancelStreamDuringResync(t *testing.T, c cluster) {
 	a := startReplicaOn(t, ctx, c, onA, server.EngineOptions{}, func(st sharedStore) store.Store { w.sharedStore = st; return w })
 	b := replicaOn(t, ctx, c, newCancelAgent())
 	task := startTask(t, ctx, a.h)
-	within(t, onA.started, "the execution on A")
+	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	visible(t, ctx, b, task.ID, a2a.TaskStateWorking)
 	live, err := a.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, nil) // the task as A has it: working
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 type panicHook struct{}
@@ -24,16 +24,13 @@ func (panicHook) Cancel(ctx context.Context, task a2a.Task) error { panic("hook 
 // run in goroutines net/http does not guard) must not kill the process: the
 // task is canceled and the batch answered.
 func TestBatchCancelHookPanicIsContained(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := memoryEngine(t)
 	h := server.NewHandler(eng, "a", panicHook{}, card(), server.HandlerOptions{})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: quiet()}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(h)
 	ts := httptest.NewServer(host)
 	defer ts.Close()
-	tk, err := h.SendMessage(context.Background(), userMsg("hi", ""))
+	tk, err := h.SendMessage(context.Background(), testutil.UserMessage("hi", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,74 @@
+package testutil
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/a2abridge/a2abridge/a2a"
+)
+
+// Card is the Agent Card of a test agent called name: version 0.0.1,
+// streaming, text in and out, one skill with the agent's name as its id.
+func Card(name string) a2a.AgentCard {
+	return a2a.AgentCard{Name: name, Description: "test agent " + name, Version: "0.0.1",
+		Capabilities:      a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{ID: name, Name: name, Description: "test", Tags: []string{"test"}}}}
+}
+
+// UserMessage is a user message with one text part, in the task taskID
+// when that is not empty.
+func UserMessage(text, taskID string) a2a.MessageSendParams {
+	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m.TaskID = taskID
+	return a2a.MessageSendParams{Message: m}
+}
+
+// Text is the text of parts: their text parts joined, the others skipped.
+func Text(parts []a2a.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if tp, ok := p.(a2a.TextPart); ok {
+			b.WriteString(tp.Text)
+		}
+	}
+	return b.String()
+}
+
+// StatusText is the text of the status's message ("" without one).
+func StatusText(s a2a.TaskStatus) string {
+	if s.Message == nil {
+		return ""
+	}
+	return Text(s.Message.Parts)
+}
+
+// ArtifactText is the text of the task's artifacts, in order.
+func ArtifactText(task *a2a.Task) string {
+	var b strings.Builder
+	for _, a := range task.Artifacts {
+		b.WriteString(Text(a.Parts))
+	}
+	return b.String()
+}
+
+// Sender sends a message and answers with an event, as a client does.
+type Sender interface {
+	SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.Event, error)
+}
+
+// SendTask sends p with s and returns the task that answers it; an error,
+// or an answer that is not a task, fails t.
+func SendTask(t testing.TB, ctx context.Context, s Sender, p a2a.MessageSendParams) *a2a.Task {
+	t.Helper()
+	res, err := s.SendMessage(ctx, p)
+	if err != nil {
+		t.Fatalf("SendMessage(%q): %v", Text(p.Message.Parts), err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("SendMessage(%q): answered %T, want a task", Text(p.Message.Parts), res)
+	}
+	return task
+}
