@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/internal/yamlkeys"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 )
@@ -257,17 +258,17 @@ func readClientFile() (*clientFile, string, error) {
 func parseClientFile(raw []byte) (*clientFile, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf(" %s", redactYAMLError(err))
+		return nil, fmt.Errorf(" %s", yamlkeys.RedactError(err))
 	}
 	f := &clientFile{}
 	if doc.Kind == 0 {
 		return f, nil
 	}
-	if err := checkKeys(&doc, reflect.TypeFor[clientFile](), ""); err != nil {
+	if err := yamlkeys.CheckKeys(&doc, reflect.TypeFor[clientFile](), ""); err != nil {
 		return nil, err
 	}
 	if err := doc.Decode(f); err != nil {
-		return nil, fmt.Errorf(" %s", redactYAMLError(err))
+		return nil, fmt.Errorf(" %s", yamlkeys.RedactError(err))
 	}
 	for name := range f.Profiles {
 		if !profileName.MatchString(name) {
@@ -290,8 +291,8 @@ func findProfile(name string) (*clientProfile, error) {
 	}
 	var missing []string
 	expand := func(s string) string {
-		return envRef.ReplaceAllStringFunc(s, func(m string) string {
-			n := envRef.FindStringSubmatch(m)[1]
+		return yamlkeys.EnvRef.ReplaceAllStringFunc(s, func(m string) string {
+			n := yamlkeys.EnvRef.FindStringSubmatch(m)[1]
 			v := os.Getenv(n)
 			if v == "" {
 				missing = append(missing, n)

@@ -23,6 +23,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -57,7 +58,7 @@ func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	t.Helper()
 	eo := server.EngineOptions{Logger: quietLog()}
 	if allow != nil {
-		eo.Push = &server.PushOptions{CheckURL: checkWebhook(allow, fakeHosts{"hooks.example": {netip.MustParseAddr("10.0.0.1")}})}
+		eo.Push = &server.PushOptions{CheckURL: gateway.WebhookChecker(allow, fakeHosts{"hooks.example": {netip.MustParseAddr("10.0.0.1")}})}
 	}
 	eng, err := server.NewEngine(context.Background(), memory.New(), eo)
 	if err != nil {

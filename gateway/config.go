@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"errors"
@@ -18,10 +18,11 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/yamlkeys"
 )
 
 // telemetryFile is the telemetry block of serve's config file.
-type telemetryFile struct {
+type TelemetryConfig struct {
 	// OTLPEndpoint is the base URL of an OTLP receiver
 	// (--otlp-endpoint).
 	OTLPEndpoint string `yaml:"otlp_endpoint"`
@@ -40,30 +41,30 @@ type telemetryFile struct {
 // error. Flags given on the command line override the file. A key that is
 // not a field's yaml tag is an error naming its line and the closest valid
 // key (checkKeys derives the valid keys from the tags by reflection).
-type serveFile struct {
+type Config struct {
 	Addr      string `yaml:"addr"`
 	PublicURL string `yaml:"public_url"`
 	Data      string `yaml:"data"`
 	Memory    bool   `yaml:"memory"`
 	// Postgres keeps tasks in PostgreSQL (store/postgres) instead of
 	// SQLite under data; exclusive with data and memory.
-	Postgres *postgresFile `yaml:"postgres"`
-	Default  string        `yaml:"default"`
+	Postgres *PostgresConfig `yaml:"postgres"`
+	Default  string          `yaml:"default"`
 	// Retention is how long finished tasks are kept (0: forever); unset:
 	// DefaultRetention.
-	Retention *duration `yaml:"retention"`
+	Retention *Duration `yaml:"retention"`
 	// MemoryCap caps what finished tasks hold with the in-memory store,
 	// in bytes ("256MiB", "1GB", 1048576; 0: no cap); unset: the default.
-	MemoryCap *byteSize `yaml:"memory_cap"`
+	MemoryCap *ByteSize `yaml:"memory_cap"`
 	// ShutdownGrace is how long running tasks may finish at SIGTERM or
 	// SIGINT before they are failed; unset: DefaultShutdownGrace.
-	ShutdownGrace *duration `yaml:"shutdown_grace"`
+	ShutdownGrace *Duration `yaml:"shutdown_grace"`
 	// MaxBatch limits the requests of one JSON-RPC batch (1 or more);
 	// unset: server.DefaultMaxBatch.
 	MaxBatch *int `yaml:"max_batch"`
 	// BodyReadTimeout is the time a client has to send a request body
 	// (0: no limit); unset: server.DefaultBodyReadTimeout.
-	BodyReadTimeout *duration `yaml:"body_read_timeout"`
+	BodyReadTimeout *Duration `yaml:"body_read_timeout"`
 	// TrustedProxies are the reverse proxies (CIDR prefixes or IPs) whose
 	// forwarding headers are believed (server.HostOptions.TrustedProxies).
 	TrustedProxies []string `yaml:"trusted_proxies"`
@@ -72,41 +73,41 @@ type serveFile struct {
 	AllowedHosts []string `yaml:"allowed_hosts"`
 	// CardMaxAge is the agent cards' Cache-Control max-age (0: clients
 	// revalidate every time); unset: server.DefaultCardMaxAge.
-	CardMaxAge *duration `yaml:"card_max_age"`
+	CardMaxAge *Duration `yaml:"card_max_age"`
 	// Protocols are the A2A versions served ("1.0", "0.3"); unset: both.
 	Protocols []string `yaml:"protocols"`
 	Push      struct {
 		Enabled     bool     `yaml:"enabled"`
 		Allow       []string `yaml:"allow"`
-		GiveUpAfter duration `yaml:"give_up_after"`
+		GiveUpAfter Duration `yaml:"give_up_after"`
 		Keys        string   `yaml:"keys"`
 		Algorithm   string   `yaml:"algorithm"`    // ES256 (default) or RS256
-		RotateEvery duration `yaml:"rotate_every"` // 0: never; the previous key stays published for 24 h
+		RotateEvery Duration `yaml:"rotate_every"` // 0: never; the previous key stays published for 24 h
 	} `yaml:"push"`
 	// CardSigning signs the agent cards served (A2A 1.0 §8.4).
-	CardSigning *cardSigningFile `yaml:"card_signing"`
+	CardSigning *CardSigningConfig `yaml:"card_signing"`
 	// Telemetry exports traces and metrics (issue 16).
-	Telemetry telemetryFile `yaml:"telemetry"`
+	Telemetry TelemetryConfig `yaml:"telemetry"`
 	// Auth applies to every agent without an auth block of its own.
-	Auth   *authFile            `yaml:"auth"`
-	Agents map[string]agentFile `yaml:"agents"`
+	Auth   *AuthConfig            `yaml:"auth"`
+	Agents map[string]AgentConfig `yaml:"agents"`
 	// Builtins hosts the built-in agents echo, chat and slow besides the
 	// configured ones; unset: true.
 	Builtins *bool `yaml:"builtins"`
 	// Admin turns on the admin API (/api/v1/agents) for these bearer
 	// tokens (subject: token or "sha256:<hex>"); unset: off.
-	Admin *adminFile `yaml:"admin"`
+	Admin *AdminConfig `yaml:"admin"`
 	// Conversations turns on ad-hoc conversation scenarios
 	// (/api/bridge/{config64}/a2a) and says what they may use.
-	Conversations *conversationsFile `yaml:"conversations"`
+	Conversations *ConversationsConfig `yaml:"conversations"`
 	// Pairs turns on paired participants (POST /api/pairs, bridge/pair).
-	Pairs *pairsFile `yaml:"pairs"`
+	Pairs *PairsConfig `yaml:"pairs"`
 
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
 }
 
 // postgresFile is the postgres block.
-type postgresFile struct {
+type PostgresConfig struct {
 	// DSN is the database's connection string (URL or key=value pairs,
 	// as libpq takes them); write its password as ${NAME}.
 	DSN string `yaml:"dsn"`
@@ -115,12 +116,12 @@ type postgresFile struct {
 	Replica bool `yaml:"replica"`
 	// Lease is how long a dead replica's running tasks wait before
 	// another fails them (--lease); unset: server.DefaultLeaseTime.
-	Lease *duration `yaml:"lease"`
+	Lease *Duration `yaml:"lease"`
 }
 
 // adminFile is the admin block: who may use the admin API, and what a
 // registration may do.
-type adminFile struct {
+type AdminConfig struct {
 	BearerTokens map[string]string `yaml:"bearer_tokens"`
 	// Kinds are the kinds a registration may have; unset:
 	// defaultAdminKinds (not exec: a registration of it runs commands).
@@ -138,21 +139,21 @@ var defaultAdminKinds = []string{"http", "a2a", "openai", "echo", "chat", "slow"
 // JWS algorithm (default: ES256, ES384 or ES512 by the EC key's curve,
 // RS256 for RSA, EdDSA for Ed25519) and the jku (default: the server's
 // /.well-known/jwks.json).
-type cardSigningFile struct {
+type CardSigningConfig struct {
 	KeyFile string `yaml:"key_file"`
 	KID     string `yaml:"kid"`
 	Alg     string `yaml:"alg"`
 	JKU     string `yaml:"jku"`
 }
 
-type authFile struct {
+type AuthConfig struct {
 	// BearerTokens maps subjects to static tokens (or "sha256:<hex>").
 	BearerTokens map[string]string `yaml:"bearer_tokens"`
 	JWT          *struct {
 		JWKSURL   string   `yaml:"jwks_url"`
 		Issuer    string   `yaml:"issuer"`
 		Audience  []string `yaml:"audience"`
-		ClockSkew duration `yaml:"clock_skew"`
+		ClockSkew Duration `yaml:"clock_skew"`
 	} `yaml:"jwt"`
 	APIKeys *struct {
 		In   string            `yaml:"in"`
@@ -167,24 +168,24 @@ type authFile struct {
 // (agentCommonKeys); the keys of the kind itself land in KindKeys (checked
 // against the kind's Config type by checkAgentKeys, decoded by the kind's
 // builder from the entry's node).
-type agentFile struct {
-	agentCommonKeys `yaml:",inline"`
+type AgentConfig struct {
+	AgentKeys `yaml:",inline"`
 	// KindKeys holds the keys of the kind (inline: any key lands here).
 	KindKeys map[string]any `yaml:",inline"`
 }
 
 // agentCommonKeys are the keys of every agents entry, whatever its kind.
-type agentCommonKeys struct {
+type AgentKeys struct {
 	// Kind is the agent's kind (kinds.go); empty for a built-in agent
 	// configured under its own name (echo, chat, slow).
 	Kind string `yaml:"kind"`
 	// The card (A2A 1.0 §4.4.1): each one set replaces what the kind
 	// derives (a remote agent's card, a kind's default skill).
-	Description string      `yaml:"description"`
-	Version     string      `yaml:"version"`
-	Skills      []skillFile `yaml:"skills"`
-	InputModes  []string    `yaml:"input_modes"`
-	OutputModes []string    `yaml:"output_modes"`
+	Description string        `yaml:"description"`
+	Version     string        `yaml:"version"`
+	Skills      []SkillConfig `yaml:"skills"`
+	InputModes  []string      `yaml:"input_modes"`
+	OutputModes []string      `yaml:"output_modes"`
 	// Streaming, when set, says whether the card offers streaming (the
 	// default: yes).
 	Streaming *bool `yaml:"streaming"`
@@ -192,29 +193,29 @@ type agentCommonKeys struct {
 	// 1.0 §4.6), beside (or, for the same uri, instead of) the kind's
 	// own. One with required: true must be activated by every message
 	// (the A2A-Extensions header): others get -32008.
-	Extensions []extensionFile `yaml:"extensions"`
+	Extensions []ExtensionConfig `yaml:"extensions"`
 	// Auth is what the agent's callers must send (the top-level auth's
 	// keys).
-	Auth             *authFile `yaml:"auth"`
-	CardRequiresAuth bool      `yaml:"card_requires_auth"`
+	Auth             *AuthConfig `yaml:"auth"`
+	CardRequiresAuth bool        `yaml:"card_requires_auth"`
 	ExtendedCard     *struct {
-		Description string      `yaml:"description"`
-		Skills      []skillFile `yaml:"skills"`
+		Description string        `yaml:"description"`
+		Skills      []SkillConfig `yaml:"skills"`
 	} `yaml:"extended_card"`
 	// Attachments, when present, stores the files callers send by value
 	// and passes them on by URL (server.AttachmentOptions).
-	Attachments *attachmentsFile `yaml:"attachments"`
+	Attachments *AttachmentsConfig `yaml:"attachments"`
 }
 
 // attachmentsFile is an agent's attachments block.
-type attachmentsFile struct {
+type AttachmentsConfig struct {
 	// MaxBytes is the largest file accepted; unset or 0:
 	// server.DefaultAttachmentMaxBytes.
-	MaxBytes byteSize `yaml:"max_bytes"`
+	MaxBytes ByteSize `yaml:"max_bytes"`
 }
 
 // skillFile is an AgentSkill (A2A 1.0 §4.4.5) in the config file.
-type skillFile struct {
+type SkillConfig struct {
 	ID          string   `yaml:"id"`
 	Name        string   `yaml:"name"`
 	Description string   `yaml:"description"`
@@ -226,7 +227,7 @@ type skillFile struct {
 
 // extensionFile is an AgentExtension (A2A 1.0 §4.4.4) in the config
 // file.
-type extensionFile struct {
+type ExtensionConfig struct {
 	URI         string         `yaml:"uri"`
 	Description string         `yaml:"description"`
 	Required    bool           `yaml:"required"`
@@ -238,7 +239,7 @@ type extensionFile struct {
 // spaces or commas (the A2A-Extensions header is a comma-separated list of
 // them), declared once, and not a2abridge's own event-log extension
 // (which every card declares, not required). The error names the key.
-func applyExtensions(name string, exts []extensionFile, c *a2a.AgentCard) error {
+func applyExtensions(name string, exts []ExtensionConfig, c *a2a.AgentCard) error {
 	for i, x := range exts {
 		key := fmt.Sprintf("agents.%s.extensions[%d].uri", name, i)
 		u, err := url.Parse(x.URI)
@@ -266,37 +267,39 @@ func applyExtensions(name string, exts []extensionFile, c *a2a.AgentCard) error 
 	return nil
 }
 
-func (s skillFile) skill() a2a.AgentSkill {
+func (s SkillConfig) skill() a2a.AgentSkill {
 	return a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags, Examples: s.Examples,
 		InputModes: s.InputModes, OutputModes: s.OutputModes}
 }
 
-type duration time.Duration
+type Duration time.Duration
 
-func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+func init() { yamlkeys.Opaque(reflect.TypeFor[AgentConfig]()) }
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 24h)", n.Line, n.Value)
 	}
-	*d = duration(v)
+	*d = Duration(v)
 	return nil
 }
 
 // byteSize is a size in bytes written as a number or with a unit (256MiB,
 // 1.5GB, 512KiB; SI and IEC units).
-type byteSize int64
+type ByteSize int64
 
-func (b *byteSize) UnmarshalYAML(n *yaml.Node) error {
-	v, err := parseByteSize(n.Value)
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseSize(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
-	*b = byteSize(v)
+	*b = ByteSize(v)
 	return nil
 }
 
-// parseByteSize reads a size such as 256MiB, 1GB or 1048576.
-func parseByteSize(s string) (int64, error) {
+// ParseSize reads a size such as 256MiB, 1GB or 1048576.
+func ParseSize(s string) (int64, error) {
 	v, err := humanize.ParseBytes(s)
 	if err != nil || v > math.MaxInt64 {
 		return 0, fmt.Errorf("%q is not a size in bytes (e.g. 268435456, 256MiB, 1GB)", s)
@@ -304,7 +307,7 @@ func parseByteSize(s string) (int64, error) {
 	return int64(v), nil
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = yamlkeys.EnvRef
 
 // envName matches an environment variable name; onlyEnvRef a value that is
 // one ${NAME} reference and nothing else.
@@ -313,10 +316,10 @@ var (
 	onlyEnvRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 )
 
-// loadServeFile reads and validates a config file. ${NAME} references are
+// LoadConfig reads and validates a config file. ${NAME} references are
 // expanded inside YAML string values (after parsing, so a value can never
 // change the document's structure).
-func loadServeFile(path string) (*serveFile, error) {
+func LoadConfig(path string) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -327,14 +330,14 @@ func loadServeFile(path string) (*serveFile, error) {
 	}
 	// Unknown keys first, on the file as written (before ${NAME}
 	// expansion: keys are reported, never values).
-	if err := checkKeys(&doc, reflect.TypeFor[serveFile](), ""); err != nil {
+	if err := yamlkeys.CheckKeys(&doc, reflect.TypeFor[Config](), ""); err != nil {
 		return nil, fmt.Errorf("%s:%w", path, err)
 	}
 	// Each agent's keys against its kind's.
 	if agents := mapValue(root(&doc), "agents"); agents != nil && agents.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(agents.Content); i += 2 {
 			if err := checkAgentKeys(agents.Content[i].Value, agents.Content[i+1]); err != nil {
-				var uk *unknownKeyError
+				var uk *yamlkeys.UnknownKeyError
 				if errors.As(err, &uk) {
 					return nil, fmt.Errorf("%s:%w", path, err)
 				}
@@ -356,14 +359,14 @@ func loadServeFile(path string) (*serveFile, error) {
 	}
 	// Decoded from the expanded tree itself, so errors name the lines of
 	// the file as written.
-	var f serveFile
+	var f Config
 	if doc.Kind == 0 {
 		return &f, nil // an empty file
 	}
 	if err := doc.Decode(&f); err != nil {
 		if len(envRef.FindAll(raw, -1)) > 0 {
 			// The decoder quotes values, which may be expanded secrets.
-			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, redactYAMLError(err))
+			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, yamlkeys.RedactError(err))
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -414,7 +417,7 @@ func walkScalars(n *yaml.Node, path string, f func(n *yaml.Node, path string)) {
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			walkScalars(n.Content[i+1], joinPath(path, n.Content[i].Value), f)
+			walkScalars(n.Content[i+1], yamlkeys.JoinPath(path, n.Content[i].Value), f)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
@@ -470,12 +473,6 @@ func joinRefs(refs []envRefAt) string {
 	return strings.Join(lines, "\n")
 }
 
-// redactYAMLError keeps the line reference of a decoding error and drops
-// the quoted values.
-func redactYAMLError(err error) string {
-	return regexp.MustCompile("`[^`]*`").ReplaceAllString(err.Error(), "`…`")
-}
-
 // mapValue returns the value node of key in mapping node m.
 func mapValue(m *yaml.Node, key string) *yaml.Node {
 	if m == nil || m.Kind != yaml.MappingNode {
@@ -508,7 +505,7 @@ func agentAuthKeyPresent(doc *yaml.Node, agent string) bool {
 }
 
 // build turns an auth block into authenticators.
-func (a *authFile) build() (auth.Set, error) {
+func (a *AuthConfig) build() (auth.Set, error) {
 	if a == nil {
 		return nil, nil
 	}
@@ -555,7 +552,7 @@ func (a *authFile) build() (auth.Set, error) {
 }
 
 // extendedCard builds an agent's extended card from its public card.
-func (a *agentFile) extendedCard(pub a2a.AgentCard) *a2a.AgentCard {
+func (a *AgentConfig) extendedCard(pub a2a.AgentCard) *a2a.AgentCard {
 	if a == nil || a.ExtendedCard == nil {
 		return nil
 	}
@@ -568,4 +565,49 @@ func (a *agentFile) extendedCard(pub a2a.AgentCard) *a2a.AgentCard {
 		c.Skills = append(c.Skills, s.skill())
 	}
 	return &c
+}
+
+// ConfigKeys lists every key of the YAML config as a dotted path, sorted:
+// a map level is NAME ("agents.NAME.url"), a list of mappings is []
+// ("agents.NAME.skills[].id"). An agent's keys are the common ones
+// (AgentKeys) and every registered kind's; an agent's auth block has the
+// top-level auth's keys and is not descended into.
+func ConfigKeys() []string { return configKeys(reflect.TypeFor[Config](), "") }
+
+// configKeys lists the dotted paths of every key of the config type t: a map level is NAME, a list of mappings is [], and an agent's auth
+// block (the same keys as the top-level one) is not descended into.
+func configKeys(t reflect.Type, path string) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for key, ft := range yamlkeys.Fields(t) {
+		p := yamlkeys.JoinPath(path, key)
+		out = append(out, p)
+		if p == "agents.NAME.auth" {
+			continue
+		}
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft.Kind() == reflect.Struct:
+			out = append(out, configKeys(ft, p)...)
+		case ft.Kind() == reflect.Map && ft.Elem() == reflect.TypeFor[AgentConfig]():
+			// An agent's keys: the common ones and every kind's.
+			out = append(out, configKeys(reflect.TypeFor[AgentKeys](), p+".NAME")...)
+			for _, k := range kinds {
+				if k.config != nil {
+					out = append(out, configKeys(k.config, p+".NAME")...)
+				}
+			}
+			out = slices.Compact(slices.Sorted(slices.Values(out)))
+		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
+			out = append(out, configKeys(ft.Elem(), p+".NAME")...)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			out = append(out, configKeys(ft.Elem(), p+"[]")...)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"bytes"
@@ -6,28 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2abridge/a2abridge/internal/yamlkeys"
 	"go.yaml.in/yaml/v3"
 )
-
-func TestClosestKey(t *testing.T) {
-	keys := []string{"addr", "public_url", "data", "memory", "default", "push", "auth", "agents"}
-	for key, want := range map[string]string{
-		"pusj": "push", "Push": "push", "memroy": "memory", "public-url": "public_url", "publicurl": "public_url",
-		"adress": "", "x": "", "agent": "agents", "defualt": "default", "authx": "auth", "ath": "auth", "zzzz": "",
-	} {
-		if got := closest(key, keys); got != want {
-			t.Errorf("closest(%q) = %q, want %q", key, got, want)
-		}
-	}
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"a", "", 1}, {"ab", "ba", 1}, {"kitten", "sitting", 3}, {"ca", "abc", 3}, {"héllo", "hello", 1}} {
-		if got := editDistance(c.a, c.b); got != c.d || editDistance(c.b, c.a) != c.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
-		}
-	}
-}
 
 // checkKeys follows the types: tags, lowercased untagged names, inline
 // structs, maps, slices, pointers, and stops at custom unmarshalers.
@@ -46,7 +27,7 @@ func TestCheckKeysReflection(t *testing.T) {
 		Ptr      *inner           `yaml:"ptr"`
 		Map      map[string]inner `yaml:"map"`
 		List     []inner          `yaml:"list"`
-		Dur      duration         `yaml:"dur"`
+		Dur      Duration         `yaml:"dur"`
 	}
 	for body, want := range map[string]string{
 		"plain: a\ntagged: 1\nextra: x\nptr: {name: n}\nmap: {k: {name: n}}\nlist: [{name: n}]\ndur: {anything: 1}\n": "",
@@ -60,7 +41,7 @@ func TestCheckKeysReflection(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(body), &n); err != nil {
 			t.Fatal(err)
 		}
-		err := checkKeys(&n, reflect.TypeFor[doc](), "")
+		err := yamlkeys.CheckKeys(&n, reflect.TypeFor[doc](), "")
 		if (want == "") != (err == nil) || (err != nil && !strings.HasPrefix(err.Error(), want)) {
 			t.Errorf("%q: %v, want %q", body, err, want)
 		}
@@ -82,13 +63,13 @@ func FuzzServeConfigKeys(f *testing.F) {
 		if yaml.Unmarshal(raw, &n) != nil {
 			return
 		}
-		ke := checkKeys(&n, reflect.TypeFor[serveFile](), "")
+		ke := yamlkeys.CheckKeys(&n, reflect.TypeFor[Config](), "")
 		if ke == nil {
 			return
 		}
 		dec := yaml.NewDecoder(bytes.NewReader(raw))
 		dec.KnownFields(true)
-		var sf serveFile
+		var sf Config
 		if err := dec.Decode(&sf); err == nil {
 			t.Fatalf("checkKeys reported %v; the strict decoder accepted %q", ke, raw)
 		}
