@@ -28,7 +28,7 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// The admin API of `serve` (issue 13 §2): agents added, listed and removed
+// The admin API of `serve`: agents added, listed and removed
 // while the server runs, persisted in the store's agent registry and
 // rebuilt at the next start.
 //
@@ -74,7 +74,7 @@ type registered struct {
 	kind    string
 	built   *Built
 	opts    server.HandlerOptions
-	extend  func(a2a.AgentCard) *a2a.AgentCard // the extended card of a late card (builtAgent.LateCard)
+	extend  func(a2a.AgentCard) *a2a.AgentCard // the extended card of a late card (Built.LateCard)
 	problem string                             // broken: why it could not be built
 	stop    context.CancelFunc                 // ends its watchCard, if any
 }
@@ -189,7 +189,9 @@ func kindOfSpec(spec map[string]any) string {
 
 // AdminError is the admin API's error body.
 type AdminError struct {
+	// Error says what is wrong.
 	Error string `json:"error"`
+	// Field names the registration's key at fault, if one is.
 	Field string `json:"field,omitempty"`
 }
 
@@ -226,18 +228,33 @@ func (r *registry) authed(next http.HandlerFunc) http.Handler {
 	})
 }
 
-// AgentInfo is one agent in the admin API's answers.
+// AgentInfo is one agent in the admin API's answers (GET AdminPath, GET
+// and POST AdminPath/{name}), as JSON.
 type AgentInfo struct {
-	Name     string         `json:"name"`
-	Kind     string         `json:"kind"`
-	Source   string         `json:"source"` // "config" (file or built in: read-only) or "admin"
-	URL      string         `json:"url"`
-	Card     string         `json:"card"`
-	Spec     map[string]any `json:"spec,omitempty"`    // registered agents: the registration, secrets masked
-	Running  bool           `json:"running"`           // false: registered but could not be built, or removed
-	Removed  bool           `json:"removed,omitempty"` // a removed agent whose tasks stay readable (a tombstone)
-	Problem  string         `json:"problem,omitempty"`
-	Protocol []string       `json:"protocols,omitempty"`
+	// Name is the agent's name (/a2a/{name}).
+	Name string `json:"name"`
+	// Kind is its kind.
+	Kind string `json:"kind"`
+	// Source is "config" (the config file or built in: read-only) or
+	// "admin" (registered through the API).
+	Source string `json:"source"`
+	// URL is its JSON-RPC endpoint.
+	URL string `json:"url"`
+	// Card is its card's URL.
+	Card string `json:"card"`
+	// Spec is a registered agent's registration, secrets masked.
+	Spec map[string]any `json:"spec,omitempty"`
+	// Running is false for a registration that could not be built, or
+	// a removed agent.
+	Running bool `json:"running"`
+	// Removed marks a removed agent whose tasks stay readable (a
+	// tombstone).
+	Removed bool `json:"removed,omitempty"`
+	// Problem says why a registration is not running.
+	Problem string `json:"problem,omitempty"`
+	// Protocol lists the bindings it is served over ("JSONRPC",
+	// "HTTP+JSON").
+	Protocol []string `json:"protocols,omitempty"`
 }
 
 func (r *registry) info(req *http.Request, name string) (AgentInfo, bool) {
@@ -563,7 +580,7 @@ func (r *registry) build(ctx context.Context, name string, spec map[string]any) 
 }
 
 // hostAgent hosts a built registration (r.mu held, or at start). A card
-// that could not be had yet (builtAgent.LateCard) replaces the stand-in
+// that could not be had yet (Built.LateCard) replaces the stand-in
 // when it can, while the registration is still the one hosted.
 func (r *registry) hostAgent(name string, reg *registered) {
 	r.host.Add(server.NewHandler(r.eng, name, reg.built.Agent, reg.built.Card, reg.opts))

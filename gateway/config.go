@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,43 +22,44 @@ import (
 	"github.com/a2abridge/a2abridge/internal/yamlkeys"
 )
 
-// telemetryFile is the telemetry block of serve's config file.
-type TelemetryConfig struct {
-	// OTLPEndpoint is the base URL of an OTLP receiver
-	// (--otlp-endpoint).
-	OTLPEndpoint string `yaml:"otlp_endpoint"`
-	// OTLPProtocol is the OTLP transport, "http/protobuf" or "grpc"
-	// (--otlp-protocol).
-	OTLPProtocol string `yaml:"otlp_protocol"`
-	// MetricsAddr is where GET /metrics is served on a listener of its
-	// own (--metrics-addr).
-	MetricsAddr string `yaml:"metrics_addr"`
-	// Metrics serves GET /metrics on the main listener (--metrics).
-	Metrics bool `yaml:"metrics"`
-}
-
-// serveFile is the `a2abridge serve --config FILE` format (YAML). Values
-// may reference environment variables as ${NAME}; an unset variable is an
-// error. Flags given on the command line override the file. A key that is
-// not a field's yaml tag is an error naming its line and the closest valid
-// key (checkKeys derives the valid keys from the tags by reflection).
+// Config is the gateway's configuration: the YAML of `a2abridge serve
+// --config FILE` (LoadConfig reads one), or a value built in code. The
+// zero value hosts the built-in agents echo, chat and slow on
+// DefaultAddr with SQLite under DefaultDataDir. In a file, values may
+// reference environment variables as ${NAME} (an unset one is an error),
+// and a key that is not a field's yaml tag is an error naming its line
+// and the closest valid key. Overrides (the command line's flags) replace
+// what they set.
 type Config struct {
-	Addr      string `yaml:"addr"`
+	// Addr is the listen address, HOST:PORT (port 0 picks a free port);
+	// "": DefaultAddr.
+	Addr string `yaml:"addr"`
+	// PublicURL is the base URL written into agent cards (http:// or
+	// https://); "": an allowed Host, a trusted proxy's forwarded host,
+	// or the address the connection reached.
 	PublicURL string `yaml:"public_url"`
-	Data      string `yaml:"data"`
-	Memory    bool   `yaml:"memory"`
+	// Data is the directory of the SQLite database and the push signing
+	// keys; "": DefaultDataDir.
+	Data string `yaml:"data"`
+	// Memory keeps tasks in memory only: they are lost when the process
+	// exits.
+	Memory bool `yaml:"memory"`
 	// Postgres keeps tasks in PostgreSQL (store/postgres) instead of
 	// SQLite under data; exclusive with data and memory.
 	Postgres *PostgresConfig `yaml:"postgres"`
-	Default  string          `yaml:"default"`
+	// Default is the agent that also answers at / and
+	// /.well-known/agent-card.json; "": echo, or the first configured
+	// agent when builtins is false.
+	Default string `yaml:"default"`
 	// Retention is how long finished tasks are kept (0: forever); unset:
 	// DefaultRetention.
 	Retention *Duration `yaml:"retention"`
 	// MemoryCap caps what finished tasks hold with the in-memory store,
-	// in bytes ("256MiB", "1GB", 1048576; 0: no cap); unset: the default.
+	// in bytes ("256MiB", "1GB", 1048576; 0: no cap); unset:
+	// DefaultMemoryCap.
 	MemoryCap *ByteSize `yaml:"memory_cap"`
-	// ShutdownGrace is how long running tasks may finish at SIGTERM or
-	// SIGINT before they are failed; unset: DefaultShutdownGrace.
+	// ShutdownGrace is how long running tasks may finish at shutdown
+	// before they are failed; unset: DefaultShutdownGrace.
 	ShutdownGrace *Duration `yaml:"shutdown_grace"`
 	// MaxBatch limits the requests of one JSON-RPC batch (1 or more);
 	// unset: server.DefaultMaxBatch.
@@ -76,26 +78,23 @@ type Config struct {
 	CardMaxAge *Duration `yaml:"card_max_age"`
 	// Protocols are the A2A versions served ("1.0", "0.3"); unset: both.
 	Protocols []string `yaml:"protocols"`
-	Push      struct {
-		Enabled     bool     `yaml:"enabled"`
-		Allow       []string `yaml:"allow"`
-		GiveUpAfter Duration `yaml:"give_up_after"`
-		Keys        string   `yaml:"keys"`
-		Algorithm   string   `yaml:"algorithm"`    // ES256 (default) or RS256
-		RotateEvery Duration `yaml:"rotate_every"` // 0: never; the previous key stays published for 24 h
-	} `yaml:"push"`
-	// CardSigning signs the agent cards served (A2A 1.0 §8.4).
+	// Push configures push notifications (A2A 1.0 §4.3.4).
+	Push PushConfig `yaml:"push"`
+	// CardSigning signs the agent cards served (A2A 1.0 §8.4); nil:
+	// cards are not signed.
 	CardSigning *CardSigningConfig `yaml:"card_signing"`
-	// Telemetry exports traces and metrics (issue 16).
+	// Telemetry exports traces and metrics.
 	Telemetry TelemetryConfig `yaml:"telemetry"`
-	// Auth applies to every agent without an auth block of its own.
-	Auth   *AuthConfig            `yaml:"auth"`
+	// Auth applies to every agent without an auth block of its own; nil:
+	// no authentication.
+	Auth *AuthConfig `yaml:"auth"`
+	// Agents are the configured agents by name (the path segment of
+	// /a2a/{name}: 1 to 64 letters, digits, '-', '_', '.' or '~').
 	Agents map[string]AgentConfig `yaml:"agents"`
 	// Builtins hosts the built-in agents echo, chat and slow besides the
 	// configured ones; unset: true.
 	Builtins *bool `yaml:"builtins"`
-	// Admin turns on the admin API (/api/v1/agents) for these bearer
-	// tokens (subject: token or "sha256:<hex>"); unset: off.
+	// Admin turns on the admin API (/api/v1/agents); nil: off.
 	Admin *AdminConfig `yaml:"admin"`
 	// Conversations turns on ad-hoc conversation scenarios
 	// (/api/bridge/{config64}/a2a) and says what they may use.
@@ -106,25 +105,66 @@ type Config struct {
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
 }
 
-// postgresFile is the postgres block.
+// PushConfig is the push block: push notifications (A2A 1.0 §4.3.4),
+// signed with keys the gateway publishes at /.well-known/jwks.json.
+type PushConfig struct {
+	// Enabled turns push notifications on.
+	Enabled bool `yaml:"enabled"`
+	// Allow lists webhook targets allowed although private or loopback:
+	// CIDR, IP[:PORT], HOST[:PORT] or *.DOMAIN; non-empty implies
+	// Enabled.
+	Allow []string `yaml:"allow"`
+	// GiveUpAfter is how long a notification is retried; 0: the push
+	// package's default.
+	GiveUpAfter Duration `yaml:"give_up_after"`
+	// Keys is the directory of the signing keys; "": data/push-keys
+	// (in memory with memory or postgres).
+	Keys string `yaml:"keys"`
+	// Algorithm is the signing algorithm, ES256 (the default) or RS256.
+	Algorithm string `yaml:"algorithm"`
+	// RotateEvery rotates the signing key; 0: never. The previous key
+	// stays published for 24 h.
+	RotateEvery Duration `yaml:"rotate_every"`
+}
+
+// TelemetryConfig is the telemetry block: traces and metrics.
+type TelemetryConfig struct {
+	// OTLPEndpoint is the base URL of an OTLP receiver (OTLP/HTTP
+	// http://HOST:4318, gRPC http://HOST:4317); "": the
+	// OTEL_EXPORTER_OTLP_* environment, if set.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// OTLPProtocol is the OTLP transport, "http/protobuf" or "grpc"; "":
+	// OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf.
+	OTLPProtocol string `yaml:"otlp_protocol"`
+	// MetricsAddr is where GET /metrics (Prometheus) is served on a
+	// listener of its own, HOST:PORT; "": nowhere.
+	MetricsAddr string `yaml:"metrics_addr"`
+	// Metrics serves GET /metrics on the main listener too
+	// (unauthenticated).
+	Metrics bool `yaml:"metrics"`
+}
+
+// PostgresConfig is the postgres block.
 type PostgresConfig struct {
 	// DSN is the database's connection string (URL or key=value pairs,
 	// as libpq takes them); write its password as ${NAME}.
 	DSN string `yaml:"dsn"`
-	// Replica: this serve is one of several replicas on the database
-	// (--replica).
+	// Replica: this gateway is one of several replicas on the database.
 	Replica bool `yaml:"replica"`
 	// Lease is how long a dead replica's running tasks wait before
-	// another fails them (--lease); unset: server.DefaultLeaseTime.
+	// another fails them (1s to 1h); unset: server.DefaultLeaseTime.
 	Lease *Duration `yaml:"lease"`
 }
 
-// adminFile is the admin block: who may use the admin API, and what a
+// AdminConfig is the admin block: who may use the admin API, and what a
 // registration may do.
 type AdminConfig struct {
+	// BearerTokens maps subjects to the admin tokens (or
+	// "sha256:<hex>"); at least one is required.
 	BearerTokens map[string]string `yaml:"bearer_tokens"`
-	// Kinds are the kinds a registration may have; unset:
-	// defaultAdminKinds (not exec: a registration of it runs commands).
+	// Kinds are the kinds a registration may have; unset: http, a2a,
+	// openai, echo, chat and slow (not exec: a registration of it runs
+	// commands).
 	Kinds []string `yaml:"kinds"`
 	// Env are the environment variables a registration may reference as
 	// ${NAME}; unset: none.
@@ -134,58 +174,83 @@ type AdminConfig struct {
 // defaultAdminKinds are the kinds registrations may have by default.
 var defaultAdminKinds = []string{"http", "a2a", "openai", "echo", "chat", "slow"}
 
-// cardSigningFile is the card_signing block: the private key (PEM or
-// JWK), its kid (default: the JWK's kid, else the key's thumbprint), the
-// JWS algorithm (default: ES256, ES384 or ES512 by the EC key's curve,
-// RS256 for RSA, EdDSA for Ed25519) and the jku (default: the server's
-// /.well-known/jwks.json).
+// CardSigningConfig is the card_signing block (A2A 1.0 §8.4).
 type CardSigningConfig struct {
+	// KeyFile is the private key's file, PEM or JWK; required.
 	KeyFile string `yaml:"key_file"`
-	KID     string `yaml:"kid"`
-	Alg     string `yaml:"alg"`
-	JKU     string `yaml:"jku"`
+	// KID is the key's id; "": the JWK's kid, else the key's thumbprint.
+	KID string `yaml:"kid"`
+	// Alg is the JWS algorithm; "": ES256, ES384 or ES512 by the EC
+	// key's curve, RS256 for RSA, EdDSA for Ed25519.
+	Alg string `yaml:"alg"`
+	// JKU is the URL of the key set written into signatures; "": the
+	// gateway's /.well-known/jwks.json.
+	JKU string `yaml:"jku"`
 }
 
+// AuthConfig is an auth block: what callers must send. One scheme or
+// more, or None.
 type AuthConfig struct {
 	// BearerTokens maps subjects to static tokens (or "sha256:<hex>").
 	BearerTokens map[string]string `yaml:"bearer_tokens"`
-	JWT          *struct {
-		JWKSURL   string   `yaml:"jwks_url"`
-		Issuer    string   `yaml:"issuer"`
-		Audience  []string `yaml:"audience"`
-		ClockSkew Duration `yaml:"clock_skew"`
-	} `yaml:"jwt"`
-	APIKeys *struct {
-		In   string            `yaml:"in"`
-		Name string            `yaml:"name"`
-		Keys map[string]string `yaml:"keys"`
-	} `yaml:"api_keys"`
+	// JWT accepts bearer JWTs verified with a JWKS.
+	JWT *JWTConfig `yaml:"jwt"`
+	// APIKeys accepts API keys in a header, query parameter or cookie.
+	APIKeys *APIKeysConfig `yaml:"api_keys"`
 	// None turns authentication off for an agent when a default is set.
 	None bool `yaml:"none"`
 }
 
-// agentFile is one entry of agents: the keys every kind has
-// (agentCommonKeys); the keys of the kind itself land in KindKeys (checked
-// against the kind's Config type by checkAgentKeys, decoded by the kind's
-// builder from the entry's node).
+// JWTConfig is the jwt scheme of an auth block (auth.JWTOptions).
+type JWTConfig struct {
+	// JWKSURL is where the verification keys are published.
+	JWKSURL string `yaml:"jwks_url"`
+	// Issuer is the required iss.
+	Issuer string `yaml:"issuer"`
+	// Audience lists the accepted aud values.
+	Audience []string `yaml:"audience"`
+	// ClockSkew is the leeway on exp, nbf and iat.
+	ClockSkew Duration `yaml:"clock_skew"`
+}
+
+// APIKeysConfig is the api_keys scheme of an auth block.
+type APIKeysConfig struct {
+	// In is where the key is sent: header (the default), query or
+	// cookie.
+	In string `yaml:"in"`
+	// Name is the header, parameter or cookie; "": X-API-Key.
+	Name string `yaml:"name"`
+	// Keys maps subjects to keys (or "sha256:<hex>").
+	Keys map[string]string `yaml:"keys"`
+}
+
+// AgentConfig is one entry of agents: the keys every kind has
+// (AgentKeys), and the keys of its kind in KindKeys (checked against the
+// Kind's Config type, decoded by its Build).
 type AgentConfig struct {
 	AgentKeys `yaml:",inline"`
-	// KindKeys holds the keys of the kind (inline: any key lands here).
+	// KindKeys holds the keys of the kind, such as url for http (inline:
+	// any key that is not one of AgentKeys lands here).
 	KindKeys map[string]any `yaml:",inline"`
 }
 
-// agentCommonKeys are the keys of every agents entry, whatever its kind.
+// AgentKeys are the keys of every agents entry, whatever its kind.
 type AgentKeys struct {
-	// Kind is the agent's kind (kinds.go); empty for a built-in agent
-	// configured under its own name (echo, chat, slow).
+	// Kind is the agent's kind (a registered Kind's name); "" for a
+	// built-in agent configured under its own name (echo, chat, slow).
 	Kind string `yaml:"kind"`
-	// The card (A2A 1.0 §4.4.1): each one set replaces what the kind
-	// derives (a remote agent's card, a kind's default skill).
-	Description string        `yaml:"description"`
-	Version     string        `yaml:"version"`
-	Skills      []SkillConfig `yaml:"skills"`
-	InputModes  []string      `yaml:"input_modes"`
-	OutputModes []string      `yaml:"output_modes"`
+	// Description is the card's (A2A 1.0 §4.4.1). This key and the
+	// next four, each when set, replace what the kind derives (a remote
+	// agent's card, a kind's default skill).
+	Description string `yaml:"description"`
+	// Version is the card's version of the agent.
+	Version string `yaml:"version"`
+	// Skills are the card's skills.
+	Skills []SkillConfig `yaml:"skills"`
+	// InputModes are the card's defaultInputModes (media types).
+	InputModes []string `yaml:"input_modes"`
+	// OutputModes are the card's defaultOutputModes (media types).
+	OutputModes []string `yaml:"output_modes"`
 	// Streaming, when set, says whether the card offers streaming (the
 	// default: yes).
 	Streaming *bool `yaml:"streaming"`
@@ -195,43 +260,65 @@ type AgentKeys struct {
 	// (the A2A-Extensions header): others get -32008.
 	Extensions []ExtensionConfig `yaml:"extensions"`
 	// Auth is what the agent's callers must send (the top-level auth's
-	// keys).
-	Auth             *AuthConfig `yaml:"auth"`
-	CardRequiresAuth bool        `yaml:"card_requires_auth"`
-	ExtendedCard     *struct {
-		Description string        `yaml:"description"`
-		Skills      []SkillConfig `yaml:"skills"`
-	} `yaml:"extended_card"`
+	// keys); nil: the top-level auth.
+	Auth *AuthConfig `yaml:"auth"`
+	// CardRequiresAuth serves the card to authenticated callers only.
+	CardRequiresAuth bool `yaml:"card_requires_auth"`
+	// ExtendedCard is the card authenticated callers get (A2A 1.0
+	// §9.1, GetExtendedAgentCard); it needs authentication.
+	ExtendedCard *ExtendedCardConfig `yaml:"extended_card"`
 	// Attachments, when present, stores the files callers send by value
 	// and passes them on by URL (server.AttachmentOptions).
 	Attachments *AttachmentsConfig `yaml:"attachments"`
 }
 
-// attachmentsFile is an agent's attachments block.
+// ExtendedCardConfig is what an agent's extended card adds to its public
+// card.
+type ExtendedCardConfig struct {
+	// Description replaces the public card's; "": the same.
+	Description string `yaml:"description"`
+	// Skills are added to the public card's.
+	Skills []SkillConfig `yaml:"skills"`
+}
+
+// AttachmentsConfig is an attachments block.
 type AttachmentsConfig struct {
 	// MaxBytes is the largest file accepted; unset or 0:
 	// server.DefaultAttachmentMaxBytes.
 	MaxBytes ByteSize `yaml:"max_bytes"`
 }
 
-// skillFile is an AgentSkill (A2A 1.0 §4.4.5) in the config file.
+// SkillConfig is an AgentSkill (A2A 1.0 §4.4.5); ID and Name are
+// required.
 type SkillConfig struct {
-	ID          string   `yaml:"id"`
-	Name        string   `yaml:"name"`
-	Description string   `yaml:"description"`
-	Tags        []string `yaml:"tags"`
-	Examples    []string `yaml:"examples"`
-	InputModes  []string `yaml:"input_modes"`
+	// ID is the skill's unique id.
+	ID string `yaml:"id"`
+	// Name is its human-readable name.
+	Name string `yaml:"name"`
+	// Description says what it does.
+	Description string `yaml:"description"`
+	// Tags are keywords.
+	Tags []string `yaml:"tags"`
+	// Examples are sample prompts.
+	Examples []string `yaml:"examples"`
+	// InputModes override the card's default input media types.
+	InputModes []string `yaml:"input_modes"`
+	// OutputModes override the card's default output media types.
 	OutputModes []string `yaml:"output_modes"`
 }
 
-// extensionFile is an AgentExtension (A2A 1.0 §4.4.4) in the config
-// file.
+// ExtensionConfig is an AgentExtension (A2A 1.0 §4.4.4). URI is
+// required: an absolute URI without spaces or commas, declared once.
 type ExtensionConfig struct {
-	URI         string         `yaml:"uri"`
-	Description string         `yaml:"description"`
-	Required    bool           `yaml:"required"`
-	Params      map[string]any `yaml:"params"`
+	// URI identifies the extension.
+	URI string `yaml:"uri"`
+	// Description says how the agent uses it.
+	Description string `yaml:"description"`
+	// Required: every message must activate it (A2A-Extensions header),
+	// or gets -32008.
+	Required bool `yaml:"required"`
+	// Params are the extension's parameters, as the card shows them.
+	Params map[string]any `yaml:"params"`
 }
 
 // applyExtensions adds the extensions of an agents entry (its key
@@ -272,33 +359,100 @@ func (s SkillConfig) skill() a2a.AgentSkill {
 		InputModes: s.InputModes, OutputModes: s.OutputModes}
 }
 
+// Duration is a time.Duration written in YAML as Go writes durations
+// ("30s", "1m30s", "24h").
 type Duration time.Duration
 
-func init() { yamlkeys.Opaque(reflect.TypeFor[AgentConfig]()) }
-
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 24h)", n.Line, n.Value)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// byteSize is a size in bytes written as a number or with a unit (256MiB,
+// ByteSize is a size in bytes written as a number or with a unit (256MiB,
 // 1.5GB, 512KiB; SI and IEC units).
 type ByteSize int64
 
-func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParseSize(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+func init() { yamlkeys.Opaque(reflect.TypeFor[AgentConfig]()) }
+
+var (
+	durationType = reflect.TypeFor[Duration]()
+	byteSizeType = reflect.TypeFor[ByteSize]()
+)
+
+// parseUnit reads the scalar n as a Duration or a ByteSize (t) and
+// rewrites it into the integer it stands for (nanoseconds, bytes), tagged
+// so that a second pass keeps it, for the decoder to store in those
+// integer types. The error names n's line.
+func parseUnit(n *yaml.Node, t reflect.Type) error {
+	if n.Tag == "!!int" && n.Style&yaml.TaggedStyle != 0 {
+		return nil // rewritten already
 	}
-	*b = ByteSize(v)
+	var v int64
+	if t == durationType {
+		d, err := time.ParseDuration(n.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 24h)", n.Line, n.Value)
+		}
+		v = int64(d)
+	} else {
+		b, err := ParseSize(n.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		v = b
+	}
+	n.Kind, n.Value, n.Tag, n.Style, n.Content = yaml.ScalarNode, strconv.FormatInt(v, 10), "!!int", yaml.TaggedStyle, nil
 	return nil
 }
 
-// ParseSize reads a size such as 256MiB, 1GB or 1048576.
+// parseUnits runs parseUnit on every Duration and ByteSize value below n
+// (decoded into t), the agents' entries aside (checkAgentTypes does
+// theirs).
+func parseUnits(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := parseUnits(c, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	case yaml.AliasNode:
+		n = n.Alias
+	}
+	if n.ShortTag() == "!!null" {
+		return nil
+	}
+	switch {
+	case t == durationType || t == byteSizeType:
+		return parseUnit(n, t)
+	case t == reflect.TypeFor[AgentConfig]():
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := yamlkeys.Fields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if ft, ok := fields[n.Content[i].Value]; ok {
+				if err := parseUnits(n.Content[i+1], ft); err != nil {
+					return err
+				}
+			}
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := parseUnits(n.Content[i+1], t.Elem()); err != nil {
+				return err
+			}
+		}
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := parseUnits(c, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ParseSize reads a size in bytes such as 256MiB, 1.5GB, 512KiB or
+// 1048576 (SI and IEC units), as memory_cap and max_bytes take it; the
+// error quotes s.
 func ParseSize(s string) (int64, error) {
 	v, err := humanize.ParseBytes(s)
 	if err != nil || v > math.MaxInt64 {
@@ -316,9 +470,14 @@ var (
 	onlyEnvRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 )
 
-// LoadConfig reads and validates a config file. ${NAME} references are
-// expanded inside YAML string values (after parsing, so a value can never
-// change the document's structure).
+// LoadConfig reads and checks the YAML config file at path: every key
+// known (the agents' by their kind), every value of its key's type, every
+// ${NAME} reference set (they are expanded inside string values after
+// parsing, so a value can never change the document's structure). A
+// relative scenario_file is made relative to the file's directory. Errors
+// name the file, the line and the key, never a value (it may be an
+// expanded secret). What depends on more than one key (agents built, the
+// store, authentication) is checked by New.
 func LoadConfig(path string) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -363,7 +522,11 @@ func LoadConfig(path string) (*Config, error) {
 	if doc.Kind == 0 {
 		return &f, nil // an empty file
 	}
-	if err := doc.Decode(&f); err != nil {
+	err = parseUnits(&doc, reflect.TypeFor[Config]())
+	if err == nil {
+		err = doc.Decode(&f)
+	}
+	if err != nil {
 		if len(envRef.FindAll(raw, -1)) > 0 {
 			// The decoder quotes values, which may be expanded secrets.
 			return nil, fmt.Errorf("%s: invalid configuration (details withheld: the file references environment variables): %s", path, yamlkeys.RedactError(err))

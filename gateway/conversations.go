@@ -29,7 +29,7 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// The conversation bridge (issue 14): the kind conversation (a named
+// The conversation bridge: the kind conversation (a named
 // scenario in the config file, at /a2a/{name}), the ad-hoc scenarios of
 // /api/bridge/{config64}/a2a, and the index GET /api/bridge.
 
@@ -276,7 +276,7 @@ var unknownConfigKey = regexp.MustCompile(`^unknown key "([^"]+)" in config\b`)
 // keys as "config.KEY"). A participant cannot be a conversation. checkURL,
 // when set (an ad-hoc scenario: its conversation.Allow's CheckURL),
 // confines every HTTP request of the participants
-// (agentBuild.checkURL).
+// (Build.CheckURL).
 func participantFactory(log *slog.Logger, checkURL func(*url.URL) error) conversation.Factory {
 	return func(ctx context.Context, p conversation.Participant) (server.Agent, error) {
 		node, af, err := checkParticipant(p)
@@ -309,17 +309,21 @@ func (c closingAgent) Close() error { return c.close() }
 // URLs listed (a URL must not make the server call arbitrary hosts or run
 // commands: exec is not allowed unless listed).
 type ConversationsConfig struct {
-	AdHoc bool     `yaml:"adhoc"`
+	// AdHoc serves ad-hoc scenarios at /api/bridge/{config64}/a2a.
+	AdHoc bool `yaml:"adhoc"`
+	// Kinds are the participant kinds an ad-hoc scenario may use
+	// (required with AdHoc).
 	Kinds []string `yaml:"kinds"`
-	URLs  []string `yaml:"urls"`
+	// URLs are the URLs (prefixes) its participants may call
+	// (conversation.Allow).
+	URLs []string `yaml:"urls"`
 	// MaxConfigBytes bounds a config64's scenario JSON; unset:
 	// conversation.DefaultMaxConfigBytes (16 KiB); at most 1 MiB.
 	MaxConfigBytes *ByteSize `yaml:"max_config_bytes"`
 	// MaxScenarios is how many ad-hoc scenarios are hosted at once (the
 	// least recently used is dropped); unset: defaultMaxAdHoc.
 	MaxScenarios *int `yaml:"max_scenarios"`
-	// Attachments bounds the files of conversation endpoints (issue 14
-	// §3): the ad-hoc scenarios', and the named scenarios' that have no
+	// Attachments bounds the files of conversation endpoints: the ad-hoc scenarios', and the named scenarios' that have no
 	// attachments block of their own (agents.NAME.attachments). Every
 	// conversation endpoint stores the files the client sends by value,
 	// and those its participants answer by value, and passes them on as

@@ -341,7 +341,7 @@ func (g *Gateway) start(parent context.Context) error {
 	// tombstone (retired) answers the calls of its finished tasks and
 	// takes no new one: the endpoint answers those as for an unknown agent.
 	host.Handle("/simple/{agent}", simple.NewEndpoint(host.Handler, simple.EndpointOptions{Logger: log}))
-	// The probes of load balancers and Kubernetes (issue 16 §3).
+	// The probes of load balancers and Kubernetes.
 	health := server.HealthHandler(eng)
 	host.Handle("GET /healthz", health)
 	host.Handle("GET /readyz", health)
@@ -366,7 +366,7 @@ func (g *Gateway) start(parent context.Context) error {
 		log.Info("telemetry exported over OTLP", "endpoint", orEnv(cfg.telemetry.otlpEndpoint), "traces", traces, "metrics", metrics,
 			"traces_protocol", tp, "metrics_protocol", mp)
 	}
-	// The conversation bridge's /api/bridge routes (issue 14).
+	// The conversation bridge's /api/bridge routes.
 	bridge, err := mountConversations(log, eng, host, cfg, st)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -225,7 +226,7 @@ func kindOf(name string, n *yaml.Node) (*agentKind, error) {
 }
 
 // checkAgentKeys checks the keys of the agents entry name (mapping node
-// n): each must be one of agentFile's or of its kind's config, checked
+// n): each must be one of AgentKeys' or of its kind's config, checked
 // down to nested blocks. The error names the line, the entry and the key.
 func checkAgentKeys(name string, n *yaml.Node) error {
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -264,6 +265,30 @@ func checkAgentKeys(name string, n *yaml.Node) error {
 	return nil
 }
 
+// agentNode is the node of an agents entry made in code rather than read
+// from a file: its kind and its kind's keys (KindKeys), checked as a
+// file's entry is.
+func agentNode(name string, af *AgentConfig) (*yaml.Node, error) {
+	m := maps.Clone(af.KindKeys)
+	if m == nil {
+		m = map[string]any{}
+	}
+	if af.Kind != "" {
+		m["kind"] = af.Kind
+	}
+	var n yaml.Node
+	if err := n.Encode(m); err != nil {
+		return nil, fmt.Errorf("agents.%s: %w", name, err)
+	}
+	if err := checkAgentKeys(name, &n); err != nil {
+		return nil, err
+	}
+	if err := checkAgentTypes(name, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
 // buildAgent builds the agents entry name from its decoded entry f and its
 // node n (expanded): the kind's agent and card, then the entry's card keys
 // over it. Errors name the entry (agents.NAME…).
@@ -271,7 +296,7 @@ func buildAgent(ctx context.Context, log *slog.Logger, name string, f *AgentConf
 	return buildAgentChecked(ctx, log, name, f, n, nil)
 }
 
-// buildAgentChecked is buildAgent with agentBuild.checkURL.
+// buildAgentChecked is buildAgent with Build.CheckURL.
 func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *AgentConfig, n *yaml.Node, checkURL func(*url.URL) error) (*Built, error) {
 	k, err := kindOf(name, n)
 	if err != nil {
@@ -408,8 +433,12 @@ func checkTypes(n *yaml.Node, t reflect.Type, path string) error {
 	if n.ShortTag() == "!!null" {
 		return nil
 	}
-	custom := reflect.PointerTo(t).Implements(yamlkeys.Unmarshaler)
+	custom := yamlkeys.Custom(t)
 	switch {
+	case t == durationType || t == byteSizeType:
+		if parseUnit(n, t) == nil {
+			return nil
+		}
 	case custom:
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		fields := yamlkeys.Fields(t)

@@ -63,7 +63,7 @@ func buildA2A(ctx context.Context, b *Build) (*Built, error) {
 }
 
 // watchCard fetches in the background the card of an agent built with a
-// stand-in card (builtAgent.LateCard; a remote A2A agent unreachable when
+// stand-in card (Built.LateCard; a remote A2A agent unreachable when
 // it was built): after 1 s, then after twice as long each time, up to one
 // minute between tries, until it succeeds or ctx ends. Then the agent is
 // hosted again under that card (its extended card made by extend, when

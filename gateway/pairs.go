@@ -12,8 +12,9 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// pairsFile is the pairs block: paired participants (bridge/pair).
+// PairsConfig is the pairs block: paired participants (bridge/pair).
 type PairsConfig struct {
+	// Enabled turns the pairs API on.
 	Enabled bool `yaml:"enabled"`
 	// MaxOpen bounds the open pairs; 0: pair.DefaultMaxOpen.
 	MaxOpen int `yaml:"max_open"`

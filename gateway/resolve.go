@@ -138,8 +138,12 @@ func DefaultDataDir() string {
 // ConfigError is an error in the configuration (the Config, the
 // Overrides, or a file they name): the gateway did not start and will
 // not until the configuration changes. a2abridge serve exits 2 on it.
-type ConfigError struct{ Err error }
+type ConfigError struct {
+	// Err says what is wrong, naming the flag or key.
+	Err error
+}
 
+// Error is Err's text.
 func (e *ConfigError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the underlying error.
@@ -421,6 +425,13 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 		node := file.agentNodes[name]
 		if !configured {
 			af = AgentConfig{}
+		} else if node == nil { // made in code
+			n, err := agentNode(name, &af)
+			if err != nil {
+				closeAgents()
+				return nil, configErr(fmt.Errorf("--config: %w", err))
+			}
+			node = n
 		}
 		if err := checkAgentName(name); err != nil {
 			closeAgents()
@@ -728,7 +739,7 @@ type hostedAgent struct {
 	built *Built
 	opts  server.HandlerOptions
 	// extend makes the extended card from a public card that arrives
-	// late (builtAgent.LateCard); nil: no extended card.
+	// late (Built.LateCard); nil: no extended card.
 	extend func(a2a.AgentCard) *a2a.AgentCard
 }
 

@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// checkKeys follows the types: tags, lowercased untagged names, inline
+// yamlkeys.CheckKeys follows the types: tags, lowercased untagged names, inline
 // structs, maps, slices, pointers, and stops at custom unmarshalers.
 func TestCheckKeysReflection(t *testing.T) {
 	type inner struct {
@@ -48,7 +48,7 @@ func TestCheckKeysReflection(t *testing.T) {
 	}
 }
 
-// FuzzServeConfigKeys: checkKeys never panics, and a key it reports is one
+// FuzzServeConfigKeys: yamlkeys.CheckKeys never panics, and a key it reports is one
 // yaml.v3's own strict decoder refuses too.
 func FuzzServeConfigKeys(f *testing.F) {
 	for _, s := range []string{
@@ -71,7 +71,7 @@ func FuzzServeConfigKeys(f *testing.F) {
 		dec.KnownFields(true)
 		var sf Config
 		if err := dec.Decode(&sf); err == nil {
-			t.Fatalf("checkKeys reported %v; the strict decoder accepted %q", ke, raw)
+			t.Fatalf("yamlkeys.CheckKeys reported %v; the strict decoder accepted %q", ke, raw)
 		}
 	})
 }

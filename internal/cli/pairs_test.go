@@ -195,7 +195,7 @@ func TestServePairs(t *testing.T) {
 	}
 }
 
-// TestPairsServerAuth (review finding 8): without an admin block, the
+// TestPairsServerAuth: without an admin block, the
 // pairs API requires the server's default authentication (auth:, or
 // --auth-token), the pair's state and backchannel too; with no
 // authentication configured at all it is open, as the agents are.

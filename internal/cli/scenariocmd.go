@@ -13,7 +13,7 @@ import (
 )
 
 // newScenarioCmd is `a2abridge scenario encode|decode`: a scenario file to
-// its config64 and back (issue 14 §1).
+// its config64 and back.
 func newScenarioCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenario",

@@ -187,7 +187,7 @@ func spanAttr(s *tracepb.Span, key string) string {
 	return ""
 }
 
-// TestServeTelemetryOTLP (issue 16 §4): one message/stream from a caller
+// TestServeTelemetryOTLP: one message/stream from a caller
 // that sends a W3C traceparent goes through an a2a bridge (serve A) to a
 // second serve (B) whose agent is an openai backend. A exports over
 // OTLP/HTTP, B over OTLP/gRPC (--otlp-protocol grpc), to a receiver built
@@ -400,7 +400,7 @@ func promQuery(t *testing.T, base, query, by string) map[string]float64 {
 	return out
 }
 
-// TestServePrometheusScrape (issue 16 §4): a real Prometheus (Debian's
+// TestServePrometheusScrape: a real Prometheus (Debian's
 // package) scrapes serve's --metrics-addr under a short load of each
 // method family; its HTTP API then has the request counter of each method
 // used and a p95 latency from the histogram, the README's PromQL.

@@ -394,23 +394,6 @@ func FuzzNormalizeURL(f *testing.F) {
 	})
 }
 
-func FuzzParseClientFile(f *testing.F) {
-	f.Add([]byte("profiles:\n  p:\n    url: http://x\n    token: ${T}\n    headers: {A: b}\n"))
-	f.Add([]byte("profiles: {a: {tokne: x}}"))
-	f.Add([]byte("&a [*a]"))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		cf, err := parseClientFile(raw)
-		if err != nil {
-			return
-		}
-		for name := range cf.Profiles {
-			if !profileName.MatchString(name) {
-				t.Fatalf("profile name %q accepted", name)
-			}
-		}
-	})
-}
-
 // TEXT from stdin: "-", or omitted with stdin not a terminal.
 func TestTextFromStdin(t *testing.T) {
 	ts, _ := testHost(t)

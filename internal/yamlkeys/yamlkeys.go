@@ -28,7 +28,10 @@ type UnknownKeyError struct {
 }
 
 func (e *UnknownKeyError) Error() string {
-	s := fmt.Sprintf("%d: unknown key %q", e.Line, e.Key)
+	s := fmt.Sprintf("unknown key %q", e.Key)
+	if e.Line > 0 {
+		s = fmt.Sprintf("%d: %s", e.Line, s)
+	}
 	if e.Path != "" {
 		s += " in " + e.Path
 	}
@@ -38,9 +41,18 @@ func (e *UnknownKeyError) Error() string {
 	return s + " (valid keys: " + strings.Join(e.Valid, ", ") + ")"
 }
 
-// Unmarshaler is the type of yaml.Unmarshaler: types implementing it
-// decode themselves and are not entered.
-var Unmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+// Custom reports whether t or *t decodes itself: it implements
+// yaml.Unmarshaler, or the older UnmarshalYAML(func(any) error) error
+// that public types use to keep yaml's types out of their API. Such
+// types are not entered.
+func Custom(t reflect.Type) bool {
+	for _, u := range []reflect.Type{reflect.TypeFor[yaml.Unmarshaler](), reflect.TypeFor[interface{ UnmarshalYAML(func(any) error) error }]()} {
+		if t.Implements(u) || reflect.PointerTo(t).Implements(u) {
+			return true
+		}
+	}
+	return false
+}
 
 // CheckKeys walks n against t, the type it will be decoded into, and
 // returns the first key (in document order) that t does not have. Keys are
@@ -55,7 +67,7 @@ func CheckKeys(n *yaml.Node, t reflect.Type, path string) *UnknownKeyError {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(Unmarshaler) || t.Implements(Unmarshaler) {
+	if Custom(t) {
 		return nil
 	}
 	if opaque[t] {
