@@ -50,7 +50,8 @@ type Gateway struct {
 	closePairs func()
 
 	once sync.Once
-	err  error
+	err  error         // Shutdown's or Close's result
+	done chan struct{} // closed when Shutdown or Close has finished
 }
 
 // ProtocolVersions are the A2A protocol versions a gateway can serve
@@ -85,7 +86,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: sc, log: sc.log, closePairs: func() {}}
+	g := &Gateway{cfg: sc, log: sc.log, closePairs: func() {}, done: make(chan struct{})}
 	g.closers = append(g.closers, func() {
 		for _, h := range sc.agents {
 			if h.built.Close != nil {
@@ -105,6 +106,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Gateway, error) {
 		return nil, configErr(fmt.Errorf("--config: %w", err))
 	}
 	if err := g.start(ctx); err != nil {
+		if g.eng != nil {
+			ectx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = g.eng.Close(ectx)
+			cancel()
+		}
 		g.finish()
 		return nil, err
 	}
@@ -147,14 +153,19 @@ func (g *Gateway) Agents() []string {
 }
 
 // Run serves on the gateway's listener until ctx ends, then shuts down
-// as Shutdown does (its result is Run's); if serving fails first, it
-// closes the gateway and returns that error.
+// as Shutdown does (its result is Run's). When Shutdown or Close is
+// called meanwhile, Run returns their result once they have finished; if
+// serving fails otherwise, Run closes the gateway and returns that error.
 func (g *Gateway) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- g.srv.Serve(g.ln) }()
 	select {
 	case err := <-errc:
-		g.once.Do(func() { g.cancel(); g.finish() })
+		if errors.Is(err, http.ErrServerClosed) {
+			<-g.done
+			return g.err
+		}
+		g.once.Do(func() { g.finish(); close(g.done) })
 		return err
 	case <-ctx.Done():
 	}
@@ -169,7 +180,11 @@ func (g *Gateway) Run(ctx context.Context) error {
 // ends) and the store, the agents and the telemetry are closed. Only the
 // first call does this; later ones return its result.
 func (g *Gateway) Shutdown(ctx context.Context) error {
-	g.once.Do(func() { g.err = g.shutdown(ctx, g.cfg.shutdownGrace) })
+	g.once.Do(func() {
+		g.err = g.shutdown(ctx, g.cfg.shutdownGrace)
+		close(g.done)
+	})
+	<-g.done
 	return g.err
 }
 
@@ -182,14 +197,15 @@ func (g *Gateway) Close() error {
 	g.once.Do(func() {
 		_ = g.srv.Close()
 		g.err = g.shutdown(ctx, 0)
+		close(g.done)
 	})
+	<-g.done
 	return g.err
 }
 
 func (g *Gateway) shutdown(ctx context.Context, grace time.Duration) error {
 	log := g.log
-	defer g.finish()
-	defer g.cancel()
+	defer g.finish() // cancels the background work too
 	// Graceful shutdown: the listener closes and new messages are refused
 	// at once; running tasks may finish for the grace period, then the rest
 	// are failed with a reason (their streams get that final event, streams

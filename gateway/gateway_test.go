@@ -1,0 +1,99 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// newTestGateway runs a gateway of cfg (tasks in memory) on a free
+// loopback port; it is closed when the test ends.
+func newTestGateway(t *testing.T, cfg *Config) *Gateway {
+	t.Helper()
+	addr := "127.0.0.1:0"
+	cfg.Memory = true
+	g, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), Overrides: &Overrides{Addr: &addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- g.Run(context.Background()) }()
+	t.Cleanup(func() {
+		_ = g.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return g
+}
+
+// Errors of a configuration made in code name the key, as a file's do,
+// and are *ConfigError; nothing is left listening.
+func TestNewConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		agent AgentConfig
+		want  string
+	}{
+		{AgentConfig{AgentKeys: AgentKeys{Kind: "nope"}}, `agents.x.kind: unknown kind "nope"`},
+		{AgentConfig{AgentKeys: AgentKeys{Kind: "http"}, KindKeys: map[string]any{"ur": "http://127.0.0.1:1/"}}, `unknown key "ur" in agents.x: did you mean "url"?`},
+		{AgentConfig{AgentKeys: AgentKeys{Kind: "exec"}, KindKeys: map[string]any{"command": "id", "max_output": "lots"}}, "agents.x.command: want a list of strings"},
+		{AgentConfig{AgentKeys: AgentKeys{Kind: "http"}}, "agents.x.url"},
+	} {
+		addr := "127.0.0.1:0"
+		_, err := New(context.Background(), &Config{Memory: true, Agents: map[string]AgentConfig{"x": c.agent}}, Options{Overrides: &Overrides{Addr: &addr}})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want a *ConfigError naming %s", c.agent, err, c.want)
+		}
+	}
+	addr, mem := "127.0.0.1:0", true
+	pg := "postgres://a2a@127.0.0.1:1/db"
+	_, err := New(context.Background(), nil, Options{Overrides: &Overrides{Addr: &addr, Memory: &mem, Postgres: &pg}})
+	if err == nil || err.Error() != "--postgres and --memory are mutually exclusive: tasks are kept in PostgreSQL or in memory" {
+		t.Errorf("--postgres with --memory: %v", err)
+	}
+}
+
+// An agent configured in code is served under its name, its card keys
+// applied; Shutdown is done once and Close after it returns its result.
+func TestGatewayInCode(t *testing.T) {
+	g := newTestGateway(t, &Config{Agents: map[string]AgentConfig{
+		"upper": {AgentKeys: AgentKeys{Kind: "exec", Description: "Upper-cases."}, KindKeys: map[string]any{"command": []string{"tr", "a-z", "A-Z"}, "env": []string{"PATH"}}},
+	}})
+	if got := strings.Join(g.Agents(), " "); got != "echo chat slow upper" {
+		t.Fatalf("agents %q", got)
+	}
+	resp, err := http.Get(g.URL() + "/a2a/upper/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card bytes.Buffer
+	_, _ = card.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(card.String(), `"description":"Upper-cases."`) {
+		t.Fatalf("card: %d %s", resp.StatusCode, card.String())
+	}
+	resp, err = http.Post(g.URL()+"/simple/upper", "application/json", strings.NewReader(`{"input":"abc"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, _ = out.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(out.String(), "ABC") {
+		t.Fatalf("simple call: %s", out.String())
+	}
+	if err := g.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatalf("Close after Shutdown: %v", err)
+	}
+	if _, err := http.Get(g.URL() + "/healthz"); err == nil {
+		t.Fatal("the gateway still answers after Shutdown")
+	}
+}
