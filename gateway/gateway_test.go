@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/server"
 )
 
 // newTestGateway runs a gateway of cfg (tasks in memory) on a free
@@ -95,5 +98,62 @@ func TestGatewayInCode(t *testing.T) {
 	}
 	if _, err := http.Get(g.URL() + "/healthz"); err == nil {
 		t.Fatal("the gateway still answers after Shutdown")
+	}
+}
+
+// greeterConfig is the configuration of the kind a program registers in
+// TestRegisterKind.
+type greeterConfig struct {
+	Greeting string `yaml:"greeting"`
+}
+
+// greeter is a Kind registered from outside the package's own: its key
+// is checked like a bridge's, and its agent served like any other.
+type greeter struct{}
+
+func (greeter) Name() string { return "greeter" }
+func (greeter) Config() any  { return new(greeterConfig) }
+func (greeter) Build(ctx context.Context, b *Build) (*Built, error) {
+	var c greeterConfig
+	if err := b.Decode(&c); err != nil {
+		return nil, err
+	}
+	if c.Greeting == "" {
+		return nil, errors.New("greeting: required")
+	}
+	agent := server.AgentFunc(func(ctx context.Context, _ *server.Request, t *server.TaskUpdater) error {
+		return t.SetStatus(ctx, a2a.TaskStateCompleted, t.TextMessage(c.Greeting))
+	})
+	return &Built{Agent: agent, Card: a2a.AgentCard{Description: "Greets."}}, nil
+}
+
+func TestRegisterKind(t *testing.T) {
+	RegisterKind(greeter{})
+	t.Cleanup(func() { delete(kinds, "greeter") })
+	addr := "127.0.0.1:0"
+	for agent, want := range map[string]string{
+		"greetin: hi": `unknown key "greetin" in agents.g: did you mean "greeting"?`,
+		"":            "agents.g.greeting: required",
+	} {
+		k, v, _ := strings.Cut(agent, ": ")
+		keys := map[string]any{}
+		if k != "" {
+			keys[k] = v
+		}
+		_, err := New(context.Background(), &Config{Memory: true, Agents: map[string]AgentConfig{"g": {AgentKeys: AgentKeys{Kind: "greeter"}, KindKeys: keys}}}, Options{Overrides: &Overrides{Addr: &addr}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %s", agent, err, want)
+		}
+	}
+	g := newTestGateway(t, &Config{Agents: map[string]AgentConfig{"g": {AgentKeys: AgentKeys{Kind: "greeter"}, KindKeys: map[string]any{"greeting": "hello there"}}}})
+	resp, err := http.Post(g.URL()+"/simple/g", "application/json", strings.NewReader(`{"input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, _ = out.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(out.String(), "hello there") {
+		t.Fatalf("the greeter answered %s", out.String())
 	}
 }
