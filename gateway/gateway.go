@@ -29,6 +29,10 @@ type Options struct {
 	// Overrides replace settings of the Config (the flags of a2abridge
 	// serve); nil: none.
 	Overrides *Overrides
+	// ConfigName names the Config in errors about its keys: with
+	// "--config" (what a2abridge serve sets), "--config: agents.x.url:
+	// required"; "": the key alone, "agents.x.url: required".
+	ConfigName string
 }
 
 // Gateway is a running gateway: its agents hosted on one engine and
@@ -82,7 +86,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sc, err := resolve(ctx, log, cfg, opts.Overrides)
+	sc, err := resolve(ctx, log, cfg, opts.Overrides, opts.ConfigName)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +107,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Gateway, error) {
 	g.closers = append(g.closers, func() { st.Close() })
 	if err := sc.conversations.check(); err != nil {
 		g.finish()
-		return nil, configErr(fmt.Errorf("--config: %w", err))
+		if opts.ConfigName != "" {
+			err = fmt.Errorf("%s: %w", opts.ConfigName, err)
+		}
+		return nil, configErr(err)
 	}
 	if err := g.start(ctx); err != nil {
 		if g.eng != nil {

@@ -49,13 +49,17 @@ func TestNewConfigErrors(t *testing.T) {
 		addr := "127.0.0.1:0"
 		_, err := New(context.Background(), &Config{Memory: true, Agents: map[string]AgentConfig{"x": c.agent}}, Options{Overrides: &Overrides{Addr: &addr}})
 		var ce *ConfigError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+		if !errors.As(err, &ce) || strings.HasPrefix(err.Error(), "--") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want a *ConfigError naming %s", c.agent, err, c.want)
 		}
 	}
+	_, err := New(context.Background(), &Config{Builtins: new(bool)}, Options{ConfigName: "--config"})
+	if err == nil || err.Error() != "--config: no agents: builtins is false and agents is empty" {
+		t.Errorf("no agents, ConfigName --config: %v", err)
+	}
 	addr, mem := "127.0.0.1:0", true
 	pg := "postgres://a2a@127.0.0.1:1/db"
-	_, err := New(context.Background(), nil, Options{Overrides: &Overrides{Addr: &addr, Memory: &mem, Postgres: &pg}})
+	_, err = New(context.Background(), nil, Options{Overrides: &Overrides{Addr: &addr, Memory: &mem, Postgres: &pg}})
 	if err == nil || err.Error() != "--postgres and --memory are mutually exclusive: tasks are kept in PostgreSQL or in memory" {
 		t.Errorf("--postgres with --memory: %v", err)
 	}

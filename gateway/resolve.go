@@ -30,7 +30,7 @@ import (
 // Overrides are settings given besides a Config, as the flags of
 // `a2abridge serve` are: each non-nil field replaces the Config's value
 // (a nil slice leaves the Config's list). Errors name an override by its
-// flag (--postgres) and a Config key as "--config: KEY".
+// flag (--postgres).
 type Overrides struct {
 	// Addr is the listen address, HOST:PORT (port 0 picks a free port)
 	// (--addr; Config.Addr).
@@ -137,7 +137,9 @@ func DefaultDataDir() string {
 
 // ConfigError is an error in the configuration (the Config, the
 // Overrides, or a file they name): the gateway did not start and will
-// not until the configuration changes. a2abridge serve exits 2 on it.
+// not until the configuration changes. Its text names the key
+// (Options.ConfigName prefixes it) or the Overrides' flag. a2abridge
+// serve exits 2 on it.
 type ConfigError struct {
 	// Err says what is wrong, naming the flag or key.
 	Err error
@@ -168,7 +170,12 @@ func builtins() []builtin {
 // resolve checks the configuration, file's and overrides', and builds
 // every agent (before the store opens: a bad agent costs no store). On an
 // error the agents built so far are closed.
-func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides) (cfg *serveConfig, err error) {
+func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides, configName string) (cfg *serveConfig, err error) {
+	// pre starts the errors about a Config key: "--config: " in serve.
+	pre := ""
+	if configName != "" {
+		pre = configName + ": "
+	}
 	if file == nil {
 		file = &Config{}
 	}
@@ -207,19 +214,19 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 	if ov.Postgres != nil {
 		pgDSN = *ov.Postgres
 	} else if file.Postgres != nil {
-		pgDSN, pgFrom = file.Postgres.DSN, "--config: postgres.dsn"
+		pgDSN, pgFrom = file.Postgres.DSN, pre+"postgres.dsn"
 		if pgDSN == "" {
-			return nil, configErr(fmt.Errorf("--config: postgres.dsn: empty: want the database's DSN (postgres://USER@HOST:PORT/DB)"))
+			return nil, configErr(errors.New(pre + "postgres.dsn: empty: want the database's DSN (postgres://USER@HOST:PORT/DB)"))
 		}
 	}
 	usePG := ov.Postgres != nil || file.Postgres != nil
 	if usePG {
 		memFrom, dataFrom := "--memory", "--data"
 		if ov.Memory == nil {
-			memFrom = "--config: memory"
+			memFrom = pre + "memory"
 		}
 		if ov.Data == nil {
-			dataFrom = "--config: data"
+			dataFrom = pre + "data"
 		}
 		switch {
 		case mem:
@@ -237,12 +244,12 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 	if ov.Replica != nil {
 		replica = *ov.Replica
 	} else if file.Postgres != nil && file.Postgres.Replica {
-		replica, replicaFrom = true, "--config: postgres.replica"
+		replica, replicaFrom = true, pre+"postgres.replica"
 	}
 	if ov.Lease != nil {
 		lease = *ov.Lease
 	} else if file.Postgres != nil && file.Postgres.Lease != nil {
-		lease, leaseFrom = time.Duration(*file.Postgres.Lease), "--config: postgres.lease"
+		lease, leaseFrom = time.Duration(*file.Postgres.Lease), pre+"postgres.lease"
 	}
 	if (replica || ov.Lease != nil) && !usePG {
 		from := replicaFrom
@@ -309,7 +316,7 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 	if ov.Protocols != nil {
 		protocols = ov.Protocols
 	} else if file.Protocols != nil {
-		protocols, protocolsFrom = file.Protocols, "--config: protocols"
+		protocols, protocolsFrom = file.Protocols, pre+"protocols"
 	}
 	if len(protocols) == 0 {
 		return nil, configErr(fmt.Errorf("%s: empty: want 1.0, 0.3 or both", protocolsFrom))
@@ -322,7 +329,7 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 		return nil, configErr(err)
 	}
 	if ov.TrustedProxies == nil {
-		p, err := parseTrustedProxies(file.TrustedProxies, "--config: trusted_proxies")
+		p, err := parseTrustedProxies(file.TrustedProxies, pre+"trusted_proxies")
 		if err != nil {
 			return nil, configErr(err)
 		}
@@ -333,7 +340,7 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 		return nil, configErr(err)
 	}
 	if ov.AllowedHosts == nil {
-		if err := checkAllowedHosts(file.AllowedHosts, "--config: allowed_hosts"); err != nil {
+		if err := checkAllowedHosts(file.AllowedHosts, pre+"allowed_hosts"); err != nil {
 			return nil, configErr(err)
 		}
 		allowedHosts = append(allowedHosts, file.AllowedHosts...)
@@ -342,13 +349,13 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 	tel := telemetrySettings{otlpEndpoint: str(ov.OTLPEndpoint, "", ""), otlpFrom: "--otlp-endpoint", otlpProtocol: str(ov.OTLPProtocol, "", ""), protocolFrom: "--otlp-protocol",
 		metricsAddr: str(ov.MetricsAddr, "", ""), metricsFrom: "--metrics-addr", metricsMain: ov.Metrics != nil && *ov.Metrics}
 	if ov.OTLPEndpoint == nil && file.Telemetry.OTLPEndpoint != "" {
-		tel.otlpEndpoint, tel.otlpFrom = file.Telemetry.OTLPEndpoint, "--config: telemetry.otlp_endpoint"
+		tel.otlpEndpoint, tel.otlpFrom = file.Telemetry.OTLPEndpoint, pre+"telemetry.otlp_endpoint"
 	}
 	if ov.OTLPProtocol == nil && file.Telemetry.OTLPProtocol != "" {
-		tel.otlpProtocol, tel.protocolFrom = file.Telemetry.OTLPProtocol, "--config: telemetry.otlp_protocol"
+		tel.otlpProtocol, tel.protocolFrom = file.Telemetry.OTLPProtocol, pre+"telemetry.otlp_protocol"
 	}
 	if ov.MetricsAddr == nil && file.Telemetry.MetricsAddr != "" {
-		tel.metricsAddr, tel.metricsFrom = file.Telemetry.MetricsAddr, "--config: telemetry.metrics_addr"
+		tel.metricsAddr, tel.metricsFrom = file.Telemetry.MetricsAddr, pre+"telemetry.metrics_addr"
 	}
 	if ov.Metrics == nil && file.Telemetry.Metrics {
 		tel.metricsMain = true
@@ -429,18 +436,18 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 			n, err := agentNode(name, &af)
 			if err != nil {
 				closeAgents()
-				return nil, configErr(fmt.Errorf("--config: %w", err))
+				return nil, configErr(fmt.Errorf("%s%w", pre, err))
 			}
 			node = n
 		}
 		if err := checkAgentName(name); err != nil {
 			closeAgents()
-			return nil, configErr(fmt.Errorf("--config: agents.%s: %w", name, err))
+			return nil, configErr(fmt.Errorf("%sagents.%s: %w", pre, name, err))
 		}
 		built, err := buildAgent(ctx, log, name, &af, node)
 		if err != nil {
 			closeAgents()
-			return nil, configErr(fmt.Errorf("--config: %w", err))
+			return nil, configErr(fmt.Errorf("%s%w", pre, err))
 		}
 		o, err := authFor(name, &af)
 		if err != nil {
@@ -465,7 +472,7 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 		}
 	}()
 	if len(hosted) == 0 {
-		return nil, configErr(fmt.Errorf("--config: no agents: builtins is false and agents is empty"))
+		return nil, configErr(errors.New(pre + "no agents: builtins is false and agents is empty"))
 	}
 	if ov.Default == nil && file.Default == "" && !builtinsOn {
 		def = hosted[0].name // echo is not hosted: the first configured agent
@@ -477,59 +484,59 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides)
 		}
 		flag := "--default"
 		if ov.Default == nil && file.Default != "" {
-			flag = "--config: default"
+			flag = pre + "default"
 		}
 		return nil, configErr(fmt.Errorf("%s %q: no such agent (have %s)", flag, def, strings.Join(have, ", ")))
 	}
 	pairOpts, err := file.Pairs.options()
 	if err != nil {
 		closeAgents()
-		return nil, configErr(fmt.Errorf("--config: %w", err))
+		return nil, configErr(fmt.Errorf("%s%w", pre, err))
 	}
 	var admin auth.Set
 	if file.Admin != nil {
 		if len(file.Admin.BearerTokens) == 0 {
-			return nil, configErr(fmt.Errorf("--config: admin.bearer_tokens: at least one token is required to turn the admin API on"))
+			return nil, configErr(errors.New(pre + "admin.bearer_tokens: at least one token is required to turn the admin API on"))
 		}
 		b, err := auth.NewBearerTokens("admin", file.Admin.BearerTokens)
 		if err != nil {
-			return nil, configErr(fmt.Errorf("--config: admin.bearer_tokens: %w", err))
+			return nil, configErr(fmt.Errorf("%sadmin.bearer_tokens: %w", pre, err))
 		}
 		admin = auth.Set{b}
 		for i, k := range file.Admin.Kinds {
 			if kinds[k] == nil {
-				return nil, configErr(fmt.Errorf("--config: admin.kinds[%d]: unknown kind %q (have %s)", i, k, kindNames()))
+				return nil, configErr(fmt.Errorf("%sadmin.kinds[%d]: unknown kind %q (have %s)", pre, i, k, kindNames()))
 			}
 		}
 		for i, v := range file.Admin.Env {
 			if !envName.MatchString(v) {
-				return nil, configErr(fmt.Errorf("--config: admin.env[%d]: %q is not an environment variable name", i, v))
+				return nil, configErr(fmt.Errorf("%sadmin.env[%d]: %q is not an environment variable name", pre, i, v))
 			}
 		}
 	}
 
 	cardSigning, err := cardSigningOptions(file.CardSigning)
 	if err != nil {
-		return nil, configErr(fmt.Errorf("--config: %w", err))
+		return nil, configErr(fmt.Errorf("%s%w", pre, err))
 	}
 	if cardSigning != nil && !slices.ContainsFunc(protocols, func(v string) bool { return strings.HasPrefix(strings.TrimSpace(v), "1.") }) {
-		return nil, configErr(fmt.Errorf("--config: card_signing with %s without 1.0: a signature covers a card's A2A 1.0 members only", protocolsFrom))
+		return nil, configErr(fmt.Errorf("%scard_signing with %s without 1.0: a signature covers a card's A2A 1.0 members only", pre, protocolsFrom))
 	}
 	// What lives in one process cannot be shared by replicas yet.
 	if replica {
 		pushFrom := "--push"
 		if ov.Push == nil && ov.PushAllow == nil {
-			pushFrom = "--config: push"
+			pushFrom = pre + "push"
 		}
 		switch {
 		case pushOn && publicURL == "":
 			return nil, configErr(fmt.Errorf("%s with %s needs --public-url (or public_url in --config): every replica must sign push notifications with the same issuer, the URL clients and webhooks reach the replicas at", pushFrom, replicaFrom))
 		case pushOn && file.Push.Keys != "":
-			return nil, configErr(fmt.Errorf("--config: push.keys with %s: each replica keeps its push signing keys in memory and publishes their public part in the database (a keys directory would be shared by every replica's config); remove push.keys", replicaFrom))
+			return nil, configErr(fmt.Errorf("%spush.keys with %s: each replica keeps its push signing keys in memory and publishes their public part in the database (a keys directory would be shared by every replica's config); remove push.keys", pre, replicaFrom))
 		case pairOpts != nil:
-			return nil, configErr(fmt.Errorf("--config: pairs.enabled with %s: a pair's room lives in the process that created it; pairs are not available with replicas", replicaFrom))
+			return nil, configErr(fmt.Errorf("%spairs.enabled with %s: a pair's room lives in the process that created it; pairs are not available with replicas", pre, replicaFrom))
 		case file.Admin != nil:
-			return nil, configErr(fmt.Errorf("--config: admin with %s: each replica loads the registered agents at its start only; the admin API is not available with replicas yet", replicaFrom))
+			return nil, configErr(fmt.Errorf("%sadmin with %s: each replica loads the registered agents at its start only; the admin API is not available with replicas yet", pre, replicaFrom))
 		}
 	}
 

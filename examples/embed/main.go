@@ -61,7 +61,7 @@ func run(ctx context.Context, configPath, addr string, log *slog.Logger, out io.
 			return err
 		}
 	}
-	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: log, Overrides: &gateway.Overrides{Addr: &addr}})
+	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: log, Overrides: &gateway.Overrides{Addr: &addr}, ConfigName: configPath})
 	if err != nil {
 		return err
 	}

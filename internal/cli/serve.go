@@ -91,7 +91,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				defer stop()
 			}
-			g, err := gateway.New(cmd.Context(), file, gateway.Options{Logger: log, Overrides: &ov})
+			g, err := gateway.New(cmd.Context(), file, gateway.Options{Logger: log, Overrides: &ov, ConfigName: "--config"})
 			var ce *gateway.ConfigError
 			if errors.As(err, &ce) {
 				return usageError{ce.Err}
