@@ -88,7 +88,7 @@ func TestHealthProbes(t *testing.T) {
 	check("GET", "/healthz", 200, `{"status":"ok"}`)
 }
 
-// TestReadyzPostgresUnreachable (issue 16 §3, with a real PostgreSQL): a
+// TestReadyzPostgresUnreachable (with a real PostgreSQL): a
 // server whose database becomes unreachable (its connections cut) is
 // not ready, and is ready again once the database is back; liveness
 // stays.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2abridge/a2abridge/gateway"
 )
 
 // adminCall sends one admin API request and returns the status and body.
@@ -165,7 +167,7 @@ func TestAdminAPI(t *testing.T) {
 		{`{"name":"x","kind":"echo","description":"` + strings.Repeat("a", 2<<20) + `"}`, 413, "", "larger than"},
 	} {
 		code, body := adminCall(t, "POST", api, "adm1n", c.body)
-		var e adminError
+		var e gateway.AdminError
 		json.Unmarshal([]byte(body), &e)
 		if code != c.code || e.Field != c.field || !strings.Contains(e.Error, c.want) {
 			b := c.body

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -53,11 +54,11 @@ The admin token comes from --token or $A2ABRIDGE_ADMIN_TOKEN.`,
 			}
 			return nil, 0, usageError{fmt.Errorf("no admin token: pass --token or set A2ABRIDGE_ADMIN_TOKEN")}
 		}
-		return callAPI(ctx, server, tok, method, adminAPIPrefix+path, body,
+		return callAPI(ctx, server, tok, method, gateway.AdminPath+path, body,
 			"has no admin API (serve turns it on with an admin block in its config file)")
 	}
 
-	printAgents := func(list []agentInfo) {
+	printAgents := func(list []gateway.AgentInfo) {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tURL\tSTATUS")
 		for _, a := range list {
@@ -87,7 +88,7 @@ The admin token comes from --token or $A2ABRIDGE_ADMIN_TOKEN.`,
 				return err
 			}
 			var out struct {
-				Agents []agentInfo `json:"agents"`
+				Agents []gateway.AgentInfo `json:"agents"`
 			}
 			if err := json.Unmarshal(b, &out); err != nil {
 				return fmt.Errorf("the server's answer: %w", err)
@@ -158,7 +159,7 @@ Values may reference the server's environment as ${NAME} (only the variables its
 				_, err := stdout.Write(b)
 				return err
 			}
-			var a agentInfo
+			var a gateway.AgentInfo
 			if err := json.Unmarshal(b, &a); err != nil {
 				return fmt.Errorf("the server's answer: %w", err)
 			}
@@ -232,7 +233,7 @@ func callAPI(ctx context.Context, server, tok, method, path string, body []byte,
 		return nil, resp.StatusCode, &apiError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s", u, noAPI)}
 	}
 	if resp.StatusCode >= 300 {
-		var e adminError
+		var e gateway.AdminError
 		if json.Unmarshal(b, &e) == nil && e.Error != "" {
 			return b, resp.StatusCode, &apiError{status: resp.StatusCode, msg: fmt.Sprintf("%s (HTTP %d)", e.Error, resp.StatusCode)}
 		}

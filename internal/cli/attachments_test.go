@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/go-json-experiment/json"
 )
 
@@ -77,7 +78,7 @@ func TestAttachmentsConfigErrors(t *testing.T) {
 	} {
 		p := filepath.Join(dir, fmt.Sprintf("c%d.yaml", i))
 		os.WriteFile(p, []byte(c.yaml), 0o600)
-		_, err := loadServeFile(p)
+		_, err := gateway.LoadConfig(p)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error naming %s", c.yaml, err, c.want)
 		}

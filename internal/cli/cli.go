@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/suggest"
 )
 
 // Exit codes of a2abridge.
@@ -253,7 +254,7 @@ func flagError(c *cobra.Command, err error) error {
 	c.Flags().VisitAll(add)
 	c.InheritedFlags().VisitAll(add)
 	slices.Sort(names)
-	best := closest(name, names)
+	best := suggest.Closest(name, names)
 	if best == "" && len(name) >= 3 {
 		var prefixed []string
 		for _, n := range names {

@@ -97,7 +97,7 @@ func TestAdHocAuthFirstAndAllowlistOnEveryRequest(t *testing.T) {
 
 // One ad-hoc scenario is one hosted entry however its config64 is
 // spelled; concurrent first requests share one build; at most
-// maxAdHocBuilds builds run at once (review finding 2).
+// maxAdHocBuilds builds run at once.
 func TestAdHocBuildsKeyedAndBounded(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan string, 64)

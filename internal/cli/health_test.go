@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestServeHealthProbes (issue 16 §3): serve answers GET /healthz and
+// TestServeHealthProbes: serve answers GET /healthz and
 // GET /readyz without authentication, beside agents that require it.
 func TestServeHealthProbes(t *testing.T) {
 	base := startServe(t, "--auth-token", "alice=s3cret")

@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 	"github.com/a2abridge/a2abridge/push"
 )
 

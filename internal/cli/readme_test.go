@@ -2,50 +2,12 @@ package cli
 
 import (
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
-)
 
-// configKeys lists the dotted paths of every key of the serve config file
-// type t: a map level is NAME, a list of mappings is [], and an agent's auth
-// block (the same keys as the top-level one) is not descended into.
-func configKeys(t reflect.Type, path string) []string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	var out []string
-	for key, ft := range yamlFields(t) {
-		p := joinPath(path, key)
-		out = append(out, p)
-		if p == "agents.NAME.auth" {
-			continue
-		}
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		switch {
-		case ft.Kind() == reflect.Struct:
-			out = append(out, configKeys(ft, p)...)
-		case ft.Kind() == reflect.Map && ft.Elem() == reflect.TypeFor[agentFile]():
-			// An agent's keys: the common ones and every kind's.
-			out = append(out, configKeys(reflect.TypeFor[agentCommonKeys](), p+".NAME")...)
-			for _, k := range kinds {
-				if k.config != nil {
-					out = append(out, configKeys(k.config, p+".NAME")...)
-				}
-			}
-			out = slices.Compact(slices.Sorted(slices.Values(out)))
-		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
-			out = append(out, configKeys(ft.Elem(), p+".NAME")...)
-		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
-			out = append(out, configKeys(ft.Elem(), p+"[]")...)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+	"github.com/a2abridge/a2abridge/gateway"
+)
 
 // TestREADMEConfigReference: every key of the serve config file is in the
 // configuration reference, docs/reference/configuration.md (a table row
@@ -72,7 +34,7 @@ func TestREADMEConfigReference(t *testing.T) {
 			}
 		}
 	}
-	keys := configKeys(reflect.TypeFor[serveFile](), "")
+	keys := gateway.ConfigKeys()
 	if len(keys) < 20 {
 		t.Fatalf("found only %d config keys: %v", len(keys), keys)
 	}

@@ -30,7 +30,7 @@ import (
 	"github.com/a2abridge/a2abridge/server"
 )
 
-// The three-replica test (issue 15 §6): `serve --replica` three times on
+// The three-replica test: `serve --replica` three times on
 // one PostgreSQL schema, behind nginx (Debian's package, round robin,
 // SSE unbuffered), with kill -9 of one replica under load and with
 // streams open. Its counts are printed (t.Logf; .ci/run runs it with -v).
@@ -251,7 +251,7 @@ func failedAt(t *testing.T, url, id string) time.Time {
 	return r.Result.Status.Timestamp
 }
 
-// TestServeReplicas (issue 15 §6): three `serve --replica` on one
+// TestServeReplicas: three `serve --replica` on one
 // PostgreSQL behind nginx. Any request works on any replica (send on
 // one, get and stream on the others, cancel from a third; raw JSON-RPC
 // and our client SDK through the proxy); concurrent

@@ -9,10 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2abridge/a2abridge/bridge/conversation"
+	"github.com/a2abridge/a2abridge/gateway"
 )
 
 // newScenarioCmd is `a2abridge scenario encode|decode`: a scenario file to
-// its config64 and back (issue 14 §1).
+// its config64 and back.
 func newScenarioCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenario",
@@ -33,10 +34,7 @@ scenario also depends on what its operator allowed (conversations.kinds, urls).`
 		Short: "Print the config64 of a scenario file (YAML or JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, err := loadScenarioFile(args[0])
-			if err == nil {
-				err = checkScenarioParticipants(s, false)
-			}
+			s, err := gateway.LoadScenario(args[0])
 			if err != nil {
 				return usageError{err}
 			}

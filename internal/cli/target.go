@@ -1,28 +1,23 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
-	"path/filepath"
-	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/internal/profiles"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 )
 
 // Environment variables read by the client commands.
 const (
 	envClientToken  = "A2ABRIDGE_CLIENT_TOKEN"   // bearer token when --token is absent
 	envClientAPIKey = "A2ABRIDGE_CLIENT_API_KEY" // API key when --api-key is absent
-	envClientConfig = "A2ABRIDGE_CLIENT_CONFIG"  // the client config file
+	envClientConfig = profiles.EnvConfig         // the client config file
 )
 
 // connFlags are the flags that say how to reach and authenticate to an
@@ -61,7 +56,7 @@ type target struct {
 // environment variables, then the profile.
 func resolveTarget(arg string, f *connFlags) (*target, error) {
 	t := &target{headers: http.Header{}}
-	var prof *clientProfile
+	var prof *profiles.Profile
 	var profName string
 	if f.profile != "" {
 		p, err := loadProfile(f.profile)
@@ -73,7 +68,7 @@ func resolveTarget(arg string, f *connFlags) (*target, error) {
 	}
 	switch {
 	case hasScheme.MatchString(arg):
-	case profileName.MatchString(arg):
+	case profiles.Name.MatchString(arg):
 		p, err := findProfile(arg)
 		if err != nil {
 			return nil, err
@@ -92,8 +87,8 @@ func resolveTarget(arg string, f *connFlags) (*target, error) {
 	}
 	u, err := normalizeURL(arg)
 	if err != nil {
-		if prof == nil && profileName.MatchString(arg) {
-			return nil, usageError{fmt.Errorf("%q has no scheme and is not a profile in %s: add https:// (or http://); only loopback hosts (localhost, 127.0.0.0/8, ::1) default to http://", arg, clientConfigPath())}
+		if prof == nil && profiles.Name.MatchString(arg) {
+			return nil, usageError{fmt.Errorf("%q has no scheme and is not a profile in %s: add https:// (or http://); only loopback hosts (localhost, 127.0.0.0/8, ::1) default to http://", arg, profiles.Path())}
 		}
 		return nil, err
 	}
@@ -193,133 +188,25 @@ func loopbackHost(h string) bool {
 	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
 }
 
-// The client config file (YAML): named profiles.
-//
-//	profiles:
-//	  prod:
-//	    url: https://agents.example.com/a2a/echo
-//	    token: ${PROD_A2A_TOKEN}
-//	    api_key: ${PROD_A2A_KEY}
-//	    headers:
-//	      X-Tenant: acme
-//
-// Values may reference environment variables as ${NAME}, expanded when the
-// profile is used (an unset variable is then an error). Unknown keys are
-// errors naming their line.
-type clientFile struct {
-	Profiles map[string]clientProfile `yaml:"profiles"`
-}
-
-type clientProfile struct {
-	URL     string            `yaml:"url"`
-	Token   string            `yaml:"token"`
-	APIKey  string            `yaml:"api_key"`
-	Headers map[string]string `yaml:"headers"`
-}
-
-// profileName is what a profile may be called, and what a URL argument
-// must look like to be taken for one.
-var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
-// clientConfigPath is $A2ABRIDGE_CLIENT_CONFIG, else client.yaml in the
-// user's config directory (~/.config/a2abridge on Linux).
-func clientConfigPath() string {
-	if p := os.Getenv(envClientConfig); p != "" {
-		return p
-	}
-	d, err := os.UserConfigDir()
+// findProfile returns the named profile of the client config file (its
+// ${NAME} references expanded), or nil when the file has none of that
+// name.
+func findProfile(name string) (*profiles.Profile, error) {
+	p, err := profiles.Find(name)
 	if err != nil {
-		return filepath.Join("~", ".config", "a2abridge", "client.yaml")
+		return nil, usageError{err}
 	}
-	return filepath.Join(d, "a2abridge", "client.yaml")
-}
-
-// readClientFile reads the client config file; a missing default file is
-// no profiles, a missing $A2ABRIDGE_CLIENT_CONFIG an error.
-func readClientFile() (*clientFile, string, error) {
-	path := clientConfigPath()
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && os.Getenv(envClientConfig) == "" {
-		return &clientFile{}, path, nil
-	}
-	if err != nil {
-		return nil, path, usageError{fmt.Errorf("client config: %w", err)}
-	}
-	f, err := parseClientFile(raw)
-	if err != nil {
-		return nil, path, usageError{fmt.Errorf("%s:%w", path, err)}
-	}
-	return f, path, nil
-}
-
-// parseClientFile decodes a client config file. Errors never quote values
-// (they may be tokens): "LINE: what".
-func parseClientFile(raw []byte) (*clientFile, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf(" %s", redactYAMLError(err))
-	}
-	f := &clientFile{}
-	if doc.Kind == 0 {
-		return f, nil
-	}
-	if err := checkKeys(&doc, reflect.TypeFor[clientFile](), ""); err != nil {
-		return nil, err
-	}
-	if err := doc.Decode(f); err != nil {
-		return nil, fmt.Errorf(" %s", redactYAMLError(err))
-	}
-	for name := range f.Profiles {
-		if !profileName.MatchString(name) {
-			return nil, fmt.Errorf(" profile %q: a name is letters, digits, '.', '_' or '-' (at most 64)", name)
-		}
-	}
-	return f, nil
-}
-
-// findProfile returns the named profile (its ${NAME} references expanded),
-// or nil when the file has none of that name.
-func findProfile(name string) (*clientProfile, error) {
-	f, path, err := readClientFile()
-	if err != nil {
-		return nil, err
-	}
-	p, ok := f.Profiles[name]
-	if !ok {
-		return nil, nil
-	}
-	var missing []string
-	expand := func(s string) string {
-		return envRef.ReplaceAllStringFunc(s, func(m string) string {
-			n := envRef.FindStringSubmatch(m)[1]
-			v := os.Getenv(n)
-			if v == "" {
-				missing = append(missing, n)
-			}
-			return v
-		})
-	}
-	p.URL, p.Token, p.APIKey = expand(p.URL), expand(p.Token), expand(p.APIKey)
-	h := make(map[string]string, len(p.Headers))
-	for k, v := range p.Headers {
-		h[k] = expand(v)
-	}
-	p.Headers = h
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return nil, usageError{fmt.Errorf("%s: profile %s: environment variable(s) not set: %s", path, name, strings.Join(slices.Compact(missing), ", "))}
-	}
-	return &p, nil
+	return p, nil
 }
 
 // loadProfile is findProfile for --profile: the profile must exist.
-func loadProfile(name string) (*clientProfile, error) {
+func loadProfile(name string) (*profiles.Profile, error) {
 	p, err := findProfile(name)
 	if err != nil {
 		return nil, err
 	}
 	if p == nil {
-		return nil, usageError{fmt.Errorf("--profile %s: no such profile in %s", name, clientConfigPath())}
+		return nil, usageError{fmt.Errorf("--profile %s: no such profile in %s", name, profiles.Path())}
 	}
 	return p, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -57,7 +58,7 @@ func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	t.Helper()
 	eo := server.EngineOptions{Logger: quietLog()}
 	if allow != nil {
-		eo.Push = &server.PushOptions{CheckURL: checkWebhook(allow, fakeHosts{"hooks.example": {netip.MustParseAddr("10.0.0.1")}})}
+		eo.Push = &server.PushOptions{CheckURL: gateway.WebhookChecker(allow, fakeHosts{"hooks.example": {netip.MustParseAddr("10.0.0.1")}})}
 	}
 	eng, err := server.NewEngine(context.Background(), memory.New(), eo)
 	if err != nil {
@@ -389,23 +390,6 @@ func FuzzNormalizeURL(f *testing.F) {
 		}
 		if again, err := normalizeURL(u); err != nil || again != u {
 			t.Fatalf("%q → %q → %q, %v: not stable", s, u, again, err)
-		}
-	})
-}
-
-func FuzzParseClientFile(f *testing.F) {
-	f.Add([]byte("profiles:\n  p:\n    url: http://x\n    token: ${T}\n    headers: {A: b}\n"))
-	f.Add([]byte("profiles: {a: {tokne: x}}"))
-	f.Add([]byte("&a [*a]"))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		cf, err := parseClientFile(raw)
-		if err != nil {
-			return
-		}
-		for name := range cf.Profiles {
-			if !profileName.MatchString(name) {
-				t.Fatalf("profile name %q accepted", name)
-			}
 		}
 	})
 }

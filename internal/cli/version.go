@@ -7,10 +7,9 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
-
-	"github.com/a2abridge/a2abridge/a2a"
 )
 
 // readBuildInfo is debug.ReadBuildInfo; tests replace it.
@@ -36,23 +35,16 @@ type versionInfo struct {
 	Bindings         []string `json:"a2aBindings"`
 }
 
-// servedVersions and servedBindings are the A2A protocol versions and
-// bindings that serve, the client commands and check speak.
-var (
-	servedVersions = []string{a2a.Version10, a2a.ProtocolVersion}
-	servedBindings = []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON}
-)
-
 // protocolsText names the versions and bindings served, for help and the
 // serve banner: "A2A 1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE
 // streaming".
 func protocolsText() string {
-	return "A2A " + strings.Join(servedVersions, " and ") + " over JSON-RPC and HTTP+JSON, SSE streaming"
+	return "A2A " + strings.Join(gateway.ProtocolVersions(), " and ") + " over JSON-RPC and HTTP+JSON, SSE streaming"
 }
 
 func buildVersion() versionInfo {
 	v := versionInfo{Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		ProtocolVersions: servedVersions, Bindings: servedBindings}
+		ProtocolVersions: gateway.ProtocolVersions(), Bindings: gateway.Bindings()}
 	bi, ok := readBuildInfo()
 	if !ok {
 		return v

@@ -1,10 +1,11 @@
-package cli
+package gateway
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -15,42 +16,56 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/suggest"
+	"github.com/a2abridge/a2abridge/internal/yamlkeys"
 	"github.com/a2abridge/a2abridge/server"
 )
 
-// agentKind is one kind of agent `serve` can host (the `kind:` of an
-// agents entry, or of a registration through the admin API): its own
-// configuration keys and how to build it.
-type agentKind struct {
-	name string
-	// config is the type (a struct with yaml tags) whose keys the kind
-	// takes besides agentFile's; nil: none.
-	config reflect.Type
-	// builtin kinds are hosted under their own name without a config
-	// entry; they cannot be registered through the admin API.
-	builtin bool
-	// build makes the agent from its decoded entry; node is the agents
-	// entry (${NAME} references expanded), to decode the kind's keys from.
-	build func(ctx context.Context, b *agentBuild) (*builtAgent, error)
+// Kind is one kind of agent a gateway hosts: the value of an agents
+// entry's kind key, or of a registration through the admin API. The
+// gateway registers its own (http, exec, openai, a2a, conversation and
+// the built-ins echo, chat, slow); RegisterKind adds more.
+type Kind interface {
+	// Name is the kind key's value ("http"): letters, digits, '-' or '_'.
+	Name() string
+	// Config returns a pointer to a new zero value of the kind's
+	// configuration: a struct whose yaml tags are the keys the kind takes
+	// besides the keys of every entry (AgentKeys). Before Build, an
+	// unknown key is refused with an error naming its line and the
+	// closest valid key, and a value of the wrong type with one naming
+	// the key ("agents.NAME.KEY: want a whole number (line 8)"). nil: the
+	// kind takes no keys of its own.
+	Config() any
+	// Build decodes the entry's keys (b.Decode), validates them and
+	// constructs the agent. Each line of an error that starts with a key
+	// ("url: required", "credentials.api_key: …") is reported as
+	// "agents.NAME.KEY: …", any other line as "agents.NAME: …". The card
+	// keys of the entry (description, skills, …) apply to the Built card
+	// afterwards.
+	Build(ctx context.Context, b *Build) (*Built, error)
 }
 
-// agentBuild is what a kind's build gets.
-type agentBuild struct {
-	name string
-	node *yaml.Node
-	file *agentFile
-	log  *slog.Logger
-	// checkURL, when set, confines every HTTP request of the agent
+// Build is what a Kind's Build gets: the entry's name and keys.
+type Build struct {
+	// Name is the agent's name (its path segment: /a2a/{Name}).
+	Name string
+	// Logger is the gateway's logger; never nil.
+	Logger *slog.Logger
+	// CheckURL, when set, confines every HTTP request of the agent
 	// (redirects and URLs learned at run time included) to the URLs it
 	// allows: a participant of an ad-hoc scenario (conversation.Allow).
 	// A kind that makes HTTP requests to a configured URL must apply it
-	// (remote.Config.CheckURL, openai.Config.CheckURL; the http kind
-	// follows no redirect and calls only its checked url).
-	checkURL func(*url.URL) error
+	// (remote.Config.CheckURL, openai.Config.CheckURL).
+	CheckURL func(*url.URL) error
+
+	node *yaml.Node   // the agents entry, ${NAME} references expanded
+	file *AgentConfig // the entry's common keys
 }
 
-// decode decodes the entry's keys into the kind's config (a pointer).
-func (b *agentBuild) decode(cfg any) error {
+// Decode decodes the entry's keys into cfg, a pointer to the kind's
+// configuration (what Config returns); keys the type does not have are
+// ignored (they were checked before Build). The error names the key.
+func (b *Build) Decode(cfg any) error {
 	if b.node == nil {
 		return nil
 	}
@@ -60,28 +75,84 @@ func (b *agentBuild) decode(cfg any) error {
 	return nil
 }
 
-// builtAgent is a kind's agent, its card (before the entry's card keys
-// apply) and, optionally, what releases its resources and the JSON-RPC
-// methods of its own it serves (server.HandlerOptions.Methods).
-type builtAgent struct {
-	agent   server.Agent
-	card    a2a.AgentCard
-	close   func() error
-	methods map[string]server.Method
-	// noPush serves the agent without push notifications
-	// (server.HandlerOptions.NoPush): a conversation.
-	noPush bool
-	// lateCard, when set, is how the agent's card can be had later: its
-	// card could not be derived when it was built (a remote A2A agent that
-	// was unreachable), and card is a stand-in. After buildAgent it returns
-	// the card with the entry's card keys applied. See watchCard.
-	lateCard func(context.Context) (a2a.AgentCard, error)
+// Built is a Kind's agent.
+type Built struct {
+	// Agent executes the agent's tasks.
+	Agent server.Agent
+	// Card is the agent's card (A2A 1.0 §4.4.1) before the entry's card
+	// keys apply; an empty name, description or version is filled in.
+	Card a2a.AgentCard
+	// Close, when set, releases the agent's resources at shutdown or
+	// when the agent is removed.
+	Close func() error
+	// Methods are JSON-RPC methods of the agent's own
+	// (server.HandlerOptions.Methods); nil: none.
+	Methods map[string]server.Method
+	// NoPush serves the agent without push notifications
+	// (server.HandlerOptions.NoPush).
+	NoPush bool
+	// LateCard, when set, is how the agent's card can be had later: it
+	// could not be derived when the agent was built (a remote A2A agent
+	// that was unreachable), and Card is a stand-in. The gateway calls it
+	// in the background (after 1 s, then twice as long each time, up to a
+	// minute) until it succeeds, then serves the agent under that card.
+	LateCard func(context.Context) (a2a.AgentCard, error)
+}
+
+// agentKind is a registered Kind: its configuration's type, and whether
+// it is a built-in agent (hosted under its own name without a config
+// entry, and taking the card and auth keys only).
+type agentKind struct {
+	name    string
+	config  reflect.Type // nil: no keys of its own
+	builtin bool
+	build   func(ctx context.Context, b *Build) (*Built, error)
 }
 
 // kinds are the agent kinds, by name.
 var kinds = map[string]*agentKind{}
 
-func registerKind(k *agentKind) { kinds[k.name] = k }
+// RegisterKind adds k to the kinds every gateway of the process hosts.
+// Call it before New, typically from an init function; it is not safe to
+// call while a gateway starts. It panics when a kind of that name is
+// registered already or when Config returns something other than a
+// pointer to a struct.
+func RegisterKind(k Kind) {
+	registerKind(k, false)
+}
+
+func registerKind(k Kind, builtin bool) {
+	name := k.Name()
+	if kinds[name] != nil {
+		panic("gateway: kind " + name + " registered twice")
+	}
+	ak := &agentKind{name: name, builtin: builtin, build: k.Build}
+	if c := k.Config(); c != nil {
+		t := reflect.TypeOf(c)
+		if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+			panic("gateway: kind " + name + ": Config must return a pointer to a struct")
+		}
+		ak.config = t.Elem()
+	}
+	kinds[name] = ak
+}
+
+// kindFunc is a Kind made of its parts.
+type kindFunc[C any] struct {
+	name  string
+	build func(ctx context.Context, b *Build) (*Built, error)
+}
+
+func (k kindFunc[C]) Name() string { return k.name }
+
+func (k kindFunc[C]) Config() any {
+	if reflect.TypeFor[C]() == reflect.TypeFor[struct{}]() {
+		return nil
+	}
+	return new(C)
+}
+
+func (k kindFunc[C]) Build(ctx context.Context, b *Build) (*Built, error) { return k.build(ctx, b) }
 
 // kindNames lists the kinds for error messages: bridges first, then
 // built-ins, each alphabetically.
@@ -101,9 +172,9 @@ func kindNames() string {
 
 func init() {
 	for _, b := range builtins() {
-		registerKind(&agentKind{name: b.name, builtin: true, build: func(ctx context.Context, ab *agentBuild) (*builtAgent, error) {
-			return &builtAgent{agent: b.agent, card: b.card}, nil
-		}})
+		registerKind(kindFunc[struct{}]{name: b.name, build: func(ctx context.Context, ab *Build) (*Built, error) {
+			return &Built{Agent: b.agent, Card: b.card}, nil
+		}}, true)
 	}
 }
 
@@ -140,7 +211,7 @@ func kindOf(name string, n *yaml.Node) (*agentKind, error) {
 	kd := kinds[k]
 	if kd == nil {
 		msg := fmt.Sprintf("agents.%s.kind: unknown kind %q (have %s)", name, k, kindNames())
-		if c := closest(k, slices.Collect(func(yield func(string) bool) {
+		if c := suggest.Closest(k, slices.Collect(func(yield func(string) bool) {
 			for n := range kinds {
 				if !yield(n) {
 					return
@@ -155,7 +226,7 @@ func kindOf(name string, n *yaml.Node) (*agentKind, error) {
 }
 
 // checkAgentKeys checks the keys of the agents entry name (mapping node
-// n): each must be one of agentFile's or of its kind's config, checked
+// n): each must be one of AgentKeys' or of its kind's config, checked
 // down to nested blocks. The error names the line, the entry and the key.
 func checkAgentKeys(name string, n *yaml.Node) error {
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -181,41 +252,65 @@ func checkAgentKeys(name string, n *yaml.Node) error {
 				valid = append(valid, f)
 			}
 			slices.Sort(valid)
-			e := &unknownKeyError{Line: kn.Line, Key: kn.Value, Path: path, Suggest: closest(kn.Value, valid), Valid: valid}
+			e := &yamlkeys.UnknownKeyError{Line: kn.Line, Key: kn.Value, Path: path, Suggest: suggest.Closest(kn.Value, valid), Valid: valid}
 			if k.builtin {
 				return fmt.Errorf("%w (%s is the built-in agent %s: it takes the card and auth keys only)", e, name, k.name)
 			}
 			return e
 		}
-		if err := checkKeys(v, ft, joinPath(path, kn.Value)); err != nil {
+		if err := yamlkeys.CheckKeys(v, ft, yamlkeys.JoinPath(path, kn.Value)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// agentNode is the node of an agents entry made in code rather than read
+// from a file: its kind and its kind's keys (KindKeys), checked as a
+// file's entry is.
+func agentNode(name string, af *AgentConfig) (*yaml.Node, error) {
+	m := maps.Clone(af.KindKeys)
+	if m == nil {
+		m = map[string]any{}
+	}
+	if af.Kind != "" {
+		m["kind"] = af.Kind
+	}
+	var n yaml.Node
+	if err := n.Encode(m); err != nil {
+		return nil, fmt.Errorf("agents.%s: %w", name, err)
+	}
+	if err := checkAgentKeys(name, &n); err != nil {
+		return nil, err
+	}
+	if err := checkAgentTypes(name, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
 // buildAgent builds the agents entry name from its decoded entry f and its
 // node n (expanded): the kind's agent and card, then the entry's card keys
 // over it. Errors name the entry (agents.NAME…).
-func buildAgent(ctx context.Context, log *slog.Logger, name string, f *agentFile, n *yaml.Node) (*builtAgent, error) {
+func buildAgent(ctx context.Context, log *slog.Logger, name string, f *AgentConfig, n *yaml.Node) (*Built, error) {
 	return buildAgentChecked(ctx, log, name, f, n, nil)
 }
 
-// buildAgentChecked is buildAgent with agentBuild.checkURL.
-func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *agentFile, n *yaml.Node, checkURL func(*url.URL) error) (*builtAgent, error) {
+// buildAgentChecked is buildAgent with Build.CheckURL.
+func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *AgentConfig, n *yaml.Node, checkURL func(*url.URL) error) (*Built, error) {
 	k, err := kindOf(name, n)
 	if err != nil {
 		return nil, err
 	}
-	b, err := k.build(ctx, &agentBuild{name: name, node: n, file: f, log: log, checkURL: checkURL})
+	b, err := k.build(ctx, &Build{Name: name, node: n, file: f, Logger: log, CheckURL: checkURL})
 	if err != nil {
 		return nil, agentError(name, err)
 	}
-	if err := applyCardKeys(name, f, &b.card); err != nil {
+	if err := applyCardKeys(name, f, &b.Card); err != nil {
 		return nil, err
 	}
-	if late := b.lateCard; late != nil {
-		b.lateCard = func(ctx context.Context) (a2a.AgentCard, error) {
+	if late := b.LateCard; late != nil {
+		b.LateCard = func(ctx context.Context) (a2a.AgentCard, error) {
 			c, err := late(ctx)
 			if err == nil {
 				err = applyCardKeys(name, f, &c)
@@ -229,7 +324,7 @@ func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *ag
 // applyCardKeys applies an entry's card keys (description, version,
 // skills, input and output modes, streaming, extensions) to the card its kind built,
 // and fills in what is missing (name, description, version).
-func applyCardKeys(name string, f *agentFile, c *a2a.AgentCard) error {
+func applyCardKeys(name string, f *AgentConfig, c *a2a.AgentCard) error {
 	if f.Description != "" {
 		c.Description = f.Description
 	}
@@ -294,9 +389,9 @@ func agentFields(name string, n *yaml.Node) (map[string]reflect.Type, *agentKind
 	if err != nil {
 		return nil, nil, err
 	}
-	fields := yamlFields(reflect.TypeFor[agentCommonKeys]())
+	fields := yamlkeys.Fields(reflect.TypeFor[AgentKeys]())
 	if k.config != nil {
-		for key, t := range yamlFields(k.config) {
+		for key, t := range yamlkeys.Fields(k.config) {
 			fields[key] = t
 		}
 	}
@@ -338,14 +433,18 @@ func checkTypes(n *yaml.Node, t reflect.Type, path string) error {
 	if n.ShortTag() == "!!null" {
 		return nil
 	}
-	custom := reflect.PointerTo(t).Implements(yamlUnmarshaler)
+	custom := yamlkeys.Custom(t)
 	switch {
+	case t == durationType || t == byteSizeType:
+		if parseUnit(n, t) == nil {
+			return nil
+		}
 	case custom:
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
-		fields := yamlFields(t)
+		fields := yamlkeys.Fields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if ft, ok := fields[n.Content[i].Value]; ok {
-				if err := checkTypes(n.Content[i+1], ft, joinPath(path, n.Content[i].Value)); err != nil {
+				if err := checkTypes(n.Content[i+1], ft, yamlkeys.JoinPath(path, n.Content[i].Value)); err != nil {
 					return err
 				}
 			}
@@ -353,7 +452,7 @@ func checkTypes(n *yaml.Node, t reflect.Type, path string) error {
 		return nil
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := checkTypes(n.Content[i+1], t.Elem(), joinPath(path, n.Content[i].Value)); err != nil {
+			if err := checkTypes(n.Content[i+1], t.Elem(), yamlkeys.JoinPath(path, n.Content[i].Value)); err != nil {
 				return err
 			}
 		}
@@ -382,9 +481,9 @@ func describeType(t reflect.Type) string {
 		t = t.Elem()
 	}
 	switch {
-	case t == reflect.TypeFor[time.Duration]() || t == reflect.TypeFor[duration]():
+	case t == reflect.TypeFor[time.Duration]() || t == reflect.TypeFor[Duration]():
 		return "a duration such as 30s or 1m30s"
-	case t == reflect.TypeFor[byteSize]():
+	case t == reflect.TypeFor[ByteSize]():
 		return "a size in bytes such as 1048576 or 256MiB"
 	}
 	switch t.Kind() {

@@ -1,19 +1,25 @@
-package cli
+// Package yamlkeys checks YAML documents against the Go types they decode
+// into: an unknown key is an error naming its line, where it is, and the
+// closest valid key. It serves a2abridge's config files (the gateway's,
+// the client's profiles).
+package yamlkeys
 
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
-// unknownKeyError is a mapping key that no field of the Go type the YAML
+// UnknownKeyError is a mapping key that no field of the Go type the YAML
 // is decoded into names: its line, where it is (a dotted path, "" at the
 // top level), the closest valid key when one is close enough, and the
 // valid keys.
-type unknownKeyError struct {
+type UnknownKeyError struct {
 	Line    int
 	Key     string
 	Path    string
@@ -21,8 +27,11 @@ type unknownKeyError struct {
 	Valid   []string
 }
 
-func (e *unknownKeyError) Error() string {
-	s := fmt.Sprintf("%d: unknown key %q", e.Line, e.Key)
+func (e *UnknownKeyError) Error() string {
+	s := fmt.Sprintf("unknown key %q", e.Key)
+	if e.Line > 0 {
+		s = fmt.Sprintf("%d: %s", e.Line, s)
+	}
 	if e.Path != "" {
 		s += " in " + e.Path
 	}
@@ -32,44 +41,55 @@ func (e *unknownKeyError) Error() string {
 	return s + " (valid keys: " + strings.Join(e.Valid, ", ") + ")"
 }
 
-var yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+// Custom reports whether t or *t decodes itself: it implements
+// yaml.Unmarshaler, or the older UnmarshalYAML(func(any) error) error
+// that public types use to keep yaml's types out of their API. Such
+// types are not entered.
+func Custom(t reflect.Type) bool {
+	for _, u := range []reflect.Type{reflect.TypeFor[yaml.Unmarshaler](), reflect.TypeFor[interface{ UnmarshalYAML(func(any) error) error }]()} {
+		if t.Implements(u) || reflect.PointerTo(t).Implements(u) {
+			return true
+		}
+	}
+	return false
+}
 
-// checkKeys walks n against t, the type it will be decoded into, and
+// CheckKeys walks n against t, the type it will be decoded into, and
 // returns the first key (in document order) that t does not have. Keys are
 // derived from the yaml struct tags (a field without a tag is its
 // lowercased name, as yaml.v3 does; ",inline" fields are merged); the keys
 // of Go maps are free. Types with their own UnmarshalYAML are not entered.
 // Values of the wrong kind are left to the decoder to report.
-func checkKeys(n *yaml.Node, t reflect.Type, path string) *unknownKeyError {
+func CheckKeys(n *yaml.Node, t reflect.Type, path string) *UnknownKeyError {
 	if n == nil {
 		return nil
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(yamlUnmarshaler) || t.Implements(yamlUnmarshaler) {
+	if Custom(t) {
 		return nil
 	}
-	if t == reflect.TypeFor[agentFile]() {
-		return nil // by its kind's keys: checkAgentKeys
+	if opaque[t] {
+		return nil // checked by its owner
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if err := checkKeys(c, t, path); err != nil {
+			if err := CheckKeys(c, t, path); err != nil {
 				return err
 			}
 		}
 		return nil
 	case yaml.AliasNode:
-		return checkKeys(n.Alias, t, path)
+		return CheckKeys(n.Alias, t, path)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return nil
 		}
-		fields := yamlFields(t)
+		fields := Fields(t)
 		if fields == nil {
 			return nil // an inline map takes any key
 		}
@@ -85,9 +105,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *unknownKeyError {
 					valid = append(valid, name)
 				}
 				slices.Sort(valid)
-				return &unknownKeyError{Line: k.Line, Key: k.Value, Path: path, Suggest: closest(k.Value, valid), Valid: valid}
+				return &UnknownKeyError{Line: k.Line, Key: k.Value, Path: path, Suggest: suggest.Closest(k.Value, valid), Valid: valid}
 			}
-			if err := checkKeys(v, ft, joinPath(path, k.Value)); err != nil {
+			if err := CheckKeys(v, ft, JoinPath(path, k.Value)); err != nil {
 				return err
 			}
 		}
@@ -99,7 +119,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *unknownKeyError {
 			if n.Content[i].ShortTag() == "!!null" {
 				continue // as yaml.v3, which decodes no value under a null key
 			}
-			if err := checkKeys(n.Content[i+1], t.Elem(), joinPath(path, n.Content[i].Value)); err != nil {
+			if err := CheckKeys(n.Content[i+1], t.Elem(), JoinPath(path, n.Content[i].Value)); err != nil {
 				return err
 			}
 		}
@@ -108,7 +128,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *unknownKeyError {
 			return nil
 		}
 		for i, c := range n.Content {
-			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := CheckKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
 		}
@@ -116,16 +136,17 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *unknownKeyError {
 	return nil
 }
 
-func joinPath(path, key string) string {
+// JoinPath is the dotted path of key below path ("" at the top level).
+func JoinPath(path, key string) string {
 	if path == "" {
 		return key
 	}
 	return path + "." + key
 }
 
-// yamlFields maps the YAML keys of struct t to their field types; nil when
+// Fields maps the YAML keys of struct t to their field types; nil when
 // t has an inline map (every key is valid).
-func yamlFields(t reflect.Type) map[string]reflect.Type {
+func Fields(t reflect.Type) map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -145,7 +166,7 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 			if ft.Kind() != reflect.Struct {
 				return nil
 			}
-			inner := yamlFields(ft)
+			inner := Fields(ft)
 			if inner == nil {
 				return nil
 			}
@@ -162,56 +183,20 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	return fields
 }
 
-// closest returns the candidate nearest to key when it is plausibly a typo
-// of it: at most 2 edits (1 for keys of up to 4 characters), ignoring case
-// and the difference between '-' and '_'; "" otherwise.
-func closest(key string, candidates []string) string {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
-	k := norm(key)
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := editDistance(k, norm(c))
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := 2
-	if len([]rune(key)) <= 4 {
-		limit = 1
-	}
-	if bestD < 0 || bestD > limit {
-		return ""
-	}
-	return best
-}
+// opaque are the types CheckKeys does not enter (see Opaque).
+var opaque = map[reflect.Type]bool{}
 
-// editDistance is the optimal string alignment distance between a and b
-// (insertions, deletions, substitutions and transpositions of adjacent
-// runes each cost 1). Inputs are bounded by the caller (YAML keys).
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 256 || len(rb) > 256 {
-		return max(len(ra), len(rb))
-	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
+// Opaque makes CheckKeys skip values of type t, whose keys its owner
+// checks itself (an entry whose keys depend on its kind). Call it from an
+// init function.
+func Opaque(t reflect.Type) { opaque[t] = true }
+
+// EnvRef matches a ${NAME} reference to an environment variable in a
+// YAML value; group 1 is NAME.
+var EnvRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// RedactError is a decoding error's text with the quoted values dropped
+// (they may be secrets) and its line reference kept.
+func RedactError(err error) string {
+	return regexp.MustCompile("`[^`]*`").ReplaceAllString(err.Error(), "`…`")
 }

@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"bytes"
@@ -23,11 +23,12 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/openai"
+	"github.com/a2abridge/a2abridge/internal/yamlkeys"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// The admin API of `serve` (issue 13 §2): agents added, listed and removed
+// The admin API of `serve`: agents added, listed and removed
 // while the server runs, persisted in the store's agent registry and
 // rebuilt at the next start.
 //
@@ -43,8 +44,8 @@ import (
 // names the key), 401, 404 (no such agent), 409 (the name is taken, or the
 // agent is not registered through the API) or 413 (body over 1 MiB).
 
-// adminAPIPrefix is where the admin API is mounted.
-const adminAPIPrefix = "/api/v1/agents"
+// AdminPath is where the admin API is mounted.
+const AdminPath = "/api/v1/agents"
 
 // maxAdminBody bounds a registration's body.
 const maxAdminBody = 1 << 20
@@ -71,9 +72,9 @@ type registry struct {
 type registered struct {
 	spec    map[string]any // as stored: ${NAME} references unexpanded
 	kind    string
-	built   *builtAgent
+	built   *Built
 	opts    server.HandlerOptions
-	extend  func(a2a.AgentCard) *a2a.AgentCard // the extended card of a late card (builtAgent.lateCard)
+	extend  func(a2a.AgentCard) *a2a.AgentCard // the extended card of a late card (Built.LateCard)
 	problem string                             // broken: why it could not be built
 	stop    context.CancelFunc                 // ends its watchCard, if any
 }
@@ -154,11 +155,11 @@ func startAdmin(ctx context.Context, log *slog.Logger, st store.Store, eng *serv
 		}
 	}
 	if len(cfg.admin) > 0 {
-		host.Handle("GET "+adminAPIPrefix, r.authed(r.list))
-		host.Handle("POST "+adminAPIPrefix, r.authed(r.create))
-		host.Handle("GET "+adminAPIPrefix+"/{name}", r.authed(r.get))
-		host.Handle("DELETE "+adminAPIPrefix+"/{name}", r.authed(r.remove))
-		log.Info("admin API enabled", "path", adminAPIPrefix, "kinds", r.kinds, "env", r.env)
+		host.Handle("GET "+AdminPath, r.authed(r.list))
+		host.Handle("POST "+AdminPath, r.authed(r.create))
+		host.Handle("GET "+AdminPath+"/{name}", r.authed(r.get))
+		host.Handle("DELETE "+AdminPath+"/{name}", r.authed(r.remove))
+		log.Info("admin API enabled", "path", AdminPath, "kinds", r.kinds, "env", r.env)
 	}
 	return r, nil
 }
@@ -174,8 +175,8 @@ func (r *registry) close() {
 		if d.stop != nil {
 			d.stop()
 		}
-		if d.built.close != nil {
-			_ = d.built.close()
+		if d.built.Close != nil {
+			_ = d.built.Close()
 		}
 	}
 }
@@ -186,9 +187,11 @@ func kindOfSpec(spec map[string]any) string {
 	return k
 }
 
-// adminError is the admin API's error body.
-type adminError struct {
+// AdminError is the admin API's error body.
+type AdminError struct {
+	// Error says what is wrong.
 	Error string `json:"error"`
+	// Field names the registration's key at fault, if one is.
 	Field string `json:"field,omitempty"`
 }
 
@@ -204,7 +207,7 @@ func writeAdmin(w http.ResponseWriter, status int, v any) {
 }
 
 func adminFail(w http.ResponseWriter, status int, field, format string, args ...any) {
-	writeAdmin(w, status, adminError{Error: fmt.Sprintf(format, args...), Field: field})
+	writeAdmin(w, status, AdminError{Error: fmt.Sprintf(format, args...), Field: field})
 }
 
 // authed requires an admin bearer token.
@@ -225,23 +228,38 @@ func (r *registry) authed(next http.HandlerFunc) http.Handler {
 	})
 }
 
-// agentInfo is one agent in the admin API's answers.
-type agentInfo struct {
-	Name     string         `json:"name"`
-	Kind     string         `json:"kind"`
-	Source   string         `json:"source"` // "config" (file or built in: read-only) or "admin"
-	URL      string         `json:"url"`
-	Card     string         `json:"card"`
-	Spec     map[string]any `json:"spec,omitempty"`    // registered agents: the registration, secrets masked
-	Running  bool           `json:"running"`           // false: registered but could not be built, or removed
-	Removed  bool           `json:"removed,omitempty"` // a removed agent whose tasks stay readable (a tombstone)
-	Problem  string         `json:"problem,omitempty"`
-	Protocol []string       `json:"protocols,omitempty"`
+// AgentInfo is one agent in the admin API's answers (GET AdminPath, GET
+// and POST AdminPath/{name}), as JSON.
+type AgentInfo struct {
+	// Name is the agent's name (/a2a/{name}).
+	Name string `json:"name"`
+	// Kind is its kind.
+	Kind string `json:"kind"`
+	// Source is "config" (the config file or built in: read-only) or
+	// "admin" (registered through the API).
+	Source string `json:"source"`
+	// URL is its JSON-RPC endpoint.
+	URL string `json:"url"`
+	// Card is its card's URL.
+	Card string `json:"card"`
+	// Spec is a registered agent's registration, secrets masked.
+	Spec map[string]any `json:"spec,omitempty"`
+	// Running is false for a registration that could not be built, or
+	// a removed agent.
+	Running bool `json:"running"`
+	// Removed marks a removed agent whose tasks stay readable (a
+	// tombstone).
+	Removed bool `json:"removed,omitempty"`
+	// Problem says why a registration is not running.
+	Problem string `json:"problem,omitempty"`
+	// Protocol lists the bindings it is served over ("JSONRPC",
+	// "HTTP+JSON").
+	Protocol []string `json:"protocols,omitempty"`
 }
 
-func (r *registry) info(req *http.Request, name string) (agentInfo, bool) {
+func (r *registry) info(req *http.Request, name string) (AgentInfo, bool) {
 	base := r.host.BaseURL(req) + "/a2a/" + name
-	a := agentInfo{Name: name, URL: base, Card: base + "/.well-known/agent-card.json"}
+	a := AgentInfo{Name: name, URL: base, Card: base + "/.well-known/agent-card.json"}
 	for _, b := range []string{"JSONRPC", "HTTP+JSON"} {
 		for _, v := range r.host.ProtocolVersions() {
 			a.Protocol = append(a.Protocol, b+"/"+v)
@@ -292,8 +310,8 @@ func (r *registry) list(w http.ResponseWriter, req *http.Request) {
 	}
 	slices.Sort(dyn)
 	out := struct {
-		Agents []agentInfo `json:"agents"`
-	}{Agents: []agentInfo{}}
+		Agents []AgentInfo `json:"agents"`
+	}{Agents: []AgentInfo{}}
 	for _, n := range append(names, dyn...) {
 		if a, ok := r.info(req, n); ok {
 			out.Agents = append(out.Agents, a)
@@ -367,8 +385,8 @@ func (r *registry) create(w http.ResponseWriter, req *http.Request) {
 		err = r.st.PutAgent(context.WithoutCancel(req.Context()), name, stored)
 	}
 	if err != nil {
-		if reg.built.close != nil {
-			_ = reg.built.close()
+		if reg.built.Close != nil {
+			_ = reg.built.Close()
 		}
 		r.log.Error("store a registered agent", "agent", name, "err", err)
 		adminFail(w, http.StatusInternalServerError, "", "the registration could not be stored")
@@ -377,7 +395,7 @@ func (r *registry) create(w http.ResponseWriter, req *http.Request) {
 	r.hostAgent(name, reg)
 	r.log.Info("agent registered", "agent", name, "kind", reg.kind)
 	a, _ := r.info(req, name)
-	w.Header().Set("Location", adminAPIPrefix+"/"+name)
+	w.Header().Set("Location", AdminPath+"/"+name)
 	writeAdmin(w, http.StatusCreated, a)
 }
 
@@ -408,8 +426,8 @@ func (r *registry) remove(w http.ResponseWriter, req *http.Request) {
 				r.log.Error("fail the unfinished tasks of a removed agent", "agent", name, "err", err)
 			}
 		}
-		if d.built.close != nil {
-			_ = d.built.close()
+		if d.built.Close != nil {
+			_ = d.built.Close()
 		}
 		r.log.Info("agent removed", "agent", name, "tasks_failed", n)
 	}
@@ -466,7 +484,7 @@ func (r *registry) unregister(ctx context.Context, name string) (status int, d *
 	if d.stop != nil {
 		d.stop()
 	}
-	r.hostTombstone(name, d.built.card, d.opts)
+	r.hostTombstone(name, d.built.Card, d.opts)
 	r.tombs[name] = &registered{spec: d.spec, kind: d.kind}
 	return http.StatusNoContent, d, old
 }
@@ -475,7 +493,7 @@ func (r *registry) unregister(ctx context.Context, name string) (status int, d *
 // environment variables it may use (admin.env), expands them, and decodes
 // it; with checkKind, its kind must be one admin.kinds allows. Errors are
 // as build's.
-func (r *registry) decode(name string, spec map[string]any, checkKind bool) (*agentKind, *yaml.Node, *agentFile, error) {
+func (r *registry) decode(name string, spec map[string]any, checkKind bool) (*agentKind, *yaml.Node, *AgentConfig, error) {
 	if err := checkAgentName(name); err != nil {
 		return nil, nil, nil, fmt.Errorf("name: %w", err)
 	}
@@ -490,7 +508,7 @@ func (r *registry) decode(name string, spec map[string]any, checkKind bool) (*ag
 		return nil, nil, nil, err
 	}
 	if err := checkAgentKeys(name, &node); err != nil {
-		var uk *unknownKeyError
+		var uk *yamlkeys.UnknownKeyError
 		if errors.As(err, &uk) {
 			msg := fmt.Sprintf("unknown key %q in %s", uk.Key, uk.Path)
 			if uk.Suggest != "" {
@@ -526,7 +544,7 @@ func (r *registry) decode(name string, spec map[string]any, checkKind bool) (*ag
 	if err := checkAgentTypes(name, &node); err != nil {
 		return nil, nil, nil, err
 	}
-	var af agentFile
+	var af AgentConfig
 	if err := node.Decode(&af); err != nil {
 		return nil, nil, nil, fmt.Errorf("agents.%s: the registration does not fit its kind", name)
 	}
@@ -550,25 +568,25 @@ func (r *registry) build(ctx context.Context, name string, spec map[string]any) 
 	}
 	o, err := r.cfg.authFor(name, af)
 	if err != nil {
-		if built.close != nil {
-			_ = built.close()
+		if built.Close != nil {
+			_ = built.Close()
 		}
 		return nil, err
 	}
-	o.ExtendedCard = af.extendedCard(built.card)
-	o.Methods = built.methods
-	o.NoPush = built.noPush
+	o.ExtendedCard = af.extendedCard(built.Card)
+	o.Methods = built.Methods
+	o.NoPush = built.NoPush
 	return &registered{spec: spec, kind: k.name, built: built, opts: o, extend: af.extendedCard}, nil
 }
 
 // hostAgent hosts a built registration (r.mu held, or at start). A card
-// that could not be had yet (builtAgent.lateCard) replaces the stand-in
+// that could not be had yet (Built.LateCard) replaces the stand-in
 // when it can, while the registration is still the one hosted.
 func (r *registry) hostAgent(name string, reg *registered) {
-	r.host.Add(server.NewHandler(r.eng, name, reg.built.agent, reg.built.card, reg.opts))
+	r.host.Add(server.NewHandler(r.eng, name, reg.built.Agent, reg.built.Card, reg.opts))
 	r.dyn[name] = reg
 	delete(r.tombs, name) // a name registered again: the new agent serves the old tasks
-	if reg.built.lateCard == nil {
+	if reg.built.LateCard == nil {
 		return
 	}
 	var ctx context.Context
@@ -579,7 +597,7 @@ func (r *registry) hostAgent(name string, reg *registered) {
 		if r.dyn[name] != reg {
 			return false
 		}
-		reg.built.card, reg.opts = card, o
+		reg.built.Card, reg.opts = card, o
 		r.host.Add(h)
 		return true
 	})

@@ -1,9 +1,8 @@
-package cli
+package gateway
 
 import (
 	"context"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -15,14 +14,14 @@ import (
 	"github.com/a2abridge/a2abridge/bridge/simple"
 )
 
-// The bridge kinds: agents that are adapters to what people already run
-// (issue 13 §1). Each is a public package under bridge/; here the config
+// The bridge kinds: agents that are adapters to what people already run.
+// Each is a public package under bridge/; here the config
 // is decoded into its Config and its agent built.
 func init() {
-	registerKind(&agentKind{name: "exec", config: reflect.TypeFor[command.Config](), build: buildExec})
-	registerKind(&agentKind{name: "http", config: reflect.TypeFor[simple.Config](), build: buildHTTP})
-	registerKind(&agentKind{name: "openai", config: reflect.TypeFor[openai.Config](), build: buildOpenAI})
-	registerKind(&agentKind{name: "a2a", config: reflect.TypeFor[remote.Config](), build: buildA2A})
+	registerKind(kindFunc[command.Config]{name: "exec", build: buildExec}, false)
+	registerKind(kindFunc[simple.Config]{name: "http", build: buildHTTP}, false)
+	registerKind(kindFunc[openai.Config]{name: "openai", build: buildOpenAI}, false)
+	registerKind(kindFunc[remote.Config]{name: "a2a", build: buildA2A}, false)
 }
 
 // buildA2A builds an a2a agent, its card derived from the remote's (name,
@@ -31,12 +30,12 @@ func init() {
 // then the entry's card keys over a generic one (a warning says so) until
 // the remote's card can be fetched (watchCard tries again in the
 // background), and executions dial the remote when they run.
-func buildA2A(ctx context.Context, b *agentBuild) (*builtAgent, error) {
+func buildA2A(ctx context.Context, b *Build) (*Built, error) {
 	var c remote.Config
-	if err := b.decode(&c); err != nil {
+	if err := b.Decode(&c); err != nil {
 		return nil, err
 	}
-	c.CheckURL = b.checkURL
+	c.CheckURL = b.CheckURL
 	a, err := remote.New(c)
 	if err != nil {
 		return nil, err
@@ -52,19 +51,19 @@ func buildA2A(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 		}
 		return card, nil
 	}
-	built := &builtAgent{agent: a, close: a.Close}
+	built := &Built{Agent: a, Close: a.Close}
 	card, err := derive(ctx)
 	if err != nil {
-		b.log.Warn("the remote agent's card could not be fetched; serving a generic card until it can be", "agent", b.name, "err", err)
-		card = baseCard(b.name, "A remote A2A agent.", a.Skill())
-		built.lateCard = derive
+		b.Logger.Warn("the remote agent's card could not be fetched; serving a generic card until it can be", "agent", b.Name, "err", err)
+		card = baseCard(b.Name, "A remote A2A agent.", a.Skill())
+		built.LateCard = derive
 	}
-	built.card = card
+	built.Card = card
 	return built, nil
 }
 
 // watchCard fetches in the background the card of an agent built with a
-// stand-in card (builtAgent.lateCard; a remote A2A agent unreachable when
+// stand-in card (Built.LateCard; a remote A2A agent unreachable when
 // it was built): after 1 s, then after twice as long each time, up to one
 // minute between tries, until it succeeds or ctx ends. Then the agent is
 // hosted again under that card (its extended card made by extend, when
@@ -72,9 +71,9 @@ func buildA2A(ctx context.Context, b *agentBuild) (*builtAgent, error) {
 // which reports false when the agent is no longer the one hosted under
 // that name (removed meanwhile): then nothing changes. Executions are not
 // affected: each dials the remote itself.
-func watchCard(ctx context.Context, log *slog.Logger, name string, b *builtAgent, opts server.HandlerOptions, extend func(a2a.AgentCard) *a2a.AgentCard,
+func watchCard(ctx context.Context, log *slog.Logger, name string, b *Built, opts server.HandlerOptions, extend func(a2a.AgentCard) *a2a.AgentCard,
 	eng *server.Engine, host func(*server.Handler, a2a.AgentCard, server.HandlerOptions) bool) {
-	if b.lateCard == nil {
+	if b.LateCard == nil {
 		return
 	}
 	go func() {
@@ -84,7 +83,7 @@ func watchCard(ctx context.Context, log *slog.Logger, name string, b *builtAgent
 				return
 			case <-time.After(wait):
 			}
-			card, err := b.lateCard(ctx)
+			card, err := b.LateCard(ctx)
 			if err != nil {
 				log.Debug("the remote agent's card is still unavailable", "agent", name, "err", err, "next_try", min(2*wait, time.Minute))
 				continue
@@ -93,7 +92,7 @@ func watchCard(ctx context.Context, log *slog.Logger, name string, b *builtAgent
 			if extend != nil {
 				o.ExtendedCard = extend(card)
 			}
-			if host(server.NewHandler(eng, name, b.agent, card, o), card, o) {
+			if host(server.NewHandler(eng, name, b.Agent, card, o), card, o) {
 				log.Info("the remote agent's card was fetched: the agent is served under it now", "agent", name, "card_name", card.Name)
 			}
 			return
@@ -101,45 +100,45 @@ func watchCard(ctx context.Context, log *slog.Logger, name string, b *builtAgent
 	}()
 }
 
-func buildOpenAI(ctx context.Context, b *agentBuild) (*builtAgent, error) {
+func buildOpenAI(ctx context.Context, b *Build) (*Built, error) {
 	var c openai.Config
-	if err := b.decode(&c); err != nil {
+	if err := b.Decode(&c); err != nil {
 		return nil, err
 	}
-	c.CheckURL = b.checkURL
+	c.CheckURL = b.CheckURL
 	a, err := openai.New(c)
 	if err != nil {
 		return nil, err
 	}
-	built := &builtAgent{agent: a, card: baseCard(b.name, "The model "+c.Model+" of an OpenAI-compatible endpoint.", a.Skill()), close: a.Close}
-	if m := a.Methods(); m != nil { // ai/chat, ai/embeddings, ai/rerank (issue 13 §4)
-		built.methods = m
-		built.card.Capabilities.Extensions = append(built.card.Capabilities.Extensions, a.CardExtension())
+	built := &Built{Agent: a, Card: baseCard(b.Name, "The model "+c.Model+" of an OpenAI-compatible endpoint.", a.Skill()), Close: a.Close}
+	if m := a.Methods(); m != nil { // ai/chat, ai/embeddings, ai/rerank
+		built.Methods = m
+		built.Card.Capabilities.Extensions = append(built.Card.Capabilities.Extensions, a.CardExtension())
 	}
 	return built, nil
 }
 
-func buildHTTP(ctx context.Context, b *agentBuild) (*builtAgent, error) {
+func buildHTTP(ctx context.Context, b *Build) (*Built, error) {
 	var c simple.Config
-	if err := b.decode(&c); err != nil {
+	if err := b.Decode(&c); err != nil {
 		return nil, err
 	}
 	a, err := simple.New(c)
 	if err != nil {
 		return nil, err
 	}
-	return &builtAgent{agent: a, card: baseCard(b.name, "An HTTP service, answering in the simple dialect.", a.Skill()), close: a.Close}, nil
+	return &Built{Agent: a, Card: baseCard(b.Name, "An HTTP service, answering in the simple dialect.", a.Skill()), Close: a.Close}, nil
 }
 
-func buildExec(ctx context.Context, b *agentBuild) (*builtAgent, error) {
+func buildExec(ctx context.Context, b *Build) (*Built, error) {
 	var c command.Config
-	if err := b.decode(&c); err != nil {
+	if err := b.Decode(&c); err != nil {
 		return nil, err
 	}
-	c.Logger = b.log.With("agent", b.name)
+	c.Logger = b.Logger.With("agent", b.Name)
 	a, err := command.New(c)
 	if err != nil {
 		return nil, err
 	}
-	return &builtAgent{agent: a, card: baseCard(b.name, "Runs "+a.Skill().Name+" for each message.", a.Skill()), close: a.Close}, nil
+	return &Built{Agent: a, Card: baseCard(b.Name, "Runs "+a.Skill().Name+" for each message.", a.Skill()), Close: a.Close}, nil
 }

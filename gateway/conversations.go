@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"container/list"
@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -30,7 +29,7 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// The conversation bridge (issue 14): the kind conversation (a named
+// The conversation bridge: the kind conversation (a named
 // scenario in the config file, at /a2a/{name}), the ad-hoc scenarios of
 // /api/bridge/{config64}/a2a, and the index GET /api/bridge.
 
@@ -47,14 +46,14 @@ type conversationConfig struct {
 }
 
 func init() {
-	registerKind(&agentKind{name: conversationKind, config: reflect.TypeFor[conversationConfig](), build: buildConversation})
+	registerKind(kindFunc[conversationConfig]{name: conversationKind, build: buildConversation}, false)
 }
 
 // buildConversation builds a named scenario: its participants are built
 // by kind as agents entries are (any kind but conversation).
-func buildConversation(ctx context.Context, b *agentBuild) (*builtAgent, error) {
+func buildConversation(ctx context.Context, b *Build) (*Built, error) {
 	var c conversationConfig
-	if err := b.decode(&c); err != nil {
+	if err := b.Decode(&c); err != nil {
 		return nil, err
 	}
 	var s *conversation.Scenario
@@ -78,11 +77,11 @@ func buildConversation(ctx context.Context, b *agentBuild) (*builtAgent, error) 
 	default:
 		return nil, errors.New("scenario: required (or scenario_file)")
 	}
-	a, err := conversation.New(ctx, s, conversation.Options{Factory: participantFactory(b.log, nil), Logger: b.log.With("agent", b.name)})
+	a, err := conversation.New(ctx, s, conversation.Options{Factory: participantFactory(b.Logger, nil), Logger: b.Logger.With("agent", b.Name)})
 	if err != nil {
 		return nil, scenarioKeyError("scenario", err)
 	}
-	return &builtAgent{agent: a, card: a.Card(), close: a.Close, noPush: true}, nil
+	return &Built{Agent: a, Card: a.Card(), Close: a.Close, NoPush: true}, nil
 }
 
 // scenarioKeyError names a scenario's field below key ("scenario.agents[1].id: …").
@@ -102,6 +101,19 @@ func resolveScenarioFiles(nodes map[string]*yaml.Node, dir string) {
 			v.Value = filepath.Join(dir, v.Value)
 		}
 	}
+}
+
+// LoadScenario reads a conversation scenario file (YAML or JSON, at most
+// 1 MiB) and checks each internal participant as the gateway would build
+// it (its kind and config keys). Errors name the file, or are a
+// *conversation.FieldError naming the scenario's field (agents[I].kind,
+// agents[I].config.KEY).
+func LoadScenario(path string) (*conversation.Scenario, error) {
+	s, err := loadScenarioFile(path)
+	if err == nil {
+		err = checkScenarioParticipants(s, false)
+	}
+	return s, err
 }
 
 // maxScenarioFile bounds a scenario file.
@@ -163,7 +175,7 @@ func parseScenario(raw []byte) (*conversation.Scenario, error) {
 // checked (checkAgentKeys, checkAgentTypes). Errors name what is wrong
 // as "kind: …" or "config.KEY: …". It returns the entry as a YAML node
 // and decoded, for buildAgentChecked.
-func checkParticipant(p conversation.Participant) (*yaml.Node, *agentFile, error) {
+func checkParticipant(p conversation.Participant) (*yaml.Node, *AgentConfig, error) {
 	if err := participantKindError(p.Kind); err != nil {
 		return nil, nil, err
 	}
@@ -183,7 +195,7 @@ func checkParticipant(p conversation.Participant) (*yaml.Node, *agentFile, error
 	if err := checkAgentTypes(name, &node); err != nil {
 		return nil, nil, renameParticipantError(name, err)
 	}
-	var af agentFile
+	var af AgentConfig
 	if err := node.Decode(&af); err != nil {
 		return nil, nil, fmt.Errorf("config: %v", err)
 	}
@@ -264,7 +276,7 @@ var unknownConfigKey = regexp.MustCompile(`^unknown key "([^"]+)" in config\b`)
 // keys as "config.KEY"). A participant cannot be a conversation. checkURL,
 // when set (an ad-hoc scenario: its conversation.Allow's CheckURL),
 // confines every HTTP request of the participants
-// (agentBuild.checkURL).
+// (Build.CheckURL).
 func participantFactory(log *slog.Logger, checkURL func(*url.URL) error) conversation.Factory {
 	return func(ctx context.Context, p conversation.Participant) (server.Agent, error) {
 		node, af, err := checkParticipant(p)
@@ -276,10 +288,10 @@ func participantFactory(log *slog.Logger, checkURL func(*url.URL) error) convers
 		if err != nil {
 			return nil, renameParticipantError(name, err)
 		}
-		if b.close == nil {
-			return b.agent, nil
+		if b.Close == nil {
+			return b.Agent, nil
 		}
-		return closingAgent{Agent: b.agent, close: b.close}, nil
+		return closingAgent{Agent: b.Agent, close: b.Close}, nil
 	}
 }
 
@@ -296,28 +308,32 @@ func (c closingAgent) Close() error { return c.close() }
 // adhoc is true, and may then use only the participant kinds and the
 // URLs listed (a URL must not make the server call arbitrary hosts or run
 // commands: exec is not allowed unless listed).
-type conversationsFile struct {
-	AdHoc bool     `yaml:"adhoc"`
+type ConversationsConfig struct {
+	// AdHoc serves ad-hoc scenarios at /api/bridge/{config64}/a2a.
+	AdHoc bool `yaml:"adhoc"`
+	// Kinds are the participant kinds an ad-hoc scenario may use
+	// (required with AdHoc).
 	Kinds []string `yaml:"kinds"`
-	URLs  []string `yaml:"urls"`
+	// URLs are the URLs (prefixes) its participants may call
+	// (conversation.Allow).
+	URLs []string `yaml:"urls"`
 	// MaxConfigBytes bounds a config64's scenario JSON; unset:
 	// conversation.DefaultMaxConfigBytes (16 KiB); at most 1 MiB.
-	MaxConfigBytes *byteSize `yaml:"max_config_bytes"`
+	MaxConfigBytes *ByteSize `yaml:"max_config_bytes"`
 	// MaxScenarios is how many ad-hoc scenarios are hosted at once (the
 	// least recently used is dropped); unset: defaultMaxAdHoc.
 	MaxScenarios *int `yaml:"max_scenarios"`
-	// Attachments bounds the files of conversation endpoints (issue 14
-	// §3): the ad-hoc scenarios', and the named scenarios' that have no
+	// Attachments bounds the files of conversation endpoints: the ad-hoc scenarios', and the named scenarios' that have no
 	// attachments block of their own (agents.NAME.attachments). Every
 	// conversation endpoint stores the files the client sends by value,
 	// and those its participants answer by value, and passes them on as
 	// URLs; unset or max_bytes 0: server.DefaultAttachmentMaxBytes.
-	Attachments *attachmentsFile `yaml:"attachments"`
+	Attachments *AttachmentsConfig `yaml:"attachments"`
 }
 
 // attachmentOptions are the attachments of conversation endpoints (nil
 // when the store keeps no attachments: files then stay inline).
-func (c *conversationsFile) attachmentOptions(st store.Store) *server.AttachmentOptions {
+func (c *ConversationsConfig) attachmentOptions(st store.Store) *server.AttachmentOptions {
 	if _, ok := st.(store.AttachmentStore); !ok {
 		return nil
 	}
@@ -330,7 +346,7 @@ func (c *conversationsFile) attachmentOptions(st store.Store) *server.Attachment
 
 // conversationHandlerOptions turns attachments on for a named scenario
 // (kind conversation) without an attachments block of its own.
-func conversationHandlerOptions(a hostedAgent, c *conversationsFile, st store.Store) server.HandlerOptions {
+func conversationHandlerOptions(a hostedAgent, c *ConversationsConfig, st store.Store) server.HandlerOptions {
 	o := a.opts
 	if a.kind == conversationKind && o.Attachments == nil {
 		o.Attachments = c.attachmentOptions(st)
@@ -352,7 +368,7 @@ const adHocBuildTimeout = 10 * time.Second
 const maxAdHocBuilds = 4
 
 // check validates the block; errors name the key.
-func (c *conversationsFile) check() error {
+func (c *ConversationsConfig) check() error {
 	if c == nil {
 		return nil
 	}
@@ -403,7 +419,7 @@ func (c *conversationsFile) check() error {
 func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host, cfg serveConfig, st store.Store) (*bridgeRoutes, error) {
 	c := cfg.conversations
 	if c == nil {
-		c = &conversationsFile{}
+		c = &ConversationsConfig{}
 	}
 	opts, err := cfg.authFor("bridge", nil)
 	if err != nil {
@@ -452,7 +468,7 @@ type bridgeRoutes struct {
 	log      *slog.Logger
 	eng      *server.Engine
 	host     *server.Host
-	cfg      *conversationsFile
+	cfg      *ConversationsConfig
 	opts     server.HandlerOptions
 	allow    conversation.Allow
 	named    []hostedAgent
@@ -528,8 +544,8 @@ func (b *bridgeRoutes) serveIndex(w http.ResponseWriter, r *http.Request) {
 		out.Route = base + "/api/bridge/{config64}/a2a"
 	}
 	for _, a := range b.named {
-		e := entry{Name: a.name, Title: a.built.card.Name, URL: base + "/a2a/" + a.name, Card: base + "/a2a/" + a.name + "/.well-known/agent-card.json"}
-		if ca, ok := a.built.agent.(*conversation.Agent); ok {
+		e := entry{Name: a.name, Title: a.built.Card.Name, URL: base + "/a2a/" + a.name, Card: base + "/a2a/" + a.name + "/.well-known/agent-card.json"}
+		if ca, ok := a.built.Agent.(*conversation.Agent); ok {
 			e.ScenarioID = ca.Scenario().ScenarioID
 		}
 		out.Scenarios = append(out.Scenarios, e)

@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"errors"
@@ -12,28 +12,29 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// pairsFile is the pairs block: paired participants (bridge/pair).
-type pairsFile struct {
+// PairsConfig is the pairs block: paired participants (bridge/pair).
+type PairsConfig struct {
+	// Enabled turns the pairs API on.
 	Enabled bool `yaml:"enabled"`
 	// MaxOpen bounds the open pairs; 0: pair.DefaultMaxOpen.
 	MaxOpen int `yaml:"max_open"`
 	// IdleTTL ends a pair idle that long; unset: pair.DefaultIdleTTL.
-	IdleTTL *duration `yaml:"idle_ttl"`
+	IdleTTL *Duration `yaml:"idle_ttl"`
 	// MaxMessageBytes bounds one message passed on; 0: the default.
-	MaxMessageBytes byteSize `yaml:"max_message_bytes"`
+	MaxMessageBytes ByteSize `yaml:"max_message_bytes"`
 	// MaxTurns ends a pair after that many turns; 0: the default.
 	MaxTurns int `yaml:"max_turns"`
 	// MaxBackchannelBytes bounds the backchannel events a pair keeps;
 	// 0: the default (pair.DefaultMaxBackchannelBytes).
-	MaxBackchannelBytes byteSize `yaml:"max_backchannel_bytes"`
+	MaxBackchannelBytes ByteSize `yaml:"max_backchannel_bytes"`
 	// MaxTotalBackchannelBytes bounds them across pairs; 0: the default
 	// (pair.DefaultMaxTotalBackchannelBytes).
-	MaxTotalBackchannelBytes byteSize `yaml:"max_total_backchannel_bytes"`
+	MaxTotalBackchannelBytes ByteSize `yaml:"max_total_backchannel_bytes"`
 }
 
 // options checks the block and returns the pairs' options, nil when
 // pairs are off.
-func (p *pairsFile) options() (*pair.Options, error) {
+func (p *PairsConfig) options() (*pair.Options, error) {
 	if p == nil || !p.Enabled {
 		return nil, nil
 	}

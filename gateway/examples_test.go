@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 // agents, so that the examples the docs point to stay valid: every key
 // known, every kind's configuration accepted.
 func TestExampleConfigs(t *testing.T) {
-	files, _ := filepath.Glob("../../examples/*.yaml")
-	more, _ := filepath.Glob("../../examples/*/*.yaml")
+	files, _ := filepath.Glob("../examples/*.yaml")
+	more, _ := filepath.Glob("../examples/*/*.yaml")
 	files = append(files, more...)
 	if len(files) < 6 {
 		t.Fatalf("found only %d example configs: %v", len(files), files)
@@ -33,7 +33,7 @@ func TestExampleConfigs(t *testing.T) {
 			for _, m := range ref.FindAllStringSubmatch(string(raw), -1) {
 				t.Setenv(m[1], "example-value")
 			}
-			file, err := loadServeFile(f)
+			file, err := LoadConfig(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,8 +45,8 @@ func TestExampleConfigs(t *testing.T) {
 				if err != nil {
 					t.Fatalf("agent %s: %v", name, err)
 				}
-				if b.close != nil {
-					b.close()
+				if b.Close != nil {
+					b.Close()
 				}
 			}
 		})

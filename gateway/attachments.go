@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"log/slog"
@@ -9,7 +9,7 @@ import (
 
 // attachmentOptions are the server options of the agent's attachments
 // block (nil: none).
-func (a *agentFile) attachmentOptions() *server.AttachmentOptions {
+func (a *AgentConfig) attachmentOptions() *server.AttachmentOptions {
 	if a == nil || a.Attachments == nil {
 		return nil
 	}

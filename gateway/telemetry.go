@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -26,10 +27,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// telemetryConfig is what serve's flags and config file say of telemetry
-// (issue 16): an OTLP endpoint (OTLP/HTTP or gRPC) for traces and
+// telemetrySettings is what serve's flags and config file say of
+// telemetry: an OTLP endpoint (OTLP/HTTP or gRPC) for traces and
 // metrics, and where to serve Prometheus metrics.
-type telemetryConfig struct {
+type telemetrySettings struct {
 	otlpEndpoint string // base URL ("" : the OTEL_EXPORTER_OTLP_* environment, if any)
 	otlpFrom     string // the flag or key it came from, for errors
 	otlpProtocol string // "http/protobuf", "grpc" ("": the environment's, else http/protobuf)
@@ -50,7 +51,7 @@ func otlpEnvSet() (traces, metrics bool) {
 // otlpSignals reports which signals serve exports over OTLP: those of
 // an endpoint (c's, or the environment's), unless OTEL_SDK_DISABLED=true
 // or OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER is "none".
-func (c telemetryConfig) otlpSignals() (traces, metrics bool) {
+func (c telemetrySettings) otlpSignals() (traces, metrics bool) {
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return false, false
 	}
@@ -79,7 +80,7 @@ const (
 // OTEL_EXPORTER_OTLP_{signal}_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
 // else http/protobuf (the OpenTelemetry default); from names where it
 // came from, for errors.
-func (c telemetryConfig) protocol(signal string) (proto, from string) {
+func (c telemetrySettings) protocol(signal string) (proto, from string) {
 	if c.otlpProtocol != "" {
 		return c.otlpProtocol, c.protocolFrom
 	}
@@ -93,7 +94,7 @@ func (c telemetryConfig) protocol(signal string) (proto, from string) {
 
 // check validates c at startup: an error names the flag, key or
 // environment variable.
-func (c telemetryConfig) check() error {
+func (c telemetrySettings) check() error {
 	traces, metrics := c.otlpSignals()
 	grpc := false
 	for _, s := range []struct {
@@ -159,7 +160,7 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 // when metrics are served. OTEL_SDK_DISABLED=true turns OTLP export off;
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the resource
 // (service.name a2abridge by default).
-func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) {
+func startTelemetry(ctx context.Context, c telemetrySettings) (*telemetry, error) {
 	t := &telemetry{}
 	otlpTraces, otlpMetrics := c.otlpSignals()
 	prom := c.metricsAddr != "" || c.metricsMain
@@ -167,7 +168,7 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 		return t, nil
 	}
 	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", "a2abridge"), attribute.String("service.version", buildVersion().Version)),
+		resource.WithAttributes(attribute.String("service.name", "a2abridge"), attribute.String("service.version", mainVersion())),
 		resource.WithFromEnv(), resource.WithHost(), resource.WithProcessPID())
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("telemetry resource: %w", err)
@@ -212,7 +213,7 @@ func startTelemetry(ctx context.Context, c telemetryConfig) (*telemetry, error) 
 // traceExporter is the OTLP exporter of spans, over the transport of
 // c.protocol: to c's endpoint (OTLP/HTTP: its /v1/traces), else where
 // the environment says.
-func (c telemetryConfig) traceExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
+func (c telemetrySettings) traceExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 	if proto, _ := c.protocol("TRACES"); proto == otlpGRPC {
 		var opts []otlptracegrpc.Option
 		if c.otlpEndpoint != "" {
@@ -228,7 +229,7 @@ func (c telemetryConfig) traceExporter(ctx context.Context) (sdktrace.SpanExport
 }
 
 // metricExporter is traceExporter for metrics (OTLP/HTTP: /v1/metrics).
-func (c telemetryConfig) metricExporter(ctx context.Context) (sdkmetric.Exporter, error) {
+func (c telemetrySettings) metricExporter(ctx context.Context) (sdkmetric.Exporter, error) {
 	if proto, _ := c.protocol("METRICS"); proto == otlpGRPC {
 		var opts []otlpmetricgrpc.Option
 		if c.otlpEndpoint != "" {
@@ -266,4 +267,13 @@ func redactedURL(s string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
+}
+
+// mainVersion is the main module's version (service.version), as the
+// build recorded it; "(unknown)" when it did not.
+func mainVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(unknown)"
 }

@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+	"github.com/go-json-experiment/json"
+)
+
+// The http.Server of serve bounds the reading of bodies that no handler
+// reads (net/http drains up to 256 KiB of them after the handler, with no
+// deadline of its own), and does not cut SSE streams or blocking calls
+// that outlast that bound.
+func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler), BodyReadTimeout: 300 * time.Millisecond}})
+	host.Add(server.NewHandler(eng, "slow", agents.Slow{Step: 100 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
+	srv := newHTTPServer(host, slog.New(slog.DiscardHandler), 200*time.Millisecond, 300*time.Millisecond)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		eng.Close(ctx)
+	})
+	addr := ln.Addr().String()
+	base := "http://" + addr
+
+	// A GET with a body that trickles in: the card is answered at once,
+	// then the server stops reading and closes.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /a2a/slow/.well-known/agent-card.json HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\nx", addr)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				if _, err := conn.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	rd := bufio.NewReader(conn)
+	if _, err = rd.ReadString('\n'); err == nil {
+		_, err = io.Copy(io.Discard, rd)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("the connection of a trickling body that no handler reads was still open after 20s")
+	}
+
+	// Calls that outlast ReadTimeout (500 ms here): 2 s of work.
+	resp, err := http.Post(base+"/a2a/slow", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+msg("2", "long-send", "")+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r rpcTask
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_ = json.Unmarshal(b, &r)
+	if r.Result.Status.State != "completed" {
+		t.Fatalf("blocking send outlasting ReadTimeout: %+v", r)
+	}
+	resp, err = http.Post(base+"/a2a/slow", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+msg("2", "long-stream", "")+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var last rpcTask
+	sr := sse.NewReader(resp.Body)
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			break
+		}
+		_ = json.Unmarshal(ev.Data, &last)
+	}
+	if !last.Result.Final || last.Result.Status.State != "completed" {
+		t.Fatalf("stream outlasting ReadTimeout ended with %+v", last.Result)
+	}
+}
+
+// msg is the params of message/send (A2A 0.3) with one text part.
+func msg(text, id, extra string) string {
+	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, id, text, extra)
+}
+
+// rpcTask is the part of a JSON-RPC answer (a Task or a status update)
+// the test reads.
+type rpcTask struct {
+	Result struct {
+		Final  bool `json:"final"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+	} `json:"result"`
+}
