@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -15,8 +13,7 @@ import (
 func TestCheckBridgedAgents(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
-	cfg := filepath.Join(t.TempDir(), "bridges.yaml")
-	os.WriteFile(cfg, []byte(`agents:
+	cfg := writeFile(t, "bridges.yaml", `agents:
   viahttp:
     kind: http
     url: `+base+`/simple/echo
@@ -26,7 +23,7 @@ func TestCheckBridgedAgents(t *testing.T) {
   cat:
     kind: exec
     command: [cat]
-`), 0o600)
+`)
 	startChild(t, "--memory", "--config", cfg, "--addr", addr)
 	for _, agent := range []string{"viahttp", "viaa2a", "cat"} {
 		t.Run(agent, func(t *testing.T) {

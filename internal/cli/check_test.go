@@ -2,13 +2,14 @@ package cli
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 func TestCheckList(t *testing.T) {
@@ -97,7 +98,7 @@ func TestCheckA2Abridge(t *testing.T) {
 func TestCheckFailingServer(t *testing.T) {
 	t.Parallel()
 	var base string
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"name":"bad","description":"d","url":"` + base + `/","version":"1","protocolVersion":"0.3.0",` +
@@ -107,7 +108,6 @@ func TestCheckFailingServer(t *testing.T) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":"1","error":{"code":-32603,"message":"nothing works"}}`))
 	}))
-	defer ts.Close()
 	base = ts.URL
 	out, errOut, code := run(t, "", "check", ts.URL, "--human", "-q", "--category", "card,rpc", "--timeout", "2s")
 	if code != ExitFailure {

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,8 +60,7 @@ func TestServeConfigExtensions(t *testing.T) {
 
 // Bad extensions entries are usage errors naming the key.
 func TestServeConfigExtensionErrors(t *testing.T) {
-	dir := t.TempDir()
-	for i, c := range []struct{ exts, want string }{
+	for _, c := range []struct{ exts, want string }{
 		{"[{description: x}]", "agents.a.extensions[0].uri: required"},
 		{"[{uri: not a uri}]", `agents.a.extensions[0].uri: "not a uri" is not an absolute URI`},
 		{"[{uri: 'https://e.com/a,https://e.com/b'}]", "agents.a.extensions[0].uri: \"https://e.com/a,https://e.com/b\" is not an absolute URI"},
@@ -73,10 +70,7 @@ func TestServeConfigExtensionErrors(t *testing.T) {
 		{"[{uri: 'https://e.com/x', requird: true}]", `did you mean "required"?`},
 		{"[{uri: 'https://e.com/x', params: [1]}]", "agents.a.extensions[0].params: want a mapping"},
 	} {
-		p := filepath.Join(dir, fmt.Sprintf("%d.yaml", i))
-		if err := os.WriteFile(p, []byte("agents:\n  a:\n    kind: echo\n    extensions: "+c.exts+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		p := writeConfig(t, "agents:\n  a:\n    kind: echo\n    extensions: "+c.exts+"\n")
 		_, errs, code := run(t, "", "serve", "--memory", "--addr", "127.0.0.1:0", "--config", p)
 		if code != ExitUsage || !strings.Contains(errs, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want usage error with %q", c.exts, code, errs, c.want)
