@@ -31,8 +31,7 @@ func adHocDo(t *testing.T, method, u, token, body string) (int, string) {
 }
 
 // An ad-hoc scenario is authenticated before it is decoded or built, and
-// its a2a participant cannot leave the allowlist by a redirect (review
-// findings 2 and 3).
+// its a2a participant cannot leave the allowlist by a redirect.
 func TestAdHocAuthFirstAndAllowlistOnEveryRequest(t *testing.T) {
 	var evilHits, allowedHits atomic.Int32
 	evil := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -599,7 +599,7 @@ func TestErrorHints(t *testing.T) {
 type pflagFlag = pflag.Flag
 
 // TestTextPartsOnLines: the human output puts each text part of a message
-// or an artifact on a line of its own (they used to run together, "You:
+// or an artifact on a line of its own (never run together, as "You:
 // hiEcho: You: hi"); the chat agent quotes a message of several text parts
 // with a newline between them, and echo's artifact keeps them apart; over
 // each version and binding.
