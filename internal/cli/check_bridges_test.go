@@ -2,8 +2,6 @@ package cli
 
 import (
 	"testing"
-
-	"github.com/go-json-experiment/json"
 )
 
 // TestCheckBridgedAgents: `a2abridge check` scores a bridged agent of each
@@ -31,18 +29,11 @@ func TestCheckBridgedAgents(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 			}
-			var rep jsonReport
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("not a JSON report: %v\n%s", err, out)
-			}
+			rep := parseReport(t, out)
 			if rep.Counts.Pass < 100 {
 				t.Errorf("only %d checks passed: %+v", rep.Counts.Pass, rep.Counts)
 			}
-			for _, r := range rep.Results {
-				if r.Status == "fail" {
-					t.Errorf("%s (%s) failed: %s", r.ID, r.Level, r.Message)
-				}
-			}
+			wantNoFailures(t, rep)
 		})
 	}
 }

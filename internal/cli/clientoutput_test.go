@@ -415,17 +415,25 @@ func TestInlineChunks(t *testing.T) {
 	}
 }
 
-// Colour on a terminal only, never with NO_COLOR or TERM=dumb.
-func TestColour(t *testing.T) {
-	ts, _ := testHost(t)
+// colourTerminal sets the environment of a colour terminal (TERM=xterm,
+// NO_COLOR empty) for the test, and returns a function that makes the
+// commands' output a terminal (isTerminal) until the test ends.
+func colourTerminal(t *testing.T) (becomeTerminal func()) {
 	old := isTerminal
 	t.Cleanup(func() { isTerminal = old })
 	t.Setenv("NO_COLOR", "")
 	t.Setenv("TERM", "xterm")
+	return func() { isTerminal = func(any) bool { return true } }
+}
+
+// Colour on a terminal only, never with NO_COLOR or TERM=dumb.
+func TestColour(t *testing.T) {
+	ts, _ := testHost(t)
+	becomeTerminal := colourTerminal(t)
 	if out, _, _ := run(t, "", "stream", ts.URL, "x"); strings.Contains(out, "\033[") {
 		t.Fatalf("colour when not a terminal: %q", out)
 	}
-	isTerminal = func(any) bool { return true }
+	becomeTerminal()
 	out, _, _ := run(t, "", "stream", ts.URL, "x")
 	if !strings.Contains(out, "status "+sgrGreen+"completed"+sgrReset) {
 		t.Fatalf("no colour on a terminal: %q", out)
@@ -449,15 +457,12 @@ func TestColour(t *testing.T) {
 // nothing there otherwise.
 func TestSpinner(t *testing.T) {
 	ts, _ := testHost(t)
-	old := isTerminal
-	t.Cleanup(func() { isTerminal = old })
-	t.Setenv("NO_COLOR", "")
-	t.Setenv("TERM", "xterm")
+	becomeTerminal := colourTerminal(t)
 	_, errs, code := run(t, "", "send", ts.URL+"/a2a/slow", "1", "--human")
 	if code != ExitOK || errs != "" {
 		t.Fatalf("not a terminal: stderr %q", errs)
 	}
-	isTerminal = func(any) bool { return true }
+	becomeTerminal()
 	_, errs, code = run(t, "", "send", ts.URL+"/a2a/slow", "1", "--human")
 	if code != ExitOK || !strings.Contains(errs, "waiting for the agent") || !strings.HasSuffix(errs, "\r\033[K") {
 		t.Fatalf("terminal: stderr %q", errs)

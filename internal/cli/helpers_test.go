@@ -187,6 +187,30 @@ func writeConfig(t *testing.T, body string) string {
 	return writeFile(t, "serve.yaml", body)
 }
 
+// serveUsage is a case of wantServeUsageErrors: serve's arguments, or
+// "--config" and the body of a config file, and what its error says.
+type serveUsage struct {
+	args []string
+	want string
+}
+
+// wantServeUsageErrors runs `serve --memory --addr 127.0.0.1:0` with the
+// arguments of each case and checks that it is a usage error whose stderr
+// holds the case's want.
+func wantServeUsageErrors(t *testing.T, cases []serveUsage) {
+	t.Helper()
+	for _, c := range cases {
+		args := c.args
+		if args[0] == "--config" {
+			args = []string{"--config", writeConfig(t, args[1])}
+		}
+		_, errs, code := run(t, "", append([]string{"serve", "--memory", "--addr", "127.0.0.1:0"}, args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want usage error with %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
 // rpcTask is the part of a JSON-RPC answer of A2A 0.3 (a Task, or an
 // event of a stream) that the tests read.
 type rpcTask struct {

@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/server"
@@ -59,17 +56,7 @@ func TestServePostgres(t *testing.T) {
 	if c := rpc(t, base+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, canceledID)); c.Result.Status.State != "canceled" {
 		t.Fatalf("tasks/cancel: %+v", c)
 	}
-	var final rpcTask
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = json.Unmarshal(ev.Data, &final)
-	}
+	final := lastEvent(t, rd, 0)
 	resp.Body.Close()
 	if !final.Result.Final || final.Result.Status.State != "canceled" {
 		t.Fatalf("the canceled stream ended with %+v", final.Result)

@@ -11,10 +11,7 @@ import (
 // --card-max-age and --protocols (card_max_age, protocols) are checked
 // at startup: a bad value is a usage error naming the flag or the key.
 func TestServeCardOptionErrors(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	wantServeUsageErrors(t, []serveUsage{
 		{[]string{"--card-max-age", "-1s"}, "--card-max-age -1s (card_max_age): want a duration of 0"},
 		{[]string{"--config", "card_max_age: soon\n"}, "not a duration"},
 		{[]string{"--protocols", "2.0"}, `--protocols: protocol version "2.0": want 0.3 or 1.0`},
@@ -22,16 +19,7 @@ func TestServeCardOptionErrors(t *testing.T) {
 		{[]string{"--config", "protocols: [1.0, 0.4]\n"}, `--config: protocols: protocol version "0.4": want 0.3 or 1.0`},
 		{[]string{"--config", "protocols: []\n"}, "--config: protocols: empty"},
 		{[]string{"--config", "protocol: [1.0]\n"}, `unknown key "protocol": did you mean "protocols"?`},
-	} {
-		args := c.args
-		if args[0] == "--config" {
-			args = []string{"--config", writeConfig(t, args[1])}
-		}
-		_, errs, code := run(t, "", append([]string{"serve", "--memory", "--addr", "127.0.0.1:0"}, args...)...)
-		if code != ExitUsage || !strings.Contains(errs, c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want usage error with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 }
 
 // The card options reach the server, from flags and from the config

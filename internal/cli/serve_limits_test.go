@@ -15,10 +15,7 @@ import (
 // The new serve options are validated at startup: a bad value is a usage
 // error that names the flag or the config key.
 func TestServeLimitOptionErrors(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	wantServeUsageErrors(t, []serveUsage{
 		{[]string{"--trusted-proxy", "10.0.0.0/33"}, `--trusted-proxy "10.0.0.0/33": not a CIDR prefix or an IP address`},
 		{[]string{"--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "proxy.example"}, `--trusted-proxy "proxy.example"`},
 		{[]string{"--config", "trusted_proxies: [10.0.0.0/8, nope]\n"}, `--config: trusted_proxies "nope": not a CIDR prefix`},
@@ -30,16 +27,7 @@ func TestServeLimitOptionErrors(t *testing.T) {
 		{[]string{"--body-read-timeout", "-1s"}, "--body-read-timeout -1s (body_read_timeout)"},
 		{[]string{"--config", "body_read_timeout: soon\n"}, "not a duration"},
 		{[]string{"--config", "trusted_proxie: [10.0.0.0/8]\n"}, `unknown key "trusted_proxie": did you mean "trusted_proxies"?`},
-	} {
-		args := c.args
-		if args[0] == "--config" {
-			args = []string{"--config", writeConfig(t, args[1])}
-		}
-		_, errs, code := run(t, "", append([]string{"serve", "--memory", "--addr", "127.0.0.1:0"}, args...)...)
-		if code != ExitUsage || !strings.Contains(errs, c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want usage error with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 }
 
 type cardDoc struct {
