@@ -1,15 +1,14 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -19,7 +18,7 @@ func newTestGateway(t *testing.T, cfg *Config) *Gateway {
 	t.Helper()
 	addr := "127.0.0.1:0"
 	cfg.Memory = true
-	g, err := New(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), Overrides: &Overrides{Addr: &addr}})
+	g, err := New(context.Background(), cfg, Options{Logger: testutil.Logger(), Overrides: &Overrides{Addr: &addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,25 +73,12 @@ func TestGatewayInCode(t *testing.T) {
 	if got := strings.Join(g.Agents(), " "); got != "echo chat slow upper" {
 		t.Fatalf("agents %q", got)
 	}
-	resp, err := http.Get(g.URL() + "/a2a/upper/.well-known/agent-card.json")
-	if err != nil {
-		t.Fatal(err)
+	resp, card := testutil.Get(t, g.URL()+"/a2a/upper/.well-known/agent-card.json")
+	if resp.StatusCode != 200 || !strings.Contains(string(card), `"description":"Upper-cases."`) {
+		t.Fatalf("card: %d %s", resp.StatusCode, card)
 	}
-	var card bytes.Buffer
-	_, _ = card.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(card.String(), `"description":"Upper-cases."`) {
-		t.Fatalf("card: %d %s", resp.StatusCode, card.String())
-	}
-	resp, err = http.Post(g.URL()+"/simple/upper", "application/json", strings.NewReader(`{"input":"abc"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	_, _ = out.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(out.String(), "ABC") {
-		t.Fatalf("simple call: %s", out.String())
+	if _, out := testutil.Post(t, g.URL()+"/simple/upper", `{"input":"abc"}`); !strings.Contains(string(out), "ABC") {
+		t.Fatalf("simple call: %s", out)
 	}
 	if err := g.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -150,14 +136,7 @@ func TestRegisterKind(t *testing.T) {
 		}
 	}
 	g := newTestGateway(t, &Config{Agents: map[string]AgentConfig{"g": {AgentKeys: AgentKeys{Kind: "greeter"}, KindKeys: map[string]any{"greeting": "hello there"}}}})
-	resp, err := http.Post(g.URL()+"/simple/g", "application/json", strings.NewReader(`{"input":"hi"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	_, _ = out.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(out.String(), "hello there") {
-		t.Fatalf("the greeter answered %s", out.String())
+	if _, out := testutil.Post(t, g.URL()+"/simple/g", `{"input":"hi"}`); !strings.Contains(string(out), "hello there") {
+		t.Fatalf("the greeter answered %s", out)
 	}
 }

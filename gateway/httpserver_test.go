@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 	"github.com/go-json-experiment/json"
@@ -25,24 +24,20 @@ import (
 // deadline of its own), and does not cut SSE streams or blocking calls
 // that outlast that bound.
 func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: slog.New(slog.DiscardHandler)})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: slog.New(slog.DiscardHandler), BodyReadTimeout: 300 * time.Millisecond}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), BodyReadTimeout: 300 * time.Millisecond}})
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Step: 100 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
-	srv := newHTTPServer(host, slog.New(slog.DiscardHandler), 200*time.Millisecond, 300*time.Millisecond)
+	srv := newHTTPServer(host, testutil.Logger(), 200*time.Millisecond, 300*time.Millisecond)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	})
+	testutil.CloseAtEnd(t, eng.Close)
+	t.Cleanup(func() { srv.Close() })
 	addr := ln.Addr().String()
 	base := "http://" + addr
 
@@ -79,22 +74,14 @@ func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
 	}
 
 	// Calls that outlast ReadTimeout (500 ms here): 2 s of work.
-	resp, err := http.Post(base+"/a2a/slow", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+msg("2", "long-send", "")+`}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := testutil.RPC(t, base+"/a2a/slow", "message/send", testutil.SendParams03("2", "long-send", ""))
 	var r rpcTask
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	_ = json.Unmarshal(b, &r)
 	if r.Result.Status.State != "completed" {
 		t.Fatalf("blocking send outlasting ReadTimeout: %+v", r)
 	}
-	resp, err = http.Post(base+"/a2a/slow", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+msg("2", "long-stream", "")+`}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, base+"/a2a/slow",
+		`{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+testutil.SendParams03("2", "long-stream", "")+`}`, "Content-Type", "application/json"))
 	var last rpcTask
 	sr := sse.NewReader(resp.Body)
 	for {
@@ -107,11 +94,6 @@ func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
 	if !last.Result.Final || last.Result.Status.State != "completed" {
 		t.Fatalf("stream outlasting ReadTimeout ended with %+v", last.Result)
 	}
-}
-
-// msg is the params of message/send (A2A 0.3) with one text part.
-func msg(text, id, extra string) string {
-	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, id, text, extra)
 }
 
 // rpcTask is the part of a JSON-RPC answer (a Task or a status update)

@@ -3,12 +3,12 @@ package gateway
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 type fakePublisher struct {
@@ -38,7 +38,7 @@ func TestSharedKeysJWKS(t *testing.T) {
 		[]byte(`{"keys":[{"kid":"other","kty":"EC"},{"kid":"me","kty":"RSA"},{"kty":"EC"}]}`),
 		[]byte(`not json`),
 	}}
-	k := newSharedKeys(pub, func() []byte { return own }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	k := newSharedKeys(pub, func() []byte { return own }, testutil.Logger())
 	if err := k.publish(context.Background()); err != nil || string(pub.got) != string(own) {
 		t.Fatalf("publish: %v, published %s", err, pub.got)
 	}

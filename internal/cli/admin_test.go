@@ -3,9 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,25 +11,13 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/gateway"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // adminCall sends one admin API request and returns the status and body.
 func adminCall(t *testing.T, method, url, token, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return call(t, method, url, body, bearer(token)...)
 }
 
 // adminTestConfig is TestAdminAPI's config file: an admin block and a
@@ -79,15 +65,10 @@ func TestAdminAPI(t *testing.T) {
 		t.Fatalf("the registered agent: %+v", r)
 	}
 	// Its card is derived like a configured agent's.
-	resp, err := http.Get(base + "/a2a/myecho/.well-known/agent-card.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var card struct {
 		Name, Description string
 	}
-	json.NewDecoder(resp.Body).Decode(&card)
-	resp.Body.Close()
+	getJSON(t, base+"/a2a/myecho/.well-known/agent-card.json", &card)
 	if card.Description != "registered echo" {
 		t.Fatalf("card: %+v", card)
 	}
@@ -208,12 +189,8 @@ func TestAdminAPI(t *testing.T) {
 	os.WriteFile(cfg, []byte(adminTestConfig+`  chatty:
     kind: echo
 `), 0o600)
-	child.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { child.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
+	child.Cmd.Process.Signal(os.Interrupt)
+	if exited, _ := child.Wait(30 * time.Second); !exited {
 		t.Fatal("serve did not stop")
 	}
 	// svc cannot be rebuilt without its variable: it is listed with its
@@ -244,10 +221,8 @@ func TestAdminAPI(t *testing.T) {
 	if code, _ := adminCall(t, "GET", api+"/slowy", "adm1n", ""); code != 404 {
 		t.Fatalf("a deleted tombstone in the admin API: %d", code)
 	}
-	if resp, err := http.Post(base+"/a2a/slowy", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"`+taskID+`"}}`)); err != nil || resp.StatusCode != 404 {
-		t.Fatalf("a deleted tombstone's tasks: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
+	if resp, _ := testutil.RPC(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`); resp.StatusCode != 404 {
+		t.Fatalf("a deleted tombstone's tasks: %v", resp)
 	}
 	code, body = adminCall(t, "GET", api+"/svc", "adm1n", "")
 	if code != 200 || !strings.Contains(body, `"running":false`) || !strings.Contains(body, "A2ABRIDGE_TEST_DESC is not set") {
@@ -272,7 +247,7 @@ func TestAdminAPI(t *testing.T) {
 // without it) and through /simple/{agent} (404 with the caller's task_id).
 func removedAnswersUnknown(t *testing.T, base, name, messageID string) {
 	t.Helper()
-	send := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":` + msg("1", messageID, "") + `}`
+	send := testutil.RPCBody("message/send", msg("1", messageID, ""))
 	code, unknown := adminCall(t, "POST", base+"/a2a/no-such-agent", "", send)
 	want := strings.ReplaceAll(unknown, `\"no-such-agent\"`, `\"`+name+`\"`)
 	if code != 404 || strings.Contains(want, `"name":"`+name+`"`) {
@@ -307,7 +282,7 @@ func startServeNoAdmin(t *testing.T) string {
 // kind's timeout (a2a: a duration).
 func TestAdminRegistryFormat(t *testing.T) {
 	seen := make(chan http.Header, 8)
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	backend := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			TaskID string `json:"task_id"`
 		}
@@ -316,10 +291,7 @@ func TestAdminRegistryFormat(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"task_id":%q,"status":"success","output":{"text":"ok"},"error":null}`, req.TaskID)
 	}))
-	defer backend.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	os.WriteFile(cfg, []byte("admin:\n  bearer_tokens:\n    ops: adm1n\n  env: [A2ABRIDGE_TEST_KEY]\n"), 0o600)
+	cfg := writeConfig(t, "admin:\n  bearer_tokens:\n    ops: adm1n\n  env: [A2ABRIDGE_TEST_KEY]\n")
 	t.Setenv("A2ABRIDGE_TEST_KEY", "k3y-from-env")
 	addr := freeAddr(t)
 	base := "http://" + addr
@@ -339,13 +311,8 @@ func TestAdminRegistryFormat(t *testing.T) {
 		if r := rpc(t, base+"/a2a/"+c.name, "message/send", msg("hi", "m-"+c.name, "")); r.Result.Status.State != "completed" {
 			t.Fatalf("%s: %+v", c.name, r)
 		}
-		select {
-		case h := <-seen:
-			if got := h.Get(c.header); got != c.want {
-				t.Errorf("%s: the backend got %s %q, want %q", c.name, c.header, got, c.want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: the backend was not called", c.name)
+		if got := testutil.Receive(t, seen, 10*time.Second, c.name+": the backend's call").Get(c.header); got != c.want {
+			t.Errorf("%s: the backend got %s %q, want %q", c.name, c.header, got, c.want)
 		}
 		// The registration shows the credential masked, never its value.
 		_, body := adminCall(t, "GET", api+"/"+c.name, "adm1n", "")

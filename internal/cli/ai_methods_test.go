@@ -1,39 +1,25 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/a2abridge/a2abridge/bridge/openai"
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // aiCall makes one JSON-RPC call and returns the raw answer.
 func aiCall(t *testing.T, url, method, params string) string {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	_, b := testutil.RPC(t, url, method, params)
 	return string(b)
 }
 
 // cardExtensions returns the extension URIs of an agent's card.
 func cardExtensions(t *testing.T, agentURL string) []string {
 	t.Helper()
-	resp, err := http.Get(agentURL + "/.well-known/agent-card.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var card struct {
 		Capabilities struct {
 			Extensions []struct {
@@ -41,9 +27,7 @@ func cardExtensions(t *testing.T, agentURL string) []string {
 			} `json:"extensions"`
 		} `json:"capabilities"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, agentURL+"/.well-known/agent-card.json", &card)
 	var uris []string
 	for _, x := range card.Capabilities.Extensions {
 		uris = append(uris, x.URI)
@@ -57,8 +41,7 @@ func cardExtensions(t *testing.T, agentURL string) []string {
 func TestServeAIMethods(t *testing.T) {
 	fake := openaitest.New()
 	defer fake.Close()
-	cfg := filepath.Join(t.TempDir(), "serve.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`admin:
+	cfg := writeConfig(t, fmt.Sprintf(`admin:
   bearer_tokens:
     ops: adm1n
 agents:
@@ -72,9 +55,7 @@ agents:
     base_url: %s
     model: chat-model
     ai_methods: false
-`, fake.URL, fake.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, fake.URL, fake.URL))
 	base := startServe(t, "--config", cfg)
 	llm := base + "/a2a/llm"
 	if got := aiCall(t, llm, "ai/chat", `{"messages":[{"role":"user","content":"hi"}]}`); !strings.Contains(got, `"content":"You said: hi"`) || !strings.Contains(got, `"model":"chat-model"`) {

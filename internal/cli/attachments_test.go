@@ -3,15 +3,14 @@ package cli
 import (
 	"encoding/base64"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/gateway"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // TestServeAttachments: an agent with an attachments block gets files
@@ -19,27 +18,21 @@ import (
 // SQLite store; a file over max_bytes is refused.
 func TestServeAttachments(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	os.WriteFile(cfg, []byte(`agents:
+	cfg := writeConfig(t, `agents:
   files:
     kind: echo
     attachments:
       max_bytes: 32B
-`), 0o600)
+`)
 	addr := freeAddr(t)
 	startChild(t, "--config", cfg, "--data", filepath.Join(dir, "data"), "--addr", addr)
 	url := "http://" + addr + "/a2a/files"
 	send := func(id string, content []byte) map[string]any {
 		t.Helper()
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"file","file":{"name":"a.bin","mimeType":"application/x-test","bytes":%q}}]}}}`,
-			id, base64.StdEncoding.EncodeToString(content))
-		resp, err := http.Post(url, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		_, b := testutil.RPC(t, url, "message/send", fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"file","file":{"name":"a.bin","mimeType":"application/x-test","bytes":%q}}]}}`,
+			id, base64.StdEncoding.EncodeToString(content)))
 		var out map[string]any
-		if err := json.UnmarshalRead(resp.Body, &out); err != nil {
+		if err := json.Unmarshal(b, &out); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -54,12 +47,7 @@ func TestServeAttachments(t *testing.T) {
 	if !strings.HasPrefix(uri, "http://"+addr+"/api/attachments/") || file["bytes"] != nil {
 		t.Fatalf("history file part %v: want a URL below http://%s/api/attachments/", file, addr)
 	}
-	resp, err := http.Get(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := testutil.Get(t, uri)
 	if resp.StatusCode != 200 || string(b) != "\x00\x01\x02\xff" || resp.Header.Get("Content-Type") != "application/x-test" ||
 		resp.Header.Get("Content-Disposition") != `attachment; filename=a.bin` {
 		t.Fatalf("GET %s: %d %q %v", uri, resp.StatusCode, b, resp.Header)
@@ -71,14 +59,11 @@ func TestServeAttachments(t *testing.T) {
 }
 
 func TestAttachmentsConfigErrors(t *testing.T) {
-	dir := t.TempDir()
-	for i, c := range []struct{ yaml, want string }{
+	for _, c := range []struct{ yaml, want string }{
 		{"agents:\n  f:\n    kind: echo\n    attachments:\n      max_bytes: lots\n", "agents.f.attachments.max_bytes"},
 		{"agents:\n  f:\n    kind: echo\n    attachments:\n      max_byte: 3\n", "max_bytes"},
 	} {
-		p := filepath.Join(dir, fmt.Sprintf("c%d.yaml", i))
-		os.WriteFile(p, []byte(c.yaml), 0o600)
-		_, err := gateway.LoadConfig(p)
+		_, err := gateway.LoadConfig(writeConfig(t, c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error naming %s", c.yaml, err, c.want)
 		}

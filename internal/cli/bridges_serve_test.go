@@ -3,15 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // bridgeEvent is one line of `stream --json` over A2A 1.0:
@@ -107,8 +105,7 @@ func TestServeBridges(t *testing.T) {
 	t.Cleanup(fake.Close)
 	fake.RequireKey("sk-test-bridges")
 	t.Setenv("A2ABRIDGE_TEST_OPENAI_KEY", "sk-test-bridges") // inherited by the child
-	cfg := filepath.Join(t.TempDir(), "bridges.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`agents:
+	cfg := writeFile(t, "bridges.yaml", fmt.Sprintf(`agents:
   assistant:
     kind: openai
     base_url: %s
@@ -118,9 +115,7 @@ func TestServeBridges(t *testing.T) {
     kind: exec
     command: [tr, a-z, A-Z]
     env: [PATH]
-`, fake.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, fake.URL))
 	addr := freeAddr(t)
 	base := "http://" + addr
 	startChild(t, "--config", cfg, "--memory", "--addr", addr)
@@ -204,16 +199,13 @@ func TestServeBridges(t *testing.T) {
 // remote.
 func TestA2ACardLate(t *testing.T) {
 	remoteAddr := freeAddr(t) // nothing listens there yet
-	cfg := filepath.Join(t.TempDir(), "late.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`agents:
+	cfg := writeFile(t, "late.yaml", fmt.Sprintf(`agents:
   later:
     kind: a2a
     url: http://%s/a2a/echo
     card_timeout: 500ms
     version: "7.7.7"
-`, remoteAddr)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, remoteAddr))
 	addr := freeAddr(t)
 	base := "http://" + addr
 	startChild(t, "--config", cfg, "--memory", "--addr", addr)
@@ -222,15 +214,8 @@ func TestA2ACardLate(t *testing.T) {
 	}
 	card := func() cardDoc {
 		t.Helper()
-		resp, err := http.Get(base + "/a2a/later/.well-known/agent-card.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
 		var c cardDoc
-		if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
-			t.Fatal(err)
-		}
+		getJSON(t, base+"/a2a/later/.well-known/agent-card.json", &c)
 		return c
 	}
 	if c := card(); c.Name != "later" || c.Version != "7.7.7" {
@@ -238,19 +223,12 @@ func TestA2ACardLate(t *testing.T) {
 	}
 	// The remote comes up: a2abridge's own echo agent.
 	startChild(t, "--memory", "--addr", remoteAddr)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c := card()
-		if c.Name != "later" {
-			if c.Version != "7.7.7" || !strings.Contains(strings.ToLower(c.Description), "echo") {
-				t.Fatalf("the derived card: %+v (want the remote's name and description, the entry's version)", c)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the card is still the stand-in after 20 s: %+v", c)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var c cardDoc
+	if !testutil.Poll(20*time.Second, func() bool { c = card(); return c.Name != "later" }) {
+		t.Fatalf("the card is still the stand-in after 20 s: %+v", c)
+	}
+	if c.Version != "7.7.7" || !strings.Contains(strings.ToLower(c.Description), "echo") {
+		t.Fatalf("the derived card: %+v (want the remote's name and description, the entry's version)", c)
 	}
 	if r := rpc(t, base+"/a2a/later", "message/send", msg("through", "m1", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("a message through the late agent: %+v", r)

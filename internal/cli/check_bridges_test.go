@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/go-json-experiment/json"
 )
 
 // TestCheckBridgedAgents: `a2abridge check` scores a bridged agent of each
@@ -15,8 +11,7 @@ import (
 func TestCheckBridgedAgents(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
-	cfg := filepath.Join(t.TempDir(), "bridges.yaml")
-	os.WriteFile(cfg, []byte(`agents:
+	cfg := writeFile(t, "bridges.yaml", `agents:
   viahttp:
     kind: http
     url: `+base+`/simple/echo
@@ -26,7 +21,7 @@ func TestCheckBridgedAgents(t *testing.T) {
   cat:
     kind: exec
     command: [cat]
-`), 0o600)
+`)
 	startChild(t, "--memory", "--config", cfg, "--addr", addr)
 	for _, agent := range []string{"viahttp", "viaa2a", "cat"} {
 		t.Run(agent, func(t *testing.T) {
@@ -34,18 +29,11 @@ func TestCheckBridgedAgents(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 			}
-			var rep jsonReport
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("not a JSON report: %v\n%s", err, out)
-			}
+			rep := parseReport(t, out)
 			if rep.Counts.Pass < 100 {
 				t.Errorf("only %d checks passed: %+v", rep.Counts.Pass, rep.Counts)
 			}
-			for _, r := range rep.Results {
-				if r.Status == "fail" {
-					t.Errorf("%s (%s) failed: %s", r.ID, r.Level, r.Message)
-				}
-			}
+			wantNoFailures(t, rep)
 		})
 	}
 }

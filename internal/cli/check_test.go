@@ -2,13 +2,14 @@ package cli
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 func TestCheckList(t *testing.T) {
@@ -55,6 +56,26 @@ type jsonReport struct {
 	} `json:"results"`
 }
 
+// parseReport reads the JSON report `check --json` printed.
+func parseReport(t *testing.T, out string) jsonReport {
+	t.Helper()
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not a JSON report: %v\n%s", err, out)
+	}
+	return rep
+}
+
+// wantNoFailures fails t for each failed check of rep.
+func wantNoFailures(t *testing.T, rep jsonReport) {
+	t.Helper()
+	for _, r := range rep.Results {
+		if r.Status == "fail" {
+			t.Errorf("%s (%s) failed: %s", r.ID, r.Level, r.Message)
+		}
+	}
+}
+
 // TestCheckA2Abridge: `check --json --report` against the in-process
 // server's slow agent: every MUST passes (exit 0), the JSON report parses
 // and the Markdown report is written.
@@ -66,18 +87,11 @@ func TestCheckA2Abridge(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 	}
-	var rep jsonReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("not a JSON report: %v\n%s", err, out)
-	}
+	rep := parseReport(t, out)
 	if rep.Failed["MUST"] != 0 || rep.Counts.Pass < 40 {
 		t.Errorf("report: %+v", rep)
 	}
-	for _, r := range rep.Results {
-		if r.Status == "fail" {
-			t.Errorf("%s (%s) failed: %s", r.ID, r.Level, r.Message)
-		}
-	}
+	wantNoFailures(t, rep)
 	if !strings.Contains(errOut, "rpc.content-type") || !strings.Contains(errOut, "report written to") {
 		t.Errorf("no progress on stderr:\n%s", errOut)
 	}
@@ -97,7 +111,7 @@ func TestCheckA2Abridge(t *testing.T) {
 func TestCheckFailingServer(t *testing.T) {
 	t.Parallel()
 	var base string
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"name":"bad","description":"d","url":"` + base + `/","version":"1","protocolVersion":"0.3.0",` +
@@ -107,7 +121,6 @@ func TestCheckFailingServer(t *testing.T) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":"1","error":{"code":-32603,"message":"nothing works"}}`))
 	}))
-	defer ts.Close()
 	base = ts.URL
 	out, errOut, code := run(t, "", "check", ts.URL, "--human", "-q", "--category", "card,rpc", "--timeout", "2s")
 	if code != ExitFailure {
@@ -136,10 +149,7 @@ func TestCheckProtocolBinding(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 	}
-	var rep jsonReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("not a JSON report: %v\n%s", err, out)
-	}
+	rep := parseReport(t, out)
 	if rep.Counts.Pass < 20 {
 		t.Errorf("report: %+v", rep.Counts)
 	}

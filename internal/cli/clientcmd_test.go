@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,22 +17,27 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
 
+// testHost serves the agents echo, chat and slow (1 s, a step every
+// 50 ms) in this process, tasks in memory, until the test ends. The map
+// holds the last X-Test header seen ("X-Test") and the count of POSTs
+// ("POST", an *atomic.Int64).
 func testHost(t *testing.T) (*httptest.Server, *sync.Map) {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quietLog()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: quietLog()}})
+	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 1, Step: 50 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
 	seen := &sync.Map{}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("X-Test"); v != "" {
 			seen.Store("X-Test", v)
 		}
@@ -45,22 +46,8 @@ func testHost(t *testing.T) (*httptest.Server, *sync.Map) {
 			n.(*atomic.Int64).Add(1)
 		}
 		host.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	}), eng.Close)
 	return ts, seen
-}
-
-func run(t *testing.T, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
-	return out.String(), errb.String(), code
 }
 
 type wireTask struct {
@@ -127,7 +114,9 @@ func parseWire(b []byte) (wireTask, error) {
 }
 
 // streamLines parses stream --json output: the events and their ids.
-func streamLines(t *testing.T, out string) ([]wireTask, []string) {
+// Each line is {"eventId":"N","result":EVENT}; unless withIDs, a line may
+// also be {"result":EVENT}, an event without an SSE id (its id is "").
+func streamLines(t *testing.T, out string, withIDs bool) ([]wireTask, []string) {
 	t.Helper()
 	var evs []wireTask
 	var ids []string
@@ -136,10 +125,18 @@ func streamLines(t *testing.T, out string) ([]wireTask, []string) {
 		var id string
 		var ev wireTask
 		err := json.Unmarshal([]byte(l), &top)
-		if err == nil && len(top) == 2 && json.Unmarshal(top["eventId"], &id) == nil {
+		_, hasID := top["eventId"]
+		if err == nil && hasID {
+			err = json.Unmarshal(top["eventId"], &id)
+		}
+		if err == nil && top["result"] != nil {
 			ev, err = parseWire(top["result"])
 		}
-		if err != nil || len(top) != 2 || ev.Kind == "" {
+		fields := 1
+		if hasID || withIDs {
+			fields = 2
+		}
+		if err != nil || len(top) != fields || ev.Kind == "" || (withIDs && !hasID) {
 			t.Fatalf("not a stream line {eventId, result}: %q (%v)", l, err)
 		}
 		evs, ids = append(evs, ev), append(ids, id)
@@ -158,8 +155,7 @@ func TestClientCommands(t *testing.T) {
 		t.Fatalf("human card: %s", out)
 	}
 
-	file := filepath.Join(t.TempDir(), "note.txt")
-	os.WriteFile(file, []byte("file body"), 0o600)
+	file := writeFile(t, "note.txt", "file body")
 	out, errs, code = run(t, "", "send", ts.URL, "hello", "--file", file, "--data", `{"n":1}`, "--history", "0", "--json", "--header", "X-Test: yes")
 	if code != ExitOK {
 		t.Fatalf("send: %d %s", code, errs)
@@ -180,7 +176,7 @@ func TestClientCommands(t *testing.T) {
 	// stream --json: {"eventId":"N","result":EVENT} per line; the ids are
 	// the task's event numbers, so --from can continue from any line.
 	out, _, code = run(t, "", "stream", ts.URL+"/a2a/slow", "0", "--json")
-	evs, ids := streamLines(t, out)
+	evs, ids := streamLines(t, out, true)
 	if code != ExitOK || evs[0].Kind != "task" || !evs[len(evs)-1].Final || evs[len(evs)-1].Status.State != "completed" {
 		t.Fatalf("stream: %d %s", code, out)
 	}
@@ -191,7 +187,7 @@ func TestClientCommands(t *testing.T) {
 	}
 
 	out, _, code = run(t, "", "resubscribe", ts.URL+"/a2a/slow", evs[0].ID, "--from", ids[1], "--json")
-	rs, rids := streamLines(t, out)
+	rs, rids := streamLines(t, out, true)
 	if code != ExitOK || len(rs) != len(evs)-2 || !rs[len(rs)-1].Final || rids[0] != ids[2] {
 		t.Fatalf("resubscribe --from %s: %d events of %d: %s", ids[1], len(rs), len(evs), out)
 	}
@@ -238,12 +234,10 @@ func TestClientExitCodes(t *testing.T) {
 	}
 }
 
-func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // Exit codes follow the error's type, never the server's wording.
 func TestExitCodesFromHostileAnswers(t *testing.T) {
 	var ts *httptest.Server
-	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts = testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.URL.Path == "/bad/.well-known/agent-card.json":
@@ -260,7 +254,6 @@ func TestExitCodesFromHostileAnswers(t *testing.T) {
 			}
 		}
 	}))
-	defer ts.Close()
 	for _, c := range []struct {
 		args []string
 		code int

@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/conversation"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // TestServeConversationAttachments: conversation endpoints, named and
@@ -46,12 +45,7 @@ conversations:
 	}
 	fetch := func(uri string) (string, string) {
 		t.Helper()
-		resp, err := http.Get(uri)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := testutil.Get(t, uri)
 		if resp.StatusCode != 200 {
 			t.Fatalf("GET %s: %d %s", uri, resp.StatusCode, b)
 		}

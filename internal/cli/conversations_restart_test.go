@@ -4,12 +4,12 @@ import (
 	"context"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // conversationRestartConfig is a scenario whose client turn is followed
@@ -61,32 +61,26 @@ func TestConversationSurvivesKill9(t *testing.T) {
 		t.Fatalf("first round: artifacts %q, state %s", arts, state)
 	}
 	// One whose slow participant is speaking when the process dies.
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "slow please"})
+	p := testutil.UserMessage("slow please", "")
 	cfgNB := false
-	res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &cfgNB}})
+	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &cfgNB}
+	res, err := c.SendMessage(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	speaking := res.(*a2a.Task).ID
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: speaking})
+	var task *a2a.Task
+	if !testutil.Poll(20*time.Second, func() bool {
+		task, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: speaking})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(task.Artifacts) == 1 { // the echo spoke; the slow one is speaking
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the echo did not speak: %+v", task)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(task.Artifacts) == 1 // the echo spoke; the slow one is speaking
+	}) {
+		t.Fatalf("the echo did not speak: %+v", task)
 	}
 
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = child.Wait()
+	child.Kill()
 	startChild(t, args...)
 	c, err = client.Dial(ctx, url, client.Options{})
 	if err != nil {
@@ -98,7 +92,7 @@ func TestConversationSurvivesKill9(t *testing.T) {
 	if id != waiting || len(arts) != 2 || state != a2a.TaskStateInputRequired {
 		t.Fatalf("after the restart: task %s, artifacts %q, state %s", id, arts, state)
 	}
-	task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: waiting})
+	task, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: waiting})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,59 +3,45 @@ package cli
 import (
 	"encoding/base64"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // adHocPost posts a JSON-RPC message/send to an ad-hoc scenario's
 // endpoint, with token as bearer credentials when set.
 func adHocPost(t *testing.T, u, token string) (int, string) {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`
-	return adHocDo(t, http.MethodPost, u, token, body)
+	return adHocDo(t, http.MethodPost, u, token, testutil.RPCBody("message/send", msg("hi", "m1", "")))
 }
 
+// adHocDo sends a request with body (JSON, none when empty) and token as
+// bearer credentials when set, and returns the status and the body.
 func adHocDo(t *testing.T, method, u, token, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, u, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	hdr := bearer(token)
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		hdr = append(hdr, "Content-Type", "application/json")
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return call(t, method, u, body, hdr...)
 }
 
 // An ad-hoc scenario is authenticated before it is decoded or built, and
-// its a2a participant cannot leave the allowlist by a redirect (review
-// findings 2 and 3).
+// its a2a participant cannot leave the allowlist by a redirect.
 func TestAdHocAuthFirstAndAllowlistOnEveryRequest(t *testing.T) {
 	var evilHits, allowedHits atomic.Int32
-	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	evil := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		evilHits.Add(1)
 		http.NotFound(w, r)
 	}))
-	defer evil.Close()
-	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	allowed := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		allowedHits.Add(1)
 		http.Redirect(w, r, evil.URL+"/internal-admin", http.StatusFound)
 	}))
-	defer allowed.Close()
 	cfg := fmt.Sprintf("auth:\n  bearer_tokens:\n    alice: s3cret-token\nconversations:\n  adhoc: true\n  kinds: [a2a]\n  urls: [%s/agent]\n", allowed.URL)
 	base := startServe(t, "--config", writeConfig(t, cfg))
 	scen := fmt.Sprintf(`{"title":"t","agents":[{"id":"you","external":true},{"id":"r","kind":"a2a","config":{"url":"%s/agent"}}],"startingAgentId":"you"}`, allowed.URL)
@@ -103,7 +89,7 @@ func TestAdHocBuildsKeyedAndBounded(t *testing.T) {
 	arrived := make(chan string, 64)
 	var mu sync.Mutex
 	fetches := map[string]int{} // card fetches by path
-	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	remote := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		fetches[r.URL.Path]++
 		mu.Unlock()
@@ -111,7 +97,6 @@ func TestAdHocBuildsKeyedAndBounded(t *testing.T) {
 		<-release
 		http.NotFound(w, r)
 	}))
-	defer remote.Close()
 	var releaseOnce sync.Once
 	free := func() { releaseOnce.Do(func() { close(release) }) }
 	defer free()

@@ -2,20 +2,17 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/conversation"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // conversationConfig is a serve config with a named scenario (an echo
@@ -39,42 +36,15 @@ conversations:
   urls: [http://127.0.0.1:1/allowed]
 `
 
-func writeConfig(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "serve.yaml")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func getJSON(t *testing.T, u string, v any) int {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if v != nil {
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("GET %s: %d %s: %v", u, resp.StatusCode, b, err)
-		}
-	}
-	return resp.StatusCode
-}
-
 // streamTurn sends text (continuing taskID when set) as a stream and
 // returns the task id, the texts of the artifact-updates (as
 // "participantId:text") and the last state.
 func streamTurn(t *testing.T, c *client.Client, taskID, text string) (string, []string, a2a.TaskState, string) {
 	t.Helper()
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
-	m.TaskID = taskID
 	var arts []string
 	var state a2a.TaskState
 	status := ""
-	for ev, err := range c.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: m}) {
+	for ev, err := range c.SendStreamingMessage(context.Background(), testutil.UserMessage(text, taskID)) {
 		if err != nil {
 			t.Fatalf("stream: %v", err)
 		}
@@ -82,13 +52,7 @@ func streamTurn(t *testing.T, c *client.Client, taskID, text string) (string, []
 		case *a2a.Task:
 			taskID, state = e.ID, e.Status.State
 		case *a2a.TaskArtifactUpdateEvent:
-			var b strings.Builder
-			for _, p := range e.Artifact.Parts {
-				if tp, ok := p.(a2a.TextPart); ok {
-					b.WriteString(tp.Text)
-				}
-			}
-			arts = append(arts, fmt.Sprintf("%v:%s", e.Artifact.Metadata[conversation.MetaParticipantID], strings.TrimSpace(b.String())))
+			arts = append(arts, fmt.Sprintf("%v:%s", e.Artifact.Metadata[conversation.MetaParticipantID], strings.TrimSpace(testutil.Text(e.Artifact.Parts))))
 		case *a2a.TaskStatusUpdateEvent:
 			state = e.Status.State
 			if e.Status.Message != nil {
@@ -181,9 +145,7 @@ func TestServeConversations(t *testing.T) {
 			}
 			// Continuing a finished conversation: -32004 (the engine's
 			// UnsupportedOperation for a terminal task).
-			m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
-			m.TaskID = id
-			if _, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: m}); !errors.As(err, &ae) || ae.Code != a2a.CodeUnsupportedOperation {
+			if _, err := c.SendMessage(ctx, testutil.UserMessage("more", id)); !errors.As(err, &ae) || ae.Code != a2a.CodeUnsupportedOperation {
 				t.Fatalf("continue canceled: %v", err)
 			}
 		})
@@ -256,21 +218,11 @@ func TestServeConversations(t *testing.T) {
 		// The endpoint refuses it too, as a JSON-RPC error: HTTP 200 with
 		// the request's id, as JSON-RPC clients expect (a2a-go reads no
 		// error from a 400); the HTTP+JSON route with 400.
-		resp, err := http.Post(base+"/api/bridge/"+c+"/a2a", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"req-7","method":"message/send","params":{}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := testutil.Post(t, base+"/api/bridge/"+c+"/a2a", `{"jsonrpc":"2.0","id":"req-7","method":"message/send","params":{}}`)
 		if resp.StatusCode != 200 || !strings.Contains(string(b), `"code":-32602`) || !strings.Contains(string(b), field) || !strings.Contains(string(b), `"id":"req-7"`) {
 			t.Fatalf("POST %s: %d %s", c, resp.StatusCode, b)
 		}
-		resp, err = http.Post(base+"/api/bridge/"+c+"/a2a/message:send", "application/json", strings.NewReader(`{"message":{}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b = testutil.Post(t, base+"/api/bridge/"+c+"/a2a/message:send", `{"message":{}}`)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), field) {
 			t.Fatalf("POST %s/message:send: %d %s", c, resp.StatusCode, b)
 		}
@@ -300,13 +252,7 @@ func TestServeConversations(t *testing.T) {
 	refuse(nil, "eyJ0aXRsZSI6IlQifQ", "agents") // {"title":"T"}
 	refuse(nil, strings.Repeat("A", 30000), "config64")
 	// Unknown method on a conversation endpoint: -32601.
-	resp, err := http.Post(u, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"conversation/nope","params":{}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `"code":-32601`) {
+	if _, b := testutil.RPC(t, u, "conversation/nope", "{}"); !strings.Contains(string(b), `"code":-32601`) {
 		t.Fatalf("unknown method: %s", b)
 	}
 }
@@ -352,8 +298,7 @@ func TestScenarioCommand(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, `"title": "Panel"`) {
 		t.Fatalf("decode: %d %s %s", code, out, errs)
 	}
-	yml := filepath.Join(t.TempDir(), "s.yaml")
-	os.WriteFile(yml, []byte("title: Y\nagents:\n  - {id: me, external: true}\n  - {id: e, kind: echo}\nstartingAgentId: me\n"), 0o600)
+	yml := writeFile(t, "s.yaml", "title: Y\nagents:\n  - {id: me, external: true}\n  - {id: e, kind: echo}\nstartingAgentId: me\n")
 	if out, errs, code = run(t, "", "scenario", "encode", yml); code != ExitOK {
 		t.Fatalf("encode yaml: %d %s", code, errs)
 	}

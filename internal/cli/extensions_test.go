@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,24 +60,15 @@ func TestServeConfigExtensions(t *testing.T) {
 
 // Bad extensions entries are usage errors naming the key.
 func TestServeConfigExtensionErrors(t *testing.T) {
-	dir := t.TempDir()
-	for i, c := range []struct{ exts, want string }{
-		{"[{description: x}]", "agents.a.extensions[0].uri: required"},
-		{"[{uri: not a uri}]", `agents.a.extensions[0].uri: "not a uri" is not an absolute URI`},
-		{"[{uri: 'https://e.com/a,https://e.com/b'}]", "agents.a.extensions[0].uri: \"https://e.com/a,https://e.com/b\" is not an absolute URI"},
-		{"[{uri: relative/path}]", "is not an absolute URI"},
-		{"[{uri: 'https://e.com/x'}, {uri: 'https://e.com/x'}]", "agents.a.extensions[1].uri: https://e.com/x is declared twice (also extensions[0])"},
-		{"[{uri: 'urn:a2abridge:ext:event-log:v1', required: true}]", "agents.a.extensions[0].uri: urn:a2abridge:ext:event-log:v1 is a2abridge's own extension"},
-		{"[{uri: 'https://e.com/x', requird: true}]", `did you mean "required"?`},
-		{"[{uri: 'https://e.com/x', params: [1]}]", "agents.a.extensions[0].params: want a mapping"},
-	} {
-		p := filepath.Join(dir, fmt.Sprintf("%d.yaml", i))
-		if err := os.WriteFile(p, []byte("agents:\n  a:\n    kind: echo\n    extensions: "+c.exts+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, errs, code := run(t, "", "serve", "--memory", "--addr", "127.0.0.1:0", "--config", p)
-		if code != ExitUsage || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: exit %d, stderr %q; want usage error with %q", c.exts, code, errs, c.want)
-		}
-	}
+	const entry = "agents:\n  a:\n    kind: echo\n    extensions: "
+	wantServeUsageErrors(t, []serveUsage{
+		{[]string{"--config", entry + "[{description: x}]\n"}, "agents.a.extensions[0].uri: required"},
+		{[]string{"--config", entry + "[{uri: not a uri}]\n"}, `agents.a.extensions[0].uri: "not a uri" is not an absolute URI`},
+		{[]string{"--config", entry + "[{uri: 'https://e.com/a,https://e.com/b'}]\n"}, "agents.a.extensions[0].uri: \"https://e.com/a,https://e.com/b\" is not an absolute URI"},
+		{[]string{"--config", entry + "[{uri: relative/path}]\n"}, "is not an absolute URI"},
+		{[]string{"--config", entry + "[{uri: 'https://e.com/x'}, {uri: 'https://e.com/x'}]\n"}, "agents.a.extensions[1].uri: https://e.com/x is declared twice (also extensions[0])"},
+		{[]string{"--config", entry + "[{uri: 'urn:a2abridge:ext:event-log:v1', required: true}]\n"}, "agents.a.extensions[0].uri: urn:a2abridge:ext:event-log:v1 is a2abridge's own extension"},
+		{[]string{"--config", entry + "[{uri: 'https://e.com/x', requird: true}]\n"}, `did you mean "required"?`},
+		{[]string{"--config", entry + "[{uri: 'https://e.com/x', params: [1]}]\n"}, "agents.a.extensions[0].params: want a mapping"},
+	})
 }

@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // TestServeHealthProbes: serve answers GET /healthz and
@@ -12,12 +13,7 @@ import (
 func TestServeHealthProbes(t *testing.T) {
 	base := startServe(t, "--auth-token", "alice=s3cret")
 	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ready"}`} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := testutil.Get(t, base+path)
 		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(b)) != want {
 			t.Errorf("GET %s: %d %q, want 200 %s", path, resp.StatusCode, b, want)
 		}

@@ -2,15 +2,11 @@ package cli
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -20,7 +16,7 @@ import (
 // humans, over every protocol version and binding, and exit 0.
 func TestSendMessageReply(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: quietLog()})
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,19 +25,9 @@ func TestSendMessageReply(t *testing.T) {
 		m.MessageID = "reply-1"
 		return &m, nil
 	})
-	card := a2a.AgentCard{Name: "ping", Description: "answers pong", Version: "1.0.0",
-		Capabilities:      a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []a2a.AgentSkill{{ID: "ping", Name: "ping", Description: "pong", Tags: []string{"ping"}}}}
-	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: quietLog()}})
-	host.Add(server.NewHandler(eng, "ping", agent, card, server.HandlerOptions{}))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(server.NewHandler(eng, "ping", agent, testutil.Card("ping"), server.HandlerOptions{}))
+	ts := testutil.Serve(t, host, eng.Close)
 	for _, iface := range [][]string{{"--protocol", "1.0", "--binding", "jsonrpc"}, {"--protocol", "1.0", "--binding", "rest"},
 		{"--protocol", "0.3", "--binding", "jsonrpc"}, {"--protocol", "0.3", "--binding", "rest"}} {
 		name := strings.Join(iface, " ")
@@ -57,7 +43,7 @@ func TestSendMessageReply(t *testing.T) {
 			t.Errorf("%s: send --json: %d %q %s", name, code, out, errs)
 		}
 		out, errs, code = run(t, "", args("stream", "--json")...)
-		if evs, ids := streamLines2(t, out); code != ExitOK || len(evs) != 1 || evs[0].Kind != "message" || ids[0] != "" || !strings.Contains(out, "pong") {
+		if evs, ids := streamLines(t, out, false); code != ExitOK || len(evs) != 1 || evs[0].Kind != "message" || ids[0] != "" || !strings.Contains(out, "pong") {
 			t.Errorf("%s: stream --json: %d %q %s", name, code, out, errs)
 		}
 		out, errs, code = run(t, "", args("stream", "--human")...)
@@ -65,27 +51,4 @@ func TestSendMessageReply(t *testing.T) {
 			t.Errorf("%s: stream: %d %q %s", name, code, out, errs)
 		}
 	}
-}
-
-// streamLines2 parses stream --json lines, {"eventId":…,"result":…} or
-// {"result":…} (no SSE id).
-func streamLines2(t *testing.T, out string) ([]wireTask, []string) {
-	t.Helper()
-	var evs []wireTask
-	var ids []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var top struct {
-			EventID string         `json:"eventId"`
-			Result  jsontext.Value `json:"result"`
-		}
-		if err := json.Unmarshal([]byte(l), &top); err != nil || top.Result == nil {
-			t.Fatalf("not a stream line: %q (%v)", l, err)
-		}
-		ev, err := parseWire(top.Result)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, ids = append(evs, ev), append(ids, top.EventID)
-	}
-	return evs, ids
 }

@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,38 +14,27 @@ import (
 	"github.com/a2abridge/a2abridge/bridge/pair"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
+// createPair creates a pair at base with the bearer token (none when
+// empty) and returns the status and, on 201, the pair.
 func createPair(t *testing.T, base, token string) (int, pair.Info) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/api/pairs", nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	code, b := call(t, http.MethodPost, base+"/api/pairs", "", bearer(token)...)
 	var info pair.Info
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusCreated {
-		if err := json.Unmarshal(b, &info); err != nil {
+	if code == http.StatusCreated {
+		if err := json.Unmarshal([]byte(b), &info); err != nil {
 			t.Fatalf("%v: %s", err, b)
 		}
 	}
-	return resp.StatusCode, info
+	return code, info
 }
 
 // backchannel reads a pair's events until "end" (or the stream ends).
 func backchannel(t *testing.T, u, token string) <-chan []pair.Event {
 	t.Helper()
-	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodGet, u, "", bearer(token)...))
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -73,16 +59,17 @@ func backchannel(t *testing.T, u, token string) <-chan []pair.Event {
 	return out
 }
 
+// say sends text (in the task taskID when set; ending the pair when end)
+// in a goroutine, and returns the channel of its answer.
 func say(ctx context.Context, t *testing.T, c *client.Client, text, taskID string, end bool) <-chan *a2a.Task {
 	t.Helper()
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
-	m.TaskID = taskID
+	p := testutil.UserMessage(text, taskID)
 	if end {
-		m.Metadata = map[string]any{pair.MetadataKey: map[string]any{"end": true}}
+		p.Message.Metadata = map[string]any{pair.MetadataKey: map[string]any{"end": true}}
 	}
 	out := make(chan *a2a.Task, 1)
 	go func() {
-		ev, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: m})
+		ev, err := c.SendMessage(ctx, p)
 		task, _ := ev.(*a2a.Task)
 		if err != nil || task == nil {
 			t.Errorf("send %q: %v, %T", text, err, ev)
@@ -92,14 +79,11 @@ func say(ctx context.Context, t *testing.T, c *client.Client, text, taskID strin
 	return out
 }
 
+// answer waits for the answer on c and checks its state and the text of
+// its last artifact.
 func answer(t *testing.T, c <-chan *a2a.Task, state a2a.TaskState, text string) *a2a.Task {
 	t.Helper()
-	var task *a2a.Task
-	select {
-	case task = <-c:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no answer")
-	}
+	task := testutil.Receive(t, c, 30*time.Second, "an answer")
 	if task == nil {
 		t.FailNow()
 	}
@@ -123,9 +107,7 @@ func answer(t *testing.T, c <-chan *a2a.Task, state a2a.TaskState, text string) 
 // cancels, and A's task ends canceled too. The pairs API requires the
 // admin token.
 func TestServePairs(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	os.WriteFile(cfg, []byte("admin:\n  bearer_tokens:\n    ops: s3cret\npairs:\n  enabled: true\n  max_open: 2\n"), 0o600)
+	cfg := writeConfig(t, "admin:\n  bearer_tokens:\n    ops: s3cret\npairs:\n  enabled: true\n  max_open: 2\n")
 	addr := freeAddr(t)
 	base := "http://" + addr
 	startChild(t, "--config", cfg, "--memory", "--addr", addr)
@@ -173,9 +155,7 @@ func TestServePairs(t *testing.T) {
 		t.Fatalf("backchannel: %s", got)
 	}
 	// A continuation of a finished task is refused.
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more?"})
-	m.TaskID = a.ID
-	if _, err := ca.SendMessage(ctx, a2a.MessageSendParams{Message: m}); err == nil {
+	if _, err := ca.SendMessage(ctx, testutil.UserMessage("more?", a.ID)); err == nil {
 		t.Fatal("continuing an ended pair's task succeeded")
 	}
 
@@ -229,11 +209,7 @@ func TestPairsServerAuth(t *testing.T) {
 				t.Fatalf("POST /api/pairs with the server's token: %d", code)
 			}
 			for _, u := range []string{base + "/api/pairs/" + info.ID, info.Events} {
-				resp, err := http.Get(u)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
+				resp, _ := testutil.Get(t, u)
 				if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 					t.Fatalf("GET %s without credentials: %d %q, want 401 with a challenge", u, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 				}

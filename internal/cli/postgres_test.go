@@ -4,19 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/a2abridge/a2abridge/internal/pgtest"
-	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -33,7 +26,8 @@ func TestServePostgres(t *testing.T) {
 	dsn := withPassword(pgtest.DSN(t), "pgs3cretpw")
 	addr := freeAddr(t)
 	base := "http://" + addr
-	child, logs := startChildLogs(t, "--postgres", dsn, "--addr", addr)
+	child := startChild(t, "--postgres", dsn, "--addr", addr)
+	logs := child.Stderr
 
 	// A second serve on the same database refuses to start.
 	var out, errb bytes.Buffer
@@ -58,55 +52,19 @@ func TestServePostgres(t *testing.T) {
 	}
 
 	// stream, then cancel
-	streamSlow := func(id string) (*http.Response, *sse.Reader, string, int64) {
-		req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg("60", id, "")+`}`))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd := sse.NewReader(resp.Body)
-		var taskID string
-		var last int64
-		for last < 2 { // the task, working
-			ev, err := rd.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if taskID == "" {
-				var r rpcTask
-				_ = json.Unmarshal(ev.Data, &r)
-				taskID = r.Result.ID
-			}
-			last, _ = strconv.ParseInt(ev.ID, 10, 64)
-		}
-		return resp, rd, taskID, last
-	}
-	resp, rd, canceledID, _ := streamSlow("pg-slow-1")
+	resp, rd, canceledID, _ := openSlowStream(t, base, "60", "pg-slow-1", 2) // the task, working
 	if c := rpc(t, base+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, canceledID)); c.Result.Status.State != "canceled" {
 		t.Fatalf("tasks/cancel: %+v", c)
 	}
-	var final rpcTask
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = json.Unmarshal(ev.Data, &final)
-	}
+	final := lastEvent(t, rd, 0)
 	resp.Body.Close()
 	if !final.Result.Final || final.Result.Status.State != "canceled" {
 		t.Fatalf("the canceled stream ended with %+v", final.Result)
 	}
 
 	// kill -9 with a task running and its stream open
-	resp, _, runningID, lastSeen := streamSlow("pg-slow-2")
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = child.Wait()
+	resp, _, runningID, lastSeen := openSlowStream(t, base, "60", "pg-slow-2", 2)
+	child.Kill()
 	resp.Body.Close()
 	if strings.Contains(logs.String(), "pgs3cretpw") {
 		t.Errorf("the logs show the DSN's password:\n%s", logs)
@@ -127,31 +85,7 @@ func TestServePostgres(t *testing.T) {
 	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
 		t.Fatalf("running task after restart: %+v", r.Result.Status)
 	}
-	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":%q}}`, runningID)))
-	req.Header.Set("Last-Event-ID", strconv.FormatInt(lastSeen, 10))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	rd = sse.NewReader(resp.Body)
-	next := lastSeen + 1
-	final = rpcTask{}
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.ID != strconv.FormatInt(next, 10) {
-			t.Fatalf("resumed stream: event id %s, want %d", ev.ID, next)
-		}
-		next++
-		_ = json.Unmarshal(ev.Data, &final)
-	}
-	if !final.Result.Final || final.Result.Status.State != "failed" {
+	if final := resumeSlowStream(t, base, runningID, lastSeen); !final.Result.Final || final.Result.Status.State != "failed" {
 		t.Fatalf("resumed stream did not end with the failed status: %+v", final.Result)
 	}
 }
@@ -159,14 +93,6 @@ func TestServePostgres(t *testing.T) {
 // withPassword adds a password to a URL DSN's user.
 func withPassword(dsn, pw string) string {
 	return strings.Replace(dsn, "postgres://postgres@", "postgres://postgres:"+pw+"@", 1)
-}
-
-// startChildLogs is startChild, also returning the child's stderr (read
-// it once the child has exited).
-func startChildLogs(t *testing.T, args ...string) (cmd *execCmd, logs *bytes.Buffer) {
-	t.Helper()
-	logs = &bytes.Buffer{}
-	return startChildTo(t, logs, args...), logs
 }
 
 // TestServePostgresErrors: --postgres with --memory or --data, a DSN

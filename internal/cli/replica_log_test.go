@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,45 +11,15 @@ import (
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 )
 
-// syncBuffer is a bytes.Buffer safe for one writer and readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestReplicaLogsNameReplica: `serve --replica` names its replica id (its
 // row in the replicas table) at startup and in every log line, from the
 // first to the last (shutdown).
 func TestReplicaLogsNameReplica(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	addr := freeAddr(t)
-	out := newLineWriter()
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"serve", "--postgres", dsn, "--replica", "--addr", addr, "--log-level", "debug"}, nil, out, &logs)
-	}()
-	stopped := false
-	defer func() {
-		if !stopped {
-			cancel()
-			<-done
-		}
-	}()
-	waitLines(t, out, "listening on", 1, 30*time.Second)
+	p := runInProcess(t, "serve", "--postgres", dsn, "--replica", "--addr", addr, "--log-level", "debug")
+	logs := p.Stderr
+	waitLines(t, p.Stdout, "listening on", 1, 30*time.Second)
 	if r := rpc(t, "http://"+addr+"/a2a/echo", "message/send", msg("hello", "rl-1", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("message/send: %+v", r)
 	}
@@ -81,11 +49,9 @@ func TestReplicaLogsNameReplica(t *testing.T) {
 	}
 	id := ids[0]
 
-	cancel()
-	if code := <-done; code != 0 {
+	if code := p.stop(); code != 0 {
 		t.Fatalf("serve exited %d:\n%s", code, logs.String())
 	}
-	stopped = true
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	if len(lines) < 3 || !strings.Contains(lines[0], "starting as a replica") {
 		t.Fatalf("the first log line does not say that it starts as a replica:\n%s", logs.String())

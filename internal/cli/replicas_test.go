@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
 )
@@ -64,7 +64,7 @@ func startNginx(t *testing.T, listen string, upstreams []string) {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
+	var stderr testutil.Buffer
 	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -72,18 +72,15 @@ func startNginx(t *testing.T, listen string, upstreams []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !testutil.Poll(10*time.Second, func() bool {
 		c, err := net.DialTimeout("tcp", listen, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx did not start: %s\n%s", stderr.String(), log)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	}) {
+		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		t.Fatalf("nginx did not start: %s\n%s", stderr.String(), log)
 	}
 }
 
@@ -109,8 +106,7 @@ func nginxConf(t *testing.T, dir, listen string, upstreams []string) string {
 // tryRPC is rpc for goroutines: errors are returned, and a response that
 // is not JSON-RPC (nginx's 502 page) is an error naming its status.
 func tryRPC(url, method, params string) (rpcTask, error) {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	resp, err := http.Post(url, "application/json", strings.NewReader(testutil.RPCBody(method, params)))
 	if err != nil {
 		return rpcTask{}, err
 	}
@@ -153,14 +149,12 @@ func (s *streamTap) last() (int64, string) {
 // Last-Event-ID to send (< 0: none).
 func openStream(t *testing.T, url, method, params string, after int64) *streamTap {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":"s","method":%q,"params":%s}`, method, params)))
+	var hdr []string
 	if after >= 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+		hdr = []string{"Last-Event-ID", strconv.FormatInt(after, 10)}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, url,
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":"s","method":%q,"params":%s}`, method, params), hdr...))
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -232,11 +226,7 @@ func (s *streamTap) waitEnd(t *testing.T, limit time.Duration) string {
 // server stamped it.
 func failedAt(t *testing.T, url, id string) time.Time {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":%q,"historyLength":0}}`, id)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	_, b := testutil.RPC(t, url, "tasks/get", fmt.Sprintf(`{"id":%q,"historyLength":0}`, id))
 	var r struct {
 		Result struct {
 			Status struct {
@@ -244,7 +234,6 @@ func failedAt(t *testing.T, url, id string) time.Time {
 			} `json:"status"`
 		} `json:"result"`
 	}
-	b, _ := io.ReadAll(resp.Body)
 	if err := json.Unmarshal(b, &r); err != nil || r.Result.Status.Timestamp.IsZero() {
 		t.Fatalf("tasks/get %s: %v: %s", id, err, b)
 	}
@@ -270,7 +259,7 @@ func TestServeReplicas(t *testing.T) {
 	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	proxyAddr := freeAddr(t)
 	proxy := "http://" + proxyAddr
-	children := make([]*execCmd, len(addrs))
+	children := make([]*testutil.Process, len(addrs))
 	for i, a := range addrs {
 		// The proxy is every replica's public URL: the issuer (iss) of
 		// their push tokens, which the webhook checks.
@@ -346,7 +335,7 @@ type verifyingHook struct {
 
 func newVerifyingHook(t *testing.T, proxy string) *verifyingHook {
 	h := &verifyingHook{byTask: map[string][]string{}, at: map[string][]time.Time{}}
-	srv := httptest.NewServer(nil)
+	srv := testutil.Serve(t, nil)
 	h.url = srv.URL + "/hook"
 	v := push.NewVerifier(push.VerifierOptions{JWKSURL: proxy + "/.well-known/jwks.json", Audience: h.url, Issuer: proxy})
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -375,7 +364,6 @@ func newVerifyingHook(t *testing.T, proxy string) *verifyingHook {
 		h.at[task.ID] = append(h.at[task.ID], time.Now())
 		h.mu.Unlock()
 	})
-	t.Cleanup(srv.Close)
 	return h
 }
 
@@ -396,16 +384,11 @@ func (h *verifyingHook) of(id string) []string {
 // necessarily the one that runs its task.
 func (h *verifyingHook) waitFinal(t *testing.T, id, state string, killed time.Time) (got []string, repeated, byKill int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	if !testutil.Poll(15*time.Second, func() bool {
 		got = h.of(id)
-		if len(got) > 0 && strings.HasPrefix(got[len(got)-1], state+":") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: no %s notification within 15 s; got %q", id, state, got)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(got) > 0 && strings.HasPrefix(got[len(got)-1], state+":")
+	}) {
+		t.Fatalf("task %s: no %s notification within 15 s; got %q", id, state, got)
 	}
 	time.Sleep(200 * time.Millisecond) // room for a repeat
 	h.mu.Lock()
@@ -504,7 +487,7 @@ func raceCancelAndContinue(t *testing.T, direct func(int) string) {
 // killUnderLoad kills replica 0 with SIGKILL while a load of
 // message/send goes through the proxy and slow tasks stream on every
 // replica, then counts what was lost.
-func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, proxy string, lease time.Duration, hook *verifyingHook) {
+func killUnderLoad(t *testing.T, children []*testutil.Process, direct func(int) string, proxy string, lease time.Duration, hook *verifyingHook) {
 	// Slow tasks on every replica, each streamed from where it runs.
 	type slowTask struct {
 		replica int
@@ -560,11 +543,11 @@ func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, p
 	mu.Lock()
 	before := len(done)
 	mu.Unlock()
-	if err := children[0].Process.Signal(syscall.SIGKILL); err != nil {
+	if err := children[0].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	_ = children[0].Wait()
+	<-children[0].Exited()
 	time.Sleep(2 * time.Second)
 	close(stop)
 	wg.Wait()
@@ -594,21 +577,20 @@ func killUnderLoad(t *testing.T, children []*execCmd, direct func(int) string, p
 		<-st.s.done // its replica died
 		lastSeen, _ := st.s.last()
 		eventsLost += len(st.s.errs)
-		for {
+		if !testutil.Poll(lease+10*time.Second-time.Since(killed), func() bool {
 			r := rpc(t, proxy+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, st.id))
 			if r.Result.Status.State == "failed" {
 				if r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
 					t.Errorf("task %s of the dead replica failed without the reason: %+v", st.id, r.Result.Status)
 				}
-				break
+				return true
 			}
 			if r.Result.Status.State != "working" {
 				t.Fatalf("task %s of the dead replica: %s", st.id, r.Result.Status.State)
 			}
-			if time.Since(killed) > lease+10*time.Second {
-				t.Fatalf("task %s of the dead replica is not failed %s after the kill (lease %s)", st.id, time.Since(killed), lease)
-			}
-			time.Sleep(50 * time.Millisecond)
+			return false
+		}) {
+			t.Fatalf("task %s of the dead replica is not failed %s after the kill (lease %s)", st.id, time.Since(killed), lease)
 		}
 		slowest = max(slowest, failedAt(t, proxy+"/a2a/slow", st.id).Sub(killed))
 		r := openStream(t, proxy+"/a2a/slow", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, st.id), lastSeen)

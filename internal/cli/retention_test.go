@@ -70,13 +70,13 @@ func loadAndSample(t *testing.T, dir string, d time.Duration, args ...string) ([
 	for {
 		select {
 		case res := <-done:
-			_ = child.Process.Kill()
+			child.Kill()
 			if res == nil {
 				t.FailNow()
 			}
 			return samples, res.Requests
 		case <-tk.C:
-			samples = append(samples, growthSample{time.Since(start), dirBytes(dir), rssBytes(child.Process.Pid)})
+			samples = append(samples, growthSample{time.Since(start), dirBytes(dir), rssBytes(child.Cmd.Process.Pid)})
 		}
 	}
 }

@@ -1,25 +1,17 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/a2abridge/a2abridge/internal/schema"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // --card-max-age and --protocols (card_max_age, protocols) are checked
 // at startup: a bad value is a usage error naming the flag or the key.
 func TestServeCardOptionErrors(t *testing.T) {
-	dir := t.TempDir()
-	for i, c := range []struct {
-		args []string
-		want string
-	}{
+	wantServeUsageErrors(t, []serveUsage{
 		{[]string{"--card-max-age", "-1s"}, "--card-max-age -1s (card_max_age): want a duration of 0"},
 		{[]string{"--config", "card_max_age: soon\n"}, "not a duration"},
 		{[]string{"--protocols", "2.0"}, `--protocols: protocol version "2.0": want 0.3 or 1.0`},
@@ -27,54 +19,28 @@ func TestServeCardOptionErrors(t *testing.T) {
 		{[]string{"--config", "protocols: [1.0, 0.4]\n"}, `--config: protocols: protocol version "0.4": want 0.3 or 1.0`},
 		{[]string{"--config", "protocols: []\n"}, "--config: protocols: empty"},
 		{[]string{"--config", "protocol: [1.0]\n"}, `unknown key "protocol": did you mean "protocols"?`},
-	} {
-		args := c.args
-		if args[0] == "--config" {
-			p := filepath.Join(dir, fmt.Sprintf("%d.yaml", i))
-			if err := os.WriteFile(p, []byte(args[1]), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			args = []string{"--config", p}
-		}
-		_, errs, code := run(t, "", append([]string{"serve", "--memory", "--addr", "127.0.0.1:0"}, args...)...)
-		if code != ExitUsage || !strings.Contains(errs, c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want usage error with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 }
 
 // The card options reach the server, from flags and from the config
 // file: the card's max-age, and with 1.0 alone a strict A2A 1.0 card and
 // VersionNotSupported for 0.3 requests.
 func TestServeCardOptions(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "serve.yaml")
-	if err := os.WriteFile(cfg, []byte("card_max_age: 1m\nprotocols: [1.0]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, "card_max_age: 1m\nprotocols: [1.0]\n")
 	for name, args := range map[string][]string{
 		"flags":  {"--card-max-age", "60s", "--protocols", "1.0"},
 		"config": {"--config", cfg},
 	} {
 		t.Run(name, func(t *testing.T) {
 			base := startServe(t, args...)
-			resp, err := http.Get(base + "/a2a/echo/.well-known/agent-card.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, b := testutil.Get(t, base+"/a2a/echo/.well-known/agent-card.json")
 			if cc := resp.Header.Get("Cache-Control"); cc != "public, max-age=60" || resp.Header.Get("ETag") == "" {
 				t.Fatalf("Cache-Control %q, ETag %q", cc, resp.Header.Get("ETag"))
 			}
 			if err := schema.Validate10("AgentCard", b); err != nil {
 				t.Fatalf("1.0-only card: %v: %s", err, b)
 			}
-			r, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+msg("hi", "p-"+name, "")+`}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ = io.ReadAll(r.Body)
-			r.Body.Close()
+			_, b = testutil.RPC(t, base+"/a2a/echo", "message/send", msg("hi", "p-"+name, ""))
 			if !strings.Contains(string(b), `"code":-32009`) || !strings.Contains(string(b), "serves A2A 1.0") {
 				t.Fatalf("0.3 message/send: %s", b)
 			}
@@ -82,12 +48,7 @@ func TestServeCardOptions(t *testing.T) {
 	}
 	// The default: both versions, max-age 300.
 	base := startServe(t)
-	resp, err := http.Get(base + "/.well-known/agent-card.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := testutil.Get(t, base+"/.well-known/agent-card.json")
 	if cc := resp.Header.Get("Cache-Control"); cc != "public, max-age=300" || !strings.Contains(string(b), `"protocolVersion":"0.3.0"`) || !strings.Contains(string(b), `"protocolVersion":"1.0"`) {
 		t.Fatalf("default: Cache-Control %q: %s", cc, b)
 	}

@@ -3,48 +3,19 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
-)
 
-// startServe runs `a2abridge serve --memory args...` in this process on a
-// free loopback port and returns its base URL.
-func startServe(t *testing.T, args ...string) string {
-	t.Helper()
-	addr := freeAddr(t)
-	out, errw := newLineWriter(), newLineWriter()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, append([]string{"serve", "--memory", "--addr", addr, "--log-level", "error"}, args...), nil, out, errw)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	waitLines(t, out, "listening on", 1, 10*time.Second)
-	return "http://" + addr
-}
+	"github.com/a2abridge/a2abridge/internal/testutil"
+)
 
 // The new serve options are validated at startup: a bad value is a usage
 // error that names the flag or the config key.
 func TestServeLimitOptionErrors(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	for i, c := range []struct {
-		args []string
-		want string
-	}{
+	wantServeUsageErrors(t, []serveUsage{
 		{[]string{"--trusted-proxy", "10.0.0.0/33"}, `--trusted-proxy "10.0.0.0/33": not a CIDR prefix or an IP address`},
 		{[]string{"--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "proxy.example"}, `--trusted-proxy "proxy.example"`},
 		{[]string{"--config", "trusted_proxies: [10.0.0.0/8, nope]\n"}, `--config: trusted_proxies "nope": not a CIDR prefix`},
@@ -56,16 +27,7 @@ func TestServeLimitOptionErrors(t *testing.T) {
 		{[]string{"--body-read-timeout", "-1s"}, "--body-read-timeout -1s (body_read_timeout)"},
 		{[]string{"--config", "body_read_timeout: soon\n"}, "not a duration"},
 		{[]string{"--config", "trusted_proxie: [10.0.0.0/8]\n"}, `unknown key "trusted_proxie": did you mean "trusted_proxies"?`},
-	} {
-		args := c.args
-		if args[0] == "--config" {
-			args = []string{"--config", write(fmt.Sprintf("%d.yaml", i), args[1])}
-		}
-		_, errs, code := run(t, "", append([]string{"serve", "--memory", "--addr", "127.0.0.1:0"}, args...)...)
-		if code != ExitUsage || !strings.Contains(errs, c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want usage error with %q", c.args, code, errs, c.want)
-		}
-	}
+	})
 }
 
 type cardDoc struct {
@@ -76,19 +38,11 @@ type cardDoc struct {
 // with Host header hostHdr and headers hdr (name, value, …).
 func getCard(t *testing.T, base, hostHdr string, hdr ...string) (cardDoc, *http.Response) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+"/.well-known/agent-card.json", nil)
+	req := testutil.NewRequest(t, context.Background(), http.MethodGet, base+"/.well-known/agent-card.json", "", hdr...)
 	if hostHdr != "" {
 		req.Host = hostHdr
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := testutil.Do(t, req)
 	var c cardDoc
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatalf("card: %v: %s", err, b)
@@ -98,10 +52,7 @@ func getCard(t *testing.T, base, hostHdr string, hdr ...string) (cardDoc, *http.
 
 // The options reach the server, from flags and from the config file.
 func TestServeLimitOptions(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "serve.yaml")
-	if err := os.WriteFile(cfg, []byte("max_batch: 2\nbody_read_timeout: 20s\ntrusted_proxies: [127.0.0.1]\nallowed_hosts: [agents.example.com]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, "max_batch: 2\nbody_read_timeout: 20s\ntrusted_proxies: [127.0.0.1]\nallowed_hosts: [agents.example.com]\n")
 	for name, args := range map[string][]string{
 		"flags":  {"--max-batch", "2", "--trusted-proxy", "127.0.0.0/8", "--allowed-host", "agents.example.com", "--body-read-timeout", "20s"},
 		"config": {"--config", cfg},
@@ -111,12 +62,7 @@ func TestServeLimitOptions(t *testing.T) {
 			m := func(i int) string {
 				return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"message/send","params":%s}`, i, msg("hi", fmt.Sprintf("lim-%s-%d", name, i), ""))
 			}
-			resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader("["+m(1)+","+m(2)+","+m(3)+"]"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_, b := testutil.Post(t, base+"/a2a/echo", "["+m(1)+","+m(2)+","+m(3)+"]")
 			if !strings.HasPrefix(string(b), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600`) || !strings.Contains(string(b), "batch of 3 requests exceeds the limit of 2") {
 				t.Fatalf("batch of 3 with a limit of 2: %s", b)
 			}

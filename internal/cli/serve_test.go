@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,128 +16,71 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
-const childEnv = "A2ABRIDGE_TEST_CHILD_ARGS"
-
-func TestMain(m *testing.M) {
-	if args := os.Getenv(childEnv); args != "" {
-		// The child is a2abridge as main runs it.
-		os.Exit(Main(strings.Split(args, "\x1f")))
+// openSlowStream posts a message/stream of the slow agent at base
+// (working for secs seconds) with message id id, and reads its events
+// until the event numbered until; it returns the response, its reader,
+// the task's id and the last event id read.
+func openSlowStream(t *testing.T, base, secs, id string, until int64) (*http.Response, *sse.Reader, string, int64) {
+	t.Helper()
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, base+"/a2a/slow",
+		`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg(secs, id, "")+`}`))
+	rd := sse.NewReader(resp.Body)
+	var taskID string
+	var last int64
+	for last < until {
+		ev, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if taskID == "" {
+			var r rpcTask
+			_ = json.Unmarshal(ev.Data, &r)
+			taskID = r.Result.ID
+		}
+		last, _ = strconv.ParseInt(ev.ID, 10, 64)
 	}
-	// The tests start and stop hundreds of servers on ports the system
-	// hands out again: a card the process-wide cache kept from one must
-	// not stand for another's at the same URL.
-	client.DefaultCardCache = nil
-	os.Exit(m.Run())
+	return resp, rd, taskID, last
 }
 
-func freeAddr(t *testing.T) string {
+// resumeSlowStream resubscribes to the slow agent's task taskID at base
+// from the event after lastSeen (Last-Event-ID), checks that the events
+// follow one another from there, and returns the last.
+func resumeSlowStream(t *testing.T, base, taskID string, lastSeen int64) rpcTask {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, base+"/a2a/slow",
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":%q}}`, taskID),
+		"Last-Event-ID", strconv.FormatInt(lastSeen, 10)))
+	return lastEvent(t, sse.NewReader(resp.Body), lastSeen+1)
 }
 
-// startChild runs `a2abridge serve args...` in a child process (this test
-// binary re-executed) and waits until it listens.
-func startChild(t *testing.T, args ...string) *exec.Cmd {
+// lastEvent reads rd to its end and returns its last event; with next
+// above 0 it checks that the event ids follow one another from next.
+func lastEvent(t *testing.T, rd *sse.Reader, next int64) rpcTask {
 	t.Helper()
-	return startChildTo(t, nil, args...)
-}
-
-// execCmd is a child process of startChild.
-type execCmd = exec.Cmd
-
-// startChildTo is startChild writing the child's stderr to logs as well
-// (nil: nowhere else); read logs once the child has exited.
-func startChildTo(t *testing.T, logs io.Writer, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"serve"}, args...), "\x1f"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if logs != nil {
-		cmd.Stderr = io.MultiWriter(&stderr, logs)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on") {
-				ready <- true
+	var final rpcTask
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next > 0 {
+			if ev.ID != strconv.FormatInt(next, 10) {
+				t.Fatalf("resumed stream: event id %s, want %d", ev.ID, next)
 			}
+			next++
 		}
-		ready <- false
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatalf("serve exited before listening: %s", stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not start: %s", stderr.String())
+		_ = json.Unmarshal(ev.Data, &final)
 	}
-	return cmd
-}
-
-type rpcTask struct {
-	Result struct {
-		Kind   string `json:"kind"`
-		ID     string `json:"id"`
-		Final  bool   `json:"final"`
-		Status struct {
-			State   string `json:"state"`
-			Message *struct {
-				Parts []struct {
-					Text string `json:"text"`
-				} `json:"parts"`
-			} `json:"message"`
-		} `json:"status"`
-		Artifacts []struct {
-			Parts []struct {
-				Text string `json:"text"`
-			} `json:"parts"`
-		} `json:"artifacts"`
-	} `json:"result"`
-	Error *struct {
-		Code int `json:"code"`
-	} `json:"error"`
-}
-
-func rpc(t *testing.T, url, method, params string) rpcTask {
-	t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var r rpcTask
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("%s: %v: %s", method, err, b)
-	}
-	return r
-}
-
-func msg(text, id, extra string) string {
-	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, id, text, extra)
+	return final
 }
 
 // TestKill9LosesNothingAcknowledged kills `a2abridge serve` (SQLite store)
@@ -211,7 +150,7 @@ func testKill9(t *testing.T, storeArgs []string) {
 				default:
 				}
 				text := fmt.Sprintf("under load %d-%d", w, i)
-				body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":` + msg(text, fmt.Sprintf("l-%d-%d", w, i), "") + `}`
+				body := testutil.RPCBody("message/send", msg(text, fmt.Sprintf("l-%d-%d", w, i), ""))
 				resp, err := client.Post(base+"/a2a/echo", "application/json", strings.NewReader(body))
 				if err != nil {
 					return // the server died
@@ -230,32 +169,10 @@ func testKill9(t *testing.T, storeArgs []string) {
 	}
 
 	// A long task, streamed: remember the last event id we saw.
-	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg("60", "k-slow", "")+`}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := sse.NewReader(resp.Body)
-	var slowID string
-	var lastSeen int64
-	for lastSeen < 3 { // snapshot, working, first progress
-		ev, err := rd.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if slowID == "" {
-			var r rpcTask
-			_ = json.Unmarshal(ev.Data, &r)
-			slowID = r.Result.ID
-		}
-		lastSeen, _ = strconv.ParseInt(ev.ID, 10, 64)
-	}
+	resp, _, slowID, lastSeen := openSlowStream(t, base, "60", "k-slow", 3) // snapshot, working, first progress
 
 	time.Sleep(200 * time.Millisecond) // the load runs
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = child.Wait()
+	child.Kill()
 	close(stop)
 	load.Wait()
 	resp.Body.Close()
@@ -273,31 +190,7 @@ func testKill9(t *testing.T, storeArgs []string) {
 		t.Fatalf("running task after restart: %+v", r.Result.Status)
 	}
 	// Resume the dropped stream after the restart.
-	req, _ = http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":%q}}`, slowID)))
-	req.Header.Set("Last-Event-ID", strconv.FormatInt(lastSeen, 10))
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	rd = sse.NewReader(resp.Body)
-	next := lastSeen + 1
-	var final rpcTask
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.ID != strconv.FormatInt(next, 10) {
-			t.Fatalf("resumed stream: event id %s, want %d", ev.ID, next)
-		}
-		next++
-		_ = json.Unmarshal(ev.Data, &final)
-	}
-	if !final.Result.Final || final.Result.Status.State != "failed" {
+	if final := resumeSlowStream(t, base, slowID, lastSeen); !final.Result.Final || final.Result.Status.State != "failed" {
 		t.Fatalf("resumed stream did not end with the failed status: %+v", final.Result)
 	}
 }
@@ -329,21 +222,9 @@ func TestGracefulShutdown(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
 	child := startChild(t, "--data", dir, "--addr", addr, "--shutdown-grace", "2s")
-	open := func(secs, id string) (*sse.Reader, rpcTask) {
-		req, _ := http.NewRequest(http.MethodPost, base+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg(secs, id, "")+`}`))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		rd := sse.NewReader(resp.Body)
-		first, err := rd.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var snap rpcTask
-		_ = json.Unmarshal(first.Data, &snap)
-		return rd, snap
+	open := func(secs, id string) (*sse.Reader, string) {
+		_, rd, taskID, _ := openSlowStream(t, base, secs, id, 1) // the snapshot
+		return rd, taskID
 	}
 	last := func(rd *sse.Reader) rpcTask {
 		var last rpcTask
@@ -355,15 +236,15 @@ func TestGracefulShutdown(t *testing.T) {
 			_ = json.Unmarshal(ev.Data, &last)
 		}
 	}
-	longRd, snap := open("60", "g-slow")
+	longRd, slowID := open("60", "g-slow")
 	shortRd, _ := open("1", "g-short")
-	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := child.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
 	// The listener is closed: a new connection is refused (or, if it got
 	// in first, the message is answered with an error).
-	if resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+msg("x", "g-new", "")+`}`)); err == nil {
+	if resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(testutil.RPCBody("message/send", msg("x", "g-new", "")))); err == nil {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if !strings.Contains(string(b), `"error"`) {
@@ -376,14 +257,16 @@ func TestGracefulShutdown(t *testing.T) {
 	if got := last(longRd); !got.Result.Final || got.Result.Status.State != "failed" {
 		t.Fatalf("stream ended with %+v, want the final failed status", got.Result)
 	}
-	if err := child.Wait(); err != nil {
+	if exited, err := child.Wait(30 * time.Second); !exited {
+		t.Fatal("serve did not exit")
+	} else if err != nil {
 		t.Fatalf("serve did not exit cleanly: %v", err)
 	}
-	if stderr := child.Stderr.(*bytes.Buffer).String(); strings.Contains(stderr, "level=ERROR") {
+	if stderr := child.Stderr.String(); strings.Contains(stderr, "level=ERROR") {
 		t.Fatalf("an ordinary shutdown logged an error:\n%s", stderr)
 	}
 	startChild(t, "--data", dir, "--addr", addr)
-	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, snap.Result.ID))
+	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID))
 	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || !strings.Contains(r.Result.Status.Message.Parts[0].Text, "shut down") {
 		t.Fatalf("task after graceful shutdown: %+v", r.Result.Status)
 	}

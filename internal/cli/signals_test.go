@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,47 +17,15 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
-
-// syncBuf collects a process's output for waitFor.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor waits until the output holds sub n times (a generous limit, not
-// a timing assertion).
-func (s *syncBuf) waitFor(t *testing.T, sub string, n int) string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if out := s.String(); strings.Count(out, sub) >= n {
-			return out
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("output never held %q %d time(s): %q", sub, n, s.String())
-	return ""
-}
 
 // cliProc is `a2abridge ARGS` in a child process (this test binary, whose
 // TestMain runs Main as cmd/a2abridge does), with its stdin a pipe.
 type cliProc struct {
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
-	out, err syncBuf
+	out, err testutil.Buffer
 	done     chan struct{}
 	code     int
 }
@@ -69,8 +36,7 @@ func startCLI(t *testing.T, args ...string) *cliProc {
 		t.Skip("spawns processes")
 	}
 	p := &cliProc{done: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(args, "\x1f"))
+	p.cmd = childCommand(args...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
 	in, err := p.cmd.StdinPipe()
 	if err != nil {
@@ -115,7 +81,7 @@ var cancelRe = regexp.MustCompile(`cancel it: a2abridge cancel (\S+) (\S+)\n`)
 func TestCtrlCStreamProcess(t *testing.T) {
 	ts, _ := testHost(t)
 	p := startCLI(t, "stream", ts.URL+"/a2a/slow", "30", "--human")
-	p.out.waitFor(t, "progress:", 2)
+	waitFor(t, &p.out, "progress:", 2)
 	p.signal(t, os.Interrupt)
 	if code := p.wait(t); code != ExitInterrupted {
 		t.Fatalf("exit %d, want %d; stderr %q", code, ExitInterrupted, p.err.String())
@@ -130,7 +96,7 @@ func TestCtrlCStreamProcess(t *testing.T) {
 	}
 	// The printed resubscribe continues right after the last event shown.
 	out, _, code := run(t, "", "resubscribe", m[1], m[2], "--from", m[3], "--json", "--timeout", "300ms")
-	_, ids := streamLines(t, out)
+	_, ids := streamLines(t, out, true)
 	if code != ExitTransport || ids[0] != fmt.Sprint(atoi(t, m[3])+1) {
 		t.Fatalf("resubscribe --from %s: exit %d, first id %q: %s", m[3], code, ids[0], out)
 	}
@@ -154,15 +120,15 @@ func atoi(t *testing.T, s string) int {
 func TestCtrlCChatProcess(t *testing.T) {
 	ts, _ := testHost(t)
 	p := startCLI(t, "chat", ts.URL+"/a2a/slow")
-	p.out.waitFor(t, "you> ", 1)
+	waitFor(t, &p.out, "you> ", 1)
 	fmt.Fprintln(p.stdin, "30")
-	p.out.waitFor(t, "progress:", 1)
+	waitFor(t, &p.out, "progress:", 1)
 	p.signal(t, os.Interrupt)
-	p.err.waitFor(t, "cancel it: a2abridge cancel", 1)
-	p.out.waitFor(t, "you> ", 2)
+	waitFor(t, &p.err, "cancel it: a2abridge cancel", 1)
+	waitFor(t, &p.out, "you> ", 2)
 	fmt.Fprintln(p.stdin, "0")
-	p.out.waitFor(t, "[completed]", 1)
-	p.out.waitFor(t, "you> ", 3)
+	waitFor(t, &p.out, "[completed]", 1)
+	waitFor(t, &p.out, "you> ", 3)
 	p.signal(t, os.Interrupt)
 	if code := p.wait(t); code != ExitInterrupted {
 		t.Fatalf("Ctrl-C at the prompt: exit %d, want %d; stdout %q stderr %q", code, ExitInterrupted, p.out.String(), p.err.String())
@@ -186,15 +152,11 @@ func TestCtrlCChatProcess(t *testing.T) {
 func TestCtrlCBlockingSendProcess(t *testing.T) {
 	ts, seen := testHost(t)
 	p := startCLI(t, "send", ts.URL+"/a2a/slow", "30", "--human")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if n, _ := seen.Load("POST"); n != nil && n.(*atomic.Int64).Load() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("message/send never arrived")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Poll(30*time.Second, func() bool {
+		n, _ := seen.Load("POST")
+		return n != nil && n.(*atomic.Int64).Load() > 0
+	}) {
+		t.Fatal("message/send never arrived")
 	}
 	time.Sleep(200 * time.Millisecond) // let the task start
 	p.signal(t, os.Interrupt)
@@ -221,11 +183,11 @@ func TestCtrlCBlockingSendProcess(t *testing.T) {
 func TestSIGTERMStopsStream(t *testing.T) {
 	ts, _ := testHost(t)
 	sigs := make(chan os.Signal, 1)
-	var out, errb syncBuf
+	var out, errb testutil.Buffer
 	p := Program{Stdout: &out, Stderr: &errb, Signals: sigs}
 	done := make(chan int, 1)
 	go func() { done <- p.Run(context.Background(), []string{"stream", ts.URL + "/a2a/slow", "30"}) }()
-	out.waitFor(t, "progress:", 1)
+	waitFor(t, &out, "progress:", 1)
 	sigs <- syscall.SIGTERM
 	select {
 	case code := <-done:
@@ -243,7 +205,7 @@ func TestSecondCtrlCExitsAtOnce(t *testing.T) {
 	release := make(chan struct{})
 	posts := make(chan struct{}, 10)
 	var ts *httptest.Server
-	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts = testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"name":"hang","description":"d","url":"%s","version":"1","protocolVersion":"0.3.0","capabilities":{"extensions":[{"uri":%q}]},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`, ts.URL, a2a.ExtensionEventLog)
@@ -256,12 +218,11 @@ func TestSecondCtrlCExitsAtOnce(t *testing.T) {
 		}
 		http.Error(w, "released", http.StatusServiceUnavailable)
 	}))
-	defer ts.Close()
 	var once sync.Once
 	defer once.Do(func() { close(release) })
 	sigs := make(chan os.Signal, 2)
 	exited := make(chan int, 1)
-	var errb syncBuf
+	var errb testutil.Buffer
 	p := Program{Stdout: io.Discard, Stderr: &errb, Signals: sigs, Exit: func(code int) {
 		exited <- code
 		once.Do(func() { close(release) })

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // otlpReceiver is an OTLP receiver built on the official OTLP protobuf
@@ -47,8 +48,7 @@ type otlpReceiver struct {
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	r := &otlpReceiver{metrics: map[string]bool{}, via: map[string]bool{}}
-	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.Close)
+	r.Server = testutil.Serve(t, http.HandlerFunc(r.serve))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -202,30 +202,17 @@ func TestServeTelemetryOTLP(t *testing.T) {
 	// Short export intervals for the children (the standard variables).
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "300")
-	dir := t.TempDir()
 	bAddr, aAddr := freeAddr(t), freeAddr(t)
-	bCfg := filepath.Join(dir, "b.yaml")
-	if err := os.WriteFile(bCfg, []byte(fmt.Sprintf("agents:\n  assistant:\n    kind: openai\n    base_url: %s\n    model: tiny-model\n", fake.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	aCfg := filepath.Join(dir, "a.yaml")
-	if err := os.WriteFile(aCfg, []byte(fmt.Sprintf("agents:\n  remote:\n    kind: a2a\n    url: http://%s/a2a/assistant\ntelemetry:\n  otlp_endpoint: %s\n", bAddr, rcv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bCfg := writeFile(t, "b.yaml", fmt.Sprintf("agents:\n  assistant:\n    kind: openai\n    base_url: %s\n    model: tiny-model\n", fake.URL))
+	aCfg := writeFile(t, "a.yaml", fmt.Sprintf("agents:\n  remote:\n    kind: a2a\n    url: http://%s/a2a/assistant\ntelemetry:\n  otlp_endpoint: %s\n", bAddr, rcv.URL))
 	// B exports over OTLP/gRPC, A over OTLP/HTTP.
 	startChild(t, "--config", bCfg, "--memory", "--addr", bAddr, "--otlp-endpoint", rcv.GRPCURL, "--otlp-protocol", "grpc")
 	startChild(t, "--config", aCfg, "--memory", "--addr", aAddr)
 
 	const callerTrace, callerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
-	req, _ := http.NewRequest(http.MethodPost, "http://"+aAddr+"/a2a/remote", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"otlp-1","parts":[{"kind":"text","text":"trace me"}]}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, "http://"+aAddr+"/a2a/remote",
+		testutil.RPCBody("message/stream", msg("trace me", "otlp-1", "")),
+		"Content-Type", "application/json", "Accept", "text/event-stream", "traceparent", "00-"+callerTrace+"-"+callerSpan+"-01"))
 	var stream strings.Builder
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
@@ -240,30 +227,29 @@ func TestServeTelemetryOTLP(t *testing.T) {
 	// the processes apart).
 	want := []string{"message/stream", "execute remote", "SendStreamingMessage", "execute assistant", "chat tiny-model", "POST openai"}
 	var spans []*tracepb.Span
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var missing []string
+	if !testutil.Poll(20*time.Second, func() bool {
 		spans = rcv.trace(callerTrace)
 		have := map[string]bool{}
 		for _, s := range spans {
 			have[s.Name] = true
 		}
-		missing := []string{}
+		missing = []string{}
 		for _, n := range want {
 			if !have[n] {
 				missing = append(missing, n)
 			}
 		}
-		if len(missing) == 0 {
-			break
+		return len(missing) == 0
+	}) {
+		var names []string
+		for _, s := range spans {
+			names = append(names, s.Name)
 		}
-		if time.Now().After(deadline) {
-			var names []string
-			for _, s := range spans {
-				names = append(names, s.Name)
-			}
-			t.Fatalf("spans missing from the caller's trace: %v (have %v; receiver problems: %v)", missing, names, rcv.bad)
-		}
-		time.Sleep(100 * time.Millisecond)
+		rcv.mu.Lock()
+		bad := rcv.bad
+		rcv.mu.Unlock()
+		t.Fatalf("spans missing from the caller's trace: %v (have %v; receiver problems: %v)", missing, names, bad)
 	}
 	byID := map[string]*tracepb.Span{}
 	for _, s := range spans {
@@ -323,18 +309,14 @@ func TestServeTelemetryOTLP(t *testing.T) {
 		t.Errorf("A's stream span counts %d events", n)
 	}
 	// Metrics went out too, B's model-call ones among them.
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	var names string
+	if !testutil.Poll(10*time.Second, func() bool {
 		rcv.mu.Lock()
-		ok := rcv.metrics["rpc.server.call.duration"] && rcv.metrics["gen_ai.client.operation.duration"] && rcv.metrics["gen_ai.client.time_to_first_token"] && rcv.metrics["http.client.request.duration"]
-		names := fmt.Sprint(rcv.metrics)
-		rcv.mu.Unlock()
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics received: %s", names)
-		}
-		time.Sleep(100 * time.Millisecond)
+		defer rcv.mu.Unlock()
+		names = fmt.Sprint(rcv.metrics)
+		return rcv.metrics["rpc.server.call.duration"] && rcv.metrics["gen_ai.client.operation.duration"] && rcv.metrics["gen_ai.client.time_to_first_token"] && rcv.metrics["http.client.request.duration"]
+	}) {
+		t.Fatalf("metrics received: %s", names)
 	}
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
@@ -408,20 +390,16 @@ func TestServePrometheusScrape(t *testing.T) {
 	bin := prometheusBinary(t)
 	addr, metricsAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	startChild(t, "--memory", "--addr", addr, "--metrics-addr", metricsAddr)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
+	cfg := writeFile(t, "prometheus.yml", fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
 scrape_configs:
   - job_name: a2abridge
     static_configs:
       - targets: [%q]
-`, metricsAddr)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	prom := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+`, metricsAddr))
+	var logs testutil.Buffer
+	prom := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(t.TempDir(), "data"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
 	prom.Stdout, prom.Stderr = &logs, &logs
 	if err := prom.Start(); err != nil {
@@ -432,81 +410,74 @@ scrape_configs:
 	base := "http://" + addr + "/a2a/echo"
 	post := func(version, body string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, base, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
+		var hdr []string
 		if version != "" {
-			req.Header.Set("A2A-Version", version)
+			hdr = []string{"A2A-Version", version}
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		testutil.Post(t, base, body, hdr...)
 	}
 	promURL := "http://" + promAddr
+	// Prometheus answers its API once it is ready (503 before).
+	if !testutil.Poll(30*time.Second, func() bool {
+		resp, err := http.Get(promURL + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("Prometheus did not get ready: %s", logs.String())
+	}
 	used := map[string]bool{"message/send": true, "tasks/get": true, "message/stream": true, "SendMessage": true, "GetTask": true}
-	deadline := time.Now().Add(60 * time.Second)
-	for i := 0; ; i++ {
+	var counts, p95 map[string]float64
+	i := 0
+	if !testutil.Poll(60*time.Second, func() bool {
 		// The load goes on until Prometheus has seen it all (a scrape
 		// every second).
-		post("", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"p%d","parts":[{"kind":"text","text":"hi"}]}}}`, i))
+		post("", testutil.RPCBody("message/send", msg("hi", fmt.Sprintf("p%d", i), "")))
 		post("", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"nope"}}`)
-		post("", fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"s%d","parts":[{"kind":"text","text":"hi"}]}}}`, i))
+		post("", testutil.RPCBody("message/stream", msg("hi", fmt.Sprintf("s%d", i), "")))
 		post("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"q%d","parts":[{"text":"hi"}]}}}`, i))
-		req, _ := http.NewRequest(http.MethodGet, base+"/tasks/nope", nil)
-		req.Header.Set("A2A-Version", "1.0")
+		req := testutil.NewRequest(t, context.Background(), http.MethodGet, base+"/tasks/nope", "", "A2A-Version", "1.0")
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
-		time.Sleep(200 * time.Millisecond)
-		counts := promQuery(t, promURL, `sum by (rpc_method) (rpc_server_call_duration_seconds_count{job="a2abridge"})`, "rpc_method")
-		p95 := promQuery(t, promURL, `histogram_quantile(0.95, sum by (le, rpc_method) (rate(rpc_server_call_duration_seconds_bucket{job="a2abridge"}[30s])))`, "rpc_method")
+		i++
+		counts = promQuery(t, promURL, `sum by (rpc_method) (rpc_server_call_duration_seconds_count{job="a2abridge"})`, "rpc_method")
+		p95 = promQuery(t, promURL, `histogram_quantile(0.95, sum by (le, rpc_method) (rate(rpc_server_call_duration_seconds_bucket{job="a2abridge"}[30s])))`, "rpc_method")
 		done := counts != nil
 		for m := range used {
 			if counts[m] < 2 || !(p95[m] > 0 && p95[m] < 10) {
 				done = false
 			}
 		}
-		if done {
-			t.Logf("Prometheus: requests %v; p95 latency (s) %v", counts, p95)
-			// Errors are told apart by outcome and code.
-			errs := promQuery(t, promURL, `sum by (rpc_method) (rpc_server_call_duration_seconds_count{a2a_outcome="error",rpc_response_status_code="-32001"})`, "rpc_method")
-			if errs["tasks/get"] < 2 || errs["GetTask"] < 2 || errs["message/send"] != 0 {
-				t.Errorf("TaskNotFound errors by method: %v", errs)
-			}
-			// Tasks by state, as the store counts them (a count is
-			// reused for 15 s: the first scrapes may predate the load).
-			for tdl := time.Now().Add(40 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-				tasks := promQuery(t, promURL, `sum by (a2a_task_state) (a2abridge_tasks{job="a2abridge",a2a_agent="echo"})`, "a2a_task_state")
-				if tasks["completed"] >= 2 {
-					t.Logf("Prometheus: tasks by state %v", tasks)
-					break
-				}
-				if time.Now().After(tdl) {
-					t.Fatalf("a2abridge_tasks by state: %v, want completed echo tasks", tasks)
-				}
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Prometheus did not show every method used (%v): counts %v, p95 %v\nprometheus: %s", used, counts, p95, logs.String())
-		}
+		return done
+	}) {
+		t.Fatalf("Prometheus did not show every method used (%v): counts %v, p95 %v\nprometheus: %s", used, counts, p95, logs.String())
 	}
+	t.Logf("Prometheus: requests %v; p95 latency (s) %v", counts, p95)
+	// Errors are told apart by outcome and code.
+	errs := promQuery(t, promURL, `sum by (rpc_method) (rpc_server_call_duration_seconds_count{a2a_outcome="error",rpc_response_status_code="-32001"})`, "rpc_method")
+	if errs["tasks/get"] < 2 || errs["GetTask"] < 2 || errs["message/send"] != 0 {
+		t.Errorf("TaskNotFound errors by method: %v", errs)
+	}
+	// Tasks by state, as the store counts them (a count is reused for
+	// 15 s: the first scrapes may predate the load).
+	var tasks map[string]float64
+	if !testutil.Poll(40*time.Second, func() bool {
+		tasks = promQuery(t, promURL, `sum by (a2a_task_state) (a2abridge_tasks{job="a2abridge",a2a_agent="echo"})`, "a2a_task_state")
+		return tasks["completed"] >= 2
+	}) {
+		t.Fatalf("a2abridge_tasks by state: %v, want completed echo tasks", tasks)
+	}
+	t.Logf("Prometheus: tasks by state %v", tasks)
 }
 
 // TestServeTelemetryErrors: a telemetry setting that cannot work is a
 // startup error naming the flag, key or variable.
 func TestServeTelemetryErrors(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "t.yaml")
-	if err := os.WriteFile(cfg, []byte("telemetry:\n  otlp_endpoint: collector:4318\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte("telemetry:\n  otlp: http://x\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeFile(t, "t.yaml", "telemetry:\n  otlp_endpoint: collector:4318\n")
+	bad := writeFile(t, "bad.yaml", "telemetry:\n  otlp: http://x\n")
 	for _, c := range []struct {
 		args []string
 		env  string
@@ -537,17 +508,8 @@ func TestServeTelemetryErrors(t *testing.T) {
 // listener, in the Prometheus text format, with the requests made.
 func TestServeMetricsOnMain(t *testing.T) {
 	base := startServe(t, "--metrics")
-	resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"nope"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	resp, err = http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	testutil.RPC(t, base+"/a2a/echo", "tasks/get", `{"id":"nope"}`)
+	resp, b := testutil.Get(t, base+"/metrics")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") ||
 		!strings.Contains(string(b), `rpc_server_call_duration_seconds_count{a2a_agent="echo",a2a_binding="JSONRPC",a2a_outcome="error",a2a_protocol_version="0.3"`) ||
 		!strings.Contains(string(b), `rpc_method="tasks/get",rpc_response_status_code="-32001"`) {
@@ -555,12 +517,7 @@ func TestServeMetricsOnMain(t *testing.T) {
 	}
 	// Without the flag there is no such route.
 	off := startServe(t)
-	resp, err = http.Get(off + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
+	if resp, _ := testutil.Get(t, off+"/metrics"); resp.StatusCode == http.StatusOK {
 		t.Error("GET /metrics answered without --metrics")
 	}
 }

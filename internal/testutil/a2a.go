@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -71,4 +72,12 @@ func SendTask(t testing.TB, ctx context.Context, s Sender, p a2a.MessageSendPara
 		t.Fatalf("SendMessage(%q): answered %T, want a task", Text(p.Message.Parts), res)
 	}
 	return task
+}
+
+// SendParams03 is the JSON params of an A2A 0.3 message/send or
+// message/stream (MessageSendParams, A2A 0.3 §7.1): a user message with
+// messageID and one text part. extra, when not empty, is appended inside
+// the object: `,"configuration":{"blocking":false}`.
+func SendParams03(text, messageID, extra string) string {
+	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, messageID, text, extra)
 }

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -32,6 +33,13 @@ func FreePort(t testing.TB) int {
 		t.Fatalf("pick a free port: %v", err)
 	}
 	return port
+}
+
+// FreeAddr returns "127.0.0.1:PORT" with a loopback port that was free a
+// moment ago, for a server's listen address.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	return fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 }
 
 // Proxy is a loopback TCP proxy to one upstream address that can cut

@@ -91,6 +91,23 @@ func TestText(t *testing.T) {
 	}
 }
 
+func TestSendParams03(t *testing.T) {
+	got := testutil.SendParams03(`say "hi"`, "m-1", `,"configuration":{"blocking":false}`)
+	want := `{"message":{"kind":"message","role":"user","messageId":"m-1","parts":[{"kind":"text","text":"say \"hi\""}]},"configuration":{"blocking":false}}`
+	if got != want {
+		t.Errorf("SendParams03 %s, want %s", got, want)
+	}
+}
+
+func TestFreeAddr(t *testing.T) {
+	addr := testutil.FreeAddr(t)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil || !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("FreeAddr %q: listen: %v", addr, err)
+	}
+	ln.Close()
+}
+
 func TestPoll(t *testing.T) {
 	n := 0
 	if !testutil.Poll(5*time.Second, func() bool { n++; return n == 3 }) || n != 3 {

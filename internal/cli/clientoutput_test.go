@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -56,7 +56,7 @@ func (f fakeHosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr,
 // does (hooks.example resolves to 10.0.0.1, nothing else resolves).
 func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	t.Helper()
-	eo := server.EngineOptions{Logger: quietLog()}
+	eo := server.EngineOptions{Logger: testutil.Logger()}
 	if allow != nil {
 		eo.Push = &server.PushOptions{CheckURL: gateway.WebhookChecker(allow, fakeHosts{"hooks.example": {netip.MustParseAddr("10.0.0.1")}})}
 	}
@@ -64,7 +64,7 @@ func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "chat", Transport: server.TransportOptions{Logger: quietLog()}})
+	host := server.NewHost(server.HostOptions{Default: "chat", Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	ho := server.HandlerOptions{}
 	if authed {
 		b, err := auth.NewBearerTokens("bearer", map[string]string{"me": "tok"})
@@ -80,15 +80,7 @@ func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	}
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), ho))
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), ho))
-	ts := httptest.NewServer(host)
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
-	return ts
+	return testutil.Serve(t, host, eng.Close)
 }
 
 // The exit status reflects the task: failed/rejected 5, canceled 6
@@ -186,30 +178,15 @@ func TestNamesVersionsAndBindings(t *testing.T) {
 		t.Errorf("check --help: %d %q", code, out)
 	}
 	addr := freeAddr(t)
-	stdout, errw := newLineWriter(), newLineWriter()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"serve", "--memory", "--addr", addr}, nil, stdout, errw)
-	}()
-	defer func() { cancel(); <-done }()
-	banner := waitLines(t, stdout, "listening on", 1, 10*time.Second)[0]
+	p := runInProcess(t, "serve", "--memory", "--addr", addr)
+	banner := waitLines(t, p.Stdout, "listening on", 1, 10*time.Second)[0]
 	if want := "a2abridge listening on http://" + addr + " (A2A 1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE streaming; default agent"; !strings.HasPrefix(banner, want) {
 		t.Errorf("banner %q, want it to start with %q", banner, want)
 	}
-	logged := waitLines(t, errw, "a2abridge serving", 1, 10*time.Second)[0]
+	logged := waitLines(t, p.Stderr, "a2abridge serving", 1, 10*time.Second)[0]
 	if !strings.Contains(logged, `a2a="1.0, 0.3.0"`) || !strings.Contains(logged, `bindings="JSONRPC, HTTP+JSON"`) {
 		t.Errorf("startup log %q lacks the versions and bindings", logged)
 	}
-}
-
-func writeFile(t *testing.T, name, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // Credentials without the command line: A2ABRIDGE_CLIENT_TOKEN and
@@ -301,11 +278,10 @@ profiles:
 	// The profile's headers are sent (the hint to resubscribe names the
 	// profile, never its token).
 	var gotTenant string
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotTenant = r.Header.Get("X-Tenant")
 		http.NotFound(w, r)
 	}))
-	defer hs.Close()
 	t.Setenv(envClientConfig, writeFile(t, "c2.yaml", "profiles:\n  h:\n    url: "+hs.URL+"\n    headers: {X-Tenant: acme}\n"))
 	run(t, "", "card", "h")
 	if gotTenant != "acme" {
@@ -439,17 +415,25 @@ func TestInlineChunks(t *testing.T) {
 	}
 }
 
-// Colour on a terminal only, never with NO_COLOR or TERM=dumb.
-func TestColour(t *testing.T) {
-	ts, _ := testHost(t)
+// colourTerminal sets the environment of a colour terminal (TERM=xterm,
+// NO_COLOR empty) for the test, and returns a function that makes the
+// commands' output a terminal (isTerminal) until the test ends.
+func colourTerminal(t *testing.T) (becomeTerminal func()) {
 	old := isTerminal
 	t.Cleanup(func() { isTerminal = old })
 	t.Setenv("NO_COLOR", "")
 	t.Setenv("TERM", "xterm")
+	return func() { isTerminal = func(any) bool { return true } }
+}
+
+// Colour on a terminal only, never with NO_COLOR or TERM=dumb.
+func TestColour(t *testing.T) {
+	ts, _ := testHost(t)
+	becomeTerminal := colourTerminal(t)
 	if out, _, _ := run(t, "", "stream", ts.URL, "x"); strings.Contains(out, "\033[") {
 		t.Fatalf("colour when not a terminal: %q", out)
 	}
-	isTerminal = func(any) bool { return true }
+	becomeTerminal()
 	out, _, _ := run(t, "", "stream", ts.URL, "x")
 	if !strings.Contains(out, "status "+sgrGreen+"completed"+sgrReset) {
 		t.Fatalf("no colour on a terminal: %q", out)
@@ -473,15 +457,12 @@ func TestColour(t *testing.T) {
 // nothing there otherwise.
 func TestSpinner(t *testing.T) {
 	ts, _ := testHost(t)
-	old := isTerminal
-	t.Cleanup(func() { isTerminal = old })
-	t.Setenv("NO_COLOR", "")
-	t.Setenv("TERM", "xterm")
+	becomeTerminal := colourTerminal(t)
 	_, errs, code := run(t, "", "send", ts.URL+"/a2a/slow", "1", "--human")
 	if code != ExitOK || errs != "" {
 		t.Fatalf("not a terminal: stderr %q", errs)
 	}
-	isTerminal = func(any) bool { return true }
+	becomeTerminal()
 	_, errs, code = run(t, "", "send", ts.URL+"/a2a/slow", "1", "--human")
 	if code != ExitOK || !strings.Contains(errs, "waiting for the agent") || !strings.HasSuffix(errs, "\r\033[K") {
 		t.Fatalf("terminal: stderr %q", errs)
@@ -493,25 +474,12 @@ func TestSpinner(t *testing.T) {
 func TestPushListenOutput(t *testing.T) {
 	for _, mode := range []string{"--json", "--human"} {
 		addr := freeAddr(t)
-		out, errw := newLineWriter(), newLineWriter()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			Run(ctx, []string{"push", "listen", "--addr", addr, mode}, nil, out, errw)
-		}()
-		waitLines(t, errw, "listening on", 1, 10*time.Second)
-		resp, err := http.Post("http://"+addr+"/hook", "application/json", strings.NewReader(`{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		got := waitLines(t, out, "t1", 1, 10*time.Second)
-		cancel()
-		<-done
-		out.mu.Lock()
-		all := out.buf.String() + strings.Join(got, "")
-		out.mu.Unlock()
+		p := runInProcess(t, "push", "listen", "--addr", addr, mode)
+		waitLines(t, p.Stderr, "listening on", 1, 10*time.Second)
+		testutil.Post(t, "http://"+addr+"/hook", `{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"}}`)
+		got := waitLines(t, p.Stdout, "t1", 1, 10*time.Second)
+		p.stop()
+		all := p.Stdout.String()
 		if strings.Contains(all, "listening") {
 			t.Errorf("%s: banner on stdout: %q", mode, all)
 		}
@@ -619,7 +587,7 @@ func TestErrorHints(t *testing.T) {
 		t.Errorf("connection refused: %d %q", code, errs)
 	}
 	// Codes decide, not words: a server's wording does not add a hint.
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodGet {
 			fmt.Fprintf(w, `{"name":"x","description":"d","url":"http://%s/","version":"1","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`, r.Host)
@@ -627,7 +595,6 @@ func TestErrorHints(t *testing.T) {
 		}
 		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"push --push-allow webhook not allowed","data":{"field":"/params/message"}}}`)
 	}))
-	defer ts.Close()
 	_, errs, _ = run(t, "", "get", ts.URL, "t")
 	if strings.Contains(errs, "hint") {
 		t.Errorf("a hint from the server's words: %q", errs)
@@ -637,7 +604,7 @@ func TestErrorHints(t *testing.T) {
 type pflagFlag = pflag.Flag
 
 // TestTextPartsOnLines: the human output puts each text part of a message
-// or an artifact on a line of its own (they used to run together, "You:
+// or an artifact on a line of its own (never run together, as "You:
 // hiEcho: You: hi"); the chat agent quotes a message of several text parts
 // with a newline between them, and echo's artifact keeps them apart; over
 // each version and binding.

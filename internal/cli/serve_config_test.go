@@ -1,71 +1,22 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
-// lineWriter collects output lines and signals each one.
-type lineWriter struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	lines chan string
-}
-
-func newLineWriter() *lineWriter { return &lineWriter{lines: make(chan string, 100)} }
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	for {
-		i := bytes.IndexByte(w.buf.Bytes(), '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		w.lines <- string(w.buf.Next(i + 1))
-	}
-}
-
-// waitLines waits until n lines containing want arrived.
-func waitLines(t *testing.T, w *lineWriter, want string, n int, timeout time.Duration) []string {
+// startListener runs `a2abridge push listen` in-process, waits for its
+// banner (on stderr) and returns its stdout.
+func startListener(t *testing.T, args ...string) *testutil.Buffer {
 	t.Helper()
-	var got []string
-	deadline := time.After(timeout)
-	for len(got) < n {
-		select {
-		case l := <-w.lines:
-			if strings.Contains(l, want) {
-				got = append(got, l)
-			}
-		case <-deadline:
-			t.Fatalf("got %d lines with %q, want %d: %q", len(got), want, n, got)
-		}
-	}
-	return got
-}
-
-// startListener runs `a2abridge push listen` in-process; its banner goes
-// to stderr.
-func startListener(t *testing.T, args ...string) *lineWriter {
-	t.Helper()
-	out, errw := newLineWriter(), newLineWriter()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Run(ctx, append([]string{"push", "listen", "--human"}, args...), nil, out, errw)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	waitLines(t, errw, "listening on", 1, 10*time.Second)
-	return out
+	p := runInProcess(t, append([]string{"push", "listen", "--human"}, args...)...)
+	waitLines(t, p.Stderr, "listening on", 1, 10*time.Second)
+	return p.Stdout
 }
 
 // TestSecureConfigEndToEnd runs `serve --config examples/secure.yaml`:
@@ -120,8 +71,7 @@ func TestSecureConfigEndToEnd(t *testing.T) {
 		t.Fatalf("send to slow: %d %s", code, out)
 	}
 	time.Sleep(300 * time.Millisecond) // a first failed delivery attempt
-	child.Process.Signal(syscall.SIGKILL)
-	child.Wait()
+	child.Kill()
 	late := startListener(t, "--addr", downAddr, "--server", base)
 	startChild(t, "--config", cfg, "--data", dir, "--addr", addr, "--push-allow", hookAddr, "--push-allow", downAddr)
 	// Everything owed arrives, in order, verified; the last is the failed

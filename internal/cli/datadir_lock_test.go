@@ -3,10 +3,10 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -14,16 +14,15 @@ import (
 // limit, not a timing assertion).
 func waitWorking(t *testing.T, url, id string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := rpc(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
-		switch st := r.Result.Status.State; {
-		case st == "working":
-			return
-		case st != "submitted" || time.Now().After(deadline):
+	var st string
+	if !testutil.Poll(30*time.Second, func() bool {
+		st = rpc(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, id)).Result.Status.State
+		if st != "working" && st != "submitted" {
 			t.Fatalf("task %s: %q, want working", id, st)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return st == "working"
+	}) {
+		t.Fatalf("task %s: %q, want working", id, st)
 	}
 }
 
@@ -50,21 +49,20 @@ func TestServeDataDirLocked(t *testing.T) {
 	waitWorking(t, base+"/a2a/slow", id)
 
 	second := startCLI(t, "serve", "--data", dir, "--addr", freeAddr(t))
-	deadline := time.After(30 * time.Second)
-wait:
-	for {
+	if !testutil.Poll(30*time.Second, func() bool {
 		select {
 		case <-second.done:
-			break wait
-		case <-deadline:
-			t.Fatalf("the second serve did not exit; stdout %q stderr %q", second.out.String(), second.err.String())
-		case <-time.After(20 * time.Millisecond):
-			if strings.Contains(second.out.String(), "listening on") {
-				t.Fatalf("a second serve started on the data directory in use: %q", second.out.String())
-			}
+			return true
+		default:
 		}
+		if strings.Contains(second.out.String(), "listening on") {
+			t.Fatalf("a second serve started on the data directory in use: %q", second.out.String())
+		}
+		return false
+	}) {
+		t.Fatalf("the second serve did not exit; stdout %q stderr %q", second.out.String(), second.err.String())
 	}
-	want := fmt.Sprintf("a2abridge: the data directory %s is in use by another a2abridge process (pid %d); stop it or use another --data directory\n", dir, first.Process.Pid)
+	want := fmt.Sprintf("a2abridge: the data directory %s is in use by another a2abridge process (pid %d); stop it or use another --data directory\n", dir, first.Cmd.Process.Pid)
 	if second.code != ExitFailure || second.err.String() != want || second.out.String() != "" {
 		t.Fatalf("second serve: exit %d, stdout %q, stderr %q; want exit %d and stderr %q", second.code, second.out.String(), second.err.String(), ExitFailure, want)
 	}
@@ -74,10 +72,7 @@ wait:
 		t.Fatalf("echo on the first server after the refusal: %+v", r)
 	}
 
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+	first.Kill()
 	startChild(t, "--data", dir, "--addr", addr)
 	r = rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
 	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {

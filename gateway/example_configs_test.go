@@ -2,13 +2,13 @@ package gateway
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // TestExampleConfigs loads every config file under examples/ (with the
@@ -23,7 +23,7 @@ func TestExampleConfigs(t *testing.T) {
 		t.Fatalf("found only %d example configs: %v", len(files), files)
 	}
 	ref := regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := testutil.Logger()
 	for _, f := range files {
 		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
 			raw, err := os.ReadFile(f)
