@@ -14,7 +14,8 @@
 // by a server of your own. Shutdown lets running tasks finish for the
 // configured grace period; Close stops at once.
 //
-// The routes of a Gateway's Handler:
+// The main routes of a Gateway's Handler (docs/reference/serve.md lists them all,
+// with the HTTP+JSON paths, the event log and the legacy card path):
 //
 //	POST /a2a/{name}                                   an agent (JSON-RPC; HTTP+JSON below it), A2A 1.0 §9 and §11
 //	GET  /a2a/{name}/.well-known/agent-card.json       its card (A2A 1.0 §8.2)

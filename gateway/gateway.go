@@ -31,8 +31,16 @@ type Options struct {
 	Overrides *Overrides
 	// ConfigName names the Config in errors about its keys: with
 	// "--config" (what a2abridge serve sets), "--config: agents.x.url:
-	// required"; "": the key alone, "agents.x.url: required".
+	// required"; "": the key alone, "agents.x.url: required". Errors
+	// about settings that serve also takes as flags (retention, shutdown
+	// grace, public URL, the store) name the flag ("--retain 1x: …"),
+	// as serve's do.
 	ConfigName string
+	// Listener, when set, is where the gateway serves (Run), instead of
+	// a listener New opens on the configured address; the gateway closes
+	// it when it stops (and when New fails). nil: New listens on the
+	// Config's addr.
+	Listener net.Listener
 }
 
 // Gateway is a running gateway: its agents hosted on one engine and
@@ -47,8 +55,10 @@ type Gateway struct {
 	eng    *server.Engine
 	host   *server.Host
 	ln     net.Listener
-	srv    *http.Server
-	base   string
+	// listener is Options.Listener (nil: New listens on cfg.addr).
+	listener net.Listener
+	srv      *http.Server
+	base     string
 
 	closers    []func() // run by finish in reverse order
 	closePairs func()
@@ -88,9 +98,15 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Gateway, error) {
 	}
 	sc, err := resolve(ctx, log, cfg, opts.Overrides, opts.ConfigName)
 	if err != nil {
+		if opts.Listener != nil {
+			opts.Listener.Close()
+		}
 		return nil, err
 	}
-	g := &Gateway{cfg: sc, log: sc.log, closePairs: func() {}, done: make(chan struct{})}
+	g := &Gateway{cfg: sc, log: sc.log, listener: opts.Listener, closePairs: func() {}, done: make(chan struct{})}
+	if opts.Listener != nil {
+		g.closers = append(g.closers, func() { opts.Listener.Close() })
+	}
 	g.closers = append(g.closers, func() {
 		for _, h := range sc.agents {
 			if h.built.Close != nil {
@@ -135,6 +151,10 @@ func (g *Gateway) finish() {
 // Handler is the gateway's http.Handler: every route New lists. It may be
 // served by a server of your own instead of Run; then set the Config's
 // public_url (or allowed_hosts) so that agent cards name that server.
+// The gateway still holds its own listener (give Options.Listener, or
+// the address "127.0.0.1:0", to keep the configured port free), and
+// Shutdown awaits only the answers of its own server: shut your server
+// down after Shutdown has let the running tasks finish.
 func (g *Gateway) Handler() http.Handler { return g.srv.Handler }
 
 // Addr is the address the gateway listens on (the port chosen when the
@@ -172,7 +192,13 @@ func (g *Gateway) Run(ctx context.Context) error {
 			<-g.done
 			return g.err
 		}
-		g.once.Do(func() { g.finish(); close(g.done) })
+		g.once.Do(func() {
+			ectx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = g.eng.Close(ectx)
+			cancel()
+			g.finish()
+			close(g.done)
+		})
 		return err
 	case <-ctx.Done():
 	}
@@ -249,9 +275,12 @@ func (g *Gateway) start(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	g.ctx, g.cancel = ctx, cancel
 	g.closers = append(g.closers, cancel)
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
+	ln := g.listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.addr); err != nil {
+			return err
+		}
 	}
 	g.ln = ln
 	g.closers = append(g.closers, func() { ln.Close() })

@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
@@ -139,4 +141,53 @@ func TestRegisterKind(t *testing.T) {
 	if _, out := testutil.Post(t, g.URL()+"/simple/g", `{"input":"hi"}`); !strings.Contains(string(out), "hello there") {
 		t.Fatalf("the greeter answered %s", out)
 	}
+}
+
+// A gateway given a listener serves on it (its cards name it) and closes
+// it when it stops; a New that fails closes it too.
+func TestListenerOption(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), &Config{Memory: true}, Options{Logger: testutil.Logger(), Listener: ln})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Addr().String() != ln.Addr().String() || g.URL() != "http://"+ln.Addr().String() {
+		t.Fatalf("Addr %s, URL %s; want the listener's %s", g.Addr(), g.URL(), ln.Addr())
+	}
+	done := make(chan error, 1)
+	go func() { done <- g.Run(context.Background()) }()
+	if resp, _ := testutil.Get(t, g.URL()+"/healthz"); resp.StatusCode != 200 {
+		t.Fatalf("/healthz on the given listener: %d", resp.StatusCode)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !listenerClosed(ln) {
+		t.Fatal("the listener is still open after Close")
+	}
+
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(context.Background(), &Config{Builtins: new(bool)}, Options{Listener: ln2}); err == nil {
+		t.Fatal("New without agents succeeded")
+	}
+	if !listenerClosed(ln2) {
+		t.Fatal("the listener is still open after New failed")
+	}
+}
+
+// listenerClosed reports whether ln was closed: its Accept fails with
+// net.ErrClosed (an open one times out after a second).
+func listenerClosed(ln net.Listener) bool {
+	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Second))
+	_, err := ln.Accept()
+	return errors.Is(err, net.ErrClosed)
 }

@@ -269,11 +269,28 @@ func redactedURL(s string) string {
 	return u.String()
 }
 
-// mainVersion is the main module's version (service.version), as the
-// build recorded it; "(unknown)" when it did not.
+// modulePath is the path of the a2abridge module.
+const modulePath = "github.com/a2abridge/a2abridge"
+
+// mainVersion is the a2abridge module's version (service.version), as the
+// build recorded it: the main module's when a2abridge is the program,
+// else that of the dependency the embedding program built in;
+// "(unknown)" when the build did not record it.
 func mainVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	if bi.Main.Path == modulePath && bi.Main.Version != "" {
 		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == modulePath && d.Version != "" {
+			if d.Replace != nil && d.Replace.Version != "" {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
 	}
 	return "(unknown)"
 }

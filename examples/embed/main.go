@@ -24,7 +24,7 @@ import (
 
 func main() {
 	configPath := flag.String("config", "", "a serve config file (YAML); default: the configuration built in code")
-	addr := flag.String("addr", "127.0.0.1:8080", "listen address (HOST:PORT; port 0 picks a free port)")
+	addr := flag.String("addr", "", "listen address (HOST:PORT; port 0 picks a free port); default: the config's addr, else 127.0.0.1:8080")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,7 +51,8 @@ func config() *gateway.Config {
 }
 
 // run serves the gateway on addr until ctx ends: the configuration of the
-// file at configPath, else config(). It writes the agents' URLs to out
+// file at configPath, else config(); addr, when not "", replaces the
+// configured address. It writes the agents' URLs to out
 // once they answer.
 func run(ctx context.Context, configPath, addr string, log *slog.Logger, out io.Writer) error {
 	cfg := config()
@@ -61,7 +62,11 @@ func run(ctx context.Context, configPath, addr string, log *slog.Logger, out io.
 			return err
 		}
 	}
-	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: log, Overrides: &gateway.Overrides{Addr: &addr}, ConfigName: configPath})
+	var ov gateway.Overrides
+	if addr != "" {
+		ov.Addr = &addr // as serve's --addr: over the config's addr
+	}
+	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: log, Overrides: &ov, ConfigName: configPath})
 	if err != nil {
 		return err
 	}

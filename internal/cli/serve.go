@@ -84,19 +84,22 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 			if fl.Changed("protocols") {
 				ov.Protocols = append([]string{}, protocols...)
 			}
-			if cpuProfile != "" || memProfile != "" {
-				stop, err := startProfiles(cpuProfile, memProfile)
-				if err != nil {
-					return err
-				}
-				defer stop()
-			}
 			g, err := gateway.New(cmd.Context(), file, gateway.Options{Logger: log, Overrides: &ov, ConfigName: "--config"})
 			var ce *gateway.ConfigError
 			if errors.As(err, &ce) {
 				return usageError{ce.Err}
 			} else if err != nil {
 				return err
+			}
+			// The profiles cover the serving, from the first request to
+			// the end of the shutdown; a configuration error comes first.
+			if cpuProfile != "" || memProfile != "" {
+				stop, err := startProfiles(cpuProfile, memProfile)
+				if err != nil {
+					_ = g.Close()
+					return err
+				}
+				defer stop()
 			}
 			fmt.Fprintf(stdout, "a2abridge listening on http://%s (%s; default agent %q; agents: ", g.Addr(), protocolsText(), g.DefaultAgent())
 			for i, a := range g.Agents() {

@@ -44,11 +44,26 @@ func SetHeaders(h http.Header, hdr ...string) {
 	}
 }
 
-// Do sends req with http.DefaultClient and returns the response, its body
-// read whole and closed. A transport error or a failed read fails t.
+// CallTimeout bounds an exchange of Do (and of Send, Post, Get and RPC,
+// which use it): a server that never answers fails the test instead of
+// hanging it until go test's own timeout.
+const CallTimeout = 2 * time.Minute
+
+// StreamTimeout bounds a stream of Open and OpenEvents, from the request
+// to the end of its body.
+const StreamTimeout = 5 * time.Minute
+
+var (
+	callClient   = &http.Client{Timeout: CallTimeout}
+	streamClient = &http.Client{Timeout: StreamTimeout}
+)
+
+// Do sends req (with a client whose exchanges end after CallTimeout) and
+// returns the response, its body read whole and closed. A transport
+// error, a timeout or a failed read fails t.
 func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := callClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,13 +122,13 @@ func WantStatus(t testing.TB, resp *http.Response, body []byte, want int) {
 	}
 }
 
-// Open sends req with http.DefaultClient and returns the response with
-// its body unread, for a stream the test reads as it comes. The body is
-// closed when t ends (closing it earlier is fine). A transport error
-// fails t.
+// Open sends req (with a client whose exchanges end after StreamTimeout)
+// and returns the response with its body unread, for a stream the test
+// reads as it comes. The body is closed when t ends (closing it earlier
+// is fine). A transport error fails t.
 func Open(t testing.TB, req *http.Request) *http.Response {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := streamClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,9 +45,15 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 // cmd.Stderr set before also gets a copy) and waits up to timeout for a
 // stdout line that contains ready. It returns the process with Ready set;
 // if the process exits first or timeout passes it kills the process and
-// returns an error that holds its stderr. The caller stops the process
+// returns an error that holds its stderr. A cmd.WaitDelay of 0 becomes
+// 10 s. The caller stops the process
 // (Stop, or cmd's context) and waits for it (Wait).
 func Start(cmd *exec.Cmd, ready string, timeout time.Duration) (*Process, error) {
+	if cmd.WaitDelay == 0 {
+		// Wait returns this long after the process exits even when a
+		// child of it still holds its output open.
+		cmd.WaitDelay = 10 * time.Second
+	}
 	p := &Process{Cmd: cmd, Stdout: &Buffer{}, Stderr: &Buffer{}, exited: make(chan struct{})}
 	w := &readyWriter{Buffer: p.Stdout, ready: ready, found: make(chan string, 1)}
 	if cmd.Stdout != nil {
