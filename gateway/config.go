@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -103,6 +104,23 @@ type Config struct {
 	Pairs *PairsConfig `yaml:"pairs"`
 
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
+	// loadedKeys is each loaded entry's kind and kind keys as LoadConfig
+	// decoded them (entryKeys): an entry changed in code since is built
+	// from its values, not from the file's node.
+	loadedKeys map[string]string
+}
+
+// entryKeys is the kind and kind keys of an agents entry, as one
+// comparable string.
+func entryKeys(a AgentConfig) string {
+	b, err := json.Marshal(struct {
+		Kind string
+		Keys map[string]any
+	}{a.Kind, a.KindKeys})
+	if err != nil {
+		return "" // unchanged only if it could not be encoded at load either
+	}
+	return string(b)
 }
 
 // PushConfig is the push block: push notifications (A2A 1.0 §4.3.4),
@@ -540,6 +558,10 @@ func LoadConfig(path string) (*Config, error) {
 			f.agentNodes[agents.Content[i].Value] = agents.Content[i+1]
 		}
 		resolveScenarioFiles(f.agentNodes, filepath.Dir(path))
+		f.loadedKeys = map[string]string{}
+		for name, a := range f.Agents {
+			f.loadedKeys[name] = entryKeys(a)
+		}
 	}
 	// A present but empty auth block (every line commented out) must not
 	// silently mean "no authentication".

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -190,4 +192,28 @@ func listenerClosed(ln net.Listener) bool {
 	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Second))
 	_, err := ln.Accept()
 	return errors.Is(err, net.ErrClosed)
+}
+
+// An entry of a loaded config whose kind keys a program changes is built
+// from the changed keys; an unchanged one from the file.
+func TestLoadedConfigChangedInCode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	yml := "agents:\n  upper:\n    kind: exec\n    command: [cat]\n    env: [PATH]\n  same:\n    kind: exec\n    command: [cat]\n"
+	if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := cfg.Agents["upper"]
+	up.KindKeys["command"] = []string{"tr", "a-z", "A-Z"}
+	cfg.Agents["upper"] = up
+	g := newTestGateway(t, cfg)
+	if _, out := testutil.Post(t, g.URL()+"/simple/upper", `{"input":"abc"}`); !strings.Contains(string(out), "ABC") {
+		t.Fatalf("changed entry: %s", out)
+	}
+	if _, out := testutil.Post(t, g.URL()+"/simple/same", `{"input":"abc"}`); !strings.Contains(string(out), "abc") {
+		t.Fatalf("unchanged entry: %s", out)
+	}
 }

@@ -430,6 +430,9 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 	for _, name := range names {
 		af, configured := file.Agents[name]
 		node := file.agentNodes[name]
+		if node != nil && configured && entryKeys(af) != file.loadedKeys[name] {
+			node = nil // changed in code since LoadConfig
+		}
 		if !configured {
 			af = AgentConfig{}
 		} else if node == nil { // made in code
