@@ -98,6 +98,13 @@ func TestReadyzPostgresUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The schema is made first, directly: through the proxy, Open has
+	// twice the short connect_timeout below for everything it does.
+	direct, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct.Close()
 	proxy := testutil.StartProxy(t, u.Host)
 	u.Host = proxy.Addr()
 	q := u.Query()

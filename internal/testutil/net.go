@@ -48,7 +48,9 @@ func FreeAddr(t testing.TB) string {
 type Proxy struct {
 	ln       net.Listener
 	upstream string
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // the copying goroutines
+	// accepting is closed when the accept loop has ended.
+	accepting chan struct{}
 
 	mu      sync.Mutex
 	conns   []*proxyConn // open, in accept order
@@ -74,11 +76,11 @@ func StartProxy(t testing.TB, upstream string) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{ln: ln, upstream: upstream}
-	p.wg.Add(1)
+	p := &Proxy{ln: ln, upstream: upstream, accepting: make(chan struct{})}
 	go p.serve()
 	t.Cleanup(func() {
 		ln.Close()
+		<-p.accepting // no connection is added after this
 		p.Cut()
 		p.wg.Wait()
 	})
@@ -92,7 +94,7 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 func (p *Proxy) URL() string { return "http://" + p.Addr() }
 
 func (p *Proxy) serve() {
-	defer p.wg.Done()
+	defer close(p.accepting)
 	for {
 		down, err := p.ln.Accept()
 		if err != nil {
@@ -165,17 +167,29 @@ func (p *Proxy) Sent() []string {
 
 // ServeTCP listens on 127.0.0.1 and runs handle on each connection in a
 // goroutine of its own, closing the connection when handle returns; when
-// t ends it stops listening and waits for the handlers. It returns the
-// listener's host:port. For servers that must misbehave below HTTP.
+// t ends it stops listening, closes the connections still open (so a
+// handler blocked reading returns) and waits for the handlers. It returns
+// the listener's host:port. For servers that must misbehave below HTTP.
 func ServeTCP(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns = map[net.Conn]bool{}
+		ended bool
+	)
 	t.Cleanup(func() {
 		ln.Close()
+		mu.Lock()
+		ended = true
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -186,10 +200,23 @@ func ServeTCP(t testing.TB, handle func(net.Conn)) string {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			if ended {
+				mu.Unlock()
+				c.Close()
+				return
+			}
+			conns[c] = true
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() {
+					mu.Lock()
+					delete(conns, c)
+					mu.Unlock()
+					c.Close()
+				}()
 				handle(c)
 			}()
 		}
