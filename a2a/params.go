@@ -2,22 +2,22 @@ package a2a
 
 import "time"
 
-// MessageSendParams are the params of message/send and message/stream
-// (A2A 0.3.0 §7.1, §7.2), SendMessage and SendStreamingMessage (A2A 1.0
-// §3.1.1, §3.1.2). Tenant (1.0 only) scopes the call: tasks of one tenant
-// are not found from another.
-type MessageSendParams struct {
+// SendMessageRequest sends a message to an agent: SendMessage and
+// SendStreamingMessage (A2A 1.0 §3.1.1, §3.1.2), message/send and
+// message/stream (A2A 0.3.0 §7.1, §7.2, MessageSendParams). Tenant (1.0
+// only) scopes the call: tasks of one tenant are not found from another.
+type SendMessageRequest struct {
 	Tenant        string
 	Message       Message
-	Configuration *MessageSendConfiguration
+	Configuration *SendMessageConfiguration
 	Metadata      map[string]any
 }
 
-// MessageSendConfiguration tunes a message/send call (A2A 0.3.0 §7.1.1;
-// A2A 1.0 SendMessageConfiguration, whose returnImmediately is the
-// negation of Blocking). A nil Blocking means true. A nil HistoryLength means "no limit"; 0 means
-// no history in the result.
-type MessageSendConfiguration struct {
+// SendMessageConfiguration tunes a SendMessage call (A2A 1.0 §3.1.1,
+// whose returnImmediately is the negation of Blocking; A2A 0.3.0 §7.1.1
+// MessageSendConfiguration). A nil Blocking means true. A nil
+// HistoryLength means "no limit"; 0 means no history in the result.
+type SendMessageConfiguration struct {
 	AcceptedOutputModes    []string
 	Blocking               *bool
 	HistoryLength          *int
@@ -25,23 +25,32 @@ type MessageSendConfiguration struct {
 }
 
 // IsBlocking reports whether the call waits for a final or interrupted state (default true).
-func (c *MessageSendConfiguration) IsBlocking() bool {
+func (c *SendMessageConfiguration) IsBlocking() bool {
 	return c == nil || c.Blocking == nil || *c.Blocking
 }
 
-// TaskQueryParams are the params of tasks/get (A2A 0.3.0 §7.3) and
-// GetTask (A2A 1.0 §3.1.3).
-type TaskQueryParams struct {
+// GetTaskRequest asks for task ID: GetTask (A2A 1.0 §3.1.3), tasks/get
+// (A2A 0.3.0 §7.3, TaskQueryParams). HistoryLength nil means the whole
+// history, 0 none.
+type GetTaskRequest struct {
 	Tenant        string
 	ID            string
 	HistoryLength *int
 	Metadata      map[string]any
 }
 
-// TaskIDParams are the params of tasks/cancel and tasks/resubscribe
-// (A2A 0.3.0 §7.4, §7.9), CancelTask and SubscribeToTask (A2A 1.0 §3.1.5,
-// §3.1.6), and of listing a task's push notification configs.
-type TaskIDParams struct {
+// CancelTaskRequest asks to cancel task ID: CancelTask (A2A 1.0 §3.1.5),
+// tasks/cancel (A2A 0.3.0 §7.4). Tenant (1.0 only) scopes the call.
+type CancelTaskRequest struct {
+	Tenant   string
+	ID       string
+	Metadata map[string]any
+}
+
+// SubscribeToTaskRequest asks for the event stream of task ID:
+// SubscribeToTask (A2A 1.0 §3.1.6), tasks/resubscribe (A2A 0.3.0 §7.9).
+// Tenant is carried by 1.0 only, Metadata by 0.3 only.
+type SubscribeToTaskRequest struct {
 	Tenant   string
 	ID       string
 	Metadata map[string]any
@@ -59,14 +68,15 @@ type PushNotificationConfig struct {
 	ID              string
 	URL             string
 	Token           string
-	Authentication  *PushNotificationAuthenticationInfo
+	Authentication  *AuthenticationInfo
 	ProtocolVersion string
 }
 
-// PushNotificationAuthenticationInfo names the schemes (e.g. "Bearer") the
-// server uses to authenticate itself to the webhook (A2A 0.3.0 §6.9; A2A
-// 1.0 AuthenticationInfo has one scheme: Schemes[0]).
-type PushNotificationAuthenticationInfo struct {
+// AuthenticationInfo names the schemes (e.g. "Bearer") the server uses to
+// authenticate itself to a webhook (A2A 1.0 §4.3 AuthenticationInfo, which
+// has one scheme: Schemes[0]; A2A 0.3.0 §6.9
+// PushNotificationAuthenticationInfo).
+type AuthenticationInfo struct {
 	Schemes     []string
 	Credentials string
 }
@@ -80,30 +90,33 @@ type TaskPushNotificationConfig struct {
 	PushNotificationConfig PushNotificationConfig
 }
 
-// GetTaskPushNotificationConfigParams are the params of
-// tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6).
-type GetTaskPushNotificationConfigParams struct {
-	Tenant                   string
-	ID                       string
-	PushNotificationConfigID string
-	Metadata                 map[string]any
+// GetTaskPushNotificationConfigRequest asks for config ID of task TaskID:
+// GetTaskPushNotificationConfig (A2A 1.0 §3.1.8),
+// tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6, where ID is
+// pushNotificationConfigId and may be empty).
+type GetTaskPushNotificationConfigRequest struct {
+	Tenant   string
+	TaskID   string
+	ID       string
+	Metadata map[string]any
 }
 
-// DeleteTaskPushNotificationConfigParams are the params of
+// DeleteTaskPushNotificationConfigRequest asks to delete config ID of task
+// TaskID: DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10),
 // tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8).
-type DeleteTaskPushNotificationConfigParams struct {
-	Tenant                   string
-	ID                       string
-	PushNotificationConfigID string
-	Metadata                 map[string]any
+type DeleteTaskPushNotificationConfigRequest struct {
+	Tenant   string
+	TaskID   string
+	ID       string
+	Metadata map[string]any
 }
 
-// ListTasksParams are the params of ListTasks (A2A 1.0 §3.1.4): filters
+// ListTasksRequest asks for a page of tasks: ListTasks (A2A 1.0 §3.1.4): filters
 // (ContextID, Status, StatusTimestampAfter; zero values do not filter),
 // paging (PageSize nil means 50, at most 100; PageToken is the previous
 // page's NextPageToken, "" for the first page) and shaping (HistoryLength
 // as for GetTask; artifacts only when IncludeArtifacts).
-type ListTasksParams struct {
+type ListTasksRequest struct {
 	Tenant               string
 	ContextID            string
 	Status               TaskState
@@ -114,11 +127,11 @@ type ListTasksParams struct {
 	IncludeArtifacts     bool
 }
 
-// ListTasksResult is the result of ListTasks (A2A 1.0 §3.1.4): tasks
+// ListTasksResponse is the result of ListTasks (A2A 1.0 §3.1.4): tasks
 // newest status timestamp first; NextPageToken is "" on the last page;
 // PageSize is the page size used and TotalSize the number of tasks
 // matching the filters.
-type ListTasksResult struct {
+type ListTasksResponse struct {
 	Tasks         []Task
 	NextPageToken string
 	PageSize      int
@@ -131,11 +144,12 @@ const (
 	ListTasksMaxPageSize     = 100
 )
 
-// ListTaskPushNotificationConfigsParams are the params of
-// ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9): the task's configs,
+// ListTaskPushNotificationConfigsRequest asks for the push notification
+// configs of task TaskID: ListTaskPushNotificationConfigs (A2A 1.0
+// §3.1.9), tasks/pushNotificationConfig/list (A2A 0.3.0 §7.7),
 // paged (PageSize nil means the server's default; PageToken is the
 // previous page's next page token, "" for the first page).
-type ListTaskPushNotificationConfigsParams struct {
+type ListTaskPushNotificationConfigsRequest struct {
 	Tenant    string
 	TaskID    string
 	PageSize  *int

@@ -45,8 +45,8 @@ func newServerWith(t testing.TB, o server.EngineOptions) *httptest.Server {
 	return ts
 }
 
-func text(s string) a2a.MessageSendParams {
-	return a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: s})}
+func text(s string) a2a.SendMessageRequest {
+	return a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: s})}
 }
 
 func dial(t *testing.T, u string, o client.Options) *client.Client {
@@ -301,21 +301,21 @@ func TestRetriesAndErrors(t *testing.T) {
 		t.Fatalf("message/send attempts = %d, want 3", n)
 	}
 	fails.Store(1)
-	_, err := c.CancelTask(context.Background(), a2a.TaskIDParams{ID: "x"})
+	_, err := c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: "x"})
 	var he *client.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 503 || mustLoad(&attempts, "tasks/cancel") != 1 {
 		t.Fatalf("cancel is not retried: %v (attempts %d)", err, mustLoad(&attempts, "tasks/cancel"))
 	}
 	fails.Store(5)
 	c2, _ := client.New(card, client.Options{Protocol: a2a.Version03, MaxRetries: -1})
-	if _, err := c2.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"}); !errors.As(err, &he) || mustLoad(&attempts, "tasks/get") != 1 {
+	if _, err := c2.GetTask(context.Background(), a2a.GetTaskRequest{ID: "x"}); !errors.As(err, &he) || mustLoad(&attempts, "tasks/get") != 1 {
 		t.Fatalf("MaxRetries -1: %v", err)
 	}
 	fails.Store(0)
 	var hookCalls atomic.Int32
 	c3, _ := client.New(card, client.Options{Protocol: a2a.Version03, ShouldRetry: func(string, int, error) bool { hookCalls.Add(1); return false }})
 	fails.Store(1)
-	if _, err := c3.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"}); err == nil || hookCalls.Load() != 1 {
+	if _, err := c3.GetTask(context.Background(), a2a.GetTaskRequest{ID: "x"}); err == nil || hookCalls.Load() != 1 {
 		t.Fatalf("ShouldRetry hook: %v, %d calls", err, hookCalls.Load())
 	}
 }
@@ -372,7 +372,7 @@ func TestStrictResponses(t *testing.T) {
 			}))
 			defer ts.Close()
 			c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{MaxRetries: -1})
-			_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+			_, err := c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "t"})
 			if !tc.check(err) {
 				t.Fatalf("err = %v (%T)", err, err)
 			}
@@ -408,7 +408,7 @@ func TestDiscoveryAndCredentials(t *testing.T) {
 	if c.Card().Name != "legacy" {
 		t.Fatalf("legacy card not found: %+v", c.Card())
 	}
-	_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "x"})
+	_, err := c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "x"})
 	if !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestTolerantSSE(t *testing.T) {
 	defer ts.Close()
 	c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{})
 	var got []string
-	for ev, err := range c.SubscribeToTask(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+	for ev, err := range c.SubscribeToTask(context.Background(), a2a.SubscribeToTaskRequest{ID: "t"}, "") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -472,7 +472,7 @@ func TestPeerQuirks(t *testing.T) {
 	defer ts.Close()
 	c, _ := client.New(a2a.AgentCard{Name: "x", URL: ts.URL}, client.Options{RetryBaseDelay: time.Millisecond})
 	n := 0
-	for _, err := range c.SubscribeToTask(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+	for _, err := range c.SubscribeToTask(context.Background(), a2a.SubscribeToTaskRequest{ID: "t"}, "") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,10 +481,10 @@ func TestPeerQuirks(t *testing.T) {
 	if n != 1 || resubs.Load() != 1 {
 		t.Fatalf("%d events, %d resubscriptions; want 1 and 1", n, resubs.Load())
 	}
-	if err := c.DeleteTaskPushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "c"}); err != nil {
+	if err := c.DeleteTaskPushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigRequest{TaskID: "t", ID: "c"}); err != nil {
 		t.Fatalf("void delete: %v", err)
 	}
-	_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+	_, err := c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "t"})
 	var pe *client.ProtocolError
 	var ae *a2a.Error
 	if !errors.As(err, &pe) || errors.As(err, &ae) {

@@ -59,7 +59,7 @@ func TestCredentialsStayOnTheNamedHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+		c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "t"})
 		if g := <-got; g != tc.want {
 			t.Errorf("hosts %v: other host got %q, want %q", tc.hosts, g, tc.want)
 		}
@@ -102,7 +102,7 @@ func TestCookieKeyNotEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+	c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "t"})
 	if g := <-got; g != "ab/cd+ef==" {
 		t.Fatalf("cookie %q", g)
 	}
@@ -113,7 +113,7 @@ func TestQueryKeyRedactedInErrors(t *testing.T) {
 	card := a2a.AgentCard{Name: "x", URL: "http://127.0.0.1:1/rpc",
 		SecuritySchemes: map[string]a2a.SecurityScheme{"k": a2a.APIKeySecurityScheme{In: "query", Name: "api_key"}}}
 	c, _ := client.New(card, client.Options{APIKey: "SECRET", MaxRetries: -1})
-	_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+	_, err := c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "t"})
 	if err == nil || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("error leaks the key: %v", err)
 	}

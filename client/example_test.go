@@ -29,7 +29,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello"})})
+	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello"})})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -37,7 +37,7 @@ func Example() {
 	task := res.(*a2a.Task)
 	fmt.Println(task.Status.State, task.Artifacts[0].Parts[0].(a2a.TextPart).Text)
 
-	for ev, err := range c.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}) {
+	for ev, err := range c.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}) {
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -70,13 +70,13 @@ func ExampleClient_ListTasks() {
 	in := c.Interface()
 	fmt.Println(in.ProtocolVersion, in.Binding)
 	for _, text := range []string{"one", "two", "three"} {
-		if _, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}); err != nil {
+		if _, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}); err != nil {
 			fmt.Println(err)
 			return
 		}
 	}
 	size := 2
-	p := a2a.ListTasksParams{PageSize: &size}
+	p := a2a.ListTasksRequest{PageSize: &size}
 	for page := 1; ; page++ {
 		r, err := c.ListTasks(ctx, p)
 		if err != nil {

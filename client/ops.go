@@ -70,7 +70,7 @@ func pushPath(taskID string) string { return taskPath(taskID) + "/pushNotificati
 // sendCall is the call of SendMessage (stream false) or
 // SendStreamingMessage. A message without MessageID gets a fresh one, one
 // without Role is the user's.
-func (c *Client) sendCall(p *a2a.MessageSendParams, stream bool) (call, error) {
+func (c *Client) sendCall(p *a2a.SendMessageRequest, stream bool) (call, error) {
 	if p.Message.MessageID == "" {
 		p.Message.MessageID = a2a.NewID()
 	}
@@ -111,7 +111,7 @@ func pick(stream bool, a, b string) string {
 // the server does not process a repeated messageId twice (its card
 // declares a2a.ExtensionEventLog) or Options.RetrySend is set. A message
 // without MessageID gets a fresh one.
-func (c *Client) SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.Event, error) {
+func (c *Client) SendMessage(ctx context.Context, p a2a.SendMessageRequest) (a2a.Event, error) {
 	cl, err := c.sendCall(&p, false)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (c *Client) decodeTask(method string, raw jsontext.Value) (*a2a.Task, error
 // GetTask reads a task (A2A 1.0 §3.1.3 GetTask, GET /tasks/{id}; A2A 0.3.0
 // §7.3 tasks/get, GET /v1/tasks/{id}), with at most p.HistoryLength
 // messages of history when set; retried when safe.
-func (c *Client) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task, error) {
+func (c *Client) GetTask(ctx context.Context, p a2a.GetTaskRequest) (*a2a.Task, error) {
 	cl := &call{method: "tasks/get", retry: true}
 	var err error
 	if !c.rpc03() {
@@ -205,7 +205,7 @@ func (c *Client) rpcParams(b []byte, err error) ([]byte, error) {
 // (A2A 0.3.0 §3.5.6, GET /v1/tasks; the state filter is sent by its 1.0
 // name): over a 0.3 JSON-RPC interface it returns ErrNotInProtocol
 // without calling the agent.
-func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.ListTasksResult, error) {
+func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	if c.rpc03() {
 		return nil, fmt.Errorf("%w: ListTasks is an operation of A2A 1.0 and of A2A 0.3 over HTTP+JSON, and the client speaks A2A 0.3 JSON-RPC to agent %q (%s)", ErrNotInProtocol, c.card.Name, c.iface.URL)
 	}
@@ -236,7 +236,7 @@ func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.Lis
 // POST /tasks/{id}:cancel; A2A 0.3.0 §7.4 tasks/cancel, POST
 // /v1/tasks/{id}:cancel, whose request has no metadata: p.Metadata is not
 // sent there) and returns the task as it is then. Not retried.
-func (c *Client) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task, error) {
+func (c *Client) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) (*a2a.Task, error) {
 	cl, err := c.taskIDCall(&p, "tasks/cancel", "CancelTask", ":cancel", false)
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func (c *Client) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task,
 // taskIDCall is the call of CancelTask or SubscribeToTask (subscribe
 // true): over HTTP+JSON, POST /tasks/{id}{action} with no body unless
 // there is metadata over A2A 1.0 (the official clients send none).
-func (c *Client) taskIDCall(p *a2a.TaskIDParams, method03, method10, action string, subscribe bool) (call, error) {
+func (c *Client) taskIDCall(p *a2a.CancelTaskRequest, method03, method10, action string, subscribe bool) (call, error) {
 	cl := call{method: method03, retry: subscribe}
 	var err error
 	if c.rpc03() {
@@ -265,7 +265,8 @@ func (c *Client) taskIDCall(p *a2a.TaskIDParams, method03, method10, action stri
 		return cl, nil
 	}
 	if subscribe {
-		cl.params, err = v10.AppendSubscribeToTaskRequest(nil, &q)
+		sq := a2a.SubscribeToTaskRequest(q)
+		cl.params, err = v10.AppendSubscribeToTaskRequest(nil, &sq)
 	} else {
 		cl.params, err = v10.AppendCancelTaskRequest(nil, &q)
 	}
@@ -326,11 +327,11 @@ func (c *Client) pushConfigCall(ctx context.Context, cl *call) (*a2a.TaskPushNot
 // /tasks/{id}/pushNotificationConfigs/{configId}; A2A 0.3.0 §7.6
 // tasks/pushNotificationConfig/get, GET
 // /v1/tasks/{id}/pushNotificationConfigs/{configId}). An empty
-// PushNotificationConfigID asks for the task's first config (over
+// ID asks for the task's first config (over
 // HTTP+JSON and 1.0, which require the id: the first that
 // ListTaskPushNotificationConfigs returns; a task without one is then
 // a2a.ErrTaskNotFound). Retried when safe.
-func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
+func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 	if c.rpc03() {
 		params, err := v03.EncodeTaskPushConfigParams(&p)
 		if err != nil {
@@ -338,7 +339,7 @@ func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTas
 		}
 		return c.pushConfigCall(ctx, &call{method: "tasks/pushNotificationConfig/get", params: params, retry: true})
 	}
-	if p.PushNotificationConfigID == "" {
+	if p.ID == "" {
 		return c.firstPushConfig(ctx, p)
 	}
 	cl, err := c.pushConfigIDCall(&p, "GetTaskPushNotificationConfig", http.MethodGet)
@@ -349,22 +350,22 @@ func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTas
 }
 
 // firstPushConfig returns the first push notification config of a task.
-func (c *Client) firstPushConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
-	cfgs, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{Tenant: p.Tenant, TaskID: p.ID})
+func (c *Client) firstPushConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	cfgs, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{Tenant: p.Tenant, TaskID: p.TaskID})
 	if err != nil {
 		return nil, err
 	}
 	if len(cfgs) == 0 {
-		return nil, &a2a.Error{Code: a2a.CodeTaskNotFound, Message: "task " + p.ID + " has no push notification config"}
+		return nil, &a2a.Error{Code: a2a.CodeTaskNotFound, Message: "task " + p.TaskID + " has no push notification config"}
 	}
 	return &cfgs[0], nil
 }
 
 // pushConfigIDCall is the call of Get or DeleteTaskPushNotificationConfig
 // over A2A 1.0 or HTTP+JSON.
-func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigParams, method, verb string) (*call, error) {
+func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigRequest, method, verb string) (*call, error) {
 	cl := &call{method: method, verb: verb, tenant: c.tenant(p.Tenant), retry: verb == http.MethodGet, void: verb == http.MethodDelete,
-		path: pushPath(p.ID) + "/" + pathSegment(p.PushNotificationConfigID)}
+		path: pushPath(p.TaskID) + "/" + pathSegment(p.ID)}
 	q := *p
 	q.Tenant = c.bodyTenant(cl.tenant)
 	params, err := c.rpcParams(v10.AppendPushConfigIDRequest(nil, &q))
@@ -380,7 +381,7 @@ func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigParams, me
 // page: PageSize and PageToken are not sent; GET
 // /v1/tasks/{id}/pushNotificationConfigs over 0.3 HTTP+JSON). Retried when
 // safe.
-func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsParams) ([]a2a.TaskPushNotificationConfig, string, error) {
+func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsRequest) ([]a2a.TaskPushNotificationConfig, string, error) {
 	cl := &call{method: "tasks/pushNotificationConfig/list", retry: true}
 	var err error
 	if !c.rpc03() {
@@ -391,7 +392,7 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.List
 		p.Tenant = c.bodyTenant(cl.tenant)
 		cl.params, err = c.rpcParams(v10.AppendListTaskPushNotificationConfigsRequest(nil, &p))
 	} else {
-		cl.params, err = v03.EncodeTaskIDParams(&a2a.TaskIDParams{ID: p.TaskID})
+		cl.params, err = v03.EncodeTaskIDParams(&a2a.CancelTaskRequest{ID: p.TaskID})
 	}
 	if err != nil {
 		return nil, "", err
@@ -421,8 +422,8 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.List
 // /tasks/{id}/pushNotificationConfigs/{configId}; A2A 0.3.0 §7.8
 // tasks/pushNotificationConfig/delete, DELETE
 // /v1/tasks/{id}/pushNotificationConfigs/{configId}). Not retried.
-func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
-	gp := a2a.GetTaskPushNotificationConfigParams(p)
+func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) error {
+	gp := a2a.GetTaskPushNotificationConfigRequest(p)
 	var cl *call
 	var err error
 	if !c.rpc03() {

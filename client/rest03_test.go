@@ -54,7 +54,7 @@ func TestREST03ErrorBodies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dial(t, fake(t, card03REST, tc.h).URL, client.Options{MaxRetries: -1})
-			_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+			_, err := c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "t"})
 			var ae *a2a.Error
 			var he *client.HTTPError
 			if tc.want == nil {
@@ -94,7 +94,7 @@ func TestREST03StreamErrors(t *testing.T) {
 			c := dial(t, ts.URL, client.Options{MaxRetries: -1})
 			n := 0
 			var last error
-			for ev, err := range c.SubscribeToTask(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+			for ev, err := range c.SubscribeToTask(context.Background(), a2a.SubscribeToTaskRequest{ID: "t"}, "") {
 				if err != nil {
 					last = err
 					break
@@ -161,7 +161,7 @@ func TestREST03PeerShapes(t *testing.T) {
 	if m, ok := res.(*a2a.Message); err != nil || !ok || string(m.Parts[0].(a2a.FilePart).File.Bytes) != "abc" {
 		t.Fatalf("send: %#v %v", res, err)
 	}
-	task, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: "t", Metadata: map[string]any{"not": "sent"}})
+	task, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: "t", Metadata: map[string]any{"not": "sent"}})
 	if err != nil || task.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel: %+v %v", task, err)
 	}
@@ -170,16 +170,16 @@ func TestREST03PeerShapes(t *testing.T) {
 		t.Fatalf("create: %+v %v", pc, err)
 	}
 	// No config id: the first of the list.
-	if pc, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: "t"}); err != nil || pc.PushNotificationConfig.ID != "p1" {
+	if pc, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: "t"}); err != nil || pc.PushNotificationConfig.ID != "p1" {
 		t.Fatalf("get first: %+v %v", pc, err)
 	}
-	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "p1"}); err != nil {
+	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: "t", ID: "p1"}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if card, err := c.GetExtendedAgentCard(ctx); err != nil || card.URL != "http://x/r" {
 		t.Fatalf("extended card: %+v %v", card, err)
 	}
-	if _, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: ""}); err == nil || !strings.Contains(err.Error(), "empty") {
+	if _, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: ""}); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Fatalf("empty id: %v", err)
 	}
 }

@@ -183,7 +183,7 @@ func TestErrorsPerBinding(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := fake(t, card10, tc.h)
 			c := dial(t, ts.URL, client.Options{Binding: tc.binding, MaxRetries: -1})
-			_, err := c.GetTask(context.Background(), a2a.TaskQueryParams{ID: "t"})
+			_, err := c.GetTask(context.Background(), a2a.GetTaskRequest{ID: "t"})
 			var ae *a2a.Error
 			if tc.want == nil {
 				if !isHTTP(err) || errors.As(err, &ae) {
@@ -239,7 +239,7 @@ func TestStreamErrorsPerBinding(t *testing.T) {
 			c := dial(t, ts.URL, client.Options{Binding: tc.binding, MaxRetries: -1})
 			n := 0
 			var last error
-			for _, err := range c.SubscribeToTask(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+			for _, err := range c.SubscribeToTask(context.Background(), a2a.SubscribeToTaskRequest{ID: "t"}, "") {
 				if err != nil {
 					last = err
 					break

@@ -56,7 +56,7 @@ var ErrStreamEnded = errors.New("a2a client: stream ended before the final event
 // events it already yielded, so the caller sees every event once, in
 // order; see StreamEvent.Gap for servers that cannot replay.
 // Options.NoResume turns this off. Errors end the sequence.
-func (c *Client) SendStreamingMessage(ctx context.Context, p a2a.MessageSendParams) iter.Seq2[StreamEvent, error] {
+func (c *Client) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) iter.Seq2[StreamEvent, error] {
 	cl, err := c.sendCall(&p, true)
 	if err != nil {
 		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{}, err) }
@@ -81,7 +81,7 @@ func (c *Client) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPara
 // state (servers that end subscriptions there); a connection that breaks
 // while the task waits is resumed. Over 0.3 it ends like
 // SendStreamingMessage's, at a status-update with final=true.
-func (c *Client) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, lastEventID string) iter.Seq2[StreamEvent, error] {
+func (c *Client) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, lastEventID string) iter.Seq2[StreamEvent, error] {
 	cl, err := c.subscribeCall(p)
 	if err != nil {
 		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{}, err) }
@@ -89,8 +89,9 @@ func (c *Client) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, lastEv
 	return c.stream(ctx, cl, false, p.ID, lastEventID)
 }
 
-func (c *Client) subscribeCall(p a2a.TaskIDParams) (call, error) {
-	return c.taskIDCall(&p, "tasks/resubscribe", "SubscribeToTask", ":subscribe", true)
+func (c *Client) subscribeCall(p a2a.SubscribeToTaskRequest) (call, error) {
+	q := a2a.CancelTaskRequest(p)
+	return c.taskIDCall(&q, "tasks/resubscribe", "SubscribeToTask", ":subscribe", true)
 }
 
 func (c *Client) openStream(ctx context.Context, cl *call, lastEventID string) (*http.Response, int64, error) {
@@ -332,7 +333,7 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 				yield(StreamEvent{}, err)
 				return
 			}
-			if cl, err = c.subscribeCall(a2a.TaskIDParams{Tenant: cl0.tenant, ID: taskID}); err != nil {
+			if cl, err = c.subscribeCall(a2a.SubscribeToTaskRequest{Tenant: cl0.tenant, ID: taskID}); err != nil {
 				yield(StreamEvent{}, err)
 				return
 			}
@@ -351,7 +352,7 @@ func (c *Client) settled(ctx context.Context, tenant, taskID string, err error, 
 		yield(StreamEvent{}, err)
 		return
 	}
-	t, gerr := c.GetTask(ctx, a2a.TaskQueryParams{Tenant: tenant, ID: taskID})
+	t, gerr := c.GetTask(ctx, a2a.GetTaskRequest{Tenant: tenant, ID: taskID})
 	if gerr != nil || !t.Status.State.Final() {
 		yield(StreamEvent{}, err)
 		return

@@ -72,7 +72,7 @@ func TestRepeatedEventsDoNotLoop(t *testing.T) {
 	})
 	c := dial(t, ts.URL, client.Options{RetryBaseDelay: time.Millisecond, MaxRetries: 3})
 	var last error
-	for _, err := range c.SubscribeToTask(context.Background(), a2a.TaskIDParams{ID: "t"}, "") {
+	for _, err := range c.SubscribeToTask(context.Background(), a2a.SubscribeToTaskRequest{ID: "t"}, "") {
 		last = err
 	}
 	if last == nil || conns.Load() > 5 {

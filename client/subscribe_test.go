@@ -32,7 +32,7 @@ func subscription(ctx context.Context, c *client.Client, id, from string) <-chan
 	out := make(chan string, 64)
 	go func() {
 		defer close(out)
-		for ev, err := range c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, from) {
+		for ev, err := range c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, from) {
 			if err != nil {
 				out <- "error: " + err.Error()
 				return
@@ -108,7 +108,7 @@ func TestSubscribeFollowsInterruptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			var first string
-			for ev, err := range c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, "") {
+			for ev, err := range c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, "") {
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -108,7 +108,7 @@ func TestEveryOperation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := pc.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: res.(*a2a.Task).ID, PushNotificationConfigID: "c"}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+			if _, err := pc.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: res.(*a2a.Task).ID, ID: "c"}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 				t.Fatalf("push get without push: %v", err)
 			}
 			// The card declares no extended card: 1.0 says so with
@@ -141,20 +141,20 @@ func everyTaskOperation(t *testing.T, ctx context.Context, c *client.Client, ver
 		t.Fatalf("send: %+v", task)
 	}
 	n := 0
-	got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: &n})
+	got, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID, HistoryLength: &n})
 	if err != nil || got.ID != task.ID || len(got.History) != 0 || got.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("get: %+v %v", got, err)
 	}
-	if _, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("get unknown: %v", err)
 	}
 	// An empty id is refused: by the server (InvalidParams), or over
 	// HTTP+JSON, whose path it would break, by the client.
 	for _, err := range []error{
-		func() error { _, err := c.GetTask(ctx, a2a.TaskQueryParams{}); return err }(),
-		func() error { _, err := c.CancelTask(ctx, a2a.TaskIDParams{}); return err }(),
+		func() error { _, err := c.GetTask(ctx, a2a.GetTaskRequest{}); return err }(),
+		func() error { _, err := c.CancelTask(ctx, a2a.CancelTaskRequest{}); return err }(),
 		func() error {
-			_, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "x/"})
+			_, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "x/"})
 			return err
 		}(),
 	} {
@@ -163,7 +163,7 @@ func everyTaskOperation(t *testing.T, ctx context.Context, c *client.Client, ver
 			t.Fatalf("empty id: %v", err)
 		}
 	}
-	if _, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+	if _, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Fatalf("cancel completed: %v", err)
 	}
 	var kinds []string
@@ -179,7 +179,7 @@ func everyTaskOperation(t *testing.T, ctx context.Context, c *client.Client, ver
 	// Subscribing to a completed task: 0.3 gets the snapshot and the final
 	// status; 1.0 refuses (A2A 1.0 §3.1.6) unless it resumes from an event.
 	var got03 []string
-	for ev, err := range c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, "") {
+	for ev, err := range c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, "") {
 		if version == a2a.Version10 {
 			if !errors.Is(err, a2a.ErrUnsupportedOperation) {
 				t.Fatalf("subscribe to a completed task over 1.0: %v", err)
@@ -195,7 +195,7 @@ func everyTaskOperation(t *testing.T, ctx context.Context, c *client.Client, ver
 		t.Fatalf("subscribe over 0.3: %v", got03)
 	}
 	var ids []string
-	for ev, err := range c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, "1") {
+	for ev, err := range c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, "1") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func everyTaskOperation(t *testing.T, ctx context.Context, c *client.Client, ver
 	if strings.Join(ids, ",") != "2,3" {
 		t.Fatalf("subscribe from event 1: ids %v", ids)
 	}
-	for _, err := range c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: "nope"}, "") {
+	for _, err := range c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: "nope"}, "") {
 		if !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Fatalf("subscribe unknown: %v", err)
 		}
@@ -224,7 +224,7 @@ func listTasks(t *testing.T, ctx context.Context, c *client.Client, version stri
 		}
 	}
 	two := 2
-	r, err := c.ListTasks(ctx, a2a.ListTasksParams{ContextID: ctxID, PageSize: &two})
+	r, err := c.ListTasks(ctx, a2a.ListTasksRequest{ContextID: ctxID, PageSize: &two})
 	if version == a2a.Version03 && c.Interface().Binding == a2a.TransportJSONRPC {
 		if !errors.Is(err, client.ErrNotInProtocol) {
 			t.Fatalf("ListTasks over 0.3: %v", err)
@@ -234,11 +234,11 @@ func listTasks(t *testing.T, ctx context.Context, c *client.Client, version stri
 	if err != nil || len(r.Tasks) != 2 || r.NextPageToken == "" || r.TotalSize != 3 {
 		t.Fatalf("list page 1: %+v %v", r, err)
 	}
-	r2, err := c.ListTasks(ctx, a2a.ListTasksParams{ContextID: ctxID, PageSize: &two, PageToken: r.NextPageToken, IncludeArtifacts: true})
+	r2, err := c.ListTasks(ctx, a2a.ListTasksRequest{ContextID: ctxID, PageSize: &two, PageToken: r.NextPageToken, IncludeArtifacts: true})
 	if err != nil || len(r2.Tasks) != 1 || r2.NextPageToken != "" || len(r2.Tasks[0].Artifacts) != 1 {
 		t.Fatalf("list page 2: %+v %v", r2, err)
 	}
-	r3, err := c.ListTasks(ctx, a2a.ListTasksParams{ContextID: ctxID, Status: a2a.TaskStateWorking})
+	r3, err := c.ListTasks(ctx, a2a.ListTasksRequest{ContextID: ctxID, Status: a2a.TaskStateWorking})
 	if err != nil || len(r3.Tasks) != 0 {
 		t.Fatalf("list working: %+v %v", r3, err)
 	}
@@ -258,19 +258,19 @@ func everyPushOperation(t *testing.T, ctx context.Context, c *client.Client, hoo
 		t.Fatalf("create: %+v %v", set, err)
 	}
 	for _, cfgID := range []string{"cfg-1", ""} { // "": the task's first config
-		got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: id, PushNotificationConfigID: cfgID})
+		got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: cfgID})
 		if err != nil || got.PushNotificationConfig.URL != want.URL || got.TaskID != id {
 			t.Fatalf("get %q: %+v %v", cfgID, got, err)
 		}
 	}
-	list, next, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: id})
+	list, next, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: id})
 	if err != nil || len(list) != 1 || next != "" || list[0].PushNotificationConfig.ID != "cfg-1" {
 		t.Fatalf("list: %+v %q %v", list, next, err)
 	}
-	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: id, PushNotificationConfigID: "cfg-1"}); err != nil {
+	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: id, ID: "cfg-1"}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: id, PushNotificationConfigID: "cfg-1"})
+	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: "cfg-1"})
 	// A missing config is TaskNotFoundError in A2A 1.0, InvalidParamsError
 	// on the config id in a2abridge's 0.3 JSON-RPC binding (its 0.3
 	// HTTP+JSON binding answers as the 1.0 one).
@@ -291,12 +291,12 @@ func cancelAndChat(t *testing.T, ctx context.Context, slow, chat *client.Client)
 	t.Helper()
 	f := false
 	p := text("30")
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &f}
 	res, err := slow.SendMessage(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, err := slow.CancelTask(ctx, a2a.TaskIDParams{ID: res.(*a2a.Task).ID})
+	ct, err := slow.CancelTask(ctx, a2a.CancelTaskRequest{ID: res.(*a2a.Task).ID})
 	if err != nil || ct.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel: %+v %v", ct, err)
 	}
@@ -336,20 +336,20 @@ func TestTenant(t *testing.T) {
 				t.Fatal(err)
 			}
 			id := res.(*a2a.Task).ID
-			if _, err := ca.GetTask(ctx, a2a.TaskQueryParams{ID: id}); err != nil {
+			if _, err := ca.GetTask(ctx, a2a.GetTaskRequest{ID: id}); err != nil {
 				t.Fatalf("get within the tenant: %v", err)
 			}
-			if _, err := ca.GetTask(ctx, a2a.TaskQueryParams{ID: id, Tenant: "other"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			if _, err := ca.GetTask(ctx, a2a.GetTaskRequest{ID: id, Tenant: "other"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 				t.Fatalf("get from another tenant: %v", err)
 			}
 			plain, err := client.New(card, client.Options{Binding: binding})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := plain.GetTask(ctx, a2a.TaskQueryParams{ID: id}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			if _, err := plain.GetTask(ctx, a2a.GetTaskRequest{ID: id}); !errors.Is(err, a2a.ErrTaskNotFound) {
 				t.Fatalf("get without the tenant: %v", err)
 			}
-			if _, err := plain.GetTask(ctx, a2a.TaskQueryParams{ID: id, Tenant: "acme"}); err != nil {
+			if _, err := plain.GetTask(ctx, a2a.GetTaskRequest{ID: id, Tenant: "acme"}); err != nil {
 				t.Fatalf("get naming the tenant: %v", err)
 			}
 		})
@@ -393,7 +393,7 @@ func TestColonInTaskID(t *testing.T) {
 		t.Run(in.name, func(t *testing.T) {
 			c := dial(t, ts.URL, in.opts)
 			for _, id := range []string{"a:cancel", "b:subscribe"} {
-				_, err := c.GetTask(t.Context(), a2a.TaskQueryParams{ID: id})
+				_, err := c.GetTask(t.Context(), a2a.GetTaskRequest{ID: id})
 				var ae *a2a.Error
 				if !errors.Is(err, a2a.ErrTaskNotFound) || !errors.As(err, &ae) || !strings.Contains(ae.Message, id) {
 					t.Errorf("GetTask(%q): %v, want TaskNotFound naming it", id, err)

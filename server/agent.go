@@ -196,7 +196,7 @@ type Request struct {
 	// MessageResponder.Respond: there is no task).
 	Task a2a.Task
 	// Params are the message/send or message/stream params as received.
-	Params a2a.MessageSendParams
+	Params a2a.SendMessageRequest
 	// Principal is the authenticated caller that sent Message (nil when
 	// the agent has no authentication).
 	Principal *auth.Principal

@@ -35,10 +35,10 @@ func newBridgeEngine(t *testing.T, st store.Store) *server.Engine {
 	return eng
 }
 
-func blockingSend(text, contextID string) a2a.MessageSendParams {
+func blockingSend(text, contextID string) a2a.SendMessageRequest {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
 	m.ContextID = contextID
-	return a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: new(true)}}
+	return a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: new(true)}}
 }
 
 func TestStatusMetadataMergesIntoTask(t *testing.T) {
@@ -72,7 +72,7 @@ func TestStatusMetadataMergesIntoTask(t *testing.T) {
 					t.Fatalf("metadata %v", tk.Metadata)
 				}
 			}
-			got, err := h.GetTask(context.Background(), a2a.TaskQueryParams{ID: task.ID})
+			got, err := h.GetTask(context.Background(), a2a.GetTaskRequest{ID: task.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -348,14 +348,14 @@ func TestStopAgent(t *testing.T) {
 	default:
 		t.Fatal("StopAgent did not run the agent's Canceler")
 	}
-	got, err := h.GetTask(ctx, a2a.TaskQueryParams{ID: t1.ID})
+	got, err := h.GetTask(ctx, a2a.GetTaskRequest{ID: t1.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil || textOfMessage(*got.Status.Message) != "The agent was removed." {
 		t.Fatalf("stopped task: %s %v", got.Status.State, got.Status.Message)
 	}
-	if got, _ := other.GetTask(ctx, a2a.TaskQueryParams{ID: t2.ID}); got.Status.State != a2a.TaskStateWorking {
+	if got, _ := other.GetTask(ctx, a2a.GetTaskRequest{ID: t2.ID}); got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("the other agent's task: %s", got.Status.State)
 	}
 	if n, _ := eng.StopAgent(ctx, h, "again"); n != 0 {
@@ -428,7 +428,7 @@ func TestStopAgentWaitingTasks(t *testing.T) {
 				}
 			}
 			for i, id := range waiting {
-				got, err := h.GetTask(owners[i%len(owners)], a2a.TaskQueryParams{ID: id})
+				got, err := h.GetTask(owners[i%len(owners)], a2a.GetTaskRequest{ID: id})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -439,10 +439,10 @@ func TestStopAgentWaitingTasks(t *testing.T) {
 					t.Fatalf("no Cancel for waiting task %s", id)
 				}
 			}
-			if got, _ := h.GetTask(owners[1], a2a.TaskQueryParams{ID: done}); got.Status.State != a2a.TaskStateCompleted {
+			if got, _ := h.GetTask(owners[1], a2a.GetTaskRequest{ID: done}); got.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("the finished task: %s", got.Status.State)
 			}
-			if got, _ := other.GetTask(owners[2], a2a.TaskQueryParams{ID: kept.ID}); got.Status.State != a2a.TaskStateInputRequired {
+			if got, _ := other.GetTask(owners[2], a2a.GetTaskRequest{ID: kept.ID}); got.Status.State != a2a.TaskStateInputRequired {
 				t.Fatalf("the other agent's task: %s", got.Status.State)
 			}
 		})

@@ -124,7 +124,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 	}
 	done := make(chan *a2a.Task, 1)
 	go func() {
-		ct, err := h.CancelTask(ctx, a2a.TaskIDParams{ID: t1.ID})
+		ct, err := h.CancelTask(ctx, a2a.CancelTaskRequest{ID: t1.ID})
 		if err != nil {
 			t.Error(err)
 		}
@@ -133,7 +133,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	p := testutil.UserMessage("go on", t1.ID)
 	f := false
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &f}
 	_, contErr := h.SendMessage(ctx, p)
 	ct := <-done
 	if ct == nil || ct.Status.State != a2a.TaskStateCanceled {
@@ -148,7 +148,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 		// The continuation won: cancel must have stopped execution 2.
 		t.Error("task canceled but execution 2's context was never cancelled")
 	}
-	got, err := h.GetTask(ctx, a2a.TaskQueryParams{ID: t1.ID})
+	got, err := h.GetTask(ctx, a2a.GetTaskRequest{ID: t1.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("task after cancel: %v %v", got, err)
 	}
@@ -175,7 +175,7 @@ func TestConcurrentDuplicateContinuation(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := testutil.UserMessage("again", t1.ID)
-		p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
+		p.Configuration = &a2a.SendMessageConfiguration{Blocking: &f}
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		for j := range 2 {

@@ -465,7 +465,7 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 		t.Fatalf("method without extensions: %s %v", b, hdr)
 	}
 
-	msg := a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}
+	msg := a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}
 	if _, err := h.SendMessage(context.Background(), msg); !errors.Is(err, a2a.ErrExtensionSupportRequired) {
 		t.Fatalf("SendMessage without WithExtensions: %v", err)
 	}

@@ -61,7 +61,7 @@ func TestFollowStress(t *testing.T) {
 						defer wg.Done()
 						time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 						from := int64(rand.IntN(2))
-						evs, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, &from)
+						evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, &from)
 						if err != nil {
 							t.Error(err)
 							return
@@ -118,7 +118,7 @@ func TestReplayPastInterruptedEnds(t *testing.T) {
 	from := int64(0)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	evs, err := h.SubscribeToTask(sctx, a2a.TaskIDParams{ID: t1.ID}, &from)
+	evs, err := h.SubscribeToTask(sctx, a2a.SubscribeToTaskRequest{ID: t1.ID}, &from)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -272,7 +272,7 @@ func mediaMatch(a, b string) bool {
 // When reply is not nil and the agent is a MessageResponder, a message
 // that names no task is first offered to its Respond: a message it
 // answers with is left in *reply (and info is zero), nothing stored.
-func (h *Handler) accept(ctx context.Context, p *a2a.MessageSendParams, inline *func(), reply **a2a.Message) (info store.TaskInfo, err error) {
+func (h *Handler) accept(ctx context.Context, p *a2a.SendMessageRequest, inline *func(), reply **a2a.Message) (info store.TaskInfo, err error) {
 	if h.e.tel != nil {
 		defer func() {
 			if err == nil {
@@ -544,7 +544,7 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // An *a2a.Error of the agent's is returned as is; another error, a panic
 // or an invalid message is returned as a plain error (-32603 on the wire,
 // logged by the transport).
-func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.MessageSendParams, exts []string, ec *extCall) (out *a2a.Message, err error) {
+func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.SendMessageRequest, exts []string, ec *extCall) (out *a2a.Message, err error) {
 	req := &Request{Message: msg, Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec}
 	panicked := func() (panicked bool) {
 		defer func() {
@@ -603,7 +603,7 @@ func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Messa
 // SendMessage, or, for a MessageResponder that answers the message
 // directly, that *a2a.Message (nothing stored; see MessageResponder).
 // Errors as SendMessage's.
-func (h *Handler) Send(ctx context.Context, p a2a.MessageSendParams) (a2a.Event, error) {
+func (h *Handler) Send(ctx context.Context, p a2a.SendMessageRequest) (a2a.Event, error) {
 	var reply *a2a.Message
 	t, err := h.send(ctx, p, &reply)
 	switch {
@@ -627,13 +627,13 @@ func (h *Handler) Send(ctx context.Context, p a2a.MessageSendParams) (a2a.Event,
 // naming /params/configuration/pushNotificationConfig/url, and no task is
 // created or continued. So are the message's parts (-32005) and its
 // activated extensions (-32008): see NewHandler.
-func (h *Handler) SendMessage(ctx context.Context, p a2a.MessageSendParams) (*a2a.Task, error) {
+func (h *Handler) SendMessage(ctx context.Context, p a2a.SendMessageRequest) (*a2a.Task, error) {
 	return h.send(ctx, p, nil)
 }
 
 // send is SendMessage; with reply not nil, a MessageResponder's answer
 // is left in *reply instead (the task then nil).
-func (h *Handler) send(ctx context.Context, p a2a.MessageSendParams, reply **a2a.Message) (*a2a.Task, error) {
+func (h *Handler) send(ctx context.Context, p a2a.SendMessageRequest, reply **a2a.Message) (*a2a.Task, error) {
 	ctx = withTenant(ctx, p.Tenant)
 	// A blocking send runs an InlineAgent on this goroutine (when the
 	// store allows, see accept): it would only wait for it otherwise, and
@@ -694,7 +694,7 @@ func (h *Handler) send(ctx context.Context, p a2a.MessageSendParams, reply **a2a
 // cancel the task. For a MessageResponder that answers the message
 // directly, the stream is that one *a2a.Message (Seq 0), and ends (A2A
 // 1.0 §3.1.2, "Message-only stream").
-func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendParams) (iter.Seq2[StreamEvent, error], error) {
+func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
@@ -712,7 +712,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.MessageSendPar
 
 // GetTask implements GetTask (A2A 1.0 §3.1.3) and tasks/get (A2A 0.3.0
 // §7.3). Unknown id: -32001.
-func (h *Handler) GetTask(ctx context.Context, p a2a.TaskQueryParams) (*a2a.Task, error) {
+func (h *Handler) GetTask(ctx context.Context, p a2a.GetTaskRequest) (*a2a.Task, error) {
 	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.load(ctx, p.ID)
 	if err != nil {
@@ -789,7 +789,7 @@ func (h *Handler) Authenticated(next http.Handler, onError func(w http.ResponseW
 // the NextPageToken of the previous page ("" on the last page), and a
 // token that is not one is -32602. HistoryLength applies to each task as
 // for GetTask; artifacts are left out unless IncludeArtifacts.
-func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.ListTasksResult, error) {
+func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	ctx = withTenant(ctx, p.Tenant)
 	owner, ok := h.owner(ctx)
 	if !ok {
@@ -815,7 +815,7 @@ func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.Li
 	if err != nil {
 		return nil, err
 	}
-	out := &a2a.ListTasksResult{Tasks: make([]a2a.Task, len(page.Tasks)), NextPageToken: page.Next, PageSize: size, TotalSize: page.Total}
+	out := &a2a.ListTasksResponse{Tasks: make([]a2a.Task, len(page.Tasks)), NextPageToken: page.Next, PageSize: size, TotalSize: page.Total}
 	for i, info := range page.Tasks {
 		t := withHistoryLength(info.Task, p.HistoryLength)
 		if !p.IncludeArtifacts {
@@ -830,7 +830,7 @@ func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksParams) (*a2a.Li
 // 0.3.0 §7.4): the execution's
 // context is cancelled, the agent's Canceler hook runs, and the task ends
 // canceled. Unknown id: -32001; a terminal task: -32002.
-func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task, error) {
+func (h *Handler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) (*a2a.Task, error) {
 	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.load(ctx, p.ID)
 	if err != nil {
@@ -855,7 +855,7 @@ func (h *Handler) CancelTask(ctx context.Context, p a2a.TaskIDParams) (*a2a.Task
 // carries final=true, the end of the stream). The 1.0 bindings follow an
 // interrupted task on to a terminal state instead, and refuse a terminal
 // one without a resume point (subscribe). Unknown id: -32001.
-func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, from *int64) (iter.Seq2[StreamEvent, error], error) {
+func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, from *int64) (iter.Seq2[StreamEvent, error], error) {
 	return h.subscribe(ctx, p, from, false)
 }
 
@@ -865,7 +865,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.TaskIDParams, from 
 // what the client missed, terminal or not), and the stream stays open
 // through interrupted states (input-required, auth-required) until the
 // task is terminal.
-func (h *Handler) subscribe(ctx context.Context, p a2a.TaskIDParams, from *int64, as10 bool) (iter.Seq2[StreamEvent, error], error) {
+func (h *Handler) subscribe(ctx context.Context, p a2a.SubscribeToTaskRequest, from *int64, as10 bool) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
@@ -924,28 +924,28 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.Ta
 // (A2A 1.0 §3.1.8) and tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6):
 // the config with the given id, or the task's first one
 // when no id is given. -32602 when there is no such config.
-func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigParams) (*a2a.TaskPushNotificationConfig, error) {
+func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 	ctx = withTenant(ctx, p.Tenant)
-	cfgs, err := h.pushConfigs(ctx, p.ID)
+	cfgs, err := h.pushConfigs(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cfgs {
-		if p.PushNotificationConfigID == "" || c.PushNotificationConfig.ID == p.PushNotificationConfigID {
+		if p.ID == "" || c.PushNotificationConfig.ID == p.ID {
 			return &c, nil
 		}
 	}
-	return nil, errPushConfigNotFound(p.PushNotificationConfigID)
+	return nil, errPushConfigNotFound(p.ID)
 }
 
 // ListTaskPushNotificationConfigs implements
 // ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9) and
 // tasks/pushNotificationConfig/list (A2A 0.3.0 §7.7): every config of the
 // task, in registration order (one page: a task has at most
-// PushOptions.MaxConfigsPerTask).
-func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.TaskIDParams) ([]a2a.TaskPushNotificationConfig, error) {
+// PushOptions.MaxConfigsPerTask; PageSize and PageToken are not read).
+func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsRequest) ([]a2a.TaskPushNotificationConfig, error) {
 	ctx = withTenant(ctx, p.Tenant)
-	return h.pushConfigs(ctx, p.ID)
+	return h.pushConfigs(ctx, p.TaskID)
 }
 
 // DeleteTaskPushNotificationConfig implements
@@ -955,21 +955,21 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.Tas
 // longer has, succeeds too (0.3.0 names no error for it either). -32003
 // when push notifications are disabled (whatever the task, checked first:
 // A2A 1.0 §3.3.4), -32001 for an unknown task.
-func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigParams) error {
+func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) error {
 	if err := h.pushSupported(); err != nil {
 		return err
 	}
 	ctx = withTenant(ctx, p.Tenant)
-	if _, err := h.load(ctx, p.ID); err != nil {
+	if _, err := h.load(ctx, p.TaskID); err != nil {
 		return err
 	}
-	if err := h.e.st.DeletePushConfig(ctx, p.ID, p.PushNotificationConfigID); err != nil {
+	if err := h.e.st.DeletePushConfig(ctx, p.TaskID, p.ID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // nothing to delete: the same effect as deleting it
 		}
 		return err
 	}
-	h.e.push.configured(p.ID)
+	h.e.push.configured(p.TaskID)
 	return nil
 }
 

@@ -36,7 +36,7 @@ func TestStreamHold(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "hold", agent, testutil.Card("hold"), server.HandlerOptions{})
 	ctx := context.Background()
-	events, err := h.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	events, err := h.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestStreamHold(t *testing.T) {
 
 	// A replay of the finished task: every event is at hand.
 	from := int64(0)
-	replay, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: taskID}, &from)
+	replay, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, &from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +107,8 @@ func TestFollowRunningTask(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "follow", agent, testutil.Card("follow"), server.HandlerOptions{})
 	ctx := context.Background()
-	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: new(bool)}})
+	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.SendMessageConfiguration{Blocking: new(bool)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestFollowRunningTask(t *testing.T) {
 	}
 	var results []chan result
 	for _, from := range []int64{0, 3, 15, 21} {
-		events, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, &from)
+		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, &from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +186,7 @@ func TestFollowEndedTask(t *testing.T) {
 	}), testutil.Card("quick"), server.HandlerOptions{})
 	ctx := context.Background()
 	send := func() string {
-		task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"})})
+		task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestFollowEndedTask(t *testing.T) {
 	}
 	replay := func(id string) []int64 {
 		from := int64(1)
-		events, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, &from)
+		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, &from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 		return u.Complete(ctx, "")
 	})
 	h := server.NewHandler(eng, "quiet", quiet, testutil.Card("quiet"), server.HandlerOptions{})
-	events, err := h.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	events, err := h.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 		return u.Complete(ctx, "")
 	})
 	hb := server.NewHandler(eng2, "busy", busy, testutil.Card("busy"), server.HandlerOptions{})
-	events, err = hb.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	events, err = hb.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}

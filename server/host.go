@@ -955,7 +955,7 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 	}
 	ctx, cancel, detach := streamContext(r.Context(), r, host.opts.Transport)
 	taskID := r.PathValue("id")
-	events, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: taskID}, &from)
+	events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, &from)
 	if err != nil {
 		detach()
 		cancel()

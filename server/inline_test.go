@@ -117,7 +117,7 @@ func TestInlineAgentRunsOnTheSendersGoroutine(t *testing.T) {
 		t.Errorf("blocking send: Execute ran on goroutine %d, the sender is %d", got, want)
 	}
 	p := testutil.UserMessage("hi", "")
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: new(bool)}
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: new(bool)}
 	if _, err := h.SendMessage(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}

@@ -627,7 +627,7 @@ func extendedCardErr03(err error) error {
 // pushIn10 marks the push notification config of a 1.0 SendMessage, if
 // any, as a 1.0 config: its notifications take the 1.0 shape (A2A 1.0
 // §4.3.3).
-func pushIn10(p a2a.MessageSendParams) a2a.MessageSendParams {
+func pushIn10(p a2a.SendMessageRequest) a2a.SendMessageRequest {
 	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
 		c := *p.Configuration
 		pc := *c.PushNotificationConfig
@@ -752,7 +752,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, p)
+		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: p.ID})
 		if err != nil {
 			return dst, err
 		}
@@ -773,7 +773,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 		if err != nil {
 			return dst, err
 		}
-		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams(p)); err != nil {
+		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest(p)); err != nil {
 			return dst, err
 		}
 		return append(dst, "null"...), nil
@@ -861,7 +861,7 @@ func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.
 		if err != nil {
 			return dst, err
 		}
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.TaskIDParams{Tenant: p.Tenant, ID: p.TaskID})
+		cs, err := h.ListTaskPushNotificationConfigs(ctx, p)
 		if err != nil {
 			return dst, err
 		}
@@ -907,19 +907,21 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	var err error
 	switch req.Method {
 	case MethodSendStreamingMessage:
-		var p a2a.MessageSendParams
+		var p a2a.SendMessageRequest
 		if p, err = v03.DecodeMessageSendParams(req.Params); err == nil {
 			events, err = t.h.SendStreamingMessage(ctx, p)
 		}
 	case Method10SendStreamingMessage:
-		var p a2a.MessageSendParams
+		var p a2a.SendMessageRequest
 		if p, err = v10.DecodeSendMessageRequest(req.Params); err == nil {
 			events, err = t.h.SendStreamingMessage(ctx, pushIn10(p))
 		}
 	case MethodResubscribe, Method10SubscribeToTask:
-		var p a2a.TaskIDParams
+		var p a2a.SubscribeToTaskRequest
 		if req.Method == MethodResubscribe {
-			p, err = v03.DecodeTaskIDParams(req.Params)
+			var q a2a.CancelTaskRequest
+			q, err = v03.DecodeTaskIDParams(req.Params)
+			p = a2a.SubscribeToTaskRequest(q)
 		} else {
 			p, err = v10.DecodeSubscribeToTaskRequest(req.Params)
 		}

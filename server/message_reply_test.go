@@ -409,10 +409,10 @@ func TestMessageFunc(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "ping", f, testutil.Card("ping"), server.HandlerOptions{})
 	ctx := context.Background()
-	send := func(text, hook string) a2a.MessageSendParams {
-		p := a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}
+	send := func(text, hook string) a2a.SendMessageRequest {
+		p := a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}
 		if hook != "" {
-			p.Configuration = &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook}}
+			p.Configuration = &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook}}
 		}
 		return p
 	}

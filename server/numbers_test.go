@@ -79,14 +79,14 @@ func TestAgentValueThatIsNotJSON(t *testing.T) {
 				got <- err
 				return err
 			}), testutil.Card("bad"), server.HandlerOptions{})
-			task, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
+			task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := <-got; !errors.Is(err, server.ErrInvalidEvent) {
 				t.Fatalf("AddArtifact: %v, want ErrInvalidEvent", err)
 			}
-			read, err := h.GetTask(context.Background(), a2a.TaskQueryParams{ID: task.ID})
+			read, err := h.GetTask(context.Background(), a2a.GetTaskRequest{ID: task.ID})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -113,9 +113,9 @@ func TestPushDeliversEveryStateChangeInOrder(t *testing.T) {
 		t.Fatal("card does not declare pushNotifications")
 	}
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: strings.Repeat("x", 100)}) // two artifact chunks
-	task, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{
+	task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{
 		PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL, Token: "secret",
-			Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}}}}})
+			Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,18 +132,18 @@ func TestPushDeliversEveryStateChangeInOrder(t *testing.T) {
 		}
 	}
 	// The config methods.
-	cs, err := h.ListTaskPushNotificationConfigs(context.Background(), a2a.TaskIDParams{ID: task.ID})
+	cs, err := h.ListTaskPushNotificationConfigs(context.Background(), a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 	if err != nil || len(cs) != 1 || cs[0].PushNotificationConfig.ID == "" {
 		t.Fatalf("list: %+v %v", cs, err)
 	}
 	id := cs[0].PushNotificationConfig.ID
-	if c, err := h.GetTaskPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigParams{ID: task.ID}); err != nil || c.PushNotificationConfig.ID != id {
+	if c, err := h.GetTaskPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID}); err != nil || c.PushNotificationConfig.ID != id {
 		t.Fatalf("get first: %+v %v", c, err)
 	}
-	if err := h.DeleteTaskPushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: id}); err != nil {
+	if err := h.DeleteTaskPushNotificationConfig(context.Background(), a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID, ID: id}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.GetTaskPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: id}); err == nil {
+	if _, err := h.GetTaskPushNotificationConfig(context.Background(), a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: id}); err == nil {
 		t.Fatal("deleted config still found")
 	}
 }
@@ -156,8 +156,8 @@ func TestPushSurvivesRestart(t *testing.T) {
 	hk.fail.Store(true)
 	st := memory.New()
 	eng, h := pushEngine(t, st, nil)
-	task, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
-		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
+	task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if err != nil || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("send: %v %v", task, err)
 	}
@@ -199,8 +199,8 @@ func TestPushDisabledAndRefusedURL(t *testing.T) {
 	}
 	defer eng.Close(context.Background())
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
-	_, err = h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
-		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://169.254.169.254/latest"}}})
+	_, err = h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://169.254.169.254/latest"}}})
 	if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams {
 		t.Fatalf("metadata URL: %v", err)
 	}
@@ -221,8 +221,8 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	defer eng.Close(context.Background())
 	chat := server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{})
 	ctx := context.Background()
-	task, err := chat.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
-		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{ID: "dead", URL: deadSrv.URL}}})
+	task, err := chat.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{ID: "dead", URL: deadSrv.URL}}})
 	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("send: %v %v", task, err)
 	}
@@ -232,7 +232,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	}
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "bye"})
 	m.TaskID = task.ID
-	if _, err := chat.SendMessage(ctx, a2a.MessageSendParams{Message: m}); err != nil {
+	if _, err := chat.SendMessage(ctx, a2a.SendMessageRequest{Message: m}); err != nil {
 		t.Fatal(err)
 	}
 	// The good webhook gets the second turn (working, completed) although
@@ -244,7 +244,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	// The dead webhook's first attempt runs on its own worker and may not
 	// have reached the server yet; it must come, though.
 	testutil.Eventually(t, 10*time.Second, "the dead webhook tried", func() bool { return deadHits.Load() > 0 })
-	if err := chat.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "dead"}); err != nil {
+	if err := chat.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "dead"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // an attempt in flight may finish
@@ -273,7 +273,7 @@ func TestPushConfigLimitOnContinuation(t *testing.T) {
 	defer eng.Close(context.Background())
 	chat := server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{})
 	ctx := context.Background()
-	task, err := chat.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	task, err := chat.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("send: %v %v", task, err)
 	}
@@ -285,12 +285,12 @@ func TestPushConfigLimitOnContinuation(t *testing.T) {
 	}
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
 	m.TaskID = task.ID
-	_, err = chat.SendMessage(ctx, a2a.MessageSendParams{Message: m,
-		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
+	_, err = chat.SendMessage(ctx, a2a.SendMessageRequest{Message: m,
+		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams {
 		t.Fatalf("a continuation with one config too many: %v, want -32602", err)
 	}
-	after, err := chat.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	after, err := chat.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,8 +308,8 @@ func TestPushChunkedArtifact(t *testing.T) {
 	eng, h := pushEngine(t, memory.New(), &fakeSigner{})
 	defer eng.Close(context.Background())
 	text := strings.Repeat("0123456789abcdef", 4096*4) // 4,096 chunks of 64 bytes
-	_, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text}),
-		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
+	_, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text}),
+		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)
 	}

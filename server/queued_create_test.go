@@ -139,7 +139,7 @@ func TestQueuedCreateFailure(t *testing.T) {
 	// The same message goes through once the store works again.
 	st.failCreates.Store(false)
 	f := false
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &f}
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &f}
 	task, err := h.SendMessage(ctx, p)
 	if err != nil {
 		t.Fatal(err)

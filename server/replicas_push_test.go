@@ -122,7 +122,7 @@ func testReplicaPushOnce(t *testing.T, c cluster) {
 	// as one without push configs.
 	steps.steps <- "s0"
 	statusText := func() string {
-		got, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+		got, err := a.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,8 +179,8 @@ func testReplicaPushTakeover(t *testing.T, c cluster) {
 	a := startReplica(t, ctx, c, steps, server.EngineOptions{LeaseTime: time.Second, Push: unreachablePush})
 	b := pushReplica(t, ctx, c, steps, time.Second)
 	blocking := false
-	task, err := a.h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}})
+	task, err := a.h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func testReplicaPushTakeover(t *testing.T, c cluster) {
 	if i := slices.Index(got, "working:s1"); i < 0 {
 		t.Fatalf("deliveries %q lack working:s1", got)
 	}
-	if info, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || info.Status.State != a2a.TaskStateFailed {
+	if info, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID}); err != nil || info.Status.State != a2a.TaskStateFailed {
 		t.Fatalf("task on B: %v %v", info, err)
 	}
 }
@@ -256,8 +256,8 @@ func testPushTransientReadRetried(t *testing.T, c cluster) {
 		func(pst sharedStore) store.Store { st = &flakyConfigs{sharedStore: pst}; return st }).h
 	hk := newTextHook(t)
 	blocking := false
-	if _, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}}); err != nil {
+	if _, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}}); err != nil {
 		t.Fatal(err)
 	}
 	steps.steps <- "s1"

@@ -53,7 +53,7 @@ func testReplicaSlowRecovery(t *testing.T, c cluster) {
 	testutil.Receive(t, onA.started, 10*time.Second, "A")
 	time.Sleep(120 * time.Millisecond)
 	b := startReplica(t, ctx, c, newCancelAgent(), server.EngineOptions{LeaseTime: time.Second})
-	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Errorf("A's live task after B started: %s %v", got.Status.State, err)
 	}
@@ -160,12 +160,12 @@ func testReplicaContinuedElsewhere(t *testing.T, c cluster) {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
 	m.TaskID = task.ID
 	blocking := false
-	if _, err := b.h.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
+	if _, err := b.h.SendMessage(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
 	time.Sleep(2500 * time.Millisecond) // A's execution returns
-	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Errorf("B's running task ended by A's old execution: %s", got.Status.State)
 	}
@@ -239,7 +239,7 @@ func testReplicaCancelBeforeNotified(t *testing.T, c cluster) {
 	b := replicaOn(t, ctx, c, newCancelAgent())
 	task := startTask(t, ctx, a)
 	testutil.Receive(t, onA.started, 10*time.Second, "A started")
-	if got, err := b.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+	if got, err := b.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel on B: %v %v", got, err)
 	}
 	close(onA.goOn) // A has not heard of the cancel yet (its notifications lag 2 s)
@@ -260,7 +260,7 @@ func testReplicaCancelBeforeNotified(t *testing.T, c cluster) {
 		t.Fatalf("the Canceler ran again for %s", id)
 	default:
 	}
-	if got, err := a.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+	if got, err := a.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("task on A: %v %v", got.Status, err)
 	}
 }
@@ -315,7 +315,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
 	m.TaskID = task.ID
 	blocking := false
-	if _, err := b.h.SendMessage(ctx, a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err != nil {
+	if _, err := b.h.SendMessage(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
@@ -326,7 +326,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 		visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
 		m2 := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer again"})
 		m2.TaskID = task.ID
-		if _, err := a.SendMessage(ctx, a2a.MessageSendParams{Message: m2, Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}}); err == nil {
+		if _, err := a.SendMessage(ctx, a2a.SendMessageRequest{Message: m2, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err == nil {
 			t.Fatal("a continuation of the task B runs was accepted on A")
 		}
 	}
@@ -335,7 +335,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 		t.Fatalf("A's stale event: %v, want ErrTaskClosed", err)
 	}
 	time.Sleep(500 * time.Millisecond) // A's execution returned and finished
-	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,11 +403,11 @@ func testReplicaCancelStreamDuringResync(t *testing.T, c cluster) {
 	task := startTask(t, ctx, a.h)
 	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	visible(t, ctx, b, task.ID, a2a.TaskStateWorking)
-	live, err := a.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, nil) // the task as A has it: working
+	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, nil) // the task as A has it: working
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil {
+	if _, err := b.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID}); err != nil {
 		t.Fatal(err)
 	}
 	w.armed.Store(true)

@@ -146,8 +146,8 @@ func (a cancelAgent) Cancel(ctx context.Context, task a2a.Task) error {
 func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
 	t.Helper()
 	blocking := false
-	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
-		Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func visible(t *testing.T, ctx context.Context, h *server.Handler, id string, st
 	var got *a2a.Task
 	var err error
 	if !testutil.Poll(10*time.Second, func() bool {
-		got, err = h.GetTask(ctx, a2a.TaskQueryParams{ID: id})
+		got, err = h.GetTask(ctx, a2a.GetTaskRequest{ID: id})
 		return err == nil && got.Status.State == state
 	}) {
 		t.Fatalf("task %s: not %s within 10 s: %+v %v", id, state, got.Status, err)
@@ -205,18 +205,18 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	task := startTask(t, ctx, a.h)
 	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
-	before, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	before, err := a.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || before.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("before the cancel: %+v %v", before.Status, err)
 	}
-	live, err := a.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, nil)
+	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	liveDone := make(chan a2a.TaskState, 1)
 	go func() { st, _ := lastEvent(t, live); liveDone <- st }()
 
-	canceled, err := b.h.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	canceled, err := b.h.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID})
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel on B: %+v %v", canceled, err)
 	}
@@ -234,14 +234,14 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	}
 	// Resumed on A after the last event it knew before the cancel.
 	from := int64(2)
-	resumed, err := a.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, &from)
+	resumed, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, &from)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st, n := lastEvent(t, resumed); st != a2a.TaskStateCanceled || n == 0 {
 		t.Fatalf("resumed on A: %s after %d events", st, n)
 	}
-	if got, err := a.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+	if got, err := a.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("on A: %+v %v", got.Status, err)
 	}
 }
@@ -264,10 +264,10 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	b := startReplica(t, ctx, c, newCancelAgent(), server.EngineOptions{LeaseTime: lease})
 	time.Sleep(3 * lease)
-	if got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {
+	if got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("A's running task after B started and %v passed: %+v %v", 3*lease, got.Status, err)
 	}
-	live, err := b.h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, nil)
+	live, err := b.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	if st != a2a.TaskStateFailed || took > lease+2*time.Second {
 		t.Fatalf("after A died: the stream on B ended with %s after %v (lease time %v)", st, took, lease)
 	}
-	got, err := b.h.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
 		got.Status.Message.Parts[0].(a2a.TextPart).Text != server.RecoveryMessage {
 		t.Fatalf("A's task on B: %+v %v", got.Status, err)
@@ -306,7 +306,7 @@ func testReplicaMessageIDs(t *testing.T, c cluster) {
 		out := make(chan res, 2)
 		for _, h := range []*server.Handler{a, b} {
 			go func() {
-				task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: m})
+				task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: m})
 				out <- res{task, err}
 			}()
 		}
@@ -320,7 +320,7 @@ func testReplicaMessageIDs(t *testing.T, c cluster) {
 		other := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "something else"})
 		other.MessageID = m.MessageID
 		for _, h := range []*server.Handler{a, b} {
-			if _, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: other}); err == nil {
+			if _, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: other}); err == nil {
 				t.Fatalf("round %d: a different message under a used messageId was accepted", round)
 			}
 		}
@@ -347,7 +347,7 @@ func testReplicaStreams(t *testing.T, c cluster) {
 		text string
 	}
 	follow := func(from *int64) (<-chan got, <-chan error) {
-		evs, err := b.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, from)
+		evs, err := b.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, from)
 		if err != nil {
 			t.Fatal(err)
 		}

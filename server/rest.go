@@ -48,12 +48,12 @@ func newRESTHandler(h *Handler, opts TransportOptions, cardURL func(*http.Reques
 // the same in both.
 type restCodec struct {
 	version     string
-	sendMessage func(tenant string, body []byte) (a2a.MessageSendParams, error)
-	taskAction  func(tenant, id string, body []byte) (a2a.TaskIDParams, error)
+	sendMessage func(tenant string, body []byte) (a2a.SendMessageRequest, error)
+	taskAction  func(tenant, id string, body []byte) (a2a.CancelTaskRequest, error)
 	createPush  func(tenant, taskID string, body []byte) (a2a.TaskPushNotificationConfig, error)
 	sendResult  func([]byte, a2a.Event) ([]byte, error)
 	task        func([]byte, a2a.Event) ([]byte, error)
-	listTasks   func([]byte, *a2a.ListTasksResult, bool) ([]byte, error)
+	listTasks   func([]byte, *a2a.ListTasksResponse, bool) ([]byte, error)
 	pushConfig  func([]byte, *a2a.TaskPushNotificationConfig) ([]byte, error)
 	pushConfigs func([]byte, []a2a.TaskPushNotificationConfig) ([]byte, error)
 	card        func(*a2a.AgentCard) ([]byte, error)
@@ -64,7 +64,7 @@ type restCodec struct {
 // restCodec10 is the codec of the HTTP+JSON binding of A2A 1.0 (§11).
 var restCodec10 = restCodec{
 	version: a2a.Version10,
-	sendMessage: func(tenant string, body []byte) (a2a.MessageSendParams, error) {
+	sendMessage: func(tenant string, body []byte) (a2a.SendMessageRequest, error) {
 		p, err := v10.DecodeRESTSendMessage(tenant, body)
 		return pushIn10(p), err
 	},
@@ -407,19 +407,19 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		}
 		return c.pushConfig(nil, out)
 	case Method10GetPushConfig:
-		pc, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config})
+		pc, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{Tenant: rt.tenant, TaskID: rt.taskID, ID: rt.config})
 		if err != nil {
 			return nil, pushConfigErr10(err)
 		}
 		return c.pushConfig(nil, pc)
 	case Method10ListPushConfigs:
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.TaskIDParams{Tenant: rt.tenant, ID: rt.taskID})
+		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{Tenant: rt.tenant, TaskID: rt.taskID})
 		if err != nil {
 			return nil, err
 		}
 		return c.pushConfigs(nil, cs)
 	case Method10DeletePushConfig:
-		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{Tenant: rt.tenant, ID: rt.taskID, PushNotificationConfigID: rt.config}); err != nil {
+		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{Tenant: rt.tenant, TaskID: rt.taskID, ID: rt.config}); err != nil {
 			return nil, pushConfigErr10(err)
 		}
 		return []byte("{}"), nil
@@ -505,5 +505,5 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 	// follows an interrupted one until it is terminal (§3.1.6); 0.3
 	// replays a terminal task and ends at an interrupted state (final:
 	// true), as tasks/resubscribe does.
-	return t.h.subscribe(ctx, p, from, t.codec.version == a2a.Version10)
+	return t.h.subscribe(ctx, a2a.SubscribeToTaskRequest(p), from, t.codec.version == a2a.Version10)
 }

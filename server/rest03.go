@@ -67,10 +67,10 @@ func newREST03Handler(h *Handler, opts TransportOptions, cardURL func(*http.Requ
 // configs (their notifications carry the 0.3 Task).
 var restCodec03 = restCodec{
 	version: a2a.Version03,
-	sendMessage: func(_ string, body []byte) (a2a.MessageSendParams, error) {
+	sendMessage: func(_ string, body []byte) (a2a.SendMessageRequest, error) {
 		return v10.DecodeREST03SendMessage(body)
 	},
-	taskAction: func(_, id string, body []byte) (a2a.TaskIDParams, error) {
+	taskAction: func(_, id string, body []byte) (a2a.CancelTaskRequest, error) {
 		return v10.DecodeREST03TaskAction(id, body)
 	},
 	createPush: func(_, taskID string, body []byte) (a2a.TaskPushNotificationConfig, error) {

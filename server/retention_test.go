@@ -32,27 +32,27 @@ func TestRetention(t *testing.T) {
 			echo := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
 			wait := server.NewHandler(eng, "wait", waitAgent{canceled: make(chan string, 1)}, testutil.Card("wait"), server.HandlerOptions{})
 			ctx := context.Background()
-			done, err := echo.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
+			done, err := echo.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
 			if err != nil || done.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("send: %v %v", done, err)
 			}
 			blocking := false
-			running, err := wait.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"}),
-				Configuration: &a2a.MessageSendConfiguration{Blocking: &blocking}})
+			running, err := wait.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"}),
+				Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID}); err != nil {
+			if _, err := echo.GetTask(ctx, a2a.GetTaskRequest{ID: done.ID}); err != nil {
 				t.Fatalf("tasks/get right after: %v", err)
 			}
 			if !testutil.Poll(10*time.Second, func() bool {
-				_, err = echo.GetTask(ctx, a2a.TaskQueryParams{ID: done.ID})
+				_, err = echo.GetTask(ctx, a2a.GetTaskRequest{ID: done.ID})
 				e, ok := err.(*a2a.Error)
 				return ok && e.Code == a2a.CodeTaskNotFound
 			}) {
 				t.Fatalf("the finished task is still there after 10 s (retention 300 ms): %v", err)
 			}
-			got, err := wait.GetTask(ctx, a2a.TaskQueryParams{ID: running.ID})
+			got, err := wait.GetTask(ctx, a2a.GetTaskRequest{ID: running.ID})
 			if err != nil || got.Status.State.Terminal() {
 				b, _ := json.Marshal(got)
 				t.Fatalf("the running task: %s %v", b, err)

@@ -111,20 +111,20 @@ func TestMountNoPushCancelMessage(t *testing.T) {
 		t.Fatalf("Mount listed the agent: %v", host.Agents())
 	}
 	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "q"})
-	task, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: msg, Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://x"}}})
+	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://x"}}})
 	if !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 		t.Fatalf("send with push config: %v", err)
 	}
-	if task, err = h.SendMessage(ctx, a2a.MessageSendParams{Message: msg}); err != nil {
+	if task, err = h.SendMessage(ctx, a2a.SendMessageRequest{Message: msg}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 		t.Fatalf("push set: %v", err)
 	}
-	if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+	if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 		t.Fatalf("push delete: %v", err)
 	}
-	c, err := h.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	c, err := h.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestShutdown(t *testing.T) {
 		return ctx.Err()
 	}), testutil.Card("wait"), server.HandlerOptions{})
 	echo := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
-	events, err := wait.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
+	events, err := wait.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestShutdown(t *testing.T) {
 	var refused error
 	for i := 0; i < 200 && refused == nil; i++ {
 		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "late"})
-		if _, err := echo.SendMessage(context.Background(), a2a.MessageSendParams{Message: m}); err != nil {
+		if _, err := echo.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m}); err != nil {
 			refused = err
 		} else {
 			time.Sleep(5 * time.Millisecond)
@@ -96,8 +96,8 @@ func TestShutdownDoesNotWaitForPush(t *testing.T) {
 	hk := newHook(t)
 	hk.fail.Store(true)
 	eng, h := pushEngine(t, memory.New(), &fakeSigner{})
-	_, err := h.SendMessage(context.Background(), a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"}),
-		Configuration: &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
+	_, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"}),
+		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)
 	}

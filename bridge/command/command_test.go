@@ -137,7 +137,7 @@ func textMessage(texts ...string) a2a.Message {
 // send sends m (blocking) and returns the final task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
 	t.Helper()
-	return testutil.SendTask(t, context.Background(), e.c, a2a.MessageSendParams{Message: m})
+	return testutil.SendTask(t, context.Background(), e.c, a2a.SendMessageRequest{Message: m})
 }
 
 // partBytes returns the bytes of text and raw parts, concatenated.
@@ -191,7 +191,7 @@ type stream struct {
 
 func (e *env) stream(t *testing.T, m a2a.Message) *stream {
 	ctx, cancel := context.WithCancel(context.Background())
-	next, stop := iter.Pull2(e.c.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: m}))
+	next, stop := iter.Pull2(e.c.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: m}))
 	s := &stream{next: next, stop: func() { stop(); cancel() }}
 	t.Cleanup(s.stop)
 	return s
@@ -415,7 +415,7 @@ func TestNonZeroExit(t *testing.T) {
 	if fmt.Sprint(st.Metadata[command.MetadataExitCode]) != "3" {
 		t.Errorf("status metadata %v", st.Metadata)
 	}
-	got, err := e.c.GetTask(context.Background(), a2a.TaskQueryParams{ID: st.TaskID})
+	got, err := e.c.GetTask(context.Background(), a2a.GetTaskRequest{ID: st.TaskID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestCancel(t *testing.T) {
 		e := newEnv(t, command.Config{Command: []string{"sh", "-c", `trap 'echo term > "$1"; exit 0' TERM; sleep 1000 & echo $$ $!; wait`, "sh", mark}})
 		s := e.stream(t, textMessage(""))
 		p := pids(t, s)
-		task, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: s.taskID})
+		task, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -507,7 +507,7 @@ func TestCancel(t *testing.T) {
 		e := newEnv(t, command.Config{Command: []string{"sh", "-c", `trap "" TERM; sleep 1000 & echo $$ $!; wait`}, KillGrace: dur(200 * time.Millisecond)})
 		s := e.stream(t, textMessage(""))
 		p := pids(t, s)
-		task, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: s.taskID})
+		task, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -520,7 +520,7 @@ func TestCancel(t *testing.T) {
 		e := newEnv(t, command.Config{Command: []string{"sh", "-c", `echo $$; exec sleep 1000`}})
 		s := e.stream(t, textMessage(""))
 		p := pids(t, s)
-		if _, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: s.taskID}); err != nil {
+		if _, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID}); err != nil {
 			t.Fatal(err)
 		}
 		gone(t, p[0])
@@ -582,7 +582,7 @@ func TestTenMegabytes(t *testing.T) {
 	if chunks < 10<<20/(64<<10) {
 		t.Errorf("only %d chunks", chunks)
 	}
-	task, err := e.c.GetTask(context.Background(), a2a.TaskQueryParams{ID: taskID})
+	task, err := e.c.GetTask(context.Background(), a2a.GetTaskRequest{ID: taskID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestMaxConcurrency(t *testing.T) {
 	s3.waiting(t, 1)
 
 	// Cancel works while waiting; c never starts.
-	task, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: s3.taskID})
+	task, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s3.taskID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestMaxConcurrency(t *testing.T) {
 	if st := lastStatus(t, evs); st.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("b: %s", st.Status.State)
 	}
-	got, err := e.c.GetTask(context.Background(), a2a.TaskQueryParams{ID: s2.taskID})
+	got, err := e.c.GetTask(context.Background(), a2a.GetTaskRequest{ID: s2.taskID})
 	if err != nil {
 		t.Fatal(err)
 	}

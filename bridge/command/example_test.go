@@ -47,7 +47,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello, a2a"})})
+	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello, a2a"})})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -404,7 +404,7 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 	task.History[len(task.History)-1] = msg
 	res, err := server.RunAgent(tctx, a.parts[id], &server.Request{
 		Message: msg, Task: task, Principal: req.Principal,
-		Params: a2a.MessageSendParams{Message: msg, Configuration: &a2a.MessageSendConfiguration{Blocking: new(true)}},
+		Params: a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{Blocking: new(true)}},
 	}, server.RunOptions{ContextHistory: ctxHist})
 	if ctx.Err() != nil {
 		return turn{}, ctx.Err()

@@ -115,7 +115,7 @@ func (f *fixture) send(t *testing.T, taskID, text string) *a2a.Task {
 	t.Helper()
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
 	m.TaskID = taskID
-	task, err := f.h.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRoundRobin(t *testing.T) {
 	// Continuing a finished conversation: the engine's -32004.
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
 	m.TaskID = task.ID
-	_, err := f.h.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+	_, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 	var ae *a2a.Error
 	if !errors.As(err, &ae) || ae.Code != a2a.CodeUnsupportedOperation {
 		t.Fatalf("continue finished: %v", err)
@@ -327,13 +327,13 @@ func TestCancel(t *testing.T) {
 	f := newFixture(t, scenario("", conversation.Participant{ID: "alice", Kind: "hang"}))
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
 	nb := false
-	task, err := f.h.SendMessage(context.Background(), a2a.MessageSendParams{Message: m, Configuration: &a2a.MessageSendConfiguration{Blocking: &nb}})
+	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &nb}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Wait until alice's turn is running (the task is working).
 	for i := 0; ; i++ {
-		cur, err := f.h.GetTask(context.Background(), a2a.TaskQueryParams{ID: task.ID})
+		cur, err := f.h.GetTask(context.Background(), a2a.GetTaskRequest{ID: task.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +345,7 @@ func TestCancel(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	c, err := f.h.CancelTask(context.Background(), a2a.TaskIDParams{ID: task.ID})
+	c, err := f.h.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestCancel(t *testing.T) {
 func TestNoPush(t *testing.T) {
 	f := newFixture(t, scenario("", conversation.Participant{ID: "alice", Kind: "say"}))
 	task := f.send(t, "", "hi")
-	_, err := f.h.ListTaskPushNotificationConfigs(context.Background(), a2a.TaskIDParams{ID: task.ID})
+	_, err := f.h.ListTaskPushNotificationConfigs(context.Background(), a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 	if !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 		t.Fatalf("push list: %v", err)
 	}
@@ -386,7 +386,7 @@ func TestAttachments(t *testing.T) {
 	s.Rules.OnParticipantFailure = conversation.SkipParticipant
 	f := newFixtureWith(t, s, server.HandlerOptions{NoPush: true, Attachments: &server.AttachmentOptions{MaxBytes: 64}})
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "see"}, a2a.FilePart{File: a2a.File{Name: "in.txt", MimeType: "text/plain", Bytes: []byte("hello")}})
-	task, err := f.h.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func TestClientCannotImpersonate(t *testing.T) {
 	}
 	send := func(t *testing.T, f *fixture, m a2a.Message) *a2a.Task {
 		t.Helper()
-		task, err := f.h.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+		task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func Example() {
 	ask := func(text, contextID string) *a2a.Task {
 		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
 		m.ContextID = contextID
-		res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: m})
+		res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: m})
 		if err != nil {
 			panic(err)
 		}

@@ -62,7 +62,7 @@ func FuzzUpstream(f *testing.F) {
 		}
 		status.Store(int32(code))
 		body.Store(b)
-		ev, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: userText("hi")})
+		ev, err := e.c.SendMessage(context.Background(), a2a.SendMessageRequest{Message: userText("hi")})
 		if err != nil {
 			t.Fatal(err)
 		}

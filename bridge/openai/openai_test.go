@@ -87,7 +87,7 @@ func userText(text string) a2a.Message { return a2a.NewMessage(a2a.RoleUser, a2a
 // send sends a blocking message and returns the task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
 	t.Helper()
-	return testutil.SendTask(t, context.Background(), e.c, a2a.MessageSendParams{Message: m})
+	return testutil.SendTask(t, context.Background(), e.c, a2a.SendMessageRequest{Message: m})
 }
 
 type msg = openaitest.Message
@@ -164,7 +164,7 @@ func TestStreamChunks(t *testing.T) {
 		Usage: &openaitest.Usage{PromptTokens: 7, CompletionTokens: 5, TotalTokens: 12}})
 	var chunks []*a2a.TaskArtifactUpdateEvent
 	var last *a2a.TaskStatusUpdateEvent
-	for ev, err := range e.c.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: userText("hi")}) {
+	for ev, err := range e.c.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: userText("hi")}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestStreamChunks(t *testing.T) {
 		t.Errorf("metadata %v", last.Metadata)
 	}
 	// The status update's metadata is the task's.
-	task, err := e.c.GetTask(context.Background(), a2a.TaskQueryParams{ID: last.TaskID})
+	task, err := e.c.GetTask(context.Background(), a2a.GetTaskRequest{ID: last.TaskID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestMultiTurn(t *testing.T) {
 	if fresh.ID == task.ID {
 		t.Fatal("same task")
 	}
-	got, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: task.ID})
+	got, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel: %v %+v", err, got)
 	}
@@ -554,7 +554,7 @@ func TestLengthCompletes(t *testing.T) {
 	e := start(t, openai.Config{})
 	e.fake.Script("m", openaitest.Behavior{Reply: "cut", FinishReason: "length"})
 	var last *a2a.TaskStatusUpdateEvent
-	for ev, err := range e.c.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: userText("hi")}) {
+	for ev, err := range e.c.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: userText("hi")}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -599,7 +599,7 @@ func TestCancelAbortsUpstream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var taskID string
-	for ev, err := range e.c.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: userText("hi")}) {
+	for ev, err := range e.c.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: userText("hi")}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -607,7 +607,7 @@ func TestCancelAbortsUpstream(t *testing.T) {
 		case *a2a.Task:
 			taskID = x.ID
 		case *a2a.TaskArtifactUpdateEvent:
-			got, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: taskID})
+			got, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: taskID})
 			if err != nil || got.Status.State != a2a.TaskStateCanceled {
 				t.Fatalf("cancel: %v %+v", err, got)
 			}
@@ -617,7 +617,7 @@ func TestCancelAbortsUpstream(t *testing.T) {
 	if r.Model != "m" {
 		t.Errorf("aborted request %+v", r)
 	}
-	task, err := e.c.GetTask(context.Background(), a2a.TaskQueryParams{ID: taskID})
+	task, err := e.c.GetTask(context.Background(), a2a.GetTaskRequest{ID: taskID})
 	if err != nil || task.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("%v %+v", err, task)
 	}
@@ -728,7 +728,7 @@ func TestConcurrent(t *testing.T) {
 				text := fmt.Sprintf("c%d-%d", i, j)
 				m := userText(text)
 				m.ContextID = ctxID
-				ev, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+				ev, err := e.c.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 				if err != nil {
 					errs <- err.Error()
 					return
@@ -777,7 +777,7 @@ func TestCancelBlockingSend(t *testing.T) {
 	m := userText("hi")
 	done := make(chan *a2a.Task, 1)
 	go func() {
-		ev, err := e.c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+		ev, err := e.c.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 		if err != nil {
 			t.Error(err)
 			done <- nil
@@ -790,7 +790,7 @@ func TestCancelBlockingSend(t *testing.T) {
 	if err != nil || len(list.Tasks) != 1 {
 		t.Fatalf("%v %+v", err, list)
 	}
-	if _, err := e.c.CancelTask(context.Background(), a2a.TaskIDParams{ID: list.Tasks[0].Task.ID}); err != nil {
+	if _, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: list.Tasks[0].Task.ID}); err != nil {
 		t.Fatal(err)
 	}
 	awaitAborted(t, e.fake)
@@ -828,7 +828,7 @@ func TestAnswerJoined(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := c.SendMessage(context.Background(), a2a.MessageSendParams{Message: userText("hi")})
+			ev, err := c.SendMessage(context.Background(), a2a.SendMessageRequest{Message: userText("hi")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -842,7 +842,7 @@ func TestAnswerJoined(t *testing.T) {
 			}
 			// A stream delivers the tokens as they came.
 			var chunks []string
-			for sev, err := range c.SendStreamingMessage(context.Background(), a2a.MessageSendParams{Message: userText("hi")}) {
+			for sev, err := range c.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: userText("hi")}) {
 				if err != nil {
 					t.Fatal(err)
 				}

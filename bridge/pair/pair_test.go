@@ -49,13 +49,13 @@ func (f *fixture) side(t *testing.T, info Info, s Side) *server.Handler {
 	return h
 }
 
-func textMsg(text, taskID string, end bool) a2a.MessageSendParams {
+func textMsg(text, taskID string, end bool) a2a.SendMessageRequest {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
 	m.TaskID = taskID
 	if end {
 		m.Metadata = map[string]any{MetadataKey: map[string]any{"end": true}}
 	}
-	return a2a.MessageSendParams{Message: m}
+	return a2a.SendMessageRequest{Message: m}
 }
 
 type result struct {
@@ -64,7 +64,7 @@ type result struct {
 }
 
 // send sends blocking on its own goroutine.
-func send(h *server.Handler, p a2a.MessageSendParams) <-chan result {
+func send(h *server.Handler, p a2a.SendMessageRequest) <-chan result {
 	c := make(chan result, 1)
 	go func() {
 		t, err := h.SendMessage(context.Background(), p)
@@ -101,13 +101,13 @@ func waitFinal(t *testing.T, h *server.Handler, id string) a2a.TaskState {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
-		evs, err := h.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, nil)
+		evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range evs {
 		}
-		task, err := h.GetTask(context.Background(), a2a.TaskQueryParams{ID: id})
+		task, err := h.GetTask(context.Background(), a2a.GetTaskRequest{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,19 +184,19 @@ func TestPairCancelEndsBoth(t *testing.T) {
 	a, b := f.side(t, info, A), f.side(t, info, B)
 	noWait := false
 	p := textMsg("hello", "", false)
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &noWait}
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &noWait}
 	aTask := get(t, send(a, p))
 	bTask := get(t, send(b, textMsg("join", "", false)))
 	if bTask.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("B: %s", bTask.Status.State)
 	}
-	if _, err := b.CancelTask(context.Background(), a2a.TaskIDParams{ID: bTask.ID}); err != nil {
+	if _, err := b.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: bTask.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if st := waitFinal(t, a, aTask.ID); st != a2a.TaskStateCanceled {
 		t.Fatalf("A after B canceled: %s", st)
 	}
-	task, _ := a.GetTask(context.Background(), a2a.TaskQueryParams{ID: aTask.ID})
+	task, _ := a.GetTask(context.Background(), a2a.GetTaskRequest{ID: aTask.ID})
 	if !strings.Contains(textOf(task.Status.Message.Parts), "Side B canceled") {
 		t.Fatalf("reason: %+v", task.Status.Message)
 	}
@@ -208,7 +208,7 @@ func TestPairCancelEndsBoth(t *testing.T) {
 	bTurn := send(b, textMsg("answer", bTask.ID, false))
 	aTask = get(t, aTurn)
 	bTask = nil
-	if _, err := a.CancelTask(context.Background(), a2a.TaskIDParams{ID: aTask.ID}); err != nil {
+	if _, err := a.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: aTask.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if r := get(t, bTurn); r.Status.State != a2a.TaskStateCanceled {

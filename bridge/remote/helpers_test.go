@@ -171,7 +171,7 @@ func dial(t *testing.T, ctx context.Context, url string, opts client.Options) *c
 	return c
 }
 
-func sendTask(t *testing.T, ctx context.Context, c *client.Client, p a2a.MessageSendParams) *a2a.Task {
+func sendTask(t *testing.T, ctx context.Context, c *client.Client, p a2a.SendMessageRequest) *a2a.Task {
 	t.Helper()
 	return testutil.SendTask(t, ctx, c, p)
 }

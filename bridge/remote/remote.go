@@ -253,7 +253,7 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
-	_, err = c.CancelTask(cctx, a2a.TaskIDParams{ID: ref.TaskID})
+	_, err = c.CancelTask(cctx, a2a.CancelTaskRequest{ID: ref.TaskID})
 	err = a.timedOut(ctx, err)
 	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
 		return nil
@@ -302,18 +302,18 @@ func continues(task a2a.Task) bool {
 // addressed to ref's remote task, without our task references; the
 // caller's accepted output modes and metadata; always blocking. The
 // caller's push config is ours to serve, not the remote's.
-func (a *Agent) params(req *server.Request, ref Ref) a2a.MessageSendParams {
+func (a *Agent) params(req *server.Request, ref Ref) a2a.SendMessageRequest {
 	m := req.Message
 	m.MessageID = remoteMessageID(req.Task.ID, req.Message.MessageID)
 	m.TaskID, m.ContextID = ref.TaskID, ref.ContextID
 	m.ReferenceTaskIDs = nil
 	m.Role = a2a.RoleUser
 	blocking := true
-	cfg := &a2a.MessageSendConfiguration{Blocking: &blocking}
+	cfg := &a2a.SendMessageConfiguration{Blocking: &blocking}
 	if rc := req.Params.Configuration; rc != nil {
 		cfg.AcceptedOutputModes = rc.AcceptedOutputModes
 	}
-	return a2a.MessageSendParams{Message: m, Configuration: cfg, Metadata: req.Params.Metadata}
+	return a2a.SendMessageRequest{Message: m, Configuration: cfg, Metadata: req.Params.Metadata}
 }
 
 // remoteMessageID derives the remote message id from our task id and
@@ -568,7 +568,7 @@ func (r *run) answer(ctx context.Context, m *a2a.Message) error {
 
 // send forwards the message with a blocking SendMessage and applies the
 // result; a task that is not final yet is polled.
-func (r *run) send(ctx context.Context, p a2a.MessageSendParams) error {
+func (r *run) send(ctx context.Context, p a2a.SendMessageRequest) error {
 	cctx, cancel := context.WithTimeout(ctx, r.a.cfg.Timeout)
 	res, err := r.c.SendMessage(cctx, p)
 	cancel()
@@ -604,7 +604,7 @@ func (r *run) poll(ctx context.Context) error {
 		case <-time.After(d):
 		}
 		cctx, cancel := context.WithTimeout(ctx, r.a.cfg.Timeout)
-		task, err := r.c.GetTask(cctx, a2a.TaskQueryParams{ID: r.ref.TaskID})
+		task, err := r.c.GetTask(cctx, a2a.GetTaskRequest{ID: r.ref.TaskID})
 		cancel()
 		if err != nil {
 			return r.a.timedOut(ctx, err)
@@ -629,7 +629,7 @@ const (
 // it after an agent message, or after a snapshot) is followed by a
 // SubscribeToTask of the remote task. The client itself resumes streams
 // whose connection drops.
-func (r *run) stream(ctx context.Context, p a2a.MessageSendParams) error {
+func (r *run) stream(ctx context.Context, p a2a.SendMessageRequest) error {
 	seq := r.c.SendStreamingMessage(ctx, p)
 	lastID := ""
 	subscribed := false
@@ -664,7 +664,7 @@ func (r *run) stream(ctx context.Context, p a2a.MessageSendParams) error {
 			return ctx.Err()
 		case <-time.After(resubscribeDelay << idle):
 		}
-		seq = r.c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: r.ref.TaskID}, lastID)
+		seq = r.c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: r.ref.TaskID}, lastID)
 		subscribed = true
 	}
 }

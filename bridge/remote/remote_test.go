@@ -136,7 +136,7 @@ func TestStreamPassThrough(t *testing.T) {
 				g.gate <- struct{}{} // the remote emits chunk i, then waits at the next gate
 				p.until(t, fmt.Sprintf("chunk %d", i), isChunk(fmt.Sprintf("c%d", i)))
 				if i < 2 {
-					rt, err := rc.GetTask(ctx, a2a.TaskQueryParams{ID: ex.taskID})
+					rt, err := rc.GetTask(ctx, a2a.GetTaskRequest{ID: ex.taskID})
 					if err != nil || rt.Status.State != a2a.TaskStateWorking {
 						t.Fatalf("chunk %d passed on: the remote task is %+v (%v), want working", i, rt, err)
 					}
@@ -147,7 +147,7 @@ func TestStreamPassThrough(t *testing.T) {
 			if testutil.StatusText(done.Status) != "sent 3 chunks" {
 				t.Errorf("final status message %q", testutil.StatusText(done.Status))
 			}
-			task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: done.TaskID})
+			task, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: done.TaskID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,14 +216,14 @@ func TestCancelForwarded(t *testing.T) {
 		evs := p.until(t, "the remote's working status", isStatusText("hanging"))
 		ours := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent).TaskID
 		ex := recv(t, ctx, g.execs, "the remote execution")
-		task, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: ours})
+		task, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: ours})
 		if err != nil || task.Status.State != a2a.TaskStateCanceled {
 			t.Fatalf("CancelTask: %+v %v", task, err)
 		}
 		if got := recv(t, ctx, g.canceled, "the remote cancel"); got != ex.taskID {
 			t.Errorf("the remote canceled %s, want %s", got, ex.taskID)
 		}
-		rt, err := dial(t, ctx, rem.agentURL("gate"), client.Options{}).GetTask(ctx, a2a.TaskQueryParams{ID: ex.taskID})
+		rt, err := dial(t, ctx, rem.agentURL("gate"), client.Options{}).GetTask(ctx, a2a.GetTaskRequest{ID: ex.taskID})
 		if err != nil || rt.Status.State != a2a.TaskStateCanceled {
 			t.Errorf("the remote task: %+v %v, want canceled", rt, err)
 		}
@@ -238,10 +238,10 @@ func TestCancelForwarded(t *testing.T) {
 		if task.Status.State != a2a.TaskStateInputRequired {
 			t.Fatalf("state %s", task.Status.State)
 		}
-		if _, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil {
+		if _, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID}); err != nil {
 			t.Fatal(err)
 		}
-		rt, err := dial(t, ctx, rem.agentURL("gate"), client.Options{}).GetTask(ctx, a2a.TaskQueryParams{ID: ex.taskID})
+		rt, err := dial(t, ctx, rem.agentURL("gate"), client.Options{}).GetTask(ctx, a2a.GetTaskRequest{ID: ex.taskID})
 		if err != nil || rt.Status.State != a2a.TaskStateCanceled {
 			t.Errorf("the remote task: %+v %v, want canceled", rt, err)
 		}
@@ -263,7 +263,7 @@ func TestCancelForwarded(t *testing.T) {
 			done <- result{res, err}
 		}()
 		ex := recv(t, ctx, g.execs, "the remote execution")
-		list, err := c.ListTasks(ctx, a2a.ListTasksParams{})
+		list, err := c.ListTasks(ctx, a2a.ListTasksRequest{})
 		if err != nil || len(list.Tasks) != 1 {
 			t.Fatalf("ListTasks: %+v %v, want the one task", list, err)
 		}
@@ -281,8 +281,8 @@ func TestCancelForwarded(t *testing.T) {
 			_, ok := md[remote.MetadataKey]
 			return ok
 		}
-		pull(t, c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: ours}, "")).until(t, "the remote task id in our task's metadata", knows)
-		if task, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: ours}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+		pull(t, c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: ours}, "")).until(t, "the remote task id in our task's metadata", knows)
+		if task, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: ours}); err != nil || task.Status.State != a2a.TaskStateCanceled {
 			t.Fatalf("CancelTask: %+v %v", task, err)
 		}
 		if got := recv(t, ctx, g.canceled, "the remote cancel"); got != ex.taskID {
@@ -292,7 +292,7 @@ func TestCancelForwarded(t *testing.T) {
 		if task, ok := r.res.(*a2a.Task); r.err != nil || !ok || task.ID != ours || task.Status.State != a2a.TaskStateCanceled {
 			t.Errorf("SendMessage: %+v %v, want task %s canceled", r.res, r.err, ours)
 		}
-		rt, err := dial(t, ctx, rem.agentURL("gate"), client.Options{}).GetTask(ctx, a2a.TaskQueryParams{ID: ex.taskID})
+		rt, err := dial(t, ctx, rem.agentURL("gate"), client.Options{}).GetTask(ctx, a2a.GetTaskRequest{ID: ex.taskID})
 		if err != nil || rt.Status.State != a2a.TaskStateCanceled {
 			t.Errorf("the remote task: %+v %v, want canceled", rt, err)
 		}
@@ -324,7 +324,7 @@ func TestNonStreamingRemote(t *testing.T) {
 	c := dial(t, ctx, fr.agentURL("front"), client.Options{})
 	p := pull(t, c.SendStreamingMessage(ctx, testutil.UserMessage("chunks 2", "")))
 	evs := p.until(t, "completed", isState(a2a.TaskStateCompleted))
-	task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: evs[0].(*a2a.Task).ID})
+	task, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: evs[0].(*a2a.Task).ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestStreamResumed(t *testing.T) {
 	g.gate <- struct{}{}
 	p.until(t, "chunk 2", isChunk("c2"))
 	evs := p.until(t, "completed", isState(a2a.TaskStateCompleted))
-	task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent).TaskID})
+	task, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent).TaskID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,12 +721,12 @@ func TestFirstExecutionWithHistory(t *testing.T) {
 				now,
 			}
 			task, err := server.RunAgent(ctx, ag, &server.Request{Message: now, Task: a2a.Task{History: hist},
-				Params: a2a.MessageSendParams{Message: now}}, server.RunOptions{})
+				Params: a2a.SendMessageRequest{Message: now}}, server.RunOptions{})
 			if err != nil || task.Status.State != a2a.TaskStateCompleted || testutil.StatusText(task.Status) != "direct answer" {
 				t.Fatalf("first execution: %s %q %v, want completed with the remote's answer", task.Status.State, testutil.StatusText(task.Status), err)
 			}
 			task, _ = server.RunAgent(ctx, ag, &server.Request{Message: now, Task: a2a.Task{History: hist, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}},
-				Params: a2a.MessageSendParams{Message: now}}, server.RunOptions{})
+				Params: a2a.SendMessageRequest{Message: now}}, server.RunOptions{})
 			if task.Status.State != a2a.TaskStateFailed {
 				t.Fatalf("continuation without the remote's reference: %s, want failed", task.Status.State)
 			}

@@ -102,9 +102,9 @@ func (s *a2aServer) send(t *testing.T, name string, parts ...a2a.Part) *a2a.Task
 	return s.sendMsg(t, name, a2a.NewMessage(a2a.RoleUser, parts...), nil)
 }
 
-func (s *a2aServer) sendMsg(t *testing.T, name string, m a2a.Message, cfg *a2a.MessageSendConfiguration) *a2a.Task {
+func (s *a2aServer) sendMsg(t *testing.T, name string, m a2a.Message, cfg *a2a.SendMessageConfiguration) *a2a.Task {
 	t.Helper()
-	return testutil.SendTask(t, context.Background(), s.client(t, name), a2a.MessageSendParams{Message: m, Configuration: cfg})
+	return testutil.SendTask(t, context.Background(), s.client(t, name), a2a.SendMessageRequest{Message: m, Configuration: cfg})
 }
 
 func wantState(t *testing.T, task *a2a.Task, want a2a.TaskState) {
@@ -310,16 +310,16 @@ func testHTTPAgent(t *testing.T, be backend) {
 	})
 	t.Run("cancel aborts the call", func(t *testing.T) {
 		c := s.client(t, "hanglong")
-		ev, err := c.SendMessage(context.Background(), a2a.MessageSendParams{
+		ev, err := c.SendMessage(context.Background(), a2a.SendMessageRequest{
 			Message:       a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
-			Configuration: &a2a.MessageSendConfiguration{Blocking: new(false)}})
+			Configuration: &a2a.SendMessageConfiguration{Blocking: new(false)}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		id := ev.(*a2a.Task).ID
 		var ok map[string]bool
 		be.get(t, "/wait-arrived?task_id="+id, &ok)
-		task, err := c.CancelTask(context.Background(), a2a.TaskIDParams{ID: id})
+		task, err := c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,7 +430,7 @@ func TestHTTPAgentKeyPerTask(t *testing.T) {
 		}
 		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
 		m.MessageID = "1"
-		ev, err := c.SendMessage(context.Background(), a2a.MessageSendParams{Message: m})
+		ev, err := c.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 		if err != nil {
 			t.Fatal(err)
 		}

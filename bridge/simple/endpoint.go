@@ -342,8 +342,8 @@ func (e *endpoint) send(ctx context.Context, h *server.Handler, msg a2a.Message)
 	}
 	ch := make(chan result, 1)
 	go func() {
-		t, err := h.SendMessage(ctx, a2a.MessageSendParams{Message: msg,
-			Configuration: &a2a.MessageSendConfiguration{Blocking: new(true), HistoryLength: new(0)}})
+		t, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: msg,
+			Configuration: &a2a.SendMessageConfiguration{Blocking: new(true), HistoryLength: new(0)}})
 		ch <- result{t, err}
 	}()
 	select {

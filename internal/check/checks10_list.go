@@ -48,12 +48,12 @@ func init() {
 // listed is a ListTasks answer, decoded.
 type listed struct {
 	r   *reply10
-	res a2a.ListTasksResult
+	res a2a.ListTasksResponse
 	raw map[string]any
 	err string // why it is not a ListTasksResponse ("" if it is)
 }
 
-func (s *suite10) list(ctx context.Context, p a2a.ListTasksParams) listed {
+func (s *suite10) list(ctx context.Context, p a2a.ListTasksRequest) listed {
 	l := listed{r: s.do(ctx, s.listTasks(p))}
 	if !l.r.ok {
 		l.err = "ListTasks answered " + l.r.describe()
@@ -82,7 +82,7 @@ func check10List(ctx context.Context, s *suite10) Result {
 		return *res
 	}
 	size := 5
-	l := s.list(ctx, a2a.ListTasksParams{PageSize: &size})
+	l := s.list(ctx, a2a.ListTasksRequest{PageSize: &size})
 	if l.err != "" {
 		return fail("%s", l.err).with(l.r.ex)
 	}
@@ -139,14 +139,14 @@ func check10ListPaging(ctx context.Context, s *suite10) Result {
 		return *res
 	}
 	two := 2
-	p1 := s.list(ctx, a2a.ListTasksParams{ContextID: c.id, PageSize: &two})
+	p1 := s.list(ctx, a2a.ListTasksRequest{ContextID: c.id, PageSize: &two})
 	if p1.err != "" {
 		return fail("page 1: %s", p1.err).with(p1.r.ex)
 	}
 	if n := len(p1.res.Tasks); n != 2 || p1.res.NextPageToken == "" {
 		return fail("pageSize 2 over the 3 tasks of context %s returned %d task(s) and nextPageToken %q; want 2 and a token", c.id, n, p1.res.NextPageToken).with(p1.r.ex)
 	}
-	p2 := s.list(ctx, a2a.ListTasksParams{ContextID: c.id, PageSize: &two, PageToken: p1.res.NextPageToken})
+	p2 := s.list(ctx, a2a.ListTasksRequest{ContextID: c.id, PageSize: &two, PageToken: p1.res.NextPageToken})
 	if p2.err != "" {
 		return fail("page 2: %s", p2.err).with(p1.r.ex, p2.r.ex)
 	}
@@ -167,7 +167,7 @@ func check10ListOrder(ctx context.Context, s *suite10) Result {
 	if res != nil {
 		return *res
 	}
-	l := s.list(ctx, a2a.ListTasksParams{ContextID: c.id})
+	l := s.list(ctx, a2a.ListTasksRequest{ContextID: c.id})
 	if l.err != "" {
 		return fail("%s", l.err).with(l.r.ex)
 	}
@@ -197,7 +197,7 @@ func check10ListFilter(ctx context.Context, s *suite10) Result {
 	if res != nil {
 		return *res
 	}
-	byCtx := s.list(ctx, a2a.ListTasksParams{ContextID: c.id})
+	byCtx := s.list(ctx, a2a.ListTasksRequest{ContextID: c.id})
 	if byCtx.err != "" {
 		return fail("contextId filter: %s", byCtx.err).with(byCtx.r.ex)
 	}
@@ -213,7 +213,7 @@ func check10ListFilter(ctx context.Context, s *suite10) Result {
 	if err != nil {
 		return skip("could not read the state of task %s", c.tasks[0])
 	}
-	byState := s.list(ctx, a2a.ListTasksParams{ContextID: c.id, Status: g.Status.State})
+	byState := s.list(ctx, a2a.ListTasksRequest{ContextID: c.id, Status: g.Status.State})
 	if byState.err != "" {
 		return fail("status filter: %s", byState.err).with(byState.r.ex)
 	}
@@ -229,7 +229,7 @@ func check10ListFilter(ctx context.Context, s *suite10) Result {
 	if g.Status.State == other {
 		other = a2a.TaskStateCompleted
 	}
-	none := s.list(ctx, a2a.ListTasksParams{ContextID: c.id, Status: other})
+	none := s.list(ctx, a2a.ListTasksRequest{ContextID: c.id, Status: other})
 	for _, t := range none.res.Tasks {
 		if t.Status.State != other {
 			return fail("ListTasks with status %s returned task %s in state %s", stateName(other), t.ID, stateName(t.Status.State)).with(none.r.ex)
@@ -240,7 +240,7 @@ func check10ListFilter(ctx context.Context, s *suite10) Result {
 
 func check10ListPageSize(ctx context.Context, s *suite10) Result {
 	big := a2a.ListTasksMaxPageSize + 1
-	r := s.listTasks(a2a.ListTasksParams{PageSize: &big})
+	r := s.listTasks(a2a.ListTasksRequest{PageSize: &big})
 	r.invalid = true
 	rep := s.do(ctx, r)
 	switch {
@@ -269,8 +269,8 @@ func check10ListArtifacts(ctx context.Context, s *suite10) Result {
 		return skip("the agent's task %s has no artifacts, so includeArtifacts cannot be judged", t.ID)
 	}
 	one := 10
-	without := s.list(ctx, a2a.ListTasksParams{ContextID: t.ContextID, PageSize: &one})
-	with := s.list(ctx, a2a.ListTasksParams{ContextID: t.ContextID, PageSize: &one, IncludeArtifacts: true})
+	without := s.list(ctx, a2a.ListTasksRequest{ContextID: t.ContextID, PageSize: &one})
+	with := s.list(ctx, a2a.ListTasksRequest{ContextID: t.ContextID, PageSize: &one, IncludeArtifacts: true})
 	for _, l := range []listed{without, with} {
 		if l.err != "" {
 			return fail("%s", l.err).with(l.r.ex)

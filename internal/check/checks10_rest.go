@@ -27,7 +27,7 @@ func (s *suite10) routes() []route {
 		{name: "POST /message:send", req: s.send(msg, false)},
 		{name: "POST /message:stream", req: s.send(msg, true), stream: true},
 		{name: "GET /tasks/{id}", req: s.getTask(id, nil)},
-		{name: "GET /tasks", req: s.listTasks(a2a.ListTasksParams{})},
+		{name: "GET /tasks", req: s.listTasks(a2a.ListTasksRequest{})},
 		{name: "POST /tasks/{id}:cancel", req: s.cancelTask(id)},
 		{name: "POST /tasks/{id}:subscribe", req: s.subscribe(id), stream: true},
 		{name: "POST /tasks/{id}/pushNotificationConfigs", req: s.createPush(push)},

@@ -414,7 +414,7 @@ func (s *suite10) unencodable(r req10) *Exchange {
 	return e
 }
 
-func (s *suite10) send(p a2a.MessageSendParams, stream bool) req10 {
+func (s *suite10) send(p a2a.SendMessageRequest, stream bool) req10 {
 	p.Tenant = s.tenant()
 	b, err := v10.AppendSendMessageRequest(nil, &p)
 	r := newReq10(opSendMessage, b, err, http.MethodPost, "/message:send")
@@ -425,14 +425,14 @@ func (s *suite10) send(p a2a.MessageSendParams, stream bool) req10 {
 }
 
 func (s *suite10) getTask(id string, historyLength *int) req10 {
-	p := a2a.TaskQueryParams{Tenant: s.tenant(), ID: id, HistoryLength: historyLength}
+	p := a2a.GetTaskRequest{Tenant: s.tenant(), ID: id, HistoryLength: historyLength}
 	b, err := v10.AppendGetTaskRequest(nil, &p)
 	r := newReq10(opGetTask, b, err, http.MethodGet, "/tasks/"+url.PathEscape(id))
 	r.query = v10.GetTaskQuery(&p)
 	return r
 }
 
-func (s *suite10) listTasks(p a2a.ListTasksParams) req10 {
+func (s *suite10) listTasks(p a2a.ListTasksRequest) req10 {
 	p.Tenant = s.tenant()
 	b, err := v10.AppendListTasksRequest(nil, &p)
 	r := newReq10(opListTasks, b, err, http.MethodGet, "/tasks")
@@ -441,13 +441,13 @@ func (s *suite10) listTasks(p a2a.ListTasksParams) req10 {
 }
 
 func (s *suite10) cancelTask(id string) req10 {
-	p := a2a.TaskIDParams{Tenant: s.tenant(), ID: id}
+	p := a2a.CancelTaskRequest{Tenant: s.tenant(), ID: id}
 	b, err := v10.AppendCancelTaskRequest(nil, &p)
 	return newReq10(opCancelTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":cancel")
 }
 
 func (s *suite10) subscribe(id string) req10 {
-	p := a2a.TaskIDParams{Tenant: s.tenant(), ID: id}
+	p := a2a.SubscribeToTaskRequest{Tenant: s.tenant(), ID: id}
 	b, err := v10.AppendSubscribeToTaskRequest(nil, &p)
 	return newReq10(opSubscribeToTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":subscribe")
 }
@@ -459,13 +459,13 @@ func (s *suite10) createPush(c a2a.TaskPushNotificationConfig) req10 {
 }
 
 func (s *suite10) pushConfigRequest(op, method, taskID, id string) req10 {
-	p := a2a.GetTaskPushNotificationConfigParams{Tenant: s.tenant(), ID: taskID, PushNotificationConfigID: id}
+	p := a2a.GetTaskPushNotificationConfigRequest{Tenant: s.tenant(), TaskID: taskID, ID: id}
 	b, err := v10.AppendPushConfigIDRequest(nil, &p)
 	return newReq10(op, b, err, method, "/tasks/"+url.PathEscape(taskID)+"/pushNotificationConfigs/"+url.PathEscape(id))
 }
 
 func (s *suite10) listPush(taskID string) req10 {
-	p := a2a.ListTaskPushNotificationConfigsParams{Tenant: s.tenant(), TaskID: taskID}
+	p := a2a.ListTaskPushNotificationConfigsRequest{Tenant: s.tenant(), TaskID: taskID}
 	b, err := v10.AppendListTaskPushNotificationConfigsRequest(nil, &p)
 	r := newReq10(opListPushConfigs, b, err, http.MethodGet, "/tasks/"+url.PathEscape(taskID)+"/pushNotificationConfigs")
 	r.query = v10.ListPushConfigsQuery(&p)
@@ -478,14 +478,14 @@ func (s *suite10) extendedCard() req10 {
 }
 
 // userMessage is a 1.0 user message with one text part.
-func userMessage(taskID, contextID, text string) a2a.MessageSendParams {
-	return a2a.MessageSendParams{Message: a2a.Message{Role: a2a.RoleUser, MessageID: newUUID(), TaskID: taskID, ContextID: contextID,
+func userMessage(taskID, contextID, text string) a2a.SendMessageRequest {
+	return a2a.SendMessageRequest{Message: a2a.Message{Role: a2a.RoleUser, MessageID: newUUID(), TaskID: taskID, ContextID: contextID,
 		Parts: []a2a.Part{a2a.TextPart{Text: text}}}}
 }
 
 // withBlocking sets returnImmediately (blocking false) on p.
-func withBlocking(p a2a.MessageSendParams, blocking bool) a2a.MessageSendParams {
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &blocking}
+func withBlocking(p a2a.SendMessageRequest, blocking bool) a2a.SendMessageRequest {
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &blocking}
 	return p
 }
 

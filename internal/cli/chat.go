@@ -91,7 +91,7 @@ each turn.
 				}
 				msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: line})
 				msg.TaskID, msg.ContextID = taskID, contextID
-				prog, turnErr := e.chatTurn(ctx, c, a2a.MessageSendParams{Message: msg})
+				prog, turnErr := e.chatTurn(ctx, c, a2a.SendMessageRequest{Message: msg})
 				if prog.taskID != "" {
 					taskID = prog.taskID
 				}
@@ -152,7 +152,7 @@ func (p *chatProgress) see(ev a2a.Event, sseID string) {
 
 // chatTurn sends one message and shows the answer. A SIGINT during the
 // turn cancels it (and only it); --timeout bounds it.
-func (e *clientEnv) chatTurn(parent context.Context, c *client.Client, p a2a.MessageSendParams) (*chatProgress, error) {
+func (e *clientEnv) chatTurn(parent context.Context, c *client.Client, p a2a.SendMessageRequest) (*chatProgress, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	if e.timeout > 0 {

@@ -298,7 +298,7 @@ was canceled, 0 otherwise (input-required and auth-required included).
   a2abridge get http://127.0.0.1:8080/a2a/slow "$TASK" --history 2 --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := a2a.TaskQueryParams{ID: args[1]}
+			p := a2a.GetTaskRequest{ID: args[1]}
 			if cmd.Flags().Changed("history") {
 				if history < 0 {
 					return usageError{errors.New("--history must not be negative")}
@@ -344,7 +344,7 @@ or rejected instead exits 5. A task that had already ended answers -32002
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			t, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: args[1]})
+			t, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: args[1]})
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
@@ -535,7 +535,7 @@ func (e *clientEnv) messageText(ctx context.Context, args []string, f *sendFlags
 	return s, nil
 }
 
-func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams, error) {
+func (f *sendFlags) params(text string, historySet bool) (a2a.SendMessageRequest, error) {
 	var parts []a2a.Part
 	if text != "" {
 		parts = append(parts, a2a.TextPart{Text: text})
@@ -543,7 +543,7 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams,
 	for _, path := range f.files {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return a2a.MessageSendParams{}, usageError{fmt.Errorf("--file: %w", err)}
+			return a2a.SendMessageRequest{}, usageError{fmt.Errorf("--file: %w", err)}
 		}
 		mt := f.mimeType
 		if mt == "" {
@@ -557,31 +557,31 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.MessageSendParams,
 	if f.fileURI != "" {
 		u, err := url.Parse(f.fileURI)
 		if err != nil || u.Scheme == "" {
-			return a2a.MessageSendParams{}, usageError{fmt.Errorf("--file-uri %q: want an absolute URI", f.fileURI)}
+			return a2a.SendMessageRequest{}, usageError{fmt.Errorf("--file-uri %q: want an absolute URI", f.fileURI)}
 		}
 		parts = append(parts, a2a.FilePart{File: a2a.File{URI: f.fileURI, MimeType: f.mimeType, Name: filepath.Base(u.Path)}})
 	}
 	if f.dataJSON != "" {
 		var d map[string]any
 		if err := v03.UnmarshalValue([]byte(f.dataJSON), &d); err != nil || d == nil {
-			return a2a.MessageSendParams{}, usageError{fmt.Errorf("--data: want a JSON object, got %.40q", f.dataJSON)}
+			return a2a.SendMessageRequest{}, usageError{fmt.Errorf("--data: want a JSON object, got %.40q", f.dataJSON)}
 		}
 		parts = append(parts, a2a.DataPart{Data: d})
 	}
 	if len(parts) == 0 {
-		return a2a.MessageSendParams{}, usageError{errors.New("nothing to send: give TEXT (or - for stdin), --file, --file-uri or --data")}
+		return a2a.SendMessageRequest{}, usageError{errors.New("nothing to send: give TEXT (or - for stdin), --file, --file-uri or --data")}
 	}
 	msg := a2a.NewMessage(a2a.RoleUser, parts...)
 	msg.TaskID, msg.ContextID = f.task, f.contextID
 	if f.metadataJSON != "" {
 		var md map[string]any
 		if err := v03.UnmarshalValue([]byte(f.metadataJSON), &md); err != nil || md == nil {
-			return a2a.MessageSendParams{}, usageError{fmt.Errorf("--metadata: want a JSON object, got %.40q", f.metadataJSON)}
+			return a2a.SendMessageRequest{}, usageError{fmt.Errorf("--metadata: want a JSON object, got %.40q", f.metadataJSON)}
 		}
 		msg.Metadata = md
 	}
-	p := a2a.MessageSendParams{Message: msg}
-	cfg := &a2a.MessageSendConfiguration{}
+	p := a2a.SendMessageRequest{Message: msg}
+	cfg := &a2a.SendMessageConfiguration{}
 	set := false
 	if f.noBlocking {
 		b := false
@@ -749,7 +749,7 @@ func shellQuote(s string) string {
 // message is sent again, non-blocking, under the same messageId; with
 // other servers a repeat could start a second task, so nothing is sent.
 // The lookup has its own 5 s limit; a second Ctrl-C ends the process.
-func (e *clientEnv) findSent(ctx context.Context, c *client.Client, p a2a.MessageSendParams) *progress {
+func (e *clientEnv) findSent(ctx context.Context, c *client.Client, p a2a.SendMessageRequest) *progress {
 	prog := &progress{}
 	card := c.Card()
 	if !slices.ContainsFunc(card.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == a2a.ExtensionEventLog }) {
@@ -758,7 +758,7 @@ func (e *clientEnv) findSent(ctx context.Context, c *client.Client, p a2a.Messag
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	q := p
-	cfg := a2a.MessageSendConfiguration{}
+	cfg := a2a.SendMessageConfiguration{}
 	if p.Configuration != nil {
 		cfg = *p.Configuration
 	}
@@ -854,9 +854,9 @@ notification config of the task: CONFIG_ID, or the task's first config.
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			p := a2a.GetTaskPushNotificationConfigParams{ID: args[1]}
+			p := a2a.GetTaskPushNotificationConfigRequest{TaskID: args[1]}
 			if len(args) == 3 {
-				p.PushNotificationConfigID = args[2]
+				p.ID = args[2]
 			}
 			out, err := c.GetTaskPushNotificationConfig(ctx, p)
 			if err != nil {
@@ -905,7 +905,7 @@ prints null.
 			if err != nil {
 				return e.stopped(ctx, nil, err)
 			}
-			if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: args[1], PushNotificationConfigID: args[2]}); err != nil {
+			if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: args[1], ID: args[2]}); err != nil {
 				return e.stopped(ctx, nil, err)
 			}
 			if e.jsonOut() {
@@ -930,7 +930,7 @@ const maxPushPages = 100
 // the pages of A2A 1.0.
 func listAllPush(ctx context.Context, c *client.Client, task string) ([]a2a.TaskPushNotificationConfig, error) {
 	var all []a2a.TaskPushNotificationConfig
-	p := a2a.ListTaskPushNotificationConfigsParams{TaskID: task}
+	p := a2a.ListTaskPushNotificationConfigsRequest{TaskID: task}
 	for range maxPushPages {
 		out, next, err := c.ListTaskPushNotificationConfigs(ctx, p)
 		if err != nil {
@@ -954,8 +954,8 @@ type listFlags struct {
 
 // params checks the flags and returns the ListTasks params; changed says
 // which flags were given.
-func (f *listFlags) params(changed func(string) bool) (a2a.ListTasksParams, error) {
-	p := a2a.ListTasksParams{ContextID: f.contextID, PageToken: f.pageToken, IncludeArtifacts: f.includeArtifacts}
+func (f *listFlags) params(changed func(string) bool) (a2a.ListTasksRequest, error) {
+	p := a2a.ListTasksRequest{ContextID: f.contextID, PageToken: f.pageToken, IncludeArtifacts: f.includeArtifacts}
 	if f.state != "" {
 		st, ok := parseState(f.state)
 		if !ok {
@@ -1046,9 +1046,9 @@ offers only 0.3 JSON-RPC gets an error.
 func follow(ctx context.Context, c *client.Client, id, from string) iter.Seq2[client.StreamEvent, error] {
 	return func(yield func(client.StreamEvent, error) bool) {
 		first := true
-		for ev, err := range c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, from) {
+		for ev, err := range c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, from) {
 			if first && errors.Is(err, a2a.ErrUnsupportedOperation) {
-				if t, gerr := c.GetTask(ctx, a2a.TaskQueryParams{ID: id}); gerr == nil && t.Status.State.Final() {
+				if t, gerr := c.GetTask(ctx, a2a.GetTaskRequest{ID: id}); gerr == nil && t.Status.State.Final() {
 					yield(client.StreamEvent{Event: t}, nil)
 					return
 				}

@@ -625,7 +625,7 @@ func TestTextPartsOnLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"})})
+			res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"})})
 			task, ok := res.(*a2a.Task)
 			if err != nil || !ok {
 				t.Fatalf("%s over %+v: %v %T", agent, o, err, res)

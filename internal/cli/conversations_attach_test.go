@@ -59,7 +59,7 @@ conversations:
 		if err != nil {
 			t.Fatal(err)
 		}
-		task, err := c.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "look"}, file)})
+		task, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "look"}, file)})
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
@@ -110,7 +110,7 @@ conversations:
 		big := a2a.FilePart{File: a2a.File{Name: "big", Bytes: bytes.Repeat([]byte("b"), 65)}}
 		m := a2a.NewMessage(a2a.RoleUser, big)
 		m.TaskID = tk.ID
-		_, err = c.SendMessage(ctx, a2a.MessageSendParams{Message: m})
+		_, err = c.SendMessage(ctx, a2a.SendMessageRequest{Message: m})
 		if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams || !strings.Contains(ae.Message, "at most 64 bytes") {
 			t.Fatalf("%s: a file over the limit: %v", u, err)
 		}

@@ -63,7 +63,7 @@ func TestConversationSurvivesKill9(t *testing.T) {
 	// One whose slow participant is speaking when the process dies.
 	p := testutil.UserMessage("slow please", "")
 	cfgNB := false
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: &cfgNB}
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &cfgNB}
 	res, err := c.SendMessage(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestConversationSurvivesKill9(t *testing.T) {
 	speaking := res.(*a2a.Task).ID
 	var task *a2a.Task
 	if !testutil.Poll(20*time.Second, func() bool {
-		task, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: speaking})
+		task, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: speaking})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestConversationSurvivesKill9(t *testing.T) {
 	if id != waiting || len(arts) != 2 || state != a2a.TaskStateInputRequired {
 		t.Fatalf("after the restart: task %s, artifacts %q, state %s", id, arts, state)
 	}
-	task, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: waiting})
+	task, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: waiting})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestConversationSurvivesKill9(t *testing.T) {
 
 	// The one killed mid-turn is failed with a reason; the echo's turn
 	// (acknowledged before the kill) is kept.
-	task, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: speaking})
+	task, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: speaking})
 	if err != nil {
 		t.Fatal(err)
 	}

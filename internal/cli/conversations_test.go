@@ -110,7 +110,7 @@ func TestServeConversations(t *testing.T) {
 			}
 			// tasks/get: the whole history, each internal turn an agent
 			// message naming its participant.
-			task, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: id})
+			task, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,17 +126,17 @@ func TestServeConversations(t *testing.T) {
 				t.Fatalf("history speakers %q (want %q), %d artifacts", speakers, want, len(task.Artifacts))
 			}
 			// Push: -32003.
-			_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: id})
+			_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: id})
 			var ae *a2a.Error
 			if !errors.As(err, &ae) || ae.Code != a2a.CodePushNotificationNotSupported {
 				t.Fatalf("push list: %v", err)
 			}
 			// Unknown task: -32001.
-			if _, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: "nope"}); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotFound {
+			if _, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: "nope"}); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotFound {
 				t.Fatalf("unknown task: %v", err)
 			}
 			// Cancel: the final system message.
-			ct, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: id})
+			ct, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: id})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -261,7 +261,7 @@ func cardVersions(c *a2a.AgentCard) []string {
 // printTasks prints a ListTasks result: with --json the ListTasksResponse
 // as on the wire (A2A 1.0 §3.1.4), one line; else a table of the tasks and
 // the next page's token.
-func (e *clientEnv) printTasks(r *a2a.ListTasksResult, includeArtifacts bool) error {
+func (e *clientEnv) printTasks(r *a2a.ListTasksResponse, includeArtifacts bool) error {
 	if e.jsonOut() {
 		b, err := v10.AppendListTasksResponse(nil, r, includeArtifacts)
 		if err != nil {

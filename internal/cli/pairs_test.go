@@ -165,12 +165,12 @@ func TestServePairs(t *testing.T) {
 	cb, _ = client.Dial(ctx, info.B.Card, client.Options{})
 	aTurn = say(ctx, t, ca, "Hi.", "", false)
 	b = answer(t, say(ctx, t, cb, "(joining)", "", false), a2a.TaskStateInputRequired, "Hi.")
-	if task, err := cb.CancelTask(ctx, a2a.TaskIDParams{ID: b.ID}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+	if task, err := cb.CancelTask(ctx, a2a.CancelTaskRequest{ID: b.ID}); err != nil || task.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel: %v", err)
 	}
 	answer(t, aTurn, a2a.TaskStateCanceled, "")
 	var ae *a2a.Error
-	if _, err := cb.CancelTask(ctx, a2a.TaskIDParams{ID: b.ID}); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotCancelable {
+	if _, err := cb.CancelTask(ctx, a2a.CancelTaskRequest{ID: b.ID}); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotCancelable {
 		t.Fatalf("second cancel: %v", err)
 	}
 }

@@ -707,7 +707,7 @@ func ourClientThroughProxy(t *testing.T, proxy string) {
 		return c
 	}
 	echo := connect("echo")
-	ev, err := echo.SendMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "our client"})})
+	ev, err := echo.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "our client"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,7 +716,7 @@ func ourClientThroughProxy(t *testing.T, proxy string) {
 		t.Fatalf("our client's send: %#v", ev)
 	}
 	for range 3 {
-		got, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+		got, err := echo.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 		if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
 			t.Fatalf("our client's get: %+v %v", got, err)
 		}
@@ -725,7 +725,7 @@ func ourClientThroughProxy(t *testing.T, proxy string) {
 	var taskID string
 	var last a2a.TaskState
 	n := 0
-	for se, err := range slow.SendStreamingMessage(ctx, a2a.MessageSendParams{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "60"})}) {
+	for se, err := range slow.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "60"})}) {
 		if err != nil {
 			t.Fatalf("our client's stream: %v", err)
 		}
@@ -737,7 +737,7 @@ func ourClientThroughProxy(t *testing.T, proxy string) {
 			last = e.Status.State
 		}
 		if n == 2 {
-			if _, err := slow.CancelTask(ctx, a2a.TaskIDParams{ID: taskID}); err != nil {
+			if _, err := slow.CancelTask(ctx, a2a.CancelTaskRequest{ID: taskID}); err != nil {
 				t.Fatalf("our client's cancel: %v", err)
 			}
 		}

@@ -280,7 +280,7 @@ func UnmarshalPushConfig(b []byte) (a2a.PushNotificationConfig, error) {
 	c.URL = d.str()
 	c.Token = d.str()
 	if d.bool() {
-		c.Authentication = &a2a.PushNotificationAuthenticationInfo{Schemes: d.strs(), Credentials: d.str()}
+		c.Authentication = &a2a.AuthenticationInfo{Schemes: d.strs(), Credentials: d.str()}
 	}
 	c.ProtocolVersion = d.str()
 	if err := d.end(); err != nil {

@@ -304,9 +304,9 @@ func TestPushConfig(t *testing.T) {
 	for _, c := range []a2a.PushNotificationConfig{
 		{},
 		{ID: "c1", URL: "https://hooks.example.com/a2a", Token: "tok ✓"},
-		{ID: "c2", URL: "https://x", Authentication: &a2a.PushNotificationAuthenticationInfo{}},
-		{ID: "c3", URL: "https://x", Token: "t", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Basic", "Bearer"}, Credentials: "secret"}},
-		{ID: "c4", URL: "https://x", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "c"}, ProtocolVersion: "1.0"},
+		{ID: "c2", URL: "https://x", Authentication: &a2a.AuthenticationInfo{}},
+		{ID: "c3", URL: "https://x", Token: "t", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Basic", "Bearer"}, Credentials: "secret"}},
+		{ID: "c4", URL: "https://x", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "c"}, ProtocolVersion: "1.0"},
 	} {
 		b, err := MarshalPushConfig(&c)
 		if err != nil {
@@ -446,7 +446,7 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		b, _ := MarshalEvent(e)
 		f.Add(b)
 	}
-	c, _ := MarshalPushConfig(&a2a.PushNotificationConfig{ID: "c", URL: "u", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"s"}}})
+	c, _ := MarshalPushConfig(&a2a.PushNotificationConfig{ID: "c", URL: "u", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"s"}}})
 	f.Add(c)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkDecode(t, b, true)

@@ -20,10 +20,10 @@ func Card(name string) a2a.AgentCard {
 
 // UserMessage is a user message with one text part, in the task taskID
 // when that is not empty.
-func UserMessage(text, taskID string) a2a.MessageSendParams {
+func UserMessage(text, taskID string) a2a.SendMessageRequest {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
 	m.TaskID = taskID
-	return a2a.MessageSendParams{Message: m}
+	return a2a.SendMessageRequest{Message: m}
 }
 
 // Text is the text of parts: their text parts joined, the others skipped.
@@ -56,12 +56,12 @@ func ArtifactText(task *a2a.Task) string {
 
 // Sender sends a message and answers with an event, as a client does.
 type Sender interface {
-	SendMessage(ctx context.Context, p a2a.MessageSendParams) (a2a.Event, error)
+	SendMessage(ctx context.Context, p a2a.SendMessageRequest) (a2a.Event, error)
 }
 
 // SendTask sends p with s and returns the task that answers it; an error,
 // or an answer that is not a task, fails t.
-func SendTask(t testing.TB, ctx context.Context, s Sender, p a2a.MessageSendParams) *a2a.Task {
+func SendTask(t testing.TB, ctx context.Context, s Sender, p a2a.SendMessageRequest) *a2a.Task {
 	t.Helper()
 	res, err := s.SendMessage(ctx, p)
 	if err != nil {

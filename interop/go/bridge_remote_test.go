@@ -357,7 +357,7 @@ func (e *bridgeEnv) peerTask(t *testing.T, ctx context.Context, agent, id string
 	if err != nil {
 		t.Fatalf("dial the peer's %s: %v", agent, err)
 	}
-	task, err := c.GetTask(ctx, ba2a.TaskQueryParams{ID: id})
+	task, err := c.GetTask(ctx, ba2a.GetTaskRequest{ID: id})
 	if err != nil {
 		t.Fatalf("GetTask %s at the peer: %v", id, err)
 	}

@@ -205,19 +205,19 @@ func (tg *ocTarget) dial(t *testing.T, ctx context.Context, u string) *client.Cl
 }
 
 // ocMsg is message/send params with one text part, continuing taskID/contextID when set.
-func ocMsg(text, taskID, contextID string) a2a.MessageSendParams {
+func ocMsg(text, taskID, contextID string) a2a.SendMessageRequest {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
 	m.TaskID, m.ContextID = taskID, contextID
-	return a2a.MessageSendParams{Message: m}
+	return a2a.SendMessageRequest{Message: m}
 }
 
-func ocNonBlocking(p a2a.MessageSendParams) a2a.MessageSendParams {
-	p.Configuration = &a2a.MessageSendConfiguration{Blocking: ptr(false)}
+func ocNonBlocking(p a2a.SendMessageRequest) a2a.SendMessageRequest {
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: ptr(false)}
 	return p
 }
 
 // ocSend calls message/send and requires a Task back.
-func ocSend(t *testing.T, ctx context.Context, c *client.Client, p a2a.MessageSendParams) *a2a.Task {
+func ocSend(t *testing.T, ctx context.Context, c *client.Client, p a2a.SendMessageRequest) *a2a.Task {
 	t.Helper()
 	res, err := c.SendMessage(ctx, p)
 	if err != nil {
@@ -315,7 +315,7 @@ func ocFinal(t *testing.T, evs []client.StreamEvent, want a2a.TaskState) *a2a.Ta
 func ocPoll(t *testing.T, ctx context.Context, c *client.Client, id string, want a2a.TaskState) *a2a.Task {
 	t.Helper()
 	for {
-		got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: id})
+		got, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: id})
 		if err != nil {
 			t.Fatalf("tasks/get %s: %v", id, err)
 		}
@@ -505,7 +505,7 @@ func ocGetTask(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := tg.dial(t, ctx, tg.url("echo"))
 	task := ocSend(t, ctx, c, ocMsg("history me", "", ""))
-	got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: ptr(1)})
+	got, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID, HistoryLength: ptr(1)})
 	if err != nil {
 		t.Fatalf("tasks/get historyLength 1: %v", err)
 	}
@@ -525,7 +525,7 @@ func ocGetTask(t *testing.T, tg *ocTarget) {
 		{"no historyLength", nil, per(tg, 1, 1, 0)},
 		{"historyLength 0", ptr(0), per(tg, 0, 0, 1)},
 	} {
-		got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: tc.hl})
+		got, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID, HistoryLength: tc.hl})
 		if err != nil {
 			t.Fatalf("tasks/get %s: %v", tc.name, err)
 		}
@@ -533,7 +533,7 @@ func ocGetTask(t *testing.T, tg *ocTarget) {
 			t.Errorf("tasks/get %s: %d history messages, want %d", tc.name, len(got.History), tc.want)
 		}
 	}
-	_, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: "no-such-task"})
+	_, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: "no-such-task"})
 	ocWantErr(t, "tasks/get of an unknown task", err, a2a.ErrTaskNotFound)
 }
 
@@ -546,7 +546,7 @@ func ocCancel(t *testing.T, tg *ocTarget) {
 	if s := task.Status.State; s != a2a.TaskStateSubmitted && s != a2a.TaskStateWorking {
 		t.Fatalf("non-blocking send: state %s, want submitted or working", s)
 	}
-	canceled, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	canceled, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatalf("tasks/cancel: %v", err)
 	}
@@ -554,7 +554,7 @@ func ocCancel(t *testing.T, tg *ocTarget) {
 		t.Fatalf("tasks/cancel: task %s state %s", canceled.ID, canceled.Status.State)
 	}
 	ocPoll(t, ctx, c, task.ID, a2a.TaskStateCanceled)
-	again, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	again, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID})
 	if tg.kind == ocA2AGo {
 		// a2a-go: cancelling a canceled task returns it (idempotent).
 		if err != nil || again.Status.State != a2a.TaskStateCanceled {
@@ -565,9 +565,9 @@ func ocCancel(t *testing.T, tg *ocTarget) {
 	}
 	ec := tg.dial(t, ctx, tg.url("echo"))
 	done := ocSend(t, ctx, ec, ocMsg("done", "", ""))
-	_, err = ec.CancelTask(ctx, a2a.TaskIDParams{ID: done.ID})
+	_, err = ec.CancelTask(ctx, a2a.CancelTaskRequest{ID: done.ID})
 	ocWantErr(t, "tasks/cancel of a completed task", err, a2a.ErrTaskNotCancelable)
-	_, err = ec.CancelTask(ctx, a2a.TaskIDParams{ID: "no-such-task"})
+	_, err = ec.CancelTask(ctx, a2a.CancelTaskRequest{ID: "no-such-task"})
 	ocWantErr(t, "tasks/cancel of an unknown task", err, a2a.ErrTaskNotFound)
 }
 
@@ -577,7 +577,7 @@ func ocResubscribeRunning(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := tg.dial(t, ctx, tg.url("slow"))
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("2", "", "")))
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, ""), 50)
+	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 50)
 	if err != nil {
 		t.Fatalf("tasks/resubscribe: %v after %s", err, ocDescribe(evs))
 	}
@@ -633,7 +633,7 @@ func ocResubscribeInputRequired(t *testing.T, tg *ocTarget) {
 func ocResubscribeSettled(t *testing.T, ctx context.Context, c *client.Client, tg *ocTarget, id string, state a2a.TaskState) {
 	t.Helper()
 	start := time.Now()
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: id}, ""), 5)
+	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, ""), 5)
 	t.Logf("events after %s: %s, error %v", time.Since(start).Round(time.Millisecond), ocDescribe(evs), err)
 	switch tg.kind {
 	case ocOurs:
@@ -671,7 +671,7 @@ func ocResubscribeSettled(t *testing.T, ctx context.Context, c *client.Client, t
 func ocStreamErrors(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := tg.dial(t, ctx, tg.url("echo"))
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: "no-such-task"}, ""), 5)
+	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: "no-such-task"}, ""), 5)
 	if len(evs) != 0 {
 		t.Errorf("tasks/resubscribe of an unknown task: events %s", ocDescribe(evs))
 	}
@@ -746,14 +746,14 @@ func ocPush(t *testing.T, tg *ocTarget) {
 		_, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 			PushNotificationConfig: a2a.PushNotificationConfig{URL: "http://127.0.0.1:9/hook"}})
 		ocWantErr(t, "set", err, a2a.ErrPushNotificationNotSupported)
-		_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID})
+		_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{ID: task.ID})
 		ocWantErr(t, "get", err, a2a.ErrPushNotificationNotSupported)
-		_, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
+		_, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 		ocWantErr(t, "list", err, a2a.ErrPushNotificationNotSupported)
-		err = c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "x"})
+		err = c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "x"})
 		ocWantErr(t, "delete", err, a2a.ErrPushNotificationNotSupported)
 		p := ocMsg("with push", "", "")
-		p.Configuration = &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://127.0.0.1:9/hook"}}
+		p.Configuration = &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://127.0.0.1:9/hook"}}
 		_, err = c.SendMessage(ctx, p)
 		ocWantErr(t, "message/send with a push config", err, a2a.ErrPushNotificationNotSupported)
 		return
@@ -772,42 +772,42 @@ func ocPush(t *testing.T, tg *ocTarget) {
 		set.PushNotificationConfig.Token != want.Token {
 		t.Errorf("set returned %+v, want %+v", set, want)
 	}
-	got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "cfg-1"})
 	if err != nil || got.TaskID != task.ID || got.PushNotificationConfig.URL != want.URL {
 		t.Fatalf("get: %v %+v", err, got)
 	}
-	list, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
+	list, _, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 	if err != nil || len(list) != 1 || list[0].PushNotificationConfig.ID != "cfg-1" {
 		t.Fatalf("list: %v %+v", err, list)
 	}
 	if n := hook.wait(t, ctx, "/set", task.ID, ""); n.token != "tok-1" {
 		t.Errorf("push token %q, want tok-1", n.token)
 	}
-	err = c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	err = c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "cfg-1"})
 	// a2a-go deletes, then answers {"jsonrpc":"2.0","id":N} with no result
 	// member; our client accepts that for this void method.
 	if err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
+	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 	if err != nil || len(list) != 0 {
 		t.Errorf("list after delete: %v %+v", err, list)
 	}
 	// Both SDKs: get of an unknown config is -32603.
-	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "cfg-1"})
 	ocWantErr(t, "get of a deleted config", err, a2a.ErrInternal)
-	if _, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID}); err != nil {
+	if _, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID}); err != nil {
 		t.Errorf("tasks/cancel: %v", err)
 	}
 
 	// A config given with message/send: the completed task is pushed.
 	p := ocMsg("1", "", "")
-	p.Configuration = &a2a.MessageSendConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook.url + "/send", Token: "tok-2"}}
+	p.Configuration = &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook.url + "/send", Token: "tok-2"}}
 	done := ocSend(t, ctx, c, p)
 	if n := hook.wait(t, ctx, "/send", done.ID, "completed"); n.token != "tok-2" {
 		t.Errorf("push token %q, want tok-2", n.token)
 	}
-	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: done.ID})
+	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: done.ID})
 	if err != nil || len(list) != 1 || list[0].PushNotificationConfig.URL != hook.url+"/send" {
 		t.Fatalf("list: %v %+v", err, list)
 	}

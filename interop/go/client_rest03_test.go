@@ -48,11 +48,11 @@ func ocV1Compat03REST(t *testing.T, tg *ocV1Target) {
 	}
 	ocREST03FileEcho(t, ctx, tg, echo)
 
-	got, err := echo.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	got, err := echo.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted {
 		t.Errorf("get: %+v %v", got, err)
 	}
-	_, err = echo.GetTask(ctx, a2a.TaskQueryParams{ID: "no-such-task"})
+	_, err = echo.GetTask(ctx, a2a.GetTaskRequest{ID: "no-such-task"})
 	ocWantErr(t, "get of an unknown task", err, a2a.ErrTaskNotFound)
 
 	evs, err := ocCollect(echo.SendStreamingMessage(ctx, ocMsg("streamed", "", "")), 20)
@@ -62,18 +62,18 @@ func ocV1Compat03REST(t *testing.T, tg *ocV1Target) {
 	ocFinal(t, evs, a2a.TaskStateCompleted)
 
 	running := ocSend(t, ctx, slow, ocNonBlocking(ocMsg("1", "", "")))
-	evs, err = ocCollect(slow.SubscribeToTask(ctx, a2a.TaskIDParams{ID: running.ID}, ""), 50)
+	evs, err = ocCollect(slow.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: running.ID}, ""), 50)
 	if err != nil {
 		t.Fatalf("subscribe: %v after %s", err, ocDescribe(evs))
 	}
 	ocFinal(t, evs, a2a.TaskStateCompleted)
 
 	long := ocSend(t, ctx, slow, ocNonBlocking(ocMsg("30", "", "")))
-	canceled, err := slow.CancelTask(ctx, a2a.TaskIDParams{ID: long.ID})
+	canceled, err := slow.CancelTask(ctx, a2a.CancelTaskRequest{ID: long.ID})
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("cancel: %+v %v", canceled, err)
 	}
-	_, err = echo.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	_, err = echo.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID})
 	ocWantErr(t, "cancel of a completed task", err, a2a.ErrTaskNotCancelable)
 
 	ocV1PushCRUD(t, ctx, tg, slow)

@@ -171,7 +171,7 @@ func ocV1Compat03(t *testing.T, tg *ocV1Target) {
 	if task.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(task) != "over 0.3" {
 		t.Errorf("0.3 send: state %s artifact %q", task.Status.State, testutil.ArtifactText(task))
 	}
-	got, err := def.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID})
+	got, err := def.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted {
 		t.Errorf("the 0.3 task read over 1.0: %+v %v", got, err)
 	}
@@ -242,14 +242,14 @@ func ocV1Get(t *testing.T, tg *ocV1Target, binding string) {
 	ctx := ocCtx(t)
 	c := ocV1Dial(t, ctx, tg, "echo", binding)
 	task := ocSend(t, ctx, c, ocMsg("history me", "", ""))
-	got, err := c.GetTask(ctx, a2a.TaskQueryParams{ID: task.ID, HistoryLength: ptr(1)})
+	got, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID, HistoryLength: ptr(1)})
 	if err != nil || got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted || testutil.ArtifactText(got) != "history me" {
 		t.Fatalf("GetTask: %+v %v", got, err)
 	}
 	if len(got.History) != 1 || testutil.Text(got.History[0].Parts) != "history me" {
 		t.Errorf("historyLength 1: history %+v", got.History)
 	}
-	_, err = c.GetTask(ctx, a2a.TaskQueryParams{ID: "no-such-task"})
+	_, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: "no-such-task"})
 	ocWantErr(t, "GetTask of an unknown task", err, a2a.ErrTaskNotFound)
 }
 
@@ -259,11 +259,11 @@ func ocV1List(t *testing.T, tg *ocV1Target, binding string) {
 	c := ocV1Dial(t, ctx, tg, "echo", binding)
 	one := ocSend(t, ctx, c, ocMsg("list one", "", ""))
 	two := ocSend(t, ctx, c, ocMsg("list two", "", one.ContextID))
-	r, err := c.ListTasks(ctx, a2a.ListTasksParams{ContextID: one.ContextID, PageSize: ptr(1)})
+	r, err := c.ListTasks(ctx, a2a.ListTasksRequest{ContextID: one.ContextID, PageSize: ptr(1)})
 	if err != nil || len(r.Tasks) != 1 || r.NextPageToken == "" || r.TotalSize != 2 {
 		t.Fatalf("ListTasks page 1: %+v %v", r, err)
 	}
-	r2, err := c.ListTasks(ctx, a2a.ListTasksParams{ContextID: one.ContextID, PageSize: ptr(1), PageToken: r.NextPageToken})
+	r2, err := c.ListTasks(ctx, a2a.ListTasksRequest{ContextID: one.ContextID, PageSize: ptr(1), PageToken: r.NextPageToken})
 	if err != nil || len(r2.Tasks) != 1 || r2.NextPageToken != "" {
 		t.Fatalf("ListTasks page 2: %+v %v", r2, err)
 	}
@@ -277,15 +277,15 @@ func ocV1Cancel(t *testing.T, tg *ocV1Target, binding string) {
 	ctx := ocCtx(t)
 	c := ocV1Dial(t, ctx, tg, "slow", binding)
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("30", "", "")))
-	canceled, err := c.CancelTask(ctx, a2a.TaskIDParams{ID: task.ID})
+	canceled, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: task.ID})
 	if err != nil || canceled.ID != task.ID || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("CancelTask: %+v %v", canceled, err)
 	}
 	ec := ocV1Dial(t, ctx, tg, "echo", binding)
 	done := ocSend(t, ctx, ec, ocMsg("done", "", ""))
-	_, err = ec.CancelTask(ctx, a2a.TaskIDParams{ID: done.ID})
+	_, err = ec.CancelTask(ctx, a2a.CancelTaskRequest{ID: done.ID})
 	ocWantErr(t, "CancelTask of a completed task", err, a2a.ErrTaskNotCancelable)
-	_, err = ec.CancelTask(ctx, a2a.TaskIDParams{ID: "no-such-task"})
+	_, err = ec.CancelTask(ctx, a2a.CancelTaskRequest{ID: "no-such-task"})
 	ocWantErr(t, "CancelTask of an unknown task", err, a2a.ErrTaskNotFound)
 }
 
@@ -304,7 +304,7 @@ func ocV1Subscribe(t *testing.T, tg *ocV1Target, binding string) {
 	ctx := ocCtx(t)
 	c := ocV1Dial(t, ctx, tg, "slow", binding)
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("2", "", "")))
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, ""), 50)
+	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 50)
 	if err != nil {
 		t.Fatalf("SubscribeToTask: %v after %s", err, ocDescribe(evs))
 	}
@@ -319,7 +319,7 @@ func ocV1Subscribe(t *testing.T, tg *ocV1Target, binding string) {
 	// completed Task instead of its error): ask again shortly, until it
 	// has settled.
 	for attempt := 0; ; attempt++ {
-		evs, err = ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: task.ID}, ""), 5)
+		evs, err = ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 5)
 		snap, isTask := ocFirstTask(evs)
 		if err != nil || len(evs) != 1 || !isTask || !snap.Status.State.Terminal() || attempt == 5 {
 			break
@@ -330,7 +330,7 @@ func ocV1Subscribe(t *testing.T, tg *ocV1Target, binding string) {
 		t.Errorf("SubscribeToTask of a completed task: events %s", ocDescribe(evs))
 	}
 	ocWantErr(t, "SubscribeToTask of a completed task", err, tg.quirks().subscribeTerminal)
-	evs, err = ocCollect(c.SubscribeToTask(ctx, a2a.TaskIDParams{ID: "no-such-task"}, ""), 5)
+	evs, err = ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: "no-such-task"}, ""), 5)
 	if len(evs) != 0 {
 		t.Errorf("SubscribeToTask of an unknown task: events %s", ocDescribe(evs))
 	}
@@ -350,29 +350,29 @@ func ocV1PushCRUD(t *testing.T, ctx context.Context, tg *ocV1Target, c *client.C
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(hook.Close)
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("5", "", "")))
-	t.Cleanup(func() { c.CancelTask(context.WithoutCancel(ctx), a2a.TaskIDParams{ID: task.ID}) })
+	t.Cleanup(func() { c.CancelTask(context.WithoutCancel(ctx), a2a.CancelTaskRequest{ID: task.ID}) })
 	want := a2a.PushNotificationConfig{ID: "cfg-1", URL: hook.URL + "/h", Token: "tok-1",
-		Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "secret-1"}}
+		Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "secret-1"}}
 	set, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID, PushNotificationConfig: want})
 	if err != nil || set.TaskID != task.ID || set.PushNotificationConfig.ID != "cfg-1" || set.PushNotificationConfig.URL != want.URL {
 		t.Fatalf("create: %+v %v", set, err)
 	}
-	got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	got, err := c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "cfg-1"})
 	if err != nil || got.PushNotificationConfig.URL != want.URL || got.PushNotificationConfig.Token != "tok-1" {
 		t.Fatalf("get: %+v %v", got, err)
 	}
-	list, next, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
+	list, next, err := c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 	if err != nil || len(list) != 1 || next != "" || list[0].PushNotificationConfig.ID != "cfg-1" {
 		t.Fatalf("list: %+v %q %v", list, next, err)
 	}
-	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"}); err != nil {
+	if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "cfg-1"}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsParams{TaskID: task.ID})
+	list, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 	if err != nil || len(list) != 0 {
 		t.Fatalf("list after delete: %+v %v", list, err)
 	}
-	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigParams{ID: task.ID, PushNotificationConfigID: "cfg-1"})
+	_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "cfg-1"})
 	ocWantErr(t, "get of a deleted config", err, tg.quirks().pushGetDeleted)
 	_, err = c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: "no-such-task", PushNotificationConfig: want})
 	ocWantErr(t, "create for an unknown task", err, a2a.ErrTaskNotFound)

@@ -212,7 +212,7 @@ func TestA2AGoV2ReadsOurCodec(t *testing.T) {
 	}
 	// A SendMessageRequest of ours, as a2a-go's server would read it.
 	f := false
-	b, err := v10.AppendSendMessageRequest(nil, &a2a.MessageSendParams{Message: msg, Configuration: &a2a.MessageSendConfiguration{Blocking: &f}})
+	b, err := v10.AppendSendMessageRequest(nil, &a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{Blocking: &f}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -812,7 +812,7 @@ func testPushConfigs(t *testing.T, s store.Store) {
 	}
 	create(t, s, "a", "p", a2a.TaskStateSubmitted)
 	appendStatus(t, s, "p", 1, 2, a2a.TaskStateWorking) // seq 3
-	auth := &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}}
+	auth := &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}}
 	for _, c := range []a2a.PushNotificationConfig{
 		{ID: "c1", URL: "http://one", Token: "t1", Authentication: auth},
 		{ID: "c2", URL: "http://two"},

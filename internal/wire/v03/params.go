@@ -31,28 +31,28 @@ func unmarshalParams(raw []byte, v any) *a2a.Error {
 
 // DecodeMessageSendParams decodes the params of message/send or
 // message/stream (A2A 0.3.0 §7.1). Errors: *a2a.Error -32602 naming the field.
-func DecodeMessageSendParams(raw []byte) (a2a.MessageSendParams, error) {
+func DecodeMessageSendParams(raw []byte) (a2a.SendMessageRequest, error) {
 	var p messageSendParamsJSON
 	if err := unmarshalParams(raw, &p); err != nil {
-		return a2a.MessageSendParams{}, err
+		return a2a.SendMessageRequest{}, err
 	}
 	if p.Message == nil {
-		return a2a.MessageSendParams{}, a2a.InvalidParams("/params/message", "required field missing")
+		return a2a.SendMessageRequest{}, a2a.InvalidParams("/params/message", "required field missing")
 	}
 	msg, err := toMessage("/params/message", p.Message)
 	if err != nil {
-		return a2a.MessageSendParams{}, err
+		return a2a.SendMessageRequest{}, err
 	}
-	out := a2a.MessageSendParams{Message: msg, Metadata: p.Metadata}
+	out := a2a.SendMessageRequest{Message: msg, Metadata: p.Metadata}
 	if c := p.Configuration; c != nil {
-		cfg := &a2a.MessageSendConfiguration{AcceptedOutputModes: c.AcceptedOutputModes, Blocking: c.Blocking, HistoryLength: c.HistoryLength}
+		cfg := &a2a.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes, Blocking: c.Blocking, HistoryLength: c.HistoryLength}
 		if c.HistoryLength != nil && *c.HistoryLength < 0 {
-			return a2a.MessageSendParams{}, a2a.InvalidParams("/params/configuration/historyLength", "historyLength must not be negative")
+			return a2a.SendMessageRequest{}, a2a.InvalidParams("/params/configuration/historyLength", "historyLength must not be negative")
 		}
 		if c.PushNotificationConfig != nil {
 			pc, err := toPushConfig("/params/configuration/pushNotificationConfig", c.PushNotificationConfig)
 			if err != nil {
-				return a2a.MessageSendParams{}, err
+				return a2a.SendMessageRequest{}, err
 			}
 			cfg.PushNotificationConfig = &pc
 		}
@@ -62,7 +62,7 @@ func DecodeMessageSendParams(raw []byte) (a2a.MessageSendParams, error) {
 }
 
 // EncodeMessageSendParams encodes params for message/send or message/stream.
-func EncodeMessageSendParams(p *a2a.MessageSendParams) ([]byte, error) {
+func EncodeMessageSendParams(p *a2a.SendMessageRequest) ([]byte, error) {
 	w := messageSendParamsJSON{Metadata: p.Metadata}
 	m := fromMessage(&p.Message)
 	w.Message = &m
@@ -84,7 +84,7 @@ func toPushConfig(path string, c *pushNotificationConfigJSON) (a2a.PushNotificat
 		if c.Authentication.Schemes == nil {
 			return out, a2a.InvalidParams(path+"/authentication/schemes", "required field missing")
 		}
-		out.Authentication = &a2a.PushNotificationAuthenticationInfo{Schemes: c.Authentication.Schemes, Credentials: c.Authentication.Credentials}
+		out.Authentication = &a2a.AuthenticationInfo{Schemes: c.Authentication.Schemes, Credentials: c.Authentication.Credentials}
 	}
 	return out, nil
 }
@@ -102,41 +102,41 @@ func fromPushConfig(c *a2a.PushNotificationConfig) *pushNotificationConfigJSON {
 }
 
 // DecodeTaskQueryParams decodes tasks/get params (A2A 0.3.0 §7.3).
-func DecodeTaskQueryParams(raw []byte) (a2a.TaskQueryParams, error) {
+func DecodeTaskQueryParams(raw []byte) (a2a.GetTaskRequest, error) {
 	var p taskQueryParamsJSON
 	if err := unmarshalParams(raw, &p); err != nil {
-		return a2a.TaskQueryParams{}, err
+		return a2a.GetTaskRequest{}, err
 	}
 	if p.ID == nil {
-		return a2a.TaskQueryParams{}, a2a.InvalidParams("/params/id", "required field missing")
+		return a2a.GetTaskRequest{}, a2a.InvalidParams("/params/id", "required field missing")
 	}
 	if p.HistoryLength != nil && *p.HistoryLength < 0 {
-		return a2a.TaskQueryParams{}, a2a.InvalidParams("/params/historyLength", "historyLength must not be negative")
+		return a2a.GetTaskRequest{}, a2a.InvalidParams("/params/historyLength", "historyLength must not be negative")
 	}
-	return a2a.TaskQueryParams{ID: *p.ID, HistoryLength: p.HistoryLength, Metadata: p.Metadata}, nil
+	return a2a.GetTaskRequest{ID: *p.ID, HistoryLength: p.HistoryLength, Metadata: p.Metadata}, nil
 }
 
 // EncodeTaskQueryParams encodes tasks/get params.
-func EncodeTaskQueryParams(p *a2a.TaskQueryParams) ([]byte, error) {
+func EncodeTaskQueryParams(p *a2a.GetTaskRequest) ([]byte, error) {
 	id := p.ID
 	return json.Marshal(&taskQueryParamsJSON{ID: &id, HistoryLength: p.HistoryLength, Metadata: p.Metadata}, encodeOpts)
 }
 
 // DecodeTaskIDParams decodes tasks/cancel, tasks/resubscribe and
 // tasks/pushNotificationConfig/list params (A2A 0.3.0 §7.4, §7.9, §7.7).
-func DecodeTaskIDParams(raw []byte) (a2a.TaskIDParams, error) {
+func DecodeTaskIDParams(raw []byte) (a2a.CancelTaskRequest, error) {
 	var p taskIDParamsJSON
 	if err := unmarshalParams(raw, &p); err != nil {
-		return a2a.TaskIDParams{}, err
+		return a2a.CancelTaskRequest{}, err
 	}
 	if p.ID == nil {
-		return a2a.TaskIDParams{}, a2a.InvalidParams("/params/id", "required field missing")
+		return a2a.CancelTaskRequest{}, a2a.InvalidParams("/params/id", "required field missing")
 	}
-	return a2a.TaskIDParams{ID: *p.ID, Metadata: p.Metadata}, nil
+	return a2a.CancelTaskRequest{ID: *p.ID, Metadata: p.Metadata}, nil
 }
 
 // EncodeTaskIDParams encodes TaskIdParams.
-func EncodeTaskIDParams(p *a2a.TaskIDParams) ([]byte, error) {
+func EncodeTaskIDParams(p *a2a.CancelTaskRequest) ([]byte, error) {
 	id := p.ID
 	return json.Marshal(&taskIDParamsJSON{ID: &id, Metadata: p.Metadata}, encodeOpts)
 }
@@ -168,17 +168,17 @@ func MarshalTaskPushNotificationConfig(c *a2a.TaskPushNotificationConfig) ([]byt
 
 // DecodeTaskPushConfigParams decodes tasks/pushNotificationConfig/get and
 // /delete params (A2A 0.3.0 §7.6, §7.8). For delete the config id is required.
-func DecodeTaskPushConfigParams(raw []byte, requireConfigID bool) (a2a.GetTaskPushNotificationConfigParams, error) {
+func DecodeTaskPushConfigParams(raw []byte, requireConfigID bool) (a2a.GetTaskPushNotificationConfigRequest, error) {
 	var p taskPushConfigParamsJSON
 	if err := unmarshalParams(raw, &p); err != nil {
-		return a2a.GetTaskPushNotificationConfigParams{}, err
+		return a2a.GetTaskPushNotificationConfigRequest{}, err
 	}
 	if p.ID == nil {
-		return a2a.GetTaskPushNotificationConfigParams{}, a2a.InvalidParams("/params/id", "required field missing")
+		return a2a.GetTaskPushNotificationConfigRequest{}, a2a.InvalidParams("/params/id", "required field missing")
 	}
-	out := a2a.GetTaskPushNotificationConfigParams{ID: *p.ID, Metadata: p.Metadata}
+	out := a2a.GetTaskPushNotificationConfigRequest{TaskID: *p.ID, Metadata: p.Metadata}
 	if p.PushNotificationConfigID != nil {
-		out.PushNotificationConfigID = *p.PushNotificationConfigID
+		out.ID = *p.PushNotificationConfigID
 	} else if requireConfigID {
 		return out, a2a.InvalidParams("/params/pushNotificationConfigId", "required field missing")
 	}
@@ -232,11 +232,11 @@ func UnmarshalTaskPushNotificationConfigs(raw []byte) ([]a2a.TaskPushNotificatio
 
 // EncodeTaskPushConfigParams encodes the params of
 // tasks/pushNotificationConfig/get and /delete.
-func EncodeTaskPushConfigParams(p *a2a.GetTaskPushNotificationConfigParams) ([]byte, error) {
-	id := p.ID
+func EncodeTaskPushConfigParams(p *a2a.GetTaskPushNotificationConfigRequest) ([]byte, error) {
+	id := p.TaskID
 	w := taskPushConfigParamsJSON{ID: &id, Metadata: p.Metadata}
-	if p.PushNotificationConfigID != "" {
-		c := p.PushNotificationConfigID
+	if p.ID != "" {
+		c := p.ID
 		w.PushNotificationConfigID = &c
 	}
 	return json.Marshal(&w, encodeOpts)

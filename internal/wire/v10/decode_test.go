@@ -21,32 +21,32 @@ func TestDecodeSendMessageRequestAccepts(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		doc  string
-		want a2a.MessageSendParams
+		want a2a.SendMessageRequest
 	}{
 		{"spec example (A2A 1.0 §11.4)",
 			`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"acceptedOutputModes":["text/plain"]}}`,
-			a2a.MessageSendParams{Message: userHi, Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}}}},
+			a2a.SendMessageRequest{Message: userHi, Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}}}},
 		{"a2a-go v2: returnImmediately, historyLength, push config with taskId",
 			`{"configuration":{"returnImmediately":true,"historyLength":0,"taskPushNotificationConfig":{"taskId":"","url":"http://h","authentication":{"scheme":"Bearer"}}},"message":{"messageId":"m","parts":[{"text":"hi"}],"role":"ROLE_USER"}}`,
-			a2a.MessageSendParams{Message: userHi, Configuration: &a2a.MessageSendConfiguration{Blocking: ptr(false), HistoryLength: ptr(0),
-				PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://h", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}}}}}},
+			a2a.SendMessageRequest{Message: userHi, Configuration: &a2a.SendMessageConfiguration{Blocking: ptr(false), HistoryLength: ptr(0),
+				PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://h", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}}}}}},
 		{"returnImmediately false is blocking, as absent",
 			`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":false}}`,
-			a2a.MessageSendParams{Message: userHi, Configuration: &a2a.MessageSendConfiguration{}}},
+			a2a.SendMessageRequest{Message: userHi, Configuration: &a2a.SendMessageConfiguration{}}},
 		{"proto field names",
 			`{"message":{"message_id":"m","role":"ROLE_USER","context_id":"c","task_id":"t","reference_task_ids":["r"],"parts":[{"text":"hi","media_type":"text/plain"}]},"configuration":{"accepted_output_modes":["a"],"history_length":"2","return_immediately":true}}`,
-			a2a.MessageSendParams{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, ContextID: "c", TaskID: "t", ReferenceTaskIDs: []string{"r"},
+			a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, ContextID: "c", TaskID: "t", ReferenceTaskIDs: []string{"r"},
 				Parts: []a2a.Part{a2a.TextPart{Text: "hi", MediaType: "text/plain"}}},
-				Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"a"}, HistoryLength: ptr(2), Blocking: ptr(false)}}},
+				Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"a"}, HistoryLength: ptr(2), Blocking: ptr(false)}}},
 		{"enum numbers, int32 as string and as 2.0, nulls as absent",
 			`{"tenant":null,"message":{"messageId":"m","role":1,"parts":[{"text":"hi","metadata":null}],"contextId":null},"configuration":{"historyLength":2.0},"metadata":null}`,
-			a2a.MessageSendParams{Message: userHi, Configuration: &a2a.MessageSendConfiguration{HistoryLength: ptr(2)}}},
+			a2a.SendMessageRequest{Message: userHi, Configuration: &a2a.SendMessageConfiguration{HistoryLength: ptr(2)}}},
 		{"unknown members ignored, 0.3 kind harmless",
 			`{"message":{"kind":"message","messageId":"m","role":"ROLE_USER","parts":[{"kind":"text","text":"hi"}],"future":{"x":[1]}},"extra":1}`,
-			a2a.MessageSendParams{Message: userHi}},
+			a2a.SendMessageRequest{Message: userHi}},
 		{"parts of every kind; base64 URL-safe, unpadded; data null",
 			`{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"raw":"-__-","filename":"f"},{"url":"http://u","mediaType":"image/png"},{"data":null},{"data":{"n":12345678901234567890}},{"raw":"AA"}]}}`,
-			a2a.MessageSendParams{Message: a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{
+			a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{
 				a2a.FilePart{File: a2a.File{Name: "f", Bytes: []byte{0xfb, 0xff, 0xfe}}},
 				a2a.FilePart{File: a2a.File{URI: "http://u", MimeType: "image/png"}},
 				a2a.DataPart{Data: nil},
@@ -55,7 +55,7 @@ func TestDecodeSendMessageRequestAccepts(t *testing.T) {
 			}}}},
 		{"tenant and metadata",
 			`{"tenant":"acme","message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"metadata":{"a":{"b":[1.50]}}}`,
-			a2a.MessageSendParams{Tenant: "acme", Message: userHi, Metadata: map[string]any{"a": map[string]any{"b": []any{stdjson.Number("1.50")}}}}},
+			a2a.SendMessageRequest{Tenant: "acme", Message: userHi, Metadata: map[string]any{"a": map[string]any{"b": []any{stdjson.Number("1.50")}}}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := DecodeSendMessageRequest([]byte(tt.doc))
@@ -141,24 +141,24 @@ func TestDecodeOtherRequests(t *testing.T) {
 		doc    string
 		want   any
 	}{
-		{"GetTask", func(b []byte) (any, error) { return DecodeGetTaskRequest(b) }, `{"id":"t","historyLength":10}`, a2a.TaskQueryParams{ID: "t", HistoryLength: ptr(10)}},
-		{"ListTasks empty params", func(b []byte) (any, error) { return DecodeListTasksRequest(b) }, ``, a2a.ListTasksParams{}},
+		{"GetTask", func(b []byte) (any, error) { return DecodeGetTaskRequest(b) }, `{"id":"t","historyLength":10}`, a2a.GetTaskRequest{ID: "t", HistoryLength: ptr(10)}},
+		{"ListTasks empty params", func(b []byte) (any, error) { return DecodeListTasksRequest(b) }, ``, a2a.ListTasksRequest{}},
 		{"ListTasks spec example", func(b []byte) (any, error) { return DecodeListTasksRequest(b) },
 			`{"contextId":"c","status":"TASK_STATE_WORKING","pageSize":50,"pageToken":"cursor-token"}`,
-			a2a.ListTasksParams{ContextID: "c", Status: a2a.TaskStateWorking, PageSize: ptr(50), PageToken: "cursor-token"}},
+			a2a.ListTasksRequest{ContextID: "c", Status: a2a.TaskStateWorking, PageSize: ptr(50), PageToken: "cursor-token"}},
 		{"ListTasks unspecified status, offset timestamp", func(b []byte) (any, error) { return DecodeListTasksRequest(b) },
 			`{"status":"TASK_STATE_UNSPECIFIED","statusTimestampAfter":"2025-10-27T10:00:00+02:00","includeArtifacts":true,"historyLength":0}`,
-			a2a.ListTasksParams{StatusTimestampAfter: ts, IncludeArtifacts: true, HistoryLength: ptr(0)}},
+			a2a.ListTasksRequest{StatusTimestampAfter: ts, IncludeArtifacts: true, HistoryLength: ptr(0)}},
 		{"CancelTask", func(b []byte) (any, error) { return DecodeCancelTaskRequest(b) }, `{"id":"t","metadata":{"a":1}}`,
-			a2a.TaskIDParams{ID: "t", Metadata: map[string]any{"a": stdjson.Number("1")}}},
-		{"SubscribeToTask", func(b []byte) (any, error) { return DecodeSubscribeToTaskRequest(b) }, `{"tenant":"x","id":"t"}`, a2a.TaskIDParams{Tenant: "x", ID: "t"}},
+			a2a.CancelTaskRequest{ID: "t", Metadata: map[string]any{"a": stdjson.Number("1")}}},
+		{"SubscribeToTask", func(b []byte) (any, error) { return DecodeSubscribeToTaskRequest(b) }, `{"tenant":"x","id":"t"}`, a2a.SubscribeToTaskRequest{Tenant: "x", ID: "t"}},
 		{"CreatePushConfig", func(b []byte) (any, error) { return DecodeTaskPushNotificationConfig(b) },
 			`{"taskId":"t","url":"https://h","token":"k"}`,
 			a2a.TaskPushNotificationConfig{TaskID: "t", PushNotificationConfig: a2a.PushNotificationConfig{URL: "https://h", Token: "k"}}},
 		{"GetPushConfig", func(b []byte) (any, error) { return DecodeGetTaskPushNotificationConfigRequest(b) }, `{"task_id":"t","id":"p"}`,
-			a2a.GetTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "p"}},
+			a2a.GetTaskPushNotificationConfigRequest{TaskID: "t", ID: "p"}},
 		{"ListPushConfigs pageSize 0 is unset", func(b []byte) (any, error) { return DecodeListTaskPushNotificationConfigsRequest(b) }, `{"taskId":"t","pageSize":0}`,
-			a2a.ListTaskPushNotificationConfigsParams{TaskID: "t"}},
+			a2a.ListTaskPushNotificationConfigsRequest{TaskID: "t"}},
 		{"GetExtendedAgentCard without params", func(b []byte) (any, error) { return DecodeGetExtendedAgentCardRequest(b) }, ``, ""},
 	} {
 		got, err := tt.decode([]byte(tt.doc))
@@ -256,7 +256,7 @@ func TestDecodeResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(a2a.ListTasksResult{Tasks: []a2a.Task{{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}}, PageSize: 50, TotalSize: 1}, r); diff != "" {
+	if diff := cmp.Diff(a2a.ListTasksResponse{Tasks: []a2a.Task{{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}}, PageSize: 50, TotalSize: 1}, r); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	_, err = UnmarshalListTasksResponse([]byte(`{"tasks":[{"id":"t","status":{}}],"totalSize":1.5}`))
@@ -273,8 +273,8 @@ func TestDecodeResponses(t *testing.T) {
 // turn: the field must then count as absent (an unknown member), never as
 // the real one.
 func TestFieldNamesAreCaseSensitive(t *testing.T) {
-	doc, _ := AppendSendMessageRequest(nil, &a2a.MessageSendParams{Tenant: "x", Message: sampleMessage(), Metadata: map[string]any{"a": "b"},
-		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"t"}, HistoryLength: ptr(1), Blocking: ptr(false)}})
+	doc, _ := AppendSendMessageRequest(nil, &a2a.SendMessageRequest{Tenant: "x", Message: sampleMessage(), Metadata: map[string]any{"a": "b"},
+		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"t"}, HistoryLength: ptr(1), Blocking: ptr(false)}})
 	want, err := DecodeSendMessageRequest(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -293,9 +293,9 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 // naming a field; what decodes re-encodes to a schema-valid document that
 // decodes to the same value.
 func FuzzDecodeSendMessageRequest(f *testing.F) {
-	b, _ := AppendSendMessageRequest(nil, &a2a.MessageSendParams{Tenant: "t", Message: sampleMessage(),
-		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: ptr(false), HistoryLength: ptr(2),
-			PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://x", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}}}}})
+	b, _ := AppendSendMessageRequest(nil, &a2a.SendMessageRequest{Tenant: "t", Message: sampleMessage(),
+		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: ptr(false), HistoryLength: ptr(2),
+			PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://x", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}}}}})
 	f.Add(b)
 	f.Add([]byte(`{"message":{"message_id":"m","role":1,"parts":[{"raw":"-_8"},{"data":null}]},"configuration":{"history_length":"3"}}`))
 	f.Add([]byte(`{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"x"}]}}`))
@@ -373,7 +373,7 @@ func TestDecodeConcurrently(t *testing.T) {
 	for i := range docs {
 		m := sampleMessage()
 		m.MessageID = strings.Repeat("m", i+1)
-		docs[i], _ = AppendSendMessageRequest(nil, &a2a.MessageSendParams{Message: m})
+		docs[i], _ = AppendSendMessageRequest(nil, &a2a.SendMessageRequest{Message: m})
 	}
 	done := make(chan error)
 	for g := 0; g < 8; g++ {

@@ -420,14 +420,14 @@ func AppendSendMessageResponse(dst []byte, ev a2a.Event) ([]byte, error) {
 // tasks, nextPageToken (always present, "" on the last page), pageSize and
 // totalSize. Unless includeArtifacts, the tasks' artifacts member is left
 // out entirely; with it, it is written even when empty.
-func AppendListTasksResponse(dst []byte, r *a2a.ListTasksResult, includeArtifacts bool) ([]byte, error) {
+func AppendListTasksResponse(dst []byte, r *a2a.ListTasksResponse, includeArtifacts bool) ([]byte, error) {
 	e := encoder{b: dst}
 	e.listTasks(r, includeArtifacts)
 	return e.finish(dst, len(dst))
 }
 
 // listTasks appends a ListTasksResponse (AppendListTasksResponse).
-func (e *encoder) listTasks(r *a2a.ListTasksResult, includeArtifacts bool) {
+func (e *encoder) listTasks(r *a2a.ListTasksResponse, includeArtifacts bool) {
 	mode := artifactsNever
 	if includeArtifacts {
 		mode = artifactsAlways

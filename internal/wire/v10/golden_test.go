@@ -107,7 +107,7 @@ func TestGoldenEvents(t *testing.T) {
 }
 
 func TestGoldenListTasksResponse(t *testing.T) {
-	r := &a2a.ListTasksResult{Tasks: []a2a.Task{*sampleTask(), {ID: "t2", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}},
+	r := &a2a.ListTasksResponse{Tasks: []a2a.Task{*sampleTask(), {ID: "t2", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}},
 		NextPageToken: "", PageSize: 2, TotalSize: 2}
 	for _, include := range []bool{false, true} {
 		b, err := AppendListTasksResponse(nil, r, include)
@@ -133,7 +133,7 @@ func TestGoldenListTasksResponse(t *testing.T) {
 			t.Errorf("include %v: round trip (-want +got):\n%s", include, diff)
 		}
 	}
-	empty, _ := AppendListTasksResponse(nil, &a2a.ListTasksResult{PageSize: 50}, false)
+	empty, _ := AppendListTasksResponse(nil, &a2a.ListTasksResponse{PageSize: 50}, false)
 	golden(t, "list_tasks_response_empty", empty)
 	schematest.Validate10(t, "ListTasksResponse", empty)
 }
@@ -177,8 +177,8 @@ func TestGoldenPushConfigs(t *testing.T) {
 func TestGoldenRequests(t *testing.T) {
 	h, size, f := 3, 25, false
 	spc := samplePushConfig().PushNotificationConfig
-	send := a2a.MessageSendParams{Tenant: "acme", Message: sampleMessage(), Metadata: map[string]any{"trace": "x"},
-		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &f, HistoryLength: &h,
+	send := a2a.SendMessageRequest{Tenant: "acme", Message: sampleMessage(), Metadata: map[string]any{"trace": "x"},
+		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &f, HistoryLength: &h,
 			PushNotificationConfig: &spc}}
 	check := func(name, def string, b []byte, err error, decode func([]byte) (any, error), want any) {
 		t.Helper()
@@ -198,41 +198,41 @@ func TestGoldenRequests(t *testing.T) {
 	b, err := AppendSendMessageRequest(nil, &send)
 	check("request_send_message", "SendMessageRequest", b, err, func(b []byte) (any, error) { return DecodeSendMessageRequest(b) }, send)
 
-	minimal := a2a.MessageSendParams{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hi"}}}}
+	minimal := a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hi"}}}}
 	b, err = AppendSendMessageRequest(nil, &minimal)
 	check("request_send_message_minimal", "SendMessageRequest", b, err, func(b []byte) (any, error) { return DecodeSendMessageRequest(b) }, minimal)
 
-	get := a2a.TaskQueryParams{Tenant: "acme", ID: "t1", HistoryLength: &h}
+	get := a2a.GetTaskRequest{Tenant: "acme", ID: "t1", HistoryLength: &h}
 	b, err = AppendGetTaskRequest(nil, &get)
 	check("request_get_task", "GetTaskRequest", b, err, func(b []byte) (any, error) { return DecodeGetTaskRequest(b) }, get)
 
-	list := a2a.ListTasksParams{Tenant: "acme", ContextID: "c1", Status: a2a.TaskStateWorking, PageSize: &size, PageToken: "p2",
+	list := a2a.ListTasksRequest{Tenant: "acme", ContextID: "c1", Status: a2a.TaskStateWorking, PageSize: &size, PageToken: "p2",
 		HistoryLength: &h, StatusTimestampAfter: sampleTime, IncludeArtifacts: true}
 	b, err = AppendListTasksRequest(nil, &list)
 	check("request_list_tasks", "ListTasksRequest", b, err, func(b []byte) (any, error) { return DecodeListTasksRequest(b) }, list)
 
-	cancel := a2a.TaskIDParams{Tenant: "acme", ID: "t1", Metadata: map[string]any{"why": "bored"}}
+	cancel := a2a.CancelTaskRequest{Tenant: "acme", ID: "t1", Metadata: map[string]any{"why": "bored"}}
 	b, err = AppendCancelTaskRequest(nil, &cancel)
 	check("request_cancel_task", "CancelTaskRequest", b, err, func(b []byte) (any, error) { return DecodeCancelTaskRequest(b) }, cancel)
 
-	sub := a2a.TaskIDParams{ID: "t1"}
-	b, err = AppendSubscribeToTaskRequest(nil, &a2a.TaskIDParams{ID: "t1", Metadata: map[string]any{"dropped": true}})
+	sub := a2a.CancelTaskRequest{ID: "t1"}
+	b, err = AppendSubscribeToTaskRequest(nil, &a2a.SubscribeToTaskRequest{ID: "t1", Metadata: map[string]any{"dropped": true}})
 	check("request_subscribe_to_task", "SubscribeToTaskRequest", b, err, func(b []byte) (any, error) { return DecodeSubscribeToTaskRequest(b) }, sub)
 
 	pc := samplePushConfig()
 	b, err = AppendTaskPushNotificationConfig(nil, &pc)
 	check("request_create_push_config", "TaskPushNotificationConfig", b, err, func(b []byte) (any, error) { return DecodeTaskPushNotificationConfig(b) }, pc)
 
-	pid := a2a.GetTaskPushNotificationConfigParams{Tenant: "acme", ID: "t1", PushNotificationConfigID: "p1"}
+	pid := a2a.GetTaskPushNotificationConfigRequest{Tenant: "acme", TaskID: "t1", ID: "p1"}
 	b, err = AppendPushConfigIDRequest(nil, &pid)
 	check("request_get_push_config", "GetTaskPushNotificationConfigRequest", b, err, func(b []byte) (any, error) { return DecodeGetTaskPushNotificationConfigRequest(b) }, pid)
 	schematest.Validate10(t, "DeleteTaskPushNotificationConfigRequest", b)
 	del, err := DecodeDeleteTaskPushNotificationConfigRequest(b)
-	if err != nil || !cmp.Equal(del, a2a.DeleteTaskPushNotificationConfigParams(pid)) {
+	if err != nil || !cmp.Equal(del, a2a.DeleteTaskPushNotificationConfigRequest(pid)) {
 		t.Errorf("delete = %+v, %v", del, err)
 	}
 
-	lp := a2a.ListTaskPushNotificationConfigsParams{Tenant: "acme", TaskID: "t1", PageSize: &size, PageToken: "p"}
+	lp := a2a.ListTaskPushNotificationConfigsRequest{Tenant: "acme", TaskID: "t1", PageSize: &size, PageToken: "p"}
 	b, err = AppendListTaskPushNotificationConfigsRequest(nil, &lp)
 	check("request_list_push_configs", "ListTaskPushNotificationConfigsRequest", b, err, func(b []byte) (any, error) { return DecodeListTaskPushNotificationConfigsRequest(b) }, lp)
 

@@ -28,14 +28,14 @@ const paramsPrefix = "/params"
 // message (required, with at least one part), configuration
 // (acceptedOutputModes; taskPushNotificationConfig, whose tenant and taskId
 // are ignored; historyLength >= 0; returnImmediately, the negation of
-// a2a.MessageSendConfiguration.Blocking: true gives Blocking false, false
+// a2a.SendMessageConfiguration.Blocking: true gives Blocking false, false
 // or absent leaves Blocking nil, blocking) and metadata.
-func DecodeSendMessageRequest(raw []byte) (a2a.MessageSendParams, error) {
+func DecodeSendMessageRequest(raw []byte) (a2a.SendMessageRequest, error) {
 	return decodeSendMessage(raw, paramsPrefix, false)
 }
 
-func decodeSendMessage(raw []byte, prefix string, rest bool) (a2a.MessageSendParams, error) {
-	var p a2a.MessageSendParams
+func decodeSendMessage(raw []byte, prefix string, rest bool) (a2a.SendMessageRequest, error) {
+	var p a2a.SendMessageRequest
 	d := newDecoder(raw, prefix, rest)
 	defer d.release()
 	var hasMessage bool
@@ -60,14 +60,14 @@ func decodeSendMessage(raw []byte, prefix string, rest bool) (a2a.MessageSendPar
 		return err
 	})
 	if err != nil {
-		return a2a.MessageSendParams{}, err
+		return a2a.SendMessageRequest{}, err
 	}
 	return p, nil
 }
 
 // sendConfig reads a SendMessageConfiguration (A2A 1.0 §3.2.2).
-func (d *decoder) sendConfig() (*a2a.MessageSendConfiguration, error) {
-	c := &a2a.MessageSendConfiguration{}
+func (d *decoder) sendConfig() (*a2a.SendMessageConfiguration, error) {
+	c := &a2a.SendMessageConfiguration{}
 	present, err := d.object(sendConfigFields, func(name string) error {
 		var err error
 		switch name {
@@ -98,8 +98,8 @@ func (d *decoder) sendConfig() (*a2a.MessageSendConfiguration, error) {
 
 // DecodeGetTaskRequest decodes the params of GetTask, a GetTaskRequest
 // (A2A 1.0 §3.1.3): tenant, id (required), historyLength (>= 0).
-func DecodeGetTaskRequest(raw []byte) (a2a.TaskQueryParams, error) {
-	var p a2a.TaskQueryParams
+func DecodeGetTaskRequest(raw []byte) (a2a.GetTaskRequest, error) {
+	var p a2a.GetTaskRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
 	err := d.document(raw, true, func() error {
@@ -121,7 +121,7 @@ func DecodeGetTaskRequest(raw []byte) (a2a.TaskQueryParams, error) {
 		return err
 	})
 	if err != nil {
-		return a2a.TaskQueryParams{}, err
+		return a2a.GetTaskRequest{}, err
 	}
 	return p, nil
 }
@@ -131,8 +131,8 @@ func DecodeGetTaskRequest(raw []byte) (a2a.TaskQueryParams, error) {
 // contextId, status (an enum name or number; TASK_STATE_UNSPECIFIED does
 // not filter), pageSize (1 to 100), pageToken, historyLength (>= 0),
 // statusTimestampAfter (RFC 3339), includeArtifacts.
-func DecodeListTasksRequest(raw []byte) (a2a.ListTasksParams, error) {
-	var p a2a.ListTasksParams
+func DecodeListTasksRequest(raw []byte) (a2a.ListTasksRequest, error) {
+	var p a2a.ListTasksRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
 	err := d.document(raw, true, func() error {
@@ -170,27 +170,28 @@ func DecodeListTasksRequest(raw []byte) (a2a.ListTasksParams, error) {
 		return err
 	})
 	if err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	}
 	return p, nil
 }
 
 // DecodeCancelTaskRequest decodes the params of CancelTask, a
 // CancelTaskRequest (A2A 1.0 §3.1.5): tenant, id (required), metadata.
-func DecodeCancelTaskRequest(raw []byte) (a2a.TaskIDParams, error) {
+func DecodeCancelTaskRequest(raw []byte) (a2a.CancelTaskRequest, error) {
 	return decodeTaskID(raw, paramsPrefix, false, "")
 }
 
 // DecodeSubscribeToTaskRequest decodes the params of SubscribeToTask, a
 // SubscribeToTaskRequest (A2A 1.0 §3.1.6): tenant, id (required).
-func DecodeSubscribeToTaskRequest(raw []byte) (a2a.TaskIDParams, error) {
-	return decodeTaskID(raw, paramsPrefix, false, "")
+func DecodeSubscribeToTaskRequest(raw []byte) (a2a.SubscribeToTaskRequest, error) {
+	p, err := decodeTaskID(raw, paramsPrefix, false, "")
+	return a2a.SubscribeToTaskRequest(p), err
 }
 
 // decodeTaskID reads {tenant, id, metadata}; pathID, when not "", is the
 // id of a REST path, which a body's id must match.
-func decodeTaskID(raw []byte, prefix string, rest bool, pathID string) (a2a.TaskIDParams, error) {
-	var p a2a.TaskIDParams
+func decodeTaskID(raw []byte, prefix string, rest bool, pathID string) (a2a.CancelTaskRequest, error) {
+	var p a2a.CancelTaskRequest
 	d := newDecoder(raw, prefix, rest)
 	defer d.release()
 	err := d.document(raw, true, func() error {
@@ -214,7 +215,7 @@ func decodeTaskID(raw []byte, prefix string, rest bool, pathID string) (a2a.Task
 		return err
 	})
 	if err != nil {
-		return a2a.TaskIDParams{}, err
+		return a2a.CancelTaskRequest{}, err
 	}
 	return p, nil
 }
@@ -254,22 +255,21 @@ func decodeCreatePushConfig(raw []byte, prefix string, rest bool, pathTaskID str
 
 // DecodeGetTaskPushNotificationConfigRequest decodes the params of
 // GetTaskPushNotificationConfig (A2A 1.0 §3.1.8): tenant, taskId and id
-// (both required). In the result ID is the task's id and
-// PushNotificationConfigID the config's.
-func DecodeGetTaskPushNotificationConfigRequest(raw []byte) (a2a.GetTaskPushNotificationConfigParams, error) {
+// (both required): TaskID and ID.
+func DecodeGetTaskPushNotificationConfigRequest(raw []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
 	return decodePushConfigID(raw)
 }
 
 // DecodeDeleteTaskPushNotificationConfigRequest decodes the params of
 // DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10): tenant, taskId and
 // id (both required).
-func DecodeDeleteTaskPushNotificationConfigRequest(raw []byte) (a2a.DeleteTaskPushNotificationConfigParams, error) {
+func DecodeDeleteTaskPushNotificationConfigRequest(raw []byte) (a2a.DeleteTaskPushNotificationConfigRequest, error) {
 	p, err := decodePushConfigID(raw)
-	return a2a.DeleteTaskPushNotificationConfigParams(p), err
+	return a2a.DeleteTaskPushNotificationConfigRequest(p), err
 }
 
-func decodePushConfigID(raw []byte) (a2a.GetTaskPushNotificationConfigParams, error) {
-	var p a2a.GetTaskPushNotificationConfigParams
+func decodePushConfigID(raw []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
+	var p a2a.GetTaskPushNotificationConfigRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
 	err := d.document(raw, true, func() error {
@@ -279,24 +279,24 @@ func decodePushConfigID(raw []byte) (a2a.GetTaskPushNotificationConfigParams, er
 			case "tenant":
 				p.Tenant, err = d.str()
 			case "taskId":
-				p.ID, err = d.str()
+				p.TaskID, err = d.str()
 			case "id":
-				p.PushNotificationConfigID, err = d.str()
+				p.ID, err = d.str()
 			}
 			return err
 		})
 		switch {
 		case err != nil:
 			return err
-		case p.ID == "":
+		case p.TaskID == "":
 			return d.missing("taskId")
-		case p.PushNotificationConfigID == "":
+		case p.ID == "":
 			return d.missing("id")
 		}
 		return nil
 	})
 	if err != nil {
-		return a2a.GetTaskPushNotificationConfigParams{}, err
+		return a2a.GetTaskPushNotificationConfigRequest{}, err
 	}
 	return p, nil
 }
@@ -304,8 +304,8 @@ func decodePushConfigID(raw []byte) (a2a.GetTaskPushNotificationConfigParams, er
 // DecodeListTaskPushNotificationConfigsRequest decodes the params of
 // ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9): tenant, taskId
 // (required), pageSize (>= 0; 0 is unset), pageToken.
-func DecodeListTaskPushNotificationConfigsRequest(raw []byte) (a2a.ListTaskPushNotificationConfigsParams, error) {
-	var p a2a.ListTaskPushNotificationConfigsParams
+func DecodeListTaskPushNotificationConfigsRequest(raw []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
+	var p a2a.ListTaskPushNotificationConfigsRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
 	err := d.document(raw, true, func() error {
@@ -332,7 +332,7 @@ func DecodeListTaskPushNotificationConfigsRequest(raw []byte) (a2a.ListTaskPushN
 		return err
 	})
 	if err != nil {
-		return a2a.ListTaskPushNotificationConfigsParams{}, err
+		return a2a.ListTaskPushNotificationConfigsRequest{}, err
 	}
 	return p, nil
 }

@@ -225,8 +225,8 @@ func (e *encoder) part03(p a2a.Part) {
 // configuration leaves Blocking nil (the server waits).
 // Errors are *a2a.Error: ErrParse (-32700) for a body that is not JSON,
 // else InvalidParams (-32602) naming the field ("/message/content/0/file").
-func DecodeREST03SendMessage(body []byte) (a2a.MessageSendParams, error) {
-	var p a2a.MessageSendParams
+func DecodeREST03SendMessage(body []byte) (a2a.SendMessageRequest, error) {
+	var p a2a.SendMessageRequest
 	d := newDecoder(body, "", true)
 	defer d.release()
 	d.v03 = true
@@ -250,14 +250,14 @@ func DecodeREST03SendMessage(body []byte) (a2a.MessageSendParams, error) {
 		return err
 	})
 	if err != nil {
-		return a2a.MessageSendParams{}, err
+		return a2a.SendMessageRequest{}, err
 	}
 	return p, nil
 }
 
 // sendConfig03 reads a SendMessageConfiguration of the 0.3 proto.
-func (d *decoder) sendConfig03() (*a2a.MessageSendConfiguration, error) {
-	c := &a2a.MessageSendConfiguration{}
+func (d *decoder) sendConfig03() (*a2a.SendMessageConfiguration, error) {
+	c := &a2a.SendMessageConfiguration{}
 	present, err := d.object(sendConfigFields03, func(name string) error {
 		var err error
 		switch name {
@@ -304,7 +304,7 @@ func (d *decoder) pushNotificationConfig03() (a2a.PushNotificationConfig, bool, 
 		case "token":
 			c.Token, err = d.str()
 		case "authentication":
-			var a a2a.PushNotificationAuthenticationInfo
+			var a a2a.AuthenticationInfo
 			var ok bool
 			ok, err = d.object(authFields03, func(name string) error {
 				var err error
@@ -335,9 +335,9 @@ func (d *decoder) pushNotificationConfig03() (a2a.PushNotificationConfig, bool, 
 // /v1/tasks/{id}:cancel and POST /v1/tasks/{id}:subscribe (A2A 0.3.0 §7.4,
 // §7.9, REST): empty, or {"name": "tasks/{id}"} naming the path's task.
 // Errors as DecodeREST03SendMessage's.
-func DecodeREST03TaskAction(id string, body []byte) (a2a.TaskIDParams, error) {
+func DecodeREST03TaskAction(id string, body []byte) (a2a.CancelTaskRequest, error) {
 	if err := pathID("id", id); err != nil {
-		return a2a.TaskIDParams{}, err
+		return a2a.CancelTaskRequest{}, err
 	}
 	d := newDecoder(body, "", true)
 	defer d.release()
@@ -352,9 +352,9 @@ func DecodeREST03TaskAction(id string, body []byte) (a2a.TaskIDParams, error) {
 		return err
 	})
 	if err != nil {
-		return a2a.TaskIDParams{}, err
+		return a2a.CancelTaskRequest{}, err
 	}
-	return a2a.TaskIDParams{ID: id}, nil
+	return a2a.CancelTaskRequest{ID: id}, nil
 }
 
 // DecodeREST03CreatePushConfig decodes the body of POST
@@ -502,7 +502,7 @@ func AppendREST03SendMessageResponse(dst []byte, ev a2a.Event) ([]byte, error) {
 // …, "pageSize": …, "totalSize": …}, the tasks in the 0.3 proto's JSON.
 // The spec's table says [Task]; the object keeps the page token, and
 // a2a-go v2's 0.3 client reads both. Errors as AppendREST03Event's.
-func AppendREST03ListTasksResponse(dst []byte, r *a2a.ListTasksResult, includeArtifacts bool) ([]byte, error) {
+func AppendREST03ListTasksResponse(dst []byte, r *a2a.ListTasksResponse, includeArtifacts bool) ([]byte, error) {
 	e := encoder{b: dst, v03: true}
 	e.listTasks(r, includeArtifacts)
 	return e.finish(dst, len(dst))
@@ -605,7 +605,7 @@ func AppendREST03Error(dst []byte, e *a2a.Error) ([]byte, int) {
 // configuration (proto3 would read an absent one as false); p.Tenant has
 // no 0.3 field and is not written. Errors: invalid UTF-8, a value JSON
 // cannot hold.
-func AppendREST03SendMessageRequest(dst []byte, p *a2a.MessageSendParams) ([]byte, error) {
+func AppendREST03SendMessageRequest(dst []byte, p *a2a.SendMessageRequest) ([]byte, error) {
 	e := encoder{b: dst, v03: true}
 	e.b = append(e.b, `{"message":`...)
 	e.message(&p.Message)
@@ -802,7 +802,7 @@ func UnmarshalREST03ListPushConfigs(b []byte) ([]a2a.TaskPushNotificationConfig,
 // "pageSize", "totalSize"} (what a2a-go v2 and a2abridge write), or the
 // bare array of tasks the spec's table shows. Errors as
 // UnmarshalREST03Task's; in a bare array they point below "/tasks".
-func UnmarshalREST03ListTasksResponse(b []byte) (a2a.ListTasksResult, error) {
+func UnmarshalREST03ListTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
 	b = wrapArray(b, "tasks")
 	d := newDecoder03(b)
 	defer d.release()

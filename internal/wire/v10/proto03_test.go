@@ -99,10 +99,10 @@ func TestDecodeREST03SendMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := a2a.MessageSendParams{
+	want := a2a.SendMessageRequest{
 		Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hi"}, a2a.FilePart{File: a2a.File{URI: "https://x/y", MimeType: "image/png"}}}},
-		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, HistoryLength: ptr(2), Blocking: ptr(false),
-			PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://h", Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}}}}}
+		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, HistoryLength: ptr(2), Blocking: ptr(false),
+			PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://h", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}}}}}
 	if diff := cmp.Diff(want, p, eventOpts); diff != "" {
 		t.Fatalf("JS request:\n%s", diff)
 	}
@@ -272,8 +272,8 @@ func FuzzDecodeREST03TaskAction(f *testing.F) {
 func TestGoldenREST03Requests(t *testing.T) {
 	hl := 3
 	pc := samplePushConfig()
-	p := a2a.MessageSendParams{Tenant: "dropped", Message: sampleMessage(), Metadata: map[string]any{"k": "v"},
-		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, HistoryLength: &hl,
+	p := a2a.SendMessageRequest{Tenant: "dropped", Message: sampleMessage(), Metadata: map[string]any{"k": "v"},
+		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, HistoryLength: &hl,
 			Blocking: new(bool), PushNotificationConfig: &pc.PushNotificationConfig}}
 	b, err := AppendREST03SendMessageRequest(nil, &p)
 	if err != nil {
@@ -291,8 +291,8 @@ func TestGoldenREST03Requests(t *testing.T) {
 		t.Errorf("send round trip (-want +got):\n%s", diff)
 	}
 	// A blocking send says so; no configuration is written as none.
-	blocking := a2a.MessageSendParams{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "x"}}},
-		Configuration: &a2a.MessageSendConfiguration{}}
+	blocking := a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "x"}}},
+		Configuration: &a2a.SendMessageConfiguration{}}
 	if b, _ = AppendREST03SendMessageRequest(nil, &blocking); string(b) != `{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},"configuration":{"blocking":true}}` {
 		t.Errorf("blocking send: %s", b)
 	}
@@ -363,7 +363,7 @@ func TestREST03ResponsesRoundTrip(t *testing.T) {
 	if got, err := UnmarshalREST03ListPushConfigs([]byte(bare)); err != nil || len(got) != 1 || got[0].TaskID != "t1" || got[0].PushNotificationConfig.ID != "p1" {
 		t.Errorf("bare list: %+v %v", got, err)
 	}
-	list := a2a.ListTasksResult{Tasks: []a2a.Task{*task}, NextPageToken: "n", PageSize: 1, TotalSize: 2}
+	list := a2a.ListTasksResponse{Tasks: []a2a.Task{*task}, NextPageToken: "n", PageSize: 1, TotalSize: 2}
 	b, _ = AppendREST03ListTasksResponse(nil, &list, true)
 	if got, err := UnmarshalREST03ListTasksResponse(b); err != nil || !cmp.Equal(list, got, eventOpts) {
 		t.Errorf("task list: %+v %v", got, err)

@@ -17,7 +17,7 @@ import (
 // AppendSendMessageRequest appends a SendMessageRequest (A2A 1.0 §3.2.1).
 // Blocking false is written as returnImmediately true; the push config's
 // single authentication scheme is Schemes[0].
-func AppendSendMessageRequest(dst []byte, p *a2a.MessageSendParams) ([]byte, error) {
+func AppendSendMessageRequest(dst []byte, p *a2a.SendMessageRequest) ([]byte, error) {
 	e := encoder{b: dst}
 	e.b = append(e.b, '{')
 	e.optional("tenant", p.Tenant)
@@ -45,7 +45,7 @@ func AppendSendMessageRequest(dst []byte, p *a2a.MessageSendParams) ([]byte, err
 }
 
 // AppendGetTaskRequest appends a GetTaskRequest (A2A 1.0 §3.1.3).
-func AppendGetTaskRequest(dst []byte, p *a2a.TaskQueryParams) ([]byte, error) {
+func AppendGetTaskRequest(dst []byte, p *a2a.GetTaskRequest) ([]byte, error) {
 	e := encoder{b: dst}
 	e.b = append(e.b, '{')
 	e.optional("tenant", p.Tenant)
@@ -58,7 +58,7 @@ func AppendGetTaskRequest(dst []byte, p *a2a.TaskQueryParams) ([]byte, error) {
 }
 
 // AppendListTasksRequest appends a ListTasksRequest (A2A 1.0 §3.1.4).
-func AppendListTasksRequest(dst []byte, p *a2a.ListTasksParams) ([]byte, error) {
+func AppendListTasksRequest(dst []byte, p *a2a.ListTasksRequest) ([]byte, error) {
 	e := encoder{b: dst}
 	e.b = append(e.b, '{')
 	e.optional("tenant", p.Tenant)
@@ -84,7 +84,7 @@ func AppendListTasksRequest(dst []byte, p *a2a.ListTasksParams) ([]byte, error) 
 }
 
 // AppendCancelTaskRequest appends a CancelTaskRequest (A2A 1.0 §3.1.5).
-func AppendCancelTaskRequest(dst []byte, p *a2a.TaskIDParams) ([]byte, error) {
+func AppendCancelTaskRequest(dst []byte, p *a2a.CancelTaskRequest) ([]byte, error) {
 	e := encoder{b: dst}
 	e.b = append(e.b, '{')
 	e.optional("tenant", p.Tenant)
@@ -96,26 +96,26 @@ func AppendCancelTaskRequest(dst []byte, p *a2a.TaskIDParams) ([]byte, error) {
 
 // AppendSubscribeToTaskRequest appends a SubscribeToTaskRequest (A2A 1.0
 // §3.1.6), which has no metadata.
-func AppendSubscribeToTaskRequest(dst []byte, p *a2a.TaskIDParams) ([]byte, error) {
-	return AppendCancelTaskRequest(dst, &a2a.TaskIDParams{Tenant: p.Tenant, ID: p.ID})
+func AppendSubscribeToTaskRequest(dst []byte, p *a2a.SubscribeToTaskRequest) ([]byte, error) {
+	return AppendCancelTaskRequest(dst, &a2a.CancelTaskRequest{Tenant: p.Tenant, ID: p.ID})
 }
 
 // AppendPushConfigIDRequest appends a GetTaskPushNotificationConfigRequest
 // or DeleteTaskPushNotificationConfigRequest (A2A 1.0 §3.1.8, §3.1.10):
-// {tenant, taskId: p.ID, id: p.PushNotificationConfigID}.
-func AppendPushConfigIDRequest(dst []byte, p *a2a.GetTaskPushNotificationConfigParams) ([]byte, error) {
+// {tenant, taskId: p.TaskID, id: p.ID}.
+func AppendPushConfigIDRequest(dst []byte, p *a2a.GetTaskPushNotificationConfigRequest) ([]byte, error) {
 	e := encoder{b: dst}
 	e.b = append(e.b, '{')
 	e.optional("tenant", p.Tenant)
-	e.field("taskId", p.ID)
-	e.field("id", p.PushNotificationConfigID)
+	e.field("taskId", p.TaskID)
+	e.field("id", p.ID)
 	e.b = append(e.b, '}')
 	return e.finish(dst, len(dst))
 }
 
 // AppendListTaskPushNotificationConfigsRequest appends a
 // ListTaskPushNotificationConfigsRequest (A2A 1.0 §3.1.9).
-func AppendListTaskPushNotificationConfigsRequest(dst []byte, p *a2a.ListTaskPushNotificationConfigsParams) ([]byte, error) {
+func AppendListTaskPushNotificationConfigsRequest(dst []byte, p *a2a.ListTaskPushNotificationConfigsRequest) ([]byte, error) {
 	e := encoder{b: dst}
 	e.b = append(e.b, '{')
 	e.optional("tenant", p.Tenant)
@@ -139,7 +139,7 @@ func AppendGetExtendedAgentCardRequest(dst []byte, tenant string) ([]byte, error
 }
 
 // GetTaskQuery returns the query of GET /tasks/{id} for p (A2A 1.0 §11.5).
-func GetTaskQuery(p *a2a.TaskQueryParams) url.Values {
+func GetTaskQuery(p *a2a.GetTaskRequest) url.Values {
 	q := url.Values{}
 	if p.HistoryLength != nil {
 		q.Set("historyLength", strconv.Itoa(*p.HistoryLength))
@@ -148,7 +148,7 @@ func GetTaskQuery(p *a2a.TaskQueryParams) url.Values {
 }
 
 // ListTasksQuery returns the query of GET /tasks for p (A2A 1.0 §11.5).
-func ListTasksQuery(p *a2a.ListTasksParams) url.Values {
+func ListTasksQuery(p *a2a.ListTasksRequest) url.Values {
 	q := url.Values{}
 	if p.ContextID != "" {
 		q.Set("contextId", p.ContextID)
@@ -176,7 +176,7 @@ func ListTasksQuery(p *a2a.ListTasksParams) url.Values {
 
 // ListPushConfigsQuery returns the query of GET
 // /tasks/{taskId}/pushNotificationConfigs for p (A2A 1.0 §11.5).
-func ListPushConfigsQuery(p *a2a.ListTaskPushNotificationConfigsParams) url.Values {
+func ListPushConfigsQuery(p *a2a.ListTaskPushNotificationConfigsRequest) url.Values {
 	q := url.Values{}
 	if p.PageSize != nil {
 		q.Set("pageSize", strconv.Itoa(*p.PageSize))

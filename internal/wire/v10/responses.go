@@ -87,15 +87,15 @@ func unmarshalStream(b []byte, onlyTaskOrMessage, v03 bool) (a2a.Event, error) {
 var listTasksResponseFields = newFields("tasks", "nextPageToken", "pageSize", "totalSize")
 
 // UnmarshalListTasksResponse decodes a ListTasksResponse (A2A 1.0 §3.1.4).
-func UnmarshalListTasksResponse(b []byte) (a2a.ListTasksResult, error) {
+func UnmarshalListTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
 	d := newDecoder(b, "", false)
 	defer d.release()
 	return d.listTasksResponse(b)
 }
 
 // listTasksResponse reads the document b, a ListTasksResponse.
-func (d *decoder) listTasksResponse(b []byte) (a2a.ListTasksResult, error) {
-	r := a2a.ListTasksResult{Tasks: []a2a.Task{}}
+func (d *decoder) listTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
+	r := a2a.ListTasksResponse{Tasks: []a2a.Task{}}
 	err := d.document(b, false, func() error {
 		_, err := d.object(listTasksResponseFields, func(name string) error {
 			var err error
@@ -121,7 +121,7 @@ func (d *decoder) listTasksResponse(b []byte) (a2a.ListTasksResult, error) {
 		return err
 	})
 	if err != nil {
-		return a2a.ListTasksResult{}, err
+		return a2a.ListTasksResponse{}, err
 	}
 	return r, nil
 }

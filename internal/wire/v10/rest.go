@@ -24,13 +24,13 @@ import (
 
 // DecodeRESTSendMessage decodes the body of POST /message:send and POST
 // /message:stream, a SendMessageRequest (see DecodeSendMessageRequest).
-func DecodeRESTSendMessage(tenant string, body []byte) (a2a.MessageSendParams, error) {
+func DecodeRESTSendMessage(tenant string, body []byte) (a2a.SendMessageRequest, error) {
 	p, err := decodeSendMessage(body, "", true)
 	if err != nil {
-		return a2a.MessageSendParams{}, err
+		return a2a.SendMessageRequest{}, err
 	}
 	if p.Tenant, err = mergeTenant(tenant, p.Tenant); err != nil {
-		return a2a.MessageSendParams{}, err
+		return a2a.SendMessageRequest{}, err
 	}
 	return p, nil
 }
@@ -121,15 +121,15 @@ func quoteShort(s string) string {
 
 // DecodeRESTGetTask decodes GET /tasks/{id}?historyLength=N (A2A 1.0
 // §11.3.2): a GetTaskRequest.
-func DecodeRESTGetTask(tenant, id string, q url.Values) (a2a.TaskQueryParams, error) {
+func DecodeRESTGetTask(tenant, id string, q url.Values) (a2a.GetTaskRequest, error) {
 	if err := pathID("id", id); err != nil {
-		return a2a.TaskQueryParams{}, err
+		return a2a.GetTaskRequest{}, err
 	}
 	h, err := query{q}.nonNegative("historyLength")
 	if err != nil {
-		return a2a.TaskQueryParams{}, err
+		return a2a.GetTaskRequest{}, err
 	}
-	return a2a.TaskQueryParams{Tenant: tenant, ID: id, HistoryLength: h}, nil
+	return a2a.GetTaskRequest{Tenant: tenant, ID: id, HistoryLength: h}, nil
 }
 
 // DecodeRESTListTasks decodes the query of GET /tasks (A2A 1.0 §11.5): a
@@ -137,57 +137,57 @@ func DecodeRESTGetTask(tenant, id string, q url.Values) (a2a.TaskQueryParams, er
 // historyLength (>= 0), statusTimestampAfter (also read as
 // lastUpdatedAfter, the name a2a-go v2.4.0's client sends) and
 // includeArtifacts.
-func DecodeRESTListTasks(tenant string, q url.Values) (a2a.ListTasksParams, error) {
+func DecodeRESTListTasks(tenant string, q url.Values) (a2a.ListTasksRequest, error) {
 	qq := query{q}
-	p := a2a.ListTasksParams{Tenant: tenant}
+	p := a2a.ListTasksRequest{Tenant: tenant}
 	var err error
 	var ok bool
 	if p.ContextID, _, err = qq.get("contextId"); err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	}
 	var s string
 	if s, ok, err = qq.get("status"); err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	} else if ok {
 		st, known := ParseTaskState(s)
 		if !known {
-			return a2a.ListTasksParams{}, a2a.InvalidParams("/status", "unknown task state "+quoteShort(s))
+			return a2a.ListTasksRequest{}, a2a.InvalidParams("/status", "unknown task state "+quoteShort(s))
 		}
 		if st != a2a.TaskStateUnknown {
 			p.Status = st
 		}
 	}
 	if p.PageSize, err = qq.int32("pageSize"); err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	} else if p.PageSize != nil && (*p.PageSize < 1 || *p.PageSize > a2a.ListTasksMaxPageSize) {
-		return a2a.ListTasksParams{}, a2a.InvalidParams("/pageSize", "pageSize must be between 1 and 100")
+		return a2a.ListTasksRequest{}, a2a.InvalidParams("/pageSize", "pageSize must be between 1 and 100")
 	}
 	if p.PageToken, _, err = qq.get("pageToken"); err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	}
 	if p.HistoryLength, err = qq.nonNegative("historyLength"); err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	}
 	ts, ok, err := qq.get("statusTimestampAfter")
 	if err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	}
 	field := "statusTimestampAfter"
 	if !ok {
 		field = "lastUpdatedAfter"
 		if ts, ok, err = qq.get(field); err != nil {
-			return a2a.ListTasksParams{}, err
+			return a2a.ListTasksRequest{}, err
 		}
 	}
 	if ok {
 		t, reason := parseTimestamp(ts)
 		if reason != "" {
-			return a2a.ListTasksParams{}, a2a.InvalidParams("/"+field, reason)
+			return a2a.ListTasksRequest{}, a2a.InvalidParams("/"+field, reason)
 		}
 		p.StatusTimestampAfter = t
 	}
 	if p.IncludeArtifacts, err = qq.boolean("includeArtifacts"); err != nil {
-		return a2a.ListTasksParams{}, err
+		return a2a.ListTasksRequest{}, err
 	}
 	return p, nil
 }
@@ -196,17 +196,17 @@ func DecodeRESTListTasks(tenant string, q url.Values) (a2a.ListTasksParams, erro
 // /tasks/{id}:subscribe (A2A 1.0 §11.3.2): a CancelTaskRequest or
 // SubscribeToTaskRequest whose id is the path's. The body may be empty (as
 // a2a-go's client sends it) or carry tenant, id and metadata.
-func DecodeRESTTaskAction(tenant, id string, body []byte) (a2a.TaskIDParams, error) {
+func DecodeRESTTaskAction(tenant, id string, body []byte) (a2a.CancelTaskRequest, error) {
 	if err := pathID("id", id); err != nil {
-		return a2a.TaskIDParams{}, err
+		return a2a.CancelTaskRequest{}, err
 	}
 	p, err := decodeTaskID(body, "", true, id)
 	if err != nil {
-		return a2a.TaskIDParams{}, err
+		return a2a.CancelTaskRequest{}, err
 	}
 	p.ID = id
 	if p.Tenant, err = mergeTenant(tenant, p.Tenant); err != nil {
-		return a2a.TaskIDParams{}, err
+		return a2a.CancelTaskRequest{}, err
 	}
 	return p, nil
 }
@@ -232,35 +232,35 @@ func DecodeRESTCreatePushConfig(tenant, taskID string, body []byte) (a2a.TaskPus
 // DecodeRESTPushConfigID decodes GET and DELETE
 // /tasks/{taskId}/pushNotificationConfigs/{configId} (A2A 1.0 §11.3.3).
 // For DELETE, convert the result:
-// a2a.DeleteTaskPushNotificationConfigParams(p).
-func DecodeRESTPushConfigID(tenant, taskID, configID string) (a2a.GetTaskPushNotificationConfigParams, error) {
+// a2a.DeleteTaskPushNotificationConfigRequest(p).
+func DecodeRESTPushConfigID(tenant, taskID, configID string) (a2a.GetTaskPushNotificationConfigRequest, error) {
 	if err := pathID("taskId", taskID); err != nil {
-		return a2a.GetTaskPushNotificationConfigParams{}, err
+		return a2a.GetTaskPushNotificationConfigRequest{}, err
 	}
 	if err := pathID("id", configID); err != nil {
-		return a2a.GetTaskPushNotificationConfigParams{}, err
+		return a2a.GetTaskPushNotificationConfigRequest{}, err
 	}
-	return a2a.GetTaskPushNotificationConfigParams{Tenant: tenant, ID: taskID, PushNotificationConfigID: configID}, nil
+	return a2a.GetTaskPushNotificationConfigRequest{Tenant: tenant, TaskID: taskID, ID: configID}, nil
 }
 
 // DecodeRESTListPushConfigs decodes GET
 // /tasks/{taskId}/pushNotificationConfigs?pageSize=N&pageToken=T (A2A 1.0
 // §11.3.3).
-func DecodeRESTListPushConfigs(tenant, taskID string, q url.Values) (a2a.ListTaskPushNotificationConfigsParams, error) {
+func DecodeRESTListPushConfigs(tenant, taskID string, q url.Values) (a2a.ListTaskPushNotificationConfigsRequest, error) {
 	if err := pathID("taskId", taskID); err != nil {
-		return a2a.ListTaskPushNotificationConfigsParams{}, err
+		return a2a.ListTaskPushNotificationConfigsRequest{}, err
 	}
 	qq := query{q}
-	p := a2a.ListTaskPushNotificationConfigsParams{Tenant: tenant, TaskID: taskID}
+	p := a2a.ListTaskPushNotificationConfigsRequest{Tenant: tenant, TaskID: taskID}
 	var err error
 	if p.PageSize, err = qq.nonNegative("pageSize"); err != nil {
-		return a2a.ListTaskPushNotificationConfigsParams{}, err
+		return a2a.ListTaskPushNotificationConfigsRequest{}, err
 	}
 	if p.PageSize != nil && *p.PageSize == 0 {
 		p.PageSize = nil
 	}
 	if p.PageToken, _, err = qq.get("pageToken"); err != nil {
-		return a2a.ListTaskPushNotificationConfigsParams{}, err
+		return a2a.ListTaskPushNotificationConfigsRequest{}, err
 	}
 	return p, nil
 }

@@ -24,17 +24,17 @@ func TestDecodeRESTListTasks(t *testing.T) {
 	ts := time.Date(2025, 11, 9, 10, 30, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		query string
-		want  a2a.ListTasksParams
+		want  a2a.ListTasksRequest
 	}{
-		{"", a2a.ListTasksParams{Tenant: "acme"}},
+		{"", a2a.ListTasksRequest{Tenant: "acme"}},
 		{"contextId=uuid&status=TASK_STATE_WORKING&pageSize=50&pageToken=cursor", // A2A 1.0 §11.5
-			a2a.ListTasksParams{Tenant: "acme", ContextID: "uuid", Status: a2a.TaskStateWorking, PageSize: ptr(50), PageToken: "cursor"}},
+			a2a.ListTasksRequest{Tenant: "acme", ContextID: "uuid", Status: a2a.TaskStateWorking, PageSize: ptr(50), PageToken: "cursor"}},
 		{"context_id=c&page_size=1&history_length=0&status_timestamp_after=2025-11-09T10:30:00Z&include_artifacts=true",
-			a2a.ListTasksParams{Tenant: "acme", ContextID: "c", PageSize: ptr(1), HistoryLength: ptr(0), StatusTimestampAfter: ts, IncludeArtifacts: true}},
+			a2a.ListTasksRequest{Tenant: "acme", ContextID: "c", PageSize: ptr(1), HistoryLength: ptr(0), StatusTimestampAfter: ts, IncludeArtifacts: true}},
 		// a2a-go v2.4.0's client names the timestamp lastUpdatedAfter.
 		{"lastUpdatedAfter=2025-11-09T11:30:00%2B01:00&includeArtifacts=0&status=3&A2A-Version=1.0",
-			a2a.ListTasksParams{Tenant: "acme", StatusTimestampAfter: ts, Status: a2a.TaskStateCompleted}},
-		{"status=TASK_STATE_UNSPECIFIED", a2a.ListTasksParams{Tenant: "acme"}},
+			a2a.ListTasksRequest{Tenant: "acme", StatusTimestampAfter: ts, Status: a2a.TaskStateCompleted}},
+		{"status=TASK_STATE_UNSPECIFIED", a2a.ListTasksRequest{Tenant: "acme"}},
 	} {
 		got, err := DecodeRESTListTasks("acme", mustQuery(t, tt.query))
 		if err != nil {
@@ -69,7 +69,7 @@ func TestDecodeRESTListTasks(t *testing.T) {
 
 func TestDecodeRESTOthers(t *testing.T) {
 	p, err := DecodeRESTGetTask("acme", "t1", mustQuery(t, "historyLength=10"))
-	if err != nil || !cmp.Equal(p, a2a.TaskQueryParams{Tenant: "acme", ID: "t1", HistoryLength: ptr(10)}) {
+	if err != nil || !cmp.Equal(p, a2a.GetTaskRequest{Tenant: "acme", ID: "t1", HistoryLength: ptr(10)}) {
 		t.Errorf("GetTask = %+v, %v", p, err)
 	}
 	if back, err := DecodeRESTGetTask("acme", "t1", GetTaskQuery(&p)); err != nil || !cmp.Equal(p, back) {
@@ -98,7 +98,7 @@ func TestDecodeRESTOthers(t *testing.T) {
 
 	c, err := DecodeRESTCreatePushConfig("acme", "t1", []byte(`{"url":"https://h","authentication":{"scheme":"Bearer","credentials":"c"}}`))
 	want := a2a.TaskPushNotificationConfig{Tenant: "acme", TaskID: "t1", PushNotificationConfig: a2a.PushNotificationConfig{URL: "https://h",
-		Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "c"}}}
+		Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "c"}}}
 	if err != nil || !cmp.Equal(c, want) {
 		t.Errorf("CreatePushConfig = %+v, %v", c, err)
 	}
@@ -112,14 +112,14 @@ func TestDecodeRESTOthers(t *testing.T) {
 	checkInvalid(t, "no url", err, "/url", "required")
 
 	id, err := DecodeRESTPushConfigID("acme", "t1", "p1")
-	if err != nil || !cmp.Equal(id, a2a.GetTaskPushNotificationConfigParams{Tenant: "acme", ID: "t1", PushNotificationConfigID: "p1"}) {
+	if err != nil || !cmp.Equal(id, a2a.GetTaskPushNotificationConfigRequest{Tenant: "acme", TaskID: "t1", ID: "p1"}) {
 		t.Errorf("PushConfigID = %+v, %v", id, err)
 	}
 	_, err = DecodeRESTPushConfigID("", "t1", "")
 	checkInvalid(t, "no config id", err, "/id", "required")
 
 	lp, err := DecodeRESTListPushConfigs("", "t1", mustQuery(t, "pageSize=10&pageToken=x"))
-	if err != nil || !cmp.Equal(lp, a2a.ListTaskPushNotificationConfigsParams{TaskID: "t1", PageSize: ptr(10), PageToken: "x"}) {
+	if err != nil || !cmp.Equal(lp, a2a.ListTaskPushNotificationConfigsRequest{TaskID: "t1", PageSize: ptr(10), PageToken: "x"}) {
 		t.Errorf("ListPushConfigs = %+v, %v", lp, err)
 	}
 	if back, err := DecodeRESTListPushConfigs("", "t1", ListPushConfigsQuery(&lp)); err != nil || !cmp.Equal(lp, back) {

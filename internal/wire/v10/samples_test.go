@@ -55,7 +55,7 @@ func sampleArtifactUpdate() *a2a.TaskArtifactUpdateEvent {
 func samplePushConfig() a2a.TaskPushNotificationConfig {
 	return a2a.TaskPushNotificationConfig{Tenant: "acme", TaskID: "t1", PushNotificationConfig: a2a.PushNotificationConfig{
 		ID: "p1", URL: "https://hooks.example.com/a2a", Token: "tok",
-		Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "secret"}}}
+		Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "secret"}}}
 }
 
 func sampleCard() *a2a.AgentCard {

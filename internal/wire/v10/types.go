@@ -503,7 +503,7 @@ func (d *decoder) pushConfig() (a2a.TaskPushNotificationConfig, bool, error) {
 		case "token":
 			c.PushNotificationConfig.Token, err = d.str()
 		case "authentication":
-			var a a2a.PushNotificationAuthenticationInfo
+			var a a2a.AuthenticationInfo
 			var scheme string
 			var ok bool
 			ok, err = d.object(authFields, func(name string) error {

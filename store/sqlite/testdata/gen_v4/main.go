@@ -254,16 +254,16 @@ func main() {
 
 	// Push configs: delivered, pending, replaced, deleted; with and
 	// without tokens and authentication.
-	auth := &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "s3cr3t-credentials"}
+	auth := &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "s3cr3t-credentials"}
 	push := func(g *gen, c a2a.PushNotificationConfig, cursor int64) { must(s.SetPushConfig(ctx, g.id, c, cursor)) }
 	push(done, a2a.PushNotificationConfig{ID: "hook-1", URL: "https://hooks.example.com/a2a", Token: "tok-1", Authentication: auth}, 1)
 	must(s.MarkPushDelivered(ctx, done.id, "hook-1", done.seq)) // all delivered
 	push(done, a2a.PushNotificationConfig{ID: "hook-2", URL: "https://hooks.example.com/other"}, 1)
 	must(s.MarkPushDelivered(ctx, done.id, "hook-2", 3)) // pending
 	push(w, a2a.PushNotificationConfig{ID: "w-hook", URL: "https://hooks.example.com/w", Token: "tok-w",
-		Authentication: &a2a.PushNotificationAuthenticationInfo{Schemes: []string{"Basic", "Bearer"}}}, 0) // pending from the start
+		Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Basic", "Bearer"}}}, 0) // pending from the start
 	push(ir, a2a.PushNotificationConfig{ID: "ir-hook", URL: "https://hooks.example.com/ir", Token: "old"}, 2)
-	push(ir, a2a.PushNotificationConfig{ID: "ir-hook", URL: "https://hooks.example.com/ir2", Token: "new", Authentication: &a2a.PushNotificationAuthenticationInfo{}}, 0) // replaced, cursor kept
+	push(ir, a2a.PushNotificationConfig{ID: "ir-hook", URL: "https://hooks.example.com/ir2", Token: "new", Authentication: &a2a.AuthenticationInfo{}}, 0) // replaced, cursor kept
 	push(ir, a2a.PushNotificationConfig{ID: "ir-gone", URL: "https://hooks.example.com/gone"}, 0)
 	must(s.DeletePushConfig(ctx, ir.id, "ir-gone"))
 	push(big, a2a.PushNotificationConfig{ID: "story-hook", URL: "https://hooks.example.com/story", Token: "tok-story"}, 1)
