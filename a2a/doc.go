@@ -7,10 +7,10 @@
 // their own: each protocol version's wire format (A2A 0.3.0 JSON with
 // "kind" discriminators today, A2A 1.0 ProtoJSON later) lives in its own
 // codec. The package does no I/O. Numbers inside structured values (a
-// DataPart's Data, Metadata maps) are encoding/json.Number, their text kept
-// exactly as received (see DataPart).
+// Data part's Value, Metadata maps) are encoding/json.Number, their text
+// kept exactly as received (see Data).
 //
-//	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello"})
+//	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hello"))
 //	task := a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
 //	_ = msg
 //	_ = task

@@ -61,47 +61,45 @@ func (s TaskState) Interrupted() bool {
 // Final reports whether a status update in state s ends a stream: terminal or interrupted.
 func (s TaskState) Final() bool { return s.Terminal() || s.Interrupted() }
 
-// Part is one piece of content in a Message or Artifact: exactly one of
-// TextPart (1.0 "text"), FilePart (1.0 "raw" bytes or "url"; 0.3 file with
-// bytes or uri) or DataPart (1.0 "data", any JSON value; 0.3 a JSON
-// object). Every part may carry metadata, a media type and a file name
-// (A2A 1.0 §4.1.6; A2A 0.3.0 §6.5). The set is closed.
+// Part is one piece of content in a Message or Artifact (A2A 1.0 §4.1.6):
+// its Content is exactly one of Text, Raw (bytes carried by value), URL
+// (a file by reference) or Data (any JSON value), with an optional
+// MediaType (e.g. "text/markdown", "image/png"), Filename and Metadata.
 //
-// The model is the superset of both protocol versions; the 0.3 edge drops
-// what 0.3 cannot carry (a TextPart's or DataPart's media type and file
-// name) and wraps a DataPart whose Data is not an object as
-// {"value": Data} with metadata "data_part_compat": true, which it unwraps
-// again on input (the convention of the official a2a-go SDK).
-type Part interface {
-	// PartMetadata returns the part's optional metadata (may be nil).
-	PartMetadata() map[string]any
-	isPart()
-}
-
-// TextPart is text content (A2A 1.0 §4.1.6 "text"; A2A 0.3.0 §6.5.1).
-// MediaType (e.g. "text/markdown"; "" means text/plain) and Filename are
-// optional and carried by A2A 1.0 only.
-type TextPart struct {
-	Text      string
+// The model is the superset of both protocol versions. A2A 0.3.0 (§6.5)
+// names the kinds TextPart, FilePart (Raw: a file with bytes; URL: a file
+// with a uri; MediaType and Filename are the file's mimeType and name) and
+// DataPart; the 0.3 edge drops what 0.3 cannot carry (a Text or Data
+// part's MediaType and Filename) and wraps a Data value that is not an
+// object as {"value": Value} with metadata "data_part_compat": true, which
+// it unwraps again on input (the convention of the official a2a-go SDK).
+// A Part whose Content is nil is invalid and is refused by every codec.
+type Part struct {
+	Content   PartContent
 	MediaType string
 	Filename  string
 	Metadata  map[string]any
 }
 
-// FilePart is file content, by value or by reference (A2A 1.0 §4.1.6 "raw"
-// and "url"; A2A 0.3.0 §6.5.2). File.Name and File.MimeType are the part's
-// filename and mediaType in A2A 1.0.
-type FilePart struct {
-	File     File
-	Metadata map[string]any
+// PartContent is the content of a Part: Text, Raw, URL or Data. The set is closed.
+type PartContent interface {
+	isPartContent()
 }
 
-// DataPart is structured JSON content (A2A 1.0 §4.1.6 "data"; A2A 0.3.0
-// §6.5.3). In A2A 1.0 Data may be any JSON value; in 0.3 it is an object
-// (see Part for how other values cross the 0.3 edge). MediaType and
-// Filename are optional and carried by A2A 1.0 only.
+// Text is text content (A2A 1.0 Part "text").
+type Text string
+
+// Raw is file content carried by value (A2A 1.0 Part "raw", base64 in
+// JSON). A nil Raw is the empty file.
+type Raw []byte
+
+// URL is file content by reference: an absolute URL (A2A 1.0 Part "url").
+type URL string
+
+// Data is structured content: any JSON value (A2A 1.0 Part "data"; A2A
+// 0.3.0 a JSON object, see Part).
 //
-// Data, like every Metadata map in this package, holds what JSON decoding
+// Value, like every Metadata map in this package, holds what JSON decoding
 // yields: nil, bool, string, []any, map[string]any, and numbers as
 // encoding/json.Number holding their literal text (so
 // 123456789012345678901234567890 and 9007199254740993 go through exactly;
@@ -109,46 +107,72 @@ type FilePart struct {
 // also put float64, the integer types or json-encodable Go values there; a
 // json.Number it sets must be a JSON number, and NaN or infinite floats
 // cannot be sent (TaskUpdater refuses such an event with ErrInvalidEvent).
-// A nil Data is the JSON null.
-type DataPart struct {
-	Data      any
-	MediaType string
-	Filename  string
-	Metadata  map[string]any
+// A nil Value is the JSON null.
+type Data struct {
+	Value any
 }
 
-// Object returns Data as a JSON object, or nil when Data is not one.
-func (p DataPart) Object() map[string]any {
-	m, _ := p.Data.(map[string]any)
+// Object returns Value as a JSON object, or nil when Value is not one.
+func (d Data) Object() map[string]any {
+	m, _ := d.Value.(map[string]any)
 	return m
 }
 
-func (TextPart) isPart() {}
-func (FilePart) isPart() {}
-func (DataPart) isPart() {}
+func (Text) isPartContent() {}
+func (Raw) isPartContent()  {}
+func (URL) isPartContent()  {}
+func (Data) isPartContent() {}
 
-// PartMetadata implements Part.
-func (p TextPart) PartMetadata() map[string]any { return p.Metadata }
+// NewTextPart returns a Part holding text.
+func NewTextPart(text string) Part { return Part{Content: Text(text)} }
 
-// PartMetadata implements Part.
-func (p FilePart) PartMetadata() map[string]any { return p.Metadata }
-
-// PartMetadata implements Part.
-func (p DataPart) PartMetadata() map[string]any { return p.Metadata }
-
-// File is the content of a FilePart (A2A 0.3.0 §6.6; A2A 1.0 §4.1.6):
-// exactly one of Bytes (1.0 "raw", 0.3 FileWithBytes; a non-nil slice,
-// possibly empty) or URI (1.0 "url", 0.3 FileWithUri) is set. Name is the
-// 1.0 filename and MimeType the 1.0 mediaType.
-type File struct {
-	Name     string
-	MimeType string
-	Bytes    []byte
-	URI      string
+// NewRawPart returns a Part holding b by value (nil b is the empty file).
+func NewRawPart(b []byte) Part {
+	if b == nil {
+		b = []byte{}
+	}
+	return Part{Content: Raw(b)}
 }
 
-// HasBytes reports whether the file is carried by value.
-func (f File) HasBytes() bool { return f.Bytes != nil }
+// NewURLPart returns a Part referring to a file at url.
+func NewURLPart(url string) Part { return Part{Content: URL(url)} }
+
+// NewDataPart returns a Part holding the JSON value v (see Data).
+func NewDataPart(v any) Part { return Part{Content: Data{Value: v}} }
+
+// Text returns the part's text, or "" when it is not a text part.
+func (p Part) Text() string {
+	t, _ := p.Content.(Text)
+	return string(t)
+}
+
+// Raw returns the part's bytes, or nil when it is not a raw part.
+func (p Part) Raw() []byte {
+	r, _ := p.Content.(Raw)
+	return r
+}
+
+// URL returns the part's URL, or "" when it is not a url part.
+func (p Part) URL() string {
+	u, _ := p.Content.(URL)
+	return string(u)
+}
+
+// Data returns the part's JSON value, or nil when it is not a data part
+// (or its value is null).
+func (p Part) Data() any {
+	d, _ := p.Content.(Data)
+	return d.Value
+}
+
+// IsFile reports whether the part is file content (Raw or URL): a 0.3 FilePart.
+func (p Part) IsFile() bool {
+	switch p.Content.(type) {
+	case Raw, URL:
+		return true
+	}
+	return false
+}
 
 // Message is one turn of communication between a client and an agent
 // (A2A 0.3.0 §6.4).

@@ -10,7 +10,7 @@
 //
 //	c, err := client.Dial(ctx, "http://127.0.0.1:8080", client.Options{})
 //	if err != nil { … }
-//	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+//	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))})
 //	for ev, err := range c.SendStreamingMessage(ctx, params) { … }
 //
 // Errors: the agent's A2A errors are *a2a.Error whatever the binding

@@ -46,7 +46,7 @@ func newServerWith(t testing.TB, o server.EngineOptions) *httptest.Server {
 }
 
 func text(s string) a2a.SendMessageRequest {
-	return a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: s})}
+	return a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(s))}
 }
 
 func dial(t *testing.T, u string, o client.Options) *client.Client {

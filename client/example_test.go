@@ -29,15 +29,15 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello"})})
+	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hello"))})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	task := res.(*a2a.Task)
-	fmt.Println(task.Status.State, task.Artifacts[0].Parts[0].(a2a.TextPart).Text)
+	fmt.Println(task.Status.State, task.Artifacts[0].Parts[0].Text())
 
-	for ev, err := range c.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}) {
+	for ev, err := range c.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))}) {
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -70,7 +70,7 @@ func ExampleClient_ListTasks() {
 	in := c.Interface()
 	fmt.Println(in.ProtocolVersion, in.Binding)
 	for _, text := range []string{"one", "two", "three"} {
-		if _, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}); err != nil {
+		if _, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))}); err != nil {
 			fmt.Println(err)
 			return
 		}

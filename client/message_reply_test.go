@@ -22,7 +22,7 @@ func TestMessageReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("pong"))
 		return &m, nil
 	})
 	card := a2a.AgentCard{Name: "ping", Description: "answers pong", Version: "1.0.0",
@@ -47,7 +47,7 @@ func TestMessageReply(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("SendMessage: %T %v", res, err)
 			}
-			if m.Role != a2a.RoleAgent || m.ContextID != "ctx-1" || m.TaskID != "" || m.MessageID == "" || len(m.Parts) != 1 || m.Parts[0].(a2a.TextPart).Text != "pong" {
+			if m.Role != a2a.RoleAgent || m.ContextID != "ctx-1" || m.TaskID != "" || m.MessageID == "" || len(m.Parts) != 1 || m.Parts[0].Text() != "pong" {
 				t.Fatalf("SendMessage result: %+v", m)
 			}
 			var evs []client.StreamEvent
@@ -60,7 +60,7 @@ func TestMessageReply(t *testing.T) {
 			if len(evs) != 1 || evs[0].ID != "" || evs[0].Resumed {
 				t.Fatalf("stream: %+v, want one Message", evs)
 			}
-			if m, ok := evs[0].Event.(*a2a.Message); !ok || m.ContextID == "" || m.Parts[0].(a2a.TextPart).Text != "pong" {
+			if m, ok := evs[0].Event.(*a2a.Message); !ok || m.ContextID == "" || m.Parts[0].Text() != "pong" {
 				t.Fatalf("stream event: %#v", evs[0].Event)
 			}
 		})

@@ -158,7 +158,7 @@ func TestREST03PeerShapes(t *testing.T) {
 		t.Fatalf("interface %v", got)
 	}
 	res, err := c.SendMessage(ctx, text("hi"))
-	if m, ok := res.(*a2a.Message); err != nil || !ok || string(m.Parts[0].(a2a.FilePart).File.Bytes) != "abc" {
+	if m, ok := res.(*a2a.Message); err != nil || !ok || string(m.Parts[0].Raw()) != "abc" {
 		t.Fatalf("send: %#v %v", res, err)
 	}
 	task, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: "t", Metadata: map[string]any{"not": "sent"}})

@@ -52,7 +52,7 @@ func TestPerConnectionIDsLoseNothing(t *testing.T) {
 			gaps++
 		}
 		if su, ok := ev.Event.(*a2a.TaskStatusUpdateEvent); ok {
-			texts = append(texts, su.Status.Message.Parts[0].(a2a.TextPart).Text)
+			texts = append(texts, su.Status.Message.Parts[0].Text())
 		}
 	}
 	if strings.Join(texts, "") != "abcd" || gaps != 1 {

@@ -137,7 +137,7 @@ func everyTaskOperation(t *testing.T, ctx context.Context, c *client.Client, ver
 		t.Fatal(err)
 	}
 	task := res.(*a2a.Task)
-	if task.Status.State != a2a.TaskStateCompleted || task.Artifacts[0].Parts[0].(a2a.TextPart).Text != "hello" {
+	if task.Status.State != a2a.TaskStateCompleted || task.Artifacts[0].Parts[0].Text() != "hello" {
 		t.Fatalf("send: %+v", task)
 	}
 	n := 0

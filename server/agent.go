@@ -353,12 +353,12 @@ func (t *TaskUpdater) Message(parts ...a2a.Part) *a2a.Message {
 	return &m
 }
 
-// TextMessage returns an agent message holding one TextPart, or nil for "".
+// TextMessage returns an agent message holding one text part, or nil for "".
 func (t *TaskUpdater) TextMessage(text string) *a2a.Message {
 	if text == "" {
 		return nil
 	}
-	return t.Message(a2a.TextPart{Text: text})
+	return t.Message(a2a.NewTextPart(text))
 }
 
 // Working sets state working with an optional progress text.

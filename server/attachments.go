@@ -37,7 +37,7 @@ const DefaultAttachmentMaxBytes = 8 << 20
 
 // AttachmentOptions turn attachments on for an agent
 // (HandlerOptions.Attachments). Every file
-// part carried by value (a2a.File.Bytes: 1.0 "raw", 0.3 FileWithBytes)
+// part carried by value (a2a.Raw: 1.0 "raw", 0.3 FileWithBytes)
 // in a message a client sends is stored (store.AttachmentStore) and
 // replaced, before the message is stored and before the agent sees it,
 // by a file part with the URL
@@ -105,8 +105,8 @@ func (host *Host) withAttachBase(h *Handler, next http.Handler) http.Handler {
 // hasFileBytes reports whether m carries a file by value.
 func hasFileBytes(m *a2a.Message) bool {
 	return slices.ContainsFunc(m.Parts, func(p a2a.Part) bool {
-		fp, ok := p.(a2a.FilePart)
-		return ok && fp.File.HasBytes()
+		_, ok := p.Content.(a2a.Raw)
+		return ok
 	})
 }
 
@@ -115,9 +115,9 @@ func hasFileBytes(m *a2a.Message) bool {
 func (h *Handler) checkAttachments(m *a2a.Message) error {
 	limit := h.opts.Attachments.maxBytes()
 	for i, p := range m.Parts {
-		if fp, ok := p.(a2a.FilePart); ok && int64(len(fp.File.Bytes)) > limit {
+		if raw, ok := p.Content.(a2a.Raw); ok && int64(len(raw)) > limit {
 			return a2a.InvalidParams(fmt.Sprintf("/params/message/parts/%d", i),
-				fmt.Sprintf("the file is %d bytes; this agent accepts files of at most %d bytes", len(fp.File.Bytes), limit))
+				fmt.Sprintf("the file is %d bytes; this agent accepts files of at most %d bytes", len(raw), limit))
 		}
 	}
 	return nil
@@ -148,8 +148,8 @@ func (h *Handler) putFiles(ctx context.Context, owner, taskID, base string, part
 	cloned := false
 	var ids []string
 	for i, p := range parts {
-		fp, ok := p.(a2a.FilePart)
-		if !ok || !fp.File.HasBytes() {
+		raw, ok := p.Content.(a2a.Raw)
+		if !ok {
 			continue
 		}
 		if !cloned {
@@ -157,14 +157,14 @@ func (h *Handler) putFiles(ctx context.Context, owner, taskID, base string, part
 		}
 		id := newAttachmentID()
 		err := as.PutAttachment(ctx, store.Attachment{ID: id, Agent: h.name, Owner: owner, TaskID: taskID,
-			MediaType: fp.File.MimeType, Filename: fp.File.Name, Bytes: fp.File.Bytes})
+			MediaType: p.MediaType, Filename: p.Filename, Bytes: raw})
 		if err != nil {
 			h.dropAttachments(ctx, ids)
 			return nil, nil, fmt.Errorf("store attachment: %w", err)
 		}
 		ids = append(ids, id)
-		fp.File = a2a.File{Name: fp.File.Name, MimeType: fp.File.MimeType, URI: base + AttachmentsPath + "/" + id + "/content"}
-		parts[i] = fp
+		p.Content = a2a.URL(base + AttachmentsPath + "/" + id + "/content")
+		parts[i] = p
 	}
 	return parts, ids, nil
 }
@@ -203,7 +203,7 @@ type fileSink struct {
 }
 
 // StoreFiles returns parts with every file part carried by value
-// (a2a.File.Bytes) stored as an attachment of this task and replaced by
+// (a2a.Raw) stored as an attachment of this task and replaced by
 // a file part with its URL, {base}/api/attachments/{id}/content (media
 // type, file name and part metadata kept), exactly as the files a client
 // sends are (HandlerOptions.Attachments): an agent passes
@@ -226,8 +226,8 @@ func (t *TaskUpdater) StoreFiles(ctx context.Context, parts []a2a.Part) ([]a2a.P
 	h := t.files.h
 	limit := h.opts.Attachments.maxBytes()
 	for i, p := range parts {
-		if fp, ok := p.(a2a.FilePart); ok && int64(len(fp.File.Bytes)) > limit {
-			return nil, fmt.Errorf("%w: part %d is %d bytes, at most %d", ErrAttachmentTooLarge, i, len(fp.File.Bytes), limit)
+		if raw, ok := p.Content.(a2a.Raw); ok && int64(len(raw)) > limit {
+			return nil, fmt.Errorf("%w: part %d is %d bytes, at most %d", ErrAttachmentTooLarge, i, len(raw), limit)
 		}
 	}
 	parts, _, err := h.putFiles(ctx, t.owner, t.taskID, t.files.base, parts)
@@ -283,17 +283,18 @@ func (h *Handler) sameAttachments(ctx context.Context, incoming, stored *a2a.Mes
 	m := *incoming
 	m.Parts = slices.Clone(incoming.Parts)
 	for i, p := range m.Parts {
-		fp, ok := p.(a2a.FilePart)
-		if !ok || !fp.File.HasBytes() {
+		raw, ok := p.Content.(a2a.Raw)
+		if !ok {
 			continue
 		}
-		sp, ok := stored.Parts[i].(a2a.FilePart)
-		id := attachmentIDOf(sp.File.URI)
-		if !ok || id == "" || sp.File.Name != fp.File.Name || sp.File.MimeType != fp.File.MimeType || !reflect.DeepEqual(sp.Metadata, fp.Metadata) {
+		sp := stored.Parts[i]
+		u, ok := sp.Content.(a2a.URL)
+		id := attachmentIDOf(string(u))
+		if !ok || id == "" || sp.Filename != p.Filename || sp.MediaType != p.MediaType || !reflect.DeepEqual(sp.Metadata, p.Metadata) {
 			return false
 		}
 		a, err := as.Attachment(ctx, id)
-		if err != nil || a.Agent != h.name || !bytes.Equal(a.Bytes, fp.File.Bytes) {
+		if err != nil || a.Agent != h.name || !bytes.Equal(a.Bytes, raw) {
 			return false
 		}
 		m.Parts[i] = sp

@@ -33,15 +33,15 @@ func TestStoreFilesOutbound(t *testing.T) {
 	}
 	tooLarge := make(chan error, 4)
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
-		in := []a2a.Part{a2a.TextPart{Text: "here"}, a2a.FilePart{File: a2a.File{Name: "out.txt", MimeType: "text/plain", Bytes: []byte("produced")}}}
+		in := []a2a.Part{a2a.NewTextPart("here"), a2a.Part{Content: a2a.Raw([]byte("produced")), MediaType: "text/plain", Filename: "out.txt"}}
 		parts, err := u.StoreFiles(ctx, in)
 		if err != nil {
 			return err
 		}
-		if in[1].(a2a.FilePart).File.URI != "" {
+		if in[1].URL() != "" {
 			return errors.New("StoreFiles modified its argument")
 		}
-		_, err = u.StoreFiles(ctx, []a2a.Part{a2a.FilePart{File: a2a.File{Bytes: bytes.Repeat([]byte("x"), 65)}}})
+		_, err = u.StoreFiles(ctx, []a2a.Part{a2a.NewRawPart(bytes.Repeat([]byte("x"), 65))})
 		tooLarge <- err
 		if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: parts}, false, true); err != nil {
 			return err

@@ -139,7 +139,7 @@ func TestAttachments(t *testing.T) {
 		t.Fatalf("id %q is not 128 bits of base64url", id)
 	}
 	got := <-f.seen
-	if fp, ok := got.Parts[1].(a2a.FilePart); !ok || fp.File.URI != uri || fp.File.HasBytes() || fp.File.Name != "nötes \"1\".txt" {
+	if fp := got.Parts[1]; fp.URL() != uri || fp.Filename != "nötes \"1\".txt" {
 		t.Fatalf("the agent got %+v, want the file by URL %s", got.Parts[1], uri)
 	}
 

@@ -36,7 +36,7 @@ func newBridgeEngine(t *testing.T, st store.Store) *server.Engine {
 }
 
 func blockingSend(text, contextID string) a2a.SendMessageRequest {
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))
 	m.ContextID = contextID
 	return a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: new(true)}}
 }
@@ -143,8 +143,8 @@ func TestContextHistory(t *testing.T) {
 func textOfMessage(m a2a.Message) string {
 	var b strings.Builder
 	for _, p := range m.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			b.WriteString(tp.Text)
+		if tp, ok := p.Content.(a2a.Text); ok {
+			b.WriteString(string(tp))
 		}
 	}
 	return b.String()

@@ -22,7 +22,7 @@
 // is closed. examples/reverse is the whole program.
 //
 //	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
-//		art := a2a.Artifact{ArtifactID: "greeting", Parts: []a2a.Part{a2a.TextPart{Text: "Hello!"}}}
+//		art := a2a.Artifact{ArtifactID: "greeting", Parts: []a2a.Part{a2a.NewTextPart("Hello!")}}
 //		if err := t.AddArtifact(ctx, art, false, true); err != nil {
 //			return err
 //		}

@@ -565,7 +565,7 @@ func (e *Engine) lock(taskID string) *sync.Mutex {
 func (e *Engine) statusEvent(t a2a.Task, state a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
 	st := a2a.TaskStatus{State: state, Timestamp: now()}
 	if text != "" {
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: text})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart(text))
 		m.TaskID, m.ContextID = t.ID, t.ContextID
 		st.Message = &m
 	}

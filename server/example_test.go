@@ -17,8 +17,8 @@ import (
 // TaskUpdater; the engine keeps the task log, the Host speaks JSON-RPC.
 func Example() {
 	greeter := server.AgentFunc(func(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
-		name := req.Message.Parts[0].(a2a.TextPart).Text
-		art := a2a.Artifact{ArtifactID: "greeting", Parts: []a2a.Part{a2a.TextPart{Text: "Hello, " + name + "!"}}}
+		name := req.Message.Parts[0].Text()
+		art := a2a.Artifact{ArtifactID: "greeting", Parts: []a2a.Part{a2a.NewTextPart("Hello, " + name + "!")}}
 		if err := t.AddArtifact(ctx, art, false, true); err != nil {
 			return err
 		}

@@ -465,7 +465,7 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 		t.Fatalf("method without extensions: %s %v", b, hdr)
 	}
 
-	msg := a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}
+	msg := a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))}
 	if _, err := h.SendMessage(context.Background(), msg); !errors.Is(err, a2a.ErrExtensionSupportRequired) {
 		t.Fatalf("SendMessage without WithExtensions: %v", err)
 	}
@@ -489,7 +489,7 @@ func TestExtensionsMessageResponder(t *testing.T) {
 	host.Add(server.NewHandler(eng, "pong", server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		seen = slices.Clone(req.Extensions)
 		req.ApplyExtension(extOptional)
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("pong"))
 		return &m, nil
 	}), c, server.HandlerOptions{}))
 	ts := httptest.NewServer(host)

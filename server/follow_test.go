@@ -35,7 +35,7 @@ func TestFollowStress(t *testing.T) {
 			const N = 600
 			agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 				for i := range N {
-					if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: fmt.Sprint(i % 7), Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}, i >= 7, false); err != nil {
+					if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: fmt.Sprint(i % 7), Parts: []a2a.Part{a2a.NewTextPart("x")}}, i >= 7, false); err != nil {
 						return err
 					}
 				}
@@ -106,7 +106,7 @@ func TestReplayPastInterruptedEnds(t *testing.T) {
 		if err := u.RequireInput(ctx, "which one?"); err != nil {
 			return err
 		}
-		return u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "options"}}}, false, true)
+		return u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart("options")}}, false, true)
 	})
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	ctx := context.Background()

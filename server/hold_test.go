@@ -29,14 +29,14 @@ func TestStreamHold(t *testing.T) {
 			return err
 		}
 		<-step // until the test saw the working status
-		if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}, false, true); err != nil {
+		if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart("x")}}, false, true); err != nil {
 			return err
 		}
 		return u.Complete(ctx, "")
 	})
 	h := server.NewHandler(eng, "hold", agent, testutil.Card("hold"), server.HandlerOptions{})
 	ctx := context.Background()
-	events, err := h.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	events, err := h.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestFollowRunningTask(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "follow", agent, testutil.Card("follow"), server.HandlerOptions{})
 	ctx := context.Background()
-	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
 		Configuration: &a2a.SendMessageConfiguration{Blocking: new(bool)}})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestFollowEndedTask(t *testing.T) {
 	}), testutil.Card("quick"), server.HandlerOptions{})
 	ctx := context.Background()
 	send := func() string {
-		task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"})})
+		task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go"))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 		return u.Complete(ctx, "")
 	})
 	h := server.NewHandler(eng, "quiet", quiet, testutil.Card("quiet"), server.HandlerOptions{})
-	events, err := h.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	events, err := h.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 		}
 	})
 	busy := server.AgentFunc(func(ctx context.Context, req *server.Request, u *server.TaskUpdater) error {
-		if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}, false, true); err != nil {
+		if err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart("x")}}, false, true); err != nil {
 			return err
 		}
 		close(emitted)
@@ -281,7 +281,7 @@ func TestStreamHoldSnapshot(t *testing.T) {
 		return u.Complete(ctx, "")
 	})
 	hb := server.NewHandler(eng2, "busy", busy, testutil.Card("busy"), server.HandlerOptions{})
-	events, err = hb.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})})
+	events, err = hb.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))})
 	if err != nil {
 		t.Fatal(err)
 	}

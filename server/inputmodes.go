@@ -70,18 +70,14 @@ func contains(s []string, v string) bool {
 // refused: nothing says it is of a type the agent does not take).
 // Parameters ("; charset=utf-8") are cut off.
 func partMediaType(p a2a.Part) string {
-	var mt string
-	switch p := p.(type) {
-	case a2a.TextPart:
-		if mt = p.MediaType; mt == "" {
+	mt := p.MediaType
+	if mt == "" {
+		switch p.Content.(type) {
+		case a2a.Text:
 			return "text/plain"
-		}
-	case a2a.DataPart:
-		if mt = p.MediaType; mt == "" {
+		case a2a.Data:
 			return "application/json"
 		}
-	case a2a.FilePart:
-		mt = p.File.MimeType
 	}
 	if i := strings.IndexByte(mt, ';'); i >= 0 {
 		mt = mt[:i]

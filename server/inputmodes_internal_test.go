@@ -18,8 +18,8 @@ func TestMessageChecksDoNotAllocate(t *testing.T) {
 	if im.all || len(im.modes) != 3 {
 		t.Fatalf("modes %+v", im)
 	}
-	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart{Text: "hi"}, a2a.DataPart{Data: 1},
-		a2a.FilePart{File: a2a.File{MimeType: "image/png; q=1", URI: "https://x"}}, a2a.FilePart{File: a2a.File{URI: "https://y"}}}}
+	msg := a2a.Message{Parts: []a2a.Part{a2a.NewTextPart("hi"), a2a.NewDataPart(1),
+		a2a.Part{Content: a2a.URL("https://x"), MediaType: "image/png; q=1"}, a2a.NewURLPart("https://y")}}
 	h := &Handler{card: card, in: im}
 	r := httptest.NewRequest("POST", "/", nil)
 	ctx := context.Background()

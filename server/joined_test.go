@@ -31,13 +31,13 @@ import (
 // input-required (a task that can still be subscribed to).
 var streamerAgent = server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 	for i, text := range []string{"Hello", " from", " a2a\n", ""} {
-		art := a2a.Artifact{ArtifactID: "answer", Name: "answer", Parts: []a2a.Part{a2a.TextPart{Text: text}}}
+		art := a2a.Artifact{ArtifactID: "answer", Name: "answer", Parts: []a2a.Part{a2a.NewTextPart(text)}}
 		if err := u.AddArtifact(ctx, art, i > 0, text == ""); err != nil {
 			return err
 		}
 	}
 	for i, text := range []string{"one", "two"} {
-		art := a2a.Artifact{ArtifactID: "tagged", Parts: []a2a.Part{a2a.TextPart{Text: text, Metadata: map[string]any{"n": fmt.Sprint(i)}}}}
+		art := a2a.Artifact{ArtifactID: "tagged", Parts: []a2a.Part{a2a.Part{Content: a2a.Text(text), Metadata: map[string]any{"n": fmt.Sprint(i)}}}}
 		if err := u.AddArtifact(ctx, art, i > 0, i == 1); err != nil {
 			return err
 		}

@@ -46,11 +46,11 @@ func (a *replyAgent) Respond(ctx context.Context, req *server.Request) (*a2a.Mes
 	a.mu.Unlock()
 	text := ""
 	if len(req.Message.Parts) > 0 {
-		if tp, ok := req.Message.Parts[0].(a2a.TextPart); ok {
-			text = tp.Text
+		if tp, ok := req.Message.Parts[0].Content.(a2a.Text); ok {
+			text = string(tp)
 		}
 	}
-	m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "you said " + text})
+	m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("you said "+text))
 	m.MessageID = ""
 	if strings.HasPrefix(req.Message.MessageID, "fixed") {
 		m.MessageID = "reply-1"
@@ -78,7 +78,7 @@ func (a *replyAgent) Respond(ctx context.Context, req *server.Request) (*a2a.Mes
 
 func (a *replyAgent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
 	a.executed.Add(1)
-	return t.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "a task for " + req.Message.ContextID}}}, false, true)
+	return t.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart("a task for " + req.Message.ContextID)}}, false, true)
 }
 
 type replyServer struct {
@@ -401,16 +401,16 @@ func TestMessageFunc(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	f := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
-		if req.Message.Parts[0].(a2a.TextPart).Text == "nothing" {
+		if req.Message.Parts[0].Text() == "nothing" {
 			return nil, nil
 		}
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("pong"))
 		return &m, nil
 	})
 	h := server.NewHandler(eng, "ping", f, testutil.Card("ping"), server.HandlerOptions{})
 	ctx := context.Background()
 	send := func(text, hook string) a2a.SendMessageRequest {
-		p := a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})}
+		p := a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))}
 		if hook != "" {
 			p.Configuration = &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook}}
 		}
@@ -419,7 +419,7 @@ func TestMessageFunc(t *testing.T) {
 
 	res, err := h.Send(ctx, send("ping", "https://hooks.example.com/a"))
 	m, ok := res.(*a2a.Message)
-	if err != nil || !ok || m.Role != a2a.RoleAgent || m.MessageID == "" || m.ContextID == "" || m.TaskID != "" || m.Parts[0].(a2a.TextPart).Text != "pong" {
+	if err != nil || !ok || m.Role != a2a.RoleAgent || m.MessageID == "" || m.ContextID == "" || m.TaskID != "" || m.Parts[0].Text() != "pong" {
 		t.Fatalf("Send: %#v %v", res, err)
 	}
 	p := send("ping", "https://internal.example.com/a")
@@ -431,14 +431,14 @@ func TestMessageFunc(t *testing.T) {
 	}
 
 	task, err := h.SendMessage(ctx, send("ping", ""))
-	if err != nil || task.Status.State != a2a.TaskStateCompleted || task.Status.Message == nil || task.Status.Message.Parts[0].(a2a.TextPart).Text != "pong" || task.Status.Message.TaskID != task.ID {
+	if err != nil || task.Status.State != a2a.TaskStateCompleted || task.Status.Message == nil || task.Status.Message.Parts[0].Text() != "pong" || task.Status.Message.TaskID != task.ID {
 		t.Fatalf("SendMessage: %+v %v", task, err)
 	}
-	run, err := server.RunAgent(ctx, f, &server.Request{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "ping"})}, server.RunOptions{})
-	if err != nil || run.Status.State != a2a.TaskStateCompleted || run.Status.Message == nil || run.Status.Message.Parts[0].(a2a.TextPart).Text != "pong" {
+	run, err := server.RunAgent(ctx, f, &server.Request{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("ping"))}, server.RunOptions{})
+	if err != nil || run.Status.State != a2a.TaskStateCompleted || run.Status.Message == nil || run.Status.Message.Parts[0].Text() != "pong" {
 		t.Fatalf("RunAgent: %+v %v", run, err)
 	}
-	run, err = server.RunAgent(ctx, f, &server.Request{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "nothing"})}, server.RunOptions{})
+	run, err = server.RunAgent(ctx, f, &server.Request{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("nothing"))}, server.RunOptions{})
 	if err == nil || run.Status.State != a2a.TaskStateFailed {
 		t.Fatalf("RunAgent of a nil answer: %s %v", run.Status.State, err)
 	}

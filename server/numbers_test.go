@@ -75,11 +75,11 @@ func TestAgentValueThatIsNotJSON(t *testing.T) {
 			defer eng.Close(context.Background())
 			got := make(chan error, 1)
 			h := server.NewHandler(eng, "bad", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
-				err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.DataPart{Data: map[string]any{"n": []any{1, v}}}}}, false, true)
+				err := u.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewDataPart(map[string]any{"n": []any{1, v}})}}, false, true)
 				got <- err
 				return err
 			}), testutil.Card("bad"), server.HandlerOptions{})
-			task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
+			task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestAgentValueThatIsNotJSON(t *testing.T) {
 				t.Fatal(err)
 			}
 			if read.Status.State != a2a.TaskStateFailed || len(read.Artifacts) != 0 || read.Status.Message == nil ||
-				!strings.Contains(read.Status.Message.Parts[0].(a2a.TextPart).Text, "artifact.parts[0].data.n[1]") {
+				!strings.Contains(read.Status.Message.Parts[0].Text(), "artifact.parts[0].data.n[1]") {
 				t.Fatalf("task after the bad value: %+v", read.Status)
 			}
 			if _, err := v03.MarshalEvent(read); err != nil {

@@ -157,7 +157,7 @@ func testReplicaContinuedElsewhere(t *testing.T, c cluster) {
 	task := startTask(t, ctx, a.h)
 	testutil.Receive(t, ag.asked, 10*time.Second, "asked")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer"))
 	m.TaskID = task.ID
 	blocking := false
 	if _, err := b.h.SendMessage(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
@@ -312,7 +312,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	task := startTask(t, ctx, a)
 	testutil.Receive(t, onA.asked, 10*time.Second, "A asked")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer"})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer"))
 	m.TaskID = task.ID
 	blocking := false
 	if _, err := b.h.SendMessage(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
@@ -324,7 +324,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 		// appends there and is refused (the task is working): A reads
 		// the log again, which must not let the stale execution go on.
 		visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
-		m2 := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "answer again"})
+		m2 := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer again"))
 		m2.TaskID = task.ID
 		if _, err := a.SendMessage(ctx, a2a.SendMessageRequest{Message: m2, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err == nil {
 			t.Fatal("a continuation of the task B runs was accepted on A")
@@ -344,7 +344,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	}
 	for _, m := range got.History {
 		for _, p := range m.Parts {
-			if tp, ok := p.(a2a.TextPart); ok && tp.Text == "stale execution on A" {
+			if tp, ok := p.Content.(a2a.Text); ok && string(tp) == "stale execution on A" {
 				t.Fatal("A's stale event is in the task's history")
 			}
 		}

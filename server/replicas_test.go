@@ -146,7 +146,7 @@ func (a cancelAgent) Cancel(ctx context.Context, task a2a.Task) error {
 func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
 	t.Helper()
 	blocking := false
-	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "go"}),
+	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
 		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}})
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +280,7 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	}
 	got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
-		got.Status.Message.Parts[0].(a2a.TextPart).Text != server.RecoveryMessage {
+		got.Status.Message.Parts[0].Text() != server.RecoveryMessage {
 		t.Fatalf("A's task on B: %+v %v", got.Status, err)
 	}
 	t.Logf("A's running task failed by B %v after A died (lease time %v)", took.Round(time.Millisecond), lease)
@@ -298,7 +298,7 @@ func testReplicaMessageIDs(t *testing.T, c cluster) {
 	defer cancel()
 	a, b := replicaOn(t, ctx, c, agents.Echo{}), replicaOn(t, ctx, c, agents.Echo{})
 	for round := range 20 {
-		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: fmt.Sprint("hello ", round)})
+		m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(fmt.Sprint("hello ", round)))
 		type res struct {
 			task *a2a.Task
 			err  error
@@ -317,7 +317,7 @@ func testReplicaMessageIDs(t *testing.T, c cluster) {
 		if r1.task.ID != r2.task.ID {
 			t.Fatalf("round %d: one message made two tasks, %s and %s", round, r1.task.ID, r2.task.ID)
 		}
-		other := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "something else"})
+		other := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("something else"))
 		other.MessageID = m.MessageID
 		for _, h := range []*server.Handler{a, b} {
 			if _, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: other}); err == nil {
@@ -366,7 +366,7 @@ func testReplicaStreams(t *testing.T, c cluster) {
 				case *a2a.TaskStatusUpdateEvent:
 					g.text = string(e.Status.State)
 					if e.Status.Message != nil {
-						g.text += ":" + e.Status.Message.Parts[0].(a2a.TextPart).Text
+						g.text += ":" + e.Status.Message.Parts[0].Text()
 					}
 				}
 				out <- g

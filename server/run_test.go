@@ -29,9 +29,9 @@ func TestRunAgent(t *testing.T) {
 		if err := tu.Working(ctx, "thinking"); err != nil {
 			return err
 		}
-		return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "answer"}}}, false, true)
+		return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart("answer")}}, false, true)
 	})
-	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "q"})
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("q"))
 	task, err := server.RunAgent(ctx, agent, &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}},
 		server.RunOptions{ContextHistory: earlier, OnEvent: func(e a2a.Event) { seen = append(seen, e) }})
 	if err != nil {
@@ -51,7 +51,7 @@ func TestRunAgent(t *testing.T) {
 		}
 		return nil
 	}), &server.Request{Message: msg}, server.RunOptions{})
-	if err != nil || task.Status.State != a2a.TaskStateFailed || !strings.Contains(task.Status.Message.Parts[0].(a2a.TextPart).Text, "artifact without artifactId") {
+	if err != nil || task.Status.State != a2a.TaskStateFailed || !strings.Contains(task.Status.Message.Parts[0].Text(), "artifact without artifactId") {
 		t.Fatalf("invalid event: %v %+v", err, task.Status)
 	}
 
@@ -77,7 +77,7 @@ func TestRunAgent(t *testing.T) {
 type cancelNoter struct{ server.Agent }
 
 func (cancelNoter) CancelMessage(task a2a.Task) *a2a.Message {
-	m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "bye " + task.ID})
+	m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("bye "+task.ID))
 	return &m
 }
 
@@ -110,7 +110,7 @@ func TestMountNoPushCancelMessage(t *testing.T) {
 	if len(host.Agents()) != 0 {
 		t.Fatalf("Mount listed the agent: %v", host.Agents())
 	}
-	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "q"})
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("q"))
 	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://x"}}})
 	if !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 		t.Fatalf("send with push config: %v", err)
@@ -129,7 +129,7 @@ func TestMountNoPushCancelMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := c.History[len(c.History)-1]
-	if c.Status.Message == nil || last.Parts[0].(a2a.TextPart).Text != "bye "+task.ID || last.Role != a2a.RoleAgent || last.TaskID != task.ID {
+	if c.Status.Message == nil || last.Parts[0].Text() != "bye "+task.ID || last.Role != a2a.RoleAgent || last.TaskID != task.ID {
 		t.Fatalf("cancel message: %+v / %+v", c.Status, last)
 	}
 }
@@ -173,7 +173,7 @@ func TestRunAgentCancelsAbandonedTask(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 	req := func() *server.Request {
 		return &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}}
 	}

@@ -327,7 +327,7 @@ func TestRecoveryFailsTasksLeftRunning(t *testing.T) {
 	if info.Task.Status.State != a2a.TaskStateFailed || info.Task.Status.Message == nil {
 		t.Fatalf("recovered task: %+v", info.Task.Status)
 	}
-	if got := info.Task.Status.Message.Parts[0].(a2a.TextPart).Text; got != server.RecoveryMessage {
+	if got := info.Task.Status.Message.Parts[0].Text(); got != server.RecoveryMessage {
 		t.Fatalf("recovery message %q", got)
 	}
 }

@@ -33,7 +33,7 @@ func TestShutdown(t *testing.T) {
 		return ctx.Err()
 	}), testutil.Card("wait"), server.HandlerOptions{})
 	echo := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
-	events, err := wait.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"})})
+	events, err := wait.SendStreamingMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestShutdown(t *testing.T) {
 	// Refused while draining, until Shutdown has set it: retried briefly.
 	var refused error
 	for i := 0; i < 200 && refused == nil; i++ {
-		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "late"})
+		m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("late"))
 		if _, err := echo.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m}); err != nil {
 			refused = err
 		} else {
@@ -84,7 +84,7 @@ func TestShutdown(t *testing.T) {
 	}
 	su, ok := (<-last).(*a2a.TaskStatusUpdateEvent)
 	if !ok || !su.Final || su.Status.State != a2a.TaskStateFailed || su.Status.Message == nil ||
-		su.Status.Message.Parts[0].(a2a.TextPart).Text != "The server shut down while this task was running." {
+		su.Status.Message.Parts[0].Text() != "The server shut down while this task was running." {
 		t.Fatalf("the stream ended with %#v, want the final failed status", su)
 	}
 }
@@ -96,7 +96,7 @@ func TestShutdownDoesNotWaitForPush(t *testing.T) {
 	hk := newHook(t)
 	hk.fail.Store(true)
 	eng, h := pushEngine(t, memory.New(), &fakeSigner{})
-	_, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "x"}),
+	_, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x")),
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func (turnsAgent) Execute(ctx context.Context, req *server.Request, u *server.Ta
 	if turn == 1 {
 		return u.RequireInput(ctx, "more, please")
 	}
-	art := a2a.Artifact{ArtifactID: fmt.Sprintf("turn-%d", turn), Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("answer %d", turn)}}}
+	art := a2a.Artifact{ArtifactID: fmt.Sprintf("turn-%d", turn), Parts: []a2a.Part{a2a.NewTextPart(fmt.Sprintf("answer %d", turn))}}
 	if err := u.AddArtifact(ctx, art, false, true); err != nil {
 		return err
 	}

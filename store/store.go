@@ -296,7 +296,7 @@ type AgentRegistry interface {
 	Agents(ctx context.Context) ([]AgentSpec, error)
 }
 
-// Attachment is a file a client sent by value (a FilePart with bytes)
+// Attachment is a file a client sent by value (a Raw part)
 // that the server keeps and serves by URL instead
 // (server.AttachmentOptions): its unguessable ID, the agent
 // and owner key (tenant and principal, as TaskInfo.Owner) it belongs to,

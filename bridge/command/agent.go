@@ -227,11 +227,11 @@ func (a *Agent) input(m *a2a.Message) ([]byte, error) {
 	var sb strings.Builder
 	n := 0
 	for _, p := range m.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
+		if tp, ok := p.Content.(a2a.Text); ok {
 			if n > 0 {
 				sb.WriteByte('\n')
 			}
-			sb.WriteString(tp.Text)
+			sb.WriteString(string(tp))
 			n++
 		}
 	}

@@ -23,9 +23,10 @@ type chunker struct {
 	carry []byte // an incomplete UTF-8 sequence (at most 3 bytes)
 }
 
-// next returns the part for the bytes carried over and b, or nil when
-// there is nothing to send yet (b is empty, or is the start of a
-// character). With eof, everything left is returned. b is not retained.
+// next returns the part for the bytes carried over and b, or the empty
+// Part (Content nil) when there is nothing to send yet (b is empty, or is
+// the start of a character). With eof, everything left is returned. b is
+// not retained.
 func (c *chunker) next(b []byte, eof bool) a2a.Part {
 	acc := b
 	if len(c.carry) > 0 {
@@ -33,7 +34,7 @@ func (c *chunker) next(b []byte, eof bool) a2a.Part {
 	}
 	c.carry = nil
 	if len(acc) == 0 {
-		return nil
+		return a2a.Part{}
 	}
 	cut := len(acc)
 	if !eof {
@@ -44,11 +45,11 @@ func (c *chunker) next(b []byte, eof bool) a2a.Part {
 			c.carry = bytes.Clone(acc[cut:])
 		}
 		if cut == 0 {
-			return nil
+			return a2a.Part{}
 		}
-		return a2a.TextPart{Text: string(acc[:cut])}
+		return a2a.NewTextPart(string(acc[:cut]))
 	}
-	return a2a.FilePart{File: a2a.File{MimeType: OctetStream, Bytes: bytes.Clone(acc)}}
+	return a2a.Part{Content: a2a.Raw(bytes.Clone(acc)), MediaType: OctetStream}
 }
 
 // completeRunes returns the length of b without a UTF-8 sequence that is

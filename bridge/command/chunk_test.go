@@ -20,7 +20,7 @@ func chunkAll(t *testing.T, data []byte, cuts []byte) []a2a.Part {
 			break
 		}
 		n := int(c) % (len(data) - pos + 1)
-		if p := ck.next(data[pos:pos+n], false); p != nil {
+		if p := ck.next(data[pos:pos+n], false); p.Content != nil {
 			parts = append(parts, p)
 		}
 		if len(ck.carry) >= utf8.UTFMax {
@@ -28,7 +28,7 @@ func chunkAll(t *testing.T, data []byte, cuts []byte) []a2a.Part {
 		}
 		pos += n
 	}
-	if p := ck.next(data[pos:], true); p != nil {
+	if p := ck.next(data[pos:], true); p.Content != nil {
 		parts = append(parts, p)
 	}
 	if ck.carry != nil {
@@ -49,22 +49,22 @@ func FuzzChunker(f *testing.F) {
 		parts := chunkAll(t, data, cuts)
 		var got []byte
 		for _, p := range parts {
-			switch p := p.(type) {
-			case a2a.TextPart:
-				if p.Text == "" || !utf8.ValidString(p.Text) {
-					t.Fatalf("text part %q", p.Text)
+			switch c := p.Content.(type) {
+			case a2a.Text:
+				if string(c) == "" || !utf8.ValidString(string(c)) {
+					t.Fatalf("text part %q", string(c))
 				}
-				got = append(got, p.Text...)
-			case a2a.FilePart:
-				if p.File.MimeType != OctetStream || len(p.File.Bytes) == 0 {
-					t.Fatalf("raw part %+v", p.File)
+				got = append(got, string(c)...)
+			case a2a.Raw, a2a.URL:
+				if p.MediaType != OctetStream || len(p.Raw()) == 0 {
+					t.Fatalf("raw part %+v", p)
 				}
 				if utf8.Valid(data) {
-					t.Fatalf("raw part %q for valid UTF-8 input %q", p.File.Bytes, data)
+					t.Fatalf("raw part %q for valid UTF-8 input %q", p.Raw(), data)
 				}
-				got = append(got, p.File.Bytes...)
+				got = append(got, p.Raw()...)
 			default:
-				t.Fatalf("part %T", p)
+				t.Fatalf("part %T", c)
 			}
 		}
 		if !bytes.Equal(got, data) {
@@ -78,8 +78,8 @@ func TestChunkerKeepsCharactersWhole(t *testing.T) {
 	for i := 0; i <= len(s); i++ {
 		parts := chunkAll(t, []byte(s), []byte{byte(i)})
 		for _, p := range parts {
-			if _, ok := p.(a2a.TextPart); !ok {
-				t.Fatalf("cut at %d: %T", i, p)
+			if _, ok := p.Content.(a2a.Text); !ok {
+				t.Fatalf("cut at %d: %T", i, p.Content)
 			}
 		}
 		if n := len(parts); n > 2 || n == 0 {

@@ -129,7 +129,7 @@ func newEnv(t *testing.T, cfg command.Config, opts ...client.Options) *env {
 func textMessage(texts ...string) a2a.Message {
 	var parts []a2a.Part
 	for _, s := range texts {
-		parts = append(parts, a2a.TextPart{Text: s})
+		parts = append(parts, a2a.NewTextPart(s))
 	}
 	return a2a.NewMessage(a2a.RoleUser, parts...)
 }
@@ -145,16 +145,16 @@ func partBytes(t *testing.T, parts []a2a.Part) []byte {
 	t.Helper()
 	var b []byte
 	for _, p := range parts {
-		switch p := p.(type) {
-		case a2a.TextPart:
-			b = append(b, p.Text...)
-		case a2a.FilePart:
-			if p.File.MimeType != command.OctetStream || !p.File.HasBytes() {
-				t.Fatalf("raw part %+v", p.File)
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			b = append(b, string(c)...)
+		case a2a.Raw, a2a.URL:
+			if _, isRaw := c.(a2a.Raw); p.MediaType != command.OctetStream || !isRaw {
+				t.Fatalf("raw part %+v", p)
 			}
-			b = append(b, p.File.Bytes...)
+			b = append(b, p.Raw()...)
 		default:
-			t.Fatalf("unexpected part %T", p)
+			t.Fatalf("unexpected part %T", c)
 		}
 	}
 	return b
@@ -290,7 +290,7 @@ func TestEchoOverEveryInterface(t *testing.T) {
 func TestTextInputJoinsTextParts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, command.Config{Command: []string{"cat"}})
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "one"}, a2a.DataPart{Data: map[string]any{"skip": true}}, a2a.TextPart{Text: "two\n"})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("one"), a2a.NewDataPart(map[string]any{"skip": true}), a2a.NewTextPart("two\n"))
 	task := e.send(t, m)
 	wantState(t, task, a2a.TaskStateCompleted)
 	if got := string(output(t, task)); got != "one\ntwo\n" {
@@ -321,10 +321,10 @@ func TestJSONInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, command.Config{Command: []string{"cat"}, Input: command.InputJSON})
 	m := a2a.NewMessage(a2a.RoleUser,
-		a2a.TextPart{Text: "hello"},
-		a2a.DataPart{Data: map[string]any{"k": json.Number("1")}},
-		a2a.FilePart{File: a2a.File{Name: "a.txt", MimeType: "text/plain", Bytes: []byte("hi")}},
-		a2a.FilePart{File: a2a.File{MimeType: "application/pdf", URI: "https://example.com/f.pdf"}},
+		a2a.NewTextPart("hello"),
+		a2a.NewDataPart(map[string]any{"k": json.Number("1")}),
+		a2a.Part{Content: a2a.Raw([]byte("hi")), MediaType: "text/plain", Filename: "a.txt"},
+		a2a.Part{Content: a2a.URL("https://example.com/f.pdf"), MediaType: "application/pdf"},
 	)
 	m.Metadata = map[string]any{"from": "test"}
 	task := e.send(t, m)
@@ -812,7 +812,7 @@ func TestOutputJoined(t *testing.T) {
 			if len(task.Artifacts) != 1 || len(task.Artifacts[0].Parts) != 1 {
 				t.Fatalf("artifacts %d, parts %d; want one text part", len(task.Artifacts), len(task.Artifacts[0].Parts))
 			}
-			if tp, ok := task.Artifacts[0].Parts[0].(a2a.TextPart); !ok || tp.Text != want.String() {
+			if tp, ok := task.Artifacts[0].Parts[0].Content.(a2a.Text); !ok || string(tp) != want.String() {
 				t.Fatalf("output part %T of %d bytes, want the text of %d bytes", task.Artifacts[0].Parts[0], len(partBytes(t, task.Artifacts[0].Parts)), want.Len())
 			}
 			// A stream delivers it in chunks (reads of at most 32 KiB,

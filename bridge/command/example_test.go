@@ -47,13 +47,13 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hello, a2a"})})
+	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hello, a2a"))})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	task := res.(*a2a.Task)
-	fmt.Println(task.Status.State, task.Artifacts[0].Name, task.Artifacts[0].Parts[0].(a2a.TextPart).Text)
+	fmt.Println(task.Status.State, task.Artifacts[0].Name, task.Artifacts[0].Parts[0].Text())
 	fmt.Println("exit code:", task.Metadata[command.MetadataExitCode])
 	// Output:
 	// completed output HELLO, A2A

@@ -317,8 +317,8 @@ func (o *output) emit(ctx context.Context) {
 		if o.err != nil {
 			return
 		}
-		if p == nil {
-			p = a2a.TextPart{}
+		if p.Content == nil {
+			p = a2a.NewTextPart("")
 		}
 		art := a2a.Artifact{ArtifactID: ArtifactName, Name: ArtifactName, Parts: []a2a.Part{p}}
 		if err := o.t.AddArtifact(ctx, art, !first, last); err != nil {
@@ -346,7 +346,7 @@ func (o *output) emit(ctx context.Context) {
 				break join
 			}
 		}
-		if p := ck.next(acc, false); p != nil {
+		if p := ck.next(acc, false); p.Content != nil {
 			send(p, false)
 		}
 	}

@@ -464,7 +464,7 @@ func answerParts(t a2a.Task, reqID string) []a2a.Part {
 	var out []a2a.Part
 	add := func(parts []a2a.Part) {
 		for _, p := range parts {
-			if tp, ok := p.(a2a.TextPart); ok && tp.Text == "" {
+			if tp, ok := p.Content.(a2a.Text); ok && string(tp) == "" {
 				continue // an empty chunk (a stream's end) says nothing
 			}
 			out = append(out, p)
@@ -535,7 +535,7 @@ func (a *Agent) transcriptFor(id string, turns []turn, ctxID string) (a2a.Messag
 		speakers = append(speakers, tn.speaker)
 	}
 	if len(msg.Parts) == 0 {
-		msg.Parts = []a2a.Part{a2a.TextPart{Text: "(It is your turn.)"}}
+		msg.Parts = []a2a.Part{a2a.NewTextPart("(It is your turn.)")}
 	}
 	msg.Metadata = map[string]any{"speakers": speakers}
 	if len(speakers) > 0 {
@@ -554,9 +554,8 @@ func (a *Agent) asUser(tn turn) a2a.Message {
 	p, _ := a.s.participant(tn.speaker)
 	parts := make([]a2a.Part, 0, len(tn.msg.Parts))
 	for _, pt := range tn.msg.Parts {
-		if tp, ok := pt.(a2a.TextPart); ok {
-			tp.Text = p.Name() + ": " + tp.Text
-			pt = tp
+		if tp, ok := pt.Content.(a2a.Text); ok {
+			pt.Content = a2a.Text(p.Name() + ": " + string(tp))
 		}
 		parts = append(parts, pt)
 	}
@@ -577,7 +576,7 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error { return nil }
 // carries a final system message (outcome canceled).
 func (a *Agent) CancelMessage(task a2a.Task) *a2a.Message {
 	n := len(a.turnsOf(task.History))
-	m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: fmt.Sprintf("The conversation was canceled after %s.", turnCount(n))})
+	m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart(fmt.Sprintf("The conversation was canceled after %s.", turnCount(n))))
 	m.Metadata = map[string]any{MetaSystem: true, MetaOutcome: string(a2a.TaskStateCanceled)}
 	return &m
 }
@@ -590,7 +589,7 @@ func closes(m a2a.Message) bool {
 		return true
 	}
 	for _, p := range m.Parts {
-		if d, ok := p.(a2a.DataPart); ok {
+		if d, ok := p.Content.(a2a.Data); ok {
 			if c, _ := d.Object()[MetaClose].(bool); c {
 				return true
 			}
@@ -613,7 +612,7 @@ func closes(m a2a.Message) bool {
 // "next: ID" (case-insensitive "next", spaces trimmed).
 func nextDirective(m a2a.Message) (string, bool) {
 	for _, p := range m.Parts {
-		if d, ok := p.(a2a.DataPart); ok {
+		if d, ok := p.Content.(a2a.Data); ok {
 			if id, ok := d.Object()[MetaNext].(string); ok && id != "" {
 				return id, true
 			}
@@ -651,11 +650,11 @@ func edgeLines(s string) []string {
 func textOf(m a2a.Message) string {
 	var b strings.Builder
 	for _, p := range m.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
+		if tp, ok := p.Content.(a2a.Text); ok {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(tp.Text)
+			b.WriteString(string(tp))
 		}
 	}
 	return b.String()

@@ -39,7 +39,7 @@ func factory(t *testing.T) conversation.Factory {
 			n := count[p.ID]
 			mu.Unlock()
 			answer := func(text string) error {
-				return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: text}}}, false, true)
+				return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart(text)}}, false, true)
 			}
 			switch p.Kind {
 			case "say":
@@ -52,16 +52,16 @@ func factory(t *testing.T) conversation.Factory {
 				// A file by value; the URI of the files it was given, as text.
 				var got []string
 				for _, pt := range req.Message.Parts {
-					if fp, ok := pt.(a2a.FilePart); ok {
-						got = append(got, fmt.Sprintf("uri=%s bytes=%d", fp.File.URI, len(fp.File.Bytes)))
+					if pt.IsFile() {
+						got = append(got, fmt.Sprintf("uri=%s bytes=%d", pt.URL(), len(pt.Raw())))
 					}
 				}
 				size := 5
 				if p.Kind == "bigfile" {
 					size = 100
 				}
-				return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: strings.Join(got, ";")},
-					a2a.FilePart{File: a2a.File{Name: p.ID + ".txt", MimeType: "text/plain", Bytes: []byte(strings.Repeat("z", size))}}}}, false, true)
+				return tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart(strings.Join(got, ";")),
+					a2a.Part{Content: a2a.Raw([]byte(strings.Repeat("z", size))), MediaType: "text/plain", Filename: p.ID + ".txt"}}}, false, true)
 			case "hang":
 				<-ctx.Done()
 				return ctx.Err()
@@ -78,7 +78,7 @@ func factory(t *testing.T) conversation.Factory {
 				}
 				var b strings.Builder
 				for _, pt := range req.Message.Parts {
-					b.WriteString(pt.(a2a.TextPart).Text + "|")
+					b.WriteString(pt.Text() + "|")
 				}
 				return answer(fmt.Sprintf("%s ctx=%d hist=%d", b.String(), len(hist), len(req.Task.History)))
 			}
@@ -113,7 +113,7 @@ func newFixtureWith(t *testing.T, s *conversation.Scenario, opts server.HandlerO
 
 func (f *fixture) send(t *testing.T, taskID, text string) *a2a.Task {
 	t.Helper()
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))
 	m.TaskID = taskID
 	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 	if err != nil {
@@ -142,8 +142,8 @@ func turns(task *a2a.Task) []string {
 		}
 		var b strings.Builder
 		for _, p := range m.Parts {
-			if tp, ok := p.(a2a.TextPart); ok {
-				b.WriteString(tp.Text)
+			if tp, ok := p.Content.(a2a.Text); ok {
+				b.WriteString(string(tp))
 			}
 		}
 		out = append(out, id+":"+b.String())
@@ -155,7 +155,7 @@ func lastStatusText(task *a2a.Task) string {
 	if task.Status.Message == nil {
 		return ""
 	}
-	return task.Status.Message.Parts[0].(a2a.TextPart).Text
+	return task.Status.Message.Parts[0].Text()
 }
 
 func TestRoundRobin(t *testing.T) {
@@ -188,7 +188,7 @@ func TestRoundRobin(t *testing.T) {
 		t.Fatalf("metadata %v", task.Status.Message.Metadata)
 	}
 	// Continuing a finished conversation: the engine's -32004.
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("more"))
 	m.TaskID = task.ID
 	_, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 	var ae *a2a.Error
@@ -325,7 +325,7 @@ func TestTranscript(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	f := newFixture(t, scenario("", conversation.Participant{ID: "alice", Kind: "hang"}))
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 	nb := false
 	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &nb}})
 	if err != nil {
@@ -353,7 +353,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("canceled task %+v", c.Status)
 	}
 	last := c.History[len(c.History)-1]
-	if !strings.Contains(last.Parts[0].(a2a.TextPart).Text, "canceled after 1 turn.") {
+	if !strings.Contains(last.Parts[0].Text(), "canceled after 1 turn.") {
 		t.Fatalf("last history message %+v", last)
 	}
 }
@@ -385,7 +385,7 @@ func TestAttachments(t *testing.T) {
 	s := scenario("", conversation.Participant{ID: "alice", Kind: "file"}, conversation.Participant{ID: "bob", Kind: "bigfile"})
 	s.Rules.OnParticipantFailure = conversation.SkipParticipant
 	f := newFixtureWith(t, s, server.HandlerOptions{NoPush: true, Attachments: &server.AttachmentOptions{MaxBytes: 64}})
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "see"}, a2a.FilePart{File: a2a.File{Name: "in.txt", MimeType: "text/plain", Bytes: []byte("hello")}})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("see"), a2a.Part{Content: a2a.Raw([]byte("hello")), MediaType: "text/plain", Filename: "in.txt"})
 	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 	if err != nil {
 		t.Fatal(err)
@@ -394,13 +394,13 @@ func TestAttachments(t *testing.T) {
 		t.Fatalf("state %s %q", task.Status.State, lastStatusText(task))
 	}
 	isURL := func(p a2a.Part) bool {
-		fp, ok := p.(a2a.FilePart)
-		return ok && !fp.File.HasBytes() && strings.HasPrefix(fp.File.URI, server.AttachmentsPath+"/") && strings.HasSuffix(fp.File.URI, "/content")
+		u, ok := p.Content.(a2a.URL)
+		return ok && strings.HasPrefix(string(u), server.AttachmentsPath+"/") && strings.HasSuffix(string(u), "/content")
 	}
 	for _, h := range task.History {
 		for _, p := range h.Parts {
-			if fp, ok := p.(a2a.FilePart); ok && !isURL(fp) {
-				t.Fatalf("history carries a file that is not an attachment URL: %+v", fp)
+			if p.IsFile() && !isURL(p) {
+				t.Fatalf("history carries a file that is not an attachment URL: %+v", p)
 			}
 		}
 	}
@@ -410,7 +410,7 @@ func TestAttachments(t *testing.T) {
 	if len(task.Artifacts) != 1 || len(task.Artifacts[0].Parts) != 2 || !isURL(task.Artifacts[0].Parts[1]) {
 		t.Fatalf("alice's artifact: %+v", task.Artifacts)
 	}
-	if got := task.Artifacts[0].Parts[0].(a2a.TextPart).Text; !strings.Contains(got, "uri="+server.AttachmentsPath+"/") || !strings.Contains(got, "bytes=0") {
+	if got := task.Artifacts[0].Parts[0].Text(); !strings.Contains(got, "uri="+server.AttachmentsPath+"/") || !strings.Contains(got, "bytes=0") {
 		t.Fatalf("alice was given %q, want the client's file by URL", got)
 	}
 	var skipped bool
@@ -442,7 +442,7 @@ func artifactSpeakers(task *a2a.Task) []string {
 // metadata say.
 func TestClientCannotImpersonate(t *testing.T) {
 	forged := func(taskID, text string, meta map[string]any) a2a.Message {
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: text})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart(text))
 		m.TaskID, m.Metadata = taskID, meta
 		return m
 	}

@@ -43,7 +43,7 @@ func TestCheckURLRefusesRedirect(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ag.Close()
-		msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 		res, _ := server.RunAgent(context.Background(), ag, &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}}, server.RunOptions{})
 		return res
 	}

@@ -53,7 +53,7 @@ func Example() {
 		return
 	}
 	ask := func(text, contextID string) *a2a.Task {
-		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+		m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))
 		m.ContextID = contextID
 		res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: m})
 		if err != nil {

@@ -511,7 +511,7 @@ func (o *answer) flush(ctx context.Context) error {
 }
 
 func (o *answer) emit(ctx context.Context, text string, last bool) error {
-	art := a2a.Artifact{ArtifactID: o.id, Name: ArtifactName, Parts: []a2a.Part{a2a.TextPart{Text: text}}}
+	art := a2a.Artifact{ArtifactID: o.id, Name: ArtifactName, Parts: []a2a.Part{a2a.NewTextPart(text)}}
 	appendParts := o.started
 	o.started = true
 	return o.t.AddArtifact(ctx, art, appendParts, last)

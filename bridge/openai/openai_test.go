@@ -82,7 +82,7 @@ func startFuzz(t testing.TB, cfg openai.Config) *env {
 	return &env{agent: ag, store: st, c: c, url: ts.URL}
 }
 
-func userText(text string) a2a.Message { return a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text}) }
+func userText(text string) a2a.Message { return a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text)) }
 
 // send sends a blocking message and returns the task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
@@ -139,10 +139,10 @@ func TestNoKeyNoEnvironment(t *testing.T) {
 func TestPartsAsText(t *testing.T) {
 	e := start(t, openai.Config{})
 	m := a2a.NewMessage(a2a.RoleUser,
-		a2a.TextPart{Text: "look:"},
-		a2a.DataPart{Data: map[string]any{"b": 1.5, "a": []any{"x"}}},
-		a2a.FilePart{File: a2a.File{Name: "r.pdf", MimeType: "application/pdf", Bytes: []byte("12345")}},
-		a2a.FilePart{File: a2a.File{Name: "pic.png", MimeType: "image/png", URI: "https://example.com/pic.png"}})
+		a2a.NewTextPart("look:"),
+		a2a.NewDataPart(map[string]any{"b": 1.5, "a": []any{"x"}}),
+		a2a.Part{Content: a2a.Raw([]byte("12345")), MediaType: "application/pdf", Filename: "r.pdf"},
+		a2a.Part{Content: a2a.URL("https://example.com/pic.png"), MediaType: "image/png", Filename: "pic.png"})
 	task := e.send(t, m)
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state %s (%q)", task.Status.State, testutil.StatusText(task.Status))
@@ -836,7 +836,7 @@ func TestAnswerJoined(t *testing.T) {
 			if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
 				t.Fatalf("answer %T %+v", ev, ev)
 			}
-			want := []a2a.Part{a2a.TextPart{Text: "Hello, world"}}
+			want := []a2a.Part{a2a.NewTextPart("Hello, world")}
 			if got := task.Artifacts[0].Parts; !reflect.DeepEqual(got, want) {
 				t.Errorf("parts %#v, want %#v", got, want)
 			}

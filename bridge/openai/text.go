@@ -75,29 +75,28 @@ func boundedMessageText(m a2a.Message, limit int) (text string, cut bool) {
 // as its JSON, a file part described by its name, media type and size or
 // URI.
 func partText(p a2a.Part) string {
-	switch p := p.(type) {
-	case a2a.TextPart:
-		return p.Text
-	case a2a.DataPart:
-		b, err := json.Marshal(p.Data)
+	switch c := p.Content.(type) {
+	case a2a.Text:
+		return string(c)
+	case a2a.Data:
+		b, err := json.Marshal(c.Value)
 		if err != nil {
 			return "[data that cannot be shown as JSON]"
 		}
 		return string(b)
-	case a2a.FilePart:
-		f := p.File
-		name := f.Name
+	case a2a.Raw, a2a.URL:
+		name := p.Filename
 		if name == "" {
 			name = "(unnamed)"
 		}
-		typ := f.MimeType
+		typ := p.MediaType
 		if typ == "" {
 			typ = "unknown type"
 		}
-		if f.HasBytes() {
-			return fmt.Sprintf("[file %s (%s), %d bytes]", name, typ, len(f.Bytes))
+		if r, ok := c.(a2a.Raw); ok {
+			return fmt.Sprintf("[file %s (%s), %d bytes]", name, typ, len(r))
 		}
-		return fmt.Sprintf("[file %s (%s) at %s]", name, typ, f.URI)
+		return fmt.Sprintf("[file %s (%s) at %s]", name, typ, p.URL())
 	}
 	return ""
 }
@@ -112,8 +111,8 @@ func boundedArtifactText(a a2a.Artifact, limit int) (text string, cut bool) {
 			w.cut = true
 			break
 		}
-		if tp, ok := p.(a2a.TextPart); ok {
-			w.WriteString(tp.Text)
+		if tp, ok := p.Content.(a2a.Text); ok {
+			w.WriteString(string(tp))
 			continue
 		}
 		if w.b.Len() > 0 {

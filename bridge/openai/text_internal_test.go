@@ -83,11 +83,11 @@ func FuzzConversation(f *testing.F) {
 		for i := 0; i+1 < len(shape); i += 2 {
 			var tk a2a.Task
 			for j := range int(shape[i] % 5) {
-				tk.History = append(tk.History, a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: string(rune('a'+j)) + text}, a2a.DataPart{Data: text}))
-				tk.History = append(tk.History, a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "status"}))
+				tk.History = append(tk.History, a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(string(rune('a'+j))+text), a2a.NewDataPart(text)))
+				tk.History = append(tk.History, a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("status")))
 			}
 			for j := range int(shape[i+1] % 5) {
-				tk.Artifacts = append(tk.Artifacts, a2a.Artifact{ArtifactID: "x", Parts: []a2a.Part{a2a.TextPart{Text: "ans" + text}, a2a.DataPart{Data: j}}})
+				tk.Artifacts = append(tk.Artifacts, a2a.Artifact{ArtifactID: "x", Parts: []a2a.Part{a2a.NewTextPart("ans" + text), a2a.NewDataPart(j)}})
 			}
 			past = append(past, taskSources(tk, i == 0)...)
 		}
@@ -120,8 +120,8 @@ func FuzzConversation(f *testing.F) {
 // question comes along.
 func TestBuildHistoryBytes(t *testing.T) {
 	task := func(q, a string) a2a.Task {
-		return a2a.Task{History: []a2a.Message{a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: q})},
-			Artifacts: []a2a.Artifact{{ArtifactID: "r", Parts: []a2a.Part{a2a.TextPart{Text: a}}}}}
+		return a2a.Task{History: []a2a.Message{a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(q))},
+			Artifacts: []a2a.Artifact{{ArtifactID: "r", Parts: []a2a.Part{a2a.NewTextPart(a)}}}}
 	}
 	var srcs []source
 	for _, tk := range []a2a.Task{task("q1", "a1"), task(strings.Repeat("Q", 100), "a2"), task("q3", "a3")} {

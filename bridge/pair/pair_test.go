@@ -50,7 +50,7 @@ func (f *fixture) side(t *testing.T, info Info, s Side) *server.Handler {
 }
 
 func textMsg(text, taskID string, end bool) a2a.SendMessageRequest {
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))
 	m.TaskID = taskID
 	if end {
 		m.Metadata = map[string]any{MetadataKey: map[string]any{"end": true}}

@@ -234,11 +234,11 @@ func wantsEnd(m *a2a.Message) bool {
 func textOf(parts []a2a.Part) string {
 	var b strings.Builder
 	for _, p := range parts {
-		if tp, ok := p.(a2a.TextPart); ok {
+		if tp, ok := p.Content.(a2a.Text); ok {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(tp.Text)
+			b.WriteString(string(tp))
 		}
 	}
 	return b.String()

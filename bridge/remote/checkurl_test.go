@@ -55,7 +55,7 @@ func TestCheckURLConfinesEveryRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ag.Close()
-		msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 		res, _ := server.RunAgent(testCtx(t), ag, &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}}, server.RunOptions{})
 		return res
 	}
@@ -69,7 +69,7 @@ func TestCheckURLConfinesEveryRequest(t *testing.T) {
 			if n := otherHits.Load(); n != 0 {
 				t.Fatalf("the host outside the allowlist got %d requests", n)
 			}
-			if reason := res.Status.Message.Parts[0].(a2a.TextPart).Text; !strings.Contains(reason, "not on the allowlist") {
+			if reason := res.Status.Message.Parts[0].Text(); !strings.Contains(reason, "not on the allowlist") {
 				t.Errorf("reason %q does not say why", reason)
 			}
 			// Without the check, the same configuration reaches it.
@@ -92,7 +92,7 @@ func TestCheckURLConfinesEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ag.Close()
-	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 	res, err := server.RunAgent(testCtx(t), ag, &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}}, server.RunOptions{})
 	if err != nil || res.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("allowed remote: state %s, err %v", res.Status.State, err)

@@ -21,7 +21,7 @@ func Example() {
 
 	// The remote: an agent that greets.
 	greeter := server.AgentFunc(func(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
-		return t.Complete(ctx, "Hello, "+req.Message.Parts[0].(a2a.TextPart).Text+"!")
+		return t.Complete(ctx, "Hello, "+req.Message.Parts[0].Text()+"!")
 	})
 	far := server.NewHost(server.HostOptions{})
 	far.Add(server.NewHandler(eng, "greeter", greeter, a2a.AgentCard{Name: "greeter", Description: "Greets",
@@ -51,12 +51,12 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Ada"})})
+	res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("Ada"))})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	task := res.(*a2a.Task)
-	fmt.Println(c.Card().Name, task.Status.State, task.Status.Message.Parts[0].(a2a.TextPart).Text)
+	fmt.Println(c.Card().Name, task.Status.State, task.Status.Message.Parts[0].Text())
 	// Output: greeter completed Hello, Ada!
 }

@@ -129,7 +129,7 @@ func (g *gateAgent) Execute(ctx context.Context, req *server.Request, t *server.
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			art := a2a.Artifact{ArtifactID: "out", Name: "out", Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("c%d", i)}}}
+			art := a2a.Artifact{ArtifactID: "out", Name: "out", Parts: []a2a.Part{a2a.NewTextPart(fmt.Sprintf("c%d", i))}}
 			if err := t.AddArtifact(ctx, art, i > 0, i == n-1); err != nil {
 				return err
 			}

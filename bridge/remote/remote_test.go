@@ -714,10 +714,10 @@ func TestFirstExecutionWithHistory(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { ag.Close() })
-			now := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Bob: and you?"})
+			now := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("Bob: and you?"))
 			hist := []a2a.Message{
-				a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Alice: hello"}),
-				a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "hi"}),
+				a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("Alice: hello")),
+				a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("hi")),
 				now,
 			}
 			task, err := server.RunAgent(ctx, ag, &server.Request{Message: now, Task: a2a.Task{History: hist},

@@ -49,7 +49,7 @@ func TestRunAgentAbandonedCancelsRemoteTask(t *testing.T) {
 	defer ag.Close()
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
-	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 	// The turn is given up as soon as the remote task is known.
 	onEvent := func(ev a2a.Event) {
 		if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && su.Metadata[remote.MetadataKey] != nil {

@@ -356,10 +356,10 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.Task
 	case StatusError:
 		return t.Fail(ctx, *resp.Error)
 	default: // StatusInputRequired
-		parts := []a2a.Part{a2a.TextPart{Text: question(resp, a.textField)}}
+		parts := []a2a.Part{a2a.NewTextPart(question(resp, a.textField))}
 		if o, ok := resp.Output.(map[string]any); ok && len(o) > 0 {
 			if _, onlyText := o[a.textField]; !onlyText || len(o) > 1 {
-				parts = append(parts, a2a.DataPart{Data: o})
+				parts = append(parts, a2a.NewDataPart(o))
 			}
 		}
 		return t.SetStatus(ctx, a2a.TaskStateInputRequired, t.Message(parts...))

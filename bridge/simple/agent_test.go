@@ -138,13 +138,13 @@ func partsJSON(t *testing.T, parts []a2a.Part) string {
 	t.Helper()
 	var out []any
 	for _, p := range parts {
-		switch p := p.(type) {
-		case a2a.TextPart:
-			out = append(out, map[string]any{"text": p.Text})
-		case a2a.DataPart:
-			out = append(out, map[string]any{"data": p.Data})
-		case a2a.FilePart:
-			out = append(out, map[string]any{"file": map[string]any{"name": p.File.Name, "mediaType": p.File.MimeType, "bytes": p.File.Bytes, "uri": p.File.URI}})
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			out = append(out, map[string]any{"text": string(c)})
+		case a2a.Data:
+			out = append(out, map[string]any{"data": c.Value})
+		case a2a.Raw, a2a.URL:
+			out = append(out, map[string]any{"file": map[string]any{"name": p.Filename, "mediaType": p.MediaType, "bytes": p.Raw(), "uri": p.URL()}})
 		}
 	}
 	return jsonOf(t, out)
@@ -191,14 +191,14 @@ func testHTTPAgent(t *testing.T, be backend) {
 	s := startHTTPAgents(t, cfgs)
 
 	t.Run("text", func(t *testing.T) {
-		task := s.send(t, "echo", a2a.TextPart{Text: "hi"})
+		task := s.send(t, "echo", a2a.NewTextPart("hi"))
 		wantState(t, task, a2a.TaskStateCompleted)
 		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"hi"}]`; got != want {
 			t.Fatalf("artifact %s, want %s", got, want)
 		}
 	})
 	t.Run("text field", func(t *testing.T) {
-		task := s.send(t, "field", a2a.TextPart{Text: "hi"}, a2a.DataPart{Data: map[string]any{"n": json.Number("1")}})
+		task := s.send(t, "field", a2a.NewTextPart("hi"), a2a.NewDataPart(map[string]any{"n": json.Number("1")}))
 		wantState(t, task, a2a.TaskStateCompleted)
 		// input {"n":1,"prompt":"hi"} comes back: a TextPart of the text field, then the object.
 		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"hi"},{"data":{"n":1,"prompt":"hi"}}]`; got != want {
@@ -207,17 +207,17 @@ func testHTTPAgent(t *testing.T, be backend) {
 	})
 	t.Run("data", func(t *testing.T) {
 		data := map[string]any{"a": json.Number("12345678901234567890"), "b": []any{true, nil, "x"}}
-		task := s.send(t, "echo", a2a.DataPart{Data: data})
+		task := s.send(t, "echo", a2a.NewDataPart(data))
 		wantState(t, task, a2a.TaskStateCompleted)
-		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), partsJSON(t, []a2a.Part{a2a.DataPart{Data: data}}); got != want {
+		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), partsJSON(t, []a2a.Part{a2a.NewDataPart(data)}); got != want {
 			t.Fatalf("artifact %s, want %s", got, want)
 		}
 	})
 	t.Run("files", func(t *testing.T) {
 		parts := []a2a.Part{
-			a2a.TextPart{Text: "see attached"},
-			a2a.FilePart{File: a2a.File{Name: "a.txt", MimeType: "text/plain", Bytes: []byte("hello\x00")}},
-			a2a.FilePart{File: a2a.File{Name: "b.png", MimeType: "image/png", URI: "https://example.com/b.png"}},
+			a2a.NewTextPart("see attached"),
+			a2a.Part{Content: a2a.Raw([]byte("hello\x00")), MediaType: "text/plain", Filename: "a.txt"},
+			a2a.Part{Content: a2a.URL("https://example.com/b.png"), MediaType: "image/png", Filename: "b.png"},
 		}
 		task := s.send(t, "echo", parts...)
 		wantState(t, task, a2a.TaskStateCompleted)
@@ -226,21 +226,21 @@ func testHTTPAgent(t *testing.T, be backend) {
 		}
 	})
 	t.Run("string output", func(t *testing.T) {
-		task := s.send(t, "string", a2a.TextPart{Text: "hi"})
+		task := s.send(t, "string", a2a.NewTextPart("hi"))
 		wantState(t, task, a2a.TaskStateCompleted)
 		if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"plain text"}]`; got != want {
 			t.Fatalf("artifact %s, want %s", got, want)
 		}
 	})
 	t.Run("null output", func(t *testing.T) {
-		task := s.send(t, "null", a2a.TextPart{Text: "hi"})
+		task := s.send(t, "null", a2a.NewTextPart("hi"))
 		wantState(t, task, a2a.TaskStateCompleted)
 		if len(task.Artifacts) != 0 {
 			t.Fatalf("artifacts %v, want none", task.Artifacts)
 		}
 	})
 	t.Run("error status", func(t *testing.T) {
-		task := s.send(t, "error", a2a.TextPart{Text: "hi"})
+		task := s.send(t, "error", a2a.NewTextPart("hi"))
 		wantState(t, task, a2a.TaskStateFailed)
 		if got := testutil.StatusText(task.Status); got != "backend says no" {
 			t.Fatalf("status message %q, want the backend's error", got)
@@ -260,13 +260,13 @@ func testHTTPAgent(t *testing.T, be backend) {
 			"big":         "answered more than 1000 bytes (max_response)",
 		} {
 			t.Run(agent, func(t *testing.T) {
-				wantFailed(t, s.send(t, agent, a2a.TextPart{Text: "hi"}), want)
+				wantFailed(t, s.send(t, agent, a2a.NewTextPart("hi")), want)
 			})
 		}
 	})
 	t.Run("retries then success", func(t *testing.T) {
 		for _, agent := range []string{"flaky", "flaky502", "flaky504"} {
-			m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+			m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 			task := s.sendMsg(t, agent, m, nil)
 			wantState(t, task, a2a.TaskStateCompleted)
 			if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"data":{"attempts":3}}]`; got != want {
@@ -283,14 +283,14 @@ func testHTTPAgent(t *testing.T, be backend) {
 		}
 	})
 	t.Run("retries exhausted", func(t *testing.T) {
-		task := s.send(t, "flaky-out", a2a.TextPart{Text: "hi"})
+		task := s.send(t, "flaky-out", a2a.NewTextPart("hi"))
 		wantFailed(t, task, "answered HTTP 503 Service Unavailable (after 3 attempts): busy")
 		if n := be.attempts(t, task.ID); n != 3 {
 			t.Fatalf("backend saw %d calls, want 3", n)
 		}
 	})
 	t.Run("retries 0", func(t *testing.T) {
-		task := s.send(t, "flaky-noretry", a2a.TextPart{Text: "hi"})
+		task := s.send(t, "flaky-noretry", a2a.NewTextPart("hi"))
 		wantFailed(t, task, "answered HTTP 503 Service Unavailable: busy")
 		if n := be.attempts(t, task.ID); n != 1 {
 			t.Fatalf("backend saw %d calls, want 1", n)
@@ -298,7 +298,7 @@ func testHTTPAgent(t *testing.T, be backend) {
 	})
 	t.Run("no retry on 500 and 400", func(t *testing.T) {
 		for agent, want := range map[string]string{"always500": "HTTP 500 Internal Server Error: nope", "always400": "HTTP 400 Bad Request: nope"} {
-			task := s.send(t, agent, a2a.TextPart{Text: "hi"})
+			task := s.send(t, agent, a2a.NewTextPart("hi"))
 			wantFailed(t, task, want)
 			if n := be.attempts(t, task.ID); n != 1 {
 				t.Fatalf("%s: backend saw %d calls, want 1", agent, n)
@@ -306,12 +306,12 @@ func testHTTPAgent(t *testing.T, be backend) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
-		wantFailed(t, s.send(t, "hang", a2a.TextPart{Text: "hi"}), "did not answer within 300 ms (timeout_ms)")
+		wantFailed(t, s.send(t, "hang", a2a.NewTextPart("hi")), "did not answer within 300 ms (timeout_ms)")
 	})
 	t.Run("cancel aborts the call", func(t *testing.T) {
 		c := s.client(t, "hanglong")
 		ev, err := c.SendMessage(context.Background(), a2a.SendMessageRequest{
-			Message:       a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"}),
+			Message:       a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
 			Configuration: &a2a.SendMessageConfiguration{Blocking: new(false)}})
 		if err != nil {
 			t.Fatal(err)
@@ -327,28 +327,28 @@ func testHTTPAgent(t *testing.T, be backend) {
 		be.get(t, "/wait-gone?task_id="+id, &ok) // returns once the backend saw the request end
 	})
 	t.Run("credentials", func(t *testing.T) {
-		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 		task := s.sendMsg(t, "headers", m, nil)
 		wantState(t, task, a2a.TaskStateCompleted)
-		got := onlyArtifact(t, task).Parts[0].(a2a.DataPart).Object()
+		got := onlyArtifact(t, task).Parts[0].Content.(a2a.Data).Object()
 		want := map[string]any{"authorization": "Bearer tok-123", "api_key": "key-456", "custom": "custom value",
 			"idempotency_key": wantKey(task.ID, m.MessageID), "content_type": "application/json"}
 		if jsonOf(t, got) != jsonOf(t, want) {
 			t.Fatalf("backend saw headers %v, want %v", got, want)
 		}
-		task = s.send(t, "keyheader", a2a.TextPart{Text: "hi"})
-		if got := onlyArtifact(t, task).Parts[0].(a2a.DataPart).Object(); got["custom"] != "key-789" || got["api_key"] != "" {
+		task = s.send(t, "keyheader", a2a.NewTextPart("hi"))
+		if got := onlyArtifact(t, task).Parts[0].Content.(a2a.Data).Object(); got["custom"] != "key-789" || got["api_key"] != "" {
 			t.Fatalf("api_key_header X-Custom: backend saw %v", got)
 		}
 	})
 	t.Run("input required", func(t *testing.T) {
-		first := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		first := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 		task := s.sendMsg(t, "ask", first, nil)
 		wantState(t, task, a2a.TaskStateInputRequired)
 		if got := testutil.StatusText(task.Status); got != "What is your name?" {
 			t.Fatalf("question %q", got)
 		}
-		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Ada"})
+		m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("Ada"))
 		m.TaskID = task.ID
 		task = s.sendMsg(t, "ask", m, nil)
 		wantState(t, task, a2a.TaskStateCompleted)
@@ -428,7 +428,7 @@ func TestHTTPAgentKeyPerTask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})
+		m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 		m.MessageID = "1"
 		ev, err := c.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
 		if err != nil {
@@ -436,7 +436,7 @@ func TestHTTPAgentKeyPerTask(t *testing.T) {
 		}
 		task := ev.(*a2a.Task)
 		wantState(t, task, a2a.TaskStateCompleted)
-		k := onlyArtifact(t, task).Parts[0].(a2a.DataPart).Object()["idempotency_key"]
+		k := onlyArtifact(t, task).Parts[0].Content.(a2a.Data).Object()["idempotency_key"]
 		if k != wantKey(task.ID, "1") {
 			t.Fatalf("%s: key %v, want %s", tok, k, wantKey(task.ID, "1"))
 		}
@@ -495,7 +495,7 @@ func TestConnectionErrors(t *testing.T) {
 		"refused": {URL: "http://" + refused + "/"},
 		"flaky":   {URL: flaky.URL},
 	})
-	task := s.send(t, "closing", a2a.TextPart{Text: "hi"})
+	task := s.send(t, "closing", a2a.NewTextPart("hi"))
 	wantFailed(t, task, "could not be reached (after 3 attempts): the connection was closed before an answer came")
 	if strings.Contains(testutil.StatusText(task.Status), "s3cr3t") || strings.Contains(testutil.StatusText(task.Status), ln.Addr().String()) {
 		t.Fatalf("reason %q reveals the backend's URL", testutil.StatusText(task.Status))
@@ -503,9 +503,9 @@ func TestConnectionErrors(t *testing.T) {
 	if n := accepted.Load(); n != 3 {
 		t.Fatalf("%d connections, want 3 (1 + 2 retries)", n)
 	}
-	wantFailed(t, s.send(t, "refused", a2a.TextPart{Text: "hi"}), "could not be reached (after 3 attempts): connection refused")
+	wantFailed(t, s.send(t, "refused", a2a.NewTextPart("hi")), "could not be reached (after 3 attempts): connection refused")
 
-	task = s.send(t, "flaky", a2a.TextPart{Text: "hi"})
+	task = s.send(t, "flaky", a2a.NewTextPart("hi"))
 	wantState(t, task, a2a.TaskStateCompleted)
 	if got := partsJSON(t, onlyArtifact(t, task).Parts); got != `[{"text":"second time"}]` {
 		t.Fatalf("artifact %s", got)

@@ -315,7 +315,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request, h *server.Handl
 func (e *endpoint) parts(input any) []a2a.Part {
 	parts := ValueToParts(input, e.opts.TextField)
 	if len(parts) == 0 {
-		parts = []a2a.Part{a2a.DataPart{Data: input}}
+		parts = []a2a.Part{a2a.NewDataPart(input)}
 	}
 	return parts
 }
@@ -427,8 +427,8 @@ func messageText(m *a2a.Message) string {
 	}
 	var texts []string
 	for _, p := range m.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			texts = append(texts, tp.Text)
+		if tp, ok := p.Content.(a2a.Text); ok {
+			texts = append(texts, string(tp))
 		}
 	}
 	return strings.Join(texts, "\n")

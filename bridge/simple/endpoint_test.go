@@ -46,11 +46,11 @@ func (a *asker) Execute(ctx context.Context, req *server.Request, t *server.Task
 	}
 	name := ""
 	for _, p := range req.Message.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			name += tp.Text
+		if tp, ok := p.Content.(a2a.Text); ok {
+			name += string(tp)
 		}
 	}
-	art := a2a.Artifact{ArtifactID: a2a.NewID(), Parts: []a2a.Part{a2a.TextPart{Text: "Hello, " + name + "!"}}}
+	art := a2a.Artifact{ArtifactID: a2a.NewID(), Parts: []a2a.Part{a2a.NewTextPart("Hello, " + name + "!")}}
 	if err := t.AddArtifact(ctx, art, false, true); err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (g *gated) Execute(ctx context.Context, req *server.Request, t *server.Task
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	art := a2a.Artifact{ArtifactID: a2a.NewID(), Parts: []a2a.Part{a2a.TextPart{Text: "done"}}}
+	art := a2a.Artifact{ArtifactID: a2a.NewID(), Parts: []a2a.Part{a2a.NewTextPart("done")}}
 	if err := t.AddArtifact(ctx, art, false, true); err != nil {
 		return err
 	}
@@ -453,17 +453,17 @@ func TestChain(t *testing.T) {
 		t.Cleanup(func() { _ = a.Close() })
 		f.add(t, "via-"+name, a, server.HandlerOptions{})
 	}
-	task := f.send(t, "via-echo", a2a.TextPart{Text: "hi"}, a2a.DataPart{Data: map[string]any{"k": "v"}})
+	task := f.send(t, "via-echo", a2a.NewTextPart("hi"), a2a.NewDataPart(map[string]any{"k": "v"}))
 	wantState(t, task, a2a.TaskStateCompleted)
 	if got, want := partsJSON(t, onlyArtifact(t, task).Parts), `[{"text":"hi"},{"data":{"k":"v","text":"hi"}}]`; got != want {
 		t.Fatalf("artifact %s, want %s", got, want)
 	}
-	task = f.send(t, "via-ask", a2a.TextPart{Text: "hi"})
+	task = f.send(t, "via-ask", a2a.NewTextPart("hi"))
 	wantState(t, task, a2a.TaskStateInputRequired)
 	if got := testutil.StatusText(task.Status); got != "What is your name?" {
 		t.Fatalf("question %q", got)
 	}
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "Ada"})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("Ada"))
 	m.TaskID = task.ID
 	task = f.sendMsg(t, "via-ask", m, nil)
 	wantState(t, task, a2a.TaskStateCompleted)

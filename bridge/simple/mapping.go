@@ -27,8 +27,8 @@ const (
 // DataParts hold.
 func PartsToValue(parts []a2a.Part, textField string) any {
 	if len(parts) == 1 {
-		if d, ok := parts[0].(a2a.DataPart); ok {
-			return d.Data
+		if d, ok := parts[0].Content.(a2a.Data); ok {
+			return d.Value
 		}
 	}
 	var m merger
@@ -56,8 +56,8 @@ func ArtifactsToValue(arts []a2a.Artifact, textField string) map[string]any {
 		}
 	}
 	if n == 1 {
-		if d, ok := only.(a2a.DataPart); ok {
-			if o, ok := d.Data.(map[string]any); ok {
+		if d, ok := only.Content.(a2a.Data); ok {
+			if o, ok := d.Value.(map[string]any); ok {
 				return o
 			}
 		}
@@ -84,12 +84,12 @@ type merger struct {
 }
 
 func (m *merger) add(p a2a.Part) {
-	switch p := p.(type) {
-	case a2a.TextPart:
-		m.group.WriteString(p.Text)
+	switch c := p.Content.(type) {
+	case a2a.Text:
+		m.group.WriteString(string(c))
 		m.inGroup = true
-	case a2a.DataPart:
-		if o, ok := p.Data.(map[string]any); ok {
+	case a2a.Data:
+		if o, ok := c.Value.(map[string]any); ok {
 			if m.obj == nil {
 				m.obj = make(map[string]any, len(o)+1)
 			}
@@ -97,10 +97,10 @@ func (m *merger) add(p a2a.Part) {
 				m.obj[k] = v
 			}
 		} else {
-			m.data = append(m.data, p.Data)
+			m.data = append(m.data, c.Value)
 		}
-	case a2a.FilePart:
-		m.files = append(m.files, fileValue(p.File))
+	case a2a.Raw, a2a.URL:
+		m.files = append(m.files, fileValue(p))
 	}
 }
 
@@ -132,19 +132,19 @@ func (m *merger) value(textField string) map[string]any {
 	return m.obj
 }
 
-// fileValue is a file as the dialect carries it.
-func fileValue(f a2a.File) map[string]any {
+// fileValue is a file part (Raw or URL) as the dialect carries it.
+func fileValue(p a2a.Part) map[string]any {
 	v := make(map[string]any, 3)
-	if f.Name != "" {
-		v["name"] = f.Name
+	if p.Filename != "" {
+		v["name"] = p.Filename
 	}
-	if f.MimeType != "" {
-		v["mediaType"] = f.MimeType
+	if p.MediaType != "" {
+		v["mediaType"] = p.MediaType
 	}
-	if f.HasBytes() {
-		v["bytes"] = base64.StdEncoding.EncodeToString(f.Bytes)
+	if r, ok := p.Content.(a2a.Raw); ok {
+		v["bytes"] = base64.StdEncoding.EncodeToString(r)
 	} else {
-		v["uri"] = f.URI
+		v["uri"] = p.URL()
 	}
 	return v
 }
@@ -163,17 +163,17 @@ func ValueToParts(v any, textField string) []a2a.Part {
 	case nil:
 		return nil
 	case string:
-		return []a2a.Part{a2a.TextPart{Text: v}}
+		return []a2a.Part{a2a.NewTextPart(v)}
 	case map[string]any:
 		if parts, ok := textAndFiles(v, textField); ok {
 			return parts
 		}
 		if s, ok := v[textField].(string); ok {
-			return []a2a.Part{a2a.TextPart{Text: s}, a2a.DataPart{Data: v}}
+			return []a2a.Part{a2a.NewTextPart(s), a2a.NewDataPart(v)}
 		}
-		return []a2a.Part{a2a.DataPart{Data: v}}
+		return []a2a.Part{a2a.NewDataPart(v)}
 	}
-	return []a2a.Part{a2a.DataPart{Data: v}}
+	return []a2a.Part{a2a.NewDataPart(v)}
 }
 
 // textAndFiles maps an object whose only keys are textField (a string)
@@ -205,14 +205,14 @@ func textAndFiles(v map[string]any, textField string) (parts []a2a.Part, ok bool
 	}
 	parts = make([]a2a.Part, 0, len(files)+1)
 	if text != nil {
-		parts = append(parts, a2a.TextPart{Text: *text})
+		parts = append(parts, a2a.NewTextPart(*text))
 	}
 	for _, x := range files {
 		f, ok := parseFile(x)
 		if !ok {
 			return nil, false
 		}
-		parts = append(parts, a2a.FilePart{File: f})
+		parts = append(parts, f)
 	}
 	return parts, true
 }
@@ -220,40 +220,40 @@ func textAndFiles(v map[string]any, textField string) (parts []a2a.Part, ok bool
 // parseFile reads one file of a "files" list: an object with an optional
 // "name" and "mediaType" (strings) and exactly one of "uri" (a non-empty
 // string) and "bytes" (base64, standard or URL-safe, padded or not).
-func parseFile(x any) (a2a.File, bool) {
+func parseFile(x any) (a2a.Part, bool) {
 	o, ok := x.(map[string]any)
 	if !ok {
-		return a2a.File{}, false
+		return a2a.Part{}, false
 	}
-	var f a2a.File
+	var f a2a.Part
 	var hasURI, hasBytes bool
 	for k, v := range o {
 		s, isStr := v.(string)
 		if !isStr {
-			return a2a.File{}, false
+			return a2a.Part{}, false
 		}
 		switch k {
 		case "name":
-			f.Name = s
+			f.Filename = s
 		case "mediaType":
-			f.MimeType = s
+			f.MediaType = s
 		case "uri":
 			if s == "" {
-				return a2a.File{}, false
+				return a2a.Part{}, false
 			}
-			f.URI, hasURI = s, true
+			f.Content, hasURI = a2a.URL(s), true
 		case "bytes":
 			b, err := wirejson.DecodeBase64(s)
 			if err != nil {
-				return a2a.File{}, false
+				return a2a.Part{}, false
 			}
-			f.Bytes, hasBytes = b, true
+			f.Content, hasBytes = a2a.Raw(b), true
 		default:
-			return a2a.File{}, false
+			return a2a.Part{}, false
 		}
 	}
 	if hasURI == hasBytes {
-		return a2a.File{}, false
+		return a2a.Part{}, false
 	}
 	return f, true
 }

@@ -17,19 +17,19 @@ func TestPartsToValue(t *testing.T) {
 		want      string
 	}{
 		{nil, "", `{}`},
-		{[]a2a.Part{a2a.TextPart{Text: "hi"}}, "", `{"text":"hi"}`},
-		{[]a2a.Part{a2a.TextPart{Text: "hi"}}, "prompt", `{"prompt":"hi"}`},
-		{[]a2a.Part{a2a.DataPart{Data: obj}}, "", `{"a":1,"text":"from data"}`},
-		{[]a2a.Part{a2a.DataPart{Data: []any{"x"}}}, "", `["x"]`},
-		{[]a2a.Part{a2a.DataPart{Data: nil}}, "", `null`},
-		{[]a2a.Part{a2a.TextPart{Text: "a"}, a2a.TextPart{Text: "b"}}, "", `{"text":"a\nb"}`},
+		{[]a2a.Part{a2a.NewTextPart("hi")}, "", `{"text":"hi"}`},
+		{[]a2a.Part{a2a.NewTextPart("hi")}, "prompt", `{"prompt":"hi"}`},
+		{[]a2a.Part{a2a.NewDataPart(obj)}, "", `{"a":1,"text":"from data"}`},
+		{[]a2a.Part{a2a.NewDataPart([]any{"x"})}, "", `["x"]`},
+		{[]a2a.Part{a2a.NewDataPart(nil)}, "", `null`},
+		{[]a2a.Part{a2a.NewTextPart("a"), a2a.NewTextPart("b")}, "", `{"text":"a\nb"}`},
 		// Data keys merged, later wins; the texts replace a data key of the text field.
-		{[]a2a.Part{a2a.DataPart{Data: obj}, a2a.DataPart{Data: map[string]any{"a": "2", "b": true}}, a2a.TextPart{Text: "t"}}, "",
+		{[]a2a.Part{a2a.NewDataPart(obj), a2a.NewDataPart(map[string]any{"a": "2", "b": true}), a2a.NewTextPart("t")}, "",
 			`{"a":"2","b":true,"text":"t"}`},
-		{[]a2a.Part{a2a.DataPart{Data: obj}, a2a.DataPart{Data: json.Number("7")}}, "", `{"a":1,"data":[7],"text":"from data"}`},
-		{[]a2a.Part{a2a.FilePart{File: a2a.File{Name: "a.txt", MimeType: "text/plain", Bytes: []byte("hi")}}}, "",
+		{[]a2a.Part{a2a.NewDataPart(obj), a2a.NewDataPart(json.Number("7"))}, "", `{"a":1,"data":[7],"text":"from data"}`},
+		{[]a2a.Part{a2a.Part{Content: a2a.Raw([]byte("hi")), MediaType: "text/plain", Filename: "a.txt"}}, "",
 			`{"files":[{"bytes":"aGk=","mediaType":"text/plain","name":"a.txt"}]}`},
-		{[]a2a.Part{a2a.TextPart{Text: "see"}, a2a.FilePart{File: a2a.File{URI: "https://x/y", Bytes: nil}}, a2a.FilePart{File: a2a.File{Bytes: []byte{}}}}, "",
+		{[]a2a.Part{a2a.NewTextPart("see"), a2a.NewURLPart("https://x/y"), a2a.NewRawPart([]byte{})}, "",
 			`{"files":[{"uri":"https://x/y"},{"bytes":""}],"text":"see"}`},
 	} {
 		if got := jsonOf(t, simple.PartsToValue(tc.parts, tc.textField)); got != tc.want {
@@ -42,7 +42,7 @@ func TestArtifactsToValue(t *testing.T) {
 	chunk := func(s ...string) a2a.Artifact {
 		var parts []a2a.Part
 		for _, x := range s {
-			parts = append(parts, a2a.TextPart{Text: x})
+			parts = append(parts, a2a.NewTextPart(x))
 		}
 		return a2a.Artifact{ArtifactID: a2a.NewID(), Parts: parts}
 	}
@@ -54,11 +54,11 @@ func TestArtifactsToValue(t *testing.T) {
 		{[]a2a.Artifact{{}}, `{}`},
 		// Chunks of one artifact are one text; artifacts are lines.
 		{[]a2a.Artifact{chunk("Hel", "lo"), chunk("world")}, `{"text":"Hello\nworld"}`},
-		{[]a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart{Data: map[string]any{"k": "v"}}}}}, `{"k":"v"}`},
+		{[]a2a.Artifact{{Parts: []a2a.Part{a2a.NewDataPart(map[string]any{"k": "v"})}}}, `{"k":"v"}`},
 		// Output is always an object.
-		{[]a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart{Data: []any{json.Number("1")}}}}}, `{"data":[[1]]}`},
-		{[]a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart{Data: "s"}}}}, `{"data":["s"]}`},
-		{[]a2a.Artifact{chunk("t"), {Parts: []a2a.Part{a2a.DataPart{Data: map[string]any{"k": "v"}}}}}, `{"k":"v","text":"t"}`},
+		{[]a2a.Artifact{{Parts: []a2a.Part{a2a.NewDataPart([]any{json.Number("1")})}}}, `{"data":[[1]]}`},
+		{[]a2a.Artifact{{Parts: []a2a.Part{a2a.NewDataPart("s")}}}, `{"data":["s"]}`},
+		{[]a2a.Artifact{chunk("t"), {Parts: []a2a.Part{a2a.NewDataPart(map[string]any{"k": "v"})}}}, `{"k":"v","text":"t"}`},
 	} {
 		if got := jsonOf(t, simple.ArtifactsToValue(tc.arts, "")); got != tc.want {
 			t.Errorf("got %s, want %s", got, tc.want)

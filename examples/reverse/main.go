@@ -50,8 +50,8 @@ func (r Reverse) Execute(ctx context.Context, req *server.Request, t *server.Tas
 	}
 	var words []string
 	for _, p := range req.Message.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			words = append(words, strings.Fields(tp.Text)...)
+		if tp, ok := p.Content.(a2a.Text); ok {
+			words = append(words, strings.Fields(string(tp))...)
 		}
 	}
 	if len(words) == 0 {
@@ -66,7 +66,7 @@ func (r Reverse) Execute(ctx context.Context, req *server.Request, t *server.Tas
 				return ctx.Err()
 			}
 		}
-		chunk := a2a.Artifact{ArtifactID: id, Name: "reversed", Parts: []a2a.Part{a2a.TextPart{Text: words[i] + " "}}}
+		chunk := a2a.Artifact{ArtifactID: id, Name: "reversed", Parts: []a2a.Part{a2a.NewTextPart(words[i] + " ")}}
 		if err := t.AddArtifact(ctx, chunk, i < len(words)-1, i == 0); err != nil {
 			return err
 		}

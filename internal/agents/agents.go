@@ -85,12 +85,12 @@ func chunkParts(parts []a2a.Part) [][]a2a.Part {
 		out = append(out, []a2a.Part{p})
 	}
 	for _, p := range parts {
-		tp, ok := p.(a2a.TextPart)
-		if !ok || len(tp.Text) <= EchoChunk {
+		tp, ok := p.Content.(a2a.Text)
+		if !ok || len(string(tp)) <= EchoChunk {
 			add(p, true)
 			continue
 		}
-		s := tp.Text
+		s := string(tp)
 		for len(s) > 0 {
 			n := min(EchoChunk, len(s))
 			// Do not split a UTF-8 sequence.
@@ -100,7 +100,7 @@ func chunkParts(parts []a2a.Part) [][]a2a.Part {
 			if n == 0 {
 				n = min(EchoChunk, len(s))
 			}
-			add(a2a.TextPart{Text: s[:n], MediaType: tp.MediaType, Filename: tp.Filename, Metadata: tp.Metadata}, s == tp.Text)
+			add(a2a.Part{Content: a2a.Text(s[:n]), MediaType: p.MediaType, Filename: p.Filename, Metadata: p.Metadata}, s == string(tp))
 			s = s[n:]
 		}
 	}
@@ -143,11 +143,11 @@ func textOf(m a2a.Message) string {
 	var b strings.Builder
 	n := 0
 	for _, p := range m.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
+		if tp, ok := p.Content.(a2a.Text); ok {
 			if n > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(tp.Text)
+			b.WriteString(string(tp))
 			n++
 		}
 	}
@@ -200,7 +200,7 @@ func (s Slow) Execute(ctx context.Context, req *server.Request, t *server.TaskUp
 			}
 		}
 	}
-	a := a2a.Artifact{ArtifactID: a2a.NewID(), Name: "result", Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("done after %s", total)}}}
+	a := a2a.Artifact{ArtifactID: a2a.NewID(), Name: "result", Parts: []a2a.Part{a2a.NewTextPart(fmt.Sprintf("done after %s", total))}}
 	if err := t.AddArtifact(ctx, a, false, true); err != nil {
 		return err
 	}

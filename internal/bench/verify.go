@@ -146,8 +146,8 @@ func createTask(ctx context.Context, c *http.Client, o Options, runID string, id
 func artifactText(b *strings.Builder, arts ...a2a.Artifact) {
 	for _, a := range arts {
 		for _, p := range a.Parts {
-			if tp, ok := p.(a2a.TextPart); ok {
-				b.WriteString(tp.Text)
+			if tp, ok := p.Content.(a2a.Text); ok {
+				b.WriteString(string(tp))
 			}
 		}
 	}

@@ -29,7 +29,7 @@ func TestMessageReplyAgent(t *testing.T) {
 	}
 	testutil.CloseAtEnd(t, eng.Close)
 	agent := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("pong"))
 		return &m, nil
 	})
 	card := a2a.AgentCard{Name: "ping", Description: "answers with a message", Version: "1.0.0",

@@ -480,7 +480,7 @@ func (s *suite10) extendedCard() req10 {
 // userMessage is a 1.0 user message with one text part.
 func userMessage(taskID, contextID, text string) a2a.SendMessageRequest {
 	return a2a.SendMessageRequest{Message: a2a.Message{Role: a2a.RoleUser, MessageID: newUUID(), TaskID: taskID, ContextID: contextID,
-		Parts: []a2a.Part{a2a.TextPart{Text: text}}}}
+		Parts: []a2a.Part{a2a.NewTextPart(text)}}}
 }
 
 // withBlocking sets returnImmediately (blocking false) on p.

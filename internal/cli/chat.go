@@ -89,7 +89,7 @@ each turn.
 					fmt.Fprintln(e.stdout, "(new task)")
 					continue
 				}
-				msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: line})
+				msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(line))
 				msg.TaskID, msg.ContextID = taskID, contextID
 				prog, turnErr := e.chatTurn(ctx, c, a2a.SendMessageRequest{Message: msg})
 				if prog.taskID != "" {

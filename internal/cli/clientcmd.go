@@ -538,7 +538,7 @@ func (e *clientEnv) messageText(ctx context.Context, args []string, f *sendFlags
 func (f *sendFlags) params(text string, historySet bool) (a2a.SendMessageRequest, error) {
 	var parts []a2a.Part
 	if text != "" {
-		parts = append(parts, a2a.TextPart{Text: text})
+		parts = append(parts, a2a.NewTextPart(text))
 	}
 	for _, path := range f.files {
 		b, err := os.ReadFile(path)
@@ -552,21 +552,21 @@ func (f *sendFlags) params(text string, historySet bool) (a2a.SendMessageRequest
 		if mt == "" {
 			mt = "application/octet-stream"
 		}
-		parts = append(parts, a2a.FilePart{File: a2a.File{Name: filepath.Base(path), MimeType: mt, Bytes: b}})
+		parts = append(parts, a2a.Part{Content: a2a.Raw(b), MediaType: mt, Filename: filepath.Base(path)})
 	}
 	if f.fileURI != "" {
 		u, err := url.Parse(f.fileURI)
 		if err != nil || u.Scheme == "" {
 			return a2a.SendMessageRequest{}, usageError{fmt.Errorf("--file-uri %q: want an absolute URI", f.fileURI)}
 		}
-		parts = append(parts, a2a.FilePart{File: a2a.File{URI: f.fileURI, MimeType: f.mimeType, Name: filepath.Base(u.Path)}})
+		parts = append(parts, a2a.Part{Content: a2a.URL(f.fileURI), MediaType: f.mimeType, Filename: filepath.Base(u.Path)})
 	}
 	if f.dataJSON != "" {
 		var d map[string]any
 		if err := v03.UnmarshalValue([]byte(f.dataJSON), &d); err != nil || d == nil {
 			return a2a.SendMessageRequest{}, usageError{fmt.Errorf("--data: want a JSON object, got %.40q", f.dataJSON)}
 		}
-		parts = append(parts, a2a.DataPart{Data: d})
+		parts = append(parts, a2a.NewDataPart(d))
 	}
 	if len(parts) == 0 {
 		return a2a.SendMessageRequest{}, usageError{errors.New("nothing to send: give TEXT (or - for stdin), --file, --file-uri or --data")}

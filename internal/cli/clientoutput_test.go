@@ -609,7 +609,7 @@ type pflagFlag = pflag.Flag
 // with a newline between them, and echo's artifact keeps them apart; over
 // each version and binding.
 func TestTextPartsOnLines(t *testing.T) {
-	if got := partsText([]a2a.Part{a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"}, a2a.DataPart{Data: map[string]any{"n": "1"}}, a2a.TextPart{Text: "end"}}); got != "You: hi\nEcho: You: hi {\"n\":\"1\"} end" {
+	if got := partsText([]a2a.Part{a2a.NewTextPart("You: hi"), a2a.NewTextPart("Echo: You: hi"), a2a.NewDataPart(map[string]any{"n": "1"}), a2a.NewTextPart("end")}); got != "You: hi\nEcho: You: hi {\"n\":\"1\"} end" {
 		t.Errorf("partsText %q", got)
 	}
 	ts, _ := testHost(t)
@@ -625,7 +625,7 @@ func TestTextPartsOnLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "You: hi"}, a2a.TextPart{Text: "Echo: You: hi"})})
+			res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("You: hi"), a2a.NewTextPart("Echo: You: hi"))})
 			task, ok := res.(*a2a.Task)
 			if err != nil || !ok {
 				t.Fatalf("%s over %+v: %v %T", agent, o, err, res)

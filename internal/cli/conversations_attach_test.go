@@ -40,8 +40,8 @@ conversations:
 `))
 	ctx := context.Background()
 	isURL := func(p a2a.Part) (string, bool) {
-		fp, ok := p.(a2a.FilePart)
-		return fp.File.URI, ok && !fp.File.HasBytes() && strings.HasPrefix(fp.File.URI, base+"/api/attachments/")
+		u, ok := p.Content.(a2a.URL)
+		return string(u), ok && strings.HasPrefix(string(u), base+"/api/attachments/")
 	}
 	fetch := func(uri string) (string, string) {
 		t.Helper()
@@ -51,7 +51,7 @@ conversations:
 		}
 		return string(b), resp.Header.Get("Content-Type")
 	}
-	file := a2a.FilePart{File: a2a.File{Name: "note.txt", MimeType: "text/plain", Bytes: []byte("client bytes")}}
+	file := a2a.Part{Content: a2a.Raw([]byte("client bytes")), MediaType: "text/plain", Filename: "note.txt"}
 	adhoc := conversation.EncodeConfig64(&conversation.Scenario{Title: "Files", StartingAgentID: "me",
 		Agents: []conversation.Participant{{ID: "me", External: true}, {ID: "echo", Kind: "echo"}}})
 	for _, u := range []string{base + "/a2a/binary", base + "/api/bridge/" + adhoc + "/a2a"} {
@@ -59,7 +59,7 @@ conversations:
 		if err != nil {
 			t.Fatal(err)
 		}
-		task, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "look"}, file)})
+		task, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("look"), file)})
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
@@ -71,7 +71,7 @@ conversations:
 		var uris []string
 		for _, m := range tk.History {
 			for _, p := range m.Parts {
-				if _, isFile := p.(a2a.FilePart); isFile {
+				if p.IsFile() {
 					uri, ok := isURL(p)
 					if !ok {
 						t.Fatalf("%s: history file part %+v is not an attachment URL", u, p)
@@ -82,7 +82,7 @@ conversations:
 		}
 		for _, a := range tk.Artifacts {
 			for _, p := range a.Parts {
-				if _, isFile := p.(a2a.FilePart); isFile {
+				if p.IsFile() {
 					if _, ok := isURL(p); !ok {
 						t.Fatalf("%s: artifact file part %+v is not an attachment URL", u, p)
 					}
@@ -107,7 +107,7 @@ conversations:
 			}
 		}
 		// Over conversations.attachments.max_bytes: -32602.
-		big := a2a.FilePart{File: a2a.File{Name: "big", Bytes: bytes.Repeat([]byte("b"), 65)}}
+		big := a2a.Part{Content: a2a.Raw(bytes.Repeat([]byte("b"), 65)), Filename: "big"}
 		m := a2a.NewMessage(a2a.RoleUser, big)
 		m.TaskID = tk.ID
 		_, err = c.SendMessage(ctx, a2a.SendMessageRequest{Message: m})

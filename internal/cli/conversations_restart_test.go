@@ -99,8 +99,8 @@ func TestConversationSurvivesKill9(t *testing.T) {
 	var texts []string
 	for _, h := range task.History {
 		for _, p := range h.Parts {
-			if tp, ok := p.(a2a.TextPart); ok {
-				texts = append(texts, strings.TrimSpace(tp.Text))
+			if tp, ok := p.Content.(a2a.Text); ok {
+				texts = append(texts, strings.TrimSpace(string(tp)))
 			}
 		}
 	}

@@ -56,8 +56,8 @@ func streamTurn(t *testing.T, c *client.Client, taskID, text string) (string, []
 		case *a2a.TaskStatusUpdateEvent:
 			state = e.Status.State
 			if e.Status.Message != nil {
-				if tp, ok := e.Status.Message.Parts[0].(a2a.TextPart); ok {
-					status = tp.Text
+				if tp, ok := e.Status.Message.Parts[0].Content.(a2a.Text); ok {
+					status = string(tp)
 				}
 			}
 		}

@@ -21,7 +21,7 @@ func TestSendMessageReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "pong"})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("pong"))
 		m.MessageID = "reply-1"
 		return &m, nil
 	})

@@ -338,7 +338,7 @@ func rawPartsText(ps []a2a.Part) string {
 	var b strings.Builder
 	prevText := false
 	for _, p := range ps {
-		_, isText := p.(a2a.TextPart)
+		_, isText := p.Content.(a2a.Text)
 		if b.Len() > 0 {
 			if isText && prevText {
 				b.WriteByte('\n')
@@ -353,17 +353,16 @@ func rawPartsText(ps []a2a.Part) string {
 }
 
 func partText(p a2a.Part) string {
-	switch v := p.(type) {
-	case a2a.TextPart:
-		return v.Text
-	case a2a.DataPart:
-		b, _ := v03.MarshalValue(v.Data)
+	switch c := p.Content.(type) {
+	case a2a.Text:
+		return string(c)
+	case a2a.Data:
+		b, _ := v03.MarshalValue(c.Value)
 		return string(b)
-	case a2a.FilePart:
-		if v.File.HasBytes() {
-			return fmt.Sprintf("<file %s, %s, %d bytes>", orDefault(v.File.Name, "unnamed"), orDefault(v.File.MimeType, "?"), len(v.File.Bytes))
-		}
-		return fmt.Sprintf("<file %s>", v.File.URI)
+	case a2a.Raw:
+		return fmt.Sprintf("<file %s, %s, %d bytes>", orDefault(p.Filename, "unnamed"), orDefault(p.MediaType, "?"), len(c))
+	case a2a.URL:
+		return fmt.Sprintf("<file %s>", string(c))
 	}
 	return ""
 }

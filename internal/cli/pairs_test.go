@@ -90,8 +90,8 @@ func answer(t *testing.T, c <-chan *a2a.Task, state a2a.TaskState, text string) 
 	got := ""
 	if n := len(task.Artifacts); n > 0 {
 		for _, p := range task.Artifacts[n-1].Parts {
-			if tp, ok := p.(a2a.TextPart); ok {
-				got = tp.Text
+			if tp, ok := p.Content.(a2a.Text); ok {
+				got = string(tp)
 			}
 		}
 	}

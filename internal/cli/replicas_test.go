@@ -707,7 +707,7 @@ func ourClientThroughProxy(t *testing.T, proxy string) {
 		return c
 	}
 	echo := connect("echo")
-	ev, err := echo.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "our client"})})
+	ev, err := echo.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("our client"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -725,7 +725,7 @@ func ourClientThroughProxy(t *testing.T, proxy string) {
 	var taskID string
 	var last a2a.TaskState
 	n := 0
-	for se, err := range slow.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "60"})}) {
+	for se, err := range slow.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("60"))}) {
 		if err != nil {
 			t.Fatalf("our client's stream: %v", err)
 		}

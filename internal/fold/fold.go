@@ -152,18 +152,13 @@ func applyArtifact(arts []a2a.Artifact, e *a2a.TaskArtifactUpdateEvent) []a2a.Ar
 // and file name. A text part carrying metadata, a file or data part, or a
 // difference in media type or file name keeps the parts apart.
 func Joins(last, next a2a.Part) bool {
-	l, ok := plainText(last)
-	if !ok {
-		return false
-	}
-	n, ok := plainText(next)
-	return ok && l.MediaType == n.MediaType && l.Filename == n.Filename
+	return plainText(last) && plainText(next) && last.MediaType == next.MediaType && last.Filename == next.Filename
 }
 
-// plainText returns p as a text part when it is one without metadata.
-func plainText(p a2a.Part) (a2a.TextPart, bool) {
-	tp, ok := p.(a2a.TextPart)
-	return tp, ok && len(tp.Metadata) == 0
+// plainText reports whether p is a text part without metadata.
+func plainText(p a2a.Part) bool {
+	_, ok := p.Content.(a2a.Text)
+	return ok && len(p.Metadata) == 0
 }
 
 // MaxJoinParts is the most parts an artifact may have for a chunk's text
@@ -181,11 +176,11 @@ const MaxJoinParts = 16
 func appendChunk(parts, add []a2a.Part) []a2a.Part {
 	first := true
 	for _, p := range add {
-		if tp, ok := plainText(p); ok && tp.Text == "" {
+		if plainText(p) && p.Text() == "" {
 			continue
 		}
 		if first && len(parts) > 0 && len(parts) <= MaxJoinParts && Joins(parts[len(parts)-1], p) {
-			parts = joinText(parts, p.(a2a.TextPart).Text)
+			parts = joinText(parts, p.Text())
 		} else {
 			parts = append(parts, p)
 		}
@@ -196,12 +191,11 @@ func appendChunk(parts, add []a2a.Part) []a2a.Part {
 
 // textTail is what a fold keeps one element past the end of an
 // artifact's Parts (in the array's spare capacity, which no snapshot
-// reads) after joining text into its last part: the buffer that text was
-// built in. Strings handed out are prefixes of the buffer, and the buffer
-// is only ever appended to, so a text already in a snapshot never
-// changes. The embedded Part makes textTail a part; it is never used.
+// reads) after joining text into its last part, as the Value of a Data
+// part: the buffer that text was built in. Strings handed out are
+// prefixes of the buffer, and the buffer is only ever appended to, so a
+// text already in a snapshot never changes.
 type textTail struct {
-	a2a.Part
 	b strings.Builder
 }
 
@@ -213,29 +207,32 @@ type textTail struct {
 // snapshot was read or Detach()ed, a new buffer starts with a copy.
 func joinText(parts []a2a.Part, text string) []a2a.Part {
 	n := len(parts)
-	last := parts[n-1].(a2a.TextPart)
+	last := parts[n-1]
+	lastText := last.Text()
 	var tail *textTail
 	if n < cap(parts) {
 		// Equal lengths, then equal strings: the comparison costs
 		// nothing when the last text is the buffer's (the same bytes).
-		if t, ok := parts[:n+1][n].(*textTail); ok && t.b.Len() == len(last.Text) && t.b.String() == last.Text {
-			tail = t
+		if d, ok := parts[:n+1][n].Content.(a2a.Data); ok {
+			if t, ok := d.Value.(*textTail); ok && t.b.Len() == len(lastText) && t.b.String() == lastText {
+				tail = t
+			}
 		}
 	}
 	if tail == nil {
 		tail = &textTail{}
-		tail.b.Grow(2 * (len(last.Text) + len(text)))
-		tail.b.WriteString(last.Text)
+		tail.b.Grow(2 * (len(lastText) + len(text)))
+		tail.b.WriteString(lastText)
 	}
 	// Grow doubles the buffer when it is full (append would grow a
 	// large one by a quarter only, copying the text more often).
 	tail.b.Grow(len(text))
 	tail.b.WriteString(text)
-	last.Text = tail.b.String()
+	last.Content = a2a.Text(tail.b.String())
 	out := make([]a2a.Part, n, n+1)
 	copy(out, parts[:n-1])
 	out[n-1] = last
-	out[:n+1][n] = tail
+	out[:n+1][n] = a2a.Part{Content: a2a.Data{Value: tail}}
 	return out
 }
 

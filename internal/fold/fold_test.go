@@ -13,13 +13,13 @@ import (
 )
 
 func chunk(id, text string, appendParts bool) *a2a.TaskArtifactUpdateEvent {
-	return &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: id, Parts: []a2a.Part{a2a.TextPart{Text: text}}}, Append: appendParts}
+	return &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: id, Parts: []a2a.Part{a2a.NewTextPart(text)}}, Append: appendParts}
 }
 
 func status(s a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
 	ev := &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: s}}
 	if text != "" {
-		m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: text})
+		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart(text))
 		ev.Status.Message = &m
 	}
 	return ev
@@ -28,7 +28,7 @@ func status(s a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
 func text(a a2a.Artifact) string {
 	var b strings.Builder
 	for _, p := range a.Parts {
-		b.WriteString(p.(a2a.TextPart).Text)
+		b.WriteString(p.Text())
 	}
 	return b.String()
 }
@@ -36,8 +36,8 @@ func text(a a2a.Artifact) string {
 // TestApply folds each kind of event.
 func TestApply(t *testing.T) {
 	created := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted},
-		History: []a2a.Message{a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "hi"})}}
-	user := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: "more"})
+		History: []a2a.Message{a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))}}
+	user := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("more"))
 	var task a2a.Task
 	var err error
 	for _, ev := range []a2a.Event{
@@ -80,7 +80,7 @@ func TestOlderSnapshotsUnchanged(t *testing.T) {
 	for i := range 200 {
 		var ev a2a.Event = chunk("a", strings.Repeat("x", i%7), i > 0)
 		if i%10 == 5 {
-			m := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart{Text: "m"})
+			m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("m"))
 			ev = &m
 		}
 		var err error
@@ -115,14 +115,14 @@ func TestOlderSnapshotsUnchanged(t *testing.T) {
 // record stays as logged for another reader folding it too).
 func TestEventPartsNotAppendedTo(t *testing.T) {
 	parts := make([]a2a.Part, 1, 8)
-	parts[0] = a2a.TextPart{Text: "first"}
+	parts[0] = a2a.NewTextPart("first")
 	ev := &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: parts}}
 	task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
 	task, _ = Apply(task, ev)
 	if _, err := Apply(task, chunk("a", "second", true)); err != nil {
 		t.Fatal(err)
 	}
-	if got := parts[:2][1]; got != nil {
+	if got := parts[:2][1]; got.Content != nil || got.Metadata != nil {
 		t.Errorf("the event's array was written past its end: %v", got)
 	}
 }
@@ -173,7 +173,7 @@ func TestAllocationsLinearParts(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
-		ev := &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "x", Metadata: map[string]any{"k": "v"}}}}, Append: true}
+		ev := &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.Part{Content: a2a.Text("x"), Metadata: map[string]any{"k": "v"}}}}, Append: true}
 		for range n {
 			task, _ = Apply(task, ev)
 		}
@@ -202,9 +202,9 @@ func TestAllocationsLinearManyParts(t *testing.T) {
 		task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
 		data := make([]a2a.Part, lead)
 		for i := range data {
-			data[i] = a2a.DataPart{Data: i}
+			data[i] = a2a.NewDataPart(i)
 		}
-		task, _ = Apply(task, &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: append(data, a2a.TextPart{Text: "x"})}})
+		task, _ = Apply(task, &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: append(data, a2a.NewTextPart("x"))}})
 		ev := chunk("a", "x", true)
 		for range n {
 			task, _ = Apply(task, ev)
@@ -224,13 +224,13 @@ func TestAllocationsLinearManyParts(t *testing.T) {
 	task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
 	few := make([]a2a.Part, MaxJoinParts-1)
 	for i := range few {
-		few[i] = a2a.DataPart{Data: i}
+		few[i] = a2a.NewDataPart(i)
 	}
-	task, _ = Apply(task, &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: append(few, a2a.TextPart{Text: "x"})}})
+	task, _ = Apply(task, &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a", Parts: append(few, a2a.NewTextPart("x"))}})
 	for range 3 {
 		task, _ = Apply(task, chunk("a", "y", true))
 	}
-	if ps := task.Artifacts[0].Parts; len(ps) != MaxJoinParts || ps[MaxJoinParts-1].(a2a.TextPart).Text != "xyyy" {
+	if ps := task.Artifacts[0].Parts; len(ps) != MaxJoinParts || ps[MaxJoinParts-1].Text() != "xyyy" {
 		t.Fatalf("at %d parts: %d parts, last %v", MaxJoinParts, len(ps), ps[len(ps)-1])
 	}
 }
@@ -244,44 +244,44 @@ func parts(ps ...a2a.Part) []a2a.Part { return ps }
 // false) starts fresh.
 func TestJoin(t *testing.T) {
 	meta := map[string]any{"k": "v"}
-	file := a2a.FilePart{File: a2a.File{URI: "https://example.com/f", MimeType: "text/plain"}}
-	data := a2a.DataPart{Data: map[string]any{"n": "1"}}
+	file := a2a.Part{Content: a2a.URL("https://example.com/f"), MediaType: "text/plain"}
+	data := a2a.NewDataPart(map[string]any{"n": "1"})
 	for _, tc := range []struct {
 		name  string
 		first []a2a.Part   // the artifact's first chunk (append false)
 		then  [][]a2a.Part // appended chunks
 		want  []a2a.Part
 	}{
-		{"joined", parts(a2a.TextPart{Text: "Hello"}), [][]a2a.Part{parts(a2a.TextPart{Text: " from"}), parts(a2a.TextPart{Text: " exec\n"})},
-			parts(a2a.TextPart{Text: "Hello from exec\n"})},
-		{"empty last chunk", parts(a2a.TextPart{Text: "line\n"}), [][]a2a.Part{parts(a2a.TextPart{})},
-			parts(a2a.TextPart{Text: "line\n"})},
-		{"empty chunks after a file", parts(file), [][]a2a.Part{parts(a2a.TextPart{}), parts(a2a.TextPart{}, a2a.TextPart{Text: "x"})},
-			parts(file, a2a.TextPart{Text: "x"})},
-		{"empty first chunk", parts(a2a.TextPart{}), [][]a2a.Part{parts(a2a.TextPart{Text: "a"}), parts(a2a.TextPart{Text: "b"})},
-			parts(a2a.TextPart{Text: "ab"})},
-		{"empty part with metadata kept", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(a2a.TextPart{Metadata: meta})},
-			parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Metadata: meta})},
-		{"metadata on the chunk", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b", Metadata: meta}), parts(a2a.TextPart{Text: "c"})},
-			parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Text: "b", Metadata: meta}, a2a.TextPart{Text: "c"})},
-		{"metadata on the last part", parts(a2a.TextPart{Text: "a", Metadata: meta}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"})},
-			parts(a2a.TextPart{Text: "a", Metadata: meta}, a2a.TextPart{Text: "b"})},
-		{"empty metadata joins", parts(a2a.TextPart{Text: "a", Metadata: map[string]any{}}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"})},
-			parts(a2a.TextPart{Text: "ab", Metadata: map[string]any{}})},
-		{"media types differ", parts(a2a.TextPart{Text: "a", MediaType: "text/markdown"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"}), parts(a2a.TextPart{Text: "c"})},
-			parts(a2a.TextPart{Text: "a", MediaType: "text/markdown"}, a2a.TextPart{Text: "bc"})},
-		{"same media type", parts(a2a.TextPart{Text: "a", MediaType: "text/markdown"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b", MediaType: "text/markdown"})},
-			parts(a2a.TextPart{Text: "ab", MediaType: "text/markdown"})},
-		{"file names differ", parts(a2a.TextPart{Text: "a", Filename: "a.txt"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b", Filename: "b.txt"})},
-			parts(a2a.TextPart{Text: "a", Filename: "a.txt"}, a2a.TextPart{Text: "b", Filename: "b.txt"})},
-		{"file stops the join", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(file), parts(a2a.TextPart{Text: "b"}), parts(a2a.TextPart{Text: "c"})},
-			parts(a2a.TextPart{Text: "a"}, file, a2a.TextPart{Text: "bc"})},
-		{"data stops the join", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(data), parts(a2a.TextPart{Text: "b"})},
-			parts(a2a.TextPart{Text: "a"}, data, a2a.TextPart{Text: "b"})},
-		{"only a chunk's first part joins", parts(a2a.TextPart{Text: "a"}), [][]a2a.Part{parts(a2a.TextPart{Text: "b"}, a2a.TextPart{Text: "c"}), parts(a2a.TextPart{Text: "d"})},
-			parts(a2a.TextPart{Text: "ab"}, a2a.TextPart{Text: "cd"})},
-		{"a first chunk's parts stay apart", parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Text: "b"}), nil,
-			parts(a2a.TextPart{Text: "a"}, a2a.TextPart{Text: "b"})},
+		{"joined", parts(a2a.NewTextPart("Hello")), [][]a2a.Part{parts(a2a.NewTextPart(" from")), parts(a2a.NewTextPart(" exec\n"))},
+			parts(a2a.NewTextPart("Hello from exec\n"))},
+		{"empty last chunk", parts(a2a.NewTextPart("line\n")), [][]a2a.Part{parts(a2a.NewTextPart(""))},
+			parts(a2a.NewTextPart("line\n"))},
+		{"empty chunks after a file", parts(file), [][]a2a.Part{parts(a2a.NewTextPart("")), parts(a2a.NewTextPart(""), a2a.NewTextPart("x"))},
+			parts(file, a2a.NewTextPart("x"))},
+		{"empty first chunk", parts(a2a.NewTextPart("")), [][]a2a.Part{parts(a2a.NewTextPart("a")), parts(a2a.NewTextPart("b"))},
+			parts(a2a.NewTextPart("ab"))},
+		{"empty part with metadata kept", parts(a2a.NewTextPart("a")), [][]a2a.Part{parts(a2a.Part{Content: a2a.Text(""), Metadata: meta})},
+			parts(a2a.NewTextPart("a"), a2a.Part{Content: a2a.Text(""), Metadata: meta})},
+		{"metadata on the chunk", parts(a2a.NewTextPart("a")), [][]a2a.Part{parts(a2a.Part{Content: a2a.Text("b"), Metadata: meta}), parts(a2a.NewTextPart("c"))},
+			parts(a2a.NewTextPart("a"), a2a.Part{Content: a2a.Text("b"), Metadata: meta}, a2a.NewTextPart("c"))},
+		{"metadata on the last part", parts(a2a.Part{Content: a2a.Text("a"), Metadata: meta}), [][]a2a.Part{parts(a2a.NewTextPart("b"))},
+			parts(a2a.Part{Content: a2a.Text("a"), Metadata: meta}, a2a.NewTextPart("b"))},
+		{"empty metadata joins", parts(a2a.Part{Content: a2a.Text("a"), Metadata: map[string]any{}}), [][]a2a.Part{parts(a2a.NewTextPart("b"))},
+			parts(a2a.Part{Content: a2a.Text("ab"), Metadata: map[string]any{}})},
+		{"media types differ", parts(a2a.Part{Content: a2a.Text("a"), MediaType: "text/markdown"}), [][]a2a.Part{parts(a2a.NewTextPart("b")), parts(a2a.NewTextPart("c"))},
+			parts(a2a.Part{Content: a2a.Text("a"), MediaType: "text/markdown"}, a2a.NewTextPart("bc"))},
+		{"same media type", parts(a2a.Part{Content: a2a.Text("a"), MediaType: "text/markdown"}), [][]a2a.Part{parts(a2a.Part{Content: a2a.Text("b"), MediaType: "text/markdown"})},
+			parts(a2a.Part{Content: a2a.Text("ab"), MediaType: "text/markdown"})},
+		{"file names differ", parts(a2a.Part{Content: a2a.Text("a"), Filename: "a.txt"}), [][]a2a.Part{parts(a2a.Part{Content: a2a.Text("b"), Filename: "b.txt"})},
+			parts(a2a.Part{Content: a2a.Text("a"), Filename: "a.txt"}, a2a.Part{Content: a2a.Text("b"), Filename: "b.txt"})},
+		{"file stops the join", parts(a2a.NewTextPart("a")), [][]a2a.Part{parts(file), parts(a2a.NewTextPart("b")), parts(a2a.NewTextPart("c"))},
+			parts(a2a.NewTextPart("a"), file, a2a.NewTextPart("bc"))},
+		{"data stops the join", parts(a2a.NewTextPart("a")), [][]a2a.Part{parts(data), parts(a2a.NewTextPart("b"))},
+			parts(a2a.NewTextPart("a"), data, a2a.NewTextPart("b"))},
+		{"only a chunk's first part joins", parts(a2a.NewTextPart("a")), [][]a2a.Part{parts(a2a.NewTextPart("b"), a2a.NewTextPart("c")), parts(a2a.NewTextPart("d"))},
+			parts(a2a.NewTextPart("ab"), a2a.NewTextPart("cd"))},
+		{"a first chunk's parts stay apart", parts(a2a.NewTextPart("a"), a2a.NewTextPart("b")), nil,
+			parts(a2a.NewTextPart("a"), a2a.NewTextPart("b"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			task, _ := Apply(a2a.Task{}, &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
@@ -325,8 +325,8 @@ func TestJoinStartsFresh(t *testing.T) {
 		}
 	}
 	want := []a2a.Artifact{
-		{ArtifactID: "a", Parts: parts(a2a.TextPart{Text: "three four"})},
-		{ArtifactID: "b", Parts: parts(a2a.TextPart{Text: "xy"})},
+		{ArtifactID: "a", Parts: parts(a2a.NewTextPart("three four"))},
+		{ArtifactID: "b", Parts: parts(a2a.NewTextPart("xy"))},
 	}
 	if diff := cmp.Diff(want, task.Artifacts); diff != "" {
 		t.Errorf("artifacts (-want +got):\n%s", diff)

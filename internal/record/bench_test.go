@@ -19,18 +19,18 @@ func benchEvents() []struct {
 } {
 	ts := time.Date(2026, 11, 25, 6, 37, 6, 123000000, time.UTC)
 	msg := a2a.Message{MessageID: a2a.NewID(), Role: a2a.RoleUser, TaskID: a2a.NewID(), ContextID: a2a.NewID(),
-		Parts: []a2a.Part{a2a.TextPart{Text: "hello, benchmark"}}}
+		Parts: []a2a.Part{a2a.NewTextPart("hello, benchmark")}}
 	create := &a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ts},
 		History: []a2a.Message{msg}}
 	chunk := &a2a.TaskArtifactUpdateEvent{TaskID: msg.TaskID, ContextID: msg.ContextID, Append: true,
-		Artifact: a2a.Artifact{ArtifactID: "echo", Name: "echo", Parts: []a2a.Part{a2a.TextPart{Text: strings.Repeat("0123456789abcdef", 4)}}}}
+		Artifact: a2a.Artifact{ArtifactID: "echo", Name: "echo", Parts: []a2a.Part{a2a.NewTextPart(strings.Repeat("0123456789abcdef", 4))}}}
 	status := &a2a.TaskStatusUpdateEvent{TaskID: msg.TaskID, ContextID: msg.ContextID, Final: true,
 		Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: ts}}
 	conv := &a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: ts}}
 	for i := range 20 {
 		m := msg
 		m.MessageID = fmt.Sprintf("m-%d", i)
-		m.Parts = []a2a.Part{a2a.TextPart{Text: strings.Repeat("a conversation turn. ", 5)}, a2a.DataPart{Data: map[string]any{"turn": i, "ok": true}}}
+		m.Parts = []a2a.Part{a2a.NewTextPart(strings.Repeat("a conversation turn. ", 5)), a2a.NewDataPart(map[string]any{"turn": i, "ok": true})}
 		conv.History = append(conv.History, m)
 	}
 	art := a2a.Artifact{ArtifactID: "story", Name: "story.txt"}

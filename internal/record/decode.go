@@ -231,21 +231,31 @@ func (d *decoder) parts() []a2a.Part {
 	for i := 0; i < len(ps) && d.err == nil; i++ {
 		switch tag := d.byte(); tag {
 		case partText:
-			ps[i] = a2a.TextPart{Text: d.str(), MediaType: d.str(), Filename: d.str(), Metadata: d.meta()}
+			ps[i] = a2a.Part{Content: a2a.Text(d.str()), MediaType: d.str(), Filename: d.str(), Metadata: d.meta()}
 		case partFile:
-			var p a2a.FilePart
-			p.File.Name = d.str()
-			p.File.MimeType = d.str()
+			// A file without bytes and without a URI (written by
+			// earlier versions) is the empty file.
+			var p a2a.Part
+			p.Filename = d.str()
+			p.MediaType = d.str()
+			var raw []byte
 			if d.bool() {
 				v := d.raw()
-				p.File.Bytes = make([]byte, len(v))
-				copy(p.File.Bytes, v)
+				raw = make([]byte, len(v))
+				copy(raw, v)
 			}
-			p.File.URI = d.str()
+			if uri := d.str(); raw == nil && uri != "" {
+				p.Content = a2a.URL(uri)
+			} else {
+				if raw == nil {
+					raw = []byte{}
+				}
+				p.Content = a2a.Raw(raw)
+			}
 			p.Metadata = d.meta()
 			ps[i] = p
 		case partData:
-			ps[i] = a2a.DataPart{Data: d.value(), MediaType: d.str(), Filename: d.str(), Metadata: d.meta()}
+			ps[i] = a2a.Part{Content: a2a.Data{Value: d.value()}, MediaType: d.str(), Filename: d.str(), Metadata: d.meta()}
 		default:
 			if d.err == nil {
 				d.fail("part tag %d", tag)

@@ -310,59 +310,42 @@ const (
 
 func (e *encoder) parts(ps []a2a.Part) {
 	e.uvarint(uint64(len(ps)))
-	for _, p := range ps {
-		switch p := p.(type) {
-		case a2a.TextPart:
-			e.text(&p)
-		case a2a.DataPart:
-			e.data(&p)
-		case a2a.FilePart:
-			e.file(&p)
+	for i := range ps {
+		p := &ps[i]
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			e.b = append(e.b, partText)
+			e.str(string(c))
+			e.str(p.MediaType)
+			e.str(p.Filename)
+		case a2a.Raw:
+			e.b = append(e.b, partFile)
+			e.str(p.Filename)
+			e.str(p.MediaType)
+			e.bool(true)
+			e.uvarint(uint64(len(c)))
+			e.b = append(e.b, c...)
+			e.str("")
+		case a2a.URL:
+			e.b = append(e.b, partFile)
+			e.str(p.Filename)
+			e.str(p.MediaType)
+			e.bool(false)
+			e.str(string(c))
+		case a2a.Data:
+			e.b = append(e.b, partData)
+			e.value(c.Value)
+			e.str(p.MediaType)
+			e.str(p.Filename)
 		default:
-			q, err := partValue(p)
-			if err != nil {
-				e.fail(err)
-				q = a2a.TextPart{}
-			}
-			switch q := q.(type) {
-			case a2a.TextPart:
-				e.text(&q)
-			case a2a.DataPart:
-				e.data(&q)
-			case a2a.FilePart:
-				e.file(&q)
-			}
+			e.fail(errors.New("record: part without content"))
+			e.b = append(e.b, partText)
+			e.str("")
+			e.str("")
+			e.str("")
 		}
+		e.meta(p.Metadata)
 	}
-}
-
-func (e *encoder) text(p *a2a.TextPart) {
-	e.b = append(e.b, partText)
-	e.str(p.Text)
-	e.str(p.MediaType)
-	e.str(p.Filename)
-	e.meta(p.Metadata)
-}
-
-func (e *encoder) file(p *a2a.FilePart) {
-	e.b = append(e.b, partFile)
-	e.str(p.File.Name)
-	e.str(p.File.MimeType)
-	e.bool(p.File.Bytes != nil)
-	if p.File.Bytes != nil {
-		e.uvarint(uint64(len(p.File.Bytes)))
-		e.b = append(e.b, p.File.Bytes...)
-	}
-	e.str(p.File.URI)
-	e.meta(p.Metadata)
-}
-
-func (e *encoder) data(p *a2a.DataPart) {
-	e.b = append(e.b, partData)
-	e.value(p.Data)
-	e.str(p.MediaType)
-	e.str(p.Filename)
-	e.meta(p.Metadata)
 }
 
 func (e *encoder) message(m *a2a.Message) {

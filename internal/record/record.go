@@ -3,7 +3,7 @@
 // a2a.Message, a2a.TaskStatusUpdateEvent, a2a.TaskArtifactUpdateEvent) and
 // push notification configs. It belongs to no protocol version: it holds
 // every field of package a2a, those A2A 0.3 cannot carry (a part's
-// MediaType and Filename, a DataPart whose Data is not an object)
+// MediaType and Filename, a Data part whose Value is not an object)
 // included, and what a store persists in it is read back whatever wire
 // version a client speaks.
 //
@@ -59,11 +59,15 @@
 // Nothing may follow the body. A nil map or slice and an empty one are
 // both written as count 0 and read back as nil (History, Artifacts,
 // Metadata, the string lists), except Parts, which is read back as an
-// empty, non-nil slice, and File.Bytes, whose nil-ness is hasBytes.
+// empty, non-nil slice. A file part is a Raw part (hasBytes set, its
+// bytes, uri "") or a URL part (hasBytes clear, its uri); one without
+// bytes and without a uri, or with both (as earlier versions of the
+// encoder wrote some), is read back as a Raw part: the empty file, or its
+// bytes.
 //
 // # Values
 //
-// Metadata and a DataPart's Data hold the JSON data model, as decoding
+// Metadata and a Data part's Value hold the JSON data model, as decoding
 // JSON yields it: nil, bool, string, encoding/json.Number (a number as its
 // literal text, so 123456789012345678901234567890 stays exact), []any and
 // map[string]any. Those are stored as they are and read back the same.
@@ -83,7 +87,8 @@
 // bits, keys out of order, a number that is not a JSON number, invalid
 // UTF-8, or nesting deeper than 10,000 levels gives an error wrapping
 // ErrCorrupt (or ErrVersion), never a panic, and every record that
-// decodes re-encodes to the same bytes. The decoded values do not alias
+// decodes re-encodes to the same bytes (but for such an earlier file
+// part, which re-encodes as its Raw part). The decoded values do not alias
 // the input: its strings share one copy of it, made when decoding starts.
 package record
 
@@ -386,33 +391,9 @@ func checkArtifact(a *a2a.Artifact) error {
 
 func checkParts(ps []a2a.Part) error {
 	for _, p := range ps {
-		if _, err := partValue(p); err != nil {
-			return err
+		if p.Content == nil {
+			return errors.New("record: part without content")
 		}
 	}
 	return nil
-}
-
-// partValue returns p as a value (a pointer to a part type dereferenced).
-func partValue(p a2a.Part) (a2a.Part, error) {
-	switch q := p.(type) {
-	case a2a.TextPart, a2a.FilePart, a2a.DataPart:
-		return p, nil
-	case *a2a.TextPart:
-		if q != nil {
-			return *q, nil
-		}
-	case *a2a.FilePart:
-		if q != nil {
-			return *q, nil
-		}
-	case *a2a.DataPart:
-		if q != nil {
-			return *q, nil
-		}
-	case nil:
-	default:
-		return nil, fmt.Errorf("record: part of type %T", p)
-	}
-	return nil, errors.New("record: nil part")
 }

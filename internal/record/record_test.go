@@ -36,19 +36,19 @@ func richMessage(id string, role a2a.Role) a2a.Message {
 		Metadata: map[string]any{"s": "x", "n": stdjson.Number("1.5"), "b": true, "f": false, "nil": nil,
 			"list": []any{"a", stdjson.Number("2"), map[string]any{"k": "v"}, []any{}}, "obj": map[string]any{"deep": map[string]any{"er": []any{nil}}}, "": "empty key"},
 		Parts: []a2a.Part{
-			a2a.TextPart{Text: "hello ✓ \"quoted\" \\ \n\x00\u2028 😀", MediaType: "text/markdown", Filename: "hello.md", Metadata: map[string]any{"lang": "en"}},
-			a2a.TextPart{Text: ""},
-			a2a.FilePart{File: a2a.File{Name: "a.bin", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 2, 0xff}}, Metadata: bigNumbers},
-			a2a.FilePart{File: a2a.File{Bytes: []byte{}}},
-			a2a.FilePart{File: a2a.File{Name: "b.txt", MimeType: "text/plain", URI: "https://example.com/b.txt"}},
-			a2a.FilePart{File: a2a.File{}},
-			a2a.DataPart{Data: map[string]any{"answer": stdjson.Number("42"), "nested": []any{true, nil}, "big": bigNumbers}, MediaType: "application/json", Filename: "d.json", Metadata: map[string]any{"m": "d"}},
-			a2a.DataPart{Data: []any{stdjson.Number("1"), "two", nil}},
-			a2a.DataPart{Data: "just a string"},
-			a2a.DataPart{Data: stdjson.Number("123456789012345678901234567890")},
-			a2a.DataPart{Data: true},
-			a2a.DataPart{Data: nil},
-			a2a.DataPart{Data: map[string]any{}},
+			a2a.Part{Content: a2a.Text("hello ✓ \"quoted\" \\ \n\x00\u2028 😀"), MediaType: "text/markdown", Filename: "hello.md", Metadata: map[string]any{"lang": "en"}},
+			a2a.NewTextPart(""),
+			a2a.Part{Content: a2a.Raw([]byte{0, 1, 2, 0xff}), MediaType: "application/octet-stream", Filename: "a.bin", Metadata: bigNumbers},
+			a2a.NewRawPart([]byte{}),
+			a2a.Part{Content: a2a.URL("https://example.com/b.txt"), MediaType: "text/plain", Filename: "b.txt"},
+			a2a.Part{Content: a2a.Raw(nil)},
+			a2a.Part{Content: a2a.Data{Value: map[string]any{"answer": stdjson.Number("42"), "nested": []any{true, nil}, "big": bigNumbers}}, MediaType: "application/json", Filename: "d.json", Metadata: map[string]any{"m": "d"}},
+			a2a.NewDataPart([]any{stdjson.Number("1"), "two", nil}),
+			a2a.NewDataPart("just a string"),
+			a2a.NewDataPart(stdjson.Number("123456789012345678901234567890")),
+			a2a.NewDataPart(true),
+			a2a.NewDataPart(nil),
+			a2a.NewDataPart(map[string]any{}),
 		},
 	}
 }
@@ -56,7 +56,7 @@ func richMessage(id string, role a2a.Role) a2a.Message {
 func richArtifact(id string) a2a.Artifact {
 	return a2a.Artifact{ArtifactID: id, Name: "result", Description: "the result", Extensions: []string{"e1", "e2"},
 		Metadata: map[string]any{"k": "v", "n": stdjson.Number("7")},
-		Parts:    []a2a.Part{a2a.TextPart{Text: "chunk", MediaType: "text/csv"}, a2a.DataPart{Data: map[string]any{"x": "y"}}, a2a.FilePart{File: a2a.File{URI: "u"}}}}
+		Parts:    []a2a.Part{a2a.Part{Content: a2a.Text("chunk"), MediaType: "text/csv"}, a2a.NewDataPart(map[string]any{"x": "y"}), a2a.NewURLPart("u")}}
 }
 
 func richTask() *a2a.Task {
@@ -82,7 +82,7 @@ func richEvents() []a2a.Event {
 			Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: &m, Timestamp: time.Date(1970, 1, 1, 0, 0, 0, 1, time.UTC)}},
 		&a2a.TaskStatusUpdateEvent{TaskID: "task-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC)}},
 		&a2a.TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "ctx", Artifact: richArtifact("art-1"), Append: true, LastChunk: true, Metadata: bigNumbers},
-		&a2a.TaskArtifactUpdateEvent{TaskID: "task-1", Artifact: a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}, Append: true},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "task-1", Artifact: a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart("x")}}, Append: true},
 		&a2a.TaskArtifactUpdateEvent{TaskID: "task-1", Artifact: a2a.Artifact{ArtifactID: "a"}, LastChunk: true},
 	}
 }
@@ -138,25 +138,25 @@ func TestRoundTripExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := got.History[0].Parts
-	if f := parts[2].(a2a.FilePart); !f.File.HasBytes() || !bytes.Equal(f.File.Bytes, []byte{0, 1, 2, 0xff}) {
-		t.Errorf("bytes part: %#v", f)
+	if f, ok := parts[2].Content.(a2a.Raw); !ok || !bytes.Equal(f, []byte{0, 1, 2, 0xff}) {
+		t.Errorf("bytes part: %#v", parts[2])
 	}
-	if f := parts[3].(a2a.FilePart); f.File.Bytes == nil || len(f.File.Bytes) != 0 {
-		t.Errorf("empty bytes part came back as %#v", f.File.Bytes)
+	if f, ok := parts[3].Content.(a2a.Raw); !ok || f == nil || len(f) != 0 {
+		t.Errorf("empty bytes part came back as %#v", parts[3].Content)
 	}
-	if f := parts[4].(a2a.FilePart); f.File.Bytes != nil || f.File.URI != "https://example.com/b.txt" {
-		t.Errorf("uri part: %#v", f)
+	if f, ok := parts[4].Content.(a2a.URL); !ok || f != "https://example.com/b.txt" {
+		t.Errorf("uri part: %#v", parts[4])
 	}
-	if f := parts[5].(a2a.FilePart); f.File.Bytes != nil || f.File.URI != "" {
-		t.Errorf("empty file part: %#v", f)
+	if f, ok := parts[5].Content.(a2a.Raw); !ok || len(f) != 0 {
+		t.Errorf("empty file part: %#v", parts[5])
 	}
-	if p := parts[0].(a2a.TextPart); p.MediaType != "text/markdown" || p.Filename != "hello.md" {
+	if p := parts[0]; p.MediaType != "text/markdown" || p.Filename != "hello.md" {
 		t.Errorf("text part lost its media type or filename: %#v", p)
 	}
-	if d := parts[11].(a2a.DataPart); d.Data != nil {
-		t.Errorf("null data came back as %#v", d.Data)
+	if d := parts[11].Content.(a2a.Data); d.Value != nil {
+		t.Errorf("null data came back as %#v", d.Value)
 	}
-	if d := parts[12].(a2a.DataPart); d.Data == nil {
+	if d := parts[12].Content.(a2a.Data); d.Value == nil {
 		t.Errorf("empty object data came back as nil")
 	}
 	if got.Artifacts[1].Parts == nil {
@@ -216,12 +216,12 @@ func TestGoValues(t *testing.T) {
 		t.Errorf("0.3 JSON differs:\n%s\n%s", w1, w2)
 	}
 	// Data may hold them too.
-	p := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart{Data: 2.5}, &a2a.DataPart{Data: []string{"x"}}, &a2a.TextPart{Text: "ptr"}, &a2a.FilePart{File: a2a.File{URI: "u"}}}}
+	p := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewDataPart(2.5), a2a.NewDataPart([]string{"x"}), a2a.NewTextPart("ptr"), a2a.NewURLPart("u")}}
 	got, err = UnmarshalEvent(mustMarshal(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantParts := []a2a.Part{a2a.DataPart{Data: stdjson.Number("2.5")}, a2a.DataPart{Data: []any{"x"}}, a2a.TextPart{Text: "ptr"}, a2a.FilePart{File: a2a.File{URI: "u"}}}
+	wantParts := []a2a.Part{a2a.NewDataPart(stdjson.Number("2.5")), a2a.NewDataPart([]any{"x"}), a2a.NewTextPart("ptr"), a2a.NewURLPart("u")}
 	if diff := cmp.Diff(wantParts, got.(*a2a.Message).Parts, cmpOpts); diff != "" {
 		t.Errorf("parts (-want +got):\n%s", diff)
 	}
@@ -240,27 +240,27 @@ func TestEncodeErrors(t *testing.T) {
 		okDeep = []any{okDeep}
 	}
 	for name, e := range map[string]a2a.Event{
-		"nil event":        nil,
-		"nil task":         (*a2a.Task)(nil),
-		"nil message":      (*a2a.Message)(nil),
-		"nil status":       (*a2a.TaskStatusUpdateEvent)(nil),
-		"nil artifact":     (*a2a.TaskArtifactUpdateEvent)(nil),
-		"NaN":              status(map[string]any{"x": math.NaN()}),
-		"Inf in array":     status(map[string]any{"x": []any{math.Inf(1)}}),
-		"float32 Inf":      status(map[string]any{"x": float32(math.Inf(-1))}),
-		"bad number":       status(map[string]any{"x": stdjson.Number("1.")}),
-		"empty number":     status(map[string]any{"x": stdjson.Number("")}),
-		"chan":             status(map[string]any{"x": make(chan int)}),
-		"func in map":      status(map[string]any{"x": map[string]any{"f": func() {}}}),
-		"invalid UTF-8":    status(map[string]any{"x": "\xff"}),
-		"invalid key":      status(map[string]any{"\xfe": "x"}),
-		"too deep":         status(map[string]any{"x": deep}),
-		"task id":          &a2a.Task{ID: "\xff", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
-		"text":             &a2a.Message{MessageID: "m", Parts: []a2a.Part{a2a.TextPart{Text: "a\xffb"}}},
-		"nil part":         &a2a.Message{MessageID: "m", Parts: []a2a.Part{nil}},
-		"nil part pointer": &a2a.Message{MessageID: "m", Parts: []a2a.Part{(*a2a.TextPart)(nil)}},
-		"year 10000":       &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: "working", Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
-		"year 0":           &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: "working", Timestamp: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}},
+		"nil event":     nil,
+		"nil task":      (*a2a.Task)(nil),
+		"nil message":   (*a2a.Message)(nil),
+		"nil status":    (*a2a.TaskStatusUpdateEvent)(nil),
+		"nil artifact":  (*a2a.TaskArtifactUpdateEvent)(nil),
+		"NaN":           status(map[string]any{"x": math.NaN()}),
+		"Inf in array":  status(map[string]any{"x": []any{math.Inf(1)}}),
+		"float32 Inf":   status(map[string]any{"x": float32(math.Inf(-1))}),
+		"bad number":    status(map[string]any{"x": stdjson.Number("1.")}),
+		"empty number":  status(map[string]any{"x": stdjson.Number("")}),
+		"chan":          status(map[string]any{"x": make(chan int)}),
+		"func in map":   status(map[string]any{"x": map[string]any{"f": func() {}}}),
+		"invalid UTF-8": status(map[string]any{"x": "\xff"}),
+		"invalid key":   status(map[string]any{"\xfe": "x"}),
+		"too deep":      status(map[string]any{"x": deep}),
+		"task id":       &a2a.Task{ID: "\xff", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
+		"text":          &a2a.Message{MessageID: "m", Parts: []a2a.Part{a2a.NewTextPart("a\xffb")}},
+		"nil part":      &a2a.Message{MessageID: "m", Parts: []a2a.Part{{}}},
+		"metadata only": &a2a.Message{MessageID: "m", Parts: []a2a.Part{{Metadata: map[string]any{"k": "v"}}}},
+		"year 10000":    &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: "working", Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		"year 0":        &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: "working", Timestamp: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}},
 	} {
 		if b, err := AppendEvent([]byte("x"), e); err == nil {
 			t.Errorf("%s: encoded as %x", name, b)
@@ -286,7 +286,7 @@ func TestCheckEvent(t *testing.T) {
 		"artifact id":        &a2a.Task{ID: "t", ContextID: "c", Status: good, Artifacts: []a2a.Artifact{{}}},
 		"no message id":      &a2a.Message{Role: a2a.RoleUser},
 		"bad role":           &a2a.Message{MessageID: "m", Role: "system"},
-		"nil part":           &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{nil}},
+		"nil part":           &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{{}}},
 		"status no task id":  &a2a.TaskStatusUpdateEvent{Status: good},
 		"status message":     &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &a2a.Message{}}},
 		"artifact no taskid": &a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a"}},
@@ -428,7 +428,16 @@ func checkDecode(t testing.TB, b []byte, deep bool) {
 		t.Fatalf("UnmarshalEvent(%x) = %#v, which does not encode: %v", b, e, err)
 	}
 	if !bytes.Equal(again, b) {
-		t.Fatalf("UnmarshalEvent(%x) re-encodes as %x", b, again)
+		// A file part as earlier encoders wrote some (neither bytes
+		// nor uri, or both) re-encodes as its Raw part, and that
+		// encoding is the record's fixed point.
+		e2, err := UnmarshalEvent(again)
+		if !hasRawPart(e) || err != nil || !cmp.Equal(e, e2, cmpOpts) {
+			t.Fatalf("UnmarshalEvent(%x) re-encodes as %x", b, again)
+		}
+		if again2, err := MarshalEvent(e2); err != nil || !bytes.Equal(again2, again) {
+			t.Fatalf("UnmarshalEvent(%x) re-encodes as %x, and that as %x", b, again, again2)
+		}
 	}
 	if !deep {
 		return
@@ -436,6 +445,71 @@ func checkDecode(t testing.TB, b []byte, deep bool) {
 	e2, err := UnmarshalEvent(again)
 	if err != nil || !cmp.Equal(e, e2, cmpOpts) {
 		t.Fatalf("second decoding of %x differs: %v", b, err)
+	}
+}
+
+// hasRawPart reports whether e holds a Raw part.
+func hasRawPart(e a2a.Event) bool {
+	raw := func(ps []a2a.Part) bool {
+		for _, p := range ps {
+			if _, ok := p.Content.(a2a.Raw); ok {
+				return true
+			}
+		}
+		return false
+	}
+	msg := func(m *a2a.Message) bool { return m != nil && raw(m.Parts) }
+	switch e := e.(type) {
+	case *a2a.Task:
+		if msg(e.Status.Message) {
+			return true
+		}
+		for i := range e.History {
+			if msg(&e.History[i]) {
+				return true
+			}
+		}
+		for _, a := range e.Artifacts {
+			if raw(a.Parts) {
+				return true
+			}
+		}
+	case *a2a.Message:
+		return msg(e)
+	case *a2a.TaskStatusUpdateEvent:
+		return msg(e.Status.Message)
+	case *a2a.TaskArtifactUpdateEvent:
+		return raw(e.Artifact.Parts)
+	}
+	return false
+}
+
+// TestEarlierFileParts: a file part with neither bytes nor uri, or with
+// both, as earlier encoders wrote some, reads back as a Raw part.
+func TestEarlierFileParts(t *testing.T) {
+	record := func(file ...byte) []byte {
+		b := []byte{Version, KindMessage, 1, 'm', 4, 'u', 's', 'e', 'r', 1, partFile, 1, 'f', 1, 't'}
+		b = append(b, file...)
+		return append(b, 0, 0, 0, 0, 0, 0)
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want a2a.Raw
+	}{
+		{"neither", record(0, 0), a2a.Raw{}},
+		{"both", record(1, 2, 0xab, 0xcd, 1, 'u'), a2a.Raw{0xab, 0xcd}},
+	} {
+		e, err := UnmarshalEvent(c.b)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want := &a2a.Message{MessageID: "m", Role: a2a.RoleUser,
+			Parts: []a2a.Part{{Content: c.want, Filename: "f", MediaType: "t"}}}
+		if diff := cmp.Diff(want, e); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+		checkDecode(t, c.b, true)
 	}
 }
 
@@ -474,8 +548,8 @@ func FuzzRecordVsV03(f *testing.F) {
 			ts = time.Unix(0, ns).UTC()
 		}
 		msg := a2a.Message{MessageID: s, Role: a2a.RoleAgent, ContextID: key, TaskID: s, ReferenceTaskIDs: []string{s, key}, Extensions: []string{key}, Metadata: meta,
-			Parts: []a2a.Part{a2a.TextPart{Text: s, Metadata: meta}, a2a.FilePart{File: a2a.File{Name: s, MimeType: key, Bytes: raw}}, a2a.FilePart{File: a2a.File{URI: s}},
-				a2a.DataPart{Data: meta, Metadata: meta}}}
+			Parts: []a2a.Part{a2a.Part{Content: a2a.Text(s), Metadata: meta}, a2a.Part{Content: a2a.Raw(raw), MediaType: key, Filename: s}, a2a.NewURLPart(s),
+				a2a.Part{Content: a2a.Data{Value: meta}, Metadata: meta}}}
 		art := a2a.Artifact{ArtifactID: s, Name: key, Description: s, Parts: msg.Parts, Extensions: []string{s}, Metadata: meta}
 		for _, e := range []a2a.Event{
 			&a2a.Task{ID: s, ContextID: key, Status: a2a.TaskStatus{State: a2a.TaskState(key), Message: &msg, Timestamp: ts}, History: []a2a.Message{msg, msg}, Artifacts: []a2a.Artifact{art}, Metadata: meta},

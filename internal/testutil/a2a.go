@@ -21,7 +21,7 @@ func Card(name string) a2a.AgentCard {
 // UserMessage is a user message with one text part, in the task taskID
 // when that is not empty.
 func UserMessage(text, taskID string) a2a.SendMessageRequest {
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))
 	m.TaskID = taskID
 	return a2a.SendMessageRequest{Message: m}
 }
@@ -30,8 +30,8 @@ func UserMessage(text, taskID string) a2a.SendMessageRequest {
 func Text(parts []a2a.Part) string {
 	var b strings.Builder
 	for _, p := range parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			b.WriteString(tp.Text)
+		if tp, ok := p.Content.(a2a.Text); ok {
+			b.WriteString(string(tp))
 		}
 	}
 	return b.String()

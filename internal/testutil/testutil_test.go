@@ -74,10 +74,10 @@ func TestSendHeadersAndBody(t *testing.T) {
 
 func TestText(t *testing.T) {
 	task := &a2a.Task{
-		Status: a2a.TaskStatus{Message: &a2a.Message{Parts: []a2a.Part{a2a.TextPart{Text: "a"}, a2a.DataPart{}, a2a.TextPart{Text: "b"}}}},
+		Status: a2a.TaskStatus{Message: &a2a.Message{Parts: []a2a.Part{a2a.NewTextPart("a"), a2a.NewDataPart(nil), a2a.NewTextPart("b")}}},
 		Artifacts: []a2a.Artifact{
-			{Parts: []a2a.Part{a2a.TextPart{Text: "x"}}},
-			{Parts: []a2a.Part{a2a.TextPart{Text: "y"}}},
+			{Parts: []a2a.Part{a2a.NewTextPart("x")}},
+			{Parts: []a2a.Part{a2a.NewTextPart("y")}},
 		},
 	}
 	if got := testutil.StatusText(task.Status); got != "ab" {

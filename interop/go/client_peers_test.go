@@ -206,7 +206,7 @@ func (tg *ocTarget) dial(t *testing.T, ctx context.Context, u string) *client.Cl
 
 // ocMsg is message/send params with one text part, continuing taskID/contextID when set.
 func ocMsg(text, taskID, contextID string) a2a.SendMessageRequest {
-	m := a2a.NewMessage(a2a.RoleUser, a2a.TextPart{Text: text})
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))
 	m.TaskID, m.ContextID = taskID, contextID
 	return a2a.SendMessageRequest{Message: m}
 }
@@ -746,7 +746,7 @@ func ocPush(t *testing.T, tg *ocTarget) {
 		_, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID,
 			PushNotificationConfig: a2a.PushNotificationConfig{URL: "http://127.0.0.1:9/hook"}})
 		ocWantErr(t, "set", err, a2a.ErrPushNotificationNotSupported)
-		_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{ID: task.ID})
+		_, err = c.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID})
 		ocWantErr(t, "get", err, a2a.ErrPushNotificationNotSupported)
 		_, _, err = c.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
 		ocWantErr(t, "list", err, a2a.ErrPushNotificationNotSupported)

@@ -118,7 +118,7 @@ func ocREST03FileEcho(t *testing.T, ctx context.Context, tg *ocV1Target, c *clie
 	t.Helper()
 	send := func(b []byte) (*a2a.Task, error) {
 		p := ocMsg("file", "", "")
-		p.Message.Parts = append(p.Message.Parts, a2a.FilePart{File: a2a.File{Name: "f.txt", MimeType: "text/plain", Bytes: b}})
+		p.Message.Parts = append(p.Message.Parts, a2a.Part{Content: a2a.Raw(b), MediaType: "text/plain", Filename: "f.txt"})
 		res, err := c.SendMessage(ctx, p)
 		if err != nil {
 			return nil, err
@@ -143,12 +143,13 @@ func ocREST03FileEcho(t *testing.T, ctx context.Context, tg *ocV1Target, c *clie
 	if err != nil {
 		t.Fatalf("send file: %v", err)
 	}
-	f, ok := task.Artifacts[0].Parts[1].(a2a.FilePart)
+	f := task.Artifacts[0].Parts[1]
+	_, ok := f.Content.(a2a.Raw)
 	name := "f.txt"
 	if tg.kind == v1JSPeer {
 		name = ""
 	}
-	if !ok || string(f.File.Bytes) != string(plain) || f.File.Name != name || f.File.MimeType != "text/plain" {
+	if !ok || string(f.Raw()) != string(plain) || f.Filename != name || f.MediaType != "text/plain" {
 		t.Errorf("echoed file %+v, want the bytes %q", task.Artifacts[0].Parts, plain)
 	}
 }

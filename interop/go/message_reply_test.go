@@ -30,10 +30,10 @@ func TestMessageReplyOfficialClients(t *testing.T) {
 	}
 	agent := bserver.MessageFunc(func(ctx context.Context, req *bserver.Request) (*ba2a.Message, error) {
 		text := ""
-		if tp, ok := req.Message.Parts[0].(ba2a.TextPart); ok {
-			text = tp.Text
+		if tp, ok := req.Message.Parts[0].Content.(ba2a.Text); ok {
+			text = string(tp)
 		}
-		m := ba2a.NewMessage(ba2a.RoleAgent, ba2a.TextPart{Text: "pong: " + text})
+		m := ba2a.NewMessage(ba2a.RoleAgent, ba2a.NewTextPart("pong: "+text))
 		return &m, nil
 	})
 	card := ba2a.AgentCard{Name: "ping", Description: "answers with a message", Version: "1.0.0",

@@ -180,8 +180,8 @@ func TestOurCodecReadsA2AGoV2(t *testing.T) {
 func TestA2AGoV2ReadsOurCodec(t *testing.T) {
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	msg := a2a.Message{MessageID: "m", Role: a2a.RoleAgent, ContextID: "c", TaskID: "t", Parts: []a2a.Part{
-		a2a.TextPart{Text: "hi", MediaType: "text/markdown"}, a2a.FilePart{File: a2a.File{Name: "f", MimeType: "application/octet-stream", Bytes: []byte{0, 255}}},
-		a2a.FilePart{File: a2a.File{URI: "http://f"}}, a2a.DataPart{Data: []any{json.Number("1"), "x"}}}}
+		a2a.Part{Content: a2a.Text("hi"), MediaType: "text/markdown"}, a2a.Part{Content: a2a.Raw([]byte{0, 255}), MediaType: "application/octet-stream", Filename: "f"},
+		a2a.NewURLPart("http://f"), a2a.NewDataPart([]any{json.Number("1"), "x"})}}
 	for _, ev := range []a2a.Event{
 		&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateAuthRequired, Timestamp: ts, Message: &msg},
 			History: []a2a.Message{msg}, Artifacts: []a2a.Artifact{{ArtifactID: "a", Parts: msg.Parts}}, Metadata: map[string]any{"k": "v"}},

@@ -32,7 +32,7 @@ func TestFinishedCap(t *testing.T) {
 	mk := func(id string, state a2a.TaskState) {
 		t.Helper()
 		c := a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: state},
-			History: []a2a.Message{{MessageID: "m-" + id, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: text}}}}}
+			History: []a2a.Message{{MessageID: "m-" + id, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart(text)}}}}
 		if err := s.Append(ctx, store.Append{Agent: "a", TaskID: id, Records: []store.Record{{Event: &c}}, Snapshot: c, MessageIDs: []string{"m-" + id}}); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestNoCap(t *testing.T) {
 	s := memory.NewWithOptions(memory.Options{MaxFinishedBytes: -1})
 	for i := range 300 {
 		c := a2a.Task{ID: fmt.Sprint("t", i), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
-			History: []a2a.Message{{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: strings.Repeat("y", 4000)}}}}}
+			History: []a2a.Message{{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart(strings.Repeat("y", 4000))}}}}
 		if err := s.Append(ctx, store.Append{Agent: "a", TaskID: c.ID, Records: []store.Record{{Event: &c}}, Snapshot: c}); err != nil {
 			t.Fatal(err)
 		}

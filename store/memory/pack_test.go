@@ -23,16 +23,16 @@ func finishTask(t *testing.T, s *Store, id, text string) (a2a.Task, []store.Reco
 	ctx := context.Background()
 	at := time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)
 	msg := a2a.Message{MessageID: "m-" + id, Role: a2a.RoleUser, TaskID: id, ContextID: "c",
-		Parts: []a2a.Part{a2a.TextPart{Text: text, Metadata: map[string]any{"n": json.Number("1.5")}}, a2a.DataPart{Data: map[string]any{"k": []any{"v", true}}},
-			a2a.FilePart{File: a2a.File{Name: "f", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 255}}}}}
+		Parts: []a2a.Part{a2a.Part{Content: a2a.Text(text), Metadata: map[string]any{"n": json.Number("1.5")}}, a2a.NewDataPart(map[string]any{"k": []any{"v", true}}),
+			a2a.Part{Content: a2a.Raw([]byte{0, 1, 255}), MediaType: "application/octet-stream", Filename: "f"}}}
 	created := a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: at}, History: []a2a.Message{msg}}
 	recs := []store.Record{{Seq: 1, Time: at, Event: &created}}
 	if err := s.Append(ctx, store.Append{Agent: "a", TaskID: id, Records: recs, Snapshot: created, MessageIDs: []string{msg.MessageID}}); err != nil {
 		t.Fatal(err)
 	}
-	art := a2a.Artifact{ArtifactID: "art", Name: "out", Parts: []a2a.Part{a2a.TextPart{Text: text}}}
+	art := a2a.Artifact{ArtifactID: "art", Name: "out", Parts: []a2a.Part{a2a.NewTextPart(text)}}
 	done := &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: "c", Final: true,
-		Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: at, Message: &a2a.Message{MessageID: "m2", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart{Text: "done"}}}}}
+		Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: at, Message: &a2a.Message{MessageID: "m2", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.NewTextPart("done")}}}}
 	more := []store.Record{
 		{Seq: 2, Time: at.Add(time.Millisecond), Event: &a2a.TaskArtifactUpdateEvent{TaskID: id, ContextID: "c", Artifact: art, LastChunk: true}},
 		{Seq: 3, Time: at.Add(2 * time.Millisecond), Event: done},
@@ -93,7 +93,7 @@ func TestFinishedTaskIsPackedAndReadsBack(t *testing.T) {
 	}
 	// An append to a packed task (the store does not judge transitions)
 	// unpacks it, and the task packs again when it ends.
-	m := a2a.Message{MessageID: "m3", Role: a2a.RoleUser, TaskID: "t1", ContextID: "c", Parts: []a2a.Part{a2a.TextPart{Text: "again"}}}
+	m := a2a.Message{MessageID: "m3", Role: a2a.RoleUser, TaskID: "t1", ContextID: "c", Parts: []a2a.Part{a2a.NewTextPart("again")}}
 	snap := final
 	snap.History = append(append([]a2a.Message{}, final.History...), m)
 	if err := s.Append(ctx, store.Append{TaskID: "t1", After: 2, Records: []store.Record{{Event: &m}}, Snapshot: snap}); err != store.ErrConflict {

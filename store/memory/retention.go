@@ -87,48 +87,24 @@ func finishedSize(records []store.Record) int64 {
 
 func partsSize(parts []a2a.Part) int64 {
 	n := int64(0)
-	for _, p := range parts {
-		n += 32
-		switch p := p.(type) {
-		case a2a.TextPart:
-			n += textSize(&p)
-		case *a2a.TextPart:
-			n += textSize(p)
-		case a2a.FilePart:
-			n += fileSize(&p)
-		case *a2a.FilePart:
-			n += fileSize(p)
-		case a2a.DataPart:
-			n += dataSize(&p)
-		case *a2a.DataPart:
-			n += dataSize(p)
+	for i := range parts {
+		p := &parts[i]
+		n += 32 + int64(len(p.MediaType)+len(p.Filename)) + valueSize(p.Metadata, 0)
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			n += int64(len(c))
+		case a2a.Raw:
+			n += int64(len(c))
+		case a2a.URL:
+			n += int64(len(c))
+		case a2a.Data:
+			n += valueSize(c.Value, 0)
 		}
 	}
 	return n
 }
 
-func textSize(p *a2a.TextPart) int64 {
-	if p == nil {
-		return 0
-	}
-	return int64(len(p.Text)+len(p.MediaType)+len(p.Filename)) + valueSize(p.Metadata, 0)
-}
-
-func fileSize(p *a2a.FilePart) int64 {
-	if p == nil {
-		return 0
-	}
-	return int64(len(p.File.Bytes)+len(p.File.URI)+len(p.File.Name)+len(p.File.MimeType)) + valueSize(p.Metadata, 0)
-}
-
-func dataSize(p *a2a.DataPart) int64 {
-	if p == nil {
-		return 0
-	}
-	return int64(len(p.MediaType)+len(p.Filename)) + valueSize(p.Data, 0) + valueSize(p.Metadata, 0)
-}
-
-// valueSize estimates the bytes a JSON value holds (a DataPart's Data, a
+// valueSize estimates the bytes a JSON value holds (a Data part's Value, a
 // part's metadata), nested values included, down to a depth of 64 (below
 // that, a value counts as 64 bytes).
 func valueSize(v any, depth int) int64 {

@@ -222,7 +222,7 @@ func TestMessageFilterAcrossOpen(t *testing.T) {
 	}
 	// A continuation indexing ids without naming its agent: the filter
 	// cannot tell the key, and stops answering.
-	msg := &a2a.Message{MessageID: "m4", Role: a2a.RoleUser, TaskID: "t2", ContextID: "ctx", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}
+	msg := &a2a.Message{MessageID: "m4", Role: a2a.RoleUser, TaskID: "t2", ContextID: "ctx", Parts: []a2a.Part{a2a.NewTextPart("x")}}
 	if err := s.Append(ctx, store.Append{TaskID: "t2", After: 1, Records: []store.Record{{Event: msg}}, Snapshot: task("t2", a2a.TaskStateWorking), MessageIDs: []string{"m4"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -327,8 +327,8 @@ func TestMigrateDropsCheckpoints(t *testing.T) {
 		text := fmt.Sprintf("%04d %s\n", i, strings.Repeat("x", 120))
 		want.WriteString(text)
 		old.Artifacts = slices.Clone(old.Artifacts)
-		old.Artifacts[0].Parts = append(slices.Clip(old.Artifacts[0].Parts), a2a.TextPart{Text: text})
-		ev := &a2a.TaskArtifactUpdateEvent{TaskID: "big", ContextID: "c", Append: i > 0, Artifact: a2a.Artifact{ArtifactID: "out", Parts: []a2a.Part{a2a.TextPart{Text: text}}}}
+		old.Artifacts[0].Parts = append(slices.Clip(old.Artifacts[0].Parts), a2a.NewTextPart(text))
+		ev := &a2a.TaskArtifactUpdateEvent{TaskID: "big", ContextID: "c", Append: i > 0, Artifact: a2a.Artifact{ArtifactID: "out", Parts: []a2a.Part{a2a.NewTextPart(text)}}}
 		if err := s.Append(ctx, store.Append{TaskID: "big", After: int64(i + 1), Records: []store.Record{{Event: ev}}, Snapshot: old}); err != nil {
 			t.Fatal(err)
 		}
@@ -357,12 +357,12 @@ func TestMigrateDropsCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := info.Task.Artifacts[0].Parts
-	if len(parts) != 1 || parts[0].(a2a.TextPart).Text != want.String() {
+	if len(parts) != 1 || parts[0].Text() != want.String() {
 		t.Fatalf("%d parts after the migration, want the whole text in one", len(parts))
 	}
 	// The task goes on: an append checkpoints it again (its tail is due).
 	task := info.Task
-	ev := &a2a.TaskArtifactUpdateEvent{TaskID: "big", ContextID: "c", Append: true, Artifact: a2a.Artifact{ArtifactID: "out", Parts: []a2a.Part{a2a.TextPart{Text: "end"}}}}
+	ev := &a2a.TaskArtifactUpdateEvent{TaskID: "big", ContextID: "c", Append: true, Artifact: a2a.Artifact{ArtifactID: "out", Parts: []a2a.Part{a2a.NewTextPart("end")}}}
 	if task, err = fold.Apply(task, ev); err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ func TestConcurrentAppendersAcrossPools(t *testing.T) {
 				if i == tries/2 {
 					ids = append(ids, "shared") // claimed by one appender only
 				}
-				m := &a2a.Message{MessageID: mid, Role: a2a.RoleUser, TaskID: "hot", ContextID: "ctx", Parts: []a2a.Part{a2a.TextPart{Text: mid}}}
+				m := &a2a.Message{MessageID: mid, Role: a2a.RoleUser, TaskID: "hot", ContextID: "ctx", Parts: []a2a.Part{a2a.NewTextPart(mid)}}
 				err = s.Append(ctx, store.Append{TaskID: "hot", After: info.Seq, Records: []store.Record{{Event: m}},
 					Snapshot: task("hot", a2a.TaskStateWorking), MessageIDs: ids})
 				switch {

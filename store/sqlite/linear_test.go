@@ -63,7 +63,7 @@ func streamArtifact(t testing.TB, s *sqlite.Store, id string, size, chunk int) a
 	seq := int64(1)
 	for off := 0; off < size; off += chunk {
 		ev := &a2a.TaskArtifactUpdateEvent{TaskID: id, ContextID: created.ContextID, Append: off > 0, LastChunk: off+chunk >= size,
-			Artifact: a2a.Artifact{ArtifactID: "echo", Name: "echo", Parts: []a2a.Part{a2a.TextPart{Text: text}}}}
+			Artifact: a2a.Artifact{ArtifactID: "echo", Name: "echo", Parts: []a2a.Part{a2a.NewTextPart(text)}}}
 		var err error
 		if task, err = fold.Apply(task, ev); err != nil {
 			t.Fatal(err)
@@ -120,7 +120,7 @@ func TestChunkedArtifactLinear(t *testing.T) {
 		}
 		var got bytes.Buffer
 		for _, p := range info.Task.Artifacts[0].Parts {
-			got.WriteString(p.(a2a.TextPart).Text)
+			got.WriteString(p.Text())
 		}
 		if got.Len() != size || info.Task.Status.State != a2a.TaskStateCompleted || len(info.Task.Artifacts[0].Parts) != len(want.Artifacts[0].Parts) {
 			t.Errorf("%s read back: %d bytes of text in %d parts, state %s; want %d bytes", id, got.Len(), len(info.Task.Artifacts[0].Parts), info.Task.Status.State, size)
@@ -171,7 +171,7 @@ func TestCheckpoints(t *testing.T) {
 	seq := int64(1)
 	add := func(text string, snap func(a2a.Task) a2a.Task) {
 		t.Helper()
-		m := &a2a.Message{MessageID: a2a.NewID(), Role: a2a.RoleAgent, TaskID: "t", ContextID: "c", Parts: []a2a.Part{a2a.TextPart{Text: text}}}
+		m := &a2a.Message{MessageID: a2a.NewID(), Role: a2a.RoleAgent, TaskID: "t", ContextID: "c", Parts: []a2a.Part{a2a.NewTextPart(text)}}
 		task, _ = fold.Apply(task, m)
 		if err := s.Append(ctx, store.Append{TaskID: "t", After: seq, Records: []store.Record{{Event: m}}, Snapshot: snap(task)}); err != nil {
 			t.Fatal(err)

@@ -508,7 +508,7 @@ func TestMigrateFromV4(t *testing.T) {
 	}
 	task := info.Task
 	chunk := &a2a.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Append: true, LastChunk: true,
-		Artifact: a2a.Artifact{ArtifactID: "count", Parts: []a2a.Part{a2a.TextPart{Text: "| n |", MediaType: "text/markdown", Filename: "n.md"}, a2a.DataPart{Data: []any{json.Number("5")}}}}}
+		Artifact: a2a.Artifact{ArtifactID: "count", Parts: []a2a.Part{a2a.Part{Content: a2a.Text("| n |"), MediaType: "text/markdown", Filename: "n.md"}, a2a.NewDataPart([]any{json.Number("5")})}}}
 	done := &a2a.TaskStatusUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Final: true,
 		Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: time.Date(2026, 12, 1, 0, 0, 0, 123456789, time.UTC)}}
 	for _, ev := range []a2a.Event{chunk, done} {

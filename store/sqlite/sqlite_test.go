@@ -65,7 +65,7 @@ func newTask(id string, state a2a.TaskState, seq int64) a2a.Task {
 func message(taskID string, seq int64) *a2a.Message {
 	id := fmt.Sprintf("%s/%d", taskID, seq)
 	return &a2a.Message{MessageID: id, Role: a2a.RoleUser, TaskID: taskID, ContextID: "ctx",
-		Parts: []a2a.Part{a2a.TextPart{Text: "text of " + id}}}
+		Parts: []a2a.Part{a2a.NewTextPart("text of " + id)}}
 }
 
 // appendMessage appends message (taskID, seq) after seq-1, creating the
@@ -557,7 +557,7 @@ func BenchmarkEchoTasks(b *testing.B) {
 		for pb.Next() {
 			id, ctxID := a2a.NewID(), a2a.NewID()
 			m := a2a.Message{MessageID: a2a.NewID(), Role: a2a.RoleUser, TaskID: id, ContextID: ctxID,
-				Parts: []a2a.Part{a2a.TextPart{Text: "hello, benchmark"}}}
+				Parts: []a2a.Part{a2a.NewTextPart("hello, benchmark")}}
 			task := a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: time.Now()},
 				History: []a2a.Message{m}}
 			c := task
@@ -567,7 +567,7 @@ func BenchmarkEchoTasks(b *testing.B) {
 				return
 			}
 			art := &a2a.TaskArtifactUpdateEvent{TaskID: id, ContextID: ctxID, LastChunk: true,
-				Artifact: a2a.Artifact{ArtifactID: a2a.NewID(), Name: "echo", Parts: []a2a.Part{a2a.TextPart{Text: "hello, benchmark"}}}}
+				Artifact: a2a.Artifact{ArtifactID: a2a.NewID(), Name: "echo", Parts: []a2a.Part{a2a.NewTextPart("hello, benchmark")}}}
 			task.Artifacts = []a2a.Artifact{art.Artifact}
 			task.Status.State = a2a.TaskStateWorking
 			r1 := s.AppendAsync(ctx, store.Append{TaskID: id, After: 1, Records: []store.Record{{Event: art}}, Snapshot: task})
@@ -869,7 +869,7 @@ func TestMessageFilterSharedFile(t *testing.T) {
 	if err := a.Append(ctx, store.Append{Agent: "ag", TaskID: "t1", Records: []store.Record{{Event: &tk}}, Snapshot: tk, MessageIDs: []string{"m1"}}); err != nil {
 		t.Fatal(err)
 	}
-	m := a2a.Message{MessageID: "m2", Role: a2a.RoleUser, TaskID: "t1", ContextID: "c", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}}
+	m := a2a.Message{MessageID: "m2", Role: a2a.RoleUser, TaskID: "t1", ContextID: "c", Parts: []a2a.Part{a2a.NewTextPart("x")}}
 	if err := a.Append(ctx, store.Append{Agent: "ag", TaskID: "t1", After: 1, Records: []store.Record{{Event: &m}}, Snapshot: tk, MessageIDs: []string{"m2"}}); err != nil {
 		t.Fatal(err)
 	}

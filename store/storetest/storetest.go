@@ -107,7 +107,7 @@ func BenchmarkAppend(b *testing.B, s store.Store) {
 		seq := int64(1)
 		for i := 0; pb.Next(); i++ {
 			m := a2a.Message{MessageID: fmt.Sprintf("%s-m%d", id, i), Role: a2a.RoleUser, TaskID: id, ContextID: "ctx",
-				Parts: []a2a.Part{a2a.TextPart{Text: "hello, benchmark"}}}
+				Parts: []a2a.Part{a2a.NewTextPart("hello, benchmark")}}
 			err := s.Append(ctx, store.Append{TaskID: id, After: seq, Records: []store.Record{{Event: &m}},
 				Snapshot: snap, MessageIDs: []string{m.MessageID}})
 			if err != nil {
@@ -132,7 +132,7 @@ func newTask(id string, state a2a.TaskState) a2a.Task {
 
 func textMessage(id, taskID, text string) *a2a.Message {
 	return &a2a.Message{MessageID: id, Role: a2a.RoleUser, TaskID: taskID, ContextID: "ctx-" + taskID,
-		Parts: []a2a.Part{a2a.TextPart{Text: text}}}
+		Parts: []a2a.Part{a2a.NewTextPart(text)}}
 }
 
 func statusEvent(taskID string, state a2a.TaskState) *a2a.TaskStatusUpdateEvent {
@@ -556,18 +556,18 @@ func richTask(id string) a2a.Task {
 		MessageID: "m-user", Role: a2a.RoleUser, ContextID: "ctx", TaskID: id,
 		ReferenceTaskIDs: []string{"other"}, Extensions: []string{"https://example.com/ext"}, Metadata: meta,
 		Parts: []a2a.Part{
-			a2a.TextPart{Text: "hello ✓ \"quoted\"\n", Metadata: map[string]any{"lang": "en"}},
-			a2a.TextPart{Text: "# 1.0 fields", MediaType: "text/markdown", Filename: "notes.md"},
-			a2a.FilePart{File: a2a.File{Name: "a.bin", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 2, 255}}},
-			a2a.FilePart{File: a2a.File{Name: "b.txt", MimeType: "text/plain", URI: "https://example.com/b.txt"}},
-			a2a.DataPart{Data: map[string]any{"answer": json.Number("42"), "nested": []any{true, nil}}, Metadata: map[string]any{"m": "d"}},
-			a2a.DataPart{Data: []any{json.Number("123456789012345678901234567890"), "x"}, MediaType: "application/json", Filename: "list.json"},
-			a2a.DataPart{Data: "a string"},
-			a2a.DataPart{Data: nil},
+			a2a.Part{Content: a2a.Text("hello ✓ \"quoted\"\n"), Metadata: map[string]any{"lang": "en"}},
+			a2a.Part{Content: a2a.Text("# 1.0 fields"), MediaType: "text/markdown", Filename: "notes.md"},
+			a2a.Part{Content: a2a.Raw([]byte{0, 1, 2, 255}), MediaType: "application/octet-stream", Filename: "a.bin"},
+			a2a.Part{Content: a2a.URL("https://example.com/b.txt"), MediaType: "text/plain", Filename: "b.txt"},
+			a2a.Part{Content: a2a.Data{Value: map[string]any{"answer": json.Number("42"), "nested": []any{true, nil}}}, Metadata: map[string]any{"m": "d"}},
+			a2a.Part{Content: a2a.Data{Value: []any{json.Number("123456789012345678901234567890"), "x"}}, MediaType: "application/json", Filename: "list.json"},
+			a2a.NewDataPart("a string"),
+			a2a.NewDataPart(nil),
 		},
 	}
 	agent := a2a.Message{MessageID: "m-agent", Role: a2a.RoleAgent, ContextID: "ctx", TaskID: id,
-		Parts: []a2a.Part{a2a.TextPart{Text: "working on it"}}}
+		Parts: []a2a.Part{a2a.NewTextPart("working on it")}}
 	return a2a.Task{
 		ID: id, ContextID: "ctx",
 		Status:  a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: &agent, Timestamp: ts},
@@ -575,7 +575,7 @@ func richTask(id string) a2a.Task {
 		Artifacts: []a2a.Artifact{{
 			ArtifactID: "art-1", Name: "result", Description: "the result", Extensions: []string{"e"},
 			Metadata: map[string]any{"k": "v"},
-			Parts:    []a2a.Part{a2a.TextPart{Text: "chunk"}, a2a.DataPart{Data: map[string]any{"x": "y"}}},
+			Parts:    []a2a.Part{a2a.NewTextPart("chunk"), a2a.NewDataPart(map[string]any{"x": "y"})},
 		}},
 		Metadata: meta,
 	}
@@ -629,10 +629,10 @@ func testSnapshotRoundTrip(t *testing.T, s store.Store) {
 	}
 	// File bytes stay bytes (not a URI), URIs stay URIs.
 	parts := info.Task.History[0].Parts
-	if f, ok := parts[2].(a2a.FilePart); !ok || !f.File.HasBytes() || f.File.URI != "" {
+	if _, ok := parts[2].Content.(a2a.Raw); !ok {
 		t.Errorf("file part by value came back as %#v", parts[2])
 	}
-	if f, ok := parts[3].(a2a.FilePart); !ok || f.File.HasBytes() || f.File.URI == "" {
+	if u, ok := parts[3].Content.(a2a.URL); !ok || u == "" {
 		t.Errorf("file part by reference came back as %#v", parts[3])
 	}
 }
@@ -658,8 +658,8 @@ func testSnapshotIsolation(t *testing.T, s store.Store) {
 		got.History[0].MessageID = "changed"
 		got.History = append(got.History, *textMessage("more", "iso", "more"))
 		got.Artifacts[0].Description = "changed"
-		got.Artifacts[0].Parts = append(got.Artifacts[0].Parts, a2a.TextPart{Text: "more"})
-		got.History[1].Parts = append(got.History[1].Parts, a2a.TextPart{Text: "more"})
+		got.Artifacts[0].Parts = append(got.Artifacts[0].Parts, a2a.NewTextPart("more"))
+		got.History[1].Parts = append(got.History[1].Parts, a2a.NewTextPart("more"))
 		got.Artifacts = append(got.Artifacts, a2a.Artifact{ArtifactID: "new"})
 	}
 }
@@ -937,13 +937,13 @@ func testLongTask(t *testing.T, s store.Store) {
 		case i%500 == 0:
 			su := statusEvent("long", a2a.TaskStateWorking)
 			su.Status.Message = &a2a.Message{MessageID: fmt.Sprint("progress-", i), Role: a2a.RoleAgent, TaskID: "long", ContextID: "ctx-long",
-				Parts: []a2a.Part{a2a.TextPart{Text: fmt.Sprint(i, " chunks")}}}
+				Parts: []a2a.Part{a2a.NewTextPart(fmt.Sprint(i, " chunks"))}}
 			ev = su
 		case i%97 == 0:
 			ev = &a2a.Message{MessageID: fmt.Sprint("note-", i), Role: a2a.RoleAgent, TaskID: "long", ContextID: "ctx-long",
-				Parts: []a2a.Part{a2a.TextPart{Text: "note"}}}
+				Parts: []a2a.Part{a2a.NewTextPart("note")}}
 		default:
-			part := a2a.TextPart{Text: fmt.Sprintf("%04d:%s", i, strings.Repeat("x", 120))}
+			part := a2a.NewTextPart(fmt.Sprintf("%04d:%s", i, strings.Repeat("x", 120)))
 			if i%10 == 0 {
 				part.Metadata = map[string]any{"chunk": fmt.Sprint(i)}
 			}
@@ -954,8 +954,8 @@ func testLongTask(t *testing.T, s store.Store) {
 			ev = statusEvent("long", a2a.TaskStateCompleted)
 		}
 		if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
-			p := au.Artifact.Parts[0].(a2a.TextPart)
-			all.WriteString(p.Text)
+			p := au.Artifact.Parts[0]
+			all.WriteString(p.Text())
 			// Joined into the last part unless either carries metadata or
 			// the artifact is past fold.MaxJoinParts parts.
 			if meta := p.Metadata != nil; meta || lastMeta || wantParts > fold.MaxJoinParts {
@@ -1000,7 +1000,7 @@ func testLongTask(t *testing.T, s store.Store) {
 	}
 	var got strings.Builder
 	for _, p := range again.Artifacts[0].Parts {
-		got.WriteString(p.(a2a.TextPart).Text)
+		got.WriteString(p.Text())
 	}
 	if parts := len(again.Artifacts[0].Parts); parts != wantParts || got.String() != all.String() {
 		t.Errorf("artifact of %d parts, %d bytes; want %d parts, %d bytes", parts, got.Len(), wantParts, all.Len())
@@ -1129,7 +1129,7 @@ var bigNumbers = map[string]any{
 func testNumbers(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	msg := a2a.Message{MessageID: "m", Role: a2a.RoleUser, TaskID: "num", ContextID: "ctx-num", Metadata: bigNumbers,
-		Parts: []a2a.Part{a2a.DataPart{Data: bigNumbers, Metadata: bigNumbers}}}
+		Parts: []a2a.Part{a2a.Part{Content: a2a.Data{Value: bigNumbers}, Metadata: bigNumbers}}}
 	created := a2a.Task{ID: "num", ContextID: "ctx-num", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted},
 		History: []a2a.Message{msg}, Metadata: bigNumbers}
 	task, _ := fold.Apply(a2a.Task{}, &created)
@@ -1138,7 +1138,7 @@ func testNumbers(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	art := &a2a.TaskArtifactUpdateEvent{TaskID: "num", ContextID: "ctx-num", Metadata: bigNumbers,
-		Artifact: a2a.Artifact{ArtifactID: "a", Metadata: bigNumbers, Parts: []a2a.Part{a2a.DataPart{Data: bigNumbers}}}}
+		Artifact: a2a.Artifact{ArtifactID: "a", Metadata: bigNumbers, Parts: []a2a.Part{a2a.NewDataPart(bigNumbers)}}}
 	done := &a2a.TaskStatusUpdateEvent{TaskID: "num", ContextID: "ctx-num", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}, Final: true, Metadata: bigNumbers}
 	seq := int64(1)
 	for _, ev := range []a2a.Event{art, done} {

@@ -80,16 +80,10 @@ func checkArtifact(a *a2a.Artifact) error {
 
 func checkParts(ps []a2a.Part) error {
 	for _, p := range ps {
-		switch q := p.(type) {
-		case *a2a.TextPart, a2a.TextPart, *a2a.DataPart, a2a.DataPart:
-		case a2a.FilePart:
-			if q.File.Bytes == nil && q.File.URI == "" {
-				// Encoded as empty bytes: decodes.
-				continue
-			}
-		case *a2a.FilePart:
+		switch p.Content.(type) {
+		case a2a.Text, a2a.Data, a2a.Raw, a2a.URL:
 		default:
-			return fmt.Errorf("part of type %T", p)
+			return errors.New("part without content")
 		}
 	}
 	return nil

@@ -28,22 +28,13 @@ const (
 func fromParts(ps []a2a.Part) []partJSON {
 	out := make([]partJSON, len(ps))
 	for i, p := range ps {
-		// Pointers to the part types also satisfy a2a.Part.
-		switch q := p.(type) {
-		case *a2a.TextPart:
-			p = *q
-		case *a2a.FilePart:
-			p = *q
-		case *a2a.DataPart:
-			p = *q
-		}
-		switch p := p.(type) {
-		case a2a.TextPart:
-			t := p.Text
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			t := string(c)
 			out[i] = partJSON{Kind: KindText, Text: &t, Metadata: p.Metadata}
-		case a2a.FilePart:
-			out[i] = partJSON{Kind: KindFile, File: fromFile(p.File), Metadata: p.Metadata}
-		case a2a.DataPart:
+		case a2a.Raw, a2a.URL:
+			out[i] = partJSON{Kind: KindFile, File: fromFile(p), Metadata: p.Metadata}
+		case a2a.Data:
 			d, meta := CompatData(p)
 			out[i] = partJSON{Kind: KindData, Data: &d, Metadata: meta}
 		default:
@@ -55,14 +46,15 @@ func fromParts(ps []a2a.Part) []partJSON {
 	return out
 }
 
-func fromFile(f a2a.File) *fileJSON {
-	out := &fileJSON{Name: f.Name, MimeType: f.MimeType}
-	if f.Bytes != nil || f.URI == "" {
-		s := base64.StdEncoding.EncodeToString(f.Bytes)
-		out.Bytes = &s
+// fromFile is the 0.3 file of a Raw or URL part.
+func fromFile(p a2a.Part) *fileJSON {
+	out := &fileJSON{Name: p.Filename, MimeType: p.MediaType}
+	if u, ok := p.Content.(a2a.URL); ok {
+		s := string(u)
+		out.URI = &s
 	} else {
-		u := f.URI
-		out.URI = &u
+		s := base64.StdEncoding.EncodeToString(p.Raw())
+		out.Bytes = &s
 	}
 	return out
 }
@@ -158,7 +150,7 @@ func toParts(path string, in []partJSON) ([]a2a.Part, *a2a.Error) {
 			if p.Text == nil {
 				return nil, a2a.InvalidParams(pp+"/text", "required field missing")
 			}
-			out[i] = a2a.TextPart{Text: *p.Text, Metadata: p.Metadata}
+			out[i] = a2a.Part{Content: a2a.Text(*p.Text), Metadata: p.Metadata}
 		case KindFile:
 			if p.File == nil {
 				return nil, a2a.InvalidParams(pp+"/file", "required field missing")
@@ -167,7 +159,8 @@ func toParts(path string, in []partJSON) ([]a2a.Part, *a2a.Error) {
 			if err != nil {
 				return nil, err
 			}
-			out[i] = a2a.FilePart{File: f, Metadata: p.Metadata}
+			f.Metadata = p.Metadata
+			out[i] = f
 		case KindData:
 			if p.Data == nil || *p.Data == nil {
 				return nil, a2a.InvalidParams(pp+"/data", "required field missing")
@@ -182,8 +175,9 @@ func toParts(path string, in []partJSON) ([]a2a.Part, *a2a.Error) {
 	return out, nil
 }
 
-func toFile(path string, f *fileJSON) (a2a.File, *a2a.Error) {
-	out := a2a.File{Name: f.Name, MimeType: f.MimeType}
+// toFile is the Raw or URL part of a 0.3 file.
+func toFile(path string, f *fileJSON) (a2a.Part, *a2a.Error) {
+	out := a2a.Part{Filename: f.Name, MediaType: f.MimeType}
 	switch {
 	case f.Bytes != nil && f.URI != nil:
 		return out, a2a.InvalidParams(path, "file has both bytes and uri; exactly one is allowed")
@@ -200,12 +194,12 @@ func toFile(path string, f *fileJSON) (a2a.File, *a2a.Error) {
 		if b == nil {
 			b = []byte{}
 		}
-		out.Bytes = b
+		out.Content = a2a.Raw(b)
 	default:
 		if *f.URI == "" {
 			return out, a2a.InvalidParams(path+"/uri", "uri is empty")
 		}
-		out.URI = *f.URI
+		out.Content = a2a.URL(*f.URI)
 	}
 	return out, nil
 }
@@ -381,8 +375,8 @@ const DataPartCompatKey = "data_part_compat"
 // CompatData returns the 0.3 data object and metadata of p: Data itself
 // when it is an object (nil becomes {}), else {"value": Data} with
 // DataPartCompatKey set to true in a copy of the metadata.
-func CompatData(p a2a.DataPart) (data, metadata map[string]any) {
-	switch d := p.Data.(type) {
+func CompatData(p a2a.Part) (data, metadata map[string]any) {
+	switch d := p.Data().(type) {
 	case map[string]any:
 		return d, p.Metadata
 	case nil:
@@ -393,13 +387,13 @@ func CompatData(p a2a.DataPart) (data, metadata map[string]any) {
 		meta[k] = v
 	}
 	meta[DataPartCompatKey] = true
-	return map[string]any{"value": p.Data}, meta
+	return map[string]any{"value": p.Data()}, meta
 }
 
 // FromCompatData is the inverse of CompatData: a 0.3 data object marked
 // with DataPartCompatKey and holding only "value" becomes that value, and
 // the mark is dropped from the metadata.
-func FromCompatData(data, metadata map[string]any) a2a.DataPart {
+func FromCompatData(data, metadata map[string]any) a2a.Part {
 	if mark, _ := metadata[DataPartCompatKey].(bool); mark && len(data) == 1 {
 		if v, ok := data["value"]; ok {
 			meta := make(map[string]any, len(metadata)-1)
@@ -411,8 +405,8 @@ func FromCompatData(data, metadata map[string]any) a2a.DataPart {
 			if len(meta) == 0 {
 				meta = nil
 			}
-			return a2a.DataPart{Data: v, Metadata: meta}
+			return a2a.Part{Content: a2a.Data{Value: v}, Metadata: meta}
 		}
 	}
-	return a2a.DataPart{Data: data, Metadata: metadata}
+	return a2a.Part{Content: a2a.Data{Value: data}, Metadata: metadata}
 }

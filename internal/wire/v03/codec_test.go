@@ -20,19 +20,19 @@ func sampleTask() *a2a.Task {
 	ts := time.Date(2025, 6, 1, 12, 0, 0, 123e6, time.UTC)
 	msg := a2a.Message{MessageID: "m1", Role: a2a.RoleUser, ContextID: "c1", TaskID: "t1",
 		Parts: []a2a.Part{
-			a2a.TextPart{Text: "hi", Metadata: map[string]any{"k": "v"}},
+			a2a.Part{Content: a2a.Text("hi"), Metadata: map[string]any{"k": "v"}},
 			// Numbers decode as json.Number, their literal text kept.
-			a2a.DataPart{Data: map[string]any{"n": stdjson.Number("1.5"), "a": []any{true, nil, "x"},
+			a2a.NewDataPart(map[string]any{"n": stdjson.Number("1.5"), "a": []any{true, nil, "x"},
 				"big": stdjson.Number("123456789012345678901234567890"), "exact": stdjson.Number("9007199254740993"),
-				"huge": stdjson.Number("1e400"), "zeros": []any{stdjson.Number("-0"), stdjson.Number("0.10")}}},
-			a2a.FilePart{File: a2a.File{Name: "f.bin", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 2, 255}}},
-			a2a.FilePart{File: a2a.File{URI: "https://example.com/x.png", MimeType: "image/png"}},
-			a2a.FilePart{File: a2a.File{Bytes: []byte{}}},
+				"huge": stdjson.Number("1e400"), "zeros": []any{stdjson.Number("-0"), stdjson.Number("0.10")}}),
+			a2a.Part{Content: a2a.Raw([]byte{0, 1, 2, 255}), MediaType: "application/octet-stream", Filename: "f.bin"},
+			a2a.Part{Content: a2a.URL("https://example.com/x.png"), MediaType: "image/png"},
+			a2a.NewRawPart([]byte{}),
 		}, ReferenceTaskIDs: []string{"t0"}, Extensions: []string{"urn:x"}, Metadata: map[string]any{"m": "d"}}
 	return &a2a.Task{ID: "t1", ContextID: "c1",
-		Status:    a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: ts, Message: &a2a.Message{MessageID: "m2", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart{Text: "more?"}}}},
+		Status:    a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: ts, Message: &a2a.Message{MessageID: "m2", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.NewTextPart("more?")}}},
 		History:   []a2a.Message{msg},
-		Artifacts: []a2a.Artifact{{ArtifactID: "a1", Name: "out", Description: "d", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}, Metadata: map[string]any{"z": "y"}}},
+		Artifacts: []a2a.Artifact{{ArtifactID: "a1", Name: "out", Description: "d", Parts: []a2a.Part{a2a.NewTextPart("x")}, Metadata: map[string]any{"z": "y"}}},
 		Metadata:  map[string]any{"task": "meta"},
 	}
 }
@@ -227,7 +227,7 @@ func TestCheckEventRefuses(t *testing.T) {
 // an object is written as it is.
 func TestDataPartCompat(t *testing.T) {
 	for _, data := range []any{"text", []any{stdjson.Number("1"), "x"}, stdjson.Number("42"), true, nil, map[string]any{"k": "v"}} {
-		msg := &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.DataPart{Data: data, Metadata: map[string]any{"own": "x"}}}}
+		msg := &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.Part{Content: a2a.Data{Value: data}, Metadata: map[string]any{"own": "x"}}}}
 		b, err := MarshalEvent(msg)
 		if err != nil {
 			t.Fatal(err)
@@ -248,13 +248,13 @@ func TestDataPartCompat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := ev.(*a2a.Message).Parts[0].(a2a.DataPart)
+		got := ev.(*a2a.Message).Parts[0]
 		want := data
 		if want == nil {
 			want = map[string]any{}
 		}
-		if !reflect.DeepEqual(got.Data, want) || !reflect.DeepEqual(got.Metadata, map[string]any{"own": "x"}) {
-			t.Errorf("round trip of %#v: got %#v, metadata %v (wire %s)", data, got.Data, got.Metadata, b)
+		if _, ok := got.Content.(a2a.Data); !ok || !reflect.DeepEqual(got.Data(), want) || !reflect.DeepEqual(got.Metadata, map[string]any{"own": "x"}) {
+			t.Errorf("round trip of %#v: got %#v, metadata %v (wire %s)", data, got.Data(), got.Metadata, b)
 		}
 	}
 }

@@ -91,49 +91,32 @@ func (e *encoder) parts(ps []a2a.Part) {
 	e.b = append(e.b, ']')
 }
 
-// part appends one Part (A2A 0.3.0 §6.5); a nil Part is encoded as an
-// empty TextPart so the output stays valid.
+// part appends one Part (A2A 0.3.0 §6.5); a Part without content is
+// encoded as an empty TextPart so the output stays valid.
 func (e *encoder) part(p a2a.Part) {
-	switch q := p.(type) {
-	case *a2a.TextPart:
-		p = nil
-		if q != nil {
-			p = *q
-		}
-	case *a2a.FilePart:
-		p = nil
-		if q != nil {
-			p = *q
-		}
-	case *a2a.DataPart:
-		p = nil
-		if q != nil {
-			p = *q
-		}
-	}
-	switch p := p.(type) {
-	case a2a.TextPart:
+	switch c := p.Content.(type) {
+	case a2a.Text:
 		e.b = append(e.b, `{"kind":"text","text":`...)
-		e.str(p.Text)
+		e.str(string(c))
 		e.metadata(p.Metadata)
-	case a2a.FilePart:
+	case a2a.Raw, a2a.URL:
 		e.b = append(e.b, `{"kind":"file","file":{`...)
 		n := len(e.b)
-		e.optional("name", p.File.Name)
-		e.optional("mimeType", p.File.MimeType)
-		if p.File.Bytes != nil || p.File.URI == "" {
+		e.optional("name", p.Filename)
+		e.optional("mimeType", p.MediaType)
+		if u, ok := c.(a2a.URL); ok {
+			e.member("uri")
+			e.str(string(u))
+		} else {
 			e.member("bytes")
 			e.b = append(e.b, '"')
-			e.b = base64.StdEncoding.AppendEncode(e.b, p.File.Bytes)
+			e.b = base64.StdEncoding.AppendEncode(e.b, p.Raw())
 			e.b = append(e.b, '"')
-		} else {
-			e.member("uri")
-			e.str(p.File.URI)
 		}
 		e.b = slices.Delete(e.b, n, n+1) // the first member's comma
 		e.b = append(e.b, '}')
 		e.metadata(p.Metadata)
-	case a2a.DataPart:
+	case a2a.Data:
 		d, meta := CompatData(p)
 		e.b = append(e.b, `{"kind":"data","data":`...)
 		e.object(d)

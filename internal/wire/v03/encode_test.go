@@ -109,14 +109,14 @@ type point struct{ X, Y int }
 func eventsAround(s string, v any) []a2a.Event {
 	meta := map[string]any{s: v, "k": []any{v, s}, "z": map[string]any{"n": v}}
 	parts := []a2a.Part{
-		a2a.TextPart{Text: s, Metadata: meta},
-		&a2a.TextPart{Text: s},
-		a2a.DataPart{Data: meta},
-		&a2a.DataPart{},
-		a2a.FilePart{File: a2a.File{Name: s, MimeType: s, Bytes: []byte(s)}},
-		&a2a.FilePart{File: a2a.File{URI: s}},
-		a2a.FilePart{File: a2a.File{}},
-		nil,
+		a2a.Part{Content: a2a.Text(s), Metadata: meta},
+		a2a.NewTextPart(s),
+		a2a.NewDataPart(meta),
+		a2a.NewDataPart(nil),
+		a2a.Part{Content: a2a.Raw([]byte(s)), MediaType: s, Filename: s},
+		a2a.NewURLPart(s),
+		a2a.Part{Content: a2a.Raw(nil)},
+		{},
 	}
 	msg := a2a.Message{MessageID: s, Role: a2a.Role(s), Parts: parts, ContextID: s, TaskID: s,
 		ReferenceTaskIDs: []string{s, "r"}, Extensions: []string{s}, Metadata: meta}
@@ -211,8 +211,8 @@ func FuzzMarshalEvent(f *testing.F) {
 
 func BenchmarkMarshalEvent(b *testing.B) {
 	task := &a2a.Task{ID: a2a.NewID(), ContextID: a2a.NewID(), Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: time.Now()},
-		History:   []a2a.Message{{MessageID: a2a.NewID(), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hello, echo agent"}}, ContextID: "c", TaskID: "t"}},
-		Artifacts: []a2a.Artifact{{ArtifactID: a2a.NewID(), Name: "echo", Parts: []a2a.Part{a2a.TextPart{Text: "hello, echo agent"}}}}}
+		History:   []a2a.Message{{MessageID: a2a.NewID(), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("hello, echo agent")}, ContextID: "c", TaskID: "t"}},
+		Artifacts: []a2a.Artifact{{ArtifactID: a2a.NewID(), Name: "echo", Parts: []a2a.Part{a2a.NewTextPart("hello, echo agent")}}}}
 	b.Run("reference", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -109,11 +109,11 @@ func valuesMessage(path string, m *a2a.Message) error {
 func valuesParts(path string, parts []a2a.Part) error {
 	for i, p := range parts {
 		at := path + "[" + strconv.Itoa(i) + "]"
-		if err := valuesMap(at+".metadata", p.PartMetadata()); err != nil {
+		if err := valuesMap(at+".metadata", p.Metadata); err != nil {
 			return err
 		}
-		if d, ok := p.(a2a.DataPart); ok {
-			if err := checkValue(at+".data", d.Data); err != nil {
+		if d, ok := p.Content.(a2a.Data); ok {
+			if err := checkValue(at+".data", d.Value); err != nil {
 				return err
 			}
 		}

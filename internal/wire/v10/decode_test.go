@@ -17,7 +17,7 @@ func ptr[T any](v T) *T { return &v }
 
 // What the official SDKs send, and ProtoJSON's liberties, decode.
 func TestDecodeSendMessageRequestAccepts(t *testing.T) {
-	userHi := a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hi"}}}
+	userHi := a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("hi")}}
 	for _, tt := range []struct {
 		name string
 		doc  string
@@ -36,7 +36,7 @@ func TestDecodeSendMessageRequestAccepts(t *testing.T) {
 		{"proto field names",
 			`{"message":{"message_id":"m","role":"ROLE_USER","context_id":"c","task_id":"t","reference_task_ids":["r"],"parts":[{"text":"hi","media_type":"text/plain"}]},"configuration":{"accepted_output_modes":["a"],"history_length":"2","return_immediately":true}}`,
 			a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, ContextID: "c", TaskID: "t", ReferenceTaskIDs: []string{"r"},
-				Parts: []a2a.Part{a2a.TextPart{Text: "hi", MediaType: "text/plain"}}},
+				Parts: []a2a.Part{a2a.Part{Content: a2a.Text("hi"), MediaType: "text/plain"}}},
 				Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"a"}, HistoryLength: ptr(2), Blocking: ptr(false)}}},
 		{"enum numbers, int32 as string and as 2.0, nulls as absent",
 			`{"tenant":null,"message":{"messageId":"m","role":1,"parts":[{"text":"hi","metadata":null}],"contextId":null},"configuration":{"historyLength":2.0},"metadata":null}`,
@@ -47,11 +47,11 @@ func TestDecodeSendMessageRequestAccepts(t *testing.T) {
 		{"parts of every kind; base64 URL-safe, unpadded; data null",
 			`{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"raw":"-__-","filename":"f"},{"url":"http://u","mediaType":"image/png"},{"data":null},{"data":{"n":12345678901234567890}},{"raw":"AA"}]}}`,
 			a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{
-				a2a.FilePart{File: a2a.File{Name: "f", Bytes: []byte{0xfb, 0xff, 0xfe}}},
-				a2a.FilePart{File: a2a.File{URI: "http://u", MimeType: "image/png"}},
-				a2a.DataPart{Data: nil},
-				a2a.DataPart{Data: map[string]any{"n": stdjson.Number("12345678901234567890")}},
-				a2a.FilePart{File: a2a.File{Bytes: []byte{0}}},
+				a2a.Part{Content: a2a.Raw([]byte{0xfb, 0xff, 0xfe}), Filename: "f"},
+				a2a.Part{Content: a2a.URL("http://u"), MediaType: "image/png"},
+				a2a.NewDataPart(nil),
+				a2a.NewDataPart(map[string]any{"n": stdjson.Number("12345678901234567890")}),
+				a2a.NewRawPart([]byte{0}),
 			}}}},
 		{"tenant and metadata",
 			`{"tenant":"acme","message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"metadata":{"a":{"b":[1.50]}}}`,

@@ -17,10 +17,9 @@
 //
 //   - a2a.TaskState ⇄ TASK_STATE_*; a2a.TaskStateUnknown ⇄
 //     TASK_STATE_UNSPECIFIED (also an absent state).
-//   - a2a.TextPart ⇄ {"text"}, a2a.DataPart ⇄ {"data"} (any JSON value;
-//     null is the JSON null), with their MediaType and Filename;
-//     a2a.FilePart with Bytes ⇄ {"raw"}, with URI ⇄ {"url"}, File.Name ⇄
-//     filename, File.MimeType ⇄ mediaType.
+//   - a2a.Part: a2a.Text ⇄ {"text"}, a2a.Raw ⇄ {"raw"}, a2a.URL ⇄
+//     {"url"}, a2a.Data ⇄ {"data"} (any JSON value; null is the JSON
+//     null), with its MediaType ⇄ mediaType and Filename ⇄ filename.
 //   - MessageSendConfiguration.Blocking ⇄ !returnImmediately: true gives
 //     Blocking false; false or absent leaves it nil (blocking).
 //   - TaskPushNotificationConfig is flattened (tenant, id, taskId, url,

@@ -120,74 +120,43 @@ func (e *encoder) metadata(m map[string]any) {
 	}
 }
 
-// part appends a Part (A2A 1.0 §4.1.6). A nil part is written as an empty
-// text part, so the output stays valid.
-func (e *encoder) part(p a2a.Part) {
-	p = derefPart(p)
+// part appends a Part (A2A 1.0 §4.1.6). A part without content is written
+// as an empty text part, so the output stays valid.
+func (e *encoder) part(p *a2a.Part) {
 	if e.v03 {
 		e.part03(p)
 		return
 	}
-	switch p := p.(type) {
-	case a2a.TextPart:
+	switch c := p.Content.(type) {
+	case a2a.Text:
 		e.b = append(e.b, `{"text":`...)
-		e.str(p.Text)
-		e.metadata(p.Metadata)
-		e.optional("filename", p.Filename)
-		e.optional("mediaType", p.MediaType)
-	case a2a.FilePart:
-		if p.File.Bytes != nil || p.File.URI == "" {
-			e.b = append(e.b, `{"raw":`...)
-			e.b = wirejson.AppendBase64(e.b, p.File.Bytes)
-		} else {
-			e.b = append(e.b, `{"url":`...)
-			e.str(p.File.URI)
-		}
-		e.metadata(p.Metadata)
-		e.optional("filename", p.File.Name)
-		e.optional("mediaType", p.File.MimeType)
-	case a2a.DataPart:
+		e.str(string(c))
+	case a2a.Raw:
+		e.b = append(e.b, `{"raw":`...)
+		e.b = wirejson.AppendBase64(e.b, c)
+	case a2a.URL:
+		e.b = append(e.b, `{"url":`...)
+		e.str(string(c))
+	case a2a.Data:
 		e.b = append(e.b, `{"data":`...)
-		e.value(p.Data)
-		e.metadata(p.Metadata)
-		e.optional("filename", p.Filename)
-		e.optional("mediaType", p.MediaType)
+		e.value(c.Value)
 	default:
-		e.b = append(e.b, `{"text":""`...)
+		e.b = append(e.b, `{"text":""}`...)
+		return
 	}
+	e.metadata(p.Metadata)
+	e.optional("filename", p.Filename)
+	e.optional("mediaType", p.MediaType)
 	e.b = append(e.b, '}')
-}
-
-// derefPart returns the part a pointer part points to (nil for a nil
-// pointer); other parts as they are.
-func derefPart(p a2a.Part) a2a.Part {
-	switch q := p.(type) {
-	case *a2a.TextPart:
-		if q != nil {
-			return *q
-		}
-		return nil
-	case *a2a.FilePart:
-		if q != nil {
-			return *q
-		}
-		return nil
-	case *a2a.DataPart:
-		if q != nil {
-			return *q
-		}
-		return nil
-	}
-	return p
 }
 
 func (e *encoder) parts(ps []a2a.Part) {
 	e.b = append(e.b, '[')
-	for i, p := range ps {
+	for i := range ps {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
-		e.part(p)
+		e.part(&ps[i])
 	}
 	e.b = append(e.b, ']')
 }

@@ -91,36 +91,19 @@ type refStream struct {
 func refParts(ps []a2a.Part) []refPart {
 	out := make([]refPart, len(ps))
 	for i, p := range ps {
-		switch q := p.(type) {
-		case *a2a.TextPart:
-			p = nil
-			if q != nil {
-				p = *q
-			}
-		case *a2a.FilePart:
-			p = nil
-			if q != nil {
-				p = *q
-			}
-		case *a2a.DataPart:
-			p = nil
-			if q != nil {
-				p = *q
-			}
-		}
-		switch p := p.(type) {
-		case a2a.TextPart:
-			out[i] = refPart{Text: &p.Text, Metadata: p.Metadata, Filename: p.Filename, MediaType: p.MediaType}
-		case a2a.FilePart:
-			out[i] = refPart{Metadata: p.Metadata, Filename: p.File.Name, MediaType: p.File.MimeType}
-			if p.File.Bytes != nil || p.File.URI == "" {
-				s := base64.StdEncoding.EncodeToString(p.File.Bytes)
-				out[i].Raw = &s
-			} else {
-				out[i].URL = &p.File.URI
-			}
-		case a2a.DataPart:
-			out[i] = refPart{Data: &p.Data, Metadata: p.Metadata, Filename: p.Filename, MediaType: p.MediaType}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			t := string(c)
+			out[i] = refPart{Text: &t, Metadata: p.Metadata, Filename: p.Filename, MediaType: p.MediaType}
+		case a2a.Raw:
+			s := base64.StdEncoding.EncodeToString(c)
+			out[i] = refPart{Raw: &s, Metadata: p.Metadata, Filename: p.Filename, MediaType: p.MediaType}
+		case a2a.URL:
+			u := string(c)
+			out[i] = refPart{URL: &u, Metadata: p.Metadata, Filename: p.Filename, MediaType: p.MediaType}
+		case a2a.Data:
+			d := c.Value
+			out[i] = refPart{Data: &d, Metadata: p.Metadata, Filename: p.Filename, MediaType: p.MediaType}
 		default:
 			e := ""
 			out[i] = refPart{Text: &e}
@@ -245,16 +228,15 @@ type point struct{ X, Y int }
 func eventsAround(s string, v any) []a2a.Event {
 	meta := map[string]any{s: v, "k": []any{v, s}, "z": map[string]any{"n": v}}
 	parts := []a2a.Part{
-		a2a.TextPart{Text: s, Metadata: meta, MediaType: s, Filename: s},
-		&a2a.TextPart{Text: s},
-		a2a.DataPart{Data: meta},
-		a2a.DataPart{Data: v, MediaType: s},
-		&a2a.DataPart{},
-		a2a.FilePart{File: a2a.File{Name: s, MimeType: s, Bytes: []byte(s)}},
-		&a2a.FilePart{File: a2a.File{URI: s}},
-		a2a.FilePart{File: a2a.File{}},
-		(*a2a.TextPart)(nil),
-		nil,
+		a2a.Part{Content: a2a.Text(s), MediaType: s, Filename: s, Metadata: meta},
+		a2a.NewTextPart(s),
+		a2a.NewDataPart(meta),
+		a2a.Part{Content: a2a.Data{Value: v}, MediaType: s},
+		a2a.NewDataPart(nil),
+		a2a.Part{Content: a2a.Raw([]byte(s)), MediaType: s, Filename: s},
+		a2a.NewURLPart(s),
+		a2a.Part{Content: a2a.Raw(nil)},
+		{},
 	}
 	msg := a2a.Message{MessageID: s, Role: a2a.Role(s), Parts: parts, ContextID: s, TaskID: s,
 		ReferenceTaskIDs: []string{s, "r"}, Extensions: []string{s}, Metadata: meta}
@@ -343,14 +325,14 @@ func FuzzAppendStreamResponse(f *testing.F) {
 // frame, in A2A 1.0 and (for comparison) A2A 0.3.
 func benchTask() *a2a.Task {
 	return &a2a.Task{ID: a2a.NewID(), ContextID: a2a.NewID(), Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: time.Now()},
-		History:   []a2a.Message{{MessageID: a2a.NewID(), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hello, echo agent"}}, ContextID: "c", TaskID: "t"}},
-		Artifacts: []a2a.Artifact{{ArtifactID: a2a.NewID(), Name: "echo", Parts: []a2a.Part{a2a.TextPart{Text: "hello, echo agent"}}}}}
+		History:   []a2a.Message{{MessageID: a2a.NewID(), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("hello, echo agent")}, ContextID: "c", TaskID: "t"}},
+		Artifacts: []a2a.Artifact{{ArtifactID: a2a.NewID(), Name: "echo", Parts: []a2a.Part{a2a.NewTextPart("hello, echo agent")}}}}
 }
 
 func benchStatus() *a2a.TaskStatusUpdateEvent {
 	return &a2a.TaskStatusUpdateEvent{TaskID: a2a.NewID(), ContextID: a2a.NewID(),
 		Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: time.Now(),
-			Message: &a2a.Message{MessageID: a2a.NewID(), Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart{Text: "working on it"}}}}}
+			Message: &a2a.Message{MessageID: a2a.NewID(), Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.NewTextPart("working on it")}}}}
 }
 
 func BenchmarkEncode(b *testing.B) {

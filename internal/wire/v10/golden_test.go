@@ -47,7 +47,7 @@ var eventOpts = cmpopts.EquateEmpty()
 // against the A2A 1.0 schema, and decodes to the event again.
 func TestGoldenEvents(t *testing.T) {
 	msg := sampleMessage()
-	agentMsg := a2a.Message{MessageID: "m9", Role: a2a.RoleAgent, ContextID: "c1", Parts: []a2a.Part{a2a.TextPart{Text: "hello"}}}
+	agentMsg := a2a.Message{MessageID: "m9", Role: a2a.RoleAgent, ContextID: "c1", Parts: []a2a.Part{a2a.NewTextPart("hello")}}
 	final := &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1", Final: true, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: sampleTime}}
 	minimal := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
 	unknown := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateUnknown}}
@@ -198,7 +198,7 @@ func TestGoldenRequests(t *testing.T) {
 	b, err := AppendSendMessageRequest(nil, &send)
 	check("request_send_message", "SendMessageRequest", b, err, func(b []byte) (any, error) { return DecodeSendMessageRequest(b) }, send)
 
-	minimal := a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hi"}}}}
+	minimal := a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("hi")}}}
 	b, err = AppendSendMessageRequest(nil, &minimal)
 	check("request_send_message_minimal", "SendMessageRequest", b, err, func(b []byte) (any, error) { return DecodeSendMessageRequest(b) }, minimal)
 
@@ -215,7 +215,7 @@ func TestGoldenRequests(t *testing.T) {
 	b, err = AppendCancelTaskRequest(nil, &cancel)
 	check("request_cancel_task", "CancelTaskRequest", b, err, func(b []byte) (any, error) { return DecodeCancelTaskRequest(b) }, cancel)
 
-	sub := a2a.CancelTaskRequest{ID: "t1"}
+	sub := a2a.SubscribeToTaskRequest{ID: "t1"}
 	b, err = AppendSubscribeToTaskRequest(nil, &a2a.SubscribeToTaskRequest{ID: "t1", Metadata: map[string]any{"dropped": true}})
 	check("request_subscribe_to_task", "SubscribeToTaskRequest", b, err, func(b []byte) (any, error) { return DecodeSubscribeToTaskRequest(b) }, sub)
 

@@ -75,7 +75,7 @@ func withAlias(f *fields, alias, name string) *fields {
 // part03 reads a Part of the 0.3 proto: exactly one of text, file, data.
 func (d *decoder) part03() (a2a.Part, error) {
 	if err := d.element(); err != nil {
-		return nil, err
+		return a2a.Part{}, err
 	}
 	var (
 		content []string
@@ -90,12 +90,10 @@ func (d *decoder) part03() (a2a.Part, error) {
 			content = append(content, name)
 			var s string
 			s, err = d.str()
-			p = a2a.TextPart{Text: s}
+			p = a2a.NewTextPart(s)
 		case "file":
 			content = append(content, name)
-			var f a2a.File
-			f, err = d.file03()
-			p = a2a.FilePart{File: f}
+			p, err = d.file03()
 		case "data":
 			content = append(content, name)
 			data, err = d.data03()
@@ -105,54 +103,54 @@ func (d *decoder) part03() (a2a.Part, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return a2a.Part{}, err
 	}
 	switch len(content) {
 	case 0:
-		return nil, d.fail("part has none of text, file or data; exactly one is required")
+		return a2a.Part{}, d.fail("part has none of text, file or data; exactly one is required")
 	case 1:
 	default:
-		return nil, d.fail("part has both " + content[0] + " and " + content[1] + "; exactly one of text, file or data is allowed")
+		return a2a.Part{}, d.fail("part has both " + content[0] + " and " + content[1] + "; exactly one of text, file or data is allowed")
 	}
-	switch q := p.(type) {
-	case a2a.TextPart:
-		q.Metadata = meta
-		return q, nil
-	case a2a.FilePart:
-		q.Metadata = meta
-		return q, nil
+	if content[0] == "data" {
+		return v03.FromCompatData(data, meta), nil
 	}
-	return v03.FromCompatData(data, meta), nil
+	p.Metadata = meta
+	return p, nil
 }
 
 // file03 reads a FilePart of the 0.3 proto: exactly one of fileWithUri
 // and fileWithBytes (standard base64, as proto bytes), with mimeType and
-// name.
-func (d *decoder) file03() (a2a.File, error) {
-	var f a2a.File
+// name, as a Raw or URL part.
+func (d *decoder) file03() (a2a.Part, error) {
+	var f a2a.Part
 	var given []string
 	present, err := d.object(filePartFields03, func(name string) error {
 		var err error
 		switch name {
 		case "fileWithUri":
 			given = append(given, name)
-			if f.URI, err = d.str(); err == nil && f.URI == "" {
+			var u string
+			if u, err = d.str(); err == nil && u == "" {
 				err = d.fail("fileWithUri is empty")
 			}
+			f.Content = a2a.URL(u)
 		case "fileWithBytes":
 			given = append(given, name)
 			var s string
 			if s, err = d.str(); err == nil {
-				if f.Bytes, err = wirejson.DecodeBase64(s); err != nil {
+				var b []byte
+				if b, err = wirejson.DecodeBase64(s); err != nil {
 					err = d.fail("fileWithBytes is not valid base64")
-				} else if f.Bytes == nil {
-					f.Bytes = []byte{}
+				} else if b == nil {
+					b = []byte{}
 				}
+				f.Content = a2a.Raw(b)
 			}
 		case "mimeType":
-			f.MimeType, err = d.str()
+			f.MediaType, err = d.str()
 		case "name":
-			f.Name, err = d.str()
+			f.Filename, err = d.str()
 		}
 		return err
 	})
@@ -181,35 +179,34 @@ func (d *decoder) data03() (map[string]any, error) {
 	return data, err
 }
 
-// part03 appends a Part of the 0.3 proto; p is not a pointer (derefPart).
-func (e *encoder) part03(p a2a.Part) {
-	var meta map[string]any
-	switch p := p.(type) {
-	case a2a.TextPart:
+// part03 appends a Part of the 0.3 proto.
+func (e *encoder) part03(p *a2a.Part) {
+	meta := p.Metadata
+	switch c := p.Content.(type) {
+	case a2a.Text:
 		e.b = append(e.b, `{"text":`...)
-		e.str(p.Text)
-		meta = p.Metadata
-	case a2a.FilePart:
+		e.str(string(c))
+	case a2a.Raw, a2a.URL:
 		e.b = append(e.b, `{"file":{`...)
-		if p.File.Bytes != nil || p.File.URI == "" {
-			e.b = append(e.b, `"fileWithBytes":`...)
-			e.b = wirejson.AppendBase64(e.b, p.File.Bytes)
-		} else {
+		if u, ok := c.(a2a.URL); ok {
 			e.b = append(e.b, `"fileWithUri":`...)
-			e.str(p.File.URI)
+			e.str(string(u))
+		} else {
+			e.b = append(e.b, `"fileWithBytes":`...)
+			e.b = wirejson.AppendBase64(e.b, p.Raw())
 		}
-		e.optional("mimeType", p.File.MimeType)
-		e.optional("name", p.File.Name)
+		e.optional("mimeType", p.MediaType)
+		e.optional("name", p.Filename)
 		e.b = append(e.b, '}')
-		meta = p.Metadata
-	case a2a.DataPart:
+	case a2a.Data:
 		var data map[string]any
-		data, meta = v03.CompatData(p)
+		data, meta = v03.CompatData(*p)
 		e.b = append(e.b, `{"data":{"data":`...)
 		e.object(data)
 		e.b = append(e.b, '}')
 	default:
 		e.b = append(e.b, `{"text":""`...)
+		meta = nil
 	}
 	e.metadata(meta)
 	e.b = append(e.b, '}')

@@ -69,9 +69,9 @@ func TestGoldenREST03(t *testing.T) {
 func TestREST03MessageRoundTrip(t *testing.T) {
 	msg := sampleMessage()
 	got := decodeREST03Message(t, &msg)
-	msg.Parts[1] = a2a.TextPart{Text: "# title"}
-	msg.Parts[3] = a2a.DataPart{Data: msg.Parts[3].(a2a.DataPart).Data}
-	msg.Parts[4] = a2a.DataPart{Data: map[string]any{}}
+	msg.Parts[1] = a2a.NewTextPart("# title")
+	msg.Parts[3] = a2a.NewDataPart(msg.Parts[3].Data())
+	msg.Parts[4] = a2a.NewDataPart(map[string]any{})
 	if diff := cmp.Diff(msg, got, eventOpts); diff != "" {
 		t.Fatalf("round trip differs:\n%s", diff)
 	}
@@ -100,7 +100,7 @@ func TestDecodeREST03SendMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := a2a.SendMessageRequest{
-		Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "hi"}, a2a.FilePart{File: a2a.File{URI: "https://x/y", MimeType: "image/png"}}}},
+		Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("hi"), a2a.Part{Content: a2a.URL("https://x/y"), MediaType: "image/png"}}},
 		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, HistoryLength: ptr(2), Blocking: ptr(false),
 			PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://h", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}}}}}
 	if diff := cmp.Diff(want, p, eventOpts); diff != "" {
@@ -291,7 +291,7 @@ func TestGoldenREST03Requests(t *testing.T) {
 		t.Errorf("send round trip (-want +got):\n%s", diff)
 	}
 	// A blocking send says so; no configuration is written as none.
-	blocking := a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart{Text: "x"}}},
+	blocking := a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("x")}},
 		Configuration: &a2a.SendMessageConfiguration{}}
 	if b, _ = AppendREST03SendMessageRequest(nil, &blocking); string(b) != `{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},"configuration":{"blocking":true}}` {
 		t.Errorf("blocking send: %s", b)

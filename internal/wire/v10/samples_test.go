@@ -15,17 +15,17 @@ var sampleTime = time.Date(2025, 6, 1, 12, 0, 0, 123e6, time.UTC)
 func sampleMessage() a2a.Message {
 	return a2a.Message{MessageID: "m1", Role: a2a.RoleUser, ContextID: "c1", TaskID: "t1",
 		Parts: []a2a.Part{
-			a2a.TextPart{Text: "hi", Metadata: map[string]any{"k": "v"}},
-			a2a.TextPart{Text: "# title", MediaType: "text/markdown", Filename: "notes.md"},
+			a2a.Part{Content: a2a.Text("hi"), Metadata: map[string]any{"k": "v"}},
+			a2a.Part{Content: a2a.Text("# title"), MediaType: "text/markdown", Filename: "notes.md"},
 			// Numbers decode as json.Number, their literal text kept.
-			a2a.DataPart{Data: map[string]any{"n": stdjson.Number("1.5"), "a": []any{true, nil, "x"},
-				"big": stdjson.Number("123456789012345678901234567890"), "exact": stdjson.Number("9007199254740993")}},
-			a2a.DataPart{Data: []any{stdjson.Number("1"), "two"}, MediaType: "application/json", Filename: "list.json"},
-			a2a.DataPart{Data: nil},
-			a2a.DataPart{Data: "just a string"},
-			a2a.FilePart{File: a2a.File{Name: "f.bin", MimeType: "application/octet-stream", Bytes: []byte{0, 1, 2, 255}}},
-			a2a.FilePart{File: a2a.File{URI: "https://example.com/x.png", MimeType: "image/png"}, Metadata: map[string]any{"w": stdjson.Number("640")}},
-			a2a.FilePart{File: a2a.File{Bytes: []byte{}}},
+			a2a.NewDataPart(map[string]any{"n": stdjson.Number("1.5"), "a": []any{true, nil, "x"},
+				"big": stdjson.Number("123456789012345678901234567890"), "exact": stdjson.Number("9007199254740993")}),
+			a2a.Part{Content: a2a.Data{Value: []any{stdjson.Number("1"), "two"}}, MediaType: "application/json", Filename: "list.json"},
+			a2a.NewDataPart(nil),
+			a2a.NewDataPart("just a string"),
+			a2a.Part{Content: a2a.Raw([]byte{0, 1, 2, 255}), MediaType: "application/octet-stream", Filename: "f.bin"},
+			a2a.Part{Content: a2a.URL("https://example.com/x.png"), MediaType: "image/png", Metadata: map[string]any{"w": stdjson.Number("640")}},
+			a2a.NewRawPart([]byte{}),
 		}, ReferenceTaskIDs: []string{"t0"}, Extensions: []string{"urn:x"}, Metadata: map[string]any{"m": "d"}}
 }
 
@@ -33,22 +33,22 @@ func sampleTask() *a2a.Task {
 	msg := sampleMessage()
 	return &a2a.Task{ID: "t1", ContextID: "c1",
 		Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: sampleTime,
-			Message: &a2a.Message{MessageID: "m2", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart{Text: "more?"}}}},
+			Message: &a2a.Message{MessageID: "m2", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.NewTextPart("more?")}}},
 		History:   []a2a.Message{msg},
-		Artifacts: []a2a.Artifact{{ArtifactID: "a1", Name: "out", Description: "d", Parts: []a2a.Part{a2a.TextPart{Text: "x"}}, Extensions: []string{"urn:e"}, Metadata: map[string]any{"z": "y"}}},
+		Artifacts: []a2a.Artifact{{ArtifactID: "a1", Name: "out", Description: "d", Parts: []a2a.Part{a2a.NewTextPart("x")}, Extensions: []string{"urn:e"}, Metadata: map[string]any{"z": "y"}}},
 		Metadata:  map[string]any{"task": "meta"},
 	}
 }
 
 func sampleStatusUpdate() *a2a.TaskStatusUpdateEvent {
 	return &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1", Final: false,
-		Status:   a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: sampleTime, Message: &a2a.Message{MessageID: "m3", Role: a2a.RoleAgent, TaskID: "t1", ContextID: "c1", Parts: []a2a.Part{a2a.TextPart{Text: "thinking"}}}},
+		Status:   a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: sampleTime, Message: &a2a.Message{MessageID: "m3", Role: a2a.RoleAgent, TaskID: "t1", ContextID: "c1", Parts: []a2a.Part{a2a.NewTextPart("thinking")}}},
 		Metadata: map[string]any{"seq": stdjson.Number("7")}}
 }
 
 func sampleArtifactUpdate() *a2a.TaskArtifactUpdateEvent {
 	return &a2a.TaskArtifactUpdateEvent{TaskID: "t1", ContextID: "c1", Append: true, LastChunk: true,
-		Artifact: a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{a2a.TextPart{Text: "chunk"}}},
+		Artifact: a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{a2a.NewTextPart("chunk")}},
 		Metadata: map[string]any{"k": "v"}}
 }
 

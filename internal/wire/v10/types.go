@@ -83,7 +83,7 @@ var (
 // part reads a Part (A2A 1.0 §4.1.6): exactly one of text, raw, url, data.
 func (d *decoder) part() (a2a.Part, error) {
 	if err := d.element(); err != nil {
-		return nil, err
+		return a2a.Part{}, err
 	}
 	var (
 		content             []string // names of the content members given
@@ -106,6 +106,8 @@ func (d *decoder) part() (a2a.Part, error) {
 			if s, err = d.str(); err == nil {
 				if raw, err = wirejson.DecodeBase64(s); err != nil {
 					err = d.fail("raw is not valid base64")
+				} else if raw == nil {
+					raw = []byte{}
 				}
 			}
 		case "url":
@@ -129,27 +131,27 @@ func (d *decoder) part() (a2a.Part, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return a2a.Part{}, err
 	}
 	switch len(content) {
 	case 0:
 		if legacy {
-			return nil, d.fail("part has none of text, raw, url or data (an A2A 0.3 part with \"kind\"? A2A 1.0 parts have no kind)")
+			return a2a.Part{}, d.fail("part has none of text, raw, url or data (an A2A 0.3 part with \"kind\"? A2A 1.0 parts have no kind)")
 		}
-		return nil, d.fail("part has none of text, raw, url or data; exactly one is required")
+		return a2a.Part{}, d.fail("part has none of text, raw, url or data; exactly one is required")
 	case 1:
 	default:
-		return nil, d.fail("part has both " + content[0] + " and " + content[1] + "; exactly one of text, raw, url or data is allowed")
+		return a2a.Part{}, d.fail("part has both " + content[0] + " and " + content[1] + "; exactly one of text, raw, url or data is allowed")
 	}
 	switch content[0] {
 	case "text":
-		return a2a.TextPart{Text: text, MediaType: mediaType, Filename: filename, Metadata: meta}, nil
+		return a2a.Part{Content: a2a.Text(text), MediaType: mediaType, Filename: filename, Metadata: meta}, nil
 	case "raw":
-		return a2a.FilePart{File: a2a.File{Name: filename, MimeType: mediaType, Bytes: raw}, Metadata: meta}, nil
+		return a2a.Part{Content: a2a.Raw(raw), MediaType: mediaType, Filename: filename, Metadata: meta}, nil
 	case "url":
-		return a2a.FilePart{File: a2a.File{Name: filename, MimeType: mediaType, URI: url}, Metadata: meta}, nil
+		return a2a.Part{Content: a2a.URL(url), MediaType: mediaType, Filename: filename, Metadata: meta}, nil
 	}
-	return a2a.DataPart{Data: data, MediaType: mediaType, Filename: filename, Metadata: meta}, nil
+	return a2a.Part{Content: a2a.Data{Value: data}, MediaType: mediaType, Filename: filename, Metadata: meta}, nil
 }
 
 // parts reads an array of Parts.
