@@ -15,7 +15,7 @@
 //
 // # Mapping to the domain model
 //
-//   - a2a.TaskState ⇄ TASK_STATE_*; a2a.TaskStateUnknown ⇄
+//   - a2a.TaskState ⇄ TASK_STATE_*; a2a.TaskStateUnspecified ⇄
 //     TASK_STATE_UNSPECIFIED (also an absent state).
 //   - a2a.TextPart ⇄ {"text"}, a2a.DataPart ⇄ {"data"} (any JSON value;
 //     null is the JSON null), with their MediaType and Filename;

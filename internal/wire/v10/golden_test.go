@@ -50,7 +50,7 @@ func TestGoldenEvents(t *testing.T) {
 	agentMsg := a2a.Message{MessageID: "m9", Role: a2a.RoleAgent, ContextID: "c1", Parts: []a2a.Part{a2a.TextPart{Text: "hello"}}}
 	final := &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1", Final: true, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: sampleTime}}
 	minimal := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
-	unknown := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateUnknown}}
+	unknown := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateUnspecified}}
 	for _, tt := range []struct {
 		name string
 		ev   a2a.Event
@@ -215,7 +215,7 @@ func TestGoldenRequests(t *testing.T) {
 	b, err = AppendCancelTaskRequest(nil, &cancel)
 	check("request_cancel_task", "CancelTaskRequest", b, err, func(b []byte) (any, error) { return DecodeCancelTaskRequest(b) }, cancel)
 
-	sub := a2a.CancelTaskRequest{ID: "t1"}
+	sub := a2a.SubscribeToTaskRequest{ID: "t1"}
 	b, err = AppendSubscribeToTaskRequest(nil, &a2a.SubscribeToTaskRequest{ID: "t1", Metadata: map[string]any{"dropped": true}})
 	check("request_subscribe_to_task", "SubscribeToTaskRequest", b, err, func(b []byte) (any, error) { return DecodeSubscribeToTaskRequest(b) }, sub)
 
