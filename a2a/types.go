@@ -3,43 +3,97 @@ package a2a
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"strconv"
 	"time"
 )
 
 // Role is the sender of a Message (A2A 0.3.0 §6.4): "user" or "agent".
 type Role string
 
-// Roles defined by A2A 0.3.0 §6.4.
+// Roles defined by A2A 1.0 §4.1.4 (ROLE_USER, ROLE_AGENT) and A2A 0.3.0 §6.4.
 const (
 	RoleUser  Role = "user"
 	RoleAgent Role = "agent"
 )
 
-// TaskState is the lifecycle state of a Task (A2A 0.3.0 §6.3). The string
-// values are the 0.3.0 wire values.
-type TaskState string
+// TaskState is the lifecycle state of a Task (A2A 1.0 §4.1.3): its values
+// are the numbers of the TaskState enum of a2a.proto, the zero value being
+// TaskStateUnspecified. String returns the state's name as the
+// specification's text writes it ("submitted", "input-required", …), which
+// is also its A2A 0.3.0 wire value (§6.3), where TaskStateUnspecified is
+// "unknown"; the 1.0 wire name (TASK_STATE_COMPLETED) belongs to the 1.0
+// codec. TaskState encodes as its String in JSON and text
+// (MarshalText), so logs and JSON outputs read "completed".
+type TaskState int
 
-// The nine task states of A2A 0.3.0 §6.3.
+// The task states of A2A 1.0 §4.1.3, numbered as in a2a.proto.
 const (
-	TaskStateSubmitted     TaskState = "submitted"
-	TaskStateWorking       TaskState = "working"
-	TaskStateInputRequired TaskState = "input-required"
-	TaskStateCompleted     TaskState = "completed"
-	TaskStateCanceled      TaskState = "canceled"
-	TaskStateFailed        TaskState = "failed"
-	TaskStateRejected      TaskState = "rejected"
-	TaskStateAuthRequired  TaskState = "auth-required"
-	TaskStateUnknown       TaskState = "unknown"
+	// TaskStateUnspecified is no known state: A2A 1.0
+	// TASK_STATE_UNSPECIFIED, A2A 0.3.0 "unknown".
+	TaskStateUnspecified   TaskState = 0
+	TaskStateSubmitted     TaskState = 1
+	TaskStateWorking       TaskState = 2
+	TaskStateCompleted     TaskState = 3
+	TaskStateFailed        TaskState = 4
+	TaskStateCanceled      TaskState = 5
+	TaskStateInputRequired TaskState = 6
+	TaskStateRejected      TaskState = 7
+	TaskStateAuthRequired  TaskState = 8
 )
 
-// Valid reports whether s is one of the nine defined states.
-func (s TaskState) Valid() bool {
-	switch s {
-	case TaskStateSubmitted, TaskStateWorking, TaskStateInputRequired, TaskStateCompleted,
-		TaskStateCanceled, TaskStateFailed, TaskStateRejected, TaskStateAuthRequired, TaskStateUnknown:
-		return true
+// taskStateNames are the states' names, indexed by number.
+var taskStateNames = [...]string{"unspecified", "submitted", "working", "completed", "failed",
+	"canceled", "input-required", "rejected", "auth-required"}
+
+// String returns the state's name: "submitted", "working",
+// "input-required", "completed", "canceled", "failed", "rejected",
+// "auth-required", "unspecified", or "TaskState(N)" for a number outside
+// the enum.
+func (s TaskState) String() string {
+	if s.Valid() {
+		return taskStateNames[s]
 	}
-	return false
+	return "TaskState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseTaskState returns the state whose String is name, also accepting
+// "unknown" (the A2A 0.3.0 name of TaskStateUnspecified); ok is false for
+// any other string.
+func ParseTaskState(name string) (s TaskState, ok bool) {
+	if name == "unknown" {
+		return TaskStateUnspecified, true
+	}
+	for i, n := range taskStateNames {
+		if n == name {
+			return TaskState(i), true
+		}
+	}
+	return TaskStateUnspecified, false
+}
+
+// MarshalText implements encoding.TextMarshaler: the state's String.
+func (s TaskState) MarshalText() ([]byte, error) {
+	if !s.Valid() {
+		return nil, errors.New("a2a: invalid task state " + s.String())
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler (ParseTaskState).
+func (s *TaskState) UnmarshalText(b []byte) error {
+	st, ok := ParseTaskState(string(b))
+	if !ok {
+		return errors.New("a2a: unknown task state " + strconv.Quote(string(b)))
+	}
+	*s = st
+	return nil
+}
+
+// Valid reports whether s is one of the nine states of the enum
+// (TaskStateUnspecified included).
+func (s TaskState) Valid() bool {
+	return s >= TaskStateUnspecified && s <= TaskStateAuthRequired
 }
 
 // Terminal reports whether s is a terminal state (completed, canceled,

@@ -15,9 +15,9 @@ import (
 func describe(e a2a.Event) string {
 	switch v := e.(type) {
 	case *a2a.Task:
-		return "task:" + string(v.Status.State)
+		return "task:" + v.Status.State.String()
 	case *a2a.TaskStatusUpdateEvent:
-		return "status:" + string(v.Status.State)
+		return "status:" + v.Status.State.String()
 	case *a2a.TaskArtifactUpdateEvent:
 		return "artifact"
 	case *a2a.Message:

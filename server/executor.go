@@ -177,11 +177,11 @@ func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inli
 		}
 		ctx, traced := e.tel.Execution(ctx, req.span, h.name, id, info.Task.ContextID)
 		err := e.execute(ctx, h, req, t)
-		state := e.finish(ctx, h, id, ex, err)
-		if state == "" {
-			state = "superseded" // canceled or continued meanwhile: not this execution's to settle
+		outcome := "superseded" // canceled or continued meanwhile: not this execution's to settle
+		if state, ok := e.finish(ctx, h, id, ex, err); ok {
+			outcome = state.String()
 		}
-		traced(string(state), err)
+		traced(outcome, err)
 	}
 	if inline != nil {
 		*inline = run
@@ -234,16 +234,16 @@ func (e *Engine) execute(ctx context.Context, h *Handler, req *Request, t *TaskU
 
 // finish settles a task after its execution returned, if the execution
 // still owns the task (it was not canceled or superseded). It returns the
-// task's state then ("" when the execution no longer owned it, or the
-// settling update failed).
+// task's state then; ok is false when the execution no longer owned it,
+// or the settling update failed.
 //
 // ctx is the execution's (its logs name its trace); it may be done.
-func (e *Engine) finish(ctx context.Context, h *Handler, id string, ex *execution, execErr error) a2a.TaskState {
+func (e *Engine) finish(ctx context.Context, h *Handler, id string, ex *execution, execErr error) (state a2a.TaskState, ok bool) {
 	l := e.lock(id)
 	l.Lock()
 	if !e.owns(id, ex) {
 		l.Unlock()
-		return ""
+		return a2a.TaskStateUnspecified, false
 	}
 	closing := e.closing.Load()
 	foreign := false
@@ -301,9 +301,9 @@ func (e *Engine) finish(ctx context.Context, h *Handler, id string, ex *executio
 		e.runCancelHook(ctx, h, info.Task)
 	}
 	if err != nil {
-		return ""
+		return a2a.TaskStateUnspecified, false
 	}
-	return info.Task.Status.State
+	return info.Task.Status.State, true
 }
 
 // endedTails bounds Engine.ended.

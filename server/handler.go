@@ -804,7 +804,7 @@ func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.L
 		return nil, a2a.InvalidParams("/params/pageSize", fmt.Sprintf("pageSize must be between 1 and %d", a2a.ListTasksMaxPageSize))
 	case p.HistoryLength != nil && *p.HistoryLength < 0:
 		return nil, a2a.InvalidParams("/params/historyLength", "historyLength must not be negative")
-	case p.Status != "" && !p.Status.Valid():
+	case !p.Status.Valid():
 		return nil, a2a.InvalidParams("/params/status", fmt.Sprintf("unknown task state %q", p.Status))
 	}
 	page, err := h.e.st.ListTasks(ctx, store.TaskQuery{Agent: h.name, Owner: owner, ContextID: p.ContextID, State: p.Status,

@@ -140,7 +140,7 @@ func TestPushSetRefusesWebhookResolvingToForbiddenAddress(t *testing.T) {
 	ts, st, _ := resolvingPushHost(t, []string{"hooks.internal"})
 	chat := ts.URL + "/a2a/chat"
 	task := call(t, chat, "message/send", sendParams("hi", "set-1", "")).Result
-	if task.Status.State != string(a2a.TaskStateInputRequired) {
+	if task.Status.State != a2a.TaskStateInputRequired.String() {
 		t.Fatalf("task: %+v", task)
 	}
 	set := func(u string) string {

@@ -76,7 +76,7 @@ func (a completeThenWait) Execute(ctx context.Context, r *server.Request, u *ser
 }
 
 func (a completeThenWait) Cancel(ctx context.Context, task a2a.Task) error {
-	a.canceled <- string(task.Status.State)
+	a.canceled <- task.Status.State.String()
 	return nil
 }
 

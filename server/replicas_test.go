@@ -362,9 +362,9 @@ func testReplicaStreams(t *testing.T, c cluster) {
 				g := got{seq: ev.Seq}
 				switch e := ev.Event.(type) {
 				case *a2a.Task:
-					g.text = "task:" + string(e.Status.State)
+					g.text = "task:" + e.Status.State.String()
 				case *a2a.TaskStatusUpdateEvent:
-					g.text = string(e.Status.State)
+					g.text = e.Status.State.String()
 					if e.Status.Message != nil {
 						g.text += ":" + e.Status.Message.Parts[0].Text()
 					}

@@ -69,7 +69,7 @@ func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (
 	if task.ContextID == "" {
 		task.ContextID = a2a.NewID()
 	}
-	if task.Status.State == "" {
+	if task.Status.State == a2a.TaskStateUnspecified {
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 	}
 	r.Message.TaskID, r.Message.ContextID = task.ID, task.ContextID

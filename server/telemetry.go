@@ -195,7 +195,7 @@ func (c *taskCounts) observe(ctx context.Context, observe func(agent, state stri
 		return fmt.Errorf("a2abridge.tasks: %w", c.err)
 	}
 	for _, tc := range c.counts {
-		observe(tc.Agent, string(tc.State), tc.Tasks)
+		observe(tc.Agent, tc.State.String(), tc.Tasks)
 	}
 	return nil
 }

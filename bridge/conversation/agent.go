@@ -364,7 +364,7 @@ func turnCount(n int) string {
 // end ends the conversation in state with a system message.
 func (a *Agent) end(ctx context.Context, t *server.TaskUpdater, state a2a.TaskState, text string) error {
 	m := t.TextMessage(text)
-	m.Metadata = map[string]any{MetaSystem: true, MetaOutcome: string(state)}
+	m.Metadata = map[string]any{MetaSystem: true, MetaOutcome: state.String()}
 	return t.SetStatus(ctx, state, m)
 }
 
@@ -415,7 +415,7 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 	case tctx.Err() != nil:
 		reason = fmt.Sprintf("no answer within the turn timeout of %s", timeout)
 	case st == a2a.TaskStateFailed || st == a2a.TaskStateRejected || st == a2a.TaskStateCanceled || err != nil:
-		reason = "its task ended " + string(st)
+		reason = "its task ended " + st.String()
 		if res.Status.Message != nil {
 			if txt := textOf(*res.Status.Message); txt != "" {
 				reason += ": " + clip(txt, 500)
@@ -577,7 +577,7 @@ func (a *Agent) Cancel(ctx context.Context, task a2a.Task) error { return nil }
 func (a *Agent) CancelMessage(task a2a.Task) *a2a.Message {
 	n := len(a.turnsOf(task.History))
 	m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart(fmt.Sprintf("The conversation was canceled after %s.", turnCount(n))))
-	m.Metadata = map[string]any{MetaSystem: true, MetaOutcome: string(a2a.TaskStateCanceled)}
+	m.Metadata = map[string]any{MetaSystem: true, MetaOutcome: a2a.TaskStateCanceled.String()}
 	return &m
 }
 

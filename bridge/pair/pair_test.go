@@ -304,7 +304,7 @@ func TestPairStreamEvents(t *testing.T) {
 		case *a2a.TaskArtifactUpdateEvent:
 			kinds = append(kinds, "artifact")
 		case *a2a.TaskStatusUpdateEvent:
-			kinds = append(kinds, "status:"+string(e.Status.State))
+			kinds = append(kinds, "status:"+e.Status.State.String())
 			last = e.Status.State
 			if e.Status.Message != nil {
 				if md, _ := e.Status.Message.Metadata[MetadataKey].(map[string]any); md != nil {

@@ -243,7 +243,7 @@ func describe(evs []a2a.Event) string {
 	for _, e := range evs {
 		switch v := e.(type) {
 		case *a2a.Task:
-			parts = append(parts, "task("+string(v.Status.State)+")")
+			parts = append(parts, "task("+v.Status.State.String()+")")
 		case *a2a.TaskStatusUpdateEvent:
 			parts = append(parts, fmt.Sprintf("status(%s %q)", v.Status.State, testutil.StatusText(v.Status)))
 		case *a2a.TaskArtifactUpdateEvent:

@@ -281,7 +281,7 @@ func (r *run) earlierContext(ctx context.Context) string {
 // first execution, and has a user message before the last one): then its
 // message must go to the same remote task.
 func continues(task a2a.Task) bool {
-	if task.Status.State == a2a.TaskStateSubmitted || task.Status.State == "" {
+	if task.Status.State == a2a.TaskStateSubmitted || task.Status.State == a2a.TaskStateUnspecified {
 		// The task's first execution: whatever history it was created
 		// with (the conversation bridge gives a participant's turn the
 		// conversation so far), nothing went to the remote yet.

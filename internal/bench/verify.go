@@ -133,11 +133,11 @@ func createTask(ctx context.Context, c *http.Client, o Options, runID string, id
 	d := newDialect(o)
 	ev, err := d.send(ctx, c, o, runID, id, text, blocking)
 	if err != nil {
-		return "", "", err
+		return "", a2a.TaskStateUnspecified, err
 	}
 	t, ok := ev.(*a2a.Task)
 	if !ok || t.ID == "" {
-		return "", "", fail("bad response", "%s answered a %s, not a task", d.sendMethod(false), kindOf(ev))
+		return "", a2a.TaskStateUnspecified, fail("bad response", "%s answered a %s, not a task", d.sendMethod(false), kindOf(ev))
 	}
 	return t.ID, t.Status.State, nil
 }
@@ -182,7 +182,7 @@ func Verify(ctx context.Context, o Options) error {
 		artifactText(&got, t.Artifacts...)
 	}
 	if t == nil || t.Status.State != a2a.TaskStateCompleted || got.String() != text {
-		state := a2a.TaskState("")
+		state := a2a.TaskStateUnspecified
 		if t != nil {
 			state = t.Status.State
 		}

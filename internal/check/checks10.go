@@ -261,7 +261,7 @@ func check10Send(ctx context.Context, s *suite10) Result {
 	}
 	switch x := ev.(type) {
 	case *a2a.Task:
-		if x.ID == "" || x.ContextID == "" || !x.Status.State.Valid() || x.Status.State == a2a.TaskStateUnknown {
+		if x.ID == "" || x.ContextID == "" || !x.Status.State.Valid() || x.Status.State == a2a.TaskStateUnspecified {
 			return fail("the Task lacks id, contextId or a status state (id %q, contextId %q, state %s)", x.ID, x.ContextID, stateName(x.Status.State)).with(r.ex)
 		}
 		return pass("SendMessage returned {task} (%s)", stateName(x.Status.State)).with(r.ex)

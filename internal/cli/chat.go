@@ -122,7 +122,7 @@ each turn.
 				case prog.state.Interrupted():
 					// The agent waits for our next line on the same task.
 				case prog.state.Terminal():
-					fmt.Fprintf(e.stdout, "(task %s; the next message starts a new task in the same context)\n", e.paint(prog.state, string(prog.state)))
+					fmt.Fprintf(e.stdout, "(task %s; the next message starts a new task in the same context)\n", e.paint(prog.state, prog.state.String()))
 					taskID = ""
 				case prog.message:
 					taskID = ""
@@ -238,7 +238,7 @@ func (p *chatPrinter) event(ev a2a.Event) {
 			fmt.Fprintf(w, "agent> %s\n", partsText(v.Status.Message.Parts))
 		}
 		if v.Status.State != a2a.TaskStateWorking || v.Status.Message == nil {
-			fmt.Fprintf(w, "       [%s]\n", p.e.paint(v.Status.State, string(v.Status.State)))
+			fmt.Fprintf(w, "       [%s]\n", p.e.paint(v.Status.State, v.Status.State.String()))
 		}
 	case *a2a.Message:
 		fmt.Fprintf(w, "agent> %s\n", partsText(v.Parts))

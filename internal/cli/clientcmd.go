@@ -674,7 +674,7 @@ func (e *clientEnv) continueHint(p *progress) []string {
 	}
 	cmdline := e.cmdline
 	var out []string
-	state := string(p.state)
+	state := p.state.String()
 	if state == "" {
 		state = "running"
 	}
@@ -983,11 +983,11 @@ func (f *listFlags) params(changed func(string) bool) (a2a.ListTasksRequest, err
 // parseState reads a task state by its 0.3 name (completed,
 // input-required) or its 1.0 name (TASK_STATE_COMPLETED), in any case.
 func parseState(s string) (a2a.TaskState, bool) {
-	if st := a2a.TaskState(strings.ToLower(s)); st.Valid() && st != a2a.TaskStateUnknown {
+	if st, ok := a2a.ParseTaskState(strings.ToLower(s)); ok && st != a2a.TaskStateUnspecified {
 		return st, true
 	}
 	st, ok := v10.ParseTaskState(strings.ToUpper(s))
-	return st, ok && st != a2a.TaskStateUnknown
+	return st, ok && st != a2a.TaskStateUnspecified
 }
 
 func (e *clientEnv) listCmd() *cobra.Command {

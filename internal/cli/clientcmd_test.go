@@ -107,7 +107,7 @@ func parseWire(b []byte) (wireTask, error) {
 	}
 	if st, ok := strings.CutPrefix(w.Status.State, "TASK_STATE_"); ok {
 		w.Status.State = strings.ReplaceAll(strings.ToLower(st), "_", "-")
-		state := a2a.TaskState(w.Status.State)
+		state, _ := a2a.ParseTaskState(w.Status.State)
 		w.Final = w.Kind == "status-update" && state.Final()
 	}
 	return w, nil

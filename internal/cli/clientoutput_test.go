@@ -36,7 +36,7 @@ func (a endAgent) Execute(ctx context.Context, _ *server.Request, t *server.Task
 	if a.state == a2a.TaskStateFailed {
 		return t.Fail(ctx, "it went wrong")
 	}
-	return t.SetStatus(ctx, a.state, t.TextMessage("ended "+string(a.state)))
+	return t.SetStatus(ctx, a.state, t.TextMessage("ended "+a.state.String()))
 }
 
 // fakeHosts resolves host names from a map (lowercase names; a name not
@@ -75,8 +75,8 @@ func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	}
 	for _, s := range []a2a.TaskState{a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled} {
 		c := agents.Echo{}.Card()
-		c.Name = string(s)
-		host.Add(server.NewHandler(eng, string(s), endAgent{s}, c, ho))
+		c.Name = s.String()
+		host.Add(server.NewHandler(eng, s.String(), endAgent{s}, c, ho))
 	}
 	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), ho))
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), ho))

@@ -65,7 +65,7 @@ func (e *clientEnv) printHuman(ev a2a.Event, took time.Duration) {
 	w := e.stdout
 	switch v := ev.(type) {
 	case *a2a.Task:
-		fmt.Fprintf(w, "Task %s  %s", v.ID, e.paint(v.Status.State, strings.ToUpper(string(v.Status.State))))
+		fmt.Fprintf(w, "Task %s  %s", v.ID, e.paint(v.Status.State, strings.ToUpper(v.Status.State.String())))
 		if took > 0 {
 			fmt.Fprintf(w, "  (%s)", took.Round(time.Millisecond))
 		}
@@ -179,9 +179,9 @@ func (s *streamPrinter) print(ev client.StreamEvent) error {
 	s.closeLine()
 	switch v := ev.Event.(type) {
 	case *a2a.Task:
-		fmt.Fprintf(out, "%s  task %s %s (context %s)\n", prefix, v.ID, s.e.paint(v.Status.State, string(v.Status.State)), v.ContextID)
+		fmt.Fprintf(out, "%s  task %s %s (context %s)\n", prefix, v.ID, s.e.paint(v.Status.State, v.Status.State.String()), v.ContextID)
 	case *a2a.TaskStatusUpdateEvent:
-		line := fmt.Sprintf("%s  status %s", prefix, s.e.paint(v.Status.State, string(v.Status.State)))
+		line := fmt.Sprintf("%s  status %s", prefix, s.e.paint(v.Status.State, v.Status.State.String()))
 		if v.Status.Message != nil {
 			line += ": " + partsText(v.Status.Message.Parts)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/a2abridge/a2abridge/a2a"
 	"io"
 	"net/url"
 	"os"
@@ -104,8 +105,8 @@ default authentication (auth:, --auth-token), else nothing. The token comes from
 			fmt.Fprintln(tw, "PAIR\tSTATE\tTURNS\tCREATED\tSIDE A")
 			for _, p := range out.Pairs {
 				state := p.State
-				if p.Outcome != "" {
-					state += " (" + string(p.Outcome) + ")"
+				if p.Outcome != a2a.TaskStateUnspecified {
+					state += " (" + p.Outcome.String() + ")"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", p.ID, state, p.Turns, p.Created.UTC().Format(time.RFC3339), p.A.URL)
 			}

@@ -277,7 +277,12 @@ func (d *decoder) message(m *a2a.Message) {
 }
 
 func (d *decoder) status(s *a2a.TaskStatus) {
-	s.State = a2a.TaskState(d.str())
+	name := d.str()
+	st, ok := ParseStateName(name)
+	if !ok && d.err == nil {
+		d.fail("task state %q", name)
+	}
+	s.State = st
 	flags := d.byte()
 	if flags&^(statusMessage|statusTimestamp) != 0 {
 		d.fail("status flags %#x", flags)

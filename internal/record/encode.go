@@ -366,7 +366,10 @@ const (
 )
 
 func (e *encoder) status(s *a2a.TaskStatus) {
-	e.str(string(s.State))
+	if !s.State.Valid() {
+		e.fail(fmt.Errorf("record: invalid task state %v", s.State))
+	}
+	e.str(StateName(s.State))
 	var flags byte
 	if s.Message != nil {
 		flags |= statusMessage

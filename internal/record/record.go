@@ -364,7 +364,7 @@ func CheckEvent(e a2a.Event) error {
 
 func checkStatus(s *a2a.TaskStatus) error {
 	if !s.State.Valid() {
-		return fmt.Errorf("record: invalid task state %q", s.State)
+		return fmt.Errorf("record: invalid task state %v", s.State)
 	}
 	if s.Message != nil {
 		return checkMessage(s.Message)
@@ -396,4 +396,24 @@ func checkParts(ps []a2a.Part) error {
 		}
 	}
 	return nil
+}
+
+// StateName is the name a task state is stored under, in records and in
+// the stores' state columns: its A2A 0.3.0 wire value ("completed",
+// "input-required"; "unknown" for a2a.TaskStateUnspecified), the names
+// every version of this format has written.
+func StateName(s a2a.TaskState) string {
+	if s == a2a.TaskStateUnspecified {
+		return "unknown"
+	}
+	return s.String()
+}
+
+// ParseStateName is the inverse of StateName; ok is false for a name it
+// never returns.
+func ParseStateName(name string) (s a2a.TaskState, ok bool) {
+	if name == "unspecified" {
+		return a2a.TaskStateUnspecified, false
+	}
+	return a2a.ParseTaskState(name)
 }

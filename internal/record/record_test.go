@@ -259,8 +259,8 @@ func TestEncodeErrors(t *testing.T) {
 		"text":          &a2a.Message{MessageID: "m", Parts: []a2a.Part{a2a.NewTextPart("a\xffb")}},
 		"nil part":      &a2a.Message{MessageID: "m", Parts: []a2a.Part{{}}},
 		"metadata only": &a2a.Message{MessageID: "m", Parts: []a2a.Part{{Metadata: map[string]any{"k": "v"}}}},
-		"year 10000":    &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: "working", Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
-		"year 0":        &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: "working", Timestamp: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}},
+		"year 10000":    &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		"year 0":        &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}},
 	} {
 		if b, err := AppendEvent([]byte("x"), e); err == nil {
 			t.Errorf("%s: encoded as %x", name, b)
@@ -281,7 +281,7 @@ func TestCheckEvent(t *testing.T) {
 	for name, e := range map[string]a2a.Event{
 		"no task id":         &a2a.Task{ContextID: "c", Status: good},
 		"no context id":      &a2a.Task{ID: "t", Status: good},
-		"bad state":          &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: "busy"}},
+		"bad state":          &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskState(42)}},
 		"history message":    &a2a.Task{ID: "t", ContextID: "c", Status: good, History: []a2a.Message{{Role: a2a.RoleUser}}},
 		"artifact id":        &a2a.Task{ID: "t", ContextID: "c", Status: good, Artifacts: []a2a.Artifact{{}}},
 		"no message id":      &a2a.Message{Role: a2a.RoleUser},
@@ -552,9 +552,9 @@ func FuzzRecordVsV03(f *testing.F) {
 				a2a.Part{Content: a2a.Data{Value: meta}, Metadata: meta}}}
 		art := a2a.Artifact{ArtifactID: s, Name: key, Description: s, Parts: msg.Parts, Extensions: []string{s}, Metadata: meta}
 		for _, e := range []a2a.Event{
-			&a2a.Task{ID: s, ContextID: key, Status: a2a.TaskStatus{State: a2a.TaskState(key), Message: &msg, Timestamp: ts}, History: []a2a.Message{msg, msg}, Artifacts: []a2a.Artifact{art}, Metadata: meta},
+			&a2a.Task{ID: s, ContextID: key, Status: a2a.TaskStatus{State: a2a.TaskState(len(key) % 9), Message: &msg, Timestamp: ts}, History: []a2a.Message{msg, msg}, Artifacts: []a2a.Artifact{art}, Metadata: meta},
 			&msg,
-			&a2a.TaskStatusUpdateEvent{TaskID: s, ContextID: key, Status: a2a.TaskStatus{State: a2a.TaskState(s), Timestamp: ts}, Final: flag, Metadata: meta},
+			&a2a.TaskStatusUpdateEvent{TaskID: s, ContextID: key, Status: a2a.TaskStatus{State: a2a.TaskState(len(s) % 9), Timestamp: ts}, Final: flag, Metadata: meta},
 			&a2a.TaskArtifactUpdateEvent{TaskID: key, ContextID: s, Artifact: art, Append: flag, LastChunk: !flag, Metadata: meta},
 		} {
 			rec, errRec := MarshalEvent(e)

@@ -128,7 +128,7 @@ var _ store.Store = (*Store)(nil)
 func msgKey(agent, messageID string) string { return agent + "\x00" + messageID }
 
 func unfinished(s a2a.TaskState) bool {
-	return s == a2a.TaskStateSubmitted || s == a2a.TaskStateWorking || s == a2a.TaskStateUnknown
+	return s == a2a.TaskStateSubmitted || s == a2a.TaskStateWorking || s == a2a.TaskStateUnspecified
 }
 
 // Append implements store.Store. It returns store.ErrConflict,

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
 )
@@ -29,7 +30,7 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 		return store.TaskPage{}, err
 	}
 	limit := q.PageLimit()
-	if q.State != "" && !q.State.Valid() {
+	if !q.State.Valid() {
 		// Appends store valid states only (and the column is text).
 		return store.TaskPage{Tasks: []store.TaskInfo{}}, nil
 	}
@@ -45,8 +46,8 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 	if q.ContextID != "" {
 		add("t.context_id = $%d", bs(q.ContextID))
 	}
-	if q.State != "" {
-		add("t.state = $%d", string(q.State))
+	if q.State != a2a.TaskStateUnspecified {
+		add("t.state = $%d", record.StateName(q.State))
 	}
 	if !q.StatusAfter.IsZero() {
 		add("t.status_ts >= $%d", listing.StatusKey(q.StatusAfter))
@@ -116,7 +117,9 @@ func (s *Store) CountTasks(ctx context.Context) ([]store.TaskCount, error) {
 		if err := rows.Scan(&agent, &state, &c.Tasks); err != nil {
 			return nil, wrap("count tasks", err)
 		}
-		c.Agent, c.State = string(agent), a2a.TaskState(state)
+		// A name no version wrote counts as unspecified.
+		c.Agent = string(agent)
+		c.State, _ = record.ParseStateName(state)
 		out = append(out, c)
 	}
 	return out, wrap("count tasks", rows.Err())

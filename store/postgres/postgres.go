@@ -637,7 +637,7 @@ func statement(r *request, chained []*request) (string, []any) {
 		}
 	}
 	snap := &end.a.Snapshot
-	state := string(snap.Status.State)
+	state := record.StateName(snap.Status.State)
 	status := listing.StatusKey(snap.Status.Timestamp)
 	switch {
 	case a.After == 0:

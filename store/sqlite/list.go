@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
 )
@@ -120,9 +121,9 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 		key |= byContext
 		args = append(args, q.ContextID)
 	}
-	if q.State != "" {
+	if q.State != a2a.TaskStateUnspecified {
 		key |= byState
-		args = append(args, string(q.State))
+		args = append(args, record.StateName(q.State))
 	}
 	if !q.StatusAfter.IsZero() {
 		key |= byTime
@@ -211,7 +212,8 @@ func (s *Store) CountTasks(ctx context.Context) ([]store.TaskCount, error) {
 		if err := rows.Scan(&c.Agent, &state, &c.Tasks); err != nil {
 			return nil, wrap("count tasks", err)
 		}
-		c.State = a2a.TaskState(state)
+		// A name no version wrote counts as unspecified.
+		c.State, _ = record.ParseStateName(state)
 		out = append(out, c)
 	}
 	return out, wrap("count tasks", rows.Err())

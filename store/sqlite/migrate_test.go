@@ -431,7 +431,7 @@ func TestMigrateFromV4(t *testing.T) {
 		} {
 			var ids []string
 			for _, l := range tasks {
-				if (q.ContextID == "" || l.contextID == q.ContextID) && (q.State == "" || l.state == q.State) && !l.at.Before(q.StatusAfter) {
+				if (q.ContextID == "" || l.contextID == q.ContextID) && (q.State == a2a.TaskStateUnspecified || l.state == q.State) && !l.at.Before(q.StatusAfter) {
 					ids = append(ids, l.id)
 				}
 			}

@@ -801,7 +801,7 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 	}
 	last := end.a.After + int64(len(end.a.Records))
 	snap := &end.a.Snapshot
-	state := string(snap.Status.State)
+	state := record.StateName(snap.Status.State)
 	size, statusChange, trace := r.size, r.statusChange, a.Trace
 	for _, q := range chained {
 		size += q.size
@@ -995,11 +995,11 @@ func (s *Store) applyChecked(ctx context.Context, r *request) error {
 	tail, snapSize := r.size, int64(0)
 	switch {
 	case exists && r.statusChange:
-		err = s.w.updTask.QueryRowContext(ctx, string(snap.Status.State), r.status, last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
+		err = s.w.updTask.QueryRowContext(ctx, record.StateName(snap.Status.State), r.status, last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
 	case exists:
 		err = s.w.updTaskQuiet.QueryRowContext(ctx, last, r.now, r.size, a.TaskID).Scan(&tail, &snapSize)
 	default:
-		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, string(snap.Status.State), last, r.now, r.now, r.size, r.status, a.Trace)
+		_, err = s.w.insTask.ExecContext(ctx, a.TaskID, agent, a.Owner, snap.ContextID, record.StateName(snap.Status.State), last, r.now, r.now, r.size, r.status, a.Trace)
 	}
 	if err != nil {
 		return wrap("append: write task", err)

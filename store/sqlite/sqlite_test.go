@@ -433,7 +433,7 @@ func TestUndecodable(t *testing.T) {
 	bad := a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}} // no ContextID
 	good := newTask("t", a2a.TaskStateWorking, 1)
 	for name, a := range map[string]store.Append{
-		"snapshot state": {Agent: "a", TaskID: "t", Records: []store.Record{{Event: &good}}, Snapshot: newTask("t", "busy", 1)},
+		"snapshot state": {Agent: "a", TaskID: "t", Records: []store.Record{{Event: &good}}, Snapshot: newTask("t", a2a.TaskState(42), 1)},
 		"record":         {Agent: "a", TaskID: "t", Records: []store.Record{{Event: &bad}}, Snapshot: good},
 		"message":        {Agent: "a", TaskID: "t", Records: []store.Record{{Event: &a2a.Message{Role: a2a.RoleUser}}}, Snapshot: good},
 	} {
@@ -531,7 +531,7 @@ func TestMigrateFromV1(t *testing.T) {
 	}
 	defer s.Close()
 	info, err := s.Task(context.Background(), "t1")
-	if err != nil || info.Owner != "" || info.Task.Status.State != "completed" {
+	if err != nil || info.Owner != "" || info.Task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("migrated task: %+v %v", info, err)
 	}
 	if err := s.SetPushConfig(context.Background(), "t1", a2a.PushNotificationConfig{ID: "c", URL: "http://x"}, 1); err != nil {

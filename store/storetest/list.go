@@ -189,7 +189,7 @@ func testListTasksFilters(t *testing.T, s store.Store) {
 		q.ContextID = ctxID
 		check(q, func(l listed) bool { return l.contextID == ctxID })
 	}
-	for _, st := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateAuthRequired, a2a.TaskStateUnknown} {
+	for _, st := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateAuthRequired, a2a.TaskStateRejected} {
 		q := q
 		q.State = st
 		check(q, func(l listed) bool { return l.state == st })

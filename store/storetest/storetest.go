@@ -511,13 +511,13 @@ func testUnfinished(t *testing.T, s store.Store) {
 	}
 	states := []a2a.TaskState{
 		a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateCompleted,
-		a2a.TaskStateCanceled, a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateAuthRequired, a2a.TaskStateUnknown,
+		a2a.TaskStateCanceled, a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateAuthRequired, a2a.TaskStateUnspecified,
 	}
 	want := map[string]a2a.TaskState{}
 	for _, st := range states {
-		id := "t-" + string(st)
+		id := "t-" + st.String()
 		create(t, s, "a", id, st)
-		if st == a2a.TaskStateSubmitted || st == a2a.TaskStateWorking || st == a2a.TaskStateUnknown {
+		if st == a2a.TaskStateSubmitted || st == a2a.TaskStateWorking || st == a2a.TaskStateUnspecified {
 			want[id] = st
 		}
 	}
@@ -1243,7 +1243,7 @@ func testCountTasks(t *testing.T, s store.Store) {
 		}
 		m := map[string]int64{}
 		for _, c := range got {
-			k := c.Agent + "/" + string(c.State)
+			k := c.Agent + "/" + c.State.String()
 			if _, dup := m[k]; dup || c.Tasks <= 0 {
 				t.Fatalf("CountTasks %+v: %s repeated or not positive", got, k)
 			}

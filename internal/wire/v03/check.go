@@ -53,7 +53,7 @@ func checkTask(t *a2a.Task) error {
 
 func checkStatus(s *a2a.TaskStatus) error {
 	if !s.State.Valid() {
-		return fmt.Errorf("invalid task state %q", s.State)
+		return fmt.Errorf("invalid task state %v", s.State)
 	}
 	if s.Message != nil {
 		return checkMessage(s.Message)

@@ -203,7 +203,7 @@ func FuzzCheckEvent(f *testing.F) {
 func TestCheckEventRefuses(t *testing.T) {
 	for name, ev := range map[string]a2a.Event{
 		"task without context": &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
-		"bad state":            &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: "nope"}},
+		"bad state":            &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskState(99)}},
 		"message without id":   &a2a.Message{Role: a2a.RoleUser},
 		"message without role": &a2a.Message{MessageID: "m"},
 		"artifact without id":  &a2a.TaskArtifactUpdateEvent{TaskID: "t"},

@@ -20,7 +20,7 @@ import (
 // encoder must produce the same bytes, and fail where this one fails.
 
 func fromStatus(s *a2a.TaskStatus) taskStatusJSON {
-	out := taskStatusJSON{State: string(s.State), Timestamp: FormatTime(s.Timestamp)}
+	out := taskStatusJSON{State: TaskStateName(s.State), Timestamp: FormatTime(s.Timestamp)}
 	if s.Message != nil {
 		m := fromMessage(s.Message)
 		out.Message = &m
@@ -120,7 +120,7 @@ func eventsAround(s string, v any) []a2a.Event {
 	}
 	msg := a2a.Message{MessageID: s, Role: a2a.Role(s), Parts: parts, ContextID: s, TaskID: s,
 		ReferenceTaskIDs: []string{s, "r"}, Extensions: []string{s}, Metadata: meta}
-	status := a2a.TaskStatus{State: a2a.TaskState(s), Message: &msg, Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))}
+	status := a2a.TaskStatus{State: a2a.TaskState(len(s) % 12), Message: &msg, Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))}
 	art := a2a.Artifact{ArtifactID: s, Name: s, Description: s, Parts: parts, Extensions: []string{s}, Metadata: meta}
 	return []a2a.Event{
 		&a2a.Task{ID: s, ContextID: s, Status: status, History: []a2a.Message{msg, {MessageID: "m", Role: a2a.RoleUser}}, Artifacts: []a2a.Artifact{art, {}}, Metadata: meta},

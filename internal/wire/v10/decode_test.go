@@ -206,7 +206,7 @@ func TestDecodeResponses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Final: true,
-		Status: a2a.TaskStatus{State: a2a.TaskStateUnknown, Message: &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{}}}}
+		Status: a2a.TaskStatus{State: a2a.TaskStateUnspecified, Message: &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{}}}}
 	if diff := cmp.Diff(want, ev); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

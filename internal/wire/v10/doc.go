@@ -15,7 +15,7 @@
 //
 // # Mapping to the domain model
 //
-//   - a2a.TaskState ⇄ TASK_STATE_*; a2a.TaskStateUnknown ⇄
+//   - a2a.TaskState ⇄ TASK_STATE_*; a2a.TaskStateUnspecified ⇄
 //     TASK_STATE_UNSPECIFIED (also an absent state).
 //   - a2a.Part: a2a.Text ⇄ {"text"}, a2a.Raw ⇄ {"raw"}, a2a.URL ⇄
 //     {"url"}, a2a.Data ⇄ {"data"} (any JSON value; null is the JSON

@@ -241,7 +241,7 @@ func eventsAround(s string, v any) []a2a.Event {
 	msg := a2a.Message{MessageID: s, Role: a2a.Role(s), Parts: parts, ContextID: s, TaskID: s,
 		ReferenceTaskIDs: []string{s, "r"}, Extensions: []string{s}, Metadata: meta}
 	agent := a2a.Message{MessageID: "m", Role: a2a.RoleAgent}
-	status := a2a.TaskStatus{State: a2a.TaskState(s), Message: &msg, Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))}
+	status := a2a.TaskStatus{State: a2a.TaskState(len(s) % 12), Message: &msg, Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))}
 	art := a2a.Artifact{ArtifactID: s, Name: s, Description: s, Parts: parts, Extensions: []string{s}, Metadata: meta}
 	return []a2a.Event{
 		&a2a.Task{ID: s, ContextID: s, Status: status, History: []a2a.Message{msg, agent}, Artifacts: []a2a.Artifact{art, {}}, Metadata: meta},

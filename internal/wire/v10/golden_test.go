@@ -50,7 +50,7 @@ func TestGoldenEvents(t *testing.T) {
 	agentMsg := a2a.Message{MessageID: "m9", Role: a2a.RoleAgent, ContextID: "c1", Parts: []a2a.Part{a2a.NewTextPart("hello")}}
 	final := &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1", Final: true, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: sampleTime}}
 	minimal := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
-	unknown := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateUnknown}}
+	unknown := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateUnspecified}}
 	for _, tt := range []struct {
 		name string
 		ev   a2a.Event

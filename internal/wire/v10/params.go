@@ -146,7 +146,7 @@ func DecodeListTasksRequest(raw []byte) (a2a.ListTasksRequest, error) {
 			case "status":
 				var n int
 				if n, err = d.enum(taskStateNames, "task state"); err == nil && n != 0 {
-					p.Status = taskStates[n]
+					p.Status = a2a.TaskState(n)
 				}
 			case "pageSize":
 				var n int

@@ -63,7 +63,7 @@ func AppendListTasksRequest(dst []byte, p *a2a.ListTasksRequest) ([]byte, error)
 	e.b = append(e.b, '{')
 	e.optional("tenant", p.Tenant)
 	e.optional("contextId", p.ContextID)
-	if p.Status != "" {
+	if p.Status != a2a.TaskStateUnspecified {
 		e.field("status", TaskStateName(p.Status))
 	}
 	if p.PageSize != nil {
@@ -153,7 +153,7 @@ func ListTasksQuery(p *a2a.ListTasksRequest) url.Values {
 	if p.ContextID != "" {
 		q.Set("contextId", p.ContextID)
 	}
-	if p.Status != "" {
+	if p.Status != a2a.TaskStateUnspecified {
 		q.Set("status", TaskStateName(p.Status))
 	}
 	if p.PageSize != nil {

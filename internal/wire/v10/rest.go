@@ -153,7 +153,7 @@ func DecodeRESTListTasks(tenant string, q url.Values) (a2a.ListTasksRequest, err
 		if !known {
 			return a2a.ListTasksRequest{}, a2a.InvalidParams("/status", "unknown task state "+quoteShort(s))
 		}
-		if st != a2a.TaskStateUnknown {
+		if st != a2a.TaskStateUnspecified {
 			p.Status = st
 		}
 	}

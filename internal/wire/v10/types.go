@@ -7,51 +7,34 @@ import (
 	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
-// Enum names of A2A 1.0 (a2a.proto TaskState, Role), indexed by number.
+// Enum names of A2A 1.0 (a2a.proto TaskState, Role), indexed by number:
+// an a2a.TaskState is its enum number.
 var (
 	taskStateNames = []string{"TASK_STATE_UNSPECIFIED", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
 		"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_INPUT_REQUIRED",
 		"TASK_STATE_REJECTED", "TASK_STATE_AUTH_REQUIRED"}
-	taskStates = []a2a.TaskState{a2a.TaskStateUnknown, a2a.TaskStateSubmitted, a2a.TaskStateWorking,
-		a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateInputRequired,
-		a2a.TaskStateRejected, a2a.TaskStateAuthRequired}
 	roleNames = []string{"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"}
 )
 
 // TaskStateName returns the A2A 1.0 enum name of s (TASK_STATE_WORKING
-// for a2a.TaskStateWorking); a2a.TaskStateUnknown and any state that is
-// not one of the nine are TASK_STATE_UNSPECIFIED.
+// for a2a.TaskStateWorking); a number outside the enum is
+// TASK_STATE_UNSPECIFIED.
 func TaskStateName(s a2a.TaskState) string {
-	switch s {
-	case a2a.TaskStateSubmitted:
-		return "TASK_STATE_SUBMITTED"
-	case a2a.TaskStateWorking:
-		return "TASK_STATE_WORKING"
-	case a2a.TaskStateInputRequired:
-		return "TASK_STATE_INPUT_REQUIRED"
-	case a2a.TaskStateCompleted:
-		return "TASK_STATE_COMPLETED"
-	case a2a.TaskStateCanceled:
-		return "TASK_STATE_CANCELED"
-	case a2a.TaskStateFailed:
-		return "TASK_STATE_FAILED"
-	case a2a.TaskStateRejected:
-		return "TASK_STATE_REJECTED"
-	case a2a.TaskStateAuthRequired:
-		return "TASK_STATE_AUTH_REQUIRED"
+	if !s.Valid() {
+		return taskStateNames[0]
 	}
-	return "TASK_STATE_UNSPECIFIED"
+	return taskStateNames[s]
 }
 
 // ParseTaskState returns the state named name (an A2A 1.0 enum name or
-// its number, "3"): TASK_STATE_UNSPECIFIED is a2a.TaskStateUnknown.
+// its number, "3").
 func ParseTaskState(name string) (a2a.TaskState, bool) {
 	for i, n := range taskStateNames {
 		if n == name || strconv.Itoa(i) == name {
-			return taskStates[i], true
+			return a2a.TaskState(i), true
 		}
 	}
-	return "", false
+	return a2a.TaskStateUnspecified, false
 }
 
 func roleName(r a2a.Role) string {
@@ -231,7 +214,7 @@ func (d *decoder) message(needParts bool) (a2a.Message, bool, error) {
 // status reads a TaskStatus (A2A 1.0 §4.1.2). An absent state is
 // TASK_STATE_UNSPECIFIED (ProtoJSON omits the zero enum).
 func (d *decoder) status() (a2a.TaskStatus, bool, error) {
-	s := a2a.TaskStatus{State: a2a.TaskStateUnknown}
+	s := a2a.TaskStatus{State: a2a.TaskStateUnspecified}
 	names := taskStateNames
 	if d.v03 {
 		names = taskStateNames03
@@ -242,7 +225,7 @@ func (d *decoder) status() (a2a.TaskStatus, bool, error) {
 		case "state":
 			var n int
 			if n, err = d.enum(names, "task state"); err == nil {
-				s.State = taskStates[n]
+				s.State = a2a.TaskState(n)
 			}
 		case "message":
 			var m a2a.Message

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -58,7 +59,7 @@ func (k Key) Before(o Key) bool {
 // filters (ContextID, State, StatusAfter).
 func Match(q *store.TaskQuery, contextID string, state a2a.TaskState, status int64) bool {
 	return (q.ContextID == "" || contextID == q.ContextID) &&
-		(q.State == "" || state == q.State) &&
+		(q.State == a2a.TaskStateUnspecified || state == q.State) &&
 		(q.StatusAfter.IsZero() || status >= StatusKey(q.StatusAfter))
 }
 
@@ -71,7 +72,11 @@ const cursorVersion = 1
 func filters(q *store.TaskQuery) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
-	for _, s := range []string{q.Agent, q.Owner, q.ContextID, string(q.State)} {
+	state := ""
+	if q.State != a2a.TaskStateUnspecified {
+		state = record.StateName(q.State)
+	}
+	for _, s := range []string{q.Agent, q.Owner, q.ContextID, state} {
 		binary.LittleEndian.PutUint64(b[:], uint64(len(s)))
 		h.Write(b[:])
 		h.Write([]byte(s))
