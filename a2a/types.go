@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// Role is the sender of a Message (A2A 0.3.0 §6.4): "user" or "agent".
+// Role is the sender of a Message (A2A 1.0 §4.1.5; A2A 0.3.0 §6.4): "user" or "agent".
 type Role string
 
-// Roles defined by A2A 1.0 §4.1.4 (ROLE_USER, ROLE_AGENT) and A2A 0.3.0 §6.4.
+// Roles defined by A2A 1.0 §4.1.5 (ROLE_USER, ROLE_AGENT) and A2A 0.3.0 §6.4.
 const (
 	RoleUser  Role = "user"
 	RoleAgent Role = "agent"
@@ -97,7 +97,7 @@ func (s TaskState) Valid() bool {
 }
 
 // Terminal reports whether s is a terminal state (completed, canceled,
-// failed, rejected): a task in such a state never changes again (A2A 0.3.0 §6.1).
+// failed, rejected): a task in such a state never changes again (A2A 1.0 §4.1.3).
 func (s TaskState) Terminal() bool {
 	switch s {
 	case TaskStateCompleted, TaskStateCanceled, TaskStateFailed, TaskStateRejected:
@@ -229,7 +229,7 @@ func (p Part) IsFile() bool {
 }
 
 // Message is one turn of communication between a client and an agent
-// (A2A 0.3.0 §6.4).
+// (A2A 1.0 §4.1.4; A2A 0.3.0 §6.4).
 type Message struct {
 	MessageID        string
 	Role             Role
@@ -247,7 +247,7 @@ func NewMessage(role Role, parts ...Part) Message {
 }
 
 // TaskStatus is the current state of a Task with an optional message and
-// the time it was set (A2A 0.3.0 §6.2). Timestamp is encoded as ISO 8601
+// the time it was set (A2A 1.0 §4.1.2). Timestamp is encoded as ISO 8601
 // (RFC 3339) in UTC; the zero time is omitted.
 type TaskStatus struct {
 	State     TaskState
@@ -255,7 +255,7 @@ type TaskStatus struct {
 	Timestamp time.Time
 }
 
-// Artifact is an output of a task (A2A 0.3.0 §6.7).
+// Artifact is an output of a task (A2A 1.0 §4.1.7).
 type Artifact struct {
 	ArtifactID  string
 	Name        string
@@ -265,7 +265,7 @@ type Artifact struct {
 	Metadata    map[string]any
 }
 
-// Task is the stateful unit of work (A2A 0.3.0 §6.1).
+// Task is the stateful unit of work (A2A 1.0 §4.1.1).
 type Task struct {
 	ID        string
 	ContextID string
@@ -275,7 +275,8 @@ type Task struct {
 	Metadata  map[string]any
 }
 
-// Event is one item of a task's event log and of a stream (A2A 0.3.0 §7.2.2):
+// Event is one item of a task's event log and of a stream (A2A 1.0 §3.2.3
+// StreamResponse; A2A 0.3.0 §7.2.2):
 // *Task, *Message, *TaskStatusUpdateEvent or *TaskArtifactUpdateEvent.
 type Event interface {
 	isEvent()
@@ -286,8 +287,9 @@ func (*Message) isEvent()                 {}
 func (*TaskStatusUpdateEvent) isEvent()   {}
 func (*TaskArtifactUpdateEvent) isEvent() {}
 
-// TaskStatusUpdateEvent reports a status change (A2A 0.3.0 §7.2.3). Final
-// is true on the last event of a stream.
+// TaskStatusUpdateEvent reports a status change (A2A 1.0 §4.2.1; A2A
+// 0.3.0 §7.2.3). Final (carried by 0.3 only) is true on the last event of
+// a stream.
 type TaskStatusUpdateEvent struct {
 	TaskID    string
 	ContextID string
@@ -297,8 +299,8 @@ type TaskStatusUpdateEvent struct {
 }
 
 // TaskArtifactUpdateEvent carries a new artifact or a chunk of one
-// (A2A 0.3.0 §7.2.4). Append adds the parts to the artifact with the same
-// ArtifactID; LastChunk marks the artifact's final chunk.
+// (A2A 1.0 §4.2.2; A2A 0.3.0 §7.2.4). Append adds the parts to the
+// artifact with the same ArtifactID; LastChunk marks its final chunk.
 type TaskArtifactUpdateEvent struct {
 	TaskID    string
 	ContextID string
