@@ -21,16 +21,18 @@ const (
 // are the numbers of the TaskState enum of a2a.proto, the zero value being
 // TaskStateUnspecified. String returns the state's name as the
 // specification's text writes it ("submitted", "input-required", …), which
-// is also its A2A 0.3.0 wire value (§6.3), where TaskStateUnspecified is
-// "unknown"; the 1.0 wire name (TASK_STATE_COMPLETED) belongs to the 1.0
-// codec. TaskState encodes as its String in JSON and text
-// (MarshalText), so logs and JSON outputs read "completed".
+// is also its A2A 0.3.0 wire value (§6.3); TaskStateUnspecified, which
+// has no such name in 1.0, is "unknown", its 0.3 name. The 1.0 wire name
+// (TASK_STATE_COMPLETED) belongs to the 1.0 codec. TaskState encodes as
+// its String in JSON and text (MarshalText), so logs and JSON outputs
+// read "completed".
 type TaskState int
 
 // The task states of A2A 1.0 §4.1.3, numbered as in a2a.proto.
 const (
 	// TaskStateUnspecified is no known state: A2A 1.0
-	// TASK_STATE_UNSPECIFIED, A2A 0.3.0 "unknown".
+	// TASK_STATE_UNSPECIFIED, A2A 0.3.0 "unknown". An agent cannot move
+	// a task to it.
 	TaskStateUnspecified   TaskState = 0
 	TaskStateSubmitted     TaskState = 1
 	TaskStateWorking       TaskState = 2
@@ -43,13 +45,13 @@ const (
 )
 
 // taskStateNames are the states' names, indexed by number.
-var taskStateNames = [...]string{"unspecified", "submitted", "working", "completed", "failed",
+var taskStateNames = [...]string{"unknown", "submitted", "working", "completed", "failed",
 	"canceled", "input-required", "rejected", "auth-required"}
 
 // String returns the state's name: "submitted", "working",
 // "input-required", "completed", "canceled", "failed", "rejected",
-// "auth-required", "unspecified", or "TaskState(N)" for a number outside
-// the enum.
+// "auth-required", "unknown" (TaskStateUnspecified), or "TaskState(N)"
+// for a number outside the enum.
 func (s TaskState) String() string {
 	if s.Valid() {
 		return taskStateNames[s]
@@ -57,13 +59,9 @@ func (s TaskState) String() string {
 	return "TaskState(" + strconv.Itoa(int(s)) + ")"
 }
 
-// ParseTaskState returns the state whose String is name, also accepting
-// "unknown" (the A2A 0.3.0 name of TaskStateUnspecified); ok is false for
+// ParseTaskState returns the state whose String is name; ok is false for
 // any other string.
 func ParseTaskState(name string) (s TaskState, ok bool) {
-	if name == "unknown" {
-		return TaskStateUnspecified, true
-	}
 	for i, n := range taskStateNames {
 		if n == name {
 			return TaskState(i), true
@@ -80,8 +78,13 @@ func (s TaskState) MarshalText() ([]byte, error) {
 	return []byte(s.String()), nil
 }
 
-// UnmarshalText implements encoding.TextUnmarshaler (ParseTaskState).
+// UnmarshalText implements encoding.TextUnmarshaler (ParseTaskState; the
+// empty string is TaskStateUnspecified too).
 func (s *TaskState) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*s = TaskStateUnspecified
+		return nil
+	}
 	st, ok := ParseTaskState(string(b))
 	if !ok {
 		return errors.New("a2a: unknown task state " + strconv.Quote(string(b)))

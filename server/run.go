@@ -187,6 +187,9 @@ func (t *TaskUpdater) prepare(ev a2a.Event) (a2a.Event, string) {
 		if c.Status.Timestamp.IsZero() {
 			c.Status.Timestamp = now()
 		}
+		if c.Status.State == a2a.TaskStateUnspecified && bad == "" {
+			bad = "status update without a state"
+		}
 		c.Final = c.Status.State.Final()
 		if c.Status.Message != nil {
 			m := *c.Status.Message

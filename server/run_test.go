@@ -55,6 +55,18 @@ func TestRunAgent(t *testing.T) {
 		t.Fatalf("invalid event: %v %+v", err, task.Status)
 	}
 
+	// So does a status update without a state (the zero TaskState): an
+	// agent cannot move a task to TaskStateUnspecified.
+	task, err = server.RunAgent(ctx, server.AgentFunc(func(ctx context.Context, req *server.Request, tu *server.TaskUpdater) error {
+		if err := tu.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{Message: &msg}}); !errors.Is(err, server.ErrInvalidEvent) {
+			t.Errorf("status without a state: %v", err)
+		}
+		return nil
+	}), &server.Request{Message: msg}, server.RunOptions{})
+	if err != nil || task.Status.State != a2a.TaskStateFailed || !strings.Contains(task.Status.Message.Parts[0].Text(), "status update without a state") {
+		t.Fatalf("status without a state: %v %+v", err, task.Status)
+	}
+
 	// An error or a panic fails the task and is returned.
 	boom := errors.New("boom")
 	task, err = server.RunAgent(ctx, server.AgentFunc(func(context.Context, *server.Request, *server.TaskUpdater) error { return boom }), &server.Request{Message: msg}, server.RunOptions{})

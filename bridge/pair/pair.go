@@ -172,7 +172,7 @@ type Info struct {
 	B       Endpoint      `json:"b"`
 	Events  string        `json:"events"`
 	State   string        `json:"state"`
-	Outcome a2a.TaskState `json:"outcome,omitempty"`
+	Outcome a2a.TaskState `json:"outcome,omitzero"`
 	Turns   int           `json:"turns"`
 	Created time.Time     `json:"created"`
 }

@@ -63,7 +63,7 @@ type Event struct {
 	Turn    int            `json:"turn,omitzero"`
 	Text    string         `json:"text,omitempty"`
 	Message map[string]any `json:"message,omitempty"`
-	Outcome a2a.TaskState  `json:"outcome,omitempty"`
+	Outcome a2a.TaskState  `json:"outcome,omitzero"`
 	Reason  string         `json:"reason,omitempty"`
 }
 
@@ -93,7 +93,7 @@ type wireEvent struct {
 	Turn    int            `json:"turn,omitzero"`
 	Text    string         `json:"text,omitempty"`
 	Message jsontext.Value `json:"message,omitempty"`
-	Outcome a2a.TaskState  `json:"outcome,omitempty"`
+	Outcome a2a.TaskState  `json:"outcome,omitzero"`
 	Reason  string         `json:"reason,omitempty"`
 }
 

@@ -674,9 +674,9 @@ func (e *clientEnv) continueHint(p *progress) []string {
 	}
 	cmdline := e.cmdline
 	var out []string
-	state := p.state.String()
-	if state == "" {
-		state = "running"
+	state := "running"
+	if p.state != a2a.TaskStateUnspecified {
+		state = p.state.String()
 	}
 	if p.state.Terminal() {
 		out = append(out, fmt.Sprintf("task %s is %s", p.taskID, state),

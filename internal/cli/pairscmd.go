@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/a2abridge/a2abridge/a2a"
 	"io"
 	"net/url"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 
+	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/pair"
 )
 

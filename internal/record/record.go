@@ -399,21 +399,12 @@ func checkParts(ps []a2a.Part) error {
 }
 
 // StateName is the name a task state is stored under, in records and in
-// the stores' state columns: its A2A 0.3.0 wire value ("completed",
-// "input-required"; "unknown" for a2a.TaskStateUnspecified), the names
-// every version of this format has written.
-func StateName(s a2a.TaskState) string {
-	if s == a2a.TaskStateUnspecified {
-		return "unknown"
-	}
-	return s.String()
-}
+// the stores' state columns: its String, the A2A 0.3.0 wire value
+// ("completed", "input-required"; "unknown" for
+// a2a.TaskStateUnspecified), the names every version of this format has
+// written. A change of a2a.TaskState.String must not change them.
+func StateName(s a2a.TaskState) string { return s.String() }
 
 // ParseStateName is the inverse of StateName; ok is false for a name it
 // never returns.
-func ParseStateName(name string) (s a2a.TaskState, ok bool) {
-	if name == "unspecified" {
-		return a2a.TaskStateUnspecified, false
-	}
-	return a2a.ParseTaskState(name)
-}
+func ParseStateName(name string) (s a2a.TaskState, ok bool) { return a2a.ParseTaskState(name) }

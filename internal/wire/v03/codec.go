@@ -249,7 +249,7 @@ func parseTime(s string) time.Time {
 func toStatus(path string, s *taskStatusJSON) (a2a.TaskStatus, *a2a.Error) {
 	out := a2a.TaskStatus{Timestamp: parseTime(s.Timestamp)}
 	var ok bool
-	if out.State, ok = ParseTaskState(s.State); !ok {
+	if out.State, ok = a2a.ParseTaskState(s.State); !ok {
 		return out, a2a.InvalidParams(path+"/state", "unknown task state "+strconv.Quote(s.State))
 	}
 	if s.Message != nil {
@@ -410,23 +410,4 @@ func FromCompatData(data, metadata map[string]any) a2a.Part {
 		}
 	}
 	return a2a.Part{Content: a2a.Data{Value: data}, Metadata: metadata}
-}
-
-// TaskStateName is the A2A 0.3.0 wire value of s (§6.3): "submitted",
-// "working", "input-required", "completed", "canceled", "failed",
-// "rejected", "auth-required", and "unknown" for a2a.TaskStateUnspecified.
-func TaskStateName(s a2a.TaskState) string {
-	if s == a2a.TaskStateUnspecified {
-		return "unknown"
-	}
-	return s.String()
-}
-
-// ParseTaskState is the inverse of TaskStateName; ok is false for any
-// other string.
-func ParseTaskState(name string) (s a2a.TaskState, ok bool) {
-	if name == "unspecified" {
-		return a2a.TaskStateUnspecified, false
-	}
-	return a2a.ParseTaskState(name)
 }

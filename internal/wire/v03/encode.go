@@ -146,7 +146,7 @@ func (e *encoder) message(m *a2a.Message) {
 // status appends a TaskStatus (A2A 0.3.0 §6.2).
 func (e *encoder) status(s *a2a.TaskStatus) {
 	e.b = append(e.b, `{"state":`...)
-	e.str(TaskStateName(s.State))
+	e.str(s.State.String())
 	if s.Message != nil {
 		e.member("message")
 		e.message(s.Message)

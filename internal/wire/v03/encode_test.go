@@ -20,7 +20,7 @@ import (
 // encoder must produce the same bytes, and fail where this one fails.
 
 func fromStatus(s *a2a.TaskStatus) taskStatusJSON {
-	out := taskStatusJSON{State: TaskStateName(s.State), Timestamp: FormatTime(s.Timestamp)}
+	out := taskStatusJSON{State: s.State.String(), Timestamp: FormatTime(s.Timestamp)}
 	if s.Message != nil {
 		m := fromMessage(s.Message)
 		out.Message = &m
