@@ -210,12 +210,13 @@ func joinText(parts []a2a.Part, text string) []a2a.Part {
 	last := parts[n-1]
 	lastText := last.Text()
 	var tail *textTail
+	var slot a2a.Part // the spare element holding tail, reused as it is
 	if n < cap(parts) {
 		// Equal lengths, then equal strings: the comparison costs
 		// nothing when the last text is the buffer's (the same bytes).
 		if d, ok := parts[:n+1][n].Content.(a2a.Data); ok {
 			if t, ok := d.Value.(*textTail); ok && t.b.Len() == len(lastText) && t.b.String() == lastText {
-				tail = t
+				tail, slot = t, parts[:n+1][n]
 			}
 		}
 	}
@@ -223,6 +224,7 @@ func joinText(parts []a2a.Part, text string) []a2a.Part {
 		tail = &textTail{}
 		tail.b.Grow(2 * (len(lastText) + len(text)))
 		tail.b.WriteString(lastText)
+		slot = a2a.Part{Content: a2a.Data{Value: tail}}
 	}
 	// Grow doubles the buffer when it is full (append would grow a
 	// large one by a quarter only, copying the text more often).
@@ -232,7 +234,7 @@ func joinText(parts []a2a.Part, text string) []a2a.Part {
 	out := make([]a2a.Part, n, n+1)
 	copy(out, parts[:n-1])
 	out[n-1] = last
-	out[:n+1][n] = a2a.Part{Content: a2a.Data{Value: tail}}
+	out[:n+1][n] = slot
 	return out
 }
 
