@@ -8,7 +8,6 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
-	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -164,7 +163,7 @@ func cancelMessage(m CancelMessenger, task a2a.Task) (out *a2a.Message) {
 		return nil
 	}
 	t.normalizeMessage(&c)
-	if v03.CheckEventValues(&c) != nil {
+	if a2a.ValidateValues(&c) != nil {
 		return nil
 	}
 	return &c

@@ -15,8 +15,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
+	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -526,7 +526,10 @@ func (h *Handler) duplicate(ctx context.Context, msg *a2a.Message, dupID string)
 }
 
 // sameMessage reports whether incoming is a retry of stored: equal content,
-// and ids that are either absent or the stored ones.
+// and ids that are either absent or the stored ones. Content is compared in
+// the stores' record format, which writes equal domain values as equal
+// bytes (map keys sorted, a nil map as an empty one, numbers as their
+// JSON text), whatever version the two messages came in.
 func sameMessage(incoming, stored *a2a.Message) bool {
 	if (incoming.ContextID != "" && incoming.ContextID != stored.ContextID) ||
 		(incoming.TaskID != "" && incoming.TaskID != stored.TaskID) {
@@ -534,8 +537,8 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 	}
 	a, b := *incoming, *stored
 	a.ContextID, a.TaskID, b.ContextID, b.TaskID = "", "", "", ""
-	ea, err1 := v03.MarshalEvent(&a)
-	eb, err2 := v03.MarshalEvent(&b)
+	ea, err1 := record.AppendEvent(nil, &a)
+	eb, err2 := record.AppendEvent(nil, &b)
 	return err1 == nil && err2 == nil && bytes.Equal(ea, eb)
 }
 
@@ -586,9 +589,9 @@ func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Messa
 	case len(c.Parts) == 0:
 		bad = "no parts"
 	default:
-		if err := v03.CheckEvent(&c); err != nil {
+		if err := a2a.ValidateEvent(&c); err != nil {
 			bad = err.Error()
-		} else if err := v03.CheckEventValues(&c); err != nil {
+		} else if err := a2a.ValidateValues(&c); err != nil {
 			bad = err.Error()
 		}
 	}

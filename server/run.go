@@ -8,7 +8,6 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
 )
 
 // RunOptions configure RunAgent. The zero value runs the agent with no
@@ -216,7 +215,7 @@ func (t *TaskUpdater) prepare(ev a2a.Event) (a2a.Event, string) {
 		bad = "unsupported event type"
 	}
 	if bad == "" {
-		if err := v03.CheckEventValues(out); err != nil {
+		if err := a2a.ValidateValues(out); err != nil {
 			bad = "a value that cannot be written as JSON: " + err.Error()
 		}
 	}

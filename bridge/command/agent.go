@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	"github.com/a2abridge/a2abridge/a2a/a2av1"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -218,7 +218,7 @@ func (a *Agent) release() { <-a.slots }
 // input returns what the command reads on stdin for m.
 func (a *Agent) input(m *a2a.Message) ([]byte, error) {
 	if a.s.json {
-		b, err := v10.AppendEvent(nil, m)
+		b, err := a2av1.Marshal(m)
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	"github.com/a2abridge/a2abridge/a2a/a2av03"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -287,7 +287,7 @@ func (a *sideAgent) Execute(ctx context.Context, req *server.Request, t *server.
 		return t.Fail(ctx, "It is not this side's turn.")
 	default:
 		m := req.Message
-		b, err := v03.MarshalEvent(&m)
+		b, err := a2av03.Marshal(&m)
 		if err != nil {
 			r.mu.Unlock()
 			return err

@@ -307,93 +307,12 @@ func start(b []byte) (*decoder, byte, error) {
 }
 
 // CheckEvent reports whether e satisfies the invariants that every reader
-// of a stored event relies on and every protocol version requires: a
-// Task has an ID and a ContextID; a status update and an artifact update
-// a TaskID; a message a MessageID and the role user or agent; an artifact
-// an ArtifactID; every state is one of the nine (a2a.TaskState.Valid);
-// every part is a non-nil TextPart, FilePart or DataPart (or a pointer to
-// one). Stores refuse what fails it. It does not look at values (see
-// AppendEvent).
+// of a stored event relies on, which are those every protocol version
+// requires (a2a.ValidateEvent; its error, prefixed "record: "). Stores
+// refuse what fails it. It does not look at values (see AppendEvent).
 func CheckEvent(e a2a.Event) error {
-	switch v := e.(type) {
-	case *a2a.Task:
-		if v == nil {
-			return errNilEvent
-		}
-		if v.ID == "" || v.ContextID == "" {
-			return errors.New("record: task without id or contextId")
-		}
-		if err := checkStatus(&v.Status); err != nil {
-			return err
-		}
-		for i := range v.History {
-			if err := checkMessage(&v.History[i]); err != nil {
-				return err
-			}
-		}
-		for i := range v.Artifacts {
-			if err := checkArtifact(&v.Artifacts[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	case *a2a.Message:
-		if v == nil {
-			return errNilEvent
-		}
-		return checkMessage(v)
-	case *a2a.TaskStatusUpdateEvent:
-		if v == nil {
-			return errNilEvent
-		}
-		if v.TaskID == "" {
-			return errors.New("record: status update without taskId")
-		}
-		return checkStatus(&v.Status)
-	case *a2a.TaskArtifactUpdateEvent:
-		if v == nil {
-			return errNilEvent
-		}
-		if v.TaskID == "" {
-			return errors.New("record: artifact update without taskId")
-		}
-		return checkArtifact(&v.Artifact)
-	}
-	return fmt.Errorf("record: unknown event type %T", e)
-}
-
-func checkStatus(s *a2a.TaskStatus) error {
-	if !s.State.Valid() {
-		return fmt.Errorf("record: invalid task state %v", s.State)
-	}
-	if s.Message != nil {
-		return checkMessage(s.Message)
-	}
-	return nil
-}
-
-func checkMessage(m *a2a.Message) error {
-	if m.MessageID == "" {
-		return errors.New("record: message without messageId")
-	}
-	if m.Role != a2a.RoleUser && m.Role != a2a.RoleAgent {
-		return fmt.Errorf("record: message role %q", m.Role)
-	}
-	return checkParts(m.Parts)
-}
-
-func checkArtifact(a *a2a.Artifact) error {
-	if a.ArtifactID == "" {
-		return errors.New("record: artifact without artifactId")
-	}
-	return checkParts(a.Parts)
-}
-
-func checkParts(ps []a2a.Part) error {
-	for _, p := range ps {
-		if p.Content == nil {
-			return errors.New("record: part without content")
-		}
+	if err := a2a.ValidateEvent(e); err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }

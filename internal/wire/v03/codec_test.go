@@ -184,7 +184,7 @@ func FuzzUnmarshalEvent(f *testing.F) {
 	})
 }
 
-// FuzzCheckEvent: CheckEvent accepts exactly what round-trips: whatever it
+// FuzzCheckEvent: a2a.ValidateEvent accepts exactly what round-trips: whatever it
 // accepts, once encoded, decodes.
 func FuzzCheckEvent(f *testing.F) {
 	b, _ := MarshalEvent(sampleTask())
@@ -194,8 +194,8 @@ func FuzzCheckEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := CheckEvent(ev); err != nil {
-			t.Fatalf("decoded event fails CheckEvent: %v", err)
+		if err := a2a.ValidateEvent(ev); err != nil {
+			t.Fatalf("decoded event fails a2a.ValidateEvent: %v", err)
 		}
 	})
 }
@@ -209,14 +209,14 @@ func TestCheckEventRefuses(t *testing.T) {
 		"artifact without id":  &a2a.TaskArtifactUpdateEvent{TaskID: "t"},
 		"status without task":  &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
 	} {
-		if CheckEvent(ev) == nil {
+		if a2a.ValidateEvent(ev) == nil {
 			t.Errorf("%s accepted", name)
 			continue
 		}
 		b, err := MarshalEvent(ev)
 		if err == nil {
 			if _, err := UnmarshalEvent(b); err == nil {
-				t.Errorf("%s: refused by CheckEvent but decodes", name)
+				t.Errorf("%s: refused by a2a.ValidateEvent but decodes", name)
 			}
 		}
 	}
