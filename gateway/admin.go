@@ -441,7 +441,7 @@ func (r *registry) remove(w http.ResponseWriter, req *http.Request) {
 // built is deleted; a tombstone is deleted, and its agent's tasks are no
 // longer served. status is 204, or 409 (a configured agent), 404 (none),
 // 500 (the store failed).
-func (r *registry) unregister(ctx context.Context, name string) (status int, d *registered, old *server.Handler) {
+func (r *registry) unregister(ctx context.Context, name string) (status int, d *registered, old *server.AgentHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, static := r.static[name]
@@ -591,7 +591,7 @@ func (r *registry) hostAgent(name string, reg *registered) {
 	}
 	var ctx context.Context
 	ctx, reg.stop = context.WithCancel(r.ctx)
-	watchCard(ctx, r.log, name, reg.built, reg.opts, reg.extend, r.eng, func(h *server.Handler, card a2a.AgentCard, o server.HandlerOptions) bool {
+	watchCard(ctx, r.log, name, reg.built, reg.opts, reg.extend, r.eng, func(h *server.AgentHandler, card a2a.AgentCard, o server.HandlerOptions) bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.dyn[name] != reg {
@@ -672,10 +672,10 @@ func (r *registry) restoreTombstone(name string, spec map[string]any) error {
 	return nil
 }
 
-// removedAgent is the agent of a removed agent's tombstone. Its Handler is
+// removedAgent is the agent of a removed agent's tombstone. Its AgentHandler is
 // retired (server.HandlerOptions.Retired): a new message is answered as
 // for an unknown agent before any task is made, so Execute runs only for
-// a message that reaches the Handler another way, and rejects it (A2A
+// a message that reaches the AgentHandler another way, and rejects it (A2A
 // 1.0 §4.1.3, TASK_STATE_REJECTED) with the reason.
 type removedAgent struct{ name string }
 

@@ -21,7 +21,7 @@ func (a *AgentConfig) attachmentOptions() *server.AttachmentOptions {
 // when the store keeps attachments (memory and SQLite do); lookup finds
 // an attachment's agent by name (the hosted agents and the ad-hoc
 // scenarios).
-func mountAttachments(host *server.Host, st store.Store, lookup func(string) (*server.Handler, bool), log *slog.Logger) {
+func mountAttachments(host *server.Host, st store.Store, lookup func(string) (*server.AgentHandler, bool), log *slog.Logger) {
 	if as, ok := st.(store.AttachmentStore); ok {
 		host.Handle(server.AttachmentContentPattern, server.NewAttachmentHandler(as, lookup, log))
 	}

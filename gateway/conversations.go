@@ -475,8 +475,8 @@ type bridgeRoutes struct {
 	max      int
 	maxBytes int
 
-	gate  *server.Handler // authenticates ad-hoc requests (the server's default auth)
-	slots chan struct{}   // one per build running
+	gate  *server.AgentHandler // authenticates ad-hoc requests (the server's default auth)
+	slots chan struct{}        // one per build running
 
 	mu       sync.Mutex
 	byName   map[string]*list.Element // by handler name ("bridge-" and the scenario's hash; its task namespace)
@@ -487,7 +487,7 @@ type bridgeRoutes struct {
 // adHoc is a hosted ad-hoc scenario.
 type adHoc struct {
 	config64 string // canonical (conversation.EncodeConfig64)
-	h        *server.Handler
+	h        *server.AgentHandler
 	routes   http.Handler
 }
 
@@ -510,10 +510,10 @@ func abandonBody(r *http.Request) {
 	_ = r.Body.Close()
 }
 
-// handler returns the Handler of the agent named name: a hosted agent,
+// handler returns the AgentHandler of the agent named name: a hosted agent,
 // else a hosted ad-hoc scenario (for the attachments route; one dropped
 // from the hosted ones is not found until a request hosts it again).
-func (b *bridgeRoutes) handler(name string) (*server.Handler, bool) {
+func (b *bridgeRoutes) handler(name string) (*server.AgentHandler, bool) {
 	if h, ok := b.host.Handler(name); ok {
 		return h, true
 	}

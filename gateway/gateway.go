@@ -384,7 +384,7 @@ func (g *Gateway) start(parent context.Context) error {
 	for _, a := range cfg.agents {
 		o := conversationHandlerOptions(a, cfg.conversations, st)
 		host.Add(server.NewHandler(eng, a.name, a.built.Agent, a.built.Card, o))
-		watchCard(ctx, log, a.name, a.built, o, a.extend, eng, func(h *server.Handler, _ a2a.AgentCard, _ server.HandlerOptions) bool { host.Add(h); return true })
+		watchCard(ctx, log, a.name, a.built, o, a.extend, eng, func(h *server.AgentHandler, _ a2a.AgentCard, _ server.HandlerOptions) bool { host.Add(h); return true })
 		if len(o.Auth) > 0 {
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}

@@ -72,7 +72,7 @@ func buildA2A(ctx context.Context, b *Build) (*Built, error) {
 // that name (removed meanwhile): then nothing changes. Executions are not
 // affected: each dials the remote itself.
 func watchCard(ctx context.Context, log *slog.Logger, name string, b *Built, opts server.HandlerOptions, extend func(a2a.AgentCard) *a2a.AgentCard,
-	eng *server.Engine, host func(*server.Handler, a2a.AgentCard, server.HandlerOptions) bool) {
+	eng *server.Engine, host func(*server.AgentHandler, a2a.AgentCard, server.HandlerOptions) bool) {
 	if b.LateCard == nil {
 		return
 	}

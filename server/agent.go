@@ -84,7 +84,7 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, t *TaskUpdater) er
 // not shown to the client.
 //
 // Messages that continue a task (taskId set) always go to Execute, and so
-// do Handler.SendMessage (whose result is a Task) and RunAgent.
+// do AgentHandler.SendMessageForTask and RunAgent.
 type MessageResponder interface {
 	Respond(ctx context.Context, req *Request) (*a2a.Message, error)
 }
@@ -94,7 +94,7 @@ type MessageResponder interface {
 // MessageResponder for what clients get. Returning a nil message and no
 // error is an error of the agent's (-32603).
 //
-// Where a task is needed all the same (Handler.SendMessage, RunAgent and
+// Where a task is needed all the same (AgentHandler.SendMessageForTask, RunAgent and
 // so the conversation bridge, a message that names a taskId), Execute
 // calls the function and completes the task with its message as the
 // status message (also added to the task's history); an error fails the

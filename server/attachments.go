@@ -59,7 +59,7 @@ type AttachmentOptions struct {
 	// written into attachment URLs. Empty: the base URL the Host derives
 	// for the request (Host.BaseURL: HostOptions.PublicURL, a trusted
 	// proxy's forwarding headers, an allowed Host header…), the one the
-	// agent's card names; for a message that reached the Handler other
+	// agent's card names; for a message that reached the AgentHandler other
 	// than through a Host's routes, the URL is the path alone.
 	PublicURL string
 }
@@ -78,7 +78,7 @@ type attachBaseKey struct{}
 
 // attachmentBase is the base URL attachment URLs start with for ctx (""
 // when the agent has no attachments).
-func (h *Handler) attachmentBase(ctx context.Context) string {
+func (h *AgentHandler) attachmentBase(ctx context.Context) string {
 	if h.opts.Attachments == nil {
 		return ""
 	}
@@ -93,7 +93,7 @@ func (h *Handler) attachmentBase(ctx context.Context) string {
 
 // withAttachBase gives next's requests the Host's base URL for
 // attachment URLs (attachBaseKey), when h has attachments.
-func (host *Host) withAttachBase(h *Handler, next http.Handler) http.Handler {
+func (host *Host) withAttachBase(h *AgentHandler, next http.Handler) http.Handler {
 	if h.opts.Attachments == nil || h.opts.Attachments.PublicURL != "" {
 		return next
 	}
@@ -112,7 +112,7 @@ func hasFileBytes(m *a2a.Message) bool {
 
 // checkAttachments refuses a message with a file part larger than the
 // limit, before anything is stored.
-func (h *Handler) checkAttachments(m *a2a.Message) error {
+func (h *AgentHandler) checkAttachments(m *a2a.Message) error {
 	limit := h.opts.Attachments.maxBytes()
 	for i, p := range m.Parts {
 		if raw, ok := p.Content.(a2a.Raw); ok && int64(len(raw)) > limit {
@@ -129,7 +129,7 @@ func (h *Handler) checkAttachments(m *a2a.Message) error {
 // It returns the ids of the attachments stored: if m is then not
 // accepted, the caller deletes them (dropAttachments). On error nothing
 // is left stored.
-func (h *Handler) storeAttachments(ctx context.Context, owner, taskID string, m *a2a.Message) ([]string, error) {
+func (h *AgentHandler) storeAttachments(ctx context.Context, owner, taskID string, m *a2a.Message) ([]string, error) {
 	parts, ids, err := h.putFiles(ctx, owner, taskID, h.attachmentBase(ctx), m.Parts)
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func (h *Handler) storeAttachments(ctx context.Context, owner, taskID string, m 
 // when one was stored) with those replaced by file parts with their URLs
 // below base, and the ids of the attachments stored. On error, the
 // attachments it stored are deleted.
-func (h *Handler) putFiles(ctx context.Context, owner, taskID, base string, parts []a2a.Part) ([]a2a.Part, []string, error) {
+func (h *AgentHandler) putFiles(ctx context.Context, owner, taskID, base string, parts []a2a.Part) ([]a2a.Part, []string, error) {
 	as, _ := h.e.st.(store.AttachmentStore)
 	cloned := false
 	var ids []string
@@ -178,7 +178,7 @@ const dropAttachmentsTimeout = 10 * time.Second
 // delete them if their task is never created). It runs even when ctx
 // has ended (the request gave up), for at most dropAttachmentsTimeout;
 // a failure is logged.
-func (h *Handler) dropAttachments(ctx context.Context, ids []string) {
+func (h *AgentHandler) dropAttachments(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -198,7 +198,7 @@ var ErrAttachmentTooLarge = errors.New("a2abridge: file over the attachment size
 // fileSink is where an execution's StoreFiles stores files: its agent's
 // handler, and the base URL of the request that started the execution.
 type fileSink struct {
-	h    *Handler
+	h    *AgentHandler
 	base string
 }
 
@@ -275,7 +275,7 @@ func validAttachmentID(id string) bool {
 // in stored, a part with the URL of an attachment of this agent holding
 // the same bytes, media type, file name and metadata; everything else
 // equal (sameMessage).
-func (h *Handler) sameAttachments(ctx context.Context, incoming, stored *a2a.Message) bool {
+func (h *AgentHandler) sameAttachments(ctx context.Context, incoming, stored *a2a.Message) bool {
 	as, ok := h.e.st.(store.AttachmentStore)
 	if h.opts.Attachments == nil || !ok || len(incoming.Parts) != len(stored.Parts) || !hasFileBytes(incoming) {
 		return false
@@ -302,7 +302,7 @@ func (h *Handler) sameAttachments(ctx context.Context, incoming, stored *a2a.Mes
 	return sameMessage(&m, stored)
 }
 
-// tenantOfOwner returns the tenant an owner key (Handler.owner) is
+// tenantOfOwner returns the tenant an owner key (AgentHandler.owner) is
 // scoped to ("" for the default tenant).
 func tenantOfOwner(key string) string {
 	if !strings.HasPrefix(key, `t"`) {
@@ -319,7 +319,7 @@ func tenantOfOwner(key string) string {
 // NewAttachmentHandler serves attachments (AttachmentOptions) at
 // AttachmentContentPattern, GET /api/attachments/{id}/content: the
 // attachment's bytes, to a caller authenticated as the agent the
-// attachment belongs to requires (Handler.Authenticated: 401 with its
+// attachment belongs to requires (AgentHandler.Authenticated: 401 with its
 // challenges, 503 when the authenticator is unavailable) who owns it
 // (the same tenant and principal as the task's creator). The answer
 // carries the attachment's media type as Content-Type
@@ -332,7 +332,7 @@ func tenantOfOwner(key string) string {
 // that lookup does not find (e.g. Host.Handler after the agent was
 // removed) or of another owner: 404, with nothing that tells them apart.
 // Errors are JSON-RPC error bodies (WriteError). log may be nil.
-func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*Handler, bool), log *slog.Logger) http.Handler {
+func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*AgentHandler, bool), log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

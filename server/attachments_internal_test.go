@@ -22,7 +22,7 @@ func FuzzAttachmentURL(f *testing.F) {
 		if got := attachmentIDOf(s + AttachmentsPath + "/" + id + "/content"); got != id {
 			t.Fatalf("attachmentIDOf(…%s) = %q", id, got)
 		}
-		h := &Handler{}
+		h := &AgentHandler{}
 		key, _ := h.owner(withTenant(context.Background(), tenant))
 		for _, k := range []string{key, key + fmt.Sprintf("%q/%q/%q", "bearer", "", s)} {
 			if got := tenantOfOwner(k); got != tenant {

@@ -54,7 +54,7 @@ func TestStoreFilesOutbound(t *testing.T) {
 	mounted := host.Mount(with, "/api/bridge/xyz/a2a")
 	host.Handle("/api/bridge/xyz/a2a", mounted)
 	host.Add(without)
-	lookup := func(name string) (*server.Handler, bool) {
+	lookup := func(name string) (*server.AgentHandler, bool) {
 		if name == "with" {
 			return with, true
 		}

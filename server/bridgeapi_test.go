@@ -57,7 +57,7 @@ func TestStatusMetadataMergesIntoTask(t *testing.T) {
 				return u.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
 					Metadata: map[string]any{"a2abridge/usage": map[string]any{"total_tokens": 7.0}}})
 			}), testutil.Card("meta"), server.HandlerOptions{})
-			task, err := h.SendMessage(context.Background(), blockingSend("hi", ""))
+			task, err := h.SendMessageForTask(context.Background(), blockingSend("hi", ""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestContextHistory(t *testing.T) {
 	bob := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "bob"})
 	send := func(ctx context.Context, text, cid string) *a2a.Task {
 		t.Helper()
-		task, err := h.SendMessage(ctx, blockingSend(text, cid))
+		task, err := h.SendMessageForTask(ctx, blockingSend(text, cid))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,7 @@ func TestMessageTask(t *testing.T) {
 	bob := auth.NewContext(context.Background(), &auth.Principal{Scheme: "bearer", Subject: "bob"})
 	p := blockingSend("hello", "")
 	p.Message.MessageID = "simple:job-1"
-	task, err := h.SendMessage(alice, p)
+	task, err := h.SendMessageForTask(alice, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,13 +322,13 @@ func TestStopAgent(t *testing.T) {
 	ctx := context.Background()
 	p := blockingSend("x", "")
 	p.Configuration.Blocking = new(false)
-	t1, err := h.SendMessage(ctx, p)
+	t1, err := h.SendMessageForTask(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p2 := blockingSend("y", "")
 	p2.Configuration.Blocking = new(false)
-	t2, err := other.SendMessage(ctx, p2)
+	t2, err := other.SendMessageForTask(ctx, p2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,18 +400,18 @@ func TestStopAgentWaitingTasks(t *testing.T) {
 				if i%10 == 0 {
 					text = "auth"
 				}
-				task, err := h.SendMessage(owners[i%len(owners)], blockingSend(text, ""))
+				task, err := h.SendMessageForTask(owners[i%len(owners)], blockingSend(text, ""))
 				if err != nil {
 					t.Fatal(err)
 				}
 				waiting = append(waiting, task.ID)
 			}
-			task, err := h.SendMessage(owners[1], blockingSend("done", ""))
+			task, err := h.SendMessageForTask(owners[1], blockingSend("done", ""))
 			if err != nil || task.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("a finished task: %v, %v", task, err)
 			}
 			done = task.ID
-			kept, err := other.SendMessage(owners[2], blockingSend("ask", ""))
+			kept, err := other.SendMessageForTask(owners[2], blockingSend("ask", ""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -481,11 +481,11 @@ func TestContextHistoryOnlyEarlier(t *testing.T) {
 	ctx := context.Background()
 	p := blockingSend("first", "ctx-1")
 	p.Configuration.Blocking = new(false)
-	first, err := h.SendMessage(ctx, p)
+	first, err := h.SendMessageForTask(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.SendMessage(ctx, blockingSend("second", "ctx-1"))
+	second, err := h.SendMessageForTask(ctx, blockingSend("second", "ctx-1"))
 	if err != nil {
 		t.Fatal(err)
 	}

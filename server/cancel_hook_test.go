@@ -30,7 +30,7 @@ func TestBatchCancelHookPanicIsContained(t *testing.T) {
 	host.Add(h)
 	ts := httptest.NewServer(host)
 	defer ts.Close()
-	tk, err := h.SendMessage(context.Background(), testutil.UserMessage("hi", ""))
+	tk, err := h.SendMessageForTask(context.Background(), testutil.UserMessage("hi", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

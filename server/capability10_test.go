@@ -19,7 +19,7 @@ import (
 
 // capServer serves the handlers that add makes on an engine with options
 // eo; it returns the server's base URL.
-func capServer(t *testing.T, eo server.EngineOptions, add func(e *server.Engine) []*server.Handler) string {
+func capServer(t *testing.T, eo server.EngineOptions, add func(e *server.Engine) []*server.AgentHandler) string {
 	t.Helper()
 	eo.Logger = testutil.Logger()
 	eng, err := server.NewEngine(context.Background(), memory.New(), eo)
@@ -121,8 +121,8 @@ func restAnswer(t *testing.T, method, url, body string, hdr ...string) errorAnsw
 // 0.3 (JSON-RPC and HTTP+JSON); an unknown task is still TaskNotFoundError.
 func TestDeletePushConfigIdempotent(t *testing.T) {
 	t.Parallel()
-	base := capServer(t, server.EngineOptions{Push: pushOn()}, func(e *server.Engine) []*server.Handler {
-		return []*server.Handler{server.NewHandler(e, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})}
+	base := capServer(t, server.EngineOptions{Push: pushOn()}, func(e *server.Engine) []*server.AgentHandler {
+		return []*server.AgentHandler{server.NewHandler(e, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})}
 	})
 	url := base + "/a2a/echo"
 	id := completedTask(t, url)
@@ -182,11 +182,11 @@ func TestDeletePushConfigIdempotent(t *testing.T) {
 // any lookup (A2A 1.0 §3.3.4), over 1.0 JSON-RPC, 1.0 HTTP+JSON and 0.3.
 func TestPushCapabilityFirst(t *testing.T) {
 	t.Parallel()
-	noPush := capServer(t, server.EngineOptions{}, func(e *server.Engine) []*server.Handler {
-		return []*server.Handler{server.NewHandler(e, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})}
+	noPush := capServer(t, server.EngineOptions{}, func(e *server.Engine) []*server.AgentHandler {
+		return []*server.AgentHandler{server.NewHandler(e, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})}
 	})
-	off := capServer(t, server.EngineOptions{Push: pushOn()}, func(e *server.Engine) []*server.Handler {
-		return []*server.Handler{server.NewHandler(e, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{NoPush: true})}
+	off := capServer(t, server.EngineOptions{Push: pushOn()}, func(e *server.Engine) []*server.AgentHandler {
+		return []*server.AgentHandler{server.NewHandler(e, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{NoPush: true})}
 	})
 	for name, base := range map[string]string{"engine without push": noPush, "NoPush": off} {
 		url := base + "/a2a/echo"
@@ -243,13 +243,13 @@ func TestExtendedCardCapability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := capServer(t, server.EngineOptions{}, func(e *server.Engine) []*server.Handler {
+	base := capServer(t, server.EngineOptions{}, func(e *server.Engine) []*server.AgentHandler {
 		declared := agents.Echo{}.Card()
 		declared.Name = "declared"
 		declared.Capabilities.ExtendedAgentCard = true
 		ext := agents.Echo{}.Card()
 		ext.Description = "extended"
-		return []*server.Handler{
+		return []*server.AgentHandler{
 			server.NewHandler(e, "plain", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}),
 			server.NewHandler(e, "declared", agents.Echo{}, declared, server.HandlerOptions{}),
 			server.NewHandler(e, "secure", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: auth.Set{bearer}}),

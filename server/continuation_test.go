@@ -35,11 +35,11 @@ func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	ctx := context.Background()
-	t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
+	t1, err := h.SendMessageForTask(ctx, testutil.UserMessage("hi", ""))
 	if err != nil || t1.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("turn 1: %v %v", err, t1)
 	}
-	t2, err := h.SendMessage(ctx, testutil.UserMessage("bob", t1.ID))
+	t2, err := h.SendMessageForTask(ctx, testutil.UserMessage("bob", t1.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,11 @@ func TestStaleExecutionRaceNoSleep(t *testing.T) {
 	ctx := context.Background()
 	const n = 300
 	for i := 0; i < n; i++ {
-		t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
+		t1, err := h.SendMessageForTask(ctx, testutil.UserMessage("hi", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.SendMessage(ctx, testutil.UserMessage("bob", t1.ID)); err != nil {
+		if _, err := h.SendMessageForTask(ctx, testutil.UserMessage("bob", t1.ID)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +118,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 	a := hookAgent{ex2: make(chan error, 1)}
 	h := server.NewHandler(eng, "a", a, card(), server.HandlerOptions{})
 	ctx := context.Background()
-	t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
+	t1, err := h.SendMessageForTask(ctx, testutil.UserMessage("hi", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 	p := testutil.UserMessage("go on", t1.ID)
 	f := false
 	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &f}
-	_, contErr := h.SendMessage(ctx, p)
+	_, contErr := h.SendMessageForTask(ctx, p)
 	ct := <-done
 	if ct == nil || ct.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel returned %+v", ct)
@@ -170,7 +170,7 @@ func TestConcurrentDuplicateContinuation(t *testing.T) {
 	f := false
 	bad := 0
 	for i := 0; i < 300; i++ {
-		t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
+		t1, err := h.SendMessageForTask(ctx, testutil.UserMessage("hi", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestConcurrentDuplicateContinuation(t *testing.T) {
 		errs := make([]error, 2)
 		for j := range 2 {
 			wg.Add(1)
-			go func() { defer wg.Done(); _, errs[j] = h.SendMessage(ctx, p) }()
+			go func() { defer wg.Done(); _, errs[j] = h.SendMessageForTask(ctx, p) }()
 		}
 		wg.Wait()
 		for _, e := range errs {

@@ -5,9 +5,15 @@
 //
 // The data path of a request:
 //
-//	HTTP ─▶ Host (routes /a2a/{name}, cards) ─▶ JSON-RPC or HTTP+JSON transport (decode, authenticate)
-//	     ─▶ Handler (one method per A2A operation) ─▶ Engine ─▶ store.Store
-//	                                                    └─▶ Agent.Execute (through a TaskUpdater)
+//	HTTP ─▶ Host (routes /a2a/{name}, cards) ─▶ JSON-RPC or HTTP+JSON binding (decode, authenticate)
+//	     ─▶ Handler: the interceptors ─▶ AgentHandler (checks the request) ─▶ Engine ─▶ store.Store
+//	                                                                           └─▶ Agent.Execute (through a TaskUpdater)
+//
+// Handler is the interface of the A2A operations (one method per operation,
+// A2A 1.0 names and values, whatever version and binding the request came
+// in); an AgentHandler implements it for one agent on an Engine, and
+// HandlerOptions.Interceptors wrap it (authorization, limits, auditing)
+// for every binding and every Go caller alike.
 //
 // Every task is an ordered, durable log of events; the Task is the fold of
 // that log. The Engine appends each event to the store before any client
@@ -16,7 +22,7 @@
 //
 // The lifecycle: NewEngine on a store (it fails the tasks a crashed
 // previous process left working, and resumes pending push deliveries, as
-// it makes the engine), one Handler per agent added to a Host, the Host
+// it makes the engine), one AgentHandler per agent added to a Host, the Host
 // served by an http.Server, and Engine.Shutdown at SIGTERM (running tasks
 // get a grace period, the rest are failed with a reason) before the store
 // is closed. examples/reverse is the whole program.
@@ -42,7 +48,7 @@
 // The package's Example runs this against a test server.
 //
 // A stateless agent may answer a new message with a Message instead of a
-// task (MessageResponder, MessageFunc): the Handler asks it after the
+// task (MessageResponder, MessageFunc): the AgentHandler asks it after the
 // request's checks and before any task is created, and the answer goes
 // back to the client without touching the Engine's log or the store.
 //

@@ -22,8 +22,8 @@ import (
 // execution is an agent's execution of a task running in this engine
 // (taskState.exec).
 type execution struct {
-	agent    string   // the name of the agent executing
-	h        *Handler // its handler (for its Canceler)
+	agent    string        // the name of the agent executing
+	h        *AgentHandler // its handler (for its Canceler)
 	cancel   context.CancelFunc
 	canceled atomic.Bool
 }
@@ -131,7 +131,7 @@ func (e *Engine) owns(taskID string, ex *execution) bool {
 // When inline is not nil, the execution is not started: *inline is set
 // to the function that runs it, for the caller to call (after releasing
 // the task's lock) on its own goroutine.
-func (e *Engine) startLocked(h *Handler, info store.TaskInfo, req *Request, inline *func()) {
+func (e *Engine) startLocked(h *AgentHandler, info store.TaskInfo, req *Request, inline *func()) {
 	id := info.Task.ID
 	ctx, cancel := context.WithCancel(e.base)
 	ex := &execution{agent: h.name, h: h, cancel: cancel}
@@ -223,7 +223,7 @@ func (e *Engine) worker(f func()) {
 	}
 }
 
-func (e *Engine) execute(ctx context.Context, h *Handler, req *Request, t *TaskUpdater) (err error) {
+func (e *Engine) execute(ctx context.Context, h *AgentHandler, req *Request, t *TaskUpdater) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("agent panic: %v", r)
@@ -238,7 +238,7 @@ func (e *Engine) execute(ctx context.Context, h *Handler, req *Request, t *TaskU
 // or the settling update failed.
 //
 // ctx is the execution's (its logs name its trace); it may be done.
-func (e *Engine) finish(ctx context.Context, h *Handler, id string, ex *execution, execErr error) (state a2a.TaskState, ok bool) {
+func (e *Engine) finish(ctx context.Context, h *AgentHandler, id string, ex *execution, execErr error) (state a2a.TaskState, ok bool) {
 	l := e.lock(id)
 	l.Lock()
 	if !e.owns(id, ex) {
@@ -453,7 +453,7 @@ func (e *Engine) failInvalidLocked(t *TaskUpdater, reason string) {
 // canceled status is appended and the running execution, if any, loses
 // the task and sees its context cancelled; then the agent's Canceler hook
 // runs (panics recovered, at most cancelHookTimeout).
-func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.TaskInfo, error) {
+func (e *Engine) cancel(ctx context.Context, h *AgentHandler, taskID string) (store.TaskInfo, error) {
 	l := e.lock(taskID)
 	l.Lock()
 	info, _, err := e.updateLocked(context.WithoutCancel(ctx), taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
@@ -480,7 +480,7 @@ func (e *Engine) cancel(ctx context.Context, h *Handler, taskID string) (store.T
 // runCancelHook runs the agent's Canceler, if it has one, for a task just
 // ended by someone else than the agent, bounded by cancelHookTimeout; its
 // error or panic is logged.
-func (e *Engine) runCancelHook(ctx context.Context, h *Handler, task a2a.Task) {
+func (e *Engine) runCancelHook(ctx context.Context, h *AgentHandler, task a2a.Task) {
 	c, ok := h.agent.(Canceler)
 	if !ok {
 		return
@@ -524,7 +524,7 @@ func (e *Engine) endExecution(taskID string) {
 // routes). It returns how many tasks it failed, and the first error of
 // the store or of ctx, if any (the other tasks are still tried while ctx
 // lasts).
-func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int, error) {
+func (e *Engine) StopAgent(ctx context.Context, h *AgentHandler, reason string) (int, error) {
 	agent := h.name
 	e.mu.Lock()
 	var ids []string
@@ -589,7 +589,7 @@ func (e *Engine) StopAgent(ctx context.Context, h *Handler, reason string) (int,
 // stopTask fails task id of h's agent with reason if its current state
 // passes stop, ends its execution and runs the agent's Canceler (see
 // StopAgent); failed reports whether it did.
-func (e *Engine) stopTask(ctx context.Context, h *Handler, id, reason string, stop func(a2a.TaskState) bool) (failed bool, err error) {
+func (e *Engine) stopTask(ctx context.Context, h *AgentHandler, id, reason string, stop func(a2a.TaskState) bool) (failed bool, err error) {
 	l := e.lock(id)
 	l.Lock()
 	info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {

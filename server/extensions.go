@@ -36,8 +36,8 @@ type extKey struct{}
 
 // WithExtensions returns ctx carrying the extension URIs a caller
 // activates (A2A 1.0 §3.2.6, the A2A-Extensions service parameter), for
-// code that calls Handler methods itself instead of through a transport:
-// Handler.SendMessage and SendStreamingMessage refuse a message whose
+// code that calls AgentHandler methods itself instead of through a binding:
+// AgentHandler.SendMessage and SendStreamingMessage refuse a message whose
 // context does not activate every extension the card declares
 // required: true (ExtensionSupportRequiredError, A2A 1.0 §3.3.4). The
 // transports put the request's header list there themselves. Empty URIs
@@ -157,7 +157,7 @@ func (ec *extCall) writeHeader(w http.ResponseWriter, version string) {
 // activated returns the extensions ctx activates that the card declares
 // (the ones an agent may apply; A2A 1.0 §4.6: an extension the agent does
 // not support is ignored), nil when none.
-func (h *Handler) activated(ec *extCall) []string {
+func (h *AgentHandler) activated(ec *extCall) []string {
 	if ec == nil {
 		return nil
 	}
@@ -175,7 +175,7 @@ func (h *Handler) activated(ec *extCall) []string {
 // does not activate (its data, the ErrorInfo metadata in A2A 1.0, has
 // "extensions": the missing URIs, comma-separated); nil when there is
 // none (at no cost for a card without required extensions).
-func (h *Handler) checkExtensions(ctx context.Context) error {
+func (h *AgentHandler) checkExtensions(ctx context.Context) error {
 	if len(h.required) == 0 {
 		return nil
 	}

@@ -466,11 +466,11 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 	}
 
 	msg := a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))}
-	if _, err := h.SendMessage(context.Background(), msg); !errors.Is(err, a2a.ErrExtensionSupportRequired) {
+	if _, err := h.SendMessageForTask(context.Background(), msg); !errors.Is(err, a2a.ErrExtensionSupportRequired) {
 		t.Fatalf("SendMessage without WithExtensions: %v", err)
 	}
 	msg.Message.MessageID = a2a.NewID()
-	task, err := h.SendMessage(server.WithExtensions(context.Background(), " ", extRequired, extRequired), msg)
+	task, err := h.SendMessageForTask(server.WithExtensions(context.Background(), " ", extRequired, extRequired), msg)
 	if err != nil || task.Status.State != a2a.TaskStateCompleted || !slices.Equal(rec.last(), []string{extRequired}) {
 		t.Fatalf("SendMessage with WithExtensions: %v %v, the agent saw %v", task, err, rec.last())
 	}

@@ -352,7 +352,7 @@ type StreamEvent struct {
 	// event back instead of sending it at once: the next event is
 	// already at hand, or the stream ends right after this one. Sending
 	// the events together (one write, one TCP segment) delays none of
-	// them. False means "send now". A caller of the Handler's streaming
+	// them. False means "send now". A caller of the AgentHandler's streaming
 	// methods sends each event as it comes.
 	hold bool
 }

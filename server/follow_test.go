@@ -61,7 +61,7 @@ func TestFollowStress(t *testing.T) {
 						defer wg.Done()
 						time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 						from := int64(rand.IntN(2))
-						evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, &from)
+						evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
 						if err != nil {
 							t.Error(err)
 							return
@@ -110,7 +110,7 @@ func TestReplayPastInterruptedEnds(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	ctx := context.Background()
-	t1, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
+	t1, err := h.SendMessageForTask(ctx, testutil.UserMessage("hi", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestReplayPastInterruptedEnds(t *testing.T) {
 	from := int64(0)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	evs, err := h.SubscribeToTask(sctx, a2a.SubscribeToTaskRequest{ID: t1.ID}, &from)
+	evs, err := h.SubscribeToTask(sctx, a2a.SubscribeToTaskRequest{ID: t1.ID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}

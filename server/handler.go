@@ -20,13 +20,13 @@ import (
 	"github.com/a2abridge/a2abridge/store"
 )
 
-// Handler answers the A2A operations for one agent, independent of any
-// transport: a transport decodes a request, calls one Handler method and
+// AgentHandler answers the A2A operations for one agent, independent of any
+// transport: a transport decodes a request, calls one AgentHandler method and
 // encodes the result. Errors returned are *a2a.Error for protocol errors;
 // any other error is an internal failure (-32603 on the wire). Tasks it
 // returns share their slices and maps with the engine and the store: they
 // are to be read (encoded), not modified.
-type Handler struct {
+type AgentHandler struct {
 	e     *Engine
 	name  string
 	agent Agent
@@ -37,9 +37,12 @@ type Handler struct {
 	required []string
 	// in is what the card accepts in message parts (A2A 1.0 §3.1.1).
 	in inputModes
+	// ops answers the operations: the interceptors around this handler's
+	// own implementation (engineHandler).
+	ops Handler
 }
 
-// HandlerOptions configure a Handler. The zero value serves the agent
+// HandlerOptions configure an AgentHandler. The zero value serves the agent
 // without authentication.
 type HandlerOptions struct {
 	// Auth authenticates every request (any of its schemes; A2A 0.3.0
@@ -99,6 +102,13 @@ type HandlerOptions struct {
 	// answered so as a whole. A Host does not list retired agents in
 	// that 404.
 	Retired bool
+	// Interceptors wrap the agent's operations (see Interceptor), the
+	// first outermost: every call of every binding, and a Go caller's of
+	// the AgentHandler's methods, goes through them. They run after
+	// authentication (the principal is in ctx: auth.FromContext) and
+	// before any check of the request. NewHandler panics on one that
+	// returns a nil Handler. nil: none.
+	Interceptors []Interceptor
 }
 
 // NewHandler serves agent under name (the task namespace: tasks created
@@ -121,7 +131,7 @@ type HandlerOptions struct {
 // Required set is ExtensionSupportRequiredError (-32008, A2A 1.0 §3.3.4;
 // see WithExtensions, Request.Extensions). The other operations and the
 // card need no extension.
-func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts HandlerOptions) *Handler {
+func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts HandlerOptions) *AgentHandler {
 	if card.ProtocolVersion == "" {
 		card.ProtocolVersion = a2a.ProtocolVersion
 	}
@@ -150,17 +160,20 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 		a := *opts.Attachments
 		opts.Attachments = &a
 	}
-	return &Handler{e: e, name: name, agent: agent, card: card, opts: opts, required: requiredExtensions(card), in: newInputModes(card)}
+	h := &AgentHandler{e: e, name: name, agent: agent, card: card, opts: opts, required: requiredExtensions(card), in: newInputModes(card)}
+	h.opts.Interceptors = slices.Clone(opts.Interceptors)
+	h.ops = chain((*engineHandler)(h), h.opts.Interceptors)
+	return h
 }
 
 // Name returns the agent's name.
-func (h *Handler) Name() string { return h.name }
+func (h *AgentHandler) Name() string { return h.name }
 
 // Card returns the agent's card as configured (URL as given).
-func (h *Handler) Card() a2a.AgentCard { return h.card }
+func (h *AgentHandler) Card() a2a.AgentCard { return h.card }
 
 // load returns a task of this agent, or -32001.
-func (h *Handler) load(ctx context.Context, id string) (store.TaskInfo, error) {
+func (h *AgentHandler) load(ctx context.Context, id string) (store.TaskInfo, error) {
 	if h.e.tel != nil {
 		telemetry.CallFrom(ctx).SetTask(id)
 	}
@@ -193,7 +206,7 @@ func (h *Handler) load(ctx context.Context, id string) (store.TaskInfo, error) {
 // A tenant (A2A 1.0 §3.2, the request's tenant field or REST path prefix,
 // put in ctx by withTenant) scopes the key further: t"<tenant>"/ before
 // it, so a task of one tenant is not found from another.
-func (h *Handler) owner(ctx context.Context) (key string, ok bool) {
+func (h *AgentHandler) owner(ctx context.Context) (key string, ok bool) {
 	tenant, _ := ctx.Value(tenantKey{}).(string)
 	if tenant != "" {
 		key = "t" + strconv.Quote(tenant) + "/"
@@ -223,7 +236,7 @@ func withTenant(ctx context.Context, tenant string) context.Context {
 
 // messageKey scopes a messageId to the caller, so that one principal can
 // neither claim nor probe another's message ids.
-func (h *Handler) messageKey(ctx context.Context, messageID string) string {
+func (h *AgentHandler) messageKey(ctx context.Context, messageID string) string {
 	o, _ := h.owner(ctx)
 	if o == "" {
 		return messageID
@@ -233,7 +246,7 @@ func (h *Handler) messageKey(ctx context.Context, messageID string) string {
 
 // outputModesOK reports whether the client's accepted output modes
 // intersect the agent's (wildcards "*/*" and "type/*" on either side).
-func (h *Handler) outputModesOK(accepted []string) bool {
+func (h *AgentHandler) outputModesOK(accepted []string) bool {
 	if len(accepted) == 0 || len(h.card.DefaultOutputModes) == 0 {
 		return true
 	}
@@ -272,7 +285,7 @@ func mediaMatch(a, b string) bool {
 // When reply is not nil and the agent is a MessageResponder, a message
 // that names no task is first offered to its Respond: a message it
 // answers with is left in *reply (and info is zero), nothing stored.
-func (h *Handler) accept(ctx context.Context, p *a2a.SendMessageRequest, inline *func(), reply **a2a.Message) (info store.TaskInfo, err error) {
+func (h *AgentHandler) accept(ctx context.Context, p *a2a.SendMessageRequest, inline *func(), reply **a2a.Message) (info store.TaskInfo, err error) {
 	if h.e.tel != nil {
 		defer func() {
 			if err == nil {
@@ -473,7 +486,7 @@ func (h *Handler) accept(ctx context.Context, p *a2a.SendMessageRequest, inline 
 // failed: false only when the store says it is not (a failed write whose
 // outcome is unknown may have been durable all the same). It runs even
 // when ctx has ended.
-func (h *Handler) taskStored(ctx context.Context, id string) bool {
+func (h *AgentHandler) taskStored(ctx context.Context, id string) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
 	defer cancel()
 	_, err := h.e.st.Task(ctx, id)
@@ -484,14 +497,14 @@ func (h *Handler) taskStored(ctx context.Context, id string) bool {
 // been accepted for task taskID, after the continuation failed: false
 // only when the store indexes it for no task or another one. It runs
 // even when ctx has ended.
-func (h *Handler) messageStored(ctx context.Context, msgKey, taskID string) bool {
+func (h *AgentHandler) messageStored(ctx context.Context, msgKey, taskID string) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
 	defer cancel()
 	id, err := h.e.st.MessageTask(ctx, h.name, msgKey)
 	return err != nil || id == taskID
 }
 
-func (h *Handler) retryDuplicate(ctx context.Context, msg *a2a.Message) (store.TaskInfo, error) {
+func (h *AgentHandler) retryDuplicate(ctx context.Context, msg *a2a.Message) (store.TaskInfo, error) {
 	id, err := h.e.st.MessageTask(ctx, h.name, h.messageKey(ctx, msg.MessageID))
 	if err != nil {
 		return store.TaskInfo{}, err
@@ -503,7 +516,7 @@ var errReusedMessageID = a2a.InvalidParams("/params/message/messageId", "message
 
 // duplicate answers a message whose id was already accepted for task
 // dupID: a retry of the same message gets the task; anything else -32602.
-func (h *Handler) duplicate(ctx context.Context, msg *a2a.Message, dupID string) (store.TaskInfo, error) {
+func (h *AgentHandler) duplicate(ctx context.Context, msg *a2a.Message, dupID string) (store.TaskInfo, error) {
 	if msg.TaskID != "" && msg.TaskID != dupID {
 		return store.TaskInfo{}, errReusedMessageID
 	}
@@ -547,7 +560,7 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // An *a2a.Error of the agent's is returned as is; another error, a panic
 // or an invalid message is returned as a plain error (-32603 on the wire,
 // logged by the transport).
-func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.SendMessageRequest, exts []string, ec *extCall) (out *a2a.Message, err error) {
+func (h *AgentHandler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.SendMessageRequest, exts []string, ec *extCall) (out *a2a.Message, err error) {
 	req := &Request{Message: msg, Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec}
 	panicked := func() (panicked bool) {
 		defer func() {
@@ -601,14 +614,16 @@ func (h *Handler) respond(ctx context.Context, r MessageResponder, msg a2a.Messa
 	return &c, nil
 }
 
-// Send implements SendMessage (A2A 1.0 §3.1.1) and message/send (A2A
-// 0.3.0 §7.1) as the bindings serve it: the result is the *a2a.Task of
-// SendMessage, or, for a MessageResponder that answers the message
-// directly, that *a2a.Message (nothing stored; see MessageResponder).
-// Errors as SendMessage's.
-func (h *Handler) Send(ctx context.Context, p a2a.SendMessageRequest) (a2a.Event, error) {
+// SendMessage is AgentHandler.SendMessage without the interceptors. A
+// context marked by SendMessageForTask leaves a MessageResponder out.
+func (eh *engineHandler) SendMessage(ctx context.Context, p a2a.SendMessageRequest) (a2a.Event, error) {
+	h := (*AgentHandler)(eh)
 	var reply *a2a.Message
-	t, err := h.send(ctx, p, &reply)
+	replyTo := &reply
+	if ctx.Value(taskOnlyKey{}) != nil {
+		replyTo = nil
+	}
+	t, err := h.send(ctx, p, replyTo)
 	switch {
 	case err != nil:
 		return nil, err
@@ -618,25 +633,9 @@ func (h *Handler) Send(ctx context.Context, p a2a.SendMessageRequest) (a2a.Event
 	return t, nil
 }
 
-// SendMessage implements SendMessage (A2A 1.0 §3.1.1) and message/send
-// (A2A 0.3.0 §7.1) for a caller that wants a task: it starts or
-// continues a task (a MessageResponder is not asked; Send asks it); when
-// blocking (the default) it returns once the task is terminal or
-// interrupted (or ctx ends: then the error is ctx's; for an
-// InlineAgent, once Execute has returned), otherwise right after the first
-// durable state. The returned Task honours configuration.historyLength.
-// A configuration.pushNotificationConfig is checked (PushOptions.CheckURL,
-// A2A 0.3.0 §9.5) before anything is stored: a refused webhook is -32602
-// naming /params/configuration/pushNotificationConfig/url, and no task is
-// created or continued. So are the message's parts (-32005) and its
-// activated extensions (-32008): see NewHandler.
-func (h *Handler) SendMessage(ctx context.Context, p a2a.SendMessageRequest) (*a2a.Task, error) {
-	return h.send(ctx, p, nil)
-}
-
 // send is SendMessage; with reply not nil, a MessageResponder's answer
 // is left in *reply instead (the task then nil).
-func (h *Handler) send(ctx context.Context, p a2a.SendMessageRequest, reply **a2a.Message) (*a2a.Task, error) {
+func (h *AgentHandler) send(ctx context.Context, p a2a.SendMessageRequest, reply **a2a.Message) (*a2a.Task, error) {
 	ctx = withTenant(ctx, p.Tenant)
 	// A blocking send runs an InlineAgent on this goroutine (when the
 	// store allows, see accept): it would only wait for it otherwise, and
@@ -689,15 +688,9 @@ func (h *Handler) send(ctx context.Context, p a2a.SendMessageRequest, reply **a2
 	return &t, nil
 }
 
-// SendStreamingMessage implements SendStreamingMessage (A2A 1.0 §3.1.2)
-// and message/stream (A2A 0.3.0 §7.2): after
-// the message is accepted it returns the task's events, starting with the
-// Task snapshot and ending with a status-update whose final is true. A
-// request error is returned before any event. Dropping the stream does not
-// cancel the task. For a MessageResponder that answers the message
-// directly, the stream is that one *a2a.Message (Seq 0), and ends (A2A
-// 1.0 §3.1.2, "Message-only stream").
-func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[StreamEvent, error], error) {
+// SendStreamingMessage is AgentHandler.SendStreamingMessage without the interceptors.
+func (eh *engineHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[StreamEvent, error], error) {
+	h := (*AgentHandler)(eh)
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
@@ -713,9 +706,9 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageReq
 	return h.e.stream(ctx, info, info.Seq, true, false), nil
 }
 
-// GetTask implements GetTask (A2A 1.0 §3.1.3) and tasks/get (A2A 0.3.0
-// §7.3). Unknown id: -32001.
-func (h *Handler) GetTask(ctx context.Context, p a2a.GetTaskRequest) (*a2a.Task, error) {
+// GetTask is AgentHandler.GetTask without the interceptors.
+func (eh *engineHandler) GetTask(ctx context.Context, p a2a.GetTaskRequest) (*a2a.Task, error) {
+	h := (*AgentHandler)(eh)
 	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.load(ctx, p.ID)
 	if err != nil {
@@ -734,7 +727,7 @@ func (h *Handler) GetTask(ctx context.Context, p a2a.GetTaskRequest) (*a2a.Task,
 // a2a.ErrUnauthenticated when the agent requires authentication and ctx
 // carries no principal. Adapters that give callers idempotency through
 // their own ids (such as the simple HTTP dialect's task_id) use it.
-func (h *Handler) MessageTask(ctx context.Context, messageID string) (*a2a.Task, error) {
+func (h *AgentHandler) MessageTask(ctx context.Context, messageID string) (*a2a.Task, error) {
 	if _, ok := h.owner(ctx); !ok {
 		return nil, a2a.ErrUnauthenticated
 	}
@@ -758,23 +751,23 @@ func (h *Handler) MessageTask(ctx context.Context, messageID string) (*a2a.Task,
 // browser can send across sites without a preflight (form or text/plain
 // bodies) must refuse those for such an agent, as the JSON-RPC binding
 // does (HTTP 415), or a page elsewhere could use a visitor's cookie.
-func (h *Handler) RequiresAuth() bool { return len(h.opts.Auth) > 0 }
+func (h *AgentHandler) RequiresAuth() bool { return len(h.opts.Auth) > 0 }
 
 // Retired reports whether the agent takes no new messages
 // (HandlerOptions.Retired): endpoints of one's own that send it messages
 // (another dialect's) answer as for an unknown agent.
-func (h *Handler) Retired() bool { return h.opts.Retired }
+func (h *AgentHandler) Retired() bool { return h.opts.Retired }
 
 // Authenticated returns next behind the agent's authentication
 // (HandlerOptions.Auth; A2A 1.0 §7, A2A 0.3.0 §4): a request whose
 // credentials pass reaches next with its principal in the request's
-// context, where every Handler method finds it; one without valid
+// context, where every AgentHandler method finds it; one without valid
 // credentials gets onError with status 401 (and the WWW-Authenticate
 // challenges already set) or 503 when the authenticator is unavailable,
 // and err a2a.ErrUnauthenticated (or a2a.ErrInternal) saying why. Without
 // Auth, next is returned as is. Routes of one's own below a Host (see
 // Host.Handle) use it to authenticate as the agent's A2A routes do.
-func (h *Handler) Authenticated(next http.Handler, onError func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error)) http.Handler {
+func (h *AgentHandler) Authenticated(next http.Handler, onError func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error)) http.Handler {
 	var log *slog.Logger
 	if h.e != nil {
 		log = h.e.log
@@ -785,14 +778,9 @@ func (h *Handler) Authenticated(next http.Handler, onError func(w http.ResponseW
 	return authenticateReq(h, log, next, onError)
 }
 
-// ListTasks implements ListTasks (A2A 1.0 §3.1.4): this agent's tasks
-// that the caller owns (and of its tenant), filtered by contextId, state
-// and status timestamp, newest status timestamp first, one page at a
-// time: PageSize nil means 50 and more than 100 is -32602; PageToken is
-// the NextPageToken of the previous page ("" on the last page), and a
-// token that is not one is -32602. HistoryLength applies to each task as
-// for GetTask; artifacts are left out unless IncludeArtifacts.
-func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+// ListTasks is AgentHandler.ListTasks without the interceptors.
+func (eh *engineHandler) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	h := (*AgentHandler)(eh)
 	ctx = withTenant(ctx, p.Tenant)
 	owner, ok := h.owner(ctx)
 	if !ok {
@@ -829,11 +817,9 @@ func (h *Handler) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.L
 	return out, nil
 }
 
-// CancelTask implements CancelTask (A2A 1.0 §3.1.5) and tasks/cancel (A2A
-// 0.3.0 §7.4): the execution's
-// context is cancelled, the agent's Canceler hook runs, and the task ends
-// canceled. Unknown id: -32001; a terminal task: -32002.
-func (h *Handler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) (*a2a.Task, error) {
+// CancelTask is AgentHandler.CancelTask without the interceptors.
+func (eh *engineHandler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) (*a2a.Task, error) {
+	h := (*AgentHandler)(eh)
 	ctx = withTenant(ctx, p.Tenant)
 	info, err := h.load(ctx, p.ID)
 	if err != nil {
@@ -849,17 +835,10 @@ func (h *Handler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) (*a2a
 	return &info.Task, nil
 }
 
-// SubscribeToTask implements tasks/resubscribe (A2A 0.3.0 §7.9), and
-// SubscribeToTask (A2A 1.0 §3.1.6) as far as both agree. With from nil
-// the stream starts with the Task snapshot, then live events; with from set
-// (the SSE Last-Event-ID) it replays every event after sequence *from, then
-// live events. Either way it ends with a final status-update, at once for a
-// task that is already terminal or interrupted (0.3: an interrupted status
-// carries final=true, the end of the stream). The 1.0 bindings follow an
-// interrupted task on to a terminal state instead, and refuse a terminal
-// one without a resume point (subscribe). Unknown id: -32001.
-func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, from *int64) (iter.Seq2[StreamEvent, error], error) {
-	return h.subscribe(ctx, p, from, false)
+// SubscribeToTask is AgentHandler.SubscribeToTask without the interceptors.
+func (eh *engineHandler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, opts SubscribeOptions) (iter.Seq2[StreamEvent, error], error) {
+	h := (*AgentHandler)(eh)
+	return h.subscribe(ctx, p, opts.From, !opts.EndOnInterrupt)
 }
 
 // subscribe is SubscribeToTask; with as10 it is A2A 1.0's (§3.1.6): a
@@ -868,7 +847,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequ
 // what the client missed, terminal or not), and the stream stays open
 // through interrupted states (input-required, auth-required) until the
 // task is terminal.
-func (h *Handler) subscribe(ctx context.Context, p a2a.SubscribeToTaskRequest, from *int64, as10 bool) (iter.Seq2[StreamEvent, error], error) {
+func (h *AgentHandler) subscribe(ctx context.Context, p a2a.SubscribeToTaskRequest, from *int64, as10 bool) (iter.Seq2[StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}
@@ -890,18 +869,9 @@ func (h *Handler) subscribe(ctx context.Context, p a2a.SubscribeToTaskRequest, f
 	return h.e.stream(ctx, info, after, false, as10), nil
 }
 
-// CreateTaskPushNotificationConfig implements
-// CreateTaskPushNotificationConfig (A2A 1.0 §3.1.7) and
-// tasks/pushNotificationConfig/set (A2A 0.3.0 §7.5): it registers (or, with the same id, replaces) a
-// webhook for the task; deliveries start with the task's next event. A
-// config without id gets one. -32003 when push notifications are disabled
-// (whatever the task: A2A 1.0 §3.3.4, checked first), -32001 for an
-// unknown task, -32602 naming
-// /params/pushNotificationConfig/url for a webhook URL that
-// PushOptions.CheckURL refuses (e.g. a host that resolves to a loopback,
-// private or metadata address, or does not resolve), in which case
-// nothing is stored.
-func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+// CreateTaskPushNotificationConfig is AgentHandler.CreateTaskPushNotificationConfig without the interceptors.
+func (eh *engineHandler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	h := (*AgentHandler)(eh)
 	if err := h.pushSupported(); err != nil {
 		return nil, err
 	}
@@ -923,11 +893,9 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, c a2a.Ta
 	return &a2a.TaskPushNotificationConfig{Tenant: c.Tenant, TaskID: c.TaskID, PushNotificationConfig: cfg}, nil
 }
 
-// GetTaskPushNotificationConfig implements GetTaskPushNotificationConfig
-// (A2A 1.0 §3.1.8) and tasks/pushNotificationConfig/get (A2A 0.3.0 §7.6):
-// the config with the given id, or the task's first one
-// when no id is given. -32602 when there is no such config.
-func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+// GetTaskPushNotificationConfig is AgentHandler.GetTaskPushNotificationConfig without the interceptors.
+func (eh *engineHandler) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	h := (*AgentHandler)(eh)
 	ctx = withTenant(ctx, p.Tenant)
 	cfgs, err := h.pushConfigs(ctx, p.TaskID)
 	if err != nil {
@@ -941,24 +909,16 @@ func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTa
 	return nil, errPushConfigNotFound(p.ID)
 }
 
-// ListTaskPushNotificationConfigs implements
-// ListTaskPushNotificationConfigs (A2A 1.0 §3.1.9) and
-// tasks/pushNotificationConfig/list (A2A 0.3.0 §7.7): every config of the
-// task, in registration order (one page: a task has at most
-// PushOptions.MaxConfigsPerTask; PageSize and PageToken are not read).
-func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsRequest) ([]a2a.TaskPushNotificationConfig, error) {
+// ListTaskPushNotificationConfigs is AgentHandler.ListTaskPushNotificationConfigs without the interceptors.
+func (eh *engineHandler) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsRequest) ([]a2a.TaskPushNotificationConfig, error) {
+	h := (*AgentHandler)(eh)
 	ctx = withTenant(ctx, p.Tenant)
 	return h.pushConfigs(ctx, p.TaskID)
 }
 
-// DeleteTaskPushNotificationConfig implements
-// DeleteTaskPushNotificationConfig (A2A 1.0 §3.1.10) and
-// tasks/pushNotificationConfig/delete (A2A 0.3.0 §7.8). Deletion is
-// idempotent (A2A 1.0 §3.1.10): a config id the task does not have, or no
-// longer has, succeeds too (0.3.0 names no error for it either). -32003
-// when push notifications are disabled (whatever the task, checked first:
-// A2A 1.0 §3.3.4), -32001 for an unknown task.
-func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) error {
+// DeleteTaskPushNotificationConfig is AgentHandler.DeleteTaskPushNotificationConfig without the interceptors.
+func (eh *engineHandler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) error {
+	h := (*AgentHandler)(eh)
 	if err := h.pushSupported(); err != nil {
 		return err
 	}
@@ -981,14 +941,14 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.De
 // HandlerOptions.NoPush). The push config methods check it before they
 // look anything up (A2A 1.0 §3.3.4: an undeclared capability is answered
 // as such whatever the task id).
-func (h *Handler) pushSupported() error {
+func (h *AgentHandler) pushSupported() error {
 	if h.e.push == nil || h.opts.NoPush {
 		return a2a.ErrPushNotificationNotSupported
 	}
 	return nil
 }
 
-func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPushNotificationConfig, error) {
+func (h *AgentHandler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPushNotificationConfig, error) {
 	if err := h.pushSupported(); err != nil {
 		return nil, err
 	}
@@ -1007,19 +967,9 @@ func (h *Handler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPus
 	return out, nil
 }
 
-// GetExtendedAgentCard implements GetExtendedAgentCard (A2A 1.0 §3.1.11)
-// and agent/getAuthenticatedExtendedCard (A2A 0.3.0 §7.10): the extended
-// card for an authenticated caller. Errors, in this order (A2A 1.0 §3.3.4):
-// UnsupportedOperationError (-32004) when the public card does not declare
-// capabilities.extendedAgentCard (the 0.3 bindings answer -32007 there:
-// 0.3 has no such rule); ExtendedAgentCardNotConfiguredError (-32007) when
-// it declares it but none is configured (HandlerOptions.ExtendedCard with
-// Auth); a2a.ErrUnauthenticated when ctx carries no principal. The
-// transports authenticate before any method runs: on an agent with Auth,
-// a request without valid credentials is answered 401 before these
-// errors, so an unauthenticated caller learns no more than the public
-// card says.
-func (h *Handler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
+// GetExtendedAgentCard is AgentHandler.GetExtendedAgentCard without the interceptors.
+func (eh *engineHandler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
+	h := (*AgentHandler)(eh)
 	if !h.card.Capabilities.ExtendedAgentCard {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent declares no extended Agent Card (capabilities.extendedAgentCard)")
 	}

@@ -68,7 +68,7 @@ func TestStreamHold(t *testing.T) {
 
 	// A replay of the finished task: every event is at hand.
 	from := int64(0)
-	replay, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, &from)
+	replay, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestFollowRunningTask(t *testing.T) {
 	})
 	h := server.NewHandler(eng, "follow", agent, testutil.Card("follow"), server.HandlerOptions{})
 	ctx := context.Background()
-	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
+	task, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
 		Configuration: &a2a.SendMessageConfiguration{Blocking: new(bool)}})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestFollowRunningTask(t *testing.T) {
 	}
 	var results []chan result
 	for _, from := range []int64{0, 3, 15, 21} {
-		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, &from)
+		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +186,7 @@ func TestFollowEndedTask(t *testing.T) {
 	}), testutil.Card("quick"), server.HandlerOptions{})
 	ctx := context.Background()
 	send := func() string {
-		task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go"))})
+		task, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go"))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestFollowEndedTask(t *testing.T) {
 	}
 	replay := func(id string) []int64 {
 		from := int64(1)
-		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, &from)
+		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -133,10 +133,10 @@ type Host struct {
 	defaultSince time.Time
 }
 
-// hostedAgent is one agent of a Host: its Handler, the mux of its routes
+// hostedAgent is one agent of a Host: its AgentHandler, the mux of its routes
 // below /a2a/{name}, and its routes as the default agent.
 type hostedAgent struct {
-	h      *Handler
+	h      *AgentHandler
 	mux    *http.ServeMux
 	routes agentRoutes
 	// added is when the agent was added (whole seconds): its cards'
@@ -209,10 +209,10 @@ func NewHost(opts HostOptions) *Host {
 
 // Add mounts h under /a2a/{h.Name()}, which must be one path segment
 // without "/", "{" or "}". An agent already hosted under that name is
-// replaced (its Handler is no longer reached; requests it is serving
+// replaced (its AgentHandler is no longer reached; requests it is serving
 // finish). Add and Remove are safe concurrently with ServeHTTP and each
 // other: agents can be added and removed while the Host serves.
-func (host *Host) Add(h *Handler) {
+func (host *Host) Add(h *AgentHandler) {
 	name := h.Name()
 	ha := host.routesAt(h, "/a2a/"+name)
 	host.mu.Lock()
@@ -254,12 +254,12 @@ type defaultSinceKey struct{}
 // pattern of Handle. Routes for a name in the URL, such as the
 // conversation bridge's /api/bridge/{config64}/a2a, are built this way.
 // It panics on a prefix ServeMux cannot register.
-func (host *Host) Mount(h *Handler, prefix string) http.Handler {
+func (host *Host) Mount(h *AgentHandler, prefix string) http.Handler {
 	return host.routesAt(h, strings.TrimRight(prefix, "/")).mux
 }
 
 // routesAt builds h's routes below prefix.
-func (host *Host) routesAt(h *Handler, prefix string) *hostedAgent {
+func (host *Host) routesAt(h *AgentHandler, prefix string) *hostedAgent {
 	mux := http.NewServeMux()
 	added := time.Now().Truncate(time.Second)
 	rpc := host.withAttachBase(h, newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix },
@@ -313,8 +313,8 @@ func (host *Host) Remove(name string) bool {
 	return true
 }
 
-// Handler returns the Handler of the agent hosted under name.
-func (host *Host) Handler(name string) (*Handler, bool) {
+// Handler returns the AgentHandler of the agent hosted under name.
+func (host *Host) Handler(name string) (*AgentHandler, bool) {
 	host.mu.RLock()
 	defer host.mu.RUnlock()
 	a, ok := host.agents[name]
@@ -379,7 +379,7 @@ func (host *Host) serveAgent(w http.ResponseWriter, r *http.Request) {
 // parse routes. The route is parsed before authentication: a path that
 // names no operation is a 404 for everyone (with a JSON error body in the
 // binding's form).
-func (host *Host) restHandler(h *Handler, base string, t *restTransport, parse func(method, escaped string) (restRoute, bool)) http.Handler {
+func (host *Host) restHandler(h *AgentHandler, base string, t *restTransport, parse func(method, escaped string) (restRoute, bool)) http.Handler {
 	serve := authenticateReq(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, _ := r.Context().Value(restRouteKey{}).(restRoute)
 		if h.opts.Retired && (rt.op == Method10SendMessage || rt.op == Method10SendStreamingMessage) {
@@ -421,11 +421,11 @@ func (host *Host) restHandler(h *Handler, base string, t *restTransport, parse f
 //
 // writeErr writes the error in the form of the binding next serves
 // (WriteError for JSON-RPC, v10.WriteRESTError for HTTP+JSON).
-func authenticate(h *Handler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, int, *a2a.Error)) http.Handler {
+func authenticate(h *AgentHandler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, int, *a2a.Error)) http.Handler {
 	return authenticateReq(h, log, next, func(w http.ResponseWriter, _ *http.Request, status int, err *a2a.Error) { writeErr(w, status, err) })
 }
 
-func authenticateReq(h *Handler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
+func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
 	set := h.opts.Auth
 	if len(set) == 0 {
 		return next
@@ -914,7 +914,7 @@ func marshalPublicCard(c *a2a.AgentCard, served []string) ([]byte, error) {
 // serveCard answers GET of h's public card served below prefix, added
 // (its content fixed) at added, with its HTTP caching headers and 304 for
 // a current conditional request (writeCard).
-func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler, prefix string, added time.Time) {
+func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *AgentHandler, prefix string, added time.Time) {
 	served := host.opts.Transport.ProtocolVersions
 	c := cardAt(h.Card(), host.BaseURL(r)+prefix, served)
 	b, err := marshalPublicCard(&c, served)
@@ -937,7 +937,7 @@ func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *Handler, 
 // then live events, as SSE; each frame's id is the event's sequence number
 // and its data the event's A2A 0.3.0 JSON (a Task, Message, status-update or
 // artifact-update). Last-Event-ID, when present, overrides from.
-func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler) {
+func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *AgentHandler) {
 	from := int64(0)
 	if v := r.URL.Query().Get("from"); v != "" {
 		n, err := parseSeq(v)
@@ -955,7 +955,7 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *Handler
 	}
 	ctx, cancel, detach := streamContext(r.Context(), r, host.opts.Transport)
 	taskID := r.PathValue("id")
-	events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, &from)
+	events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		detach()
 		cancel()

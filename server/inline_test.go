@@ -15,7 +15,7 @@ import (
 // A blocking message/send answers when the task is final, whatever the
 // agent does after that, and when the client gives up.
 func TestBlockingSendAnswersAtFinalState(t *testing.T) {
-	newHandler := func(t *testing.T, agent server.AgentFunc) *server.Handler {
+	newHandler := func(t *testing.T, agent server.AgentFunc) *server.AgentHandler {
 		eng := memoryEngine(t)
 		t.Cleanup(func() { eng.Close(context.Background()) })
 		return server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
@@ -60,7 +60,7 @@ func TestBlockingSendAnswersAtFinalState(t *testing.T) {
 
 // sendWithin sends a blocking message and fails t if no answer comes
 // within limit.
-func sendWithin(t *testing.T, h *server.Handler, ctx context.Context, limit time.Duration) (*a2a.Task, error) {
+func sendWithin(t *testing.T, h *server.AgentHandler, ctx context.Context, limit time.Duration) (*a2a.Task, error) {
 	t.Helper()
 	type answer struct {
 		task *a2a.Task
@@ -68,7 +68,7 @@ func sendWithin(t *testing.T, h *server.Handler, ctx context.Context, limit time
 	}
 	c := make(chan answer, 1)
 	go func() {
-		task, err := h.SendMessage(ctx, testutil.UserMessage("hi", ""))
+		task, err := h.SendMessageForTask(ctx, testutil.UserMessage("hi", ""))
 		c <- answer{task, err}
 	}()
 	select {
@@ -110,7 +110,7 @@ func TestInlineAgentRunsOnTheSendersGoroutine(t *testing.T) {
 	defer eng.Close(context.Background())
 	agent := inlineAgent{ran: make(chan uint64, 2)}
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
-	if _, err := h.SendMessage(context.Background(), testutil.UserMessage("hi", "")); err != nil {
+	if _, err := h.SendMessageForTask(context.Background(), testutil.UserMessage("hi", "")); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := <-agent.ran, goroutineID(); got != want {
@@ -118,7 +118,7 @@ func TestInlineAgentRunsOnTheSendersGoroutine(t *testing.T) {
 	}
 	p := testutil.UserMessage("hi", "")
 	p.Configuration = &a2a.SendMessageConfiguration{Blocking: new(bool)}
-	if _, err := h.SendMessage(context.Background(), p); err != nil {
+	if _, err := h.SendMessageForTask(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-agent.ran; got == goroutineID() {

@@ -20,7 +20,7 @@ func TestMessageChecksDoNotAllocate(t *testing.T) {
 	}
 	msg := a2a.Message{Parts: []a2a.Part{a2a.NewTextPart("hi"), a2a.NewDataPart(1),
 		a2a.Part{Content: a2a.URL("https://x"), MediaType: "image/png; q=1"}, a2a.NewURLPart("https://y")}}
-	h := &Handler{card: card, in: im}
+	h := &AgentHandler{card: card, in: im}
 	r := httptest.NewRequest("POST", "/", nil)
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(100, func() {

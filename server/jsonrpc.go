@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,7 +24,6 @@ import (
 	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
-	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
@@ -232,7 +230,7 @@ func (o TransportOptions) withDefaults() TransportOptions {
 // are HTTP 200 application/json, or text/event-stream for message/stream
 // and tasks/resubscribe (§3.3); other HTTP methods get 405. tasks/resubscribe honours the Last-Event-ID
 // header. Mount it where the agent card's url points.
-func NewJSONRPCHandler(h *Handler, opts TransportOptions) http.Handler {
+func NewJSONRPCHandler(h *AgentHandler, opts TransportOptions) http.Handler {
 	return newJSONRPCHandler(h, opts, nil, nil)
 }
 
@@ -240,7 +238,7 @@ func NewJSONRPCHandler(h *Handler, opts TransportOptions) http.Handler {
 // agent's reachable URL for agent/getAuthenticatedExtendedCard (nil: the
 // card's own url) and the one that answers a message to a retired agent
 // (nil: retiredAgent).
-func newJSONRPCHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string, unknown func(http.ResponseWriter, *http.Request)) http.Handler {
+func newJSONRPCHandler(h *AgentHandler, opts TransportOptions, cardURL func(*http.Request) string, unknown func(http.ResponseWriter, *http.Request)) http.Handler {
 	opts = opts.withDefaults()
 	if unknown == nil {
 		unknown = func(w http.ResponseWriter, r *http.Request) { retiredAgent(w, r, h.Name()) }
@@ -249,7 +247,7 @@ func newJSONRPCHandler(h *Handler, opts TransportOptions, cardURL func(*http.Req
 }
 
 type jsonrpcTransport struct {
-	h       *Handler
+	h       *AgentHandler
 	opts    TransportOptions
 	cardURL func(*http.Request) string
 	// unknown answers a message to a retired agent (HandlerOptions.Retired).
@@ -590,6 +588,20 @@ func (t *jsonrpcTransport) answer(dst []byte, ctx context.Context, it *jsonrpc.I
 	return append(out, '}')
 }
 
+// call answers one non-streaming request, appending its result's JSON to
+// dst: an A2A method through its entry in rpcMethods, else a Method of the
+// agent's own (a batch member; HandlerOptions.Methods). On error, what it
+// appended must be discarded.
+func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Request) ([]byte, error) {
+	if m := lookupMethod(req.Method); m != nil && m.call != nil {
+		return m.call(t, dst, ctx, req.Params)
+	}
+	if m := t.h.ownMethod(req.Method); m != nil {
+		return t.callMethod(dst, ctx, m, req)
+	}
+	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
+}
+
 // appendError appends a JSON-RPC error response in the form of the
 // method's protocol version: A2A 1.0 errors carry a google.rpc.ErrorInfo
 // in data (A2A 1.0 §9.5); 0.3 errors, and those of a request whose
@@ -638,15 +650,6 @@ func pushIn10(p a2a.SendMessageRequest) a2a.SendMessageRequest {
 	return p
 }
 
-// streamingMethod reports whether method answers with an SSE stream.
-func streamingMethod(method string) bool {
-	switch method {
-	case MethodSendStreamingMessage, MethodResubscribe, Method10SendStreamingMessage, Method10SubscribeToTask:
-		return true
-	}
-	return false
-}
-
 // wireError maps an error to its JSON-RPC form; internal errors are logged
 // with the request id and answered without their details. The error is
 // recorded on the request's telemetry Call.
@@ -690,206 +693,6 @@ func wireError(ctx context.Context, log *slog.Logger, err error, method, binding
 	return e
 }
 
-// call answers one non-streaming request, appending its result's JSON to
-// dst. On error, what it appended must be discarded.
-func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Request) ([]byte, error) {
-	h := t.h
-	switch req.Method {
-	case MethodSendMessage:
-		p, err := v03.DecodeMessageSendParams(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		res, err := h.Send(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		return v03.AppendEvent(dst, res)
-	case MethodGetTask:
-		p, err := v03.DecodeTaskQueryParams(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		task, err := h.GetTask(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		return v03.AppendEvent(dst, task)
-	case MethodCancelTask:
-		p, err := v03.DecodeTaskIDParams(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		task, err := h.CancelTask(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		return v03.AppendEvent(dst, task)
-	case MethodSetPushConfig:
-		p, err := v03.DecodeTaskPushNotificationConfig(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		c, err := h.CreateTaskPushNotificationConfig(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		b, err := v03.MarshalTaskPushNotificationConfig(c)
-		return append(dst, b...), err
-	case MethodGetPushConfig:
-		p, err := v03.DecodeTaskPushConfigParams(req.Params, false)
-		if err != nil {
-			return dst, err
-		}
-		c, err := h.GetTaskPushNotificationConfig(ctx, p)
-		if err != nil {
-			return dst, err // 0.3: a missing config is -32602 (pushConfigErr10 is 1.0's rule)
-		}
-		b, err := v03.MarshalTaskPushNotificationConfig(c)
-		return append(dst, b...), err
-	case MethodListPushConfig:
-		p, err := v03.DecodeTaskIDParams(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{TaskID: p.ID})
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, '[')
-		for i := range cs {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			b, err := v03.MarshalTaskPushNotificationConfig(&cs[i])
-			if err != nil {
-				return dst, err
-			}
-			dst = append(dst, b...)
-		}
-		return append(dst, ']'), nil
-	case MethodDeletePushConfig:
-		p, err := v03.DecodeTaskPushConfigParams(req.Params, true)
-		if err != nil {
-			return dst, err
-		}
-		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest(p)); err != nil {
-			return dst, err
-		}
-		return append(dst, "null"...), nil
-	case MethodGetExtendedCard:
-		c, err := h.GetExtendedAgentCard(ctx)
-		if err != nil {
-			return dst, extendedCardErr03(err)
-		}
-		b, err := t.opts.marshalCard03(c)
-		b, err = t.opts.signCard(ctx, h.Name(), b, err)
-		return append(dst, b...), err
-	}
-	return t.call10(dst, ctx, req)
-}
-
-// call10 answers one non-streaming A2A 1.0 request (A2A 1.0 §9.4),
-// appending its result's JSON to dst. On error, what it appended must be
-// discarded.
-func (t *jsonrpcTransport) call10(dst []byte, ctx context.Context, req *jsonrpc.Request) ([]byte, error) {
-	h := t.h
-	switch req.Method {
-	case Method10SendMessage:
-		p, err := v10.DecodeSendMessageRequest(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		res, err := h.Send(ctx, pushIn10(p))
-		if err != nil {
-			return dst, err
-		}
-		return v10.AppendSendMessageResponse(dst, res)
-	case Method10GetTask:
-		p, err := v10.DecodeGetTaskRequest(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		task, err := h.GetTask(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		return v10.AppendTask(dst, task)
-	case Method10ListTasks:
-		p, err := v10.DecodeListTasksRequest(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		res, err := h.ListTasks(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		return v10.AppendListTasksResponse(dst, res, p.IncludeArtifacts)
-	case Method10CancelTask:
-		p, err := v10.DecodeCancelTaskRequest(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		task, err := h.CancelTask(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		return v10.AppendTask(dst, task)
-	case Method10CreatePushConfig:
-		c, err := v10.DecodeTaskPushNotificationConfig(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		c.PushNotificationConfig.ProtocolVersion = a2a.Version10
-		out, err := h.CreateTaskPushNotificationConfig(ctx, c)
-		if err != nil {
-			return dst, err
-		}
-		return v10.AppendTaskPushNotificationConfig(dst, out)
-	case Method10GetPushConfig:
-		p, err := v10.DecodeGetTaskPushNotificationConfigRequest(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		c, err := h.GetTaskPushNotificationConfig(ctx, p)
-		if err != nil {
-			return dst, pushConfigErr10(err)
-		}
-		return v10.AppendTaskPushNotificationConfig(dst, c)
-	case Method10ListPushConfigs:
-		p, err := v10.DecodeListTaskPushNotificationConfigsRequest(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, p)
-		if err != nil {
-			return dst, err
-		}
-		return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
-	case Method10DeletePushConfig:
-		p, err := v10.DecodeDeleteTaskPushNotificationConfigRequest(req.Params)
-		if err != nil {
-			return dst, err
-		}
-		if err := h.DeleteTaskPushNotificationConfig(ctx, p); err != nil {
-			return dst, pushConfigErr10(err)
-		}
-		return append(dst, "{}"...), nil
-	case Method10GetExtendedCard:
-		c, err := h.GetExtendedAgentCard(ctx)
-		if err != nil {
-			return dst, err
-		}
-		b, err := v10.MarshalAgentCard(c, v10.CardOptions{})
-		b, err = t.opts.signCard(ctx, h.Name(), b, err)
-		return append(dst, b...), err
-	}
-	if m := h.ownMethod(req.Method); m != nil {
-		return t.callMethod(dst, ctx, m, req) // a batch member (HandlerOptions.Methods)
-	}
-	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)
-}
-
 // serveStream answers message/stream and tasks/resubscribe with SSE. A
 // request error (bad params, unknown task, …) is one SSE event holding the
 // JSON-RPC error response when the client accepts text/event-stream (as
@@ -903,35 +706,8 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 			cancel()
 		}
 	}()
-	var events iter.Seq2[StreamEvent, error]
-	var err error
-	switch req.Method {
-	case MethodSendStreamingMessage:
-		var p a2a.SendMessageRequest
-		if p, err = v03.DecodeMessageSendParams(req.Params); err == nil {
-			events, err = t.h.SendStreamingMessage(ctx, p)
-		}
-	case Method10SendStreamingMessage:
-		var p a2a.SendMessageRequest
-		if p, err = v10.DecodeSendMessageRequest(req.Params); err == nil {
-			events, err = t.h.SendStreamingMessage(ctx, pushIn10(p))
-		}
-	case MethodResubscribe, Method10SubscribeToTask:
-		var p a2a.SubscribeToTaskRequest
-		if req.Method == MethodResubscribe {
-			var q a2a.CancelTaskRequest
-			q, err = v03.DecodeTaskIDParams(req.Params)
-			p = a2a.SubscribeToTaskRequest(q)
-		} else {
-			p, err = v10.DecodeSubscribeToTaskRequest(req.Params)
-		}
-		if err == nil {
-			var from *int64
-			if from, err = lastEventID(r); err == nil {
-				events, err = t.h.subscribe(ctx, p, from, req.Method == Method10SubscribeToTask)
-			}
-		}
-	}
+	m := lookupMethod(req.Method)
+	events, err := m.open(t, ctx, r, req.Params)
 	if err != nil {
 		body := appendError(nil, req.ID, req.Method, t.wireError(ctx, err, req.Method, rid))
 		if acceptsSSE(r) {
@@ -950,12 +726,9 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	// id, not the request body it points into.
 	id, method := bytes.Clone(req.ID), req.Method
 	streaming = true
-	ec.writeHeader(w, methodVersion(method))
-	appendEvent := v03.AppendEvent
-	if methodVersion(method) == a2a.Version10 {
-		appendEvent = v10.AppendStreamResponse
-	}
-	writeSSE(ctx, cancel, detach, w, r, events, t.opts, method == MethodResubscribe || method == Method10SubscribeToTask, func(dst []byte, ev a2a.Event) ([]byte, error) {
+	ec.writeHeader(w, m.v.version)
+	appendEvent := m.v.streamEvent
+	writeSSE(ctx, cancel, detach, w, r, events, t.opts, m.subscribe, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		n := len(dst)
 		dst, err := appendEvent(jsonrpc.AppendResultHead(dst, id), ev)
 		if err != nil {
@@ -1008,21 +781,6 @@ func RequestedVersion(r *http.Request) (version, raw string, ok bool) {
 	return mm, v, ok && slices.Contains(ServedVersions, mm)
 }
 
-// methodVersion returns the protocol version whose JSON-RPC method names
-// include method ("0.3": A2A 0.3.0 §7; "1.0": A2A 1.0 §9.4), or "".
-func methodVersion(method string) string {
-	switch method {
-	case MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodCancelTask, MethodResubscribe,
-		MethodSetPushConfig, MethodGetPushConfig, MethodListPushConfig, MethodDeletePushConfig, MethodGetExtendedCard:
-		return a2a.Version03
-	case Method10SendMessage, Method10SendStreamingMessage, Method10GetTask, Method10ListTasks, Method10CancelTask,
-		Method10SubscribeToTask, Method10CreatePushConfig, Method10GetPushConfig, Method10ListPushConfigs,
-		Method10DeletePushConfig, Method10GetExtendedCard:
-		return a2a.Version10
-	}
-	return ""
-}
-
 // wrongFamily is the VersionNotSupportedError (-32009) for a method of
 // one protocol version called with another version requested.
 func wrongFamily(method, family, version string) *a2a.Error {
@@ -1072,7 +830,3 @@ func printableASCII(s string, max int) string {
 	}
 	return string(b)
 }
-
-// knownMethod reports whether the transport serves method (A2A 0.3.0 §7,
-// A2A 1.0 §9.4).
-func knownMethod(method string) bool { return methodVersion(method) != "" }

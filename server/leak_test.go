@@ -43,7 +43,7 @@ func TestNoTaskStateLeft(t *testing.T) {
 	h := server.NewHandler(eng, "b", ag, testutil.Card("b"), server.HandlerOptions{})
 	blocking := false
 	for range 5 {
-		task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x")),
+		task, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x")),
 			Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}})
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestNoTaskStateLeft(t *testing.T) {
 		return u.Complete(ctx, "done")
 	}), testutil.Card("echo"), server.HandlerOptions{})
 	for range 5 {
-		if _, err := echo.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))}); err != nil {
+		if _, err := echo.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))}); err != nil {
 			t.Fatal(err)
 		}
 	}

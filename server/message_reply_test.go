@@ -417,20 +417,20 @@ func TestMessageFunc(t *testing.T) {
 		return p
 	}
 
-	res, err := h.Send(ctx, send("ping", "https://hooks.example.com/a"))
+	res, err := h.SendMessage(ctx, send("ping", "https://hooks.example.com/a"))
 	m, ok := res.(*a2a.Message)
 	if err != nil || !ok || m.Role != a2a.RoleAgent || m.MessageID == "" || m.ContextID == "" || m.TaskID != "" || m.Parts[0].Text() != "pong" {
 		t.Fatalf("Send: %#v %v", res, err)
 	}
 	p := send("ping", "https://internal.example.com/a")
-	if _, err := h.Send(ctx, p); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "no such host") {
+	if _, err := h.SendMessage(ctx, p); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "no such host") {
 		t.Fatalf("Send with a refused webhook: %v", err)
 	}
-	if _, err := h.Send(ctx, send("nothing", "")); err == nil || errors.As(err, new(*a2a.Error)) {
+	if _, err := h.SendMessage(ctx, send("nothing", "")); err == nil || errors.As(err, new(*a2a.Error)) {
 		t.Fatalf("a nil answer: %v, want an internal error", err)
 	}
 
-	task, err := h.SendMessage(ctx, send("ping", ""))
+	task, err := h.SendMessageForTask(ctx, send("ping", ""))
 	if err != nil || task.Status.State != a2a.TaskStateCompleted || task.Status.Message == nil || task.Status.Message.Parts[0].Text() != "pong" || task.Status.Message.TaskID != task.ID {
 		t.Fatalf("SendMessage: %+v %v", task, err)
 	}

@@ -95,7 +95,7 @@ func checkMethods(methods map[string]Method) map[string]Method {
 
 // ownMethod returns the Method of one's own named method, or nil. A2A
 // method names are never keys (checkMethods).
-func (h *Handler) ownMethod(method string) Method {
+func (h *AgentHandler) ownMethod(method string) Method {
 	if len(h.opts.Methods) == 0 {
 		return nil
 	}

@@ -79,7 +79,7 @@ func TestAgentValueThatIsNotJSON(t *testing.T) {
 				got <- err
 				return err
 			}), testutil.Card("bad"), server.HandlerOptions{})
-			task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))})
+			task, err := h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))})
 			if err != nil {
 				t.Fatal(err)
 			}

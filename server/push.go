@@ -702,7 +702,7 @@ var errPushConfigNotFound = func(id string) error {
 // checkPushURL validates a webhook URL with PushOptions.CheckURL (which
 // may resolve its host): -32602 naming field (the url's JSON pointer in
 // the params) when it is refused, -32003 when push is disabled.
-func (h *Handler) checkPushURL(ctx context.Context, field, rawURL string) error {
+func (h *AgentHandler) checkPushURL(ctx context.Context, field, rawURL string) error {
 	p := h.e.push
 	if p == nil {
 		return a2a.ErrPushNotificationNotSupported
@@ -748,7 +748,7 @@ func headerValueOK(v string) bool {
 
 // setPushConfig stores a config whose URL checkPushURL accepted; cursor
 // is where its deliveries start in the task's log.
-func (h *Handler) setPushConfig(ctx context.Context, taskID string, cfg a2a.PushNotificationConfig, cursor int64) (a2a.PushNotificationConfig, error) {
+func (h *AgentHandler) setPushConfig(ctx context.Context, taskID string, cfg a2a.PushNotificationConfig, cursor int64) (a2a.PushNotificationConfig, error) {
 	p := h.e.push
 	if p == nil {
 		return cfg, a2a.ErrPushNotificationNotSupported
@@ -773,7 +773,7 @@ func (h *Handler) setPushConfig(ctx context.Context, taskID string, cfg a2a.Push
 // pushConfigRoom refuses (-32602, naming field) a config that would be
 // the task's MaxPushConfigsPerTask+1th; replacing one of its configs (by
 // id) is always allowed.
-func (h *Handler) pushConfigRoom(ctx context.Context, taskID, configID, field string) error {
+func (h *AgentHandler) pushConfigRoom(ctx context.Context, taskID, configID, field string) error {
 	existing, err := h.e.st.PushConfigs(ctx, taskID)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func (h *hook) untilCompleted(t *testing.T) []delivery {
 	return got
 }
 
-func pushEngine(t *testing.T, st store.Store, signer server.PushSigner) (*server.Engine, *server.Handler) {
+func pushEngine(t *testing.T, st store.Store, signer server.PushSigner) (*server.Engine, *server.AgentHandler) {
 	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger(),
 		Push: &server.PushOptions{Signer: signer, RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}})
 	if err != nil {
@@ -113,7 +113,7 @@ func TestPushDeliversEveryStateChangeInOrder(t *testing.T) {
 		t.Fatal("card does not declare pushNotifications")
 	}
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(strings.Repeat("x", 100))) // two artifact chunks
-	task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{
+	task, err := h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{
 		PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL, Token: "secret",
 			Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}}}}})
 	if err != nil {
@@ -156,7 +156,7 @@ func TestPushSurvivesRestart(t *testing.T) {
 	hk.fail.Store(true)
 	st := memory.New()
 	eng, h := pushEngine(t, st, nil)
-	task, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
+	task, err := h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if err != nil || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("send: %v %v", task, err)
@@ -199,7 +199,7 @@ func TestPushDisabledAndRefusedURL(t *testing.T) {
 	}
 	defer eng.Close(context.Background())
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
-	_, err = h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
+	_, err = h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "http://169.254.169.254/latest"}}})
 	if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams {
 		t.Fatalf("metadata URL: %v", err)
@@ -221,7 +221,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	defer eng.Close(context.Background())
 	chat := server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{})
 	ctx := context.Background()
-	task, err := chat.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
+	task, err := chat.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{ID: "dead", URL: deadSrv.URL}}})
 	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("send: %v %v", task, err)
@@ -232,7 +232,7 @@ func TestPushDeleteStopsAndConfigsAreIndependent(t *testing.T) {
 	}
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("bye"))
 	m.TaskID = task.ID
-	if _, err := chat.SendMessage(ctx, a2a.SendMessageRequest{Message: m}); err != nil {
+	if _, err := chat.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m}); err != nil {
 		t.Fatal(err)
 	}
 	// The good webhook gets the second turn (working, completed) although
@@ -273,7 +273,7 @@ func TestPushConfigLimitOnContinuation(t *testing.T) {
 	defer eng.Close(context.Background())
 	chat := server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{})
 	ctx := context.Background()
-	task, err := chat.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))})
+	task, err := chat.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))})
 	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("send: %v %v", task, err)
 	}
@@ -285,7 +285,7 @@ func TestPushConfigLimitOnContinuation(t *testing.T) {
 	}
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("more"))
 	m.TaskID = task.ID
-	_, err = chat.SendMessage(ctx, a2a.SendMessageRequest{Message: m,
+	_, err = chat.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m,
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams {
 		t.Fatalf("a continuation with one config too many: %v, want -32602", err)
@@ -308,7 +308,7 @@ func TestPushChunkedArtifact(t *testing.T) {
 	eng, h := pushEngine(t, memory.New(), &fakeSigner{})
 	defer eng.Close(context.Background())
 	text := strings.Repeat("0123456789abcdef", 4096*4) // 4,096 chunks of 64 bytes
-	_, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text)),
+	_, err := h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text)),
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)

@@ -32,11 +32,11 @@ func TestQueuedCreateRunsAgentOncePerMessage(t *testing.T) {
 	ctx := context.Background()
 
 	p := testutil.UserMessage("hi", "")
-	first, err := h.SendMessage(ctx, p)
+	first, err := h.SendMessageForTask(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := h.SendMessage(ctx, p)
+	again, err := h.SendMessageForTask(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestQueuedCreateRunsAgentOncePerMessage(t *testing.T) {
 		ids := make([]string, 6)
 		for i := range ids {
 			wg.Go(func() {
-				task, err := h.SendMessage(ctx, p)
+				task, err := h.SendMessageForTask(ctx, p)
 				if err != nil {
 					t.Errorf("round %d: %v", round, err)
 					return
@@ -120,7 +120,7 @@ func TestQueuedCreateFailure(t *testing.T) {
 	ctx := context.Background()
 
 	p := testutil.UserMessage("hi", "")
-	if task, err := h.SendMessage(ctx, p); err == nil {
+	if task, err := h.SendMessageForTask(ctx, p); err == nil {
 		t.Fatalf("send succeeded with a failed create: %+v", task)
 	}
 	<-started
@@ -140,7 +140,7 @@ func TestQueuedCreateFailure(t *testing.T) {
 	st.failCreates.Store(false)
 	f := false
 	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &f}
-	task, err := h.SendMessage(ctx, p)
+	task, err := h.SendMessageForTask(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,7 +179,7 @@ func testReplicaPushTakeover(t *testing.T, c cluster) {
 	a := startReplica(t, ctx, c, steps, server.EngineOptions{LeaseTime: time.Second, Push: unreachablePush})
 	b := pushReplica(t, ctx, c, steps, time.Second)
 	blocking := false
-	task, err := a.h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
+	task, err := a.h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
 		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func testPushTransientReadRetried(t *testing.T, c cluster) {
 		func(pst sharedStore) store.Store { st = &flakyConfigs{sharedStore: pst}; return st }).h
 	hk := newTextHook(t)
 	blocking := false
-	if _, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
+	if _, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
 		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hk.srv.URL}}}); err != nil {
 		t.Fatal(err)
 	}

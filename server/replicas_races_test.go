@@ -160,7 +160,7 @@ func testReplicaContinuedElsewhere(t *testing.T, c cluster) {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer"))
 	m.TaskID = task.ID
 	blocking := false
-	if _, err := b.h.SendMessage(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
+	if _, err := b.h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
@@ -315,7 +315,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer"))
 	m.TaskID = task.ID
 	blocking := false
-	if _, err := b.h.SendMessage(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
+	if _, err := b.h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
@@ -326,7 +326,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 		visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
 		m2 := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer again"))
 		m2.TaskID = task.ID
-		if _, err := a.SendMessage(ctx, a2a.SendMessageRequest{Message: m2, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err == nil {
+		if _, err := a.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m2, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err == nil {
 			t.Fatal("a continuation of the task B runs was accepted on A")
 		}
 	}
@@ -403,7 +403,7 @@ func testReplicaCancelStreamDuringResync(t *testing.T, c cluster) {
 	task := startTask(t, ctx, a.h)
 	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	visible(t, ctx, b, task.ID, a2a.TaskStateWorking)
-	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, nil) // the task as A has it: working
+	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{EndOnInterrupt: true}) // the task as A has it: working
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func (a stepAgent) Execute(ctx context.Context, r *server.Request, u *server.Tas
 type replica struct {
 	st  sharedStore
 	eng *server.Engine
-	h   *server.Handler
+	h   *server.AgentHandler
 }
 
 // sharedStore is a store as the replicas of a server share it.
@@ -85,7 +85,7 @@ func (c cluster) open(t *testing.T, ctx context.Context) sharedStore {
 
 // replicaOn is a replica on the cluster: its own store handle (with
 // notifications) and engine, serving agent as "steps".
-func replicaOn(t *testing.T, ctx context.Context, c cluster, agent server.Agent) *server.Handler {
+func replicaOn(t *testing.T, ctx context.Context, c cluster, agent server.Agent) *server.AgentHandler {
 	t.Helper()
 	return startReplica(t, ctx, c, agent, server.EngineOptions{}).h
 }
@@ -143,10 +143,10 @@ func (a cancelAgent) Cancel(ctx context.Context, task a2a.Task) error {
 
 // startTask sends "go" to h without waiting for the task (non-blocking)
 // and returns the task as accepted.
-func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
+func startTask(t *testing.T, ctx context.Context, h *server.AgentHandler) *a2a.Task {
 	t.Helper()
 	blocking := false
-	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
+	task, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
 		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func startTask(t *testing.T, ctx context.Context, h *server.Handler) *a2a.Task {
 // visible waits until h shows the task in state: an agent's event has
 // returned once queued, and is in the store (and on every replica) once
 // committed, a moment later.
-func visible(t *testing.T, ctx context.Context, h *server.Handler, id string, state a2a.TaskState) {
+func visible(t *testing.T, ctx context.Context, h *server.AgentHandler, id string, state a2a.TaskState) {
 	t.Helper()
 	var got *a2a.Task
 	var err error
@@ -209,7 +209,7 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	if err != nil || before.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("before the cancel: %+v %v", before.Status, err)
 	}
-	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, nil)
+	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	}
 	// Resumed on A after the last event it knew before the cancel.
 	from := int64(2)
-	resumed, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, &from)
+	resumed, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	if got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("A's running task after B started and %v passed: %+v %v", 3*lease, got.Status, err)
 	}
-	live, err := b.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, nil)
+	live, err := b.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,9 +304,9 @@ func testReplicaMessageIDs(t *testing.T, c cluster) {
 			err  error
 		}
 		out := make(chan res, 2)
-		for _, h := range []*server.Handler{a, b} {
+		for _, h := range []*server.AgentHandler{a, b} {
 			go func() {
-				task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: m})
+				task, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m})
 				out <- res{task, err}
 			}()
 		}
@@ -319,8 +319,8 @@ func testReplicaMessageIDs(t *testing.T, c cluster) {
 		}
 		other := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("something else"))
 		other.MessageID = m.MessageID
-		for _, h := range []*server.Handler{a, b} {
-			if _, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: other}); err == nil {
+		for _, h := range []*server.AgentHandler{a, b} {
+			if _, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: other}); err == nil {
 				t.Fatalf("round %d: a different message under a used messageId was accepted", round)
 			}
 		}
@@ -336,7 +336,7 @@ func TestReplicaStreams(t *testing.T) { forClusters(t, testReplicaStreams) }
 func testReplicaStreams(t *testing.T, c cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	replica := func(agent server.Agent) *server.Handler { return replicaOn(t, ctx, c, agent) }
+	replica := func(agent server.Agent) *server.AgentHandler { return replicaOn(t, ctx, c, agent) }
 	steps := make(chan string)
 	a := replica(stepAgent{steps: steps})
 	b := replica(stepAgent{steps: make(chan string)}) // runs nothing here
@@ -347,7 +347,7 @@ func testReplicaStreams(t *testing.T, c cluster) {
 		text string
 	}
 	follow := func(from *int64) (<-chan got, <-chan error) {
-		evs, err := b.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, from)
+		evs, err := b.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{From: from, EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func testReplicaTraceContext(t *testing.T, c cluster) {
 	callerCtx, caller := tp.Tracer("test").Start(ctx, "caller")
 	want := caller.SpanContext()
 	blocking := false
-	task, err := a.h.SendMessage(callerCtx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
+	task, err := a.h.SendMessageForTask(callerCtx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go")),
 		Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking, PushNotificationConfig: &a2a.PushNotificationConfig{ID: "c1", URL: hook.URL}}})
 	caller.End()
 	if err != nil {

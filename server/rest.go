@@ -28,7 +28,7 @@ import (
 // and a google.rpc.ErrorInfo detail (§11.6); errors of a stream that has
 // begun are its last SSE event.
 type restTransport struct {
-	h       *Handler
+	h       *AgentHandler
 	opts    TransportOptions
 	cardURL func(*http.Request) string
 	codec   *restCodec
@@ -38,7 +38,7 @@ type restTransport struct {
 	cardModified time.Time
 }
 
-func newRESTHandler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
+func newRESTHandler(h *AgentHandler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
 	return &restTransport{h: h, opts: opts.withDefaults(), cardURL: cardURL, codec: &restCodec10}
 }
 
@@ -361,7 +361,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 		if err != nil {
 			return nil, err
 		}
-		res, err := h.Send(ctx, p)
+		res, err := h.SendMessage(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -505,5 +505,5 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 	// follows an interrupted one until it is terminal (§3.1.6); 0.3
 	// replays a terminal task and ends at an interrupted state (final:
 	// true), as tasks/resubscribe does.
-	return t.h.subscribe(ctx, a2a.SubscribeToTaskRequest(p), from, t.codec.version == a2a.Version10)
+	return t.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest(p), SubscribeOptions{From: from, EndOnInterrupt: t.codec.version != a2a.Version10})
 }

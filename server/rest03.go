@@ -56,7 +56,7 @@ func parseREST03Path(method, escaped string) (restRoute, bool) {
 
 // newREST03Handler returns the 0.3 HTTP+JSON binding of h. cardURL, if not
 // nil, gives the agent's URL for the extended card.
-func newREST03Handler(h *Handler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
+func newREST03Handler(h *AgentHandler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
 	t := newRESTHandler(h, opts, cardURL)
 	t.codec = &restCodec03
 	return t

@@ -32,12 +32,12 @@ func TestRetention(t *testing.T) {
 			echo := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
 			wait := server.NewHandler(eng, "wait", waitAgent{canceled: make(chan string, 1)}, testutil.Card("wait"), server.HandlerOptions{})
 			ctx := context.Background()
-			done, err := echo.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))})
+			done, err := echo.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x"))})
 			if err != nil || done.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("send: %v %v", done, err)
 			}
 			blocking := false
-			running, err := wait.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x")),
+			running, err := wait.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x")),
 				Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}})
 			if err != nil {
 				t.Fatal(err)

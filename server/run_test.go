@@ -123,11 +123,11 @@ func TestMountNoPushCancelMessage(t *testing.T) {
 		t.Fatalf("Mount listed the agent: %v", host.Agents())
 	}
 	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("q"))
-	task, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://x"}}})
+	task, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: "https://x"}}})
 	if !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 		t.Fatalf("send with push config: %v", err)
 	}
-	if task, err = h.SendMessage(ctx, a2a.SendMessageRequest{Message: msg}); err != nil {
+	if task, err = h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: msg}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: task.ID}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {

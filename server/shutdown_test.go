@@ -62,7 +62,7 @@ func TestShutdown(t *testing.T) {
 	var refused error
 	for i := 0; i < 200 && refused == nil; i++ {
 		m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("late"))
-		if _, err := echo.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m}); err != nil {
+		if _, err := echo.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: m}); err != nil {
 			refused = err
 		} else {
 			time.Sleep(5 * time.Millisecond)
@@ -96,7 +96,7 @@ func TestShutdownDoesNotWaitForPush(t *testing.T) {
 	hk := newHook(t)
 	hk.fail.Store(true)
 	eng, h := pushEngine(t, memory.New(), &fakeSigner{})
-	_, err := h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x")),
+	_, err := h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("x")),
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hk.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)

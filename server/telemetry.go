@@ -26,7 +26,7 @@ import (
 
 // instrument makes every request next serves a telemetry Call of h's
 // agent over binding; next itself when telemetry is off.
-func instrument(h *Handler, binding string, next http.Handler) http.Handler {
+func instrument(h *AgentHandler, binding string, next http.Handler) http.Handler {
 	tel := h.e.tel
 	if tel == nil {
 		return next
@@ -47,7 +47,7 @@ func instrument(h *Handler, binding string, next http.Handler) http.Handler {
 // tenant and taskID are those of a REST path ("": read from params). It
 // returns ctx carrying the span; ctx itself when there is nothing to
 // start.
-func (h *Handler) beginCall(ctx context.Context, method, tenant, taskID string, params []byte) context.Context {
+func (h *AgentHandler) beginCall(ctx context.Context, method, tenant, taskID string, params []byte) context.Context {
 	c := telemetry.CallFrom(ctx)
 	if !c.Deferred() {
 		return ctx
@@ -101,7 +101,7 @@ func taskOfParams(method string, params []byte) (tenant, taskID string) {
 // task is one of this agent's that the caller of ctx (its tenant
 // included) may see; invalid otherwise. A task executing here has it in
 // the engine's cache; any other is read from the store.
-func (h *Handler) taskTrace(ctx context.Context, id string) trace.SpanContext {
+func (h *AgentHandler) taskTrace(ctx context.Context, id string) trace.SpanContext {
 	owner, ok := h.owner(ctx)
 	if !ok {
 		return trace.SpanContext{}

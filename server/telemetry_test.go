@@ -504,7 +504,7 @@ func TestTelemetryPushAndBatches(t *testing.T) {
 	}
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{})
 	ctx, caller := tp.Tracer("test").Start(context.Background(), "caller")
-	_, err = h.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
+	_, err = h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi")),
 		Configuration: &a2a.SendMessageConfiguration{PushNotificationConfig: &a2a.PushNotificationConfig{URL: hook.URL}}})
 	if err != nil {
 		t.Fatal(err)

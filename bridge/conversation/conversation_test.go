@@ -88,7 +88,7 @@ func factory(t *testing.T) conversation.Factory {
 }
 
 type fixture struct {
-	h *server.Handler
+	h *server.AgentHandler
 }
 
 func newFixture(t *testing.T, s *conversation.Scenario) *fixture {
@@ -115,7 +115,7 @@ func (f *fixture) send(t *testing.T, taskID, text string) *a2a.Task {
 	t.Helper()
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart(text))
 	m.TaskID = taskID
-	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
+	task, err := f.h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRoundRobin(t *testing.T) {
 	// Continuing a finished conversation: the engine's -32004.
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("more"))
 	m.TaskID = task.ID
-	_, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
+	_, err := f.h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: m})
 	var ae *a2a.Error
 	if !errors.As(err, &ae) || ae.Code != a2a.CodeUnsupportedOperation {
 		t.Fatalf("continue finished: %v", err)
@@ -327,7 +327,7 @@ func TestCancel(t *testing.T) {
 	f := newFixture(t, scenario("", conversation.Participant{ID: "alice", Kind: "hang"}))
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
 	nb := false
-	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &nb}})
+	task, err := f.h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &nb}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestAttachments(t *testing.T) {
 	s.Rules.OnParticipantFailure = conversation.SkipParticipant
 	f := newFixtureWith(t, s, server.HandlerOptions{NoPush: true, Attachments: &server.AttachmentOptions{MaxBytes: 64}})
 	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("see"), a2a.Part{Content: a2a.Raw([]byte("hello")), MediaType: "text/plain", Filename: "in.txt"})
-	task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
+	task, err := f.h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func TestClientCannotImpersonate(t *testing.T) {
 	}
 	send := func(t *testing.T, f *fixture, m a2a.Message) *a2a.Task {
 		t.Helper()
-		task, err := f.h.SendMessage(context.Background(), a2a.SendMessageRequest{Message: m})
+		task, err := f.h.SendMessageForTask(context.Background(), a2a.SendMessageRequest{Message: m})
 		if err != nil {
 			t.Fatal(err)
 		}

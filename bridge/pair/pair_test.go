@@ -40,7 +40,7 @@ func newFixture(t *testing.T, o Options) *fixture {
 	return &fixture{m: m, host: host, eng: eng}
 }
 
-func (f *fixture) side(t *testing.T, info Info, s Side) *server.Handler {
+func (f *fixture) side(t *testing.T, info Info, s Side) *server.AgentHandler {
 	t.Helper()
 	h, ok := f.host.Handler(AgentName(info.ID, s))
 	if !ok {
@@ -64,10 +64,10 @@ type result struct {
 }
 
 // send sends blocking on its own goroutine.
-func send(h *server.Handler, p a2a.SendMessageRequest) <-chan result {
+func send(h *server.AgentHandler, p a2a.SendMessageRequest) <-chan result {
 	c := make(chan result, 1)
 	go func() {
-		t, err := h.SendMessage(context.Background(), p)
+		t, err := h.SendMessageForTask(context.Background(), p)
 		c <- result{t, err}
 	}()
 	return c
@@ -96,12 +96,12 @@ func lastArtifactText(t *testing.T, task *a2a.Task) string {
 }
 
 // waitFinal follows a task until its state is terminal.
-func waitFinal(t *testing.T, h *server.Handler, id string) a2a.TaskState {
+func waitFinal(t *testing.T, h *server.AgentHandler, id string) a2a.TaskState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
-		evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, nil)
+		evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, server.SubscribeOptions{EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ type a2aServer struct {
 	url  string
 	host *server.Host
 	eng  *server.Engine
-	hs   map[string]*server.Handler
+	hs   map[string]*server.AgentHandler
 }
 
 func newA2AServer(t *testing.T) *a2aServer {
@@ -38,13 +38,13 @@ func newA2AServer(t *testing.T) *a2aServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &a2aServer{eng: eng, hs: map[string]*server.Handler{},
+	s := &a2aServer{eng: eng, hs: map[string]*server.AgentHandler{},
 		host: server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})}
 	return s
 }
 
 // add hosts agent under name (before start).
-func (s *a2aServer) add(t *testing.T, name string, agent server.Agent, opts server.HandlerOptions) *server.Handler {
+func (s *a2aServer) add(t *testing.T, name string, agent server.Agent, opts server.HandlerOptions) *server.AgentHandler {
 	t.Helper()
 	// Text and JSON in, as the cards of a2abridge serve (the server
 	// refuses a part of another type, -32005).

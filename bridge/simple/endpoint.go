@@ -62,7 +62,7 @@ type EndpointOptions struct {
 // a string, is a TextPart; text and "files" alone become a TextPart and FileParts; any
 // other object is a DataPart of the whole object, text field included,
 // after a TextPart of its text field when that is a string), sent to the
-// agent's server.Handler as a blocking SendMessage, and the call waits
+// agent's server.AgentHandler as a blocking SendMessage, and the call waits
 // for the task to finish or to wait for input (timeout_ms, default
 // EndpointOptions.DefaultTimeout). The answer is
 // {"task_id", "status", "output", "error"}:
@@ -79,7 +79,7 @@ type EndpointOptions struct {
 //     task goes on.
 //
 // Content-Type: for an agent that authenticates its callers
-// (server.Handler.RequiresAuth), a call must be sent with one JSON media
+// (server.AgentHandler.RequiresAuth), a call must be sent with one JSON media
 // type, application/json or application/*+json (parameters such as
 // charset are ignored, case does not matter). Any other Content-Type,
 // none, or more than one is answered 415 before the credentials are
@@ -108,7 +108,7 @@ type EndpointOptions struct {
 // (error names the member: "input: required", "timeout_ms: …"); 415 for
 // a call without a JSON Content-Type to an agent that authenticates; 401
 // when the agent's authentication (HandlerOptions.Auth, through
-// Handler.Authenticated) refuses the credentials, 503 when it is
+// AgentHandler.Authenticated) refuses the credentials, 503 when it is
 // unavailable; 404 for an unknown agent (with the call's task_id), and
 // for a new task_id of a retired agent (server.HandlerOptions.Retired:
 // it still answers the calls of its finished tasks); 405 for a method
@@ -117,7 +117,7 @@ type EndpointOptions struct {
 // for a different input); 413 for a body over MaxBody; 504 on timeout;
 // 500 for an internal error. Every answer has the dialect's shape, with
 // "status": "error" and the reason in "error" when it is not 200.
-func NewEndpoint(lookup func(name string) (*server.Handler, bool), opts EndpointOptions) http.Handler {
+func NewEndpoint(lookup func(name string) (*server.AgentHandler, bool), opts EndpointOptions) http.Handler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
@@ -138,7 +138,7 @@ func NewEndpoint(lookup func(name string) (*server.Handler, bool), opts Endpoint
 }
 
 type endpoint struct {
-	lookup func(string) (*server.Handler, bool)
+	lookup func(string) (*server.AgentHandler, bool)
 	opts   EndpointOptions
 }
 
@@ -228,7 +228,7 @@ func jsonContentType(values []string) bool {
 }
 
 // serve answers an authenticated call to h.
-func (e *endpoint) serve(w http.ResponseWriter, r *http.Request, h *server.Handler) {
+func (e *endpoint) serve(w http.ResponseWriter, r *http.Request, h *server.AgentHandler) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.opts.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -298,7 +298,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request, h *server.Handl
 		task, err = e.send(ctx, h, msg)
 	default:
 		// Still working (an earlier call timed out): wait for it by
-		// sending its last message again, which the agent's Handler
+		// sending its last message again, which the agent's AgentHandler
 		// answers from the task, once done, without running it again.
 		if last := lastUserMessage(task); last != nil {
 			task, err = e.send(ctx, h, *last)
@@ -335,14 +335,14 @@ func lastUserMessage(t *a2a.Task) *a2a.Message {
 // a goroutine of its own: for an agent that runs inline (see
 // server.InlineAgent) it returns only when the agent has, and the call
 // must not wait past its timeout for that.
-func (e *endpoint) send(ctx context.Context, h *server.Handler, msg a2a.Message) (*a2a.Task, error) {
+func (e *endpoint) send(ctx context.Context, h *server.AgentHandler, msg a2a.Message) (*a2a.Task, error) {
 	type result struct {
 		t   *a2a.Task
 		err error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		t, err := h.SendMessage(ctx, a2a.SendMessageRequest{Message: msg,
+		t, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: msg,
 			Configuration: &a2a.SendMessageConfiguration{Blocking: new(true), HistoryLength: new(0)}})
 		ch <- result{t, err}
 	}()
@@ -354,7 +354,7 @@ func (e *endpoint) send(ctx context.Context, h *server.Handler, msg a2a.Message)
 	}
 }
 
-// failErr answers an error of the agent's Handler or the call's context.
+// failErr answers an error of the agent's AgentHandler or the call's context.
 func (e *endpoint) failErr(ctx context.Context, w http.ResponseWriter, r *http.Request, taskID string, err error) {
 	var ae *a2a.Error
 	switch {

@@ -205,7 +205,7 @@ func FuzzEndpointContentType(f *testing.F) {
 	}
 	h := server.NewHandler(eng, "private", &countingEcho{}, a2a.AgentCard{Name: "private", Version: "1"},
 		server.HandlerOptions{Auth: auth.Set{bearer}})
-	ep := simple.NewEndpoint(func(string) (*server.Handler, bool) { return h, true }, simple.EndpointOptions{Logger: testutil.Logger()})
+	ep := simple.NewEndpoint(func(string) (*server.AgentHandler, bool) { return h, true }, simple.EndpointOptions{Logger: testutil.Logger()})
 	f.Fuzz(func(t *testing.T, ct string) {
 		req := httptest.NewRequest(http.MethodPost, "/simple/private", strings.NewReader(`{"input":"x"}`))
 		req.Header["Content-Type"] = []string{ct}

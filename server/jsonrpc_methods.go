@@ -1,0 +1,233 @@
+package server
+
+import (
+	"context"
+	"iter"
+	"net/http"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
+)
+
+// The A2A methods of the JSON-RPC binding, one table per protocol version
+// (A2A 0.3.0 §7, A2A 1.0 §9.4): each method's entry decodes its params
+// with its version's codec, calls the one Handler operation it stands for
+// and encodes the result. The names of the two versions never collide, so
+// a request's method alone picks its entry; the A2A-Version the request
+// asks for must be the entry's (ServeHTTP checks it).
+
+// rpcVersion is what the methods of one protocol version share.
+type rpcVersion struct {
+	version string
+	// streamEvent appends one event of a stream as the value of a
+	// response's "result": the 0.3 object with its kind, or the 1.0
+	// StreamResponse.
+	streamEvent func(dst []byte, ev a2a.Event) ([]byte, error)
+}
+
+var (
+	rpc03 = &rpcVersion{version: a2a.Version03, streamEvent: v03.AppendEvent}
+	rpc10 = &rpcVersion{version: a2a.Version10, streamEvent: v10.AppendStreamResponse}
+)
+
+// rpcMethod is one A2A method: exactly one of call (answered with one
+// result) and open (answered with an SSE stream) is set.
+type rpcMethod struct {
+	v *rpcVersion
+	// call decodes params, calls the handler and appends the result's
+	// JSON to dst; on error, what it appended must be discarded.
+	call func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error)
+	// open decodes params and opens the stream of events; r is the HTTP
+	// request (its Last-Event-ID resumes a subscription).
+	open func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error)
+	// subscribe marks a stream of a task that exists already (the
+	// subscription methods), whose first event may be held back.
+	subscribe bool
+}
+
+// rpcMethods are the A2A methods of both versions by name.
+var rpcMethods = map[string]*rpcMethod{
+	// A2A 0.3.0 (§7).
+	MethodSendMessage: {v: rpc03, call: unary(v03.DecodeMessageSendParams, Handler.SendMessage, v03.AppendEvent)},
+	MethodSendStreamingMessage: {v: rpc03, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+		p, err := v03.DecodeMessageSendParams(params)
+		if err != nil {
+			return nil, err
+		}
+		return t.h.SendStreamingMessage(ctx, p)
+	}},
+	MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, Handler.GetTask, appendTask03)},
+	MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, Handler.CancelTask, appendTask03)},
+	MethodResubscribe: {v: rpc03, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+		p, err := v03.DecodeTaskIDParams(params)
+		if err != nil {
+			return nil, err
+		}
+		// tasks/resubscribe ends with an interrupted state too (A2A 0.3.0
+		// §7.9: the status update of input-required is final).
+		return subscribe(t, ctx, r, a2a.SubscribeToTaskRequest(p), true)
+	}},
+	MethodSetPushConfig: {v: rpc03, call: unary(v03.DecodeTaskPushNotificationConfig, Handler.CreateTaskPushNotificationConfig, appendPushConfig03)},
+	MethodGetPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
+		return v03.DecodeTaskPushConfigParams(params, false)
+	}, Handler.GetTaskPushNotificationConfig, appendPushConfig03)}, // a missing config stays -32602 in 0.3 (pushConfigErr10 is 1.0's rule)
+	MethodListPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
+		p, err := v03.DecodeTaskIDParams(params)
+		return a2a.ListTaskPushNotificationConfigsRequest{TaskID: p.ID}, err
+	}, Handler.ListTaskPushNotificationConfigs, appendPushConfigs03)},
+	MethodDeletePushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.DeleteTaskPushNotificationConfigRequest, error) {
+		p, err := v03.DecodeTaskPushConfigParams(params, true)
+		return a2a.DeleteTaskPushNotificationConfigRequest(p), err
+	}, deletePushConfig, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "null"...), nil })},
+	MethodGetExtendedCard: {v: rpc03, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
+		c, err := t.h.GetExtendedAgentCard(ctx)
+		if err != nil {
+			return dst, extendedCardErr03(err)
+		}
+		b, err := t.opts.marshalCard03(c)
+		b, err = t.opts.signCard(ctx, t.h.Name(), b, err)
+		return append(dst, b...), err
+	}},
+
+	// A2A 1.0 (§9.4).
+	Method10SendMessage: {v: rpc10, call: unary(decodeSend10, Handler.SendMessage, v10.AppendSendMessageResponse)},
+	Method10SendStreamingMessage: {v: rpc10, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+		p, err := decodeSend10(params)
+		if err != nil {
+			return nil, err
+		}
+		return t.h.SendStreamingMessage(ctx, p)
+	}},
+	Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, Handler.GetTask, v10.AppendTask)},
+	Method10ListTasks: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
+		p, err := v10.DecodeListTasksRequest(params)
+		if err != nil {
+			return dst, err
+		}
+		res, err := t.h.ListTasks(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return v10.AppendListTasksResponse(dst, res, p.IncludeArtifacts)
+	}},
+	Method10CancelTask: {v: rpc10, call: unary(v10.DecodeCancelTaskRequest, Handler.CancelTask, v10.AppendTask)},
+	Method10SubscribeToTask: {v: rpc10, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+		p, err := v10.DecodeSubscribeToTaskRequest(params)
+		if err != nil {
+			return nil, err
+		}
+		return subscribe(t, ctx, r, p, false)
+	}},
+	Method10CreatePushConfig: {v: rpc10, call: unary(func(params []byte) (a2a.TaskPushNotificationConfig, error) {
+		c, err := v10.DecodeTaskPushNotificationConfig(params)
+		c.PushNotificationConfig.ProtocolVersion = a2a.Version10 // its notifications take the 1.0 shape
+		return c, err
+	}, Handler.CreateTaskPushNotificationConfig, v10.AppendTaskPushNotificationConfig)},
+	Method10GetPushConfig: {v: rpc10, call: unary(v10.DecodeGetTaskPushNotificationConfigRequest, func(h Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+		c, err := h.GetTaskPushNotificationConfig(ctx, p)
+		return c, pushConfigErr10(err)
+	}, v10.AppendTaskPushNotificationConfig)},
+	Method10ListPushConfigs: {v: rpc10, call: unary(v10.DecodeListTaskPushNotificationConfigsRequest, Handler.ListTaskPushNotificationConfigs,
+		func(dst []byte, cs []a2a.TaskPushNotificationConfig) ([]byte, error) {
+			return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
+		})},
+	Method10DeletePushConfig: {v: rpc10, call: unary(v10.DecodeDeleteTaskPushNotificationConfigRequest, func(h Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+		_, err := deletePushConfig(h, ctx, p)
+		return struct{}{}, pushConfigErr10(err)
+	}, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "{}"...), nil })},
+	Method10GetExtendedCard: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
+		c, err := t.h.GetExtendedAgentCard(ctx)
+		if err != nil {
+			return dst, err
+		}
+		b, err := v10.MarshalAgentCard(c, v10.CardOptions{})
+		b, err = t.opts.signCard(ctx, t.h.Name(), b, err)
+		return append(dst, b...), err
+	}},
+}
+
+// unary makes the call of a method answered with one result: decode the
+// params, call the operation, encode its result.
+func unary[Req, Res any](decode func([]byte) (Req, error), op func(Handler, context.Context, Req) (Res, error), encode func([]byte, Res) ([]byte, error)) func(*jsonrpcTransport, []byte, context.Context, []byte) ([]byte, error) {
+	return func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
+		p, err := decode(params)
+		if err != nil {
+			return dst, err
+		}
+		res, err := op(t.h, ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return encode(dst, res)
+	}
+}
+
+// subscribe opens a subscription, resumed from r's Last-Event-ID when it
+// has one.
+func subscribe(t *jsonrpcTransport, ctx context.Context, r *http.Request, p a2a.SubscribeToTaskRequest, endOnInterrupt bool) (iter.Seq2[StreamEvent, error], error) {
+	from, err := lastEventID(r)
+	if err != nil {
+		return nil, err
+	}
+	return t.h.SubscribeToTask(ctx, p, SubscribeOptions{From: from, EndOnInterrupt: endOnInterrupt})
+}
+
+// decodeSend10 decodes SendMessage params; a push notification config in
+// them is a 1.0 config (pushIn10).
+func decodeSend10(params []byte) (a2a.SendMessageRequest, error) {
+	p, err := v10.DecodeSendMessageRequest(params)
+	return pushIn10(p), err
+}
+
+// deletePushConfig is Handler.DeleteTaskPushNotificationConfig with a
+// result, as unary takes it.
+func deletePushConfig(h Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+	return struct{}{}, h.DeleteTaskPushNotificationConfig(ctx, p)
+}
+
+func appendTask03(dst []byte, t *a2a.Task) ([]byte, error) { return v03.AppendEvent(dst, t) }
+
+func appendPushConfig03(dst []byte, c *a2a.TaskPushNotificationConfig) ([]byte, error) {
+	b, err := v03.MarshalTaskPushNotificationConfig(c)
+	return append(dst, b...), err
+}
+
+// appendPushConfigs03 appends the result of
+// tasks/pushNotificationConfig/list: an array of configs.
+func appendPushConfigs03(dst []byte, cs []a2a.TaskPushNotificationConfig) ([]byte, error) {
+	dst = append(dst, '[')
+	for i := range cs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		b, err := v03.MarshalTaskPushNotificationConfig(&cs[i])
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, b...)
+	}
+	return append(dst, ']'), nil
+}
+
+// lookupMethod returns the A2A method named name, nil for another name.
+func lookupMethod(name string) *rpcMethod { return rpcMethods[name] }
+
+// methodVersion returns the protocol version whose JSON-RPC method names
+// include method ("0.3": A2A 0.3.0 §7; "1.0": A2A 1.0 §9.4), or "".
+func methodVersion(method string) string {
+	if m := lookupMethod(method); m != nil {
+		return m.v.version
+	}
+	return ""
+}
+
+// streamingMethod reports whether method answers with an SSE stream.
+func streamingMethod(method string) bool {
+	m := lookupMethod(method)
+	return m != nil && m.open != nil
+}
+
+// knownMethod reports whether the transport serves method (A2A 0.3.0 §7,
+// A2A 1.0 §9.4).
+func knownMethod(method string) bool { return lookupMethod(method) != nil }
