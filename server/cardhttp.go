@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"github.com/a2abridge/a2abridge/internal/forwarded"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ func cardETag(b []byte) string {
 func writeCard(w http.ResponseWriter, r *http.Request, b []byte, modified time.Time, private bool, cc cardCaching) {
 	h := w.Header()
 	if cc.vary {
-		h["Vary"] = varyBaseURL // shared, never modified
+		forwarded.SetVary(h)
 	}
 	etag := cardETag(b)
 	h.Set("ETag", etag)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/forwarded"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
@@ -87,8 +87,8 @@ type HostOptions struct {
 // interfaces).
 func (o HostOptions) Validate() error {
 	for _, a := range o.AllowedHosts {
-		if _, ok := parseAllowedHost(a); !ok {
-			return fmt.Errorf("allowed host %q: want HOST or HOST:PORT (a name or an IP address, port 1-65535)", a)
+		if err := forwarded.CheckAllowedHost(a); err != nil {
+			return err
 		}
 	}
 	vs, err := servedVersions(o.Transport.ProtocolVersions)
@@ -121,7 +121,7 @@ func (o HostOptions) Validate() error {
 // a name that is not hosted gets HTTP 404 with a JSON list of the agents.
 type Host struct {
 	opts    HostOptions
-	allowed []hostPort // AllowedHosts, parsed
+	origin  *forwarded.Origin // BaseURL's
 	mux     *http.ServeMux
 	caching cardCaching
 
@@ -166,21 +166,9 @@ func NewHost(opts HostOptions) *Host {
 		opts.CardMaxAge = DefaultCardMaxAge
 	}
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
-	opts.TrustedProxies = slices.Clone(opts.TrustedProxies)
-	for i, p := range opts.TrustedProxies {
-		// Peers are compared unmapped: ::ffff:10.0.0.0/104 is 10.0.0.0/8.
-		if p.Addr().Is4In6() && p.Bits() >= 96 {
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		opts.TrustedProxies[i] = p.Masked()
-	}
 	h := &Host{opts: opts, mux: http.NewServeMux(), agents: map[string]*hostedAgent{},
+		origin:  forwarded.New(opts.PublicURL, opts.TrustedProxies, opts.AllowedHosts),
 		caching: cardCaching{maxAge: opts.CardMaxAge, vary: opts.PublicURL == ""}}
-	for _, a := range opts.AllowedHosts {
-		if hp, ok := parseAllowedHost(a); ok {
-			h.allowed = append(h.allowed, hp)
-		}
-	}
 	rpc := h.toDefault(func(r agentRoutes) http.Handler { return r.rpc })
 	toCard := h.toDefault(func(r agentRoutes) http.Handler { return r.card })
 	card := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -576,284 +564,12 @@ func (host *Host) toDefault(pick func(agentRoutes) http.Handler) http.HandlerFun
 // always a valid URL. Without PublicURL it depends on the request's Host,
 // X-Forwarded-Host, X-Forwarded-Proto and Forwarded headers, which answers
 // that carry it name in Vary.
-func (host *Host) BaseURL(r *http.Request) string {
-	if host.opts.PublicURL != "" {
-		return host.opts.PublicURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	name := ""
-	if host.trustedPeer(r) {
-		fwdHost, fwdProto := lastListValue(r.Header, "X-Forwarded-Host"), lastListValue(r.Header, "X-Forwarded-Proto")
-		if fwdHost == "" && fwdProto == "" {
-			// Forwarded only from a proxy that sends no X-Forwarded-*:
-			// one that sets those may pass a client's Forwarded through.
-			fwdHost, fwdProto = lastForwarded(r.Header)
-		}
-		if p := strings.ToLower(fwdProto); p == "https" || p == "http" {
-			scheme = p
-		}
-		if hp, ok := parseHostPort(fwdHost); ok && (len(host.allowed) == 0 || host.allows(hp)) {
-			name = hp.String()
-		}
-	}
-	if name == "" {
-		if hp, ok := parseHostPort(r.Host); ok && (host.allows(hp) || hp.loopback() && localAddr(r).Addr().IsLoopback()) {
-			name = hp.String()
-		}
-	}
-	if name == "" {
-		if a := localAddr(r); a.IsValid() {
-			name = a.String()
-		} else {
-			name = "localhost"
-		}
-	}
-	return scheme + "://" + name
-}
+func (host *Host) BaseURL(r *http.Request) string { return host.origin.BaseURL(r) }
 
 // varyOnBaseURL names in Vary the request headers BaseURL reads (none
 // with PublicURL): a shared cache must not hand one client a URL that
 // another chose.
-func (host *Host) varyOnBaseURL(w http.ResponseWriter) {
-	if host.opts.PublicURL == "" {
-		w.Header()["Vary"] = varyBaseURL // shared, never modified
-	}
-}
-
-var varyBaseURL = []string{"Host, X-Forwarded-Host, X-Forwarded-Proto, Forwarded"}
-
-// trustedPeer reports whether r's immediate peer is in TrustedProxies.
-func (host *Host) trustedPeer(r *http.Request) bool {
-	if len(host.opts.TrustedProxies) == 0 {
-		return false
-	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	a := ap.Addr().Unmap().WithZone("")
-	for _, p := range host.opts.TrustedProxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// allows reports whether hp matches AllowedHosts.
-func (host *Host) allows(hp hostPort) bool {
-	for _, a := range host.allowed {
-		if a.host == hp.host && (a.port == "" || a.port == hp.port) {
-			return true
-		}
-	}
-	return false
-}
-
-// localAddr is the address (IP and port) the connection of r reached;
-// invalid when unknown, as for a request that did not come through a
-// net/http server on a TCP listener.
-func localAddr(r *http.Request) netip.AddrPort {
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
-			return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
-		}
-	}
-	return netip.AddrPort{}
-}
-
-// hostPort is a syntactically valid host (a lower-case name, an IPv4
-// address or a bracketed IPv6 address) and port ("" when absent).
-type hostPort struct{ host, port string }
-
-func (hp hostPort) String() string {
-	if hp.port == "" {
-		return hp.host
-	}
-	return hp.host + ":" + hp.port
-}
-
-// loopback reports a name that always means this machine: localhost,
-// *.localhost (RFC 6761 §6.3), or a loopback IP address.
-func (hp hostPort) loopback() bool {
-	if hp.host == "localhost" || strings.HasSuffix(hp.host, ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(strings.Trim(hp.host, "[]"))
-	return err == nil && a.IsLoopback()
-}
-
-// parseHostPort parses s as HOST, HOST:PORT, [IPv6] or [IPv6]:PORT (the
-// forms of a Host header, RFC 9110 §7.2): HOST is a name of letters,
-// digits, '-' and '_' in non-empty dot-separated labels, or an IPv4
-// address; the port is 1-65535. Anything else ("", "a b", "[::1",
-// "h:0", "h/x") is not ok.
-func parseHostPort(s string) (hostPort, bool) {
-	if s == "" || len(s) > 300 {
-		return hostPort{}, false
-	}
-	var h, port string
-	if s[0] == '[' {
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return hostPort{}, false
-		}
-		a, err := netip.ParseAddr(s[1:end])
-		if err != nil || !a.Is6() || a.Zone() != "" {
-			return hostPort{}, false
-		}
-		h = "[" + a.String() + "]"
-		rest := s[end+1:]
-		if rest != "" {
-			p, ok := strings.CutPrefix(rest, ":")
-			if !ok {
-				return hostPort{}, false
-			}
-			port = p
-		}
-	} else {
-		h = s
-		if i := strings.LastIndexByte(s, ':'); i >= 0 {
-			h, port = s[:i], s[i+1:]
-		}
-		if !validHostName(h) {
-			return hostPort{}, false
-		}
-		h = strings.ToLower(h)
-	}
-	if s[len(s)-1] == ':' || port != "" && !validPort(port) {
-		return hostPort{}, false
-	}
-	return hostPort{host: h, port: port}, true
-}
-
-// parseAllowedHost parses an AllowedHosts entry: what parseHostPort takes,
-// or a bare IPv6 address.
-func parseAllowedHost(s string) (hostPort, bool) {
-	s = strings.TrimSpace(s)
-	if a, err := netip.ParseAddr(s); err == nil && a.Is6() && a.Zone() == "" {
-		return hostPort{host: "[" + a.String() + "]"}, true
-	}
-	return parseHostPort(s)
-}
-
-func validHostName(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	label := 0
-	for i := 0; i < len(h); i++ {
-		switch c := h[i]; {
-		case c == '.':
-			if label == 0 {
-				return false
-			}
-			label = 0
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_':
-			label++
-		default:
-			return false
-		}
-	}
-	return label > 0
-}
-
-func validPort(p string) bool {
-	if len(p) == 0 || len(p) > 5 {
-		return false
-	}
-	n := 0
-	for i := 0; i < len(p); i++ {
-		if p[i] < '0' || p[i] > '9' {
-			return false
-		}
-		n = n*10 + int(p[i]-'0')
-	}
-	return n >= 1 && n <= 65535
-}
-
-// lastListValue returns the last comma-separated value of the last
-// header line named key, trimmed: the one the nearest proxy added.
-func lastListValue(h http.Header, key string) string {
-	vs := h.Values(key)
-	if len(vs) == 0 {
-		return ""
-	}
-	v := vs[len(vs)-1]
-	if i := strings.LastIndexByte(v, ','); i >= 0 {
-		v = v[i+1:]
-	}
-	return strings.TrimSpace(v)
-}
-
-// lastForwarded returns host= and proto= of the last element of the
-// Forwarded header (RFC 7239 §4: elements separated by commas, pairs by
-// semicolons, values tokens or quoted strings).
-func lastForwarded(h http.Header) (host, proto string) {
-	vs := h.Values("Forwarded")
-	if len(vs) == 0 {
-		return "", ""
-	}
-	elems := splitUnquoted(vs[len(vs)-1], ',')
-	for _, pair := range splitUnquoted(elems[len(elems)-1], ';') {
-		k, v, ok := strings.Cut(pair, "=")
-		if !ok {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-			v = unquotePair(v[1 : len(v)-1])
-		}
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "host":
-			host = v
-		case "proto":
-			proto = v
-		}
-	}
-	return host, proto
-}
-
-// splitUnquoted splits s at each sep outside a quoted string.
-func splitUnquoted(s string, sep byte) []string {
-	var out []string
-	start, quoted := 0, false
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if quoted {
-				i++
-			}
-		case '"':
-			quoted = !quoted
-		case sep:
-			if !quoted {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
-}
-
-// unquotePair undoes the quoted-pairs (backslash escapes) of a quoted
-// string's content.
-func unquotePair(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func (host *Host) varyOnBaseURL(w http.ResponseWriter) { host.origin.Vary(w) }
 
 // ServedInterfaces lists the protocol bindings and versions every agent
 // serves at its URL, preferred first: JSON-RPC 1.0, HTTP+JSON 1.0
