@@ -76,8 +76,8 @@
 //     does not fit), appended to the store, and only then published. A
 //     store that appends at once (memory) completes each append at once;
 //     the group commit of SQLite and PostgreSQL queues an execution's
-//     appends and publishes them in order as they become durable (an
-//     unexported optional extension of store.Store);
+//     appends and publishes them in order as they become durable
+//     (store.GroupCommitter);
 //   - the fan-out hands published events to the task's subscribers, and
 //     wakes them when another process appended (store.Watcher: in
 //     process for the Replicas of one memory.Store, across processes

@@ -139,7 +139,7 @@ type Engine struct {
 	ended     map[string]*publishedTail
 	endedRing [endedTails]string
 	endedNext int
-	async     asyncAppender
+	async     store.GroupCommitter
 	// watcher is st as a store.Watcher (other processes append to it),
 	// or nil.
 	watcher store.Watcher
@@ -171,7 +171,7 @@ type taskState struct {
 	// no more than its tail, needs no read of the log.
 	published *publishedTail
 	// pipe holds the execution's appends queued in the store
-	// (asyncAppender), published in order once durable.
+	// (store.GroupCommitter), published in order once durable.
 	pipe *pipe
 	// subs are the streams that follow the task here.
 	subs []*subscription
@@ -313,7 +313,7 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 	// stops the execution (see ack); creates wait for their commit
 	// there, so that the database decides a message id before the agent
 	// runs.
-	e.async, _ = st.(asyncAppender)
+	e.async, _ = st.(store.GroupCommitter)
 	e.leaseDone = make(chan struct{})
 	e.leaseTime = opts.LeaseTime
 	if e.leaseTime <= 0 {

@@ -16,26 +16,12 @@ import (
 // event. A create or an update folds its events into the task's snapshot
 // under the task's lock (the state machine refuses what does not fit),
 // appends them to the store, and publishes them to the fan-out only once
-// they are durable; with a store's group commit (asyncAppender), an
+// they are durable; with a store's group commit (store.GroupCommitter), an
 // execution's events are queued in its task's pipe and published in
 // order as their commits complete (ack). Against other processes, the
 // store's expected sequence number decides: a conflicting append reads
 // the task again (update), or stops the stale execution (ack,
 // checkForeign).
-
-// asyncAppender is an optional extension of a store.Store (the group
-// commit of SQLite and PostgreSQL): appends queued without waiting.
-// AppendAsync validates a, queues it and returns at once; the channel (buffered) receives the
-// outcome, with the same errors as Append, once the append is durable or
-// has failed. Appends queued for one task are applied in the order they
-// were queued, so the engine may queue After = n and After = n+k before
-// the first completes; a failed append makes the later ones fail (with
-// store.ErrConflict, or with its own error when the store applied them
-// together), never apply out of order. A store without it appends at once
-// (Append), and the engine's path is the same with a queue of one.
-type asyncAppender interface {
-	AppendAsync(ctx context.Context, a store.Append) <-chan error
-}
 
 // pipe holds a task's agent appends queued in the store, in order: they
 // become visible (published) only once durable.

@@ -372,6 +372,23 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// GroupCommitter is optionally implemented by a Store that groups appends
+// into transactions (group commit: SQLite, PostgreSQL). AppendAsync is
+// Append without waiting: it validates a, queues it and returns at once a
+// buffered channel that receives the outcome, with Append's errors, once
+// the append is durable or has failed. Appends queued for one task are
+// applied in the order they were queued, so a caller may queue After = n
+// and After = n+k before the first completes; a failed append makes the
+// later ones that build on it fail (with ErrConflict, or with its own
+// error when the store applied them together), never apply out of order.
+// The server's engine queues an agent's events so (the agent goes on while
+// they commit; they are published once durable), and a task's create with
+// them when the store is one process's own; a store without it appends at
+// once, and the engine's path is the same with a queue of one.
+type GroupCommitter interface {
+	AppendAsync(ctx context.Context, a Append) <-chan error
+}
+
 // CommitObserver is optionally implemented by a Store that groups
 // appends into transactions (group commit: SQLite, PostgreSQL):
 // ObserveCommits sets f, called after each such transaction (committed or

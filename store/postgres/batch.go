@@ -96,10 +96,10 @@ func (w *writer) wake() {
 	}
 }
 
-// AppendAsync is Append without waiting: it validates a, queues it for
-// the group commit and returns at once a channel (buffered) that receives
-// the outcome, with Append's errors, once the append is committed or has
-// failed. Appends queued for one task are applied in the order they were
+// AppendAsync implements store.GroupCommitter: Append without waiting. It
+// validates a, queues it for the group commit and returns at once a
+// channel (buffered) that receives the outcome, with Append's errors, once
+// the append is committed or has failed. Appends queued for one task are applied in the order they were
 // queued; a failed one makes the later ones that build on it fail (with
 // store.ErrConflict, as they expect a sequence number the log never
 // reached, or with its own error when one statement applied them

@@ -15,7 +15,10 @@ import (
 // matter. Each append of an engine names its runner (tasks.runner); an
 // unfinished task whose runner has no unexpired lease is an orphan.
 
-var _ store.Leaser = (*Store)(nil)
+var (
+	_ store.Leaser         = (*Store)(nil)
+	_ store.GroupCommitter = (*Store)(nil)
+)
 
 // staleLeases is how long an expired lease is kept before a Renew of
 // another process deletes it (an orphan's runner that has no row at all

@@ -180,7 +180,10 @@ type request struct {
 	res          chan error
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store          = (*Store)(nil)
+	_ store.GroupCommitter = (*Store)(nil)
+)
 
 // The schema. tasks.tail is the encoded size of the events after the
 // task's snapshot (all of them when it has none), snap_size the size of
@@ -516,9 +519,8 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	return <-s.AppendAsync(ctx, a)
 }
 
-// AppendAsync is Append without waiting (an optional extension that the
-// server's engine uses when a store has it: the outcome comes on the
-// channel, buffered, once durable or failed). The
+// AppendAsync implements store.GroupCommitter: Append without waiting
+// (the outcome comes on the channel, buffered, once durable or failed). The
 // writer takes queued requests in order, so appends queued for one task
 // apply in order (possibly in the same group-committed transaction).
 func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {

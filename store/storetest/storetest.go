@@ -869,14 +869,8 @@ func testPushConfigs(t *testing.T, s store.Store) {
 	}
 }
 
-// asyncAppender is the optional extension of a store whose appends can be
-// queued (SQLite's AppendAsync), as the server's engine uses it.
-type asyncAppender interface {
-	AppendAsync(ctx context.Context, a store.Append) <-chan error
-}
-
 // pipeline appends in order, each append waiting for none before it when
-// the store queues appends (asyncAppender), as the engine does with an
+// the store queues appends (store.GroupCommitter), as the engine does with an
 // agent's events; wait returns the first error.
 type pipeline struct {
 	s       store.Store
@@ -884,7 +878,7 @@ type pipeline struct {
 }
 
 func (p *pipeline) append(ctx context.Context, a store.Append) error {
-	if q, ok := p.s.(asyncAppender); ok {
+	if q, ok := p.s.(store.GroupCommitter); ok {
 		p.pending = append(p.pending, q.AppendAsync(ctx, a))
 		if len(p.pending) < 256 {
 			return nil
