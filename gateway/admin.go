@@ -187,8 +187,9 @@ func kindOfSpec(spec map[string]any) string {
 	return k
 }
 
-// AdminError is the admin API's error body.
-type AdminError struct {
+// AdminErrorBody is the JSON body of every error answer of the admin API
+// (HTTP 4xx and 5xx): {"error": "…", "field": "…"}.
+type AdminErrorBody struct {
 	// Error says what is wrong.
 	Error string `json:"error"`
 	// Field names the registration's key at fault, if one is.
@@ -207,7 +208,7 @@ func writeAdmin(w http.ResponseWriter, status int, v any) {
 }
 
 func adminFail(w http.ResponseWriter, status int, field, format string, args ...any) {
-	writeAdmin(w, status, AdminError{Error: fmt.Sprintf(format, args...), Field: field})
+	writeAdmin(w, status, AdminErrorBody{Error: fmt.Sprintf(format, args...), Field: field})
 }
 
 // authed requires an admin bearer token.

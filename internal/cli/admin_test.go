@@ -148,7 +148,7 @@ func TestAdminAPI(t *testing.T) {
 		{`{"name":"x","kind":"echo","description":"` + strings.Repeat("a", 2<<20) + `"}`, 413, "", "larger than"},
 	} {
 		code, body := adminCall(t, "POST", api, "adm1n", c.body)
-		var e gateway.AdminError
+		var e gateway.AdminErrorBody
 		json.Unmarshal([]byte(body), &e)
 		if code != c.code || e.Field != c.field || !strings.Contains(e.Error, c.want) {
 			b := c.body

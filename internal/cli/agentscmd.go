@@ -233,7 +233,7 @@ func callAPI(ctx context.Context, server, tok, method, path string, body []byte,
 		return nil, resp.StatusCode, &apiError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s", u, noAPI)}
 	}
 	if resp.StatusCode >= 300 {
-		var e gateway.AdminError
+		var e gateway.AdminErrorBody
 		if json.Unmarshal(b, &e) == nil && e.Error != "" {
 			return b, resp.StatusCode, &apiError{status: resp.StatusCode, msg: fmt.Sprintf("%s (HTTP %d)", e.Error, resp.StatusCode)}
 		}
