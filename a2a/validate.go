@@ -115,10 +115,12 @@ func validateParts(ps []Part) error {
 // parts') or a Data part's value, a json.Number whose text is not a JSON
 // number, a NaN or infinite float, or a value that cannot be marshalled (a
 // channel, a function). The error names where it is, e.g.
-// "artifact.parts[0].data.n". Every codec of this module could write an
-// event that passes; the server checks an agent's events with it before it
-// stores them, so a task never holds what no client could read. A Task's
-// values are not walked (agents do not emit whole tasks).
+// "artifact.parts[0].data.n". Strings are not looked at: one that is not
+// valid UTF-8, which JSON cannot carry either, is refused by every encoder
+// of this module (and by the stores' record format). The server checks an
+// agent's events with it before it stores them, so a task never holds a
+// value no client could read. A Task's values are not walked (agents do
+// not emit whole tasks).
 func ValidateValues(e Event) error {
 	switch v := e.(type) {
 	case *TaskStatusUpdateEvent:

@@ -3,11 +3,12 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"github.com/a2abridge/a2abridge/internal/forwarded"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/a2abridge/a2abridge/internal/forwarded"
 )
 
 // DefaultCardMaxAge is how long clients and caches may reuse a served

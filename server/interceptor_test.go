@@ -132,3 +132,29 @@ func TestInterceptorNil(t *testing.T) {
 	server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{
 		Interceptors: []server.Interceptor{func(server.Handler) server.Handler { return nil }}})
 }
+
+// nilStream is an interceptor that answers a stream with nothing at all.
+type nilStream struct{ server.Handler }
+
+func (nilStream) SendStreamingMessage(context.Context, a2a.SendMessageRequest) (iter.Seq2[server.StreamEvent, error], error) {
+	return nil, nil
+}
+
+// A stream an interceptor left nil without an error is an internal error
+// on the wire, not a dropped connection.
+func TestInterceptorNilStream(t *testing.T) {
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{
+		Interceptors: []server.Interceptor{func(next server.Handler) server.Handler { return nilStream{next} }}})
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host.Add(h)
+	srv := testutil.Serve(t, host, eng.Close)
+	_, body := testutil.Send(t, http.MethodPost, srv.URL+"/a2a/echo", testutil.RPCBody("message/stream", testutil.SendParams03("hi", "m-1", "")),
+		"Content-Type", "application/json", "Accept", "text/event-stream")
+	if !strings.Contains(string(body), `-32603`) {
+		t.Errorf("the answer %q holds no internal error", body)
+	}
+}

@@ -10,11 +10,12 @@ import (
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
-// The A2A methods of the JSON-RPC binding, one table per protocol version
-// (A2A 0.3.0 §7, A2A 1.0 §9.4): each method's entry decodes its params
-// with its version's codec, calls the one Handler operation it stands for
-// and encodes the result. The names of the two versions never collide, so
-// a request's method alone picks its entry; the A2A-Version the request
+// The A2A methods of the JSON-RPC binding (A2A 0.3.0 §7, A2A 1.0 §9.4), in
+// one table: each method's entry names its protocol version (rpc03,
+// rpc10: what the methods of a version share), decodes its params with
+// that version's codec, calls the one Handler operation it stands for and
+// encodes the result. The names of the two versions never collide, so a
+// request's method alone picks its entry; the A2A-Version the request
 // asks for must be the entry's (ServeHTTP checks it).
 
 // rpcVersion is what the methods of one protocol version share.
@@ -41,8 +42,9 @@ type rpcMethod struct {
 	// open decodes params and opens the stream of events; r is the HTTP
 	// request (its Last-Event-ID resumes a subscription).
 	open func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error)
-	// subscribe marks a stream of a task that exists already (the
-	// subscription methods), whose first event may be held back.
+	// subscribe marks a stream that follows a task already running (the
+	// subscription methods), which is mostly held long: its connection is
+	// taken over (writeSSE's takeover).
 	subscribe bool
 }
 

@@ -13,7 +13,8 @@ import (
 // binding a request came in, a binding decodes it, calls one Handler method
 // and encodes the result. Errors are *a2a.Error for protocol errors (the
 // binding writes their code and ErrorInfo reason); any other error is an
-// internal failure (-32603, HTTP 500), logged with a request id. Tasks and
+// internal failure (-32603, HTTP 500), logged with a request id. Without
+// an error, a result is not nil (a stream, a task, a card). Tasks and
 // configs returned are to be read (encoded), not modified: they may share
 // their slices and maps with a store.
 //
@@ -114,8 +115,9 @@ func (h *AgentHandler) SendMessage(ctx context.Context, p a2a.SendMessageRequest
 // SendMessageForTask is SendMessage for a caller that wants a task: a
 // MessageResponder is not asked, so the message always starts or
 // continues a task, which is returned. It goes through the interceptors
-// as SendMessage (an interceptor that answers with a message instead is
-// an error here).
+// as SendMessage, with ctx marked so that the agent's own handler makes a
+// task: an interceptor must pass the ctx it is given on to the next
+// Handler, and one that answers with a message instead is an error here.
 func (h *AgentHandler) SendMessageForTask(ctx context.Context, p a2a.SendMessageRequest) (*a2a.Task, error) {
 	res, err := h.ops.SendMessage(context.WithValue(ctx, taskOnlyKey{}, true), p)
 	if err != nil {
@@ -140,7 +142,15 @@ type taskOnlyKey struct{}
 // directly, the stream is that one *a2a.Message (Seq 0), and ends (A2A
 // 1.0 §3.1.2, "Message-only stream").
 func (h *AgentHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[StreamEvent, error], error) {
-	return h.ops.SendStreamingMessage(ctx, p)
+	return h.stream(h.ops.SendStreamingMessage(ctx, p))
+}
+
+// stream refuses a stream that an interceptor left nil without an error.
+func (h *AgentHandler) stream(events iter.Seq2[StreamEvent, error], err error) (iter.Seq2[StreamEvent, error], error) {
+	if err == nil && events == nil {
+		return nil, fmt.Errorf("agent %q: an interceptor returned neither a stream nor an error", h.name)
+	}
+	return events, err
 }
 
 // GetTask implements GetTask (A2A 1.0 §3.1.3) and tasks/get (A2A 0.3.0
@@ -178,7 +188,7 @@ func (h *AgentHandler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) 
 // without From to a terminal task is -32004 (A2A 1.0 §3.1.6). A From
 // beyond the task's last event is -32602; an unknown id -32001.
 func (h *AgentHandler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, opts SubscribeOptions) (iter.Seq2[StreamEvent, error], error) {
-	return h.ops.SubscribeToTask(ctx, p, opts)
+	return h.stream(h.ops.SubscribeToTask(ctx, p, opts))
 }
 
 // CreateTaskPushNotificationConfig implements

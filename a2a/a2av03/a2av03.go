@@ -14,6 +14,7 @@ package a2av03
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
@@ -36,6 +37,7 @@ import (
 //     *a2a.DeleteTaskPushNotificationConfigRequest: their params (§7.6,
 //     §7.8)
 //   - *a2a.Error: the JSON-RPC error object {"code", "message", "data"}
+//     (Unmarshal also reads A2A 1.0's, whose data lists ErrorInfo details)
 //
 // It fails for a nil pointer, another type, a string that is not valid
 // UTF-8 and a structured value JSON cannot hold (see a2a.ValidateValues).
@@ -113,13 +115,17 @@ func Marshal(v any) ([]byte, error) {
 }
 
 // Unmarshal decodes A2A 0.3.0 JSON-RPC JSON into v, a non-nil pointer to
-// one of the types Marshal takes but *a2a.Error; what Marshal writes,
-// Unmarshal reads back to an equal value. An event must carry the kind of
+// one of the types Marshal takes (another type or a nil pointer is an
+// error); what Marshal writes, Unmarshal reads back to an equal value (an
+// Agent Card: with its interfaces as the 0.3 card lists them). An event must carry the kind of
 // v's type (UnmarshalEvent takes any of them). Decoding is strict: field
 // names are case-sensitive and required fields checked; a request that
 // breaks the specification is an *a2a.Error with code InvalidParams
 // (-32602) naming the member ("/params/message/parts/0/kind").
 func Unmarshal(data []byte, v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return fmt.Errorf("a2av03: cannot unmarshal into a nil %T", v)
+	}
 	switch v := v.(type) {
 	case *a2a.Task:
 		return unmarshalEvent(data, v)
@@ -152,6 +158,11 @@ func Unmarshal(data []byte, v any) error {
 		var r a2a.GetTaskPushNotificationConfigRequest
 		r, err = v03.DecodeTaskPushConfigParams(data, true)
 		*v = a2a.DeleteTaskPushNotificationConfigRequest(r)
+	case *a2a.Error:
+		var e *a2a.Error
+		if e, err = v10.UnmarshalError(data); err == nil {
+			*v = *e
+		}
 	default:
 		return fmt.Errorf("a2av03: cannot unmarshal into %T", v)
 	}
@@ -183,23 +194,22 @@ func UnmarshalEvent(data []byte) (a2a.Event, error) {
 // MarshalREST returns the A2A 0.3.0 HTTP+JSON body of v (the JSON of the
 // 0.3 proto), which is one of:
 //
-//   - *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent,
-//     *a2a.TaskArtifactUpdateEvent: the object itself (the body of
-//     GET /v1/tasks/{id} is a Task)
+//   - *a2a.Task: the body of GET /v1/tasks/{id} and POST
+//     /v1/tasks/{id}:cancel
 //   - *a2a.SendMessageRequest: the body of POST /v1/message:send and
 //     /v1/message:stream
 //   - *a2a.TaskPushNotificationConfig: {"name":
 //     "tasks/{taskId}/pushNotificationConfigs/{id}",
 //     "pushNotificationConfig": {…}}
 //
-// Errors as Marshal's.
+// The other events travel in a StreamResponse or a SendMessageResponse
+// (MarshalRESTStreamResponse). Errors as Marshal's.
 func MarshalREST(v any) ([]byte, error) {
 	switch v := v.(type) {
-	case *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent:
-		if err := nonNil(v.(a2a.Event)); err != nil {
-			return nil, err
+	case *a2a.Task:
+		if v != nil {
+			return v10.AppendREST03Event(nil, v)
 		}
-		return v10.AppendREST03Event(nil, v.(a2a.Event))
 	case *a2a.SendMessageRequest:
 		if v != nil {
 			return v10.AppendREST03SendMessageRequest(nil, v)
@@ -220,6 +230,9 @@ func MarshalREST(v any) ([]byte, error) {
 // the specification is an *a2a.Error with code InvalidParams (-32602)
 // naming the member.
 func UnmarshalREST(data []byte, v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return fmt.Errorf("a2av03: cannot unmarshal into a nil %T", v)
+	}
 	var err error
 	switch v := v.(type) {
 	case *a2a.Task:

@@ -80,6 +80,10 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil || string(b) != `{"code":-32001,"message":"no task t1"}` {
 		t.Errorf("error object: %s, %v", b, err)
 	}
+	var e a2a.Error
+	if err := a2av03.Unmarshal(b, &e); err != nil || e.Code != -32001 || e.Message != "no task t1" {
+		t.Errorf("error object read back as %#v, %v", e, err)
+	}
 }
 
 func TestUnmarshalEvent(t *testing.T) {
@@ -138,8 +142,16 @@ func TestErrors(t *testing.T) {
 			t.Errorf("MarshalREST(%#v) = %s", v, b)
 		}
 	}
-	if err := a2av03.Unmarshal([]byte(`{}`), &a2a.Error{}); err == nil {
-		t.Error("Unmarshal into an *a2a.Error succeeded")
+	for _, v := range []any{(*a2a.Task)(nil), (*a2a.Error)(nil), nil, new(string)} {
+		if err := a2av03.Unmarshal([]byte(`{}`), v); err == nil {
+			t.Errorf("Unmarshal into %#v succeeded", v)
+		}
+		if err := a2av03.UnmarshalREST([]byte(`{}`), v); err == nil {
+			t.Errorf("UnmarshalREST into %#v succeeded", v)
+		}
+	}
+	if b, err := a2av03.MarshalREST(message()); err == nil {
+		t.Errorf("MarshalREST of a bare message = %s; it travels in a StreamResponse", b)
 	}
 	var req a2a.SendMessageRequest
 	err := a2av03.Unmarshal([]byte(`{"message":{"kind":"message","messageId":"m","role":"king","parts":[{"kind":"text","text":"x"}]}}`), &req)

@@ -17,8 +17,12 @@
 package a2av1
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/wire/v10"
@@ -135,14 +139,20 @@ func Marshal(v any) ([]byte, error) {
 }
 
 // Unmarshal decodes the A2A 1.0 JSON in data into v, a non-nil pointer to
-// one of the types Marshal takes; what Marshal writes, Unmarshal reads back
-// to an equal value (but for a status update's Final, which a Task
-// status update's state implies: true on a terminal or interrupted state).
+// one of the types Marshal takes (another type or a nil pointer is an
+// error); what Marshal writes, Unmarshal reads back to an equal value, but
+// for a status update's Final, which its state implies (true on a terminal
+// or interrupted state), and an Agent Card, whose interfaces come back in
+// SupportedInterfaces (the 0.3 members URL, PreferredTransport and
+// AdditionalInterfaces are folded into them on writing).
 // Requests are read as a server reads them: a violation of the
 // specification is an *a2a.Error with code InvalidParams (-32602) whose
 // message names the offending member by its JSON Pointer. An *a2a.Error is
 // filled from a JSON-RPC error object.
 func Unmarshal(data []byte, v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return fmt.Errorf("a2av1: cannot unmarshal into a nil %T", v)
+	}
 	var err error
 	switch v := v.(type) {
 	case *a2a.Task:
@@ -150,15 +160,9 @@ func Unmarshal(data []byte, v any) error {
 	case *a2a.Message:
 		*v, err = v10.UnmarshalMessage(data)
 	case *a2a.TaskStatusUpdateEvent:
-		var ev a2a.Event
-		if ev, err = unmarshalMember("statusUpdate", data); err == nil {
-			*v = *ev.(*a2a.TaskStatusUpdateEvent)
-		}
+		err = unmarshalMember("statusUpdate", data, v)
 	case *a2a.TaskArtifactUpdateEvent:
-		var ev a2a.Event
-		if ev, err = unmarshalMember("artifactUpdate", data); err == nil {
-			*v = *ev.(*a2a.TaskArtifactUpdateEvent)
-		}
+		err = unmarshalMember("artifactUpdate", data, v)
 	case *a2a.AgentCard:
 		*v, err = v10.UnmarshalAgentCard(data)
 	case *a2a.SendMessageRequest:
@@ -192,20 +196,30 @@ func Unmarshal(data []byte, v any) error {
 	return err
 }
 
-// unmarshalMember decodes data as the member name of a StreamResponse, the
-// one place the decoder reads a bare status or artifact update.
-func unmarshalMember(name string, data []byte) (a2a.Event, error) {
-	b := make([]byte, 0, len(data)+len(name)+5)
+// unmarshalMember decodes data, which must be one JSON object, as the
+// member name of a StreamResponse into *dst: the StreamResponse decoder is
+// the one that reads a bare status or artifact update.
+func unmarshalMember[T any](name string, data []byte, dst *T) error {
+	obj := jsontext.Value(bytes.TrimSpace(data))
+	if !obj.IsValid() || obj.Kind() != '{' {
+		return a2a.ErrParse.WithMessage("a2av1: a %s is a JSON object", name)
+	}
+	b := make([]byte, 0, len(obj)+len(name)+5)
 	b = append(b, `{"`...)
 	b = append(b, name...)
 	b = append(b, `":`...)
-	b = append(b, data...)
+	b = append(b, obj...)
 	b = append(b, '}')
 	ev, err := UnmarshalStreamResponse(b)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return ev, nil
+	got, ok := any(ev).(*T)
+	if !ok {
+		return fmt.Errorf("a2av1: the JSON holds a %T, not a %T", ev, dst)
+	}
+	*dst = *got
+	return nil
 }
 
 // MarshalStreamResponse returns the StreamResponse (A2A 1.0 §3.2.3) that

@@ -71,6 +71,9 @@ func TestRoundTrip(t *testing.T) {
 		if err := a2av1.Unmarshal(b, c.out); err != nil {
 			t.Fatalf("%s: Unmarshal(%s): %v", name, b, err)
 		}
+		if _, card := c.in.(*a2a.AgentCard); !card && !reflect.DeepEqual(c.out, c.in) {
+			t.Errorf("%s: read back as %#v, want %#v", name, c.out, c.in)
+		}
 		again, err := a2av1.Marshal(c.out)
 		if err != nil {
 			t.Fatalf("%s: Marshal again: %v", name, err)
@@ -149,6 +152,18 @@ func TestErrors(t *testing.T) {
 	if err := a2av1.Unmarshal([]byte(`{"statusUpdate":{}}`), &a2a.TaskArtifactUpdateEvent{}); err == nil {
 		t.Error("a StreamResponse was read as an artifact update")
 	}
+	// A bare update that is not one JSON object cannot smuggle in another
+	// member of a StreamResponse.
+	for _, doc := range []string{`null,"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`, `[]`, `"x"`, `{} {}`} {
+		if err := a2av1.Unmarshal([]byte(doc), &a2a.TaskStatusUpdateEvent{}); err == nil {
+			t.Errorf("%s was read as a status update", doc)
+		}
+	}
+	for _, v := range []any{(*a2a.Task)(nil), (*a2a.TaskStatusUpdateEvent)(nil), (*a2a.Error)(nil), nil} {
+		if err := a2av1.Unmarshal([]byte(`{}`), v); err == nil {
+			t.Errorf("Unmarshal into %#v succeeded", v)
+		}
+	}
 }
 
 func FuzzUnmarshal(f *testing.F) {
@@ -157,6 +172,7 @@ func FuzzUnmarshal(f *testing.F) {
 	b, _ = a2av1.MarshalStreamResponse(message())
 	f.Add(b)
 	f.Add([]byte(`{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`))
+	f.Add([]byte(`null,"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, v := range []any{&a2a.Task{}, &a2a.Message{}, &a2a.TaskStatusUpdateEvent{}, &a2a.TaskArtifactUpdateEvent{}, &a2a.SendMessageRequest{}, &a2a.AgentCard{}, &a2a.Error{}} {
 			if a2av1.Unmarshal(data, v) != nil {
