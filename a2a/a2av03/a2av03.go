@@ -42,76 +42,33 @@ import (
 // It fails for a nil pointer, another type, a string that is not valid
 // UTF-8 and a structured value JSON cannot hold (see a2a.ValidateValues).
 func Marshal(v any) ([]byte, error) {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return nil, fmt.Errorf("a2av03: cannot marshal a nil %T", v)
+	}
 	switch v := v.(type) {
-	case *a2a.Task:
-		if v == nil {
-			break
-		}
-		return v03.MarshalEvent(v)
-	case *a2a.Message:
-		if v == nil {
-			break
-		}
-		return v03.MarshalEvent(v)
-	case *a2a.TaskStatusUpdateEvent:
-		if v == nil {
-			break
-		}
-		return v03.MarshalEvent(v)
-	case *a2a.TaskArtifactUpdateEvent:
-		if v == nil {
-			break
-		}
-		return v03.MarshalEvent(v)
+	case *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent:
+		return v03.MarshalEvent(v.(a2a.Event))
 	case *a2a.AgentCard:
-		if v == nil {
-			break
-		}
 		return v03.MarshalAgentCard(v)
 	case *a2a.SendMessageRequest:
-		if v == nil {
-			break
-		}
 		return v03.EncodeMessageSendParams(v)
 	case *a2a.GetTaskRequest:
-		if v == nil {
-			break
-		}
 		return v03.EncodeTaskQueryParams(v)
 	case *a2a.CancelTaskRequest:
-		if v == nil {
-			break
-		}
 		return v03.EncodeTaskIDParams(v)
 	case *a2a.SubscribeToTaskRequest:
-		if v == nil {
-			break
-		}
 		return v03.EncodeTaskIDParams((*a2a.CancelTaskRequest)(v))
 	case *a2a.TaskPushNotificationConfig:
-		if v == nil {
-			break
-		}
 		return v03.MarshalTaskPushNotificationConfig(v)
 	case *a2a.GetTaskPushNotificationConfigRequest:
-		if v == nil {
-			break
-		}
 		return v03.EncodeTaskPushConfigParams(v)
 	case *a2a.DeleteTaskPushNotificationConfigRequest:
-		if v == nil {
-			break
-		}
 		return v03.EncodeTaskPushConfigParams((*a2a.GetTaskPushNotificationConfigRequest)(v))
 	case *a2a.Error:
-		if v == nil {
-			break
-		}
 		return v03.MarshalError(v)
 	default:
 		return nil, fmt.Errorf("a2av03: cannot marshal %T", v)
 	}
-	return nil, fmt.Errorf("a2av03: cannot marshal a nil %T", v)
 }
 
 // Unmarshal decodes A2A 0.3.0 JSON-RPC JSON into v, a non-nil pointer to
@@ -205,23 +162,18 @@ func UnmarshalEvent(data []byte) (a2a.Event, error) {
 // The other events travel in a StreamResponse or a SendMessageResponse
 // (MarshalRESTStreamResponse). Errors as Marshal's.
 func MarshalREST(v any) ([]byte, error) {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return nil, fmt.Errorf("a2av03: cannot marshal a nil %T", v)
+	}
 	switch v := v.(type) {
 	case *a2a.Task:
-		if v != nil {
-			return v10.AppendREST03Event(nil, v)
-		}
+		return v10.AppendREST03Event(nil, v)
 	case *a2a.SendMessageRequest:
-		if v != nil {
-			return v10.AppendREST03SendMessageRequest(nil, v)
-		}
+		return v10.AppendREST03SendMessageRequest(nil, v)
 	case *a2a.TaskPushNotificationConfig:
-		if v != nil {
-			return v10.AppendREST03PushConfig(nil, v)
-		}
-	default:
-		return nil, fmt.Errorf("a2av03: cannot marshal %T for HTTP+JSON", v)
+		return v10.AppendREST03PushConfig(nil, v)
 	}
-	return nil, fmt.Errorf("a2av03: cannot marshal a nil %T", v)
+	return nil, fmt.Errorf("a2av03: cannot marshal %T for HTTP+JSON", v)
 }
 
 // UnmarshalREST decodes an A2A 0.3.0 HTTP+JSON body into v, a non-nil
@@ -266,27 +218,12 @@ func UnmarshalRESTStreamResponse(data []byte) (a2a.Event, error) {
 	return v10.UnmarshalREST03StreamResponse(data)
 }
 
-// nonNil refuses a nil event pointer, which the encoders would dereference.
+// nonNil refuses a nil event, or a nil pointer in one, which the encoders
+// would dereference (a2a.Event is sealed: every other value is one of the
+// four event pointers).
 func nonNil(ev a2a.Event) error {
-	switch v := ev.(type) {
-	case *a2a.Task:
-		if v != nil {
-			return nil
-		}
-	case *a2a.Message:
-		if v != nil {
-			return nil
-		}
-	case *a2a.TaskStatusUpdateEvent:
-		if v != nil {
-			return nil
-		}
-	case *a2a.TaskArtifactUpdateEvent:
-		if v != nil {
-			return nil
-		}
-	default:
-		return fmt.Errorf("a2av03: %T is not an event", ev)
+	if ev == nil || reflect.ValueOf(ev).IsNil() {
+		return fmt.Errorf("a2av03: a nil %T event", ev)
 	}
-	return fmt.Errorf("a2av03: a nil %T", ev)
+	return nil
 }

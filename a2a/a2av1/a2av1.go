@@ -50,92 +50,39 @@ import (
 // It fails for a nil pointer, another type, a string that is not valid
 // UTF-8 and a structured value JSON cannot hold (see a2a.ValidateValues).
 func Marshal(v any) ([]byte, error) {
-	var dst []byte
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return nil, fmt.Errorf("a2av1: cannot marshal a nil %T", v)
+	}
 	switch v := v.(type) {
-	case *a2a.Task:
-		if v == nil {
-			break
-		}
-		return v10.AppendEvent(dst, v)
-	case *a2a.Message:
-		if v == nil {
-			break
-		}
-		return v10.AppendEvent(dst, v)
-	case *a2a.TaskStatusUpdateEvent:
-		if v == nil {
-			break
-		}
-		return v10.AppendEvent(dst, v)
-	case *a2a.TaskArtifactUpdateEvent:
-		if v == nil {
-			break
-		}
-		return v10.AppendEvent(dst, v)
+	case *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent:
+		return v10.AppendEvent(nil, v.(a2a.Event))
 	case *a2a.AgentCard:
-		if v == nil {
-			break
-		}
-		return v10.AppendAgentCard(dst, v, v10.CardOptions{})
+		return v10.AppendAgentCard(nil, v, v10.CardOptions{})
 	case *a2a.SendMessageRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendSendMessageRequest(dst, v)
+		return v10.AppendSendMessageRequest(nil, v)
 	case *a2a.GetTaskRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendGetTaskRequest(dst, v)
+		return v10.AppendGetTaskRequest(nil, v)
 	case *a2a.ListTasksRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendListTasksRequest(dst, v)
+		return v10.AppendListTasksRequest(nil, v)
 	case *a2a.CancelTaskRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendCancelTaskRequest(dst, v)
+		return v10.AppendCancelTaskRequest(nil, v)
 	case *a2a.SubscribeToTaskRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendSubscribeToTaskRequest(dst, v)
+		return v10.AppendSubscribeToTaskRequest(nil, v)
 	case *a2a.GetTaskPushNotificationConfigRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendPushConfigIDRequest(dst, v)
+		return v10.AppendPushConfigIDRequest(nil, v)
 	case *a2a.DeleteTaskPushNotificationConfigRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendPushConfigIDRequest(dst, (*a2a.GetTaskPushNotificationConfigRequest)(v))
+		return v10.AppendPushConfigIDRequest(nil, (*a2a.GetTaskPushNotificationConfigRequest)(v))
 	case *a2a.ListTaskPushNotificationConfigsRequest:
-		if v == nil {
-			break
-		}
-		return v10.AppendListTaskPushNotificationConfigsRequest(dst, v)
+		return v10.AppendListTaskPushNotificationConfigsRequest(nil, v)
 	case *a2a.ListTasksResponse:
-		if v == nil {
-			break
-		}
-		return v10.AppendListTasksResponse(dst, v, true)
+		return v10.AppendListTasksResponse(nil, v, true)
 	case *a2a.TaskPushNotificationConfig:
-		if v == nil {
-			break
-		}
-		return v10.AppendTaskPushNotificationConfig(dst, v)
+		return v10.AppendTaskPushNotificationConfig(nil, v)
 	case *a2a.Error:
-		if v == nil {
-			break
-		}
-		return v10.AppendError(dst, v), nil
+		return v10.AppendError(nil, v), nil
 	default:
 		return nil, fmt.Errorf("a2av1: cannot marshal %T", v)
 	}
-	return nil, fmt.Errorf("a2av1: cannot marshal a nil %T", v)
 }
 
 // Unmarshal decodes the A2A 1.0 JSON in data into v, a non-nil pointer to
@@ -269,27 +216,12 @@ func UnmarshalSendMessageResponse(data []byte) (a2a.Event, error) {
 	return v10.UnmarshalSendMessageResponse(data)
 }
 
-// nonNil refuses a nil event pointer, which the encoders would dereference.
+// nonNil refuses a nil event, or a nil pointer in one, which the encoders
+// would dereference (a2a.Event is sealed: every other value is one of the
+// four event pointers).
 func nonNil(ev a2a.Event) error {
-	switch v := ev.(type) {
-	case *a2a.Task:
-		if v != nil {
-			return nil
-		}
-	case *a2a.Message:
-		if v != nil {
-			return nil
-		}
-	case *a2a.TaskStatusUpdateEvent:
-		if v != nil {
-			return nil
-		}
-	case *a2a.TaskArtifactUpdateEvent:
-		if v != nil {
-			return nil
-		}
-	default:
-		return fmt.Errorf("a2av1: %T is not an event", ev)
+	if ev == nil || reflect.ValueOf(ev).IsNil() {
+		return fmt.Errorf("a2av1: a nil %T event", ev)
 	}
-	return fmt.Errorf("a2av1: a nil %T", ev)
+	return nil
 }
