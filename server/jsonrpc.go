@@ -243,11 +243,11 @@ func newJSONRPCHandler(h *AgentHandler, opts TransportOptions, cardURL func(*htt
 	if unknown == nil {
 		unknown = func(w http.ResponseWriter, r *http.Request) { retiredAgent(w, r, h.Name()) }
 	}
-	return instrument(h, "JSONRPC", authenticateReq(h, opts.Logger, &jsonrpcTransport{h: h, opts: opts, cardURL: cardURL, unknown: unknown}, writeErrorReq))
+	return instrument(h, "JSONRPC", authenticateReq(h, opts.Logger, &jsonrpcTransport{a: h.bound(), opts: opts, cardURL: cardURL, unknown: unknown}, writeErrorReq))
 }
 
 type jsonrpcTransport struct {
-	h       *AgentHandler
+	a       *boundAgent // the agent served
 	opts    TransportOptions
 	cardURL func(*http.Request) string
 	// unknown answers a message to a retired agent (HandlerOptions.Retired).
@@ -422,7 +422,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusMethodNotAllowed, e)
 		return
 	}
-	if len(t.h.opts.Auth) > 0 && formContentType(r) {
+	if t.a.auth && formContentType(r) {
 		// A browser can send these cross-site with the user's cookies
 		// (an API key in a cookie): refuse them on authenticated agents.
 		abandonBody(w, r)
@@ -438,7 +438,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, batch := jsonrpc.ParseBody(body, t.opts.MaxBatch)
-	if t.h.opts.Retired && sendsMessage(items) {
+	if t.a.retired && sendsMessage(items) {
 		t.unknown(w, r)
 		return
 	}
@@ -458,7 +458,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// A body that did not parse keeps its own error.
 		case xerr != nil:
 			it.Err = xerr
-		case t.h.ownMethod(it.Method) != nil:
+		case t.a.ownMethod(it.Method) != nil:
 			// Methods are not A2A methods.
 		case f != "" && !t.opts.serves(f):
 			it.Err = t.opts.methodRefused(it.Method, f)
@@ -469,13 +469,13 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			it.Err = wrongFamily(it.Method, f, version)
 		}
 	}
-	if t.h.e.tel != nil {
+	if t.a.begin != nil {
 		t.noteMethod(ctx, items, batch)
 		method, params := "", []byte(nil)
 		if !batch && items[0].Err == nil {
 			method, params = items[0].Method, items[0].Params
 		}
-		ctx = t.h.beginCall(ctx, method, "", "", params)
+		ctx = t.a.begin(ctx, method, "", "", params)
 	}
 	if t.cardURL != nil && (batch || items[0].Method == MethodGetExtendedCard || items[0].Method == Method10GetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
@@ -489,7 +489,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t.serveStream(ctx, w, r, &it.Request, rid, ec)
 			return
 		}
-		if m := t.h.ownMethod(it.Method); it.Err == nil && m != nil {
+		if m := t.a.ownMethod(it.Method); it.Err == nil && m != nil {
 			t.serveMethod(ctx, w, r, it, m, rid, ec, version)
 			return
 		}
@@ -568,7 +568,7 @@ func (t *jsonrpcTransport) noteMethod(ctx context.Context, items []jsonrpc.Item,
 	}
 	m := items[0].Method
 	v := methodVersion(m)
-	if v == "" && t.h.ownMethod(m) == nil {
+	if v == "" && t.a.ownMethod(m) == nil {
 		m = "unknown"
 	}
 	c.SetMethod(m, v, streamingMethod(m))
@@ -596,7 +596,7 @@ func (t *jsonrpcTransport) call(dst []byte, ctx context.Context, req *jsonrpc.Re
 	if m := lookupMethod(req.Method); m != nil && m.call != nil {
 		return m.call(t, dst, ctx, req.Params)
 	}
-	if m := t.h.ownMethod(req.Method); m != nil {
+	if m := t.a.ownMethod(req.Method); m != nil {
 		return t.callMethod(dst, ctx, m, req)
 	}
 	return dst, a2a.ErrMethodNotFound.WithMessage("Method not found: %s", req.Method)

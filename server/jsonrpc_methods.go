@@ -57,7 +57,7 @@ var rpcMethods = map[string]*rpcMethod{
 		if err != nil {
 			return nil, err
 		}
-		return t.h.SendStreamingMessage(ctx, p)
+		return t.a.SendStreamingMessage(ctx, p)
 	}},
 	MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, Handler.GetTask, appendTask03)},
 	MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, Handler.CancelTask, appendTask03)},
@@ -83,12 +83,12 @@ var rpcMethods = map[string]*rpcMethod{
 		return a2a.DeleteTaskPushNotificationConfigRequest(p), err
 	}, deletePushConfig, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "null"...), nil })},
 	MethodGetExtendedCard: {v: rpc03, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
-		c, err := t.h.GetExtendedAgentCard(ctx)
+		c, err := t.a.GetExtendedAgentCard(ctx)
 		if err != nil {
 			return dst, extendedCardErr03(err)
 		}
 		b, err := t.opts.marshalCard03(c)
-		b, err = t.opts.signCard(ctx, t.h.Name(), b, err)
+		b, err = t.opts.signCard(ctx, t.a.name, b, err)
 		return append(dst, b...), err
 	}},
 
@@ -99,7 +99,7 @@ var rpcMethods = map[string]*rpcMethod{
 		if err != nil {
 			return nil, err
 		}
-		return t.h.SendStreamingMessage(ctx, p)
+		return t.a.SendStreamingMessage(ctx, p)
 	}},
 	Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, Handler.GetTask, v10.AppendTask)},
 	Method10ListTasks: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
@@ -107,7 +107,7 @@ var rpcMethods = map[string]*rpcMethod{
 		if err != nil {
 			return dst, err
 		}
-		res, err := t.h.ListTasks(ctx, p)
+		res, err := t.a.ListTasks(ctx, p)
 		if err != nil {
 			return dst, err
 		}
@@ -139,12 +139,12 @@ var rpcMethods = map[string]*rpcMethod{
 		return struct{}{}, pushConfigErr10(err)
 	}, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "{}"...), nil })},
 	Method10GetExtendedCard: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
-		c, err := t.h.GetExtendedAgentCard(ctx)
+		c, err := t.a.GetExtendedAgentCard(ctx)
 		if err != nil {
 			return dst, err
 		}
 		b, err := v10.MarshalAgentCard(c, v10.CardOptions{})
-		b, err = t.opts.signCard(ctx, t.h.Name(), b, err)
+		b, err = t.opts.signCard(ctx, t.a.name, b, err)
 		return append(dst, b...), err
 	}},
 }
@@ -157,7 +157,7 @@ func unary[Req, Res any](decode func([]byte) (Req, error), op func(Handler, cont
 		if err != nil {
 			return dst, err
 		}
-		res, err := op(t.h, ctx, p)
+		res, err := op(t.a.Handler, ctx, p)
 		if err != nil {
 			return dst, err
 		}
@@ -172,7 +172,7 @@ func subscribe(t *jsonrpcTransport, ctx context.Context, r *http.Request, p a2a.
 	if err != nil {
 		return nil, err
 	}
-	return t.h.SubscribeToTask(ctx, p, SubscribeOptions{From: from, EndOnInterrupt: endOnInterrupt})
+	return t.a.SubscribeToTask(ctx, p, SubscribeOptions{From: from, EndOnInterrupt: endOnInterrupt})
 }
 
 // decodeSend10 decodes SendMessage params; a push notification config in

@@ -93,15 +93,6 @@ func checkMethods(methods map[string]Method) map[string]Method {
 	return out
 }
 
-// ownMethod returns the Method of one's own named method, or nil. A2A
-// method names are never keys (checkMethods).
-func (h *AgentHandler) ownMethod(method string) Method {
-	if len(h.opts.Methods) == 0 {
-		return nil
-	}
-	return h.opts.Methods[method]
-}
-
 // runMethod calls m, turning a panic into an error.
 func (t *jsonrpcTransport) runMethod(ctx context.Context, m Method, req *jsonrpc.Request) (res MethodResult, err error) {
 	defer func() {

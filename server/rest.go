@@ -28,7 +28,7 @@ import (
 // and a google.rpc.ErrorInfo detail (§11.6); errors of a stream that has
 // begun are its last SSE event.
 type restTransport struct {
-	h       *AgentHandler
+	a       *boundAgent // the agent served
 	opts    TransportOptions
 	cardURL func(*http.Request) string
 	codec   *restCodec
@@ -39,7 +39,7 @@ type restTransport struct {
 }
 
 func newRESTHandler(h *AgentHandler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
-	return &restTransport{h: h, opts: opts.withDefaults(), cardURL: cardURL, codec: &restCodec10}
+	return &restTransport{a: h.bound(), opts: opts.withDefaults(), cardURL: cardURL, codec: &restCodec10}
 }
 
 // restCodec is what differs between the HTTP+JSON bindings of A2A 1.0
@@ -247,7 +247,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 	}
 	var body []byte
 	if r.Method == http.MethodPost {
-		if len(t.h.opts.Auth) > 0 && formContentType(r) {
+		if t.a.auth && formContentType(r) {
 			abandonBody(w, r)
 			t.writeError(w, r, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
 			return
@@ -262,12 +262,12 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		}
 		body = b
 	}
-	if t.h.e.tel != nil {
+	if t.a.begin != nil {
 		taskID := ""
 		if rt.op == Method10CancelTask || rt.op == Method10SubscribeToTask {
 			taskID = rt.taskID
 		}
-		ctx = t.h.beginCall(ctx, rt.op, rt.tenant, taskID, body)
+		ctx = t.a.begin(ctx, rt.op, rt.tenant, taskID, body)
 	}
 	switch rt.op {
 	case Method10SendStreamingMessage, Method10SubscribeToTask:
@@ -353,7 +353,7 @@ func (t *restTransport) wireError(ctx context.Context, err error, op string) *a2
 
 // call answers one non-streaming operation with its response body.
 func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute, body []byte) ([]byte, error) {
-	h, c := t.h, t.codec
+	h, c := t.a, t.codec
 	q := r.URL.Query()
 	switch rt.op {
 	case Method10SendMessage:
@@ -440,7 +440,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			encode = t.opts.marshalCard03 // the union card when signed, as over 0.3 JSON-RPC
 		}
 		b, err := encode(card)
-		return t.opts.signCard(ctx, h.Name(), b, err)
+		return t.opts.signCard(ctx, t.a.name, b, err)
 	}
 	return nil, a2a.ErrUnsupportedOperation
 }
@@ -491,7 +491,7 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 		if err != nil {
 			return nil, err
 		}
-		return t.h.SendStreamingMessage(ctx, p)
+		return t.a.SendStreamingMessage(ctx, p)
 	}
 	p, err := t.codec.taskAction(rt.tenant, rt.taskID, body)
 	if err != nil {
@@ -505,5 +505,5 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 	// follows an interrupted one until it is terminal (§3.1.6); 0.3
 	// replays a terminal task and ends at an interrupted state (final:
 	// true), as tasks/resubscribe does.
-	return t.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest(p), SubscribeOptions{From: from, EndOnInterrupt: t.codec.version != a2a.Version10})
+	return t.a.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest(p), SubscribeOptions{From: from, EndOnInterrupt: t.codec.version != a2a.Version10})
 }
