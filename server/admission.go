@@ -31,9 +31,10 @@ import (
 //     task's first event on.
 
 // admission is a message on its way into a task: the request, what the
-// checks of admit found, and what storing it needs.
+// checks of admit found, and what storing it needs. The request and the
+// inline slot of accept are passed beside it, not kept in it: it holds no
+// pointer to its caller's frame, so it stays there.
 type admission struct {
-	p *a2a.SendMessageRequest
 	// msg is the message as it is to be stored: its task's ids filled in,
 	// its files by value replaced by URLs (HandlerOptions.Attachments).
 	msg a2a.Message
@@ -49,9 +50,6 @@ type admission struct {
 	// to be deleted if the message is not accepted after all.
 	attach bool
 	stored []string
-	// inline, when not nil, receives the execution started for the
-	// message instead of starting it (see accept).
-	inline *func()
 }
 
 // accept admits a message, then creates a task or continues one and
@@ -76,51 +74,53 @@ func (h *AgentHandler) accept(ctx context.Context, p *a2a.SendMessageRequest, in
 	if ia, ok := h.agent.(InlineAgent); h.e.async != nil || !ok || !ia.Inline() {
 		inline = nil
 	}
-	a, err := h.admit(ctx, p, inline)
+	// The admission stays in this frame (admit returns it by value): a
+	// message costs no allocation for it.
+	a, err := h.admit(ctx, p)
 	if err != nil {
 		return store.TaskInfo{}, err
 	}
 	if a.msg.TaskID != "" {
-		return h.continueTask(ctx, a)
+		return h.continueTask(ctx, p, &a, inline)
 	}
 	if r, ok := h.agent.(MessageResponder); ok && reply != nil {
-		m, err := h.offer(ctx, r, a)
+		m, err := h.offer(ctx, r, p, &a)
 		if err != nil || m != nil {
 			*reply = m
 			return store.TaskInfo{}, err
 		}
 	}
-	return h.createTask(ctx, a)
+	return h.createTask(ctx, p, &a, inline)
 }
 
 // admit runs the request's checks (step 1) and returns the admission of
 // its message.
-func (h *AgentHandler) admit(ctx context.Context, p *a2a.SendMessageRequest, inline *func()) (*admission, error) {
-	a := &admission{p: p, msg: p.Message, sent: p.Message, inline: inline}
+func (h *AgentHandler) admit(ctx context.Context, p *a2a.SendMessageRequest) (admission, error) {
+	a := admission{msg: p.Message, sent: p.Message}
 	if p.Configuration != nil && !h.outputModesOK(p.Configuration.AcceptedOutputModes) {
-		return nil, a2a.ErrContentTypeNotSupported.WithMessage(
+		return admission{}, a2a.ErrContentTypeNotSupported.WithMessage(
 			"Incompatible content types: the agent produces %s", strings.Join(h.card.DefaultOutputModes, ", "))
 	}
 	if err := h.checkExtensions(ctx); err != nil {
-		return nil, err
+		return admission{}, err
 	}
 	if err := h.in.check(&a.msg); err != nil {
-		return nil, err
+		return admission{}, err
 	}
 	a.ec, _ = ctx.Value(extKey{}).(*extCall)
 	a.exts = h.activated(a.ec)
 	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
 		if h.e.push == nil || h.opts.NoPush {
-			return nil, a2a.ErrPushNotificationNotSupported
+			return admission{}, a2a.ErrPushNotificationNotSupported
 		}
 		a.pushCfg = p.Configuration.PushNotificationConfig
 	}
 	if h.e.draining.Load() {
-		return nil, errShuttingDown
+		return admission{}, errShuttingDown
 	}
 	owner, ok := h.owner(ctx)
 	if !ok {
-		return nil, a2a.ErrUnauthenticated
+		return admission{}, a2a.ErrUnauthenticated
 	}
 	a.owner = owner
 	if a.pushCfg != nil {
@@ -128,17 +128,17 @@ func (h *AgentHandler) admit(ctx context.Context, p *a2a.SendMessageRequest, inl
 		// leaves nothing behind. Checked once: setPushConfig stores it
 		// without resolving its host again.
 		if err := checkPushHeaders("/params/configuration/pushNotificationConfig", *a.pushCfg); err != nil {
-			return nil, err
+			return admission{}, err
 		}
 		if err := h.checkPushURL(ctx, "/params/configuration/pushNotificationConfig/url", a.pushCfg.URL); err != nil {
-			return nil, err
+			return admission{}, err
 		}
 	}
 	a.msgKey = h.messageKey(ctx, a.msg.MessageID)
 	a.attach = h.opts.Attachments != nil && hasFileBytes(&a.msg)
 	if a.attach {
 		if err := h.checkAttachments(&a.msg); err != nil {
-			return nil, err
+			return admission{}, err
 		}
 	}
 	return a, nil
@@ -147,16 +147,16 @@ func (h *AgentHandler) admit(ctx context.Context, p *a2a.SendMessageRequest, inl
 // offer asks a MessageResponder for a direct answer to a new message
 // (step 2): validated as for a task, not yet stored. The message keeps the
 // contextId it is shown here on the task path.
-func (h *AgentHandler) offer(ctx context.Context, r MessageResponder, a *admission) (*a2a.Message, error) {
+func (h *AgentHandler) offer(ctx context.Context, r MessageResponder, p *a2a.SendMessageRequest, a *admission) (*a2a.Message, error) {
 	if a.msg.ContextID == "" {
 		a.msg.ContextID = a2a.NewID()
 	}
-	return h.respond(ctx, r, a.msg, a.p, a.exts, a.ec)
+	return h.respond(ctx, r, a.msg, p, a.exts, a.ec)
 }
 
 // request is what the agent's execution for a's message is given.
-func (h *AgentHandler) request(ctx context.Context, a *admission, info store.TaskInfo) *Request {
-	return &Request{Message: a.msg, Task: taskfold.Detach(info.Task), Params: *a.p, Principal: principal(ctx),
+func (h *AgentHandler) request(ctx context.Context, p *a2a.SendMessageRequest, a *admission, info store.TaskInfo) *Request {
+	return &Request{Message: a.msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx),
 		Extensions: a.exts, ext: a.ec, attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}
 }
 
@@ -164,7 +164,7 @@ func (h *AgentHandler) request(ctx context.Context, a *admission, info store.Tas
 // execution (step 3, no taskId). The store refuses the create of a
 // messageId it has indexed (store.ErrDuplicateMessage) before the agent
 // runs, so no read is needed first.
-func (h *AgentHandler) createTask(ctx context.Context, a *admission) (store.TaskInfo, error) {
+func (h *AgentHandler) createTask(ctx context.Context, p *a2a.SendMessageRequest, a *admission, inline *func()) (store.TaskInfo, error) {
 	task := a2a.Task{ID: a2a.NewID(), ContextID: a.msg.ContextID}
 	if task.ContextID == "" {
 		task.ContextID = a2a.NewID()
@@ -181,12 +181,12 @@ func (h *AgentHandler) createTask(ctx context.Context, a *admission) (store.Task
 		if a.stored, err = h.storeAttachments(ctx, a.owner, task.ID, &a.msg); err != nil {
 			return store.TaskInfo{}, err
 		}
-		a.p.Message.Parts = a.msg.Parts
+		p.Message.Parts = a.msg.Parts
 	}
 	task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 	task.History = []a2a.Message{a.msg}
 	info, err := h.e.create(ctx, h.name, a.owner, task, []string{a.msgKey}, func(info store.TaskInfo) {
-		h.e.startLocked(h, info, h.request(ctx, a, info), a.inline)
+		h.e.startLocked(h, info, h.request(ctx, p, a, info), inline)
 	})
 	if err != nil && len(a.stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.taskStored(ctx, task.ID)) {
 		// The task was not created: nothing refers to the files, and
@@ -210,7 +210,7 @@ func (h *AgentHandler) createTask(ctx context.Context, a *admission) (store.Task
 // interrupted (input-required or auth-required: A2A 1.0 §3.1.1
 // multi-turn), and starts the execution for it (step 3, a taskId). A retry
 // of a message already accepted is answered from the task.
-func (h *AgentHandler) continueTask(ctx context.Context, a *admission) (store.TaskInfo, error) {
+func (h *AgentHandler) continueTask(ctx context.Context, p *a2a.SendMessageRequest, a *admission, inline *func()) (store.TaskInfo, error) {
 	if dupID, err := h.e.st.MessageTask(ctx, h.name, a.msgKey); err != nil {
 		return store.TaskInfo{}, err
 	} else if dupID != "" {
@@ -234,7 +234,7 @@ func (h *AgentHandler) continueTask(ctx context.Context, a *admission) (store.Ta
 		if a.stored, err = h.storeAttachments(ctx, a.owner, a.msg.TaskID, &a.msg); err != nil {
 			return store.TaskInfo{}, err
 		}
-		a.p.Message.Parts = a.msg.Parts
+		p.Message.Parts = a.msg.Parts
 	}
 	if a.pushCfg != nil {
 		// Refused before the message is accepted, not after (nothing of it
@@ -274,7 +274,7 @@ func (h *AgentHandler) continueTask(ctx context.Context, a *admission) (store.Ta
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, h.request(ctx, a, info), a.inline)
+		h.e.startLocked(h, info, h.request(ctx, p, a, info), inline)
 	}
 	l.Unlock()
 	if err == nil && a.pushCfg != nil {
