@@ -30,8 +30,8 @@ import (
 //     of the request is stored once the message is accepted, from the
 //     task's first event on.
 
-// admission is a message on its way into a task: the request, what the
-// checks of admit found, and what storing it needs. The request and the
+// admission is a message on its way into a task: what the checks of admit
+// found about its request, and what storing it needs. The request and the
 // inline slot of accept are passed beside it, not kept in it: it holds no
 // pointer to its caller's frame, so it stays there.
 type admission struct {

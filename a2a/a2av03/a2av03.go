@@ -218,11 +218,13 @@ func UnmarshalRESTStreamResponse(data []byte) (a2a.Event, error) {
 	return v10.UnmarshalREST03StreamResponse(data)
 }
 
-// nonNil refuses a nil event, or a nil pointer in one, which the encoders
-// would dereference (a2a.Event is sealed: every other value is one of the
-// four event pointers).
+// nonNil refuses a nil event or a nil pointer in one, which the encoders
+// would dereference.
 func nonNil(ev a2a.Event) error {
-	if ev == nil || reflect.ValueOf(ev).IsNil() {
+	if ev == nil {
+		return fmt.Errorf("a2av03: a nil event")
+	}
+	if rv := reflect.ValueOf(ev); rv.Kind() == reflect.Pointer && rv.IsNil() {
 		return fmt.Errorf("a2av03: a nil %T event", ev)
 	}
 	return nil

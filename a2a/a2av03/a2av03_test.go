@@ -150,6 +150,12 @@ func TestErrors(t *testing.T) {
 			t.Errorf("UnmarshalREST into %#v succeeded", v)
 		}
 	}
+	type wrapped struct{ *a2a.Task }
+	for _, ev := range []a2a.Event{nil, (*a2a.Task)(nil), wrapped{task()}, wrapped{}} {
+		if b, err := a2av03.MarshalRESTStreamResponse(ev); err == nil {
+			t.Errorf("MarshalRESTStreamResponse(%#v) = %s", ev, b)
+		}
+	}
 	if b, err := a2av03.MarshalREST(message()); err == nil {
 		t.Errorf("MarshalREST of a bare message = %s; it travels in a StreamResponse", b)
 	}

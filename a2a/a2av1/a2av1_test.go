@@ -132,7 +132,10 @@ func TestErrors(t *testing.T) {
 			t.Errorf("Marshal(%#v) = %s", v, b)
 		}
 	}
-	for _, ev := range []a2a.Event{nil, (*a2a.Message)(nil)} {
+	// An event of another package's own type (a struct embedding one) is
+	// refused too, not a panic.
+	type wrapped struct{ *a2a.Task }
+	for _, ev := range []a2a.Event{nil, (*a2a.Message)(nil), wrapped{task()}, wrapped{}} {
 		if _, err := a2av1.MarshalStreamResponse(ev); err == nil {
 			t.Errorf("MarshalStreamResponse(%#v) succeeded", ev)
 		}
