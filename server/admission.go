@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/internal/extension"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
@@ -45,7 +47,7 @@ type admission struct {
 	msgKey  string // the messageId's key in the store's index
 	pushCfg *a2a.PushNotificationConfig
 	exts    []string // the extensions the request activated
-	ec      *extCall
+	ec      *extension.Call
 	// attach: msg has files by value to store; stored are those stored,
 	// to be deleted if the message is not accepted after all.
 	attach bool
@@ -107,7 +109,7 @@ func (h *AgentHandler) admit(ctx context.Context, p *a2a.SendMessageRequest) (ad
 	if err := h.in.check(&a.msg); err != nil {
 		return admission{}, err
 	}
-	a.ec, _ = ctx.Value(extKey{}).(*extCall)
+	a.ec = extension.From(ctx)
 	a.exts = h.activated(a.ec)
 	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
 		if h.e.push == nil || h.opts.NoPush {

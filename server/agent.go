@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/extension"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/store"
@@ -211,7 +213,7 @@ type Request struct {
 
 	// ext is the request's record of applied extensions (nil when it
 	// activated none).
-	ext *extCall
+	ext *extension.Call
 	// attachBase is the base URL of the attachment URLs of this
 	// execution's files (TaskUpdater.StoreFiles).
 	attachBase string
@@ -238,7 +240,7 @@ func (r *Request) ApplyExtension(uri string) bool {
 	if r == nil || !slices.Contains(r.Extensions, uri) {
 		return false
 	}
-	return r.ext.apply(uri)
+	return r.ext.Apply(uri)
 }
 
 // ErrTaskClosed is returned by TaskUpdater methods once the task has

@@ -1,16 +1,20 @@
 package server
 
-import "context"
+import (
+	"context"
+
+	"github.com/a2abridge/a2abridge/binding"
+)
 
 // boundAgent is what a binding needs of an agent: its operations (the
-// Handler, through the agent's interceptors) and, beside them, its name
+// binding.Handler, through the agent's interceptors) and, beside them, its name
 // (the extended card's signature), whether it authenticates (a request a
 // browser form could send is refused then), whether it is retired (a new
 // message is answered as to an unknown agent), its JSON-RPC methods of its
 // own, and the start of a request's trace. A binding reads nothing else
 // of the AgentHandler.
 type boundAgent struct {
-	Handler
+	binding.Handler
 	name    string
 	auth    bool
 	retired bool

@@ -64,37 +64,3 @@ func validTagList(s string) bool {
 	}
 	return true
 }
-
-// FuzzExtContext: any A2A-Extensions and X-A2A-Extensions values are
-// read without a panic into at most MaxExtensionURIs distinct, trimmed,
-// non-empty URIs, or refused with -32602 when they list more.
-func FuzzExtContext(f *testing.F) {
-	f.Add("https://a/x, https://b/y", "https://a/x")
-	f.Add(",, ,", "")
-	f.Add(strings.Repeat("u,", 70), "")
-	f.Fuzz(func(t *testing.T, v1, v03 string) {
-		r := httptest.NewRequest("POST", "/", nil)
-		r.Header["A2a-Extensions"] = []string{v1}
-		r.Header["X-A2a-Extensions"] = []string{v03}
-		_, ec, err := extContext(t.Context(), r)
-		if err != nil {
-			if ec != nil || err.Code != -32602 {
-				t.Fatalf("refused with %v and %v", ec, err)
-			}
-			return
-		}
-		if ec == nil {
-			return
-		}
-		seen := map[string]bool{}
-		for _, u := range ec.requested {
-			if u == "" || u != strings.TrimSpace(u) || strings.Contains(u, ",") || seen[u] {
-				t.Fatalf("requested %q", ec.requested)
-			}
-			seen[u] = true
-		}
-		if len(ec.requested) > MaxExtensionURIs {
-			t.Fatalf("%d URIs", len(ec.requested))
-		}
-	})
-}

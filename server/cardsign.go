@@ -14,7 +14,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
 	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 )
 
 // JWKSPath is where a Host publishes its public keys (JWK Set, RFC 7517

@@ -9,7 +9,7 @@
 //	     ─▶ Handler: the interceptors ─▶ AgentHandler (checks the request) ─▶ Engine ─▶ store.Store
 //	                                                                           └─▶ Agent.Execute (through a TaskUpdater)
 //
-// Handler is the interface of the A2A operations (one method per operation,
+// binding.Handler is the interface of the A2A operations (one method per operation,
 // A2A 1.0 names and values, whatever version and binding the request came
 // in); an AgentHandler implements it for one agent on an Engine, and
 // HandlerOptions.Interceptors wrap it (authorization, limits, auditing)

@@ -2,11 +2,10 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
+
+	"github.com/a2abridge/a2abridge/internal/extension"
 
 	"github.com/a2abridge/a2abridge/a2a"
 )
@@ -15,24 +14,20 @@ import (
 // the extensions a request activates (A2A 1.0 §3.2.6, §14.2.2): a
 // comma-separated list of extension URIs. A response carries it too,
 // listing the extensions the agent applied to the request.
-const HeaderA2AExtensions = "A2A-Extensions"
+const HeaderA2AExtensions = extension.Header
 
 // HeaderA2AExtensions03 is the header of A2A 0.3 clients for the same
 // list (the 0.3 extensions topic, "Extension Activation"). A request may
 // use either name (or both: the lists are joined), whatever its version;
 // a response to an A2A 0.3 request names the applied extensions here, one
 // to an A2A 1.0 request in HeaderA2AExtensions.
-const HeaderA2AExtensions03 = "X-A2A-Extensions"
+const HeaderA2AExtensions03 = extension.Header03
 
-// extCall is the extensions of one request: those the caller activated
-// (from its headers, or WithExtensions) and those applied to it so far.
-type extCall struct {
-	requested []string // trimmed, no duplicates, in the order sent
-	mu        sync.Mutex
-	applied   []string
-}
-
-type extKey struct{}
+// MaxExtensionURIs is the most extension URIs one request may list in
+// its A2A-Extensions and X-A2A-Extensions headers together (repeats
+// counted): 64. A request that lists more is refused with -32602 naming
+// the header (HTTP 400 over HTTP+JSON), before its method runs.
+const MaxExtensionURIs = extension.MaxURIs
 
 // WithExtensions returns ctx carrying the extension URIs a caller
 // activates (A2A 1.0 §3.2.6, the A2A-Extensions service parameter), for
@@ -43,16 +38,7 @@ type extKey struct{}
 // transports put the request's header list there themselves. Empty URIs
 // and repeats are dropped; ctx is returned as it is when none is left.
 func WithExtensions(ctx context.Context, uris ...string) context.Context {
-	var req []string
-	for _, u := range uris {
-		if u = strings.TrimSpace(u); u != "" && !slices.Contains(req, u) {
-			req = append(req, u)
-		}
-	}
-	if len(req) == 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, extKey{}, &extCall{requested: req})
+	return extension.With(ctx, uris...)
 }
 
 // RequestedExtensions returns the extension URIs the request whose
@@ -62,10 +48,7 @@ func WithExtensions(ctx context.Context, uris ...string) context.Context {
 // read it here; an Agent finds the ones its card declares in
 // Request.Extensions. The slice is shared: do not modify it.
 func RequestedExtensions(ctx context.Context) []string {
-	if ec, _ := ctx.Value(extKey{}).(*extCall); ec != nil {
-		return ec.requested
-	}
-	return nil
+	return extension.From(ctx).Requested()
 }
 
 // ApplyExtension records that the extension uri was applied to the
@@ -75,94 +58,15 @@ func RequestedExtensions(ctx context.Context) []string {
 // whether uri was recorded: only an extension the request activated can
 // be.
 func ApplyExtension(ctx context.Context, uri string) bool {
-	ec, _ := ctx.Value(extKey{}).(*extCall)
-	return ec.apply(uri)
-}
-
-func (ec *extCall) apply(uri string) bool {
-	if ec == nil || !slices.Contains(ec.requested, uri) {
-		return false
-	}
-	ec.mu.Lock()
-	defer ec.mu.Unlock()
-	if !slices.Contains(ec.applied, uri) {
-		ec.applied = append(ec.applied, uri)
-	}
-	return true
-}
-
-// MaxExtensionURIs is the most extension URIs one request may list in
-// its A2A-Extensions and X-A2A-Extensions headers together (repeats
-// counted): 64. A request that lists more is refused with -32602 naming
-// the header (HTTP 400 over HTTP+JSON), before its method runs.
-const MaxExtensionURIs = 64
-
-// extContext returns ctx carrying the extensions r activates (both header
-// names, each possibly repeated, comma-separated), with the ones the
-// server applies itself already applied (a2a.ExtensionEventLog, whose
-// behaviour every request gets); ctx and nil when r activates none. A
-// request without the headers costs two map lookups. A request listing
-// more than MaxExtensionURIs gets an error, so that the work per request
-// stays bounded whatever the headers hold.
-func extContext(ctx context.Context, r *http.Request) (context.Context, *extCall, *a2a.Error) {
-	v1, v03 := r.Header["A2a-Extensions"], r.Header["X-A2a-Extensions"] // canonical keys
-	if len(v1) == 0 && len(v03) == 0 {
-		return ctx, nil, nil
-	}
-	ec := &extCall{}
-	n := 0
-	for _, vs := range [][]string{v1, v03} {
-		for _, v := range vs {
-			for u := range strings.SplitSeq(v, ",") {
-				if u = strings.TrimSpace(u); u == "" {
-					continue
-				}
-				if n++; n > MaxExtensionURIs {
-					return ctx, nil, a2a.InvalidParams(HeaderA2AExtensions,
-						fmt.Sprintf("%s lists more than %d extension URIs", HeaderA2AExtensions, MaxExtensionURIs))
-				}
-				if !slices.Contains(ec.requested, u) {
-					ec.requested = append(ec.requested, u)
-				}
-			}
-		}
-	}
-	if len(ec.requested) == 0 {
-		return ctx, nil, nil
-	}
-	ec.apply(a2a.ExtensionEventLog)
-	return context.WithValue(ctx, extKey{}, ec), ec, nil
-}
-
-// writeHeader sets the response header that lists the extensions applied
-// to the request so far (HeaderA2AExtensions for an A2A 1.0 request,
-// HeaderA2AExtensions03 for 0.3), unless none was.
-func (ec *extCall) writeHeader(w http.ResponseWriter, version string) {
-	if ec == nil {
-		return
-	}
-	ec.mu.Lock()
-	v := strings.Join(ec.applied, ",")
-	ec.mu.Unlock()
-	if v == "" {
-		return
-	}
-	name := HeaderA2AExtensions
-	if version != a2a.Version10 {
-		name = HeaderA2AExtensions03
-	}
-	w.Header().Set(name, v)
+	return extension.From(ctx).Apply(uri)
 }
 
 // activated returns the extensions ctx activates that the card declares
 // (the ones an agent may apply; A2A 1.0 §4.6: an extension the agent does
 // not support is ignored), nil when none.
-func (h *AgentHandler) activated(ec *extCall) []string {
-	if ec == nil {
-		return nil
-	}
+func (h *AgentHandler) activated(ec *extension.Call) []string {
 	var out []string
-	for _, u := range ec.requested {
+	for _, u := range ec.Requested() {
 		if slices.ContainsFunc(h.card.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == u }) {
 			out = append(out, u)
 		}
@@ -179,10 +83,10 @@ func (h *AgentHandler) checkExtensions(ctx context.Context) error {
 	if len(h.required) == 0 {
 		return nil
 	}
-	ec, _ := ctx.Value(extKey{}).(*extCall)
+	requested := extension.From(ctx).Requested()
 	var missing []string
 	for _, u := range h.required {
-		if ec == nil || !slices.Contains(ec.requested, u) {
+		if !slices.Contains(requested, u) {
 			missing = append(missing, u)
 		}
 	}

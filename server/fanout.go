@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -342,21 +344,6 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 // other processes append to the store (see follow).
 const safetyReread = 30 * time.Second
 
-// StreamEvent is one event of a stream with its sequence number in the
-// task's log (the SSE id). A snapshot Task carries the sequence of the last
-// event folded into it.
-type StreamEvent struct {
-	Seq   int64
-	Event a2a.Event
-	// hold tells this package's transports that they may hold this
-	// event back instead of sending it at once: the next event is
-	// already at hand, or the stream ends right after this one. Sending
-	// the events together (one write, one TCP segment) delays none of
-	// them. False means "send now". A caller of the AgentHandler's streaming
-	// methods sends each event as it comes.
-	hold bool
-}
-
 // stream yields the events of a task from a starting point until the task
 // is final (terminal or interrupted): optionally the snapshot first, then
 // every logged event after `after`, then live events. It ends after a final
@@ -373,8 +360,8 @@ type StreamEvent struct {
 // brings (working, artifacts, the next interruption) until the task is
 // terminal. The client's own messages (role user) are left out of such a
 // stream.
-func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot, untilTerminal bool) iter.Seq2[StreamEvent, error] {
-	return func(yield func(StreamEvent, error) bool) {
+func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot, untilTerminal bool) iter.Seq2[binding.StreamEvent, error] {
+	return func(yield func(binding.StreamEvent, error) bool) {
 		t := info.Task
 		ends := a2a.TaskState.Final
 		if untilTerminal {
@@ -382,7 +369,7 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 		}
 		finalNow := ends(t.Status.State)
 		closing := func() {
-			yield(StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}, hold: true}, nil)
+			yield(binding.StreamEvent{Seq: info.Seq, Event: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}, Hold: true}, nil)
 		}
 		if withSnapshot {
 			// An execution that starts with the stream may have events at
@@ -399,7 +386,7 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 				}
 				hold = p > info.Seq
 			}
-			if !yield(StreamEvent{Seq: info.Seq, Event: &t, hold: hold}, nil) {
+			if !yield(binding.StreamEvent{Seq: info.Seq, Event: &t, Hold: hold}, nil) {
 				return
 			}
 			after = info.Seq
@@ -410,7 +397,7 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 		}
 		e.follow(ctx, t.ID, after, func(r store.Record, more bool, err error) bool {
 			if err != nil {
-				yield(StreamEvent{}, err)
+				yield(binding.StreamEvent{}, err)
 				return false
 			}
 			su, isStatus := r.Event.(*a2a.TaskStatusUpdateEvent)
@@ -429,7 +416,7 @@ func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, w
 				}
 				return true
 			}
-			if !yield(StreamEvent{Seq: r.Seq, Event: r.Event, hold: more || last || replayEnd}, nil) {
+			if !yield(binding.StreamEvent{Seq: r.Seq, Event: r.Event, Hold: more || last || replayEnd}, nil) {
 				return false
 			}
 			if last {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
@@ -61,7 +63,7 @@ func TestFollowStress(t *testing.T) {
 						defer wg.Done()
 						time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 						from := int64(rand.IntN(2))
-						evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
+						evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 						if err != nil {
 							t.Error(err)
 							return
@@ -118,7 +120,7 @@ func TestReplayPastInterruptedEnds(t *testing.T) {
 	from := int64(0)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	evs, err := h.SubscribeToTask(sctx, a2a.SubscribeToTaskRequest{ID: t1.ID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
+	evs, err := h.SubscribeToTask(sctx, a2a.SubscribeToTaskRequest{ID: t1.ID}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}

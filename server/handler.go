@@ -12,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/internal/extension"
+
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
@@ -39,7 +43,7 @@ type AgentHandler struct {
 	in inputModes
 	// ops answers the operations: the interceptors around this handler's
 	// own implementation (engineHandler).
-	ops Handler
+	ops binding.Handler
 }
 
 // HandlerOptions configure an AgentHandler. The zero value serves the agent
@@ -107,7 +111,7 @@ type HandlerOptions struct {
 	// the AgentHandler's methods, goes through them. They run after
 	// authentication (the principal is in ctx: auth.FromContext) and
 	// before any check of the request. NewHandler panics on one that
-	// returns a nil Handler. nil: none.
+	// returns a nil binding.Handler. nil: none.
 	Interceptors []Interceptor
 }
 
@@ -348,7 +352,7 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 // An *a2a.Error of the agent's is returned as is; another error, a panic
 // or an invalid message is returned as a plain error (-32603 on the wire,
 // logged by the transport).
-func (h *AgentHandler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.SendMessageRequest, exts []string, ec *extCall) (out *a2a.Message, err error) {
+func (h *AgentHandler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.SendMessageRequest, exts []string, ec *extension.Call) (out *a2a.Message, err error) {
 	req := &Request{Message: msg, Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec}
 	panicked := func() (panicked bool) {
 		defer func() {
@@ -477,7 +481,7 @@ func (h *AgentHandler) send(ctx context.Context, p a2a.SendMessageRequest, reply
 }
 
 // SendStreamingMessage is AgentHandler.SendStreamingMessage without the interceptors.
-func (eh *engineHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[StreamEvent, error], error) {
+func (eh *engineHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[binding.StreamEvent, error], error) {
 	h := (*AgentHandler)(eh)
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
@@ -489,7 +493,7 @@ func (eh *engineHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMes
 		return nil, err
 	}
 	if reply != nil {
-		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{Event: reply}, nil) }, nil
+		return func(yield func(binding.StreamEvent, error) bool) { yield(binding.StreamEvent{Event: reply}, nil) }, nil
 	}
 	return h.e.stream(ctx, info, info.Seq, true, false), nil
 }
@@ -624,7 +628,7 @@ func (eh *engineHandler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest
 }
 
 // SubscribeToTask is AgentHandler.SubscribeToTask without the interceptors.
-func (eh *engineHandler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, opts SubscribeOptions) (iter.Seq2[StreamEvent, error], error) {
+func (eh *engineHandler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, opts binding.SubscribeOptions) (iter.Seq2[binding.StreamEvent, error], error) {
 	h := (*AgentHandler)(eh)
 	return h.subscribe(ctx, p, opts.From, !opts.EndOnInterrupt)
 }
@@ -635,7 +639,7 @@ func (eh *engineHandler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToT
 // what the client missed, terminal or not), and the stream stays open
 // through interrupted states (input-required, auth-required) until the
 // task is terminal.
-func (h *AgentHandler) subscribe(ctx context.Context, p a2a.SubscribeToTaskRequest, from *int64, as10 bool) (iter.Seq2[StreamEvent, error], error) {
+func (h *AgentHandler) subscribe(ctx context.Context, p a2a.SubscribeToTaskRequest, from *int64, as10 bool) (iter.Seq2[binding.StreamEvent, error], error) {
 	if !h.card.Capabilities.Streaming {
 		return nil, a2a.ErrUnsupportedOperation.WithMessage("This agent does not support streaming")
 	}

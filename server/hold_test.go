@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
@@ -41,7 +43,7 @@ func TestStreamHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	var taskID string
-	var got []server.StreamEvent
+	var got []binding.StreamEvent
 	for ev, err := range events {
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +56,7 @@ func TestStreamHold(t *testing.T) {
 			taskID = e.ID
 		case *a2a.TaskStatusUpdateEvent:
 			if e.Status.State == a2a.TaskStateWorking {
-				if server.HoldOf(ev) {
+				if ev.Hold {
 					t.Error("a status-update with nothing behind it is held")
 				}
 				close(step)
@@ -62,13 +64,13 @@ func TestStreamHold(t *testing.T) {
 		}
 	}
 	last := got[len(got)-1]
-	if su, ok := last.Event.(*a2a.TaskStatusUpdateEvent); !ok || !su.Final || !server.HoldOf(last) {
-		t.Errorf("last event %T (hold %v): want the final status-update, held (the stream ends after it)", last.Event, server.HoldOf(last))
+	if su, ok := last.Event.(*a2a.TaskStatusUpdateEvent); !ok || !su.Final || !last.Hold {
+		t.Errorf("last event %T (hold %v): want the final status-update, held (the stream ends after it)", last.Event, last.Hold)
 	}
 
 	// A replay of the finished task: every event is at hand.
 	from := int64(0)
-	replay, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
+	replay, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestStreamHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		if !server.HoldOf(ev) {
+		if !ev.Hold {
 			t.Errorf("replayed event %d (%T) not held", ev.Seq, ev.Event)
 		}
 	}
@@ -119,7 +121,7 @@ func TestFollowRunningTask(t *testing.T) {
 	}
 	var results []chan result
 	for _, from := range []int64{0, 3, 15, 21} {
-		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
+		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +196,7 @@ func TestFollowEndedTask(t *testing.T) {
 	}
 	replay := func(id string) []int64 {
 		from := int64(1)
-		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
+		events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,8 +251,8 @@ func TestStreamHoldSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		if first {
-			if _, ok := ev.Event.(*a2a.Task); !ok || server.HoldOf(ev) {
-				t.Errorf("first event %T held %v: want the snapshot, not held (nothing follows until the agent goes on)", ev.Event, server.HoldOf(ev))
+			if _, ok := ev.Event.(*a2a.Task); !ok || ev.Hold {
+				t.Errorf("first event %T held %v: want the snapshot, not held (nothing follows until the agent goes on)", ev.Event, ev.Hold)
 			}
 			close(step)
 			first = false
@@ -292,8 +294,8 @@ func TestStreamHoldSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		if first {
-			if _, ok := ev.Event.(*a2a.Task); !ok || !server.HoldOf(ev) {
-				t.Errorf("first event %T held %v: want the snapshot, held (the agent's artifact is at hand)", ev.Event, server.HoldOf(ev))
+			if _, ok := ev.Event.(*a2a.Task); !ok || !ev.Hold {
+				t.Errorf("first event %T held %v: want the snapshot, held (the agent's artifact is at hand)", ev.Event, ev.Hold)
 			}
 			close(release)
 			first = false

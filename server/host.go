@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -20,7 +22,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // HostOptions configure a Host. The zero value is ready to use.
@@ -671,7 +673,7 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *AgentHa
 	}
 	ctx, cancel, detach := streamContext(r.Context(), r, host.opts.Transport)
 	taskID := r.PathValue("id")
-	events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, SubscribeOptions{From: &from, EndOnInterrupt: true})
+	events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		detach()
 		cancel()

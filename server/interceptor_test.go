@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
@@ -19,7 +21,7 @@ import (
 // auditor is an Interceptor: it notes every operation it sees, refuses
 // CancelTask, and adds metadata to the tasks GetTask returns.
 type auditor struct {
-	server.Handler
+	binding.Handler
 	mu  sync.Mutex
 	ops *[]string
 }
@@ -35,7 +37,7 @@ func (a *auditor) SendMessage(ctx context.Context, req a2a.SendMessageRequest) (
 	return a.Handler.SendMessage(ctx, req)
 }
 
-func (a *auditor) SendStreamingMessage(ctx context.Context, req a2a.SendMessageRequest) (iter.Seq2[server.StreamEvent, error], error) {
+func (a *auditor) SendStreamingMessage(ctx context.Context, req a2a.SendMessageRequest) (iter.Seq2[binding.StreamEvent, error], error) {
 	a.note("SendStreamingMessage")
 	return a.Handler.SendStreamingMessage(ctx, req)
 }
@@ -66,11 +68,11 @@ func TestInterceptors(t *testing.T) {
 	}
 	var ops []string
 	var order []string
-	outer := func(next server.Handler) server.Handler {
+	outer := func(next binding.Handler) binding.Handler {
 		order = append(order, "outer")
 		return &auditor{Handler: next, ops: &ops}
 	}
-	inner := func(next server.Handler) server.Handler { order = append(order, "inner"); return next }
+	inner := func(next binding.Handler) binding.Handler { order = append(order, "inner"); return next }
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Interceptors: []server.Interceptor{outer, inner}})
 	if !slices.Equal(order, []string{"inner", "outer"}) {
 		t.Fatalf("interceptors wrapped in the order %v, want inner first (the first is outermost)", order)
@@ -130,13 +132,13 @@ func TestInterceptorNil(t *testing.T) {
 		}
 	}()
 	server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{
-		Interceptors: []server.Interceptor{func(server.Handler) server.Handler { return nil }}})
+		Interceptors: []server.Interceptor{func(binding.Handler) binding.Handler { return nil }}})
 }
 
 // nilStream is an interceptor that answers a stream with nothing at all.
-type nilStream struct{ server.Handler }
+type nilStream struct{ binding.Handler }
 
-func (nilStream) SendStreamingMessage(context.Context, a2a.SendMessageRequest) (iter.Seq2[server.StreamEvent, error], error) {
+func (nilStream) SendStreamingMessage(context.Context, a2a.SendMessageRequest) (iter.Seq2[binding.StreamEvent, error], error) {
 	return nil, nil
 }
 
@@ -148,7 +150,7 @@ func TestInterceptorNilStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{
-		Interceptors: []server.Interceptor{func(next server.Handler) server.Handler { return nilStream{next} }}})
+		Interceptors: []server.Interceptor{func(next binding.Handler) binding.Handler { return nilStream{next} }}})
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
 	host.Add(h)
 	srv := testutil.Serve(t, host, eng.Close)

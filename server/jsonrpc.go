@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/extension"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/internal/sse"
@@ -449,7 +451,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if !t.opts.serves(version) {
 		verr = t.opts.versionRefused(version, raw)
 	}
-	ctx, ec, xerr := extContext(r.Context(), r)
+	ctx, ec, xerr := extension.FromRequest(r.Context(), r)
 	for i := range items {
 		it := &items[i]
 		f := methodVersion(it.Method)
@@ -507,7 +509,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bp := bufPool.Get().(*[]byte)
 		out := t.answer((*bp)[:0], ctx, it, rid)
 		if ec != nil {
-			ec.writeHeader(w, cmp.Or(methodVersion(it.Method), version))
+			ec.WriteHeader(w, cmp.Or(methodVersion(it.Method), version))
 		}
 		writeJSON(w, http.StatusOK, out)
 		if cap(out) <= 64<<10 { // do not pin large buffers in the pool
@@ -552,7 +554,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, o...)
 	}
-	ec.writeHeader(w, version)
+	ec.WriteHeader(w, version)
 	writeJSON(w, http.StatusOK, append(out, ']'))
 }
 
@@ -697,7 +699,7 @@ func wireError(ctx context.Context, log *slog.Logger, err error, method, binding
 // request error (bad params, unknown task, …) is one SSE event holding the
 // JSON-RPC error response when the client accepts text/event-stream (as
 // the official SDKs do), else a plain application/json error response.
-func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID, ec *extCall) {
+func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, rid *requestID, ec *extension.Call) {
 	ctx, cancel, detach := streamContext(ctx, r, t.opts)
 	streaming := false
 	defer func() {
@@ -726,7 +728,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	// id, not the request body it points into.
 	id, method := bytes.Clone(req.ID), req.Method
 	streaming = true
-	ec.writeHeader(w, m.v.version)
+	ec.WriteHeader(w, m.v.version)
 	appendEvent := m.v.streamEvent
 	writeSSE(ctx, cancel, detach, w, r, events, t.opts, m.subscribe, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		n := len(dst)

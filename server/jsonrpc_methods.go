@@ -5,6 +5,8 @@ import (
 	"iter"
 	"net/http"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
@@ -13,7 +15,7 @@ import (
 // The A2A methods of the JSON-RPC binding (A2A 0.3.0 §7, A2A 1.0 §9.4), in
 // one table: each method's entry names its protocol version (rpc03,
 // rpc10: what the methods of a version share), decodes its params with
-// that version's codec, calls the one Handler operation it stands for and
+// that version's codec, calls the one binding.Handler operation it stands for and
 // encodes the result. The names of the two versions never collide, so a
 // request's method alone picks its entry; the A2A-Version the request
 // asks for must be the entry's (ServeHTTP checks it).
@@ -41,7 +43,7 @@ type rpcMethod struct {
 	call func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error)
 	// open decodes params and opens the stream of events; r is the HTTP
 	// request (its Last-Event-ID resumes a subscription).
-	open func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error)
+	open func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error)
 	// subscribe marks a stream that follows a task already running (the
 	// subscription methods), which is mostly held long: its connection is
 	// taken over (writeSSE's takeover).
@@ -51,17 +53,17 @@ type rpcMethod struct {
 // rpcMethods are the A2A methods of both versions by name.
 var rpcMethods = map[string]*rpcMethod{
 	// A2A 0.3.0 (§7).
-	MethodSendMessage: {v: rpc03, call: unary(v03.DecodeMessageSendParams, Handler.SendMessage, v03.AppendEvent)},
-	MethodSendStreamingMessage: {v: rpc03, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+	MethodSendMessage: {v: rpc03, call: unary(v03.DecodeMessageSendParams, binding.Handler.SendMessage, v03.AppendEvent)},
+	MethodSendStreamingMessage: {v: rpc03, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v03.DecodeMessageSendParams(params)
 		if err != nil {
 			return nil, err
 		}
 		return t.a.SendStreamingMessage(ctx, p)
 	}},
-	MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, Handler.GetTask, appendTask03)},
-	MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, Handler.CancelTask, appendTask03)},
-	MethodResubscribe: {v: rpc03, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+	MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, binding.Handler.GetTask, appendTask03)},
+	MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, binding.Handler.CancelTask, appendTask03)},
+	MethodResubscribe: {v: rpc03, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v03.DecodeTaskIDParams(params)
 		if err != nil {
 			return nil, err
@@ -70,14 +72,14 @@ var rpcMethods = map[string]*rpcMethod{
 		// §7.9: the status update of input-required is final).
 		return subscribe(t, ctx, r, a2a.SubscribeToTaskRequest(p), true)
 	}},
-	MethodSetPushConfig: {v: rpc03, call: unary(v03.DecodeTaskPushNotificationConfig, Handler.CreateTaskPushNotificationConfig, appendPushConfig03)},
+	MethodSetPushConfig: {v: rpc03, call: unary(v03.DecodeTaskPushNotificationConfig, binding.Handler.CreateTaskPushNotificationConfig, appendPushConfig03)},
 	MethodGetPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
 		return v03.DecodeTaskPushConfigParams(params, false)
-	}, Handler.GetTaskPushNotificationConfig, appendPushConfig03)}, // a missing config stays -32602 in 0.3 (pushConfigErr10 is 1.0's rule)
+	}, binding.Handler.GetTaskPushNotificationConfig, appendPushConfig03)}, // a missing config stays -32602 in 0.3 (pushConfigErr10 is 1.0's rule)
 	MethodListPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
 		p, err := v03.DecodeTaskIDParams(params)
 		return a2a.ListTaskPushNotificationConfigsRequest{TaskID: p.ID}, err
-	}, Handler.ListTaskPushNotificationConfigs, appendPushConfigs03)},
+	}, binding.Handler.ListTaskPushNotificationConfigs, appendPushConfigs03)},
 	MethodDeletePushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.DeleteTaskPushNotificationConfigRequest, error) {
 		p, err := v03.DecodeTaskPushConfigParams(params, true)
 		return a2a.DeleteTaskPushNotificationConfigRequest(p), err
@@ -93,15 +95,15 @@ var rpcMethods = map[string]*rpcMethod{
 	}},
 
 	// A2A 1.0 (§9.4).
-	Method10SendMessage: {v: rpc10, call: unary(decodeSend10, Handler.SendMessage, v10.AppendSendMessageResponse)},
-	Method10SendStreamingMessage: {v: rpc10, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+	Method10SendMessage: {v: rpc10, call: unary(decodeSend10, binding.Handler.SendMessage, v10.AppendSendMessageResponse)},
+	Method10SendStreamingMessage: {v: rpc10, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := decodeSend10(params)
 		if err != nil {
 			return nil, err
 		}
 		return t.a.SendStreamingMessage(ctx, p)
 	}},
-	Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, Handler.GetTask, v10.AppendTask)},
+	Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, binding.Handler.GetTask, v10.AppendTask)},
 	Method10ListTasks: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
 		p, err := v10.DecodeListTasksRequest(params)
 		if err != nil {
@@ -113,8 +115,8 @@ var rpcMethods = map[string]*rpcMethod{
 		}
 		return v10.AppendListTasksResponse(dst, res, p.IncludeArtifacts)
 	}},
-	Method10CancelTask: {v: rpc10, call: unary(v10.DecodeCancelTaskRequest, Handler.CancelTask, v10.AppendTask)},
-	Method10SubscribeToTask: {v: rpc10, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[StreamEvent, error], error) {
+	Method10CancelTask: {v: rpc10, call: unary(v10.DecodeCancelTaskRequest, binding.Handler.CancelTask, v10.AppendTask)},
+	Method10SubscribeToTask: {v: rpc10, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v10.DecodeSubscribeToTaskRequest(params)
 		if err != nil {
 			return nil, err
@@ -125,16 +127,16 @@ var rpcMethods = map[string]*rpcMethod{
 		c, err := v10.DecodeTaskPushNotificationConfig(params)
 		c.PushNotificationConfig.ProtocolVersion = a2a.Version10 // its notifications take the 1.0 shape
 		return c, err
-	}, Handler.CreateTaskPushNotificationConfig, v10.AppendTaskPushNotificationConfig)},
-	Method10GetPushConfig: {v: rpc10, call: unary(v10.DecodeGetTaskPushNotificationConfigRequest, func(h Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	}, binding.Handler.CreateTaskPushNotificationConfig, v10.AppendTaskPushNotificationConfig)},
+	Method10GetPushConfig: {v: rpc10, call: unary(v10.DecodeGetTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 		c, err := h.GetTaskPushNotificationConfig(ctx, p)
 		return c, pushConfigErr10(err)
 	}, v10.AppendTaskPushNotificationConfig)},
-	Method10ListPushConfigs: {v: rpc10, call: unary(v10.DecodeListTaskPushNotificationConfigsRequest, Handler.ListTaskPushNotificationConfigs,
+	Method10ListPushConfigs: {v: rpc10, call: unary(v10.DecodeListTaskPushNotificationConfigsRequest, binding.Handler.ListTaskPushNotificationConfigs,
 		func(dst []byte, cs []a2a.TaskPushNotificationConfig) ([]byte, error) {
 			return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
 		})},
-	Method10DeletePushConfig: {v: rpc10, call: unary(v10.DecodeDeleteTaskPushNotificationConfigRequest, func(h Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+	Method10DeletePushConfig: {v: rpc10, call: unary(v10.DecodeDeleteTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
 		_, err := deletePushConfig(h, ctx, p)
 		return struct{}{}, pushConfigErr10(err)
 	}, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "{}"...), nil })},
@@ -151,7 +153,7 @@ var rpcMethods = map[string]*rpcMethod{
 
 // unary makes the call of a method answered with one result: decode the
 // params, call the operation, encode its result.
-func unary[Req, Res any](decode func([]byte) (Req, error), op func(Handler, context.Context, Req) (Res, error), encode func([]byte, Res) ([]byte, error)) func(*jsonrpcTransport, []byte, context.Context, []byte) ([]byte, error) {
+func unary[Req, Res any](decode func([]byte) (Req, error), op func(binding.Handler, context.Context, Req) (Res, error), encode func([]byte, Res) ([]byte, error)) func(*jsonrpcTransport, []byte, context.Context, []byte) ([]byte, error) {
 	return func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
 		p, err := decode(params)
 		if err != nil {
@@ -167,12 +169,12 @@ func unary[Req, Res any](decode func([]byte) (Req, error), op func(Handler, cont
 
 // subscribe opens a subscription, resumed from r's Last-Event-ID when it
 // has one.
-func subscribe(t *jsonrpcTransport, ctx context.Context, r *http.Request, p a2a.SubscribeToTaskRequest, endOnInterrupt bool) (iter.Seq2[StreamEvent, error], error) {
+func subscribe(t *jsonrpcTransport, ctx context.Context, r *http.Request, p a2a.SubscribeToTaskRequest, endOnInterrupt bool) (iter.Seq2[binding.StreamEvent, error], error) {
 	from, err := lastEventID(r)
 	if err != nil {
 		return nil, err
 	}
-	return t.a.SubscribeToTask(ctx, p, SubscribeOptions{From: from, EndOnInterrupt: endOnInterrupt})
+	return t.a.SubscribeToTask(ctx, p, binding.SubscribeOptions{From: from, EndOnInterrupt: endOnInterrupt})
 }
 
 // decodeSend10 decodes SendMessage params; a push notification config in
@@ -182,9 +184,9 @@ func decodeSend10(params []byte) (a2a.SendMessageRequest, error) {
 	return pushIn10(p), err
 }
 
-// deletePushConfig is Handler.DeleteTaskPushNotificationConfig with a
+// deletePushConfig is binding.Handler.DeleteTaskPushNotificationConfig with a
 // result, as unary takes it.
-func deletePushConfig(h Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+func deletePushConfig(h binding.Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
 	return struct{}{}, h.DeleteTaskPushNotificationConfig(ctx, p)
 }
 

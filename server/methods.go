@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/extension"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -132,12 +134,12 @@ func appendMethodResult(dst []byte, method string, result []byte) ([]byte, error
 // error before a stream starts is one SSE event when the client accepts
 // only text/event-stream (a streaming client reads errors only from
 // inside a stream), else a JSON response.
-func (t *jsonrpcTransport) serveMethod(ctx context.Context, w http.ResponseWriter, r *http.Request, it *jsonrpc.Item, m Method, rid *requestID, ec *extCall, version string) {
+func (t *jsonrpcTransport) serveMethod(ctx context.Context, w http.ResponseWriter, r *http.Request, it *jsonrpc.Item, m Method, rid *requestID, ec *extension.Call, version string) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	res, err := t.runMethod(ctx, m, &it.Request)
 	var out []byte
-	ec.writeHeader(w, version)
+	ec.WriteHeader(w, version)
 	if err == nil && res.Stream != nil {
 		t.writeMethodStream(ctx, cancel, w, bytes.Clone(it.ID), it.Method, res.Stream, rid)
 		return

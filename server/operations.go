@@ -5,85 +5,25 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 )
 
-// Handler answers the A2A operations (A2A 1.0 §3.1), one method per
-// operation, with the values of package a2a: whatever protocol version and
-// binding a request came in, a binding decodes it, calls one Handler method
-// and encodes the result. Errors are *a2a.Error for protocol errors (the
-// binding writes their code and ErrorInfo reason); any other error is an
-// internal failure (-32603, HTTP 500), logged with a request id. Without
-// an error, a result is not nil (a stream, a task, a card). Tasks and
-// configs returned are to be read (encoded), not modified: they may share
-// their slices and maps with a store.
-//
-// *AgentHandler implements it for one agent on an Engine. A Handler is
-// decoratable: an Interceptor (HandlerOptions.Interceptors) wraps one to
-// add authorization, rate limits or logging around every binding's calls,
-// and a Go program may call a Handler directly.
-type Handler interface {
-	// SendMessage starts a task or continues one (A2A 1.0 §3.1.1) and
-	// returns it as a *a2a.Task, or the agent's direct answer as a
-	// *a2a.Message (MessageResponder).
-	SendMessage(ctx context.Context, req a2a.SendMessageRequest) (a2a.Event, error)
-	// SendStreamingMessage is SendMessage with the task's events streamed
-	// (A2A 1.0 §3.1.2); a request error comes before any event.
-	SendStreamingMessage(ctx context.Context, req a2a.SendMessageRequest) (iter.Seq2[StreamEvent, error], error)
-	// GetTask returns a task (A2A 1.0 §3.1.3).
-	GetTask(ctx context.Context, req a2a.GetTaskRequest) (*a2a.Task, error)
-	// ListTasks returns a page of the caller's tasks (A2A 1.0 §3.1.4).
-	ListTasks(ctx context.Context, req a2a.ListTasksRequest) (*a2a.ListTasksResponse, error)
-	// CancelTask asks for a task's cancellation (A2A 1.0 §3.1.5).
-	CancelTask(ctx context.Context, req a2a.CancelTaskRequest) (*a2a.Task, error)
-	// SubscribeToTask streams a task's events (A2A 1.0 §3.1.6), from a
-	// resume point when opts gives one.
-	SubscribeToTask(ctx context.Context, req a2a.SubscribeToTaskRequest, opts SubscribeOptions) (iter.Seq2[StreamEvent, error], error)
-	// CreateTaskPushNotificationConfig registers a webhook (A2A 1.0 §3.1.7).
-	CreateTaskPushNotificationConfig(ctx context.Context, req a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error)
-	// GetTaskPushNotificationConfig returns one (A2A 1.0 §3.1.8).
-	GetTaskPushNotificationConfig(ctx context.Context, req a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error)
-	// ListTaskPushNotificationConfigs returns a task's (A2A 1.0 §3.1.9).
-	ListTaskPushNotificationConfigs(ctx context.Context, req a2a.ListTaskPushNotificationConfigsRequest) ([]a2a.TaskPushNotificationConfig, error)
-	// DeleteTaskPushNotificationConfig removes one (A2A 1.0 §3.1.10).
-	DeleteTaskPushNotificationConfig(ctx context.Context, req a2a.DeleteTaskPushNotificationConfigRequest) error
-	// GetExtendedAgentCard returns the card for authenticated callers
-	// (A2A 1.0 §3.1.11).
-	GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error)
-}
-
-// SubscribeOptions are what a subscription asks beyond its request.
-type SubscribeOptions struct {
-	// From, when not nil, resumes the stream: every event after sequence
-	// number *From is replayed (the SSE Last-Event-ID of the event-log
-	// extension, a2a.ExtensionEventLog), then live events. nil starts
-	// with the Task snapshot.
-	From *int64
-	// EndOnInterrupt gives A2A 0.3.0's tasks/resubscribe (§7.9): the
-	// stream ends with an interrupted state (input-required,
-	// auth-required) as with a terminal one, its status update final, and
-	// a task already terminal is streamed (its snapshot and final status)
-	// instead of refused. false is A2A 1.0's SubscribeToTask: the stream
-	// follows an interrupted task on to a terminal state, and a
-	// subscription without From to a terminal task is
-	// UnsupportedOperationError (-32004).
-	EndOnInterrupt bool
-}
-
-// Interceptor wraps a Handler in one of its own, which may look at or
+// Interceptor wraps a binding.Handler in one of its own, which may look at or
 // refuse each request before calling next, and see or change its result
 // (the pattern of net/http middleware). It is called once, when the
 // AgentHandler is made.
-type Interceptor func(next Handler) Handler
+type Interceptor func(next binding.Handler) binding.Handler
 
-// engineHandler is an AgentHandler's own implementation of Handler, the
+// engineHandler is an AgentHandler's own implementation of binding.Handler, the
 // innermost of its interceptors: the same struct, whose methods answer
 // from the engine.
 type engineHandler AgentHandler
 
 // chain returns base wrapped in interceptors, the first outermost. It
 // panics on an Interceptor that returns nil.
-func chain(base Handler, interceptors []Interceptor) Handler {
+func chain(base binding.Handler, interceptors []Interceptor) binding.Handler {
 	h := base
 	for i := len(interceptors) - 1; i >= 0; i-- {
 		if h = interceptors[i](h); h == nil {
@@ -93,7 +33,7 @@ func chain(base Handler, interceptors []Interceptor) Handler {
 	return h
 }
 
-var _ Handler = (*AgentHandler)(nil)
+var _ binding.Handler = (*AgentHandler)(nil)
 
 // SendMessage implements SendMessage (A2A 1.0 §3.1.1) and message/send
 // (A2A 0.3.0 §7.1): it starts a task or continues one and returns it as a
@@ -117,7 +57,7 @@ func (h *AgentHandler) SendMessage(ctx context.Context, p a2a.SendMessageRequest
 // continues a task, which is returned. It goes through the interceptors
 // as SendMessage, with ctx marked so that the agent's own handler makes a
 // task: an interceptor must pass the ctx it is given on to the next
-// Handler, and one that answers with a message instead is an error here.
+// binding.Handler, and one that answers with a message instead is an error here.
 func (h *AgentHandler) SendMessageForTask(ctx context.Context, p a2a.SendMessageRequest) (*a2a.Task, error) {
 	res, err := h.ops.SendMessage(context.WithValue(ctx, taskOnlyKey{}, true), p)
 	if err != nil {
@@ -141,12 +81,12 @@ type taskOnlyKey struct{}
 // cancel the task. For a MessageResponder that answers the message
 // directly, the stream is that one *a2a.Message (Seq 0), and ends (A2A
 // 1.0 §3.1.2, "Message-only stream").
-func (h *AgentHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[StreamEvent, error], error) {
+func (h *AgentHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMessageRequest) (iter.Seq2[binding.StreamEvent, error], error) {
 	return h.stream(h.ops.SendStreamingMessage(ctx, p))
 }
 
 // stream refuses a stream that an interceptor left nil without an error.
-func (h *AgentHandler) stream(events iter.Seq2[StreamEvent, error], err error) (iter.Seq2[StreamEvent, error], error) {
+func (h *AgentHandler) stream(events iter.Seq2[binding.StreamEvent, error], err error) (iter.Seq2[binding.StreamEvent, error], error) {
 	if err == nil && events == nil {
 		return nil, fmt.Errorf("agent %q: an interceptor returned neither a stream nor an error", h.name)
 	}
@@ -187,7 +127,7 @@ func (h *AgentHandler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) 
 // once for a task already there). Without EndOnInterrupt, a subscription
 // without From to a terminal task is -32004 (A2A 1.0 §3.1.6). A From
 // beyond the task's last event is -32602; an unknown id -32001.
-func (h *AgentHandler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, opts SubscribeOptions) (iter.Seq2[StreamEvent, error], error) {
+func (h *AgentHandler) SubscribeToTask(ctx context.Context, p a2a.SubscribeToTaskRequest, opts binding.SubscribeOptions) (iter.Seq2[binding.StreamEvent, error], error) {
 	return h.stream(h.ops.SubscribeToTask(ctx, p, opts))
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -403,7 +405,7 @@ func testReplicaCancelStreamDuringResync(t *testing.T, c cluster) {
 	task := startTask(t, ctx, a.h)
 	testutil.Receive(t, onA.started, 10*time.Second, "the execution on A")
 	visible(t, ctx, b, task.ID, a2a.TaskStateWorking)
-	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{EndOnInterrupt: true}) // the task as A has it: working
+	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, binding.SubscribeOptions{EndOnInterrupt: true}) // the task as A has it: working
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/pgtest"
@@ -171,7 +173,7 @@ func visible(t *testing.T, ctx context.Context, h *server.AgentHandler, id strin
 
 // lastEvent drains a stream and returns its last event's state and the
 // number of events.
-func lastEvent(t *testing.T, evs func(func(server.StreamEvent, error) bool)) (a2a.TaskState, int) {
+func lastEvent(t *testing.T, evs func(func(binding.StreamEvent, error) bool)) (a2a.TaskState, int) {
 	t.Helper()
 	var st a2a.TaskState
 	n := 0
@@ -209,7 +211,7 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	if err != nil || before.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("before the cancel: %+v %v", before.Status, err)
 	}
-	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{EndOnInterrupt: true})
+	live, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, binding.SubscribeOptions{EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +236,7 @@ func testReplicaCancel(t *testing.T, c cluster) {
 	}
 	// Resumed on A after the last event it knew before the cancel.
 	from := int64(2)
-	resumed, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{From: &from, EndOnInterrupt: true})
+	resumed, err := a.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +269,7 @@ func testReplicaLeases(t *testing.T, c cluster) {
 	if got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("A's running task after B started and %v passed: %+v %v", 3*lease, got.Status, err)
 	}
-	live, err := b.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{EndOnInterrupt: true})
+	live, err := b.h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, binding.SubscribeOptions{EndOnInterrupt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +349,7 @@ func testReplicaStreams(t *testing.T, c cluster) {
 		text string
 	}
 	follow := func(from *int64) (<-chan got, <-chan error) {
-		evs, err := b.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, server.SubscribeOptions{From: from, EndOnInterrupt: true})
+		evs, err := b.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, binding.SubscribeOptions{From: from, EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}

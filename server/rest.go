@@ -12,8 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/extension"
+
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // restTransport serves the HTTP+JSON binding of A2A 1.0 (§11) below an
@@ -239,7 +243,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		t.writeError(w, r, 0, wrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
 		return
 	}
-	ctx, ec, xerr := extContext(r.Context(), r)
+	ctx, ec, xerr := extension.FromRequest(r.Context(), r)
 	if xerr != nil {
 		abandonBody(w, r)
 		t.writeError(w, r, 0, xerr)
@@ -279,7 +283,7 @@ func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt res
 		t.writeError(w, r, 0, t.wireError(ctx, err, rt.op))
 		return
 	}
-	ec.writeHeader(w, t.codec.version)
+	ec.WriteHeader(w, t.codec.version)
 	if rt.op == Method10GetExtendedCard {
 		// Cached like the public card (A2A 1.0 §8.6.1), privately: it is
 		// for authenticated callers only.
@@ -449,7 +453,7 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 // frames whose data is a StreamResponse (A2A 1.0 §11.7). A request error
 // is a google.rpc.Status response with its HTTP status, or, when the
 // client accepts only text/event-stream, the stream's one event.
-func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, rt restRoute, body []byte, ec *extCall) {
+func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, rt restRoute, body []byte, ec *extension.Call) {
 	ctx, cancel, detach := streamContext(ctx, r, t.opts)
 	streaming := false
 	defer func() {
@@ -467,7 +471,7 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 		return
 	}
 	streaming = true
-	ec.writeHeader(w, t.codec.version)
+	ec.WriteHeader(w, t.codec.version)
 	encode, appendErr := t.codec.streamEvent, t.codec.appendErr
 	// An error after the first event is an "error" event holding the
 	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).
@@ -485,7 +489,7 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 
 // openStream starts the events of message:stream or tasks/{id}:subscribe;
 // a subscription resumes after the Last-Event-ID header's event.
-func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt restRoute, body []byte) (iter.Seq2[StreamEvent, error], error) {
+func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt restRoute, body []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 	if rt.op == Method10SendStreamingMessage {
 		p, err := t.codec.sendMessage(rt.tenant, body)
 		if err != nil {
@@ -505,5 +509,5 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 	// follows an interrupted one until it is terminal (§3.1.6); 0.3
 	// replays a terminal task and ends at an interrupted state (final:
 	// true), as tasks/resubscribe does.
-	return t.a.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest(p), SubscribeOptions{From: from, EndOnInterrupt: t.codec.version != a2a.Version10})
+	return t.a.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest(p), binding.SubscribeOptions{From: from, EndOnInterrupt: t.codec.version != a2a.Version10})
 }

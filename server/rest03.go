@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v03"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 // The HTTP+JSON binding of A2A 0.3.0 (§3.2.3, §3.5.6), served by

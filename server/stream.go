@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
@@ -87,7 +89,7 @@ func lastEventID(r *http.Request) (*int64, error) {
 // net/http's per-connection state (its buffers, the request, the
 // handler's stack). Otherwise (message/stream, which may be short, so its
 // connection stays reusable) the handler writes the stream.
-func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[StreamEvent, error], opts TransportOptions,
+func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[binding.StreamEvent, error], opts TransportOptions,
 	takeover bool, encode func([]byte, a2a.Event) ([]byte, error), errEvent string, encodeErr func(error) []byte) {
 	sw, err := sse.NewWriter(w)
 	if err != nil {
@@ -133,7 +135,7 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool
 
 // pumpSSE writes the stream's frames to sw until events ends, a write
 // fails or ctx is done.
-func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, events iter.Seq2[StreamEvent, error], opts TransportOptions,
+func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, events iter.Seq2[binding.StreamEvent, error], opts TransportOptions,
 	encode func([]byte, a2a.Event) ([]byte, error), errEvent string, encodeErr func(error) []byte) {
 	if opts.KeepAlive > 0 {
 		st := &keepAliveStream{sw: sw, cancel: cancel}
@@ -164,7 +166,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 			// in no log, and there is nothing to resume.
 			id = strconv.FormatInt(ev.Seq, 10)
 		}
-		if ev.hold {
+		if ev.Hold {
 			// The next event is at hand or the stream ends next (and with
 			// it the response, which flushes): one write sends both.
 			werr = sw.Queue(id, "", buf)

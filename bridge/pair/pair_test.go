@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -101,7 +103,7 @@ func waitFinal(t *testing.T, h *server.AgentHandler, id string) a2a.TaskState {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
-		evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, server.SubscribeOptions{EndOnInterrupt: true})
+		evs, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, binding.SubscribeOptions{EndOnInterrupt: true})
 		if err != nil {
 			t.Fatal(err)
 		}
