@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -337,7 +339,7 @@ func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*
 		log = slog.New(slog.DiscardHandler)
 	}
 	notFound := func(w http.ResponseWriter) {
-		WriteError(w, http.StatusNotFound, a2a.ErrInvalidRequest.WithMessage("No such attachment"))
+		edge.WriteError(w, http.StatusNotFound, a2a.ErrInvalidRequest.WithMessage("No such attachment"))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "private, no-cache")
@@ -353,7 +355,7 @@ func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*
 		}
 		if err != nil {
 			log.Error("attachment", "id", id, "err", err)
-			WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
+			edge.WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
 			return
 		}
 		h, ok := lookup(a.Agent)
@@ -368,7 +370,9 @@ func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*
 				return
 			}
 			serveAttachment(w, r, &a)
-		}), func(w http.ResponseWriter, _ *http.Request, status int, err *a2a.Error) { WriteError(w, status, err) }).ServeHTTP(w, r)
+		}), func(w http.ResponseWriter, _ *http.Request, status int, err *a2a.Error) {
+			edge.WriteError(w, status, err)
+		}).ServeHTTP(w, r)
 	})
 }
 

@@ -2,19 +2,14 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"crypto"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
-	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
-	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 )
 
 // JWKSPath is where a Host publishes its public keys (JWK Set, RFC 7517
@@ -129,28 +124,4 @@ func (s *CardSigner) sign(card []byte, base string) ([]byte, error) {
 		jku = base + JWKSPath
 	}
 	return s.s.Sign(card, jku)
-}
-
-// marshalCard03 encodes the extended card of A2A 0.3 (agent/
-// getAuthenticatedExtendedCard): the 0.3 card, or, when cards are signed,
-// the union card, whose signed supportedInterfaces cover its 0.3 url (a
-// signature covers the A2A 1.0 members only: a bare 0.3 card's url and
-// security schemes would be unsigned, and verifiers refuse it).
-func (o TransportOptions) marshalCard03(c *a2a.AgentCard) ([]byte, error) {
-	if o.CardSigner == nil {
-		return v03.MarshalAgentCard(c)
-	}
-	return wirecard.MarshalUnion(c, cardOptions)
-}
-
-// signCard signs an encoded extended card of agent name when o has a
-// CardSigner (err, the encoder's, is passed through); the base URL comes
-// from the card URL the Host put in ctx.
-func (o TransportOptions) signCard(ctx context.Context, name string, card []byte, err error) ([]byte, error) {
-	if err != nil || o.CardSigner == nil {
-		return card, err
-	}
-	base, _ := ctx.Value(cardURLKey{}).(string)
-	base = strings.TrimSuffix(base, "/a2a/"+name)
-	return o.CardSigner.sign(card, base)
 }

@@ -3,17 +3,22 @@
 // HTTP, SSE streaming, the Agent Card, push notifications) on a durable
 // store.
 //
-// The data path of a request:
+// The data path of a request, package by package:
 //
-//	HTTP ─▶ Host (routes /a2a/{name}, cards) ─▶ JSON-RPC or HTTP+JSON binding (decode, authenticate)
-//	     ─▶ Handler: the interceptors ─▶ AgentHandler (checks the request) ─▶ Engine ─▶ store.Store
-//	                                                                           └─▶ Agent.Execute (through a TaskUpdater)
+//	HTTP ─▶ Host (routes /a2a/{name}, cards, authentication, telemetry)
+//	     ─▶ binding: internal/binding/jsonrpc or internal/binding/rest (decode this version's wire, edge limits)
+//	     ─▶ binding.Handler: the interceptors ─▶ AgentHandler (checks the request) ─▶ Engine ─▶ store.Store
+//	                                                                                └─▶ Agent.Execute (through a TaskUpdater)
+//	     ◀─ stream events: Engine fan-out ─▶ binding ─▶ SSE (internal/binding/edge), push deliveries
 //
-// binding.Handler is the interface of the A2A operations (one method per operation,
-// A2A 1.0 names and values, whatever version and binding the request came
-// in); an AgentHandler implements it for one agent on an Engine, and
-// HandlerOptions.Interceptors wrap it (authorization, limits, auditing)
-// for every binding and every Go caller alike.
+// binding.Handler is the interface of the A2A operations (one method per
+// operation, A2A 1.0 names and values, whatever version and binding the
+// request came in); an AgentHandler implements it for one agent on an
+// Engine, and HandlerOptions.Interceptors wrap it (authorization, limits,
+// auditing) for every binding and every Go caller alike. The bindings
+// read nothing else of an AgentHandler than what it hands them: its
+// Handler, name, authentication and retired flags, trace start and card
+// signing.
 //
 // Every task is an ordered, durable log of events; the Task is the fold of
 // that log. The Engine appends each event to the store before any client

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
+
 	"github.com/a2abridge/a2abridge/internal/extension"
 
 	"github.com/a2abridge/a2abridge/binding"
@@ -774,10 +776,10 @@ func (eh *engineHandler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCa
 	c := *h.opts.ExtendedCard
 	pub := h.card
 	c.URL, c.PreferredTransport, c.AdditionalInterfaces, c.SupportedInterfaces = pub.URL, pub.PreferredTransport, pub.AdditionalInterfaces, pub.SupportedInterfaces
-	if u, ok := ctx.Value(cardURLKey{}).(string); ok && u != "" {
-		served, _ := ctx.Value(servedKey{}).([]string)
+	if u, ok := ctx.Value(edge.CardURLKey{}).(string); ok && u != "" {
+		served, _ := ctx.Value(edge.ServedKey{}).([]string)
 		if served == nil {
-			served = ServedVersions
+			served = edge.ServedVersions
 		}
 		c = cardAt(c, u, served)
 	}

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
+	"github.com/a2abridge/a2abridge/internal/binding/rest"
+
 	"github.com/a2abridge/a2abridge/binding"
 
 	"github.com/go-json-experiment/json"
@@ -24,6 +27,11 @@ import (
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
+
+// DefaultCardMaxAge is how long clients and caches may reuse a served
+// Agent Card without asking again (HostOptions.CardMaxAge; A2A 1.0
+// §8.6.1): 5 minutes.
+const DefaultCardMaxAge = 5 * time.Minute
 
 // HostOptions configure a Host. The zero value is ready to use.
 type HostOptions struct {
@@ -125,7 +133,7 @@ type Host struct {
 	opts    HostOptions
 	origin  *forwarded.Origin // BaseURL's
 	mux     *http.ServeMux
-	caching cardCaching
+	caching edge.CardCaching
 
 	mu     sync.RWMutex
 	agents map[string]*hostedAgent
@@ -146,12 +154,6 @@ type hostedAgent struct {
 	added time.Time
 }
 
-// cardURLKey carries the agent's reachable URL in a request's context
-// (a string), for the extended card; servedKey the protocol versions the
-// transport serves ([]string), which its interfaces list.
-type cardURLKey struct{}
-type servedKey struct{}
-
 // restRouteKey carries a parsed HTTP+JSON route past authentication.
 type restRouteKey struct{}
 
@@ -170,7 +172,7 @@ func NewHost(opts HostOptions) *Host {
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
 	h := &Host{opts: opts, mux: http.NewServeMux(), agents: map[string]*hostedAgent{},
 		origin:  forwarded.New(opts.PublicURL, opts.TrustedProxies, opts.AllowedHosts),
-		caching: cardCaching{maxAge: opts.CardMaxAge, vary: opts.PublicURL == ""}}
+		caching: edge.CardCaching{MaxAge: opts.CardMaxAge, Vary: opts.PublicURL == ""}}
 	rpc := h.toDefault(func(r agentRoutes) http.Handler { return r.rpc })
 	toCard := h.toDefault(func(r agentRoutes) http.Handler { return r.card })
 	card := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -258,30 +260,28 @@ func (host *Host) routesAt(h *AgentHandler, prefix string) *hostedAgent {
 	mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
 	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h, prefix, added) })
 	if h.opts.CardRequiresAuth {
-		card = authenticate(h, host.opts.Transport.Logger, card, WriteError)
+		card = authenticate(h, host.opts.Transport.Logger, card, edge.WriteError)
 	}
-	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), WriteError)
+	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), edge.WriteError)
 	cardURL := func(r *http.Request) string { return host.BaseURL(r) + prefix }
-	rest10 := newRESTHandler(h, host.opts.Transport, cardURL)
-	rest03 := newREST03Handler(h, host.opts.Transport, cardURL)
-	for _, t := range []*restTransport{rest10, rest03} {
-		t.caching, t.cardModified = host.caching, added
-	}
-	rest := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest10, parseRESTPath))
-	agentRest03 := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest03, parseREST03Path))
+	agent, eopts := h.bound(host.opts.Transport), host.opts.Transport.edge()
+	rest10 := rest.New(agent, a2a.Version10, eopts, cardURL, host.caching, added)
+	rest03 := rest.New(agent, a2a.Version03, eopts, cardURL, host.caching, added)
+	agentRest := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest10))
+	agentRest03 := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest03))
 	mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /v1/… is the 0.3 binding, unless the request asks for 1.0: then
 		// it is the 1.0 binding with the tenant "v1".
-		if v, _, _ := RequestedVersion(r); v != a2a.Version10 && strings.HasPrefix(r.URL.EscapedPath(), prefix+"/v1/") {
+		if v, _, _ := edge.RequestedVersion(r); v != a2a.Version10 && strings.HasPrefix(r.URL.EscapedPath(), prefix+"/v1/") {
 			agentRest03.ServeHTTP(w, r)
 			return
 		}
-		rest.ServeHTTP(w, r)
+		agentRest.ServeHTTP(w, r)
 	}))
 	mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
 	mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
-	return &hostedAgent{h: h, mux: mux, added: added, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.withAttachBase(h, host.restHandler(h, "/", rest03, parseREST03Path))}}
+	return &hostedAgent{h: h, mux: mux, added: added, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.withAttachBase(h, host.restHandler(h, "/", rest03))}}
 }
 
 // Remove unmounts the agent hosted under name and reports whether there
@@ -369,21 +369,21 @@ func (host *Host) serveAgent(w http.ResponseWriter, r *http.Request) {
 // parse routes. The route is parsed before authentication: a path that
 // names no operation is a 404 for everyone (with a JSON error body in the
 // binding's form).
-func (host *Host) restHandler(h *AgentHandler, base string, t *restTransport, parse func(method, escaped string) (restRoute, bool)) http.Handler {
+func (host *Host) restHandler(h *AgentHandler, base string, t *rest.Binding) http.Handler {
 	serve := authenticateReq(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rt, _ := r.Context().Value(restRouteKey{}).(restRoute)
-		if h.opts.Retired && (rt.op == Method10SendMessage || rt.op == Method10SendStreamingMessage) {
+		rt, _ := r.Context().Value(restRouteKey{}).(rest.Route)
+		if h.opts.Retired && (rt.Op == edge.Method10SendMessage || rt.Op == edge.Method10SendStreamingMessage) {
 			host.serveUnknownAgent(w, r, h.Name())
 			return
 		}
-		t.serveREST(w, r, rt)
-	}), t.writeError)
+		t.Serve(w, r, rt)
+	}), t.WriteError)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sub, _ := strings.CutPrefix(r.URL.EscapedPath(), base)
-		rt, ok := parse(r.Method, sub)
+		rt, ok := t.Route(r.Method, sub)
 		if !ok {
-			abandonBody(w, r)
-			t.writeError(w, r, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, printableASCII(r.URL.Path, 200)))
+			edge.AbandonBody(w, r)
+			t.WriteError(w, r, http.StatusNotFound, a2a.ErrMethodNotFound.WithMessage("No A2A operation at %s %s", r.Method, edge.PrintableASCII(r.URL.Path, 200)))
 			return
 		}
 		ctx := context.WithValue(r.Context(), restRouteKey{}, rt)
@@ -391,12 +391,12 @@ func (host *Host) restHandler(h *AgentHandler, base string, t *restTransport, pa
 			var c *telemetry.Call
 			ctx, c = tel.StartCall(r, h.name, "HTTP+JSON")
 			ctx = context.WithValue(ctx, restRouteKey{}, rt)
-			op := rt.op
+			op := rt.Op
 			if op == "" {
 				op = "unknown"
 			}
-			c.SetMethod(op, t.codec.version, op == Method10SendStreamingMessage || op == Method10SubscribeToTask)
-			c.SetTask(rt.taskID)
+			c.SetMethod(op, t.Version(), op == edge.Method10SendStreamingMessage || op == edge.Method10SubscribeToTask)
+			c.SetTask(rt.TaskID)
 			defer c.End()
 		}
 		serve.ServeHTTP(w, r.WithContext(ctx))
@@ -432,7 +432,7 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 				log.ErrorContext(r.Context(), "authentication unavailable", "agent", h.Name(), "err", err)
 				e := a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable")
 				writeErr(w, r, http.StatusServiceUnavailable, e)
-				noteError(r.Context(), e)
+				edge.NoteError(r.Context(), e)
 				return
 			}
 			for _, c := range set.ChallengesFor(err) {
@@ -443,7 +443,7 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 				e = e.WithMessage("Invalid credentials: %s", auth.Reason(err))
 			}
 			writeErr(w, r, http.StatusUnauthorized, e)
-			noteError(r.Context(), e)
+			edge.NoteError(r.Context(), e)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), p)))
@@ -494,7 +494,7 @@ type agentListing struct {
 // with the URLs from BaseURL. Agents whose card requires authentication,
 // and retired ones (HandlerOptions.Retired), are not listed. The body of the request, if any, is not read.
 func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name string) {
-	abandonBody(w, r)
+	edge.AbandonBody(w, r)
 	base := host.BaseURL(r)
 	if len(name) > 100 {
 		name = name[:100] + "…"
@@ -520,17 +520,17 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 	}
 	host.varyOnBaseURL(w)
 	w.Header().Set("Cache-Control", "no-cache")
-	writeJSON(w, http.StatusNotFound, b)
+	edge.WriteJSON(w, http.StatusNotFound, b)
 }
 
 // retiredAgent answers a message to a retired agent served outside a
 // Host: HTTP 404 as for an unknown agent, with no agents listed.
 func retiredAgent(w http.ResponseWriter, r *http.Request, name string) {
-	abandonBody(w, r)
+	edge.AbandonBody(w, r)
 	b, _ := json.Marshal(unknownAgentBody{Error: "agent not found", Agents: []agentListing{},
 		Message: fmt.Sprintf("No agent named %q is hosted here", strings.ToValidUTF8(name, "\uFFFD"))}, json.Deterministic(true))
 	w.Header().Set("Cache-Control", "no-cache")
-	writeJSON(w, http.StatusNotFound, b)
+	edge.WriteJSON(w, http.StatusNotFound, b)
 }
 
 // toDefault returns the handler that passes a request to one of the
@@ -581,7 +581,7 @@ func (host *Host) varyOnBaseURL(w http.ResponseWriter) { host.origin.Vary(w) }
 // protocol version 1.0, else the first one listed
 // (interop/V1_WIRE_NOTES.md §2).
 func ServedInterfaces(url string) []a2a.AgentInterface {
-	return servedInterfaces(url, ServedVersions)
+	return servedInterfaces(url, edge.ServedVersions)
 }
 
 // servedInterfaces is ServedInterfaces of the versions served only.
@@ -595,12 +595,6 @@ func servedInterfaces(url string, served []string) []a2a.AgentInterface {
 	}
 	return out
 }
-
-// cardOptions shape the served card: security requirement scopes are
-// written as bare arrays, the only form a2a-go v2 (up to v2.4.0) can read
-// (https://github.com/a2aproject/a2a-go/issues/430); ProtoJSON's
-// {"list": […]} makes it reject the card.
-var cardOptions = wirecard.Options{ScopeArrays: true}
 
 // cardAt is c as served at url by transports serving the versions
 // served: url is the 0.3 url (JSON-RPC), the 0.3 additionalInterfaces
@@ -626,12 +620,12 @@ func marshalPublicCard(c *a2a.AgentCard, served []string) ([]byte, error) {
 		c.SupportedInterfaces = nil
 		return v03.MarshalAgentCard(c)
 	}
-	return wirecard.MarshalUnion(c, cardOptions)
+	return wirecard.MarshalUnion(c, edge.CardOptions)
 }
 
 // serveCard answers GET of h's public card served below prefix, added
 // (its content fixed) at added, with its HTTP caching headers and 304 for
-// a current conditional request (writeCard).
+// a current conditional request (edge.WriteCard).
 func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *AgentHandler, prefix string, added time.Time) {
 	served := host.opts.Transport.ProtocolVersions
 	c := cardAt(h.Card(), host.BaseURL(r)+prefix, served)
@@ -641,14 +635,14 @@ func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *AgentHand
 	}
 	if err != nil {
 		host.opts.Transport.Logger.Error("agent card", "agent", h.Name(), "err", err)
-		WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
+		edge.WriteError(w, http.StatusInternalServerError, a2a.ErrInternal)
 		return
 	}
 	if since, _ := r.Context().Value(defaultSinceKey{}).(time.Time); since.After(added) {
 		added = since
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	writeCard(w, r, b, added, h.opts.CardRequiresAuth, host.caching)
+	edge.WriteCard(w, r, b, added, h.opts.CardRequiresAuth, host.caching)
 }
 
 // serveEvents streams a task's events after ?from=N (default 0: everything),
@@ -658,20 +652,20 @@ func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *AgentHand
 func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *AgentHandler) {
 	from := int64(0)
 	if v := r.URL.Query().Get("from"); v != "" {
-		n, err := parseSeq(v)
+		n, err := edge.ParseSeq(v)
 		if err != nil {
-			WriteError(w, http.StatusBadRequest, a2a.InvalidParams("from", "from must be a non-negative event sequence number"))
+			edge.WriteError(w, http.StatusBadRequest, a2a.InvalidParams("from", "from must be a non-negative event sequence number"))
 			return
 		}
 		from = n
 	}
-	if p, err := lastEventID(r); err != nil {
-		WriteError(w, http.StatusBadRequest, a2a.InvalidParams("Last-Event-ID", "Last-Event-ID must be a non-negative event sequence number"))
+	if p, err := edge.LastEventID(r); err != nil {
+		edge.WriteError(w, http.StatusBadRequest, a2a.InvalidParams("Last-Event-ID", "Last-Event-ID must be a non-negative event sequence number"))
 		return
 	} else if p != nil {
 		from = *p
 	}
-	ctx, cancel, detach := streamContext(r.Context(), r, host.opts.Transport)
+	ctx, cancel, detach := edge.StreamContext(r.Context(), r, host.opts.Transport.edge())
 	taskID := r.PathValue("id")
 	events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
@@ -684,11 +678,11 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *AgentHa
 		} else if ae.Code == a2a.CodeTaskNotFound {
 			status = http.StatusNotFound
 		}
-		WriteError(w, status, ae)
+		edge.WriteError(w, status, ae)
 		return
 	}
 	logger := host.opts.Transport.Logger
-	writeSSE(ctx, cancel, detach, w, r, events, host.opts.Transport, true, func(dst []byte, ev a2a.Event) ([]byte, error) {
+	edge.WriteSSE(ctx, cancel, detach, w, r, events, host.opts.Transport.edge(), true, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		return v03.AppendEvent(dst, ev)
 	}, "", func(err error) []byte {
 		var e *a2a.Error

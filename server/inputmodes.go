@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
+
 	"github.com/a2abridge/a2abridge/a2a"
 )
 
@@ -113,8 +115,8 @@ func (im *inputModes) check(msg *a2a.Message) error {
 		}
 		if !ok {
 			return a2a.ErrContentTypeNotSupported.WithMessage(
-				"Incompatible content types: part %d of the message is %s; the agent accepts %s", i, printableASCII(mt, 100), im.list).
-				WithData(map[string]any{"field": "/params/message/parts/" + strconv.Itoa(i), "mediaType": printableASCII(mt, 100), "acceptedInputModes": im.list})
+				"Incompatible content types: part %d of the message is %s; the agent accepts %s", i, edge.PrintableASCII(mt, 100), im.list).
+				WithData(map[string]any{"field": "/params/message/parts/" + strconv.Itoa(i), "mediaType": edge.PrintableASCII(mt, 100), "acceptedInputModes": im.list})
 		}
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
@@ -690,13 +692,8 @@ func (p *pusher) send(ctx context.Context, cfg a2a.PushNotificationConfig, taskI
 
 // ---- the tasks/pushNotificationConfig methods ----
 
-// pushConfigIDField is the field an unknown push notification config id
-// is reported on (-32602 in A2A 0.3; the 1.0 bindings turn it into
-// TaskNotFoundError).
-const pushConfigIDField = "/params/pushNotificationConfigId"
-
 var errPushConfigNotFound = func(id string) error {
-	return a2a.InvalidParams(pushConfigIDField, fmt.Sprintf("no push notification config %q for this task", id))
+	return a2a.InvalidParams(edge.PushConfigIDField, fmt.Sprintf("no push notification config %q for this task", id))
 }
 
 // checkPushURL validates a webhook URL with PushOptions.CheckURL (which

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/store"
@@ -71,7 +73,7 @@ func (h *AgentHandler) beginCall(ctx context.Context, method, tenant, taskID str
 // not decode (the method answers that error).
 func taskOfParams(method string, params []byte) (tenant, taskID string) {
 	switch method {
-	case MethodCancelTask, MethodResubscribe, Method10CancelTask, Method10SubscribeToTask:
+	case edge.MethodCancelTask, edge.MethodResubscribe, edge.Method10CancelTask, edge.Method10SubscribeToTask:
 		var p struct {
 			Tenant string `json:"tenant"`
 			ID     string `json:"id"`
@@ -79,7 +81,7 @@ func taskOfParams(method string, params []byte) (tenant, taskID string) {
 		if json.Unmarshal(params, &p) == nil {
 			return p.Tenant, p.ID
 		}
-	case MethodSendMessage, MethodSendStreamingMessage, Method10SendMessage, Method10SendStreamingMessage:
+	case edge.MethodSendMessage, edge.MethodSendStreamingMessage, edge.Method10SendMessage, edge.Method10SendStreamingMessage:
 		if !bytes.Contains(params, []byte(`"taskId"`)) && !bytes.Contains(params, []byte(`"task_id"`)) {
 			return "", "" // a new task: no decoding
 		}
@@ -124,17 +126,6 @@ func (h *AgentHandler) taskTrace(ctx context.Context, id string) trace.SpanConte
 	}
 	sc, _ := telemetry.ParseTraceparent(info.Trace)
 	return sc
-}
-
-// noteError records e as the answer of the request of ctx (its telemetry
-// Call), if any.
-func noteError(ctx context.Context, e *a2a.Error) {
-	if e == nil {
-		return
-	}
-	if c := telemetry.CallFrom(ctx); c != nil {
-		c.SetError(e.Code, e.Message)
-	}
 }
 
 // spanOf is the span context of the request in ctx that an execution's
@@ -200,14 +191,6 @@ func (c *taskCounts) observe(ctx context.Context, observe func(agent, state stri
 	return nil
 }
 
-// traceID is the hex trace id of the span in ctx, "" when none.
-func traceID(ctx context.Context) string {
-	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
-		return sc.TraceID().String()
-	}
-	return ""
-}
-
 // NewLogHandler wraps h so that each record logged with a context that
 // carries an OpenTelemetry span (the …Context methods of slog.Logger;
 // the engine logs a request's errors so) gets trace_id and span_id
@@ -218,5 +201,5 @@ func NewLogHandler(h slog.Handler) slog.Handler { return telemetry.LogHandler(h)
 
 // writeErrorReq is WriteError in the form authenticateReq takes.
 func writeErrorReq(w http.ResponseWriter, _ *http.Request, status int, e *a2a.Error) {
-	WriteError(w, status, e)
+	edge.WriteError(w, status, e)
 }

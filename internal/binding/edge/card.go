@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"crypto/sha256"
@@ -8,34 +8,33 @@ import (
 	"strings"
 	"time"
 
+	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
+	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
+
+	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/forwarded"
 )
 
-// DefaultCardMaxAge is how long clients and caches may reuse a served
-// Agent Card without asking again (HostOptions.CardMaxAge; A2A 1.0
-// §8.6.1): 5 minutes.
-const DefaultCardMaxAge = 5 * time.Minute
-
-// cardCaching is how a Host's Agent Card responses are cached (A2A 1.0
+// CardCaching is how a Host's Agent Card responses are cached (A2A 1.0
 // §8.6.1, RFC 9111).
-type cardCaching struct {
-	maxAge time.Duration // > 0: max-age; < 0: no-cache
-	vary   bool          // the card varies with the request's Host and forwarding headers (no PublicURL)
+type CardCaching struct {
+	MaxAge time.Duration // > 0: max-age; < 0: no-cache
+	Vary   bool          // the card varies with the request's Host and forwarding headers (no PublicURL)
 }
 
 // cacheControl is the Cache-Control of a card response: "public" for a
 // card anyone may fetch, "private" for one behind authentication (the
 // extended card, or a card with CardRequiresAuth), which a shared cache
 // must not store.
-func (cc cardCaching) cacheControl(private bool) string {
+func (cc CardCaching) cacheControl(private bool) string {
 	scope := "public, "
 	if private {
 		scope = "private, "
 	}
-	if cc.maxAge < 0 {
+	if cc.MaxAge < 0 {
 		return scope + "no-cache"
 	}
-	return scope + "max-age=" + strconv.FormatInt(int64(cc.maxAge/time.Second), 10)
+	return scope + "max-age=" + strconv.FormatInt(int64(cc.MaxAge/time.Second), 10)
 }
 
 // cardETag is the strong entity tag (RFC 9110 §8.8.3) of the card bytes
@@ -46,14 +45,14 @@ func cardETag(b []byte) string {
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 }
 
-// writeCard answers a GET (or HEAD) for an Agent Card whose encoded form
+// WriteCard answers a GET (or HEAD) for an Agent Card whose encoded form
 // is b, last changed at modified (zero: unknown, no Last-Modified), with
 // the validators ETag and Last-Modified and the Cache-Control of cc; a
 // conditional request whose validators match gets 304 Not Modified with
 // those headers and no body (RFC 9110 §13.1.2, §13.1.3, §15.4.5).
-func writeCard(w http.ResponseWriter, r *http.Request, b []byte, modified time.Time, private bool, cc cardCaching) {
+func WriteCard(w http.ResponseWriter, r *http.Request, b []byte, modified time.Time, private bool, cc CardCaching) {
 	h := w.Header()
-	if cc.vary {
+	if cc.Vary {
 		forwarded.SetVary(h)
 	}
 	etag := cardETag(b)
@@ -62,20 +61,20 @@ func writeCard(w http.ResponseWriter, r *http.Request, b []byte, modified time.T
 	if !modified.IsZero() {
 		h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
 	}
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && notModified(r, etag, modified) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && NotModified(r, etag, modified) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	WriteJSON(w, http.StatusOK, b)
 }
 
-// notModified evaluates a request's If-None-Match, or, only when it has
+// NotModified evaluates a request's If-None-Match, or, only when it has
 // none, its If-Modified-Since (RFC 9110 §13.2.2) against the
 // representation's entity tag and modification time: true when the
 // client's copy is current. If-None-Match compares entity tags weakly, as
 // RFC 9110 §13.1.2 requires (a W/ tag a proxy made of ours matches it),
 // takes a list, and "*" matches any current representation.
-func notModified(r *http.Request, etag string, modified time.Time) bool {
+func NotModified(r *http.Request, etag string, modified time.Time) bool {
 	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 {
 		for _, line := range inm {
 			if etagListMatches(line, etag) {
@@ -122,4 +121,22 @@ func etagListMatches(list, etag string) bool {
 		list = tag[end+2:]
 	}
 	return false
+}
+
+// CardOptions shape the served card: security requirement scopes are
+// written as bare arrays, the only form a2a-go v2 (up to v2.4.0) can read
+// (https://github.com/a2aproject/a2a-go/issues/430); ProtoJSON's
+// {"list": […]} makes it reject the card.
+var CardOptions = wirecard.Options{ScopeArrays: true}
+
+// MarshalCard03 encodes the extended card of A2A 0.3 (agent/
+// getAuthenticatedExtendedCard): the 0.3 card, or, when cards are signed,
+// the union card, whose signed supportedInterfaces cover its 0.3 url (a
+// signature covers the A2A 1.0 members only: a bare 0.3 card's url and
+// security schemes would be unsigned, and verifiers refuse it).
+func MarshalCard03(c *a2a.AgentCard, signed bool) ([]byte, error) {
+	if !signed {
+		return v03.MarshalAgentCard(c)
+	}
+	return wirecard.MarshalUnion(c, CardOptions)
 }

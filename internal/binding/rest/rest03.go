@@ -1,7 +1,9 @@
-package server
+package rest
 
 import (
 	"net/http"
+
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
@@ -9,7 +11,7 @@ import (
 )
 
 // The HTTP+JSON binding of A2A 0.3.0 (§3.2.3, §3.5.6), served by
-// restTransport with v03 set, below an agent's URL and below the Host's
+// Binding with v03 set, below an agent's URL and below the Host's
 // root for the default agent:
 //
 //	POST      /v1/message:send                               SendMessageResponse {task} | {message}
@@ -40,26 +42,18 @@ import (
 // of the 1.0 binding's table (parseRESTPath) other than extendedAgentCard,
 // or "v1/card". ok is false for a path that names no route; a path that
 // names one with another HTTP method has op "" and allow set.
-func parseREST03Path(method, escaped string) (restRoute, bool) {
+func parseREST03Path(method, escaped string) (Route, bool) {
 	segs, ok := pathSegments(escaped)
 	if !ok || len(segs) < 2 || segs[0] != "v1" {
-		return restRoute{}, false
+		return Route{}, false
 	}
 	switch {
 	case len(segs) == 2 && segs[1] == "card":
-		return allowRoute(method, http.MethodGet, Method10GetExtendedCard), true
+		return allowRoute(method, http.MethodGet, edge.Method10GetExtendedCard), true
 	case len(segs) == 2 && segs[1] == "extendedAgentCard":
-		return restRoute{}, false
+		return Route{}, false
 	}
 	return routeSegments(method, segs[1:])
-}
-
-// newREST03Handler returns the 0.3 HTTP+JSON binding of h. cardURL, if not
-// nil, gives the agent's URL for the extended card.
-func newREST03Handler(h *AgentHandler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
-	t := newRESTHandler(h, opts, cardURL)
-	t.codec = &restCodec03
-	return t
 }
 
 // restCodec03 is the codec of the HTTP+JSON binding of A2A 0.3.0: the

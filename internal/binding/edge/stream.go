@@ -1,4 +1,4 @@
-package server
+package edge
 
 // Server-Sent Events for every streaming binding (JSON-RPC 0.3 and 1.0,
 // HTTP+JSON, the events endpoint): the stream's context, frame writing,
@@ -23,12 +23,12 @@ import (
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 )
 
-// streamContext returns the context of an SSE stream, with values from
-// parent. A stream that may take its HTTP/1.1 connection over (writeSSE)
+// StreamContext returns the context of an SSE stream, with values from
+// parent. A stream that may take its HTTP/1.1 connection over (WriteSSE)
 // outlives its handler, so its context does not end with the request's;
 // until then, the request's end cancels it, and detach stops that. cancel
-// ends the stream; writeSSE owns both once called.
-func streamContext(parent context.Context, r *http.Request, opts TransportOptions) (ctx context.Context, cancel context.CancelFunc, detach func() bool) {
+// ends the stream; WriteSSE owns both once called.
+func StreamContext(parent context.Context, r *http.Request, opts Options) (ctx context.Context, cancel context.CancelFunc, detach func() bool) {
 	if opts.KeepAlive > 0 && r.ProtoMajor == 1 {
 		ctx, cancel = context.WithCancel(context.WithoutCancel(parent))
 		return ctx, cancel, context.AfterFunc(r.Context(), cancel)
@@ -37,11 +37,11 @@ func streamContext(parent context.Context, r *http.Request, opts TransportOption
 	return ctx, cancel, func() bool { return true }
 }
 
-// acceptsOnlySSE reports whether the request's Accept header names
+// AcceptsOnlySSE reports whether the request's Accept header names
 // text/event-stream and neither application/json nor a wildcard: a
 // streaming client.
-func acceptsOnlySSE(r *http.Request) bool {
-	if !acceptsSSE(r) {
+func AcceptsOnlySSE(r *http.Request) bool {
+	if !AcceptsSSE(r) {
 		return false
 	}
 	for _, v := range r.Header.Values("Accept") {
@@ -53,8 +53,8 @@ func acceptsOnlySSE(r *http.Request) bool {
 	return true
 }
 
-// acceptsSSE reports whether the request's Accept header names text/event-stream.
-func acceptsSSE(r *http.Request) bool {
+// AcceptsSSE reports whether the request's Accept header names text/event-stream.
+func AcceptsSSE(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept") {
 		if strings.Contains(strings.ToLower(v), "text/event-stream") {
 			return true
@@ -63,8 +63,8 @@ func acceptsSSE(r *http.Request) bool {
 	return false
 }
 
-// lastEventID parses the Last-Event-ID header (A2A resume point).
-func lastEventID(r *http.Request) (*int64, error) {
+// LastEventID parses the Last-Event-ID header (A2A resume point).
+func LastEventID(r *http.Request) (*int64, error) {
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
 		return nil, nil
@@ -76,8 +76,8 @@ func lastEventID(r *http.Request) (*int64, error) {
 	return &n, nil
 }
 
-// writeSSE streams events as SSE frames with keep-alive comments; ctx,
-// cancel and detach come from streamContext, and writeSSE owns them. The
+// WriteSSE streams events as SSE frames with keep-alive comments; ctx,
+// cancel and detach come from StreamContext, and WriteSSE owns them. The
 // sse.Writer serialises the keep-alive goroutine's writes with ours.
 //
 // With takeover (tasks/resubscribe and the events endpoint, which follow
@@ -89,14 +89,14 @@ func lastEventID(r *http.Request) (*int64, error) {
 // net/http's per-connection state (its buffers, the request, the
 // handler's stack). Otherwise (message/stream, which may be short, so its
 // connection stays reusable) the handler writes the stream.
-func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[binding.StreamEvent, error], opts TransportOptions,
+func WriteSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[binding.StreamEvent, error], opts Options,
 	takeover bool, encode func([]byte, a2a.Event) ([]byte, error), errEvent string, encodeErr func(error) []byte) {
 	sw, err := sse.NewWriter(w)
 	if err != nil {
 		detach()
 		cancel()
 		e := a2a.ErrInternal.WithMessage("streaming is not supported by this connection")
-		noteError(ctx, e)
+		NoteError(ctx, e)
 		WriteError(w, http.StatusInternalServerError, e)
 		return
 	}
@@ -135,13 +135,9 @@ func writeSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool
 
 // pumpSSE writes the stream's frames to sw until events ends, a write
 // fails or ctx is done.
-func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, events iter.Seq2[binding.StreamEvent, error], opts TransportOptions,
+func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, events iter.Seq2[binding.StreamEvent, error], opts Options,
 	encode func([]byte, a2a.Event) ([]byte, error), errEvent string, encodeErr func(error) []byte) {
-	if opts.KeepAlive > 0 {
-		st := &keepAliveStream{sw: sw, cancel: cancel}
-		keepAlives(opts.KeepAlive).add(st)
-		defer keepAlives(opts.KeepAlive).remove(st)
-	}
+	defer KeepAlive(sw, opts.KeepAlive, cancel)()
 	call := telemetry.CallFrom(ctx)
 	for ev, err := range events {
 		if err != nil {
@@ -152,7 +148,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 		}
 		// The buffer goes back to the pool after each event: a held,
 		// idle stream keeps none.
-		bp := bufPool.Get().(*[]byte)
+		bp := BufPool.Get().(*[]byte)
 		buf, err := encode((*bp)[:0], ev.Event)
 		if err != nil {
 			_ = sw.Event("", errEvent, encodeErr(fmt.Errorf("encode event: %w", err)))
@@ -175,7 +171,7 @@ func pumpSSE(ctx context.Context, cancel context.CancelFunc, sw *sse.Writer, eve
 		}
 		if cap(buf) <= 64<<10 {
 			*bp = buf
-			bufPool.Put(bp)
+			BufPool.Put(bp)
 		}
 		if werr != nil {
 			return // client gone; the task goes on
@@ -224,12 +220,28 @@ func (c *chunkedSSE) finish() {
 	_ = c.conn.Close()
 }
 
-func parseSeq(v string) (int64, error) {
+// ParseSeq parses an event sequence number (an SSE id, a Last-Event-ID):
+// a non-negative decimal integer.
+func ParseSeq(v string) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
 		return 0, errors.New("bad sequence")
 	}
 	return n, nil
+}
+
+// KeepAlive sends keep-alive comments on sw every interval while it is
+// idle, until the returned stop is called; after stop returns, none
+// touches the response. A keep-alive that cannot be written calls cancel
+// (the client is gone). interval ≤ 0: none, and stop does nothing.
+func KeepAlive(sw *sse.Writer, interval time.Duration, cancel context.CancelFunc) (stop func()) {
+	if interval <= 0 {
+		return func() {}
+	}
+	st := &keepAliveStream{sw: sw, cancel: cancel}
+	k := keepAlives(interval)
+	k.add(st)
+	return func() { k.remove(st) }
 }
 
 // keepAliveStream is one open SSE stream that gets keep-alive comments.

@@ -1,9 +1,11 @@
-package server
+package jsonrpc
 
 import (
 	"context"
 	"iter"
 	"net/http"
+
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
 
 	"github.com/a2abridge/a2abridge/binding"
 
@@ -46,24 +48,24 @@ type rpcMethod struct {
 	open func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error)
 	// subscribe marks a stream that follows a task already running (the
 	// subscription methods), which is mostly held long: its connection is
-	// taken over (writeSSE's takeover).
+	// taken over (edge.WriteSSE's takeover).
 	subscribe bool
 }
 
 // rpcMethods are the A2A methods of both versions by name.
 var rpcMethods = map[string]*rpcMethod{
 	// A2A 0.3.0 (§7).
-	MethodSendMessage: {v: rpc03, call: unary(v03.DecodeMessageSendParams, binding.Handler.SendMessage, v03.AppendEvent)},
-	MethodSendStreamingMessage: {v: rpc03, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	edge.MethodSendMessage: {v: rpc03, call: unary(v03.DecodeMessageSendParams, binding.Handler.SendMessage, v03.AppendEvent)},
+	edge.MethodSendStreamingMessage: {v: rpc03, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v03.DecodeMessageSendParams(params)
 		if err != nil {
 			return nil, err
 		}
 		return t.a.SendStreamingMessage(ctx, p)
 	}},
-	MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, binding.Handler.GetTask, appendTask03)},
-	MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, binding.Handler.CancelTask, appendTask03)},
-	MethodResubscribe: {v: rpc03, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	edge.MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, binding.Handler.GetTask, appendTask03)},
+	edge.MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, binding.Handler.CancelTask, appendTask03)},
+	edge.MethodResubscribe: {v: rpc03, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v03.DecodeTaskIDParams(params)
 		if err != nil {
 			return nil, err
@@ -72,39 +74,39 @@ var rpcMethods = map[string]*rpcMethod{
 		// §7.9: the status update of input-required is final).
 		return subscribe(t, ctx, r, a2a.SubscribeToTaskRequest(p), true)
 	}},
-	MethodSetPushConfig: {v: rpc03, call: unary(v03.DecodeTaskPushNotificationConfig, binding.Handler.CreateTaskPushNotificationConfig, appendPushConfig03)},
-	MethodGetPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
+	edge.MethodSetPushConfig: {v: rpc03, call: unary(v03.DecodeTaskPushNotificationConfig, binding.Handler.CreateTaskPushNotificationConfig, appendPushConfig03)},
+	edge.MethodGetPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
 		return v03.DecodeTaskPushConfigParams(params, false)
-	}, binding.Handler.GetTaskPushNotificationConfig, appendPushConfig03)}, // a missing config stays -32602 in 0.3 (pushConfigErr10 is 1.0's rule)
-	MethodListPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
+	}, binding.Handler.GetTaskPushNotificationConfig, appendPushConfig03)}, // a missing config stays -32602 in 0.3 (edge.PushConfigErr10 is 1.0's rule)
+	edge.MethodListPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
 		p, err := v03.DecodeTaskIDParams(params)
 		return a2a.ListTaskPushNotificationConfigsRequest{TaskID: p.ID}, err
 	}, binding.Handler.ListTaskPushNotificationConfigs, appendPushConfigs03)},
-	MethodDeletePushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.DeleteTaskPushNotificationConfigRequest, error) {
+	edge.MethodDeletePushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.DeleteTaskPushNotificationConfigRequest, error) {
 		p, err := v03.DecodeTaskPushConfigParams(params, true)
 		return a2a.DeleteTaskPushNotificationConfigRequest(p), err
 	}, deletePushConfig, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "null"...), nil })},
-	MethodGetExtendedCard: {v: rpc03, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
+	edge.MethodGetExtendedCard: {v: rpc03, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
 		c, err := t.a.GetExtendedAgentCard(ctx)
 		if err != nil {
-			return dst, extendedCardErr03(err)
+			return dst, edge.ExtendedCardErr03(err)
 		}
-		b, err := t.opts.marshalCard03(c)
-		b, err = t.opts.signCard(ctx, t.a.name, b, err)
+		b, err := edge.MarshalCard03(c, t.a.SignCard != nil)
+		b, err = t.signCard(ctx, b, err)
 		return append(dst, b...), err
 	}},
 
 	// A2A 1.0 (§9.4).
-	Method10SendMessage: {v: rpc10, call: unary(decodeSend10, binding.Handler.SendMessage, v10.AppendSendMessageResponse)},
-	Method10SendStreamingMessage: {v: rpc10, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	edge.Method10SendMessage: {v: rpc10, call: unary(decodeSend10, binding.Handler.SendMessage, v10.AppendSendMessageResponse)},
+	edge.Method10SendStreamingMessage: {v: rpc10, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := decodeSend10(params)
 		if err != nil {
 			return nil, err
 		}
 		return t.a.SendStreamingMessage(ctx, p)
 	}},
-	Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, binding.Handler.GetTask, v10.AppendTask)},
-	Method10ListTasks: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
+	edge.Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, binding.Handler.GetTask, v10.AppendTask)},
+	edge.Method10ListTasks: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
 		p, err := v10.DecodeListTasksRequest(params)
 		if err != nil {
 			return dst, err
@@ -115,38 +117,38 @@ var rpcMethods = map[string]*rpcMethod{
 		}
 		return v10.AppendListTasksResponse(dst, res, p.IncludeArtifacts)
 	}},
-	Method10CancelTask: {v: rpc10, call: unary(v10.DecodeCancelTaskRequest, binding.Handler.CancelTask, v10.AppendTask)},
-	Method10SubscribeToTask: {v: rpc10, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	edge.Method10CancelTask: {v: rpc10, call: unary(v10.DecodeCancelTaskRequest, binding.Handler.CancelTask, v10.AppendTask)},
+	edge.Method10SubscribeToTask: {v: rpc10, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v10.DecodeSubscribeToTaskRequest(params)
 		if err != nil {
 			return nil, err
 		}
 		return subscribe(t, ctx, r, p, false)
 	}},
-	Method10CreatePushConfig: {v: rpc10, call: unary(func(params []byte) (a2a.TaskPushNotificationConfig, error) {
+	edge.Method10CreatePushConfig: {v: rpc10, call: unary(func(params []byte) (a2a.TaskPushNotificationConfig, error) {
 		c, err := v10.DecodeTaskPushNotificationConfig(params)
 		c.PushNotificationConfig.ProtocolVersion = a2a.Version10 // its notifications take the 1.0 shape
 		return c, err
 	}, binding.Handler.CreateTaskPushNotificationConfig, v10.AppendTaskPushNotificationConfig)},
-	Method10GetPushConfig: {v: rpc10, call: unary(v10.DecodeGetTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	edge.Method10GetPushConfig: {v: rpc10, call: unary(v10.DecodeGetTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 		c, err := h.GetTaskPushNotificationConfig(ctx, p)
-		return c, pushConfigErr10(err)
+		return c, edge.PushConfigErr10(err)
 	}, v10.AppendTaskPushNotificationConfig)},
-	Method10ListPushConfigs: {v: rpc10, call: unary(v10.DecodeListTaskPushNotificationConfigsRequest, binding.Handler.ListTaskPushNotificationConfigs,
+	edge.Method10ListPushConfigs: {v: rpc10, call: unary(v10.DecodeListTaskPushNotificationConfigsRequest, binding.Handler.ListTaskPushNotificationConfigs,
 		func(dst []byte, cs []a2a.TaskPushNotificationConfig) ([]byte, error) {
 			return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
 		})},
-	Method10DeletePushConfig: {v: rpc10, call: unary(v10.DecodeDeleteTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+	edge.Method10DeletePushConfig: {v: rpc10, call: unary(v10.DecodeDeleteTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
 		_, err := deletePushConfig(h, ctx, p)
-		return struct{}{}, pushConfigErr10(err)
+		return struct{}{}, edge.PushConfigErr10(err)
 	}, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "{}"...), nil })},
-	Method10GetExtendedCard: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
+	edge.Method10GetExtendedCard: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
 		c, err := t.a.GetExtendedAgentCard(ctx)
 		if err != nil {
 			return dst, err
 		}
 		b, err := v10.MarshalAgentCard(c, v10.CardOptions{})
-		b, err = t.opts.signCard(ctx, t.a.name, b, err)
+		b, err = t.signCard(ctx, b, err)
 		return append(dst, b...), err
 	}},
 }
@@ -170,7 +172,7 @@ func unary[Req, Res any](decode func([]byte) (Req, error), op func(binding.Handl
 // subscribe opens a subscription, resumed from r's Last-Event-ID when it
 // has one.
 func subscribe(t *jsonrpcTransport, ctx context.Context, r *http.Request, p a2a.SubscribeToTaskRequest, endOnInterrupt bool) (iter.Seq2[binding.StreamEvent, error], error) {
-	from, err := lastEventID(r)
+	from, err := edge.LastEventID(r)
 	if err != nil {
 		return nil, err
 	}
@@ -178,10 +180,10 @@ func subscribe(t *jsonrpcTransport, ctx context.Context, r *http.Request, p a2a.
 }
 
 // decodeSend10 decodes SendMessage params; a push notification config in
-// them is a 1.0 config (pushIn10).
+// them is a 1.0 config (edge.PushIn10).
 func decodeSend10(params []byte) (a2a.SendMessageRequest, error) {
 	p, err := v10.DecodeSendMessageRequest(params)
-	return pushIn10(p), err
+	return edge.PushIn10(p), err
 }
 
 // deletePushConfig is binding.Handler.DeleteTaskPushNotificationConfig with a
@@ -232,6 +234,6 @@ func streamingMethod(method string) bool {
 	return m != nil && m.open != nil
 }
 
-// knownMethod reports whether the transport serves method (A2A 0.3.0 §7,
+// KnownMethod reports whether method is an A2A method of either version (A2A 0.3.0 §7,
 // A2A 1.0 §9.4).
-func knownMethod(method string) bool { return lookupMethod(method) != nil }
+func KnownMethod(method string) bool { return lookupMethod(method) != nil }

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"net/http/httptest"
@@ -20,9 +20,9 @@ func FuzzNotModified(f *testing.F) {
 	f.Fuzz(func(t *testing.T, inm, ims string) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set("If-Modified-Since", ims)
-		_ = notModified(r, etag, modified) // If-Modified-Since alone
+		_ = NotModified(r, etag, modified) // If-Modified-Since alone
 		r.Header.Set("If-None-Match", inm)
-		got := notModified(r, etag, modified)
+		got := NotModified(r, etag, modified)
 		if strings.TrimSpace(inm) == etag || strings.TrimSpace(inm) == "W/"+etag || strings.TrimSpace(inm) == "*" {
 			if !got {
 				t.Fatalf("If-None-Match %q does not match %s", inm, etag)

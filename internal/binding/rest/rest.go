@@ -1,4 +1,4 @@
-package server
+package rest
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
+
 	"github.com/a2abridge/a2abridge/internal/extension"
 
 	"github.com/a2abridge/a2abridge/binding"
@@ -20,7 +22,7 @@ import (
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
-// restTransport serves the HTTP+JSON binding of A2A 1.0 (§11) below an
+// Binding serves the HTTP+JSON binding of A2A 1.0 (§11) below an
 // agent's URL: POST message:send and message:stream; GET tasks (ListTasks)
 // and tasks/{id}; POST tasks/{id}:cancel; GET or POST tasks/{id}:subscribe;
 // POST and GET tasks/{id}/pushNotificationConfigs; GET and DELETE
@@ -31,19 +33,43 @@ import (
 // Errors are google.rpc.Status JSON with the HTTP status of A2A 1.0 §5.4
 // and a google.rpc.ErrorInfo detail (§11.6); errors of a stream that has
 // begun are its last SSE event.
-type restTransport struct {
-	a       *boundAgent // the agent served
-	opts    TransportOptions
+type Binding struct {
+	a       *edge.Agent // the agent served
+	opts    edge.Options
 	cardURL func(*http.Request) string
 	codec   *restCodec
 	// caching and cardModified are the HTTP caching of the extended card
-	// (writeCard): its Cache-Control and Vary, and its Last-Modified.
-	caching      cardCaching
+	// (edge.WriteCard): its Cache-Control and Vary, and its Last-Modified.
+	caching      edge.CardCaching
 	cardModified time.Time
 }
 
-func newRESTHandler(h *AgentHandler, opts TransportOptions, cardURL func(*http.Request) string) *restTransport {
-	return &restTransport{a: h.bound(), opts: opts.withDefaults(), cardURL: cardURL, codec: &restCodec10}
+// New returns the HTTP+JSON binding of agent a for A2A version (a2a.Version10,
+// §11; a2a.Version03, the 0.3 binding below /v1). cardURL, if not nil,
+// gives the agent's URL as the client reached it, for the extended card,
+// which is served with caching and last-modified time cardModified.
+// Authentication, telemetry and the answer of a retired agent wrap the
+// binding: the caller routes a request (Route), then calls Serve.
+func New(a *edge.Agent, version string, opts edge.Options, cardURL func(*http.Request) string, caching edge.CardCaching, cardModified time.Time) *Binding {
+	t := &Binding{a: a, opts: opts, cardURL: cardURL, codec: &restCodec10, caching: caching, cardModified: cardModified}
+	if version == a2a.Version03 {
+		t.codec = &restCodec03
+	}
+	return t
+}
+
+// Version is the A2A protocol version (Major.Minor) the binding speaks.
+func (t *Binding) Version() string { return t.codec.version }
+
+// Route routes the path below an agent's URL (escaped, without its
+// leading slash) of a request of HTTP method to an operation of the
+// binding; ok is false for a path that names no route (a 404). A path
+// that names a route of other methods has Op "" (Serve answers 405).
+func (t *Binding) Route(method, escaped string) (rt Route, ok bool) {
+	if t.codec.version == a2a.Version03 {
+		return parseREST03Path(method, escaped)
+	}
+	return parseRESTPath(method, escaped)
 }
 
 // restCodec is what differs between the HTTP+JSON bindings of A2A 1.0
@@ -70,7 +96,7 @@ var restCodec10 = restCodec{
 	version: a2a.Version10,
 	sendMessage: func(tenant string, body []byte) (a2a.SendMessageRequest, error) {
 		p, err := v10.DecodeRESTSendMessage(tenant, body)
-		return pushIn10(p), err
+		return edge.PushIn10(p), err
 	},
 	taskAction: v10.DecodeRESTTaskAction,
 	createPush: func(tenant, taskID string, body []byte) (a2a.TaskPushNotificationConfig, error) {
@@ -90,18 +116,18 @@ var restCodec10 = restCodec{
 	appendErr:   v10.AppendRESTError,
 }
 
-// writeError answers with e in the binding's error form, with HTTP status
+// WriteError answers with e in the binding's error form, with HTTP status
 // status or, when 0, the one e's code maps to.
-func (t *restTransport) writeError(w http.ResponseWriter, r *http.Request, status int, e *a2a.Error) {
-	noteError(r.Context(), e)
+func (t *Binding) WriteError(w http.ResponseWriter, r *http.Request, status int, e *a2a.Error) {
+	edge.NoteError(r.Context(), e)
 	writeRESTErrorBody(w, status, e, t.codec.appendErr)
 }
 
-// restRoute is one parsed REST request path.
-type restRoute struct {
-	tenant string
-	op     string // an A2A 1.0 operation name (Method10…)
-	taskID string
+// Route is one parsed REST request path.
+type Route struct {
+	Tenant string
+	Op     string // an A2A 1.0 operation name (edge.Method10…); "": the path allows other HTTP methods only
+	TaskID string
 	config string // push notification config id
 	allow  string // the methods the path allows, for 405
 }
@@ -110,21 +136,21 @@ type restRoute struct {
 // its leading slash) to an operation. A first segment that starts no
 // route is a tenant. ok is false for a path that names no route; a path
 // that names one with another HTTP method has op "" and allow set.
-func parseRESTPath(method, escaped string) (restRoute, bool) {
+func parseRESTPath(method, escaped string) (Route, bool) {
 	segs, ok := pathSegments(escaped)
 	if !ok {
-		return restRoute{}, false
+		return Route{}, false
 	}
 	if rt, ok := routeSegments(method, segs); ok {
 		return rt, true
 	}
 	if len(segs) > 1 && segs[0] != "" {
 		if rt, ok := routeSegments(method, segs[1:]); ok {
-			rt.tenant = unescapeSegment(segs[0])
+			rt.Tenant = unescapeSegment(segs[0])
 			return rt, true
 		}
 	}
-	return restRoute{}, false
+	return Route{}, false
 }
 
 // pathSegments splits an escaped path at its slashes, keeping each
@@ -151,143 +177,143 @@ func unescapeSegment(s string) string {
 // allowRoute is the route of op on a path that allows the HTTP methods
 // allowed ("GET, POST"): op when method is one of them (HEAD counts as
 // GET), else no op (a 405).
-func allowRoute(method, allowed, op string) restRoute {
-	rt := restRoute{allow: allowed}
+func allowRoute(method, allowed, op string) Route {
+	rt := Route{allow: allowed}
 	for _, m := range strings.Split(allowed, ", ") {
 		if m == method || (m == http.MethodGet && method == http.MethodHead) {
-			rt.op = op
+			rt.Op = op
 		}
 	}
 	return rt
 }
 
-func routeSegments(method string, segs []string) (restRoute, bool) {
-	one := func(allowed, op string) (restRoute, bool) { return allowRoute(method, allowed, op), true }
+func routeSegments(method string, segs []string) (Route, bool) {
+	one := func(allowed, op string) (Route, bool) { return allowRoute(method, allowed, op), true }
 	switch {
 	case len(segs) == 1 && segs[0] == "message:send":
-		return one(http.MethodPost, Method10SendMessage)
+		return one(http.MethodPost, edge.Method10SendMessage)
 	case len(segs) == 1 && segs[0] == "message:stream":
-		return one(http.MethodPost, Method10SendStreamingMessage)
+		return one(http.MethodPost, edge.Method10SendStreamingMessage)
 	case len(segs) == 1 && segs[0] == "extendedAgentCard":
-		return one(http.MethodGet, Method10GetExtendedCard)
+		return one(http.MethodGet, edge.Method10GetExtendedCard)
 	case len(segs) == 1 && segs[0] == "tasks":
-		return one(http.MethodGet, Method10ListTasks)
+		return one(http.MethodGet, edge.Method10ListTasks)
 	case len(segs) >= 2 && segs[0] == "tasks" && segs[1] != "":
 		id := segs[1] // escaped: a literal ':' starts a custom method
 		switch len(segs) {
 		case 2:
 			if base, ok := strings.CutSuffix(id, ":cancel"); ok && base != "" {
-				rt, _ := one(http.MethodPost, Method10CancelTask)
-				rt.taskID = unescapeSegment(base)
+				rt, _ := one(http.MethodPost, edge.Method10CancelTask)
+				rt.TaskID = unescapeSegment(base)
 				return rt, true
 			}
 			if base, ok := strings.CutSuffix(id, ":subscribe"); ok && base != "" {
-				rt, _ := one(http.MethodGet+", "+http.MethodPost, Method10SubscribeToTask)
-				rt.taskID = unescapeSegment(base)
+				rt, _ := one(http.MethodGet+", "+http.MethodPost, edge.Method10SubscribeToTask)
+				rt.TaskID = unescapeSegment(base)
 				return rt, true
 			}
-			rt, _ := one(http.MethodGet, Method10GetTask)
-			rt.taskID = unescapeSegment(id)
+			rt, _ := one(http.MethodGet, edge.Method10GetTask)
+			rt.TaskID = unescapeSegment(id)
 			return rt, true
 		case 3:
 			if segs[2] != "pushNotificationConfigs" {
-				return restRoute{}, false
+				return Route{}, false
 			}
-			rt := restRoute{allow: "GET, POST", taskID: unescapeSegment(id)}
+			rt := Route{allow: "GET, POST", TaskID: unescapeSegment(id)}
 			switch method {
 			case http.MethodPost:
-				rt.op = Method10CreatePushConfig
+				rt.Op = edge.Method10CreatePushConfig
 			case http.MethodGet, http.MethodHead:
-				rt.op = Method10ListPushConfigs
+				rt.Op = edge.Method10ListPushConfigs
 			}
 			return rt, true
 		case 4:
 			if segs[2] != "pushNotificationConfigs" || segs[3] == "" {
-				return restRoute{}, false
+				return Route{}, false
 			}
-			rt := restRoute{allow: "GET, DELETE", taskID: unescapeSegment(id), config: unescapeSegment(segs[3])}
+			rt := Route{allow: "GET, DELETE", TaskID: unescapeSegment(id), config: unescapeSegment(segs[3])}
 			switch method {
 			case http.MethodGet, http.MethodHead:
-				rt.op = Method10GetPushConfig
+				rt.Op = edge.Method10GetPushConfig
 			case http.MethodDelete:
-				rt.op = Method10DeletePushConfig
+				rt.Op = edge.Method10DeletePushConfig
 			}
 			return rt, true
 		}
 	}
-	return restRoute{}, false
+	return Route{}, false
 }
 
-// serveREST answers one REST request routed to rt (parseRESTPath).
-func (t *restTransport) serveREST(w http.ResponseWriter, r *http.Request, rt restRoute) {
-	if rt.op == "" {
-		abandonBody(w, r)
+// Serve answers one request routed to rt (Route).
+func (t *Binding) Serve(w http.ResponseWriter, r *http.Request, rt Route) {
+	if rt.Op == "" {
+		edge.AbandonBody(w, r)
 		w.Header().Set("Allow", rt.allow)
-		t.writeError(w, r, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
+		t.WriteError(w, r, http.StatusMethodNotAllowed, a2a.ErrUnsupportedOperation.WithMessage("%s is not allowed here; allowed: %s", r.Method, rt.allow))
 		return
 	}
-	if version, raw, ok := RequestedVersion(r); !ok {
-		abandonBody(w, r)
-		t.writeError(w, r, 0, versionNotSupported(raw, t.opts.ProtocolVersions))
+	if version, raw, ok := edge.RequestedVersion(r); !ok {
+		edge.AbandonBody(w, r)
+		t.WriteError(w, r, 0, edge.VersionNotSupported(raw, t.opts.ProtocolVersions))
 		return
-	} else if !t.opts.serves(t.codec.version) {
-		abandonBody(w, r)
-		t.writeError(w, r, 0, t.opts.methodRefused(r.Method+" "+printableASCII(r.URL.Path, 200), t.codec.version))
+	} else if !t.opts.Serves(t.codec.version) {
+		edge.AbandonBody(w, r)
+		t.WriteError(w, r, 0, t.opts.MethodRefused(r.Method+" "+edge.PrintableASCII(r.URL.Path, 200), t.codec.version))
 		return
-	} else if !t.opts.serves(version) {
-		abandonBody(w, r)
-		t.writeError(w, r, 0, t.opts.versionRefused(version, raw))
+	} else if !t.opts.Serves(version) {
+		edge.AbandonBody(w, r)
+		t.WriteError(w, r, 0, t.opts.VersionRefused(version, raw))
 		return
 	} else if version != t.codec.version {
-		abandonBody(w, r)
-		t.writeError(w, r, 0, wrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
+		edge.AbandonBody(w, r)
+		t.WriteError(w, r, 0, edge.WrongFamily(r.Method+" "+r.URL.Path, t.codec.version, version))
 		return
 	}
 	ctx, ec, xerr := extension.FromRequest(r.Context(), r)
 	if xerr != nil {
-		abandonBody(w, r)
-		t.writeError(w, r, 0, xerr)
+		edge.AbandonBody(w, r)
+		t.WriteError(w, r, 0, xerr)
 		return
 	}
 	var body []byte
 	if r.Method == http.MethodPost {
-		if t.a.auth && formContentType(r) {
-			abandonBody(w, r)
-			t.writeError(w, r, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
+		if t.a.Auth && edge.FormContentType(r) {
+			edge.AbandonBody(w, r)
+			t.WriteError(w, r, http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest.WithMessage("Content-Type must be application/json or application/a2a+json"))
 			return
 		}
-		b, status, rerr := readBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
+		b, status, rerr := edge.ReadBody(w, r, t.opts.MaxBodyBytes, t.opts.BodyReadTimeout)
 		if rerr != nil {
 			if status == http.StatusOK {
 				status = 0 // JSON-RPC's 200; here, the status of the error's code
 			}
-			t.writeError(w, r, status, rerr)
+			t.WriteError(w, r, status, rerr)
 			return
 		}
 		body = b
 	}
-	if t.a.begin != nil {
+	if t.a.Begin != nil {
 		taskID := ""
-		if rt.op == Method10CancelTask || rt.op == Method10SubscribeToTask {
-			taskID = rt.taskID
+		if rt.Op == edge.Method10CancelTask || rt.Op == edge.Method10SubscribeToTask {
+			taskID = rt.TaskID
 		}
-		ctx = t.a.begin(ctx, rt.op, rt.tenant, taskID, body)
+		ctx = t.a.Begin(ctx, rt.Op, rt.Tenant, taskID, body)
 	}
-	switch rt.op {
-	case Method10SendStreamingMessage, Method10SubscribeToTask:
+	switch rt.Op {
+	case edge.Method10SendStreamingMessage, edge.Method10SubscribeToTask:
 		t.serveStream(ctx, w, r, rt, body, ec)
 		return
 	}
 	out, err := t.call(ctx, r, rt, body)
 	if err != nil {
-		t.writeError(w, r, 0, t.wireError(ctx, err, rt.op))
+		t.WriteError(w, r, 0, t.wireError(ctx, err, rt.Op))
 		return
 	}
 	ec.WriteHeader(w, t.codec.version)
-	if rt.op == Method10GetExtendedCard {
+	if rt.Op == edge.Method10GetExtendedCard {
 		// Cached like the public card (A2A 1.0 §8.6.1), privately: it is
 		// for authenticated callers only.
-		writeCard(w, r, out, t.cardModified, true, t.caching)
+		edge.WriteCard(w, r, out, t.cardModified, true, t.caching)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -351,17 +377,17 @@ func googleCode(status int) string {
 
 // wireError maps an error to its protocol form; internal errors are logged
 // and answered without their details.
-func (t *restTransport) wireError(ctx context.Context, err error, op string) *a2a.Error {
-	return wireError(ctx, t.opts.Logger, err, op, "HTTP+JSON", &requestID{})
+func (t *Binding) wireError(ctx context.Context, err error, op string) *a2a.Error {
+	return edge.WireError(ctx, t.opts.Logger, err, op, "HTTP+JSON", &edge.RequestID{})
 }
 
 // call answers one non-streaming operation with its response body.
-func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute, body []byte) ([]byte, error) {
+func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []byte) ([]byte, error) {
 	h, c := t.a, t.codec
 	q := r.URL.Query()
-	switch rt.op {
-	case Method10SendMessage:
-		p, err := c.sendMessage(rt.tenant, body)
+	switch rt.Op {
+	case edge.Method10SendMessage:
+		p, err := c.sendMessage(rt.Tenant, body)
 		if err != nil {
 			return nil, err
 		}
@@ -370,8 +396,8 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			return nil, err
 		}
 		return c.sendResult(nil, res)
-	case Method10GetTask:
-		p, err := v10.DecodeRESTGetTask(rt.tenant, rt.taskID, q)
+	case edge.Method10GetTask:
+		p, err := v10.DecodeRESTGetTask(rt.Tenant, rt.TaskID, q)
 		if err != nil {
 			return nil, err
 		}
@@ -380,8 +406,8 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			return nil, err
 		}
 		return c.task(nil, task)
-	case Method10ListTasks:
-		p, err := v10.DecodeRESTListTasks(rt.tenant, q)
+	case edge.Method10ListTasks:
+		p, err := v10.DecodeRESTListTasks(rt.Tenant, q)
 		if err != nil {
 			return nil, err
 		}
@@ -390,8 +416,8 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			return nil, err
 		}
 		return c.listTasks(nil, res, p.IncludeArtifacts)
-	case Method10CancelTask:
-		p, err := c.taskAction(rt.tenant, rt.taskID, body)
+	case edge.Method10CancelTask:
+		p, err := c.taskAction(rt.Tenant, rt.TaskID, body)
 		if err != nil {
 			return nil, err
 		}
@@ -400,8 +426,8 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			return nil, err
 		}
 		return c.task(nil, task)
-	case Method10CreatePushConfig:
-		pc, err := c.createPush(rt.tenant, rt.taskID, body)
+	case edge.Method10CreatePushConfig:
+		pc, err := c.createPush(rt.Tenant, rt.TaskID, body)
 		if err != nil {
 			return nil, err
 		}
@@ -410,41 +436,41 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 			return nil, err
 		}
 		return c.pushConfig(nil, out)
-	case Method10GetPushConfig:
-		pc, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{Tenant: rt.tenant, TaskID: rt.taskID, ID: rt.config})
+	case edge.Method10GetPushConfig:
+		pc, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{Tenant: rt.Tenant, TaskID: rt.TaskID, ID: rt.config})
 		if err != nil {
-			return nil, pushConfigErr10(err)
+			return nil, edge.PushConfigErr10(err)
 		}
 		return c.pushConfig(nil, pc)
-	case Method10ListPushConfigs:
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{Tenant: rt.tenant, TaskID: rt.taskID})
+	case edge.Method10ListPushConfigs:
+		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{Tenant: rt.Tenant, TaskID: rt.TaskID})
 		if err != nil {
 			return nil, err
 		}
 		return c.pushConfigs(nil, cs)
-	case Method10DeletePushConfig:
-		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{Tenant: rt.tenant, TaskID: rt.taskID, ID: rt.config}); err != nil {
-			return nil, pushConfigErr10(err)
+	case edge.Method10DeletePushConfig:
+		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{Tenant: rt.Tenant, TaskID: rt.TaskID, ID: rt.config}); err != nil {
+			return nil, edge.PushConfigErr10(err)
 		}
 		return []byte("{}"), nil
-	case Method10GetExtendedCard:
+	case edge.Method10GetExtendedCard:
 		if t.cardURL != nil {
-			ctx = context.WithValue(ctx, cardURLKey{}, t.cardURL(r))
-			ctx = context.WithValue(ctx, servedKey{}, t.opts.ProtocolVersions)
+			ctx = context.WithValue(ctx, edge.CardURLKey{}, t.cardURL(r))
+			ctx = context.WithValue(ctx, edge.ServedKey{}, t.opts.ProtocolVersions)
 		}
 		card, err := h.GetExtendedAgentCard(ctx)
 		if err != nil && c.version == a2a.Version03 {
-			return nil, extendedCardErr03(err)
+			return nil, edge.ExtendedCardErr03(err)
 		}
 		if err != nil {
 			return nil, err
 		}
 		encode := c.card
 		if c.version == a2a.Version03 {
-			encode = t.opts.marshalCard03 // the union card when signed, as over 0.3 JSON-RPC
+			encode = func(c *a2a.AgentCard) ([]byte, error) { return edge.MarshalCard03(c, t.a.SignCard != nil) } // the union card when signed, as over 0.3 JSON-RPC
 		}
 		b, err := encode(card)
-		return t.opts.signCard(ctx, t.a.name, b, err)
+		return t.signCard(ctx, b, err)
 	}
 	return nil, a2a.ErrUnsupportedOperation
 }
@@ -453,8 +479,8 @@ func (t *restTransport) call(ctx context.Context, r *http.Request, rt restRoute,
 // frames whose data is a StreamResponse (A2A 1.0 §11.7). A request error
 // is a google.rpc.Status response with its HTTP status, or, when the
 // client accepts only text/event-stream, the stream's one event.
-func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, rt restRoute, body []byte, ec *extension.Call) {
-	ctx, cancel, detach := streamContext(ctx, r, t.opts)
+func (t *Binding) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, rt Route, body []byte, ec *extension.Call) {
+	ctx, cancel, detach := edge.StreamContext(ctx, r, t.opts)
 	streaming := false
 	defer func() {
 		if !streaming {
@@ -464,10 +490,10 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 	}()
 	events, err := t.openStream(ctx, r, rt, body)
 	if err != nil {
-		e := t.wireError(ctx, err, rt.op)
+		e := t.wireError(ctx, err, rt.Op)
 		// Before the first event: a non-2xx google.rpc.Status, which both
 		// official 1.x clients read (interop/V1_WIRE_NOTES.md §1.7).
-		t.writeError(w, r, 0, e)
+		t.WriteError(w, r, 0, e)
 		return
 	}
 	streaming = true
@@ -475,12 +501,12 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 	encode, appendErr := t.codec.streamEvent, t.codec.appendErr
 	// An error after the first event is an "error" event holding the
 	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).
-	writeSSE(ctx, cancel, detach, w, r, events, t.opts, rt.op == Method10SubscribeToTask, encode, "error", func(err error) []byte {
+	edge.WriteSSE(ctx, cancel, detach, w, r, events, t.opts, rt.Op == edge.Method10SubscribeToTask, encode, "error", func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
-			e = t.wireError(ctx, err, rt.op) // logged, recorded; answered as -32603
+			e = t.wireError(ctx, err, rt.Op) // logged, recorded; answered as -32603
 		} else {
-			noteError(ctx, e)
+			edge.NoteError(ctx, e)
 		}
 		b, _ := appendErr(nil, e)
 		return b
@@ -489,19 +515,19 @@ func (t *restTransport) serveStream(ctx context.Context, w http.ResponseWriter, 
 
 // openStream starts the events of message:stream or tasks/{id}:subscribe;
 // a subscription resumes after the Last-Event-ID header's event.
-func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt restRoute, body []byte) (iter.Seq2[binding.StreamEvent, error], error) {
-	if rt.op == Method10SendStreamingMessage {
-		p, err := t.codec.sendMessage(rt.tenant, body)
+func (t *Binding) openStream(ctx context.Context, r *http.Request, rt Route, body []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	if rt.Op == edge.Method10SendStreamingMessage {
+		p, err := t.codec.sendMessage(rt.Tenant, body)
 		if err != nil {
 			return nil, err
 		}
 		return t.a.SendStreamingMessage(ctx, p)
 	}
-	p, err := t.codec.taskAction(rt.tenant, rt.taskID, body)
+	p, err := t.codec.taskAction(rt.Tenant, rt.TaskID, body)
 	if err != nil {
 		return nil, err
 	}
-	from, err := lastEventID(r)
+	from, err := edge.LastEventID(r)
 	if err != nil {
 		return nil, err
 	}
@@ -510,4 +536,13 @@ func (t *restTransport) openStream(ctx context.Context, r *http.Request, rt rest
 	// replays a terminal task and ends at an interrupted state (final:
 	// true), as tasks/resubscribe does.
 	return t.a.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest(p), binding.SubscribeOptions{From: from, EndOnInterrupt: t.codec.version != a2a.Version10})
+}
+
+// signCard signs an extended card's JSON, when the agent's cards are
+// signed; it passes an error on.
+func (t *Binding) signCard(ctx context.Context, card []byte, err error) ([]byte, error) {
+	if err != nil || t.a.SignCard == nil {
+		return card, err
+	}
+	return t.a.SignCard(ctx, card)
 }

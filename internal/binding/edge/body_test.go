@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func (s *readSizes) Read(p []byte) (int, error) {
 func TestReadBodyDoesNotTrustContentLength(t *testing.T) {
 	rs := &readSizes{r: io.MultiReader(strings.NewReader(strings.Repeat("x", 100)), iotest.ErrReader(errors.New("client gone")))}
 	r := &http.Request{Method: http.MethodPost, ContentLength: 9 << 20, Body: io.NopCloser(rs)}
-	if _, _, e := readBody(httptest.NewRecorder(), r, DefaultMaxBodyBytes, 0); e == nil {
+	if _, _, e := ReadBody(httptest.NewRecorder(), r, 10<<20, 0); e == nil {
 		t.Fatal("a body cut short was accepted")
 	}
 	if rs.max > maxInitialBody {
