@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/pushdelivery"
+
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/store"
@@ -125,7 +127,9 @@ type Engine struct {
 	// unobserve ends what the engine observes for its telemetry (the
 	// store's group commits, the push backlog); called by Close.
 	unobserve func()
-	push      *pusher // nil when push notifications are disabled
+	push      *pushdelivery.Deliverer // nil when push notifications are disabled
+	// checkURL is PushOptions.CheckURL (nil: every URL accepted).
+	checkURL func(ctx context.Context, rawURL string) error
 
 	mu sync.Mutex
 	// tasks holds, per task, what this engine keeps of it while it runs
@@ -320,8 +324,11 @@ func NewEngine(ctx context.Context, st store.Store, opts EngineOptions) (*Engine
 		e.leaseTime = DefaultLeaseTime
 	}
 	if opts.Push != nil {
-		e.push = newPusher(e, *opts.Push)
-		stopBacklog, unobserve := e.push.observeBacklog(), e.unobserve
+		po := *opts.Push
+		e.push = pushdelivery.New(pushdelivery.Env{Base: e.base, Log: e.log, Runner: e.runner, Store: st, Shared: e.leaser != nil, Tel: e.tel},
+			pushdelivery.Options{Signer: po.Signer, Client: po.Client, GiveUpAfter: po.GiveUpAfter, RetryBase: po.RetryBase, RetryMax: po.RetryMax})
+		e.checkURL = po.CheckURL
+		stopBacklog, unobserve := e.push.ObserveBacklog(), e.unobserve
 		e.unobserve = func() { stopBacklog(); unobserve() }
 	}
 	if tc, ok := st.(store.TaskCounter); ok && tel != nil {
@@ -380,7 +387,7 @@ func (e *Engine) recover(ctx context.Context) error {
 		}
 	}
 	if e.push != nil {
-		if err := e.push.start(ctx); err != nil {
+		if err := e.push.Start(ctx); err != nil {
 			return fmt.Errorf("engine start: pending push notifications: %w", err)
 		}
 	}
@@ -476,7 +483,7 @@ func (e *Engine) holdLease() {
 				e.log.Warn("failing the tasks of stopped processes", "err", err)
 			}
 			if e.push != nil {
-				e.push.sweep(ctx)
+				e.push.Sweep(ctx)
 			}
 		}
 		cancel()
@@ -526,14 +533,14 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closing.Store(true)
 	e.mu.Unlock()
 	if e.push != nil {
-		e.push.close()
+		e.push.Close()
 	}
 	e.stopBase()
 	done := make(chan struct{})
 	go func() {
 		e.wg.Wait()
 		if e.push != nil {
-			e.push.wg.Wait()
+			e.push.Wait()
 		}
 		close(done)
 	}()

@@ -163,7 +163,7 @@ func (e *Engine) startLocked(h *AgentHandler, info store.TaskInfo, req *Request,
 	ts.snap, ts.cached = info, true
 	if e.push != nil && e.tel.Tracing() && req.span.IsValid() {
 		// Unsampled too: it replaces the trace of an earlier execution.
-		e.push.remember(id, req.span)
+		e.push.Remember(id, req.span)
 	}
 	ts.published = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued
 	e.wg.Add(1)

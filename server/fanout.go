@@ -30,12 +30,12 @@ import (
 // checked. It runs on the Watcher's goroutine and does not block.
 func (e *Engine) changed(c store.Change) {
 	if e.push != nil {
-		// What the pusher remembers of a task's push configs may be
+		// What the push deliverer remembers of a task's push configs may be
 		// stale: another process may have set one. So may the trace
 		// context of its execution (continued elsewhere).
-		e.push.forget(c.TaskID, c.Resync)
+		e.push.Forget(c.TaskID, c.Resync)
 		if e.tel.Tracing() {
-			e.push.forgetTrace(c.TaskID, c.Resync)
+			e.push.ForgetTrace(c.TaskID, c.Resync)
 		}
 	}
 	if !c.Resync && c.Seq == 0 {

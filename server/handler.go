@@ -726,7 +726,7 @@ func (eh *engineHandler) DeleteTaskPushNotificationConfig(ctx context.Context, p
 		}
 		return err
 	}
-	h.e.push.configured(p.TaskID)
+	h.e.push.Configured(p.TaskID)
 	return nil
 }
 

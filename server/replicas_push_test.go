@@ -213,7 +213,7 @@ func testReplicaPushTakeover(t *testing.T, c cluster) {
 	}
 }
 
-// flakyConfigs fails one PushConfigs read made by the pusher's post (the
+// flakyConfigs fails one PushConfigs read made by the push deliverer's post (the
 // read before each attempt), once armed, and counts claims.
 type flakyConfigs struct {
 	sharedStore
@@ -226,7 +226,7 @@ func (s *flakyConfigs) PushConfigs(ctx context.Context, taskID string) ([]store.
 	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
 	for {
 		f, more := frames.Next()
-		if strings.Contains(f.Function, "(*pusher).post") && s.armed.Swap(false) {
+		if strings.Contains(f.Function, "pushdelivery.(*Deliverer).post") && s.armed.Swap(false) {
 			return nil, errors.New("injected: connection reset")
 		}
 		if !more {

@@ -321,7 +321,7 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 		e.mu.Unlock()
 		e.publish(taskID, recs)
 		if e.push != nil {
-			e.push.appended(taskID, task.Status.State.Terminal())
+			e.push.Appended(taskID, task.Status.State.Terminal())
 		}
 		return info, recs, nil
 	}
@@ -461,7 +461,7 @@ func (e *Engine) ack(taskID string, p *pipe) {
 		}
 		e.publish(taskID, q.recs)
 		if e.push != nil {
-			e.push.appended(taskID, q.terminal)
+			e.push.Appended(taskID, q.terminal)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNoti
 
 // configsChanged tells the other processes (Options.Notify) that the
 // task's push configs changed: a process that remembered that the task
-// had none (the engine's pusher) looks again at its next append.
+// had none (the engine's push deliverer) looks again at its next append.
 func (s *Store) configsChanged(taskID string) {
 	if s.notify != nil {
 		s.notify.appended(taskID, 0)
