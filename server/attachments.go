@@ -3,19 +3,17 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/a2abridge/a2abridge/internal/attachment"
 
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
 
@@ -27,7 +25,7 @@ import (
 // attachments are served: GET {base}/api/attachments/{id}/content
 // (NewAttachmentHandler; mount it with Host.Handle at
 // AttachmentContentPattern).
-const AttachmentsPath = "/api/attachments"
+const AttachmentsPath = attachment.Path
 
 // AttachmentContentPattern is the http.ServeMux pattern of
 // NewAttachmentHandler's route.
@@ -157,7 +155,7 @@ func (h *AgentHandler) putFiles(ctx context.Context, owner, taskID, base string,
 		if !cloned {
 			parts, cloned = slices.Clone(parts), true
 		}
-		id := newAttachmentID()
+		id := attachment.NewID()
 		err := as.PutAttachment(ctx, store.Attachment{ID: id, Agent: h.name, Owner: owner, TaskID: taskID,
 			MediaType: p.MediaType, Filename: p.Filename, Bytes: raw})
 		if err != nil {
@@ -236,42 +234,6 @@ func (t *TaskUpdater) StoreFiles(ctx context.Context, parts []a2a.Part) ([]a2a.P
 	return parts, err
 }
 
-// newAttachmentID returns 128 random bits, base64url without padding.
-func newAttachmentID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// attachmentIDOf returns the id of an attachment URL of ours, or "".
-func attachmentIDOf(uri string) string {
-	i := strings.LastIndex(uri, AttachmentsPath+"/")
-	if i < 0 {
-		return ""
-	}
-	id, ok := strings.CutSuffix(uri[i+len(AttachmentsPath)+1:], "/content")
-	if !ok || !validAttachmentID(id) {
-		return ""
-	}
-	return id
-}
-
-// validAttachmentID accepts what newAttachmentID makes (and nothing
-// long or outside base64url).
-func validAttachmentID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // sameAttachments reports whether incoming, a retry carrying files by
 // value, is stored as stored: each file part with bytes in incoming is,
 // in stored, a part with the URL of an attachment of this agent holding
@@ -291,7 +253,7 @@ func (h *AgentHandler) sameAttachments(ctx context.Context, incoming, stored *a2
 		}
 		sp := stored.Parts[i]
 		u, ok := sp.Content.(a2a.URL)
-		id := attachmentIDOf(string(u))
+		id := attachment.IDOf(string(u))
 		if !ok || id == "" || sp.Filename != p.Filename || sp.MediaType != p.MediaType || !reflect.DeepEqual(sp.Metadata, p.Metadata) {
 			return false
 		}
@@ -344,7 +306,7 @@ func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "private, no-cache")
 		id := r.PathValue("id")
-		if !validAttachmentID(id) {
+		if !attachment.ValidID(id) {
 			notFound(w)
 			return
 		}
@@ -369,33 +331,9 @@ func NewAttachmentHandler(st store.AttachmentStore, lookup func(agent string) (*
 				notFound(w)
 				return
 			}
-			serveAttachment(w, r, &a)
+			attachment.Serve(w, r, &a)
 		}), func(w http.ResponseWriter, _ *http.Request, status int, err *a2a.Error) {
 			edge.WriteError(w, status, err)
 		}).ServeHTTP(w, r)
 	})
-}
-
-func serveAttachment(w http.ResponseWriter, r *http.Request, a *store.Attachment) {
-	ct := "application/octet-stream"
-	if mt, params, err := mime.ParseMediaType(a.MediaType); err == nil && strings.Contains(mt, "/") {
-		ct = mime.FormatMediaType(mt, params)
-	}
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	hd := w.Header()
-	hd.Set("Content-Type", ct)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Content-Security-Policy", "sandbox; default-src 'none'")
-	disp := "attachment"
-	if a.Filename != "" {
-		if d := mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename}); d != "" {
-			disp = d
-		}
-	}
-	hd.Set("Content-Disposition", disp)
-	sum := sha256.Sum256(a.Bytes)
-	hd.Set("ETag", `"`+base64.RawURLEncoding.EncodeToString(sum[:])+`"`)
-	http.ServeContent(w, r, "", a.Created, bytes.NewReader(a.Bytes))
 }

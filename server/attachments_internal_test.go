@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/a2abridge/a2abridge/internal/attachment"
 )
 
-// FuzzAttachmentURL: attachmentIDOf finds the id of every attachment URL
+// FuzzAttachmentURL: attachment.IDOf finds the id of every attachment URL
 // and, in anything else, only a valid id; tenantOfOwner gives back the
 // tenant of every owner key Handler.owner makes.
 func FuzzAttachmentURL(f *testing.F) {
@@ -15,12 +17,12 @@ func FuzzAttachmentURL(f *testing.F) {
 	f.Add("/api/attachments//content", `t"x`)
 	f.Add("/api/attachments/a/b/content", "\xff\"/")
 	f.Fuzz(func(t *testing.T, s, tenant string) {
-		if id := attachmentIDOf(s); id != "" && (!validAttachmentID(id) || !strings.Contains(s, id)) {
-			t.Fatalf("attachmentIDOf(%q) = %q", s, id)
+		if id := attachment.IDOf(s); id != "" && (!attachment.ValidID(id) || !strings.Contains(s, id)) {
+			t.Fatalf("attachment.IDOf(%q) = %q", s, id)
 		}
-		id := newAttachmentID()
-		if got := attachmentIDOf(s + AttachmentsPath + "/" + id + "/content"); got != id {
-			t.Fatalf("attachmentIDOf(…%s) = %q", id, got)
+		id := attachment.NewID()
+		if got := attachment.IDOf(s + AttachmentsPath + "/" + id + "/content"); got != id {
+			t.Fatalf("attachment.IDOf(…%s) = %q", id, got)
 		}
 		h := &AgentHandler{}
 		key, _ := h.owner(withTenant(context.Background(), tenant))

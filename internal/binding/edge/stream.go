@@ -334,3 +334,17 @@ func (k *keepAliver) loop() {
 
 // keepAliveWriteTimeout bounds one keep-alive write.
 const keepAliveWriteTimeout = 2 * time.Second
+
+// WriteEvent answers with a stream of one SSE event holding data (a
+// streaming client reads errors only from inside a stream) and reports
+// whether it could; false when the connection cannot stream, and nothing
+// was written: the caller answers in JSON.
+func WriteEvent(w http.ResponseWriter, data []byte) bool {
+	sw, err := sse.NewWriter(w)
+	if err != nil {
+		return false
+	}
+	_ = sw.Event("", "", data)
+	_ = sw.Close()
+	return true
+}

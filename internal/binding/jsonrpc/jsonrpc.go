@@ -8,12 +8,12 @@ import (
 	"sync"
 
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
+	"github.com/a2abridge/a2abridge/internal/sse"
 
 	"github.com/a2abridge/a2abridge/internal/extension"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	rpc "github.com/a2abridge/a2abridge/internal/jsonrpc"
-	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
@@ -160,7 +160,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// only from inside an event stream, also for a method or a
 			// version we do not serve: the error is the stream's one event.
 			if sw, err := sse.NewWriter(w); err == nil {
-				_ = sw.Event("", "", t.answer(nil, ctx, it, rid))
+				_ = sw.Event("", "", t.answer(nil, ctx, it, rid)) // answered once the stream is sure
 				_ = sw.Close()
 				return
 			}
@@ -301,9 +301,7 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 		if edge.AcceptsSSE(r) {
 			// Streaming clients (a2a-go, @a2a-js/sdk) read errors only from
 			// inside the event stream: send the error as its one event.
-			if sw, serr := sse.NewWriter(w); serr == nil {
-				_ = sw.Event("", "", body)
-				_ = sw.Close()
+			if edge.WriteEvent(w, body) {
 				return
 			}
 		}

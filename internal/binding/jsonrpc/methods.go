@@ -93,9 +93,7 @@ func (t *jsonrpcTransport) serveMethod(ctx context.Context, w http.ResponseWrite
 	}
 	out = appendError(out, it.ID, it.Method, t.wireError(ctx, err, it.Method, rid))
 	if edge.AcceptsOnlySSE(r) {
-		if sw, serr := sse.NewWriter(w); serr == nil {
-			_ = sw.Event("", "", out)
-			_ = sw.Close()
+		if edge.WriteEvent(w, out) {
 			return
 		}
 	}
