@@ -7,8 +7,9 @@
 // the result; nothing below a Handler knows which version or binding a
 // client spoke.
 //
-// server.AgentHandler is the Handler of an agent on the durable engine;
-// server.Host serves Handlers over every HTTP binding at one origin.
+// server.AgentHandler is the Handler of an agent on the durable engine,
+// through its interceptors; server.Host serves AgentHandlers over every
+// HTTP binding at one origin.
 package binding
 
 import (

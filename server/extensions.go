@@ -10,14 +10,15 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 )
 
-// HeaderA2AExtensions names the A2A 1.0 service parameter that carries
-// the extensions a request activates (A2A 1.0 §3.2.6, §14.2.2): a
-// comma-separated list of extension URIs. A response carries it too,
+// HeaderA2AExtensions, "A2A-Extensions", names the A2A 1.0 service
+// parameter that carries the extensions a request activates (A2A 1.0
+// §3.2.6, §14.2.2): a comma-separated list of extension URIs. A response carries it too,
 // listing the extensions the agent applied to the request.
 const HeaderA2AExtensions = extension.Header
 
-// HeaderA2AExtensions03 is the header of A2A 0.3 clients for the same
-// list (the 0.3 extensions topic, "Extension Activation"). A request may
+// HeaderA2AExtensions03, "X-A2A-Extensions", is the header of A2A 0.3
+// clients for the same list (the 0.3 extensions topic, "Extension
+// Activation"). A request may
 // use either name (or both: the lists are joined), whatever its version;
 // a response to an A2A 0.3 request names the applied extensions here, one
 // to an A2A 1.0 request in HeaderA2AExtensions.

@@ -365,14 +365,14 @@ func (host *Host) serveAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // restHandler returns the handler of an HTTP+JSON binding t of h for the
-// paths below base ("/a2a/{name}/", or "/" for the default agent), which
-// parse routes. The route is parsed before authentication: a path that
+// paths below base ("/a2a/{name}/", or "/" for the default agent), routed
+// by t.Route. The route is found before authentication: a path that
 // names no operation is a 404 for everyone (with a JSON error body in the
 // binding's form).
 func (host *Host) restHandler(h *AgentHandler, base string, t *rest.Binding) http.Handler {
 	serve := authenticateReq(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, _ := r.Context().Value(restRouteKey{}).(rest.Route)
-		if h.opts.Retired && (rt.Op == edge.Method10SendMessage || rt.Op == edge.Method10SendStreamingMessage) {
+		if h.opts.Retired && (rt.Op == binding.Method10SendMessage || rt.Op == binding.Method10SendStreamingMessage) {
 			host.serveUnknownAgent(w, r, h.Name())
 			return
 		}
@@ -395,7 +395,7 @@ func (host *Host) restHandler(h *AgentHandler, base string, t *rest.Binding) htt
 			if op == "" {
 				op = "unknown"
 			}
-			c.SetMethod(op, t.Version(), op == edge.Method10SendStreamingMessage || op == edge.Method10SubscribeToTask)
+			c.SetMethod(op, t.Version(), op == binding.Method10SendStreamingMessage || op == binding.Method10SubscribeToTask)
 			c.SetTask(rt.TaskID)
 			defer c.End()
 		}

@@ -52,7 +52,8 @@ type PushOptions struct {
 	RetryBase, RetryMax time.Duration
 }
 
-// HeaderNotificationToken carries a config's token on each notification.
+// HeaderNotificationToken, "X-A2A-Notification-Token", carries a
+// config's token on each notification (push.HeaderNotificationToken).
 const HeaderNotificationToken = push.HeaderNotificationToken
 
 // MaxPushConfigsPerTask bounds a task's webhooks.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -73,7 +75,7 @@ func (h *AgentHandler) beginCall(ctx context.Context, method, tenant, taskID str
 // not decode (the method answers that error).
 func taskOfParams(method string, params []byte) (tenant, taskID string) {
 	switch method {
-	case edge.MethodCancelTask, edge.MethodResubscribe, edge.Method10CancelTask, edge.Method10SubscribeToTask:
+	case binding.MethodCancelTask, binding.MethodResubscribe, binding.Method10CancelTask, binding.Method10SubscribeToTask:
 		var p struct {
 			Tenant string `json:"tenant"`
 			ID     string `json:"id"`
@@ -81,7 +83,7 @@ func taskOfParams(method string, params []byte) (tenant, taskID string) {
 		if json.Unmarshal(params, &p) == nil {
 			return p.Tenant, p.ID
 		}
-	case edge.MethodSendMessage, edge.MethodSendStreamingMessage, edge.Method10SendMessage, edge.Method10SendStreamingMessage:
+	case binding.MethodSendMessage, binding.MethodSendStreamingMessage, binding.Method10SendMessage, binding.Method10SendStreamingMessage:
 		if !bytes.Contains(params, []byte(`"taskId"`)) && !bytes.Contains(params, []byte(`"task_id"`)) {
 			return "", "" // a new task: no decoding
 		}

@@ -162,19 +162,20 @@ func newJSONRPCHandler(h *AgentHandler, opts TransportOptions, cardURL func(*htt
 	return instrument(h, "JSONRPC", authenticateReq(h, opts.Logger, t, writeErrorReq))
 }
 
-// edge is o, defaults applied, as the bindings take it.
+// edge is o as the bindings take it; the caller has applied its
+// defaults (withDefaults).
 func (o TransportOptions) edge() edge.Options {
 	return edge.Options{MaxBodyBytes: o.MaxBodyBytes, MaxBatch: o.MaxBatch, BodyReadTimeout: o.BodyReadTimeout,
 		KeepAlive: o.KeepAlive, StreamWriteTimeout: o.StreamWriteTimeout, Logger: o.Logger, ProtocolVersions: o.ProtocolVersions}
 }
 
-// HeaderA2AVersion names the A2A 1.0 service parameter that carries the
+// HeaderA2AVersion, "A2A-Version", names the A2A 1.0 service parameter that carries the
 // protocol version (Major.Minor) a request uses (A2A 1.0 §3.6, §14.2.1):
 // a header, or a query parameter of the same name.
 const HeaderA2AVersion = edge.HeaderA2AVersion
 
 // ServedVersions are the A2A protocol versions (Major.Minor) the
-// transports can serve; TransportOptions.ProtocolVersions may serve
+// transports can serve, "0.3" and "1.0"; TransportOptions.ProtocolVersions may serve
 // fewer. Do not modify it.
 var ServedVersions = edge.ServedVersions
 

@@ -1,3 +1,11 @@
+// Package pushdelivery delivers push notifications (A2A 1.0 §4.3.3, A2A
+// 0.3.0 §9.5) from a durable outbox: each push notification config has a
+// cursor in its task's event log in the store, and a worker per config
+// posts the task's snapshot for every state change and finished artifact
+// past the cursor, in order, at least once, retried with backoff, across
+// restarts, and across replicas that claim configs (store.PushClaimer).
+// The engine tells it when a task's log grew (Appended) and when configs
+// changed (Configured, Forget).
 package pushdelivery
 
 import (
@@ -25,15 +33,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
-
-// Package pushdelivery delivers push notifications (A2A 1.0 §4.3.3, A2A
-// 0.3.0 §9.5) from a durable outbox: each push notification config has a
-// cursor in its task's event log in the store, and a worker per config
-// posts the task's snapshot for every state change and finished artifact
-// past the cursor, in order, at least once, retried with backoff, across
-// restarts, and across replicas that claim configs (store.PushClaimer).
-// The engine tells it when a task's log grew (Appended) and when configs
-// changed (Configured, Forget).
 
 // Signer signs the body of a notification for a webhook: the token is
 // sent as "Authorization: Bearer <token>" (push.Signer implements it).

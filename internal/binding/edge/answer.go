@@ -22,6 +22,8 @@ import (
 // errors; it is made only when needed (an error), not on the hot path.
 type RequestID struct{ id string }
 
+// String is the request's id, made on first use: a process prefix and a
+// sequence number.
 func (r *RequestID) String() string {
 	if r.id == "" {
 		r.id = reqPrefix + "-" + strconv.FormatUint(reqSeq.Add(1), 10)
@@ -29,10 +31,13 @@ func (r *RequestID) String() string {
 	return r.id
 }
 
+// BufPool holds *[]byte buffers for encoding answers; put back only
+// those of at most 64 KiB, so that the pool pins no large buffer.
 var BufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 var jsonContentType = []string{"application/json"}
 
+// WriteJSON answers with body as application/json and HTTP status.
 func WriteJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonContentType // shared, never modified: saves an allocation per answer

@@ -1,10 +1,12 @@
 package edge
 
 // CardURLKey carries the agent's reachable URL in a request's context
-// (a string), for the extended card; servedKey the protocol versions the
-// transport serves ([]string), which its interfaces list.
+// (a string), for the extended card, which the bindings put there and
+// the handler reads.
 type CardURLKey struct{}
 
+// ServedKey carries, beside CardURLKey, the protocol versions the binding
+// serves ([]string), which the extended card's interfaces list.
 type ServedKey struct{}
 
 // PushConfigIDField is the field an unknown push notification config id

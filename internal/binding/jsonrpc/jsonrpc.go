@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/a2abridge/a2abridge/binding"
+
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
 	"github.com/a2abridge/a2abridge/internal/sse"
 
@@ -66,7 +68,7 @@ func (t *jsonrpcTransport) signCard(ctx context.Context, card []byte, err error)
 func sendsMessage(items []rpc.Item) bool {
 	for i := range items {
 		switch items[i].Method {
-		case edge.MethodSendMessage, edge.MethodSendStreamingMessage, edge.Method10SendMessage, edge.Method10SendStreamingMessage:
+		case binding.MethodSendMessage, binding.MethodSendStreamingMessage, binding.Method10SendMessage, binding.Method10SendStreamingMessage:
 			return true
 		}
 	}
@@ -138,7 +140,7 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx = t.a.Begin(ctx, method, "", "", params)
 	}
-	if t.cardURL != nil && (batch || items[0].Method == edge.MethodGetExtendedCard || items[0].Method == edge.Method10GetExtendedCard) {
+	if t.cardURL != nil && (batch || items[0].Method == binding.MethodGetExtendedCard || items[0].Method == binding.Method10GetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
 		// the client reached; worked out only for the request that needs it.
 		ctx = context.WithValue(ctx, edge.CardURLKey{}, t.cardURL(r))

@@ -55,17 +55,17 @@ type rpcMethod struct {
 // rpcMethods are the A2A methods of both versions by name.
 var rpcMethods = map[string]*rpcMethod{
 	// A2A 0.3.0 (§7).
-	edge.MethodSendMessage: {v: rpc03, call: unary(v03.DecodeMessageSendParams, binding.Handler.SendMessage, v03.AppendEvent)},
-	edge.MethodSendStreamingMessage: {v: rpc03, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	binding.MethodSendMessage: {v: rpc03, call: unary(v03.DecodeMessageSendParams, binding.Handler.SendMessage, v03.AppendEvent)},
+	binding.MethodSendStreamingMessage: {v: rpc03, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v03.DecodeMessageSendParams(params)
 		if err != nil {
 			return nil, err
 		}
 		return t.a.SendStreamingMessage(ctx, p)
 	}},
-	edge.MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, binding.Handler.GetTask, appendTask03)},
-	edge.MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, binding.Handler.CancelTask, appendTask03)},
-	edge.MethodResubscribe: {v: rpc03, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	binding.MethodGetTask:    {v: rpc03, call: unary(v03.DecodeTaskQueryParams, binding.Handler.GetTask, appendTask03)},
+	binding.MethodCancelTask: {v: rpc03, call: unary(v03.DecodeTaskIDParams, binding.Handler.CancelTask, appendTask03)},
+	binding.MethodResubscribe: {v: rpc03, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v03.DecodeTaskIDParams(params)
 		if err != nil {
 			return nil, err
@@ -74,19 +74,19 @@ var rpcMethods = map[string]*rpcMethod{
 		// §7.9: the status update of input-required is final).
 		return subscribe(t, ctx, r, a2a.SubscribeToTaskRequest(p), true)
 	}},
-	edge.MethodSetPushConfig: {v: rpc03, call: unary(v03.DecodeTaskPushNotificationConfig, binding.Handler.CreateTaskPushNotificationConfig, appendPushConfig03)},
-	edge.MethodGetPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
+	binding.MethodSetPushConfig: {v: rpc03, call: unary(v03.DecodeTaskPushNotificationConfig, binding.Handler.CreateTaskPushNotificationConfig, appendPushConfig03)},
+	binding.MethodGetPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
 		return v03.DecodeTaskPushConfigParams(params, false)
 	}, binding.Handler.GetTaskPushNotificationConfig, appendPushConfig03)}, // a missing config stays -32602 in 0.3 (edge.PushConfigErr10 is 1.0's rule)
-	edge.MethodListPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
+	binding.MethodListPushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
 		p, err := v03.DecodeTaskIDParams(params)
 		return a2a.ListTaskPushNotificationConfigsRequest{TaskID: p.ID}, err
 	}, binding.Handler.ListTaskPushNotificationConfigs, appendPushConfigs03)},
-	edge.MethodDeletePushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.DeleteTaskPushNotificationConfigRequest, error) {
+	binding.MethodDeletePushConfig: {v: rpc03, call: unary(func(params []byte) (a2a.DeleteTaskPushNotificationConfigRequest, error) {
 		p, err := v03.DecodeTaskPushConfigParams(params, true)
 		return a2a.DeleteTaskPushNotificationConfigRequest(p), err
 	}, deletePushConfig, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "null"...), nil })},
-	edge.MethodGetExtendedCard: {v: rpc03, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
+	binding.MethodGetExtendedCard: {v: rpc03, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
 		c, err := t.a.GetExtendedAgentCard(ctx)
 		if err != nil {
 			return dst, edge.ExtendedCardErr03(err)
@@ -97,16 +97,16 @@ var rpcMethods = map[string]*rpcMethod{
 	}},
 
 	// A2A 1.0 (§9.4).
-	edge.Method10SendMessage: {v: rpc10, call: unary(decodeSend10, binding.Handler.SendMessage, v10.AppendSendMessageResponse)},
-	edge.Method10SendStreamingMessage: {v: rpc10, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	binding.Method10SendMessage: {v: rpc10, call: unary(decodeSend10, binding.Handler.SendMessage, v10.AppendSendMessageResponse)},
+	binding.Method10SendStreamingMessage: {v: rpc10, open: func(t *jsonrpcTransport, ctx context.Context, _ *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := decodeSend10(params)
 		if err != nil {
 			return nil, err
 		}
 		return t.a.SendStreamingMessage(ctx, p)
 	}},
-	edge.Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, binding.Handler.GetTask, v10.AppendTask)},
-	edge.Method10ListTasks: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
+	binding.Method10GetTask: {v: rpc10, call: unary(v10.DecodeGetTaskRequest, binding.Handler.GetTask, v10.AppendTask)},
+	binding.Method10ListTasks: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, params []byte) ([]byte, error) {
 		p, err := v10.DecodeListTasksRequest(params)
 		if err != nil {
 			return dst, err
@@ -117,32 +117,32 @@ var rpcMethods = map[string]*rpcMethod{
 		}
 		return v10.AppendListTasksResponse(dst, res, p.IncludeArtifacts)
 	}},
-	edge.Method10CancelTask: {v: rpc10, call: unary(v10.DecodeCancelTaskRequest, binding.Handler.CancelTask, v10.AppendTask)},
-	edge.Method10SubscribeToTask: {v: rpc10, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
+	binding.Method10CancelTask: {v: rpc10, call: unary(v10.DecodeCancelTaskRequest, binding.Handler.CancelTask, v10.AppendTask)},
+	binding.Method10SubscribeToTask: {v: rpc10, subscribe: true, open: func(t *jsonrpcTransport, ctx context.Context, r *http.Request, params []byte) (iter.Seq2[binding.StreamEvent, error], error) {
 		p, err := v10.DecodeSubscribeToTaskRequest(params)
 		if err != nil {
 			return nil, err
 		}
 		return subscribe(t, ctx, r, p, false)
 	}},
-	edge.Method10CreatePushConfig: {v: rpc10, call: unary(func(params []byte) (a2a.TaskPushNotificationConfig, error) {
+	binding.Method10CreatePushConfig: {v: rpc10, call: unary(func(params []byte) (a2a.TaskPushNotificationConfig, error) {
 		c, err := v10.DecodeTaskPushNotificationConfig(params)
 		c.PushNotificationConfig.ProtocolVersion = a2a.Version10 // its notifications take the 1.0 shape
 		return c, err
 	}, binding.Handler.CreateTaskPushNotificationConfig, v10.AppendTaskPushNotificationConfig)},
-	edge.Method10GetPushConfig: {v: rpc10, call: unary(v10.DecodeGetTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	binding.Method10GetPushConfig: {v: rpc10, call: unary(v10.DecodeGetTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 		c, err := h.GetTaskPushNotificationConfig(ctx, p)
 		return c, edge.PushConfigErr10(err)
 	}, v10.AppendTaskPushNotificationConfig)},
-	edge.Method10ListPushConfigs: {v: rpc10, call: unary(v10.DecodeListTaskPushNotificationConfigsRequest, binding.Handler.ListTaskPushNotificationConfigs,
+	binding.Method10ListPushConfigs: {v: rpc10, call: unary(v10.DecodeListTaskPushNotificationConfigsRequest, binding.Handler.ListTaskPushNotificationConfigs,
 		func(dst []byte, cs []a2a.TaskPushNotificationConfig) ([]byte, error) {
 			return v10.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
 		})},
-	edge.Method10DeletePushConfig: {v: rpc10, call: unary(v10.DecodeDeleteTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+	binding.Method10DeletePushConfig: {v: rpc10, call: unary(v10.DecodeDeleteTaskPushNotificationConfigRequest, func(h binding.Handler, ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
 		_, err := deletePushConfig(h, ctx, p)
 		return struct{}{}, edge.PushConfigErr10(err)
 	}, func(dst []byte, _ struct{}) ([]byte, error) { return append(dst, "{}"...), nil })},
-	edge.Method10GetExtendedCard: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
+	binding.Method10GetExtendedCard: {v: rpc10, call: func(t *jsonrpcTransport, dst []byte, ctx context.Context, _ []byte) ([]byte, error) {
 		c, err := t.a.GetExtendedAgentCard(ctx)
 		if err != nil {
 			return dst, err

@@ -22,7 +22,9 @@ import (
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
-// Binding serves the HTTP+JSON binding of A2A 1.0 (§11) below an
+// Binding serves an HTTP+JSON binding: A2A 1.0's (§11), or, made for
+// a2a.Version03, A2A 0.3.0's below /v1 with the same routes (rest03.go).
+// The 1.0 binding serves, below an
 // agent's URL: POST message:send and message:stream; GET tasks (ListTasks)
 // and tasks/{id}; POST tasks/{id}:cancel; GET or POST tasks/{id}:subscribe;
 // POST and GET tasks/{id}/pushNotificationConfigs; GET and DELETE
@@ -135,7 +137,7 @@ type Route struct {
 // parseRESTPath routes the path below an agent's URL (escaped, without
 // its leading slash) to an operation. A first segment that starts no
 // route is a tenant. ok is false for a path that names no route; a path
-// that names one with another HTTP method has op "" and allow set.
+// that names one with another HTTP method has Op "" and allow set.
 func parseRESTPath(method, escaped string) (Route, bool) {
 	segs, ok := pathSegments(escaped)
 	if !ok {
@@ -191,28 +193,28 @@ func routeSegments(method string, segs []string) (Route, bool) {
 	one := func(allowed, op string) (Route, bool) { return allowRoute(method, allowed, op), true }
 	switch {
 	case len(segs) == 1 && segs[0] == "message:send":
-		return one(http.MethodPost, edge.Method10SendMessage)
+		return one(http.MethodPost, binding.Method10SendMessage)
 	case len(segs) == 1 && segs[0] == "message:stream":
-		return one(http.MethodPost, edge.Method10SendStreamingMessage)
+		return one(http.MethodPost, binding.Method10SendStreamingMessage)
 	case len(segs) == 1 && segs[0] == "extendedAgentCard":
-		return one(http.MethodGet, edge.Method10GetExtendedCard)
+		return one(http.MethodGet, binding.Method10GetExtendedCard)
 	case len(segs) == 1 && segs[0] == "tasks":
-		return one(http.MethodGet, edge.Method10ListTasks)
+		return one(http.MethodGet, binding.Method10ListTasks)
 	case len(segs) >= 2 && segs[0] == "tasks" && segs[1] != "":
 		id := segs[1] // escaped: a literal ':' starts a custom method
 		switch len(segs) {
 		case 2:
 			if base, ok := strings.CutSuffix(id, ":cancel"); ok && base != "" {
-				rt, _ := one(http.MethodPost, edge.Method10CancelTask)
+				rt, _ := one(http.MethodPost, binding.Method10CancelTask)
 				rt.TaskID = unescapeSegment(base)
 				return rt, true
 			}
 			if base, ok := strings.CutSuffix(id, ":subscribe"); ok && base != "" {
-				rt, _ := one(http.MethodGet+", "+http.MethodPost, edge.Method10SubscribeToTask)
+				rt, _ := one(http.MethodGet+", "+http.MethodPost, binding.Method10SubscribeToTask)
 				rt.TaskID = unescapeSegment(base)
 				return rt, true
 			}
-			rt, _ := one(http.MethodGet, edge.Method10GetTask)
+			rt, _ := one(http.MethodGet, binding.Method10GetTask)
 			rt.TaskID = unescapeSegment(id)
 			return rt, true
 		case 3:
@@ -222,9 +224,9 @@ func routeSegments(method string, segs []string) (Route, bool) {
 			rt := Route{allow: "GET, POST", TaskID: unescapeSegment(id)}
 			switch method {
 			case http.MethodPost:
-				rt.Op = edge.Method10CreatePushConfig
+				rt.Op = binding.Method10CreatePushConfig
 			case http.MethodGet, http.MethodHead:
-				rt.Op = edge.Method10ListPushConfigs
+				rt.Op = binding.Method10ListPushConfigs
 			}
 			return rt, true
 		case 4:
@@ -234,9 +236,9 @@ func routeSegments(method string, segs []string) (Route, bool) {
 			rt := Route{allow: "GET, DELETE", TaskID: unescapeSegment(id), config: unescapeSegment(segs[3])}
 			switch method {
 			case http.MethodGet, http.MethodHead:
-				rt.Op = edge.Method10GetPushConfig
+				rt.Op = binding.Method10GetPushConfig
 			case http.MethodDelete:
-				rt.Op = edge.Method10DeletePushConfig
+				rt.Op = binding.Method10DeletePushConfig
 			}
 			return rt, true
 		}
@@ -294,13 +296,13 @@ func (t *Binding) Serve(w http.ResponseWriter, r *http.Request, rt Route) {
 	}
 	if t.a.Begin != nil {
 		taskID := ""
-		if rt.Op == edge.Method10CancelTask || rt.Op == edge.Method10SubscribeToTask {
+		if rt.Op == binding.Method10CancelTask || rt.Op == binding.Method10SubscribeToTask {
 			taskID = rt.TaskID
 		}
 		ctx = t.a.Begin(ctx, rt.Op, rt.Tenant, taskID, body)
 	}
 	switch rt.Op {
-	case edge.Method10SendStreamingMessage, edge.Method10SubscribeToTask:
+	case binding.Method10SendStreamingMessage, binding.Method10SubscribeToTask:
 		t.serveStream(ctx, w, r, rt, body, ec)
 		return
 	}
@@ -310,7 +312,7 @@ func (t *Binding) Serve(w http.ResponseWriter, r *http.Request, rt Route) {
 		return
 	}
 	ec.WriteHeader(w, t.codec.version)
-	if rt.Op == edge.Method10GetExtendedCard {
+	if rt.Op == binding.Method10GetExtendedCard {
 		// Cached like the public card (A2A 1.0 §8.6.1), privately: it is
 		// for authenticated callers only.
 		edge.WriteCard(w, r, out, t.cardModified, true, t.caching)
@@ -386,7 +388,7 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 	h, c := t.a, t.codec
 	q := r.URL.Query()
 	switch rt.Op {
-	case edge.Method10SendMessage:
+	case binding.Method10SendMessage:
 		p, err := c.sendMessage(rt.Tenant, body)
 		if err != nil {
 			return nil, err
@@ -396,7 +398,7 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 			return nil, err
 		}
 		return c.sendResult(nil, res)
-	case edge.Method10GetTask:
+	case binding.Method10GetTask:
 		p, err := v10.DecodeRESTGetTask(rt.Tenant, rt.TaskID, q)
 		if err != nil {
 			return nil, err
@@ -406,7 +408,7 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 			return nil, err
 		}
 		return c.task(nil, task)
-	case edge.Method10ListTasks:
+	case binding.Method10ListTasks:
 		p, err := v10.DecodeRESTListTasks(rt.Tenant, q)
 		if err != nil {
 			return nil, err
@@ -416,7 +418,7 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 			return nil, err
 		}
 		return c.listTasks(nil, res, p.IncludeArtifacts)
-	case edge.Method10CancelTask:
+	case binding.Method10CancelTask:
 		p, err := c.taskAction(rt.Tenant, rt.TaskID, body)
 		if err != nil {
 			return nil, err
@@ -426,7 +428,7 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 			return nil, err
 		}
 		return c.task(nil, task)
-	case edge.Method10CreatePushConfig:
+	case binding.Method10CreatePushConfig:
 		pc, err := c.createPush(rt.Tenant, rt.TaskID, body)
 		if err != nil {
 			return nil, err
@@ -436,24 +438,24 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 			return nil, err
 		}
 		return c.pushConfig(nil, out)
-	case edge.Method10GetPushConfig:
+	case binding.Method10GetPushConfig:
 		pc, err := h.GetTaskPushNotificationConfig(ctx, a2a.GetTaskPushNotificationConfigRequest{Tenant: rt.Tenant, TaskID: rt.TaskID, ID: rt.config})
 		if err != nil {
 			return nil, edge.PushConfigErr10(err)
 		}
 		return c.pushConfig(nil, pc)
-	case edge.Method10ListPushConfigs:
+	case binding.Method10ListPushConfigs:
 		cs, err := h.ListTaskPushNotificationConfigs(ctx, a2a.ListTaskPushNotificationConfigsRequest{Tenant: rt.Tenant, TaskID: rt.TaskID})
 		if err != nil {
 			return nil, err
 		}
 		return c.pushConfigs(nil, cs)
-	case edge.Method10DeletePushConfig:
+	case binding.Method10DeletePushConfig:
 		if err := h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{Tenant: rt.Tenant, TaskID: rt.TaskID, ID: rt.config}); err != nil {
 			return nil, edge.PushConfigErr10(err)
 		}
 		return []byte("{}"), nil
-	case edge.Method10GetExtendedCard:
+	case binding.Method10GetExtendedCard:
 		if t.cardURL != nil {
 			ctx = context.WithValue(ctx, edge.CardURLKey{}, t.cardURL(r))
 			ctx = context.WithValue(ctx, edge.ServedKey{}, t.opts.ProtocolVersions)
@@ -501,7 +503,7 @@ func (t *Binding) serveStream(ctx context.Context, w http.ResponseWriter, r *htt
 	encode, appendErr := t.codec.streamEvent, t.codec.appendErr
 	// An error after the first event is an "error" event holding the
 	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).
-	edge.WriteSSE(ctx, cancel, detach, w, r, events, t.opts, rt.Op == edge.Method10SubscribeToTask, encode, "error", func(err error) []byte {
+	edge.WriteSSE(ctx, cancel, detach, w, r, events, t.opts, rt.Op == binding.Method10SubscribeToTask, encode, "error", func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
 			e = t.wireError(ctx, err, rt.Op) // logged, recorded; answered as -32603
@@ -516,7 +518,7 @@ func (t *Binding) serveStream(ctx context.Context, w http.ResponseWriter, r *htt
 // openStream starts the events of message:stream or tasks/{id}:subscribe;
 // a subscription resumes after the Last-Event-ID header's event.
 func (t *Binding) openStream(ctx context.Context, r *http.Request, rt Route, body []byte) (iter.Seq2[binding.StreamEvent, error], error) {
-	if rt.Op == edge.Method10SendStreamingMessage {
+	if rt.Op == binding.Method10SendStreamingMessage {
 		p, err := t.codec.sendMessage(rt.Tenant, body)
 		if err != nil {
 			return nil, err

@@ -3,15 +3,15 @@ package rest
 import (
 	"net/http"
 
-	"github.com/a2abridge/a2abridge/internal/binding/edge"
+	"github.com/a2abridge/a2abridge/binding"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
-// The HTTP+JSON binding of A2A 0.3.0 (§3.2.3, §3.5.6), served by
-// Binding with v03 set, below an agent's URL and below the Host's
+// The HTTP+JSON binding of A2A 0.3.0 (§3.2.3, §3.5.6), the Binding New
+// makes for a2a.Version03, below an agent's URL and below the Host's
 // root for the default agent:
 //
 //	POST      /v1/message:send                               SendMessageResponse {task} | {message}
@@ -41,7 +41,7 @@ import (
 // its leading slash) to an operation of the 0.3 binding: "v1/" and a path
 // of the 1.0 binding's table (parseRESTPath) other than extendedAgentCard,
 // or "v1/card". ok is false for a path that names no route; a path that
-// names one with another HTTP method has op "" and allow set.
+// names one with another HTTP method has Op "" and allow set.
 func parseREST03Path(method, escaped string) (Route, bool) {
 	segs, ok := pathSegments(escaped)
 	if !ok || len(segs) < 2 || segs[0] != "v1" {
@@ -49,7 +49,7 @@ func parseREST03Path(method, escaped string) (Route, bool) {
 	}
 	switch {
 	case len(segs) == 2 && segs[1] == "card":
-		return allowRoute(method, http.MethodGet, edge.Method10GetExtendedCard), true
+		return allowRoute(method, http.MethodGet, binding.Method10GetExtendedCard), true
 	case len(segs) == 2 && segs[1] == "extendedAgentCard":
 		return Route{}, false
 	}

@@ -1,6 +1,6 @@
-package edge
+package binding
 
-// A2A 0.3.0 JSON-RPC method names (§7).
+// A2A 0.3.0 JSON-RPC method names (A2A 0.3.0 §7).
 const (
 	MethodSendMessage          = "message/send"
 	MethodSendStreamingMessage = "message/stream"
@@ -14,7 +14,8 @@ const (
 	MethodGetExtendedCard      = "agent/getAuthenticatedExtendedCard"
 )
 
-// A2A 1.0 JSON-RPC method names (A2A 1.0 §9.4). They never collide with
+// A2A 1.0 JSON-RPC method names (A2A 1.0 §9.4), which are also the
+// operations' names in the HTTP+JSON binding's routes and in telemetry. They never collide with
 // the 0.3 names: a request is dispatched by its method, and the
 // A2A-Version it names must be the method's.
 const (
