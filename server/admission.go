@@ -66,14 +66,14 @@ type admission struct {
 // that names no task is first offered to its Respond: a message it
 // answers with is left in *reply (and info is zero), nothing stored.
 func (h *AgentHandler) accept(ctx context.Context, p *a2a.SendMessageRequest, inline *func(), reply **a2a.Message) (info store.TaskInfo, err error) {
-	if h.e.tel != nil {
+	if h.e.Telemetry() != nil {
 		defer func() {
 			if err == nil {
 				telemetry.CallFrom(ctx).SetTask(info.Task.ID)
 			}
 		}()
 	}
-	if ia, ok := h.agent.(InlineAgent); h.e.async != nil || !ok || !ia.Inline() {
+	if ia, ok := h.agent.(InlineAgent); h.e.GroupCommitter() != nil || !ok || !ia.Inline() {
 		inline = nil
 	}
 	// The admission stays in this frame (admit returns it by value): a
@@ -112,12 +112,12 @@ func (h *AgentHandler) admit(ctx context.Context, p *a2a.SendMessageRequest) (ad
 	a.ec = extension.From(ctx)
 	a.exts = h.activated(a.ec)
 	if p.Configuration != nil && p.Configuration.PushNotificationConfig != nil {
-		if h.e.push == nil || h.opts.NoPush {
+		if h.e.Push() == nil || h.opts.NoPush {
 			return admission{}, a2a.ErrPushNotificationNotSupported
 		}
 		a.pushCfg = p.Configuration.PushNotificationConfig
 	}
-	if h.e.draining.Load() {
+	if h.e.Draining() {
 		return admission{}, errShuttingDown
 	}
 	owner, ok := h.owner(ctx)
@@ -159,7 +159,7 @@ func (h *AgentHandler) offer(ctx context.Context, r MessageResponder, p *a2a.Sen
 // request is what the agent's execution for a's message is given.
 func (h *AgentHandler) request(ctx context.Context, p *a2a.SendMessageRequest, a *admission, info store.TaskInfo) *Request {
 	return &Request{Message: a.msg, Task: taskfold.Detach(info.Task), Params: *p, Principal: principal(ctx),
-		Extensions: a.exts, ext: a.ec, attachBase: h.attachmentBase(ctx), span: h.e.spanOf(ctx)}
+		Extensions: a.exts, ext: a.ec, attachBase: h.attachmentBase(ctx), span: h.e.SpanOf(ctx)}
 }
 
 // createTask stores a new task holding a's message and starts its
@@ -174,7 +174,7 @@ func (h *AgentHandler) createTask(ctx context.Context, p *a2a.SendMessageRequest
 	a.msg.TaskID, a.msg.ContextID = task.ID, task.ContextID
 	if a.attach {
 		// A retry is answered before its files are stored again.
-		if dupID, err := h.e.st.MessageTask(ctx, h.name, a.msgKey); err != nil {
+		if dupID, err := h.e.Store().MessageTask(ctx, h.name, a.msgKey); err != nil {
 			return store.TaskInfo{}, err
 		} else if dupID != "" {
 			return h.duplicate(ctx, &a.sent, dupID)
@@ -187,8 +187,8 @@ func (h *AgentHandler) createTask(ctx context.Context, p *a2a.SendMessageRequest
 	}
 	task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now()}
 	task.History = []a2a.Message{a.msg}
-	info, err := h.e.create(ctx, h.name, a.owner, task, []string{a.msgKey}, func(info store.TaskInfo) {
-		h.e.startLocked(h, info, h.request(ctx, p, a, info), inline)
+	info, err := h.e.Create(ctx, h.name, a.owner, task, []string{a.msgKey}, func(info store.TaskInfo) {
+		h.start(info, h.request(ctx, p, a, info), inline)
 	})
 	if err != nil && len(a.stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.taskStored(ctx, task.ID)) {
 		// The task was not created: nothing refers to the files, and
@@ -202,7 +202,7 @@ func (h *AgentHandler) createTask(ctx context.Context, p *a2a.SendMessageRequest
 		// From the task's first event on: the log replays what the
 		// execution may already have appended.
 		if _, err := h.setPushConfig(context.WithoutCancel(ctx), task.ID, *a.pushCfg, 0); err != nil {
-			h.e.log.ErrorContext(ctx, "push config of message/send not stored", "task", task.ID, "err", err)
+			h.e.Log().ErrorContext(ctx, "push config of message/send not stored", "task", task.ID, "err", err)
 		}
 	}
 	return info, err
@@ -213,7 +213,7 @@ func (h *AgentHandler) createTask(ctx context.Context, p *a2a.SendMessageRequest
 // multi-turn), and starts the execution for it (step 3, a taskId). A retry
 // of a message already accepted is answered from the task.
 func (h *AgentHandler) continueTask(ctx context.Context, p *a2a.SendMessageRequest, a *admission, inline *func()) (store.TaskInfo, error) {
-	if dupID, err := h.e.st.MessageTask(ctx, h.name, a.msgKey); err != nil {
+	if dupID, err := h.e.Store().MessageTask(ctx, h.name, a.msgKey); err != nil {
 		return store.TaskInfo{}, err
 	} else if dupID != "" {
 		return h.duplicate(ctx, &a.sent, dupID)
@@ -246,14 +246,14 @@ func (h *AgentHandler) continueTask(ctx context.Context, p *a2a.SendMessageReque
 			return store.TaskInfo{}, err
 		}
 	}
-	l := h.e.lock(a.msg.TaskID)
+	l := h.e.Lock(a.msg.TaskID)
 	l.Lock()
 	// Under the task's lock: a retry of this very message that raced us
 	// is answered as a duplicate, not as "task is working". It is
 	// compared with the message as sent (msg's files are URLs now), and
 	// the files stored for this copy are deleted: the accepted one has
 	// its own.
-	if dupID, err := h.e.st.MessageTask(ctx, h.name, a.msgKey); err != nil || dupID != "" {
+	if dupID, err := h.e.Store().MessageTask(ctx, h.name, a.msgKey); err != nil || dupID != "" {
 		l.Unlock()
 		h.dropAttachments(ctx, a.stored)
 		if err != nil {
@@ -261,7 +261,7 @@ func (h *AgentHandler) continueTask(ctx context.Context, p *a2a.SendMessageReque
 		}
 		return h.duplicate(ctx, &a.sent, dupID)
 	}
-	info, _, err := h.e.updateLocked(ctx, a.msg.TaskID, []string{a.msgKey}, func(cur store.TaskInfo) ([]a2a.Event, error) {
+	info, _, err := h.e.UpdateLocked(ctx, a.msg.TaskID, []string{a.msgKey}, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		st := cur.Task.Status.State
 		switch {
 		case st.Terminal():
@@ -276,12 +276,12 @@ func (h *AgentHandler) continueTask(ctx context.Context, p *a2a.SendMessageReque
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now()}}}, nil
 	})
 	if err == nil {
-		h.e.startLocked(h, info, h.request(ctx, p, a, info), inline)
+		h.start(info, h.request(ctx, p, a, info), inline)
 	}
 	l.Unlock()
 	if err == nil && a.pushCfg != nil {
 		if _, err := h.setPushConfig(context.WithoutCancel(ctx), a.msg.TaskID, *a.pushCfg, cur.Seq); err != nil {
-			h.e.log.ErrorContext(ctx, "push config of message/send not stored", "task", a.msg.TaskID, "err", err)
+			h.e.Log().ErrorContext(ctx, "push config of message/send not stored", "task", a.msg.TaskID, "err", err)
 		}
 	}
 	if err != nil && len(a.stored) > 0 && (errors.Is(err, store.ErrDuplicateMessage) || !h.messageStored(ctx, a.msgKey, a.msg.TaskID)) {
@@ -292,3 +292,7 @@ func (h *AgentHandler) continueTask(ctx context.Context, p *a2a.SendMessageReque
 	}
 	return info, err
 }
+
+// errShuttingDown is returned for new messages once Engine.Shutdown or
+// Engine.Close has begun.
+var errShuttingDown = &a2a.Error{Code: a2a.CodeInternalError, Message: "The server is shutting down; try again later"}

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/engine"
 	"github.com/a2abridge/a2abridge/internal/extension"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -220,6 +222,12 @@ type Request struct {
 	// span is the span context of the request that sent Message: the
 	// execution's span is its child.
 	span trace.SpanContext
+	// h, owner and created are the handler, the owner key and the
+	// creation time of the task of an execution the engine runs
+	// (agentRun).
+	h       *AgentHandler
+	owner   string
+	created time.Time
 }
 
 // ApplyExtension records that the agent applied the extension uri to
@@ -245,24 +253,24 @@ func (r *Request) ApplyExtension(uri string) bool {
 
 // ErrTaskClosed is returned by TaskUpdater methods once the task has
 // reached a terminal state (for example after tasks/cancel).
-var ErrTaskClosed = errors.New("a2abridge: task is in a terminal state")
+var ErrTaskClosed = engine.ErrTaskClosed
 
 // ErrInvalidEvent is returned by TaskUpdater methods when the agent emitted
 // an event that breaks the task state machine or belongs to another task;
 // the task has then been failed.
-var ErrInvalidEvent = errors.New("a2abridge: invalid event from agent; task failed")
+var ErrInvalidEvent = engine.ErrInvalidEvent
 
 // TaskUpdater appends an execution's events to its task's log. It is safe
 // for concurrent use.
 type TaskUpdater struct {
-	e     *Engine
+	e     *engine.Engine
 	agent string
 	owner string // the owner key of the task (tenant and principal)
 	// created is when the task was created, for ContextHistory.
 	created time.Time
 	taskID  string
 	ctxID   string
-	ex      *execution
+	x       *engine.Execution // the engine's handle of the execution
 	// local, when set, is the in-memory task of RunAgent: events go
 	// there instead of to an engine.
 	local *localRun
@@ -301,7 +309,7 @@ func (t *TaskUpdater) ContextHistory(ctx context.Context, maxTasks int) ([]a2a.T
 	}
 	// Most recently updated first; one more than asked, as this task is
 	// (normally) among them.
-	page, err := t.e.st.ListTasks(ctx, store.TaskQuery{Agent: t.agent, Owner: t.owner, ContextID: t.ctxID, Limit: maxTasks + 1})
+	page, err := t.e.Store().ListTasks(ctx, store.TaskQuery{Agent: t.agent, Owner: t.owner, ContextID: t.ctxID, Limit: maxTasks + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +339,8 @@ func (t *TaskUpdater) Emit(ctx context.Context, ev a2a.Event) error {
 	if t.local != nil {
 		return t.local.emit(t, ev)
 	}
-	return t.e.emit(ctx, t, ev)
+	out, bad := t.prepare(ev)
+	return t.e.Emit(ctx, t.x, out, bad)
 }
 
 // SetStatus appends a status update; msg, if not nil, is an agent message
@@ -382,10 +391,42 @@ func (t *TaskUpdater) RequireInput(ctx context.Context, question string) error {
 	return t.SetStatus(ctx, a2a.TaskStateInputRequired, t.TextMessage(question))
 }
 
+// cancelHookTimeout bounds an agent's Canceler (as the engine bounds it).
 const cancelHookTimeout = 10 * time.Second
 
-// now is the engine clock in UTC, to the microsecond: the wire formats
-// write milliseconds, but the stores keep more, so that ListTasks (A2A 1.0
-// §3.1.4) orders tasks whose status changed within one millisecond as
-// they changed.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+// now is the engine clock (engine.Now).
+func now() time.Time { return engine.Now() }
+
+// normalizeMessage fills what an agent may leave out of its messages.
+func (t *TaskUpdater) normalizeMessage(m *a2a.Message) {
+	if m.MessageID == "" {
+		m.MessageID = a2a.NewID()
+	}
+	if m.Role == "" {
+		m.Role = a2a.RoleAgent
+	}
+	if m.Parts == nil {
+		m.Parts = []a2a.Part{}
+	}
+	if m.TaskID == "" {
+		m.TaskID = t.taskID
+	}
+	if m.ContextID == "" {
+		m.ContextID = t.ctxID
+	}
+}
+
+// fill sets empty ids to the task's and reports a mismatch.
+func (t *TaskUpdater) fill(taskID, ctxID *string) string {
+	if *taskID == "" {
+		*taskID = t.taskID
+	} else if *taskID != t.taskID {
+		return fmt.Sprintf("event for task %q emitted by the execution of task %q", *taskID, t.taskID)
+	}
+	if *ctxID == "" {
+		*ctxID = t.ctxID
+	} else if *ctxID != t.ctxID {
+		return fmt.Sprintf("event with contextId %q for a task in context %q", *ctxID, t.ctxID)
+	}
+	return ""
+}

@@ -144,7 +144,7 @@ func (h *AgentHandler) storeAttachments(ctx context.Context, owner, taskID strin
 // below base, and the ids of the attachments stored. On error, the
 // attachments it stored are deleted.
 func (h *AgentHandler) putFiles(ctx context.Context, owner, taskID, base string, parts []a2a.Part) ([]a2a.Part, []string, error) {
-	as, _ := h.e.st.(store.AttachmentStore)
+	as, _ := h.e.Store().(store.AttachmentStore)
 	cloned := false
 	var ids []string
 	for i, p := range parts {
@@ -182,11 +182,11 @@ func (h *AgentHandler) dropAttachments(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	as, _ := h.e.st.(store.AttachmentStore)
+	as, _ := h.e.Store().(store.AttachmentStore)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
 	defer cancel()
 	if err := as.DeleteAttachments(ctx, ids); err != nil {
-		h.e.log.Error("attachments of a message not accepted not deleted", "agent", h.name, "attachments", len(ids), "err", err)
+		h.e.Log().Error("attachments of a message not accepted not deleted", "agent", h.name, "attachments", len(ids), "err", err)
 	}
 }
 
@@ -240,7 +240,7 @@ func (t *TaskUpdater) StoreFiles(ctx context.Context, parts []a2a.Part) ([]a2a.P
 // the same bytes, media type, file name and metadata; everything else
 // equal (sameMessage).
 func (h *AgentHandler) sameAttachments(ctx context.Context, incoming, stored *a2a.Message) bool {
-	as, ok := h.e.st.(store.AttachmentStore)
+	as, ok := h.e.Store().(store.AttachmentStore)
 	if h.opts.Attachments == nil || !ok || len(incoming.Parts) != len(stored.Parts) || !hasFileBytes(incoming) {
 		return false
 	}

@@ -14,7 +14,7 @@ import (
 // opts.CardSigner).
 func (h *AgentHandler) bound(opts TransportOptions) *edge.Agent {
 	a := &edge.Agent{Handler: h, Name: h.name, Auth: len(h.opts.Auth) > 0, Retired: h.opts.Retired}
-	if h.e.tel != nil {
+	if h.e.Telemetry() != nil {
 		a.Begin = h.beginCall
 	}
 	if s := opts.CardSigner; s != nil {

@@ -67,10 +67,11 @@
 // served to the task's owner by NewAttachmentHandler at
 // {base}/api/attachments/{id}/content.
 //
-// Inside the Engine, three parts meet at each task's state (one taskState
-// per task the process runs or streams follow), each in a file of its
-// own (executor.go, tasklog.go, fanout.go; engine.go holds the state,
-// recovery, leases and the engine's life):
+// The Engine is package internal/engine (its doc has the three parts
+// that meet at each task's state, the executor, the task-log writer and
+// the fan-out, and the lock order); the AgentHandler gives it an
+// execution to run (the agent's Execute with a TaskUpdater over the
+// engine's Execution handle) and the agent's cancellation hooks:
 //
 //   - the executor starts an agent's execution for an accepted message,
 //     settles the task when Execute returns, and stops the execution when
@@ -95,21 +96,8 @@
 // store.Watcher, store.PushClaimer). The replica tests of this package
 // run the same engines on memory.Store Replicas and on PostgreSQL.
 //
-// Lock order (take them in this order, never the reverse):
-//
-//  1. the task's lock (Engine.locks, striped by task id): held around a
-//     read of the snapshot and the append that follows it, so a task's
-//     appends are serialised in this process (across processes, the
-//     store's expected sequence number refuses the loser, which reads
-//     the task again);
-//  2. Engine.mu: the task states, the message-id claims, the ended tails;
-//     held only for map work, never across a store call or an agent call;
-//  3. a pipe's mutex (the queued appends of one task).
-//
-// The push deliverer's mutex may be taken under the task's lock, never
-// under Engine.mu or with one of the others held after it. Subscribers
-// are handed events under Engine.mu without blocking: a subscriber whose
-// buffer is full is woken to re-read the log instead. Agent code
+// The lock order is the engine's (the task's lock, then the engine's
+// mutex, then a pipe's; internal/engine's package doc). Agent code
 // (Execute, Canceler, CancelMessenger) runs with no engine lock held,
 // except CancelMessenger, which runs under the task's lock and must not
 // call back into the engine. A TaskUpdater is safe for concurrent use.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
+	"github.com/a2abridge/a2abridge/internal/engine"
 
 	"github.com/a2abridge/a2abridge/internal/extension"
 
@@ -33,7 +34,10 @@ import (
 // returns share their slices and maps with the engine and the store: they
 // are to be read (encoded), not modified.
 type AgentHandler struct {
-	e     *Engine
+	e *engine.Engine
+	// hooks are what the engine calls of the agent besides its
+	// executions (its Canceler, its CancelMessenger).
+	hooks *engine.Hooks
 	name  string
 	agent Agent
 	card  a2a.AgentCard
@@ -117,6 +121,43 @@ type HandlerOptions struct {
 	Interceptors []Interceptor
 }
 
+// newHooks returns what the engine calls of agent besides its
+// executions: its Canceler and CancelMessenger, if it has them.
+func newHooks(name string, agent Agent) *engine.Hooks {
+	hk := &engine.Hooks{Name: name}
+	if c, ok := agent.(Canceler); ok {
+		hk.Cancel = c.Cancel
+	}
+	if cm, ok := agent.(CancelMessenger); ok {
+		hk.CancelMessage = func(task a2a.Task) *a2a.Message { return cancelMessage(cm, task) }
+	}
+	return hk
+}
+
+// start starts the agent's execution of req on the task info (with the
+// task's lock held: engine.StartLocked); with inline, *inline is set to
+// the function that runs it instead.
+func (h *AgentHandler) start(info store.TaskInfo, req *Request, inline *func()) {
+	req.h, req.owner, req.created = h, info.Owner, info.Created
+	h.e.StartLocked(h.hooks, info, req.span, (*agentRun)(req), inline)
+}
+
+// agentRun is a Request as the engine runs it (engine.Runner): the
+// request is already made for the execution, so that handing it over
+// allocates nothing more.
+type agentRun Request
+
+// Run runs the agent's Execute with a TaskUpdater over x.
+func (r *agentRun) Run(ctx context.Context, x *engine.Execution) error {
+	req := (*Request)(r)
+	h := req.h
+	t := &TaskUpdater{e: h.e, agent: h.name, owner: req.owner, created: req.created, taskID: x.TaskID(), ctxID: x.ContextID(), x: x}
+	if h.opts.Attachments != nil {
+		t.files = &fileSink{h: h, base: req.attachBase}
+	}
+	return h.agent.Execute(ctx, req, t)
+}
+
 // NewHandler serves agent under name (the task namespace: tasks created
 // through this handler are invisible to other handlers) on engine e, with
 // card as its Agent Card (A2A 0.3.0 §5.5). Missing ProtocolVersion and
@@ -144,7 +185,7 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	if card.PreferredTransport == "" {
 		card.PreferredTransport = a2a.TransportJSONRPC
 	}
-	card.Capabilities.PushNotifications = e.push != nil && !opts.NoPush
+	card.Capabilities.PushNotifications = e.PushEnabled() && !opts.NoPush
 	if !slices.ContainsFunc(card.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == a2a.ExtensionEventLog }) {
 		card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{URI: a2a.ExtensionEventLog,
 			Description: "SSE event ids are the task's event sequence numbers (1, 2, 3…); tasks/resubscribe (0.3) and SubscribeToTask (1.0, JSON-RPC and HTTP+JSON) replay every event after Last-Event-ID, also after a restart and on a terminal task; a repeated messageId is not processed twice."})
@@ -160,13 +201,13 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	card.SupportsAuthenticatedExtendedCard = card.Capabilities.ExtendedAgentCard
 	opts.Methods = checkMethods(opts.Methods)
 	if opts.Attachments != nil {
-		if _, ok := e.st.(store.AttachmentStore); !ok {
+		if _, ok := e.e.Store().(store.AttachmentStore); !ok {
 			panic(fmt.Sprintf("server: NewHandler %q: HandlerOptions.Attachments needs a store that implements store.AttachmentStore", name))
 		}
 		a := *opts.Attachments
 		opts.Attachments = &a
 	}
-	h := &AgentHandler{e: e, name: name, agent: agent, card: card, opts: opts, required: requiredExtensions(card), in: newInputModes(card)}
+	h := &AgentHandler{e: e.e, name: name, hooks: newHooks(name, agent), agent: agent, card: card, opts: opts, required: requiredExtensions(card), in: newInputModes(card)}
 	h.opts.Interceptors = slices.Clone(opts.Interceptors)
 	h.ops = chain((*engineHandler)(h), h.opts.Interceptors)
 	return h
@@ -180,7 +221,7 @@ func (h *AgentHandler) Card() a2a.AgentCard { return h.card }
 
 // load returns a task of this agent, or -32001.
 func (h *AgentHandler) load(ctx context.Context, id string) (store.TaskInfo, error) {
-	if h.e.tel != nil {
+	if h.e.Telemetry() != nil {
 		telemetry.CallFrom(ctx).SetTask(id)
 	}
 	if id == "" {
@@ -190,12 +231,12 @@ func (h *AgentHandler) load(ctx context.Context, id string) (store.TaskInfo, err
 	if !ok {
 		return store.TaskInfo{}, a2a.ErrUnauthenticated
 	}
-	info, err := h.e.st.Task(ctx, id)
+	info, err := h.e.Store().Task(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (info.Agent != h.name || info.Owner != owner)) {
 		// Another agent's or another principal's task: no hint that it exists.
 		return store.TaskInfo{}, a2a.ErrTaskNotFound.WithMessage("Task not found: %s", id)
 	}
-	if err == nil && h.e.tel.Tracing() {
+	if err == nil && h.e.Telemetry().Tracing() {
 		// The request's span links to the trace of the task's execution
 		// (wherever it ran: the store keeps its context).
 		telemetry.CallFrom(ctx).LinkTask(info.Trace)
@@ -283,7 +324,7 @@ func mediaMatch(a, b string) bool {
 func (h *AgentHandler) taskStored(ctx context.Context, id string) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
 	defer cancel()
-	_, err := h.e.st.Task(ctx, id)
+	_, err := h.e.Store().Task(ctx, id)
 	return !errors.Is(err, store.ErrNotFound)
 }
 
@@ -294,12 +335,12 @@ func (h *AgentHandler) taskStored(ctx context.Context, id string) bool {
 func (h *AgentHandler) messageStored(ctx context.Context, msgKey, taskID string) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropAttachmentsTimeout)
 	defer cancel()
-	id, err := h.e.st.MessageTask(ctx, h.name, msgKey)
+	id, err := h.e.Store().MessageTask(ctx, h.name, msgKey)
 	return err != nil || id == taskID
 }
 
 func (h *AgentHandler) retryDuplicate(ctx context.Context, msg *a2a.Message) (store.TaskInfo, error) {
-	id, err := h.e.st.MessageTask(ctx, h.name, h.messageKey(ctx, msg.MessageID))
+	id, err := h.e.Store().MessageTask(ctx, h.name, h.messageKey(ctx, msg.MessageID))
 	if err != nil {
 		return store.TaskInfo{}, err
 	}
@@ -457,7 +498,7 @@ func (h *AgentHandler) send(ctx context.Context, p a2a.SendMessageRequest, reply
 		// The events are folded as they come: the final snapshot needs no
 		// read of the store (a rare fold error falls back to one).
 		t, folded := taskfold.Detach(info.Task), true
-		for ev, err := range h.e.stream(ctx, info, info.Seq, false, false) {
+		for ev, err := range h.e.Stream(ctx, info, info.Seq, false, false) {
 			if err != nil {
 				return nil, err
 			}
@@ -497,7 +538,7 @@ func (eh *engineHandler) SendStreamingMessage(ctx context.Context, p a2a.SendMes
 	if reply != nil {
 		return func(yield func(binding.StreamEvent, error) bool) { yield(binding.StreamEvent{Event: reply}, nil) }, nil
 	}
-	return h.e.stream(ctx, info, info.Seq, true, false), nil
+	return h.e.Stream(ctx, info, info.Seq, true, false), nil
 }
 
 // GetTask is AgentHandler.GetTask without the interceptors.
@@ -525,7 +566,7 @@ func (h *AgentHandler) MessageTask(ctx context.Context, messageID string) (*a2a.
 	if _, ok := h.owner(ctx); !ok {
 		return nil, a2a.ErrUnauthenticated
 	}
-	id, err := h.e.st.MessageTask(ctx, h.name, h.messageKey(ctx, messageID))
+	id, err := h.e.Store().MessageTask(ctx, h.name, h.messageKey(ctx, messageID))
 	if err != nil {
 		return nil, err
 	}
@@ -564,7 +605,7 @@ func (h *AgentHandler) Retired() bool { return h.opts.Retired }
 func (h *AgentHandler) Authenticated(next http.Handler, onError func(w http.ResponseWriter, r *http.Request, status int, err *a2a.Error)) http.Handler {
 	var log *slog.Logger
 	if h.e != nil {
-		log = h.e.log
+		log = h.e.Log()
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -592,7 +633,7 @@ func (eh *engineHandler) ListTasks(ctx context.Context, p a2a.ListTasksRequest) 
 	case !p.Status.Valid():
 		return nil, a2a.InvalidParams("/params/status", fmt.Sprintf("unknown task state %q", p.Status))
 	}
-	page, err := h.e.st.ListTasks(ctx, store.TaskQuery{Agent: h.name, Owner: owner, ContextID: p.ContextID, State: p.Status,
+	page, err := h.e.Store().ListTasks(ctx, store.TaskQuery{Agent: h.name, Owner: owner, ContextID: p.ContextID, State: p.Status,
 		StatusAfter: p.StatusTimestampAfter, Limit: size, Cursor: p.PageToken})
 	if errors.Is(err, store.ErrInvalidCursor) {
 		return nil, a2a.InvalidParams("/params/pageToken", "pageToken is not a token this server gave out")
@@ -622,7 +663,7 @@ func (eh *engineHandler) CancelTask(ctx context.Context, p a2a.CancelTaskRequest
 	if st := info.Task.Status.State; st.Terminal() {
 		return nil, a2a.ErrTaskNotCancelable.WithMessage("Task cannot be canceled: it is already %s", st)
 	}
-	info, err = h.e.cancel(ctx, h, p.ID)
+	info, err = h.e.Cancel(ctx, h.hooks, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -654,13 +695,13 @@ func (h *AgentHandler) subscribe(ctx context.Context, p a2a.SubscribeToTaskReque
 		if st := info.Task.Status.State; as10 && st.Terminal() {
 			return nil, a2a.ErrUnsupportedOperation.WithMessage("Task %s is already %s: there is nothing to subscribe to (GetTask returns it)", p.ID, st)
 		}
-		return h.e.stream(ctx, info, info.Seq, true, as10), nil
+		return h.e.Stream(ctx, info, info.Seq, true, as10), nil
 	}
 	after := max(*from, 0)
 	if after > info.Seq {
 		return nil, a2a.InvalidParams("Last-Event-ID", "event id is beyond the task's last event")
 	}
-	return h.e.stream(ctx, info, after, false, as10), nil
+	return h.e.Stream(ctx, info, after, false, as10), nil
 }
 
 // CreateTaskPushNotificationConfig is AgentHandler.CreateTaskPushNotificationConfig without the interceptors.
@@ -720,13 +761,13 @@ func (eh *engineHandler) DeleteTaskPushNotificationConfig(ctx context.Context, p
 	if _, err := h.load(ctx, p.TaskID); err != nil {
 		return err
 	}
-	if err := h.e.st.DeletePushConfig(ctx, p.TaskID, p.ID); err != nil {
+	if err := h.e.Store().DeletePushConfig(ctx, p.TaskID, p.ID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // nothing to delete: the same effect as deleting it
 		}
 		return err
 	}
-	h.e.push.Configured(p.TaskID)
+	h.e.Push().Configured(p.TaskID)
 	return nil
 }
 
@@ -736,7 +777,7 @@ func (eh *engineHandler) DeleteTaskPushNotificationConfig(ctx context.Context, p
 // look anything up (A2A 1.0 §3.3.4: an undeclared capability is answered
 // as such whatever the task id).
 func (h *AgentHandler) pushSupported() error {
-	if h.e.push == nil || h.opts.NoPush {
+	if h.e.Push() == nil || h.opts.NoPush {
 		return a2a.ErrPushNotificationNotSupported
 	}
 	return nil
@@ -749,7 +790,7 @@ func (h *AgentHandler) pushConfigs(ctx context.Context, taskID string) ([]a2a.Ta
 	if _, err := h.load(ctx, taskID); err != nil {
 		return nil, err
 	}
-	cs, err := h.e.st.PushConfigs(ctx, taskID)
+	cs, err := h.e.Store().PushConfigs(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}

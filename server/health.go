@@ -22,10 +22,10 @@ var ErrDraining = errors.New("server: the engine is shutting down")
 // a store.Pinger whose Ping fails within ctx. The store's schema was
 // created or upgraded when it was opened, before the engine existed.
 func (e *Engine) Ready(ctx context.Context) error {
-	if e.draining.Load() {
+	if e.e.Draining() {
 		return ErrDraining
 	}
-	if p, ok := e.st.(store.Pinger); ok {
+	if p, ok := e.e.Store().(store.Pinger); ok {
 		if err := p.Ping(ctx); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
@@ -66,14 +66,14 @@ func HealthHandler(e *Engine) http.Handler {
 			case err == nil:
 				body = `{"status":"ready"}`
 				if lost.Swap(false) {
-					e.log.Info("ready again: the store answers")
+					e.e.Log().Info("ready again: the store answers")
 				}
 			case errors.Is(err, ErrDraining):
 				status, body = http.StatusServiceUnavailable, `{"status":"unavailable","reason":"draining"}`
 			default:
 				status, body = http.StatusServiceUnavailable, `{"status":"unavailable","reason":"store unreachable"}`
 				if !lost.Swap(true) {
-					e.log.Warn("not ready: the store does not answer", "err", err)
+					e.e.Log().Warn("not ready: the store does not answer", "err", err)
 				}
 			}
 		}

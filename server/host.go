@@ -387,7 +387,7 @@ func (host *Host) restHandler(h *AgentHandler, base string, t *rest.Binding) htt
 			return
 		}
 		ctx := context.WithValue(r.Context(), restRouteKey{}, rt)
-		if tel := h.e.tel; tel != nil {
+		if tel := h.e.Telemetry(); tel != nil {
 			var c *telemetry.Call
 			ctx, c = tel.StartCall(r, h.name, "HTTP+JSON")
 			ctx = context.WithValue(ctx, restRouteKey{}, rt)

@@ -69,13 +69,10 @@ var errPushConfigNotFound = func(id string) error {
 // may resolve its host): -32602 naming field (the url's JSON pointer in
 // the params) when it is refused, -32003 when push is disabled.
 func (h *AgentHandler) checkPushURL(ctx context.Context, field, rawURL string) error {
-	if h.e.push == nil {
+	if h.e.Push() == nil {
 		return a2a.ErrPushNotificationNotSupported
 	}
-	if h.e.checkURL == nil {
-		return nil
-	}
-	if err := h.e.checkURL(ctx, rawURL); err != nil {
+	if err := h.e.CheckPushURL(ctx, rawURL); err != nil {
 		return a2a.InvalidParams(field, "webhook URL not allowed: "+err.Error())
 	}
 	return nil
@@ -114,7 +111,7 @@ func headerValueOK(v string) bool {
 // setPushConfig stores a config whose URL checkPushURL accepted; cursor
 // is where its deliveries start in the task's log.
 func (h *AgentHandler) setPushConfig(ctx context.Context, taskID string, cfg a2a.PushNotificationConfig, cursor int64) (a2a.PushNotificationConfig, error) {
-	p := h.e.push
+	p := h.e.Push()
 	if p == nil {
 		return cfg, a2a.ErrPushNotificationNotSupported
 	}
@@ -124,7 +121,7 @@ func (h *AgentHandler) setPushConfig(ctx context.Context, taskID string, cfg a2a
 	if err := h.pushConfigRoom(ctx, taskID, cfg.ID, "/params/pushNotificationConfig"); err != nil {
 		return cfg, err
 	}
-	if err := h.e.st.SetPushConfig(ctx, taskID, cfg, cursor); err != nil {
+	if err := h.e.Store().SetPushConfig(ctx, taskID, cfg, cursor); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return cfg, a2a.ErrTaskNotFound
 		}
@@ -139,7 +136,7 @@ func (h *AgentHandler) setPushConfig(ctx context.Context, taskID string, cfg a2a
 // the task's MaxPushConfigsPerTask+1th; replacing one of its configs (by
 // id) is always allowed.
 func (h *AgentHandler) pushConfigRoom(ctx context.Context, taskID, configID, field string) error {
-	existing, err := h.e.st.PushConfigs(ctx, taskID)
+	existing, err := h.e.Store().PushConfigs(ctx, taskID)
 	if err != nil {
 		return err
 	}

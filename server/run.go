@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/engine"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
 )
 
@@ -97,7 +98,7 @@ func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (
 		if errors.Is(err, ErrInvalidEvent) {
 			err = nil // the task was failed with its reason already
 		}
-		ev := (*Engine)(nil).statusEvent(l.task, state, text)
+		ev := engine.StatusEvent(l.task, state, text)
 		if next, ferr := taskfold.Apply(l.task, ev); ferr == nil {
 			l.task = next
 		}
@@ -159,7 +160,7 @@ func (l *localRun) emit(t *TaskUpdater, ev a2a.Event) error {
 		}
 	}
 	if bad != "" {
-		ev := (*Engine)(nil).statusEvent(l.task, a2a.TaskStateFailed, "The agent produced an invalid event: "+bad)
+		ev := engine.StatusEvent(l.task, a2a.TaskStateFailed, "The agent produced an invalid event: "+bad)
 		if n, ferr := taskfold.Apply(l.task, ev); ferr == nil {
 			l.task = n
 		}

@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func (e *Engine) changed(c store.Change) {
 	if c.Resync {
 		e.watched.Store(true)
 		clear(e.ended)
-		ids := map[string]*execution{}
+		ids := map[string]*Execution{}
 		for id, ts := range e.tasks {
 			wakeLocked(ts.subs)
 			if ts.exec != nil {
@@ -344,7 +344,7 @@ func (e *Engine) follow(ctx context.Context, taskID string, after int64, yield f
 // other processes append to the store (see follow).
 const safetyReread = 30 * time.Second
 
-// stream yields the events of a task from a starting point until the task
+// Stream yields the events of a task from a starting point until the task
 // is final (terminal or interrupted): optionally the snapshot first, then
 // every logged event after `after`, then live events. It ends after a final
 // status-update that is not older than the snapshot it started from, or
@@ -360,7 +360,7 @@ const safetyReread = 30 * time.Second
 // brings (working, artifacts, the next interruption) until the task is
 // terminal. The client's own messages (role user) are left out of such a
 // stream.
-func (e *Engine) stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot, untilTerminal bool) iter.Seq2[binding.StreamEvent, error] {
+func (e *Engine) Stream(ctx context.Context, info store.TaskInfo, after int64, withSnapshot, untilTerminal bool) iter.Seq2[binding.StreamEvent, error] {
 	return func(yield func(binding.StreamEvent, error) bool) {
 		t := info.Task
 		ends := a2a.TaskState.Final

@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	taskfold "github.com/a2abridge/a2abridge/internal/fold"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
@@ -80,18 +82,18 @@ type errFold struct{ err error }
 
 func (e errFold) Error() string { return e.err.Error() }
 
-// create stores a new task whose first record is its snapshot and, under
+// Create stores a new task whose first record is its snapshot and, under
 // the task's lock, calls start (if not nil) with the stored snapshot. It
 // returns store.ErrDuplicateMessage, with nothing stored or started, when
 // one of msgIDs is already indexed for the agent.
-func (e *Engine) create(ctx context.Context, agent, owner string, task a2a.Task, msgIDs []string, start func(store.TaskInfo)) (store.TaskInfo, error) {
+func (e *Engine) Create(ctx context.Context, agent, owner string, task a2a.Task, msgIDs []string, start func(store.TaskInfo)) (store.TaskInfo, error) {
 	if e.async != nil && start != nil && e.leaser == nil {
 		return e.createQueued(ctx, agent, owner, task, msgIDs, start)
 	}
-	l := e.lock(task.ID)
+	l := e.Lock(task.ID)
 	l.Lock()
 	defer l.Unlock()
-	rec := store.Record{Seq: 1, Time: now(), Event: &task}
+	rec := store.Record{Seq: 1, Time: Now(), Event: &task}
 	var begin time.Time
 	if e.durableTel() {
 		begin = time.Now()
@@ -137,9 +139,9 @@ func (e *Engine) createQueued(ctx context.Context, agent, owner string, task a2a
 			return store.TaskInfo{}, store.ErrDuplicateMessage
 		}
 	}
-	l := e.lock(task.ID)
+	l := e.Lock(task.ID)
 	l.Lock()
-	rec := store.Record{Seq: 1, Time: now(), Event: &task}
+	rec := store.Record{Seq: 1, Time: Now(), Event: &task}
 	var begin time.Time
 	if e.durableTel() {
 		begin = time.Now()
@@ -246,20 +248,20 @@ func (e *Engine) current(ctx context.Context, taskID string) (store.TaskInfo, er
 // machine may refuse one: errFold) and written durably before subscribers
 // see them.
 func (e *Engine) update(ctx context.Context, taskID string, fn func(store.TaskInfo) ([]a2a.Event, error)) (store.TaskInfo, []store.Record, error) {
-	l := e.lock(taskID)
+	l := e.Lock(taskID)
 	l.Lock()
 	defer l.Unlock()
-	return e.updateLocked(ctx, taskID, nil, fn)
+	return e.UpdateLocked(ctx, taskID, nil, fn)
 }
 
-// updateLocked is update for a caller that holds the task's lock; msgIDs
+// UpdateLocked is update for a caller that holds the task's lock; msgIDs
 // are indexed with the appended records.
 // maxConflictRetries bounds how often updateLocked reads a task again
 // after another process appended to it first (store.ErrConflict): each
 // retry means one more append elsewhere in the meantime.
 const maxConflictRetries = 16
 
-func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []string, fn func(store.TaskInfo) ([]a2a.Event, error)) (store.TaskInfo, []store.Record, error) {
+func (e *Engine) UpdateLocked(ctx context.Context, taskID string, msgIDs []string, fn func(store.TaskInfo) ([]a2a.Event, error)) (store.TaskInfo, []store.Record, error) {
 	e.drainLocked(taskID)
 	for attempt := 0; ; attempt++ {
 		info, err := e.current(ctx, taskID)
@@ -272,9 +274,9 @@ func (e *Engine) updateLocked(ctx context.Context, taskID string, msgIDs []strin
 		}
 		task := info.Task
 		recs := make([]store.Record, len(evs))
-		t := now()
+		t := Now()
 		for i, ev := range evs {
-			if task, err = fold(task, ev); err != nil {
+			if task, err = taskfold.Apply(task, ev); err != nil {
 				return info, nil, errFold{err}
 			}
 			recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
@@ -374,10 +376,10 @@ func (e *Engine) appendQueued(ctx context.Context, info store.TaskInfo, evs []a2
 	}
 	task := info.Task
 	recs := make([]store.Record, len(evs))
-	t := now()
+	t := Now()
 	var err error
 	for i, ev := range evs {
-		if task, err = fold(task, ev); err != nil {
+		if task, err = taskfold.Apply(task, ev); err != nil {
 			return errFold{err}
 		}
 		recs[i] = store.Record{Seq: info.Seq + int64(i) + 1, Time: t, Event: ev}
@@ -436,7 +438,7 @@ func (e *Engine) ack(taskID string, p *pipe) {
 		failed := p.err != nil
 		p.mu.Unlock()
 		if failed {
-			var ex *execution
+			var ex *Execution
 			e.mu.Lock()
 			e.uncacheLocked(taskID) // the store is the truth again
 			if ts := e.tasks[taskID]; ts != nil {

@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"context"
@@ -10,23 +10,61 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The executor (see the package doc): it starts an agent's execution for
-// an accepted message (on a worker goroutine, or inline for an
-// InlineAgent), hands the agent's events to the task-log writer (emit),
-// settles the task when Execute returns (finish), and stops an execution
+// an accepted message (on a worker goroutine, or on the caller's when it
+// asks: StartLocked's inline), hands the agent's events to the task-log
+// writer (Emit), settles the task when the execution returns (finish), and stops an execution
 // when its task is ended by someone else: a cancel here, StopAgent, or
 // another process's append (checkForeign).
 
-// execution is an agent's execution of a task running in this engine
-// (taskState.exec).
-type execution struct {
-	agent    string        // the name of the agent executing
-	h        *AgentHandler // its handler (for its Canceler)
+// Hooks are what the engine calls of an agent besides its executions:
+// its name, and what a cancellation (by a client, by StopAgent, by
+// another process) asks of it.
+type Hooks struct {
+	// Name is the agent's name (store.TaskInfo.Agent).
+	Name string
+	// Cancel is run after one of the agent's tasks was ended by someone
+	// else than the agent (server.Canceler); nil: none. It is bounded by
+	// cancelHookTimeout; its error or panic is logged.
+	Cancel func(ctx context.Context, task a2a.Task) error
+	// CancelMessage gives the status message of a cancellation, under
+	// the task's lock (server.CancelMessenger), which must be quick, must
+	// not call back into the engine, and must not panic; nil: none.
+	CancelMessage func(task a2a.Task) *a2a.Message
+}
+
+// Runner is the agent side of one execution: Run executes the agent
+// with x, the handle its events are emitted through (Emit), and returns
+// when the agent is done (an error fails the task; a panic is recovered
+// as an error).
+type Runner interface {
+	Run(ctx context.Context, x *Execution) error
+}
+
+// Execution is an agent's execution of a task running in this engine
+// (taskState.exec): the handle an agent's TaskUpdater emits through.
+type Execution struct {
+	hooks    *Hooks // its agent's
+	taskID   string
+	ctxID    string
 	cancel   context.CancelFunc
 	canceled atomic.Bool
 }
+
+// TaskID is the id of the task being executed.
+func (x *Execution) TaskID() string { return x.taskID }
+
+// ContextID is the task's contextId.
+func (x *Execution) ContextID() string { return x.ctxID }
+
+// Agent is the name of the agent executing.
+func (x *Execution) Agent() string { return x.hooks.Name }
+
+// cancelHookTimeout bounds an agent's Cancel hook.
+const cancelHookTimeout = 10 * time.Second
 
 // checkForeign stops the execution ex of task id when another process
 // appended to the task (the log goes beyond what this engine published,
@@ -37,10 +75,10 @@ type execution struct {
 // context is cancelled and its further events are refused; when the task
 // is terminal, the agent's Canceler runs here, where the execution ran
 // (A2A 1.0 §3.1.5), as for a cancel received here.
-func (e *Engine) checkForeign(id string, ex *execution) {
+func (e *Engine) checkForeign(id string, ex *Execution) {
 	ctx, cancel := context.WithTimeout(e.base, cancelHookTimeout)
 	defer cancel()
-	l := e.lock(id)
+	l := e.Lock(id)
 	l.Lock()
 	e.mu.Lock()
 	current := e.execLocked(id) == ex
@@ -86,9 +124,9 @@ func (e *Engine) checkForeign(id string, ex *execution) {
 	e.mu.Unlock()
 	e.endExecution(id)
 	l.Unlock()
-	e.log.Info("execution stopped: another process appended to its task", "task", id, "agent", ex.agent, "state", info.Task.Status.State)
+	e.log.Info("execution stopped: another process appended to its task", "task", id, "agent", ex.hooks.Name, "state", info.Task.Status.State)
 	if canceledElsewhere(info.Task.Status.State) && !e.closing.Load() {
-		e.runCancelHook(ctx, ex.h, info.Task)
+		e.runCancelHook(ctx, ex.hooks, info.Task)
 	}
 }
 
@@ -112,34 +150,35 @@ func canceledElsewhere(st a2a.TaskState) bool {
 	return st == a2a.TaskStateCanceled || st == a2a.TaskStateFailed
 }
 
-// errShuttingDown is returned for new messages once Engine.Shutdown or
-// Engine.Close has begun.
-var errShuttingDown = &a2a.Error{Code: a2a.CodeInternalError, Message: "The server is shutting down; try again later"}
-
 // owns reports whether ex is the task's current execution.
-func (e *Engine) owns(taskID string, ex *execution) bool {
+func (e *Engine) owns(taskID string, ex *Execution) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return ex != nil && e.execLocked(taskID) == ex
 }
 
-// startLocked registers and starts an execution of req for the task; the
-// caller holds the task's lock. An execution still registered for the task
-// (one that left the task input-required and has not returned yet) is
-// superseded: its context is cancelled and its updater refuses events.
+// StartLocked registers and starts an execution of hooks' agent on the
+// task info: run (the agent side: its TaskUpdater, its Execute), given
+// the Execution handle, on a worker goroutine, within the execution's
+// telemetry span, a child of span; the caller holds the task's lock. An
+// execution still registered for the task (one that left the task
+// input-required and has not returned yet) is superseded: its context is
+// cancelled and its Emit refuses events. When run returns (or panics),
+// the task is settled: completed, or failed on an error, unless the
+// execution no longer owns it.
 //
 // When inline is not nil, the execution is not started: *inline is set
 // to the function that runs it, for the caller to call (after releasing
 // the task's lock) on its own goroutine.
-func (e *Engine) startLocked(h *AgentHandler, info store.TaskInfo, req *Request, inline *func()) {
+func (e *Engine) StartLocked(hooks *Hooks, info store.TaskInfo, span trace.SpanContext, run Runner, inline *func()) {
 	id := info.Task.ID
 	ctx, cancel := context.WithCancel(e.base)
-	ex := &execution{agent: h.name, h: h, cancel: cancel}
+	ex := &Execution{hooks: hooks, taskID: id, ctxID: info.Task.ContextID, cancel: cancel}
 	e.mu.Lock()
 	if e.draining.Load() {
 		e.mu.Unlock()
 		cancel()
-		_, _, _ = e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		_, _, _ = e.UpdateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 			if cur.Task.Status.State.Terminal() {
 				return nil, nil
 			}
@@ -161,33 +200,29 @@ func (e *Engine) startLocked(h *AgentHandler, info store.TaskInfo, req *Request,
 	}
 	ts.exec = ex
 	ts.snap, ts.cached = info, true
-	if e.push != nil && e.tel.Tracing() && req.span.IsValid() {
+	if e.push != nil && e.tel.Tracing() && span.IsValid() {
 		// Unsampled too: it replaces the trace of an earlier execution.
-		e.push.Remember(id, req.span)
+		e.push.Remember(id, span)
 	}
 	ts.published = &publishedTail{seq: info.Seq} // everything up to it is published: no append is queued
 	e.wg.Add(1)
 	e.mu.Unlock()
-	run := func() {
+	exec := func() {
 		defer e.wg.Done()
 		defer cancel()
-		t := &TaskUpdater{e: e, agent: h.name, owner: info.Owner, created: info.Created, taskID: id, ctxID: info.Task.ContextID, ex: ex}
-		if h.opts.Attachments != nil {
-			t.files = &fileSink{h: h, base: req.attachBase}
-		}
-		ctx, traced := e.tel.Execution(ctx, req.span, h.name, id, info.Task.ContextID)
-		err := e.execute(ctx, h, req, t)
+		ctx, traced := e.tel.Execution(ctx, span, hooks.Name, id, info.Task.ContextID)
+		err := e.execute(ctx, run, ex)
 		outcome := "superseded" // canceled or continued meanwhile: not this execution's to settle
-		if state, ok := e.finish(ctx, h, id, ex, err); ok {
+		if state, ok := e.finish(ctx, hooks, id, ex, err); ok {
 			outcome = state.String()
 		}
 		traced(outcome, err)
 	}
 	if inline != nil {
-		*inline = run
+		*inline = exec
 		return
 	}
-	e.spawn(run)
+	e.spawn(exec)
 }
 
 // workerIdle is how long a worker goroutine waits for another execution.
@@ -223,13 +258,14 @@ func (e *Engine) worker(f func()) {
 	}
 }
 
-func (e *Engine) execute(ctx context.Context, h *AgentHandler, req *Request, t *TaskUpdater) (err error) {
+// execute runs an execution's agent side, a panic turned into an error.
+func (e *Engine) execute(ctx context.Context, run Runner, x *Execution) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("agent panic: %v", r)
 		}
 	}()
-	return h.agent.Execute(ctx, req, t)
+	return run.Run(ctx, x)
 }
 
 // finish settles a task after its execution returned, if the execution
@@ -238,8 +274,8 @@ func (e *Engine) execute(ctx context.Context, h *AgentHandler, req *Request, t *
 // or the settling update failed.
 //
 // ctx is the execution's (its logs name its trace); it may be done.
-func (e *Engine) finish(ctx context.Context, h *AgentHandler, id string, ex *execution, execErr error) (state a2a.TaskState, ok bool) {
-	l := e.lock(id)
+func (e *Engine) finish(ctx context.Context, hooks *Hooks, id string, ex *Execution, execErr error) (state a2a.TaskState, ok bool) {
+	l := e.Lock(id)
 	l.Lock()
 	if !e.owns(id, ex) {
 		l.Unlock()
@@ -247,7 +283,7 @@ func (e *Engine) finish(ctx context.Context, h *AgentHandler, id string, ex *exe
 	}
 	closing := e.closing.Load()
 	foreign := false
-	info, recs, err := e.updateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+	info, recs, err := e.UpdateLocked(context.Background(), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		foreign = e.supersededLocked(id, cur)
 		switch st := cur.Task.Status.State; {
 		case foreign:
@@ -270,15 +306,15 @@ func (e *Engine) finish(ctx context.Context, h *AgentHandler, id string, ex *exe
 		// Its events were refused (ErrTaskClosed) once another process
 		// had ended the task, before this one heard of it: not the
 		// agent's failure. Stopped as checkForeign stops it.
-		e.log.InfoContext(ctx, "execution ended: another process appended to its task", "agent", h.name, "task", id, "state", info.Task.Status.State)
+		e.log.InfoContext(ctx, "execution ended: another process appended to its task", "agent", hooks.Name, "task", id, "state", info.Task.Status.State)
 	case execErr == nil:
 	case closing && errors.Is(execErr, context.Canceled):
-		e.log.InfoContext(ctx, "execution stopped by shutdown", "agent", h.name, "task", id)
+		e.log.InfoContext(ctx, "execution stopped by shutdown", "agent", hooks.Name, "task", id)
 	default:
-		e.log.ErrorContext(ctx, "agent execution failed", "agent", h.name, "task", id, "err", execErr)
+		e.log.ErrorContext(ctx, "agent execution failed", "agent", hooks.Name, "task", id, "err", execErr)
 	}
 	if err != nil {
-		e.log.ErrorContext(ctx, "could not settle task after execution", "agent", h.name, "task", id, "err", err)
+		e.log.ErrorContext(ctx, "could not settle task after execution", "agent", hooks.Name, "task", id, "err", err)
 	} else if closing && len(recs) > 0 {
 		e.closeFailed.Add(1)
 	}
@@ -298,7 +334,7 @@ func (e *Engine) finish(ctx context.Context, h *AgentHandler, id string, ex *exe
 		// checkForeign would have run it (A2A 1.0 §3.1.5).
 		ctx, cancel := context.WithTimeout(e.base, cancelHookTimeout)
 		defer cancel()
-		e.runCancelHook(ctx, h, info.Task)
+		e.runCancelHook(ctx, hooks, info.Task)
 	}
 	if err != nil {
 		return a2a.TaskStateUnspecified, false
@@ -324,38 +360,22 @@ func (e *Engine) retireLocked(id string, p *publishedTail) {
 	e.ended[id] = p
 }
 
-// normalizeMessage fills what an agent may leave out of its messages.
-func (t *TaskUpdater) normalizeMessage(m *a2a.Message) {
-	if m.MessageID == "" {
-		m.MessageID = a2a.NewID()
-	}
-	if m.Role == "" {
-		m.Role = a2a.RoleAgent
-	}
-	if m.Parts == nil {
-		m.Parts = []a2a.Part{}
-	}
-	if m.TaskID == "" {
-		m.TaskID = t.taskID
-	}
-	if m.ContextID == "" {
-		m.ContextID = t.ctxID
-	}
-}
-
-// emit appends an agent's event.
-func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
-	out, bad := t.prepare(ev)
+// Emit appends an event of execution t: out, prepared by the caller, or,
+// when bad is not "", the reason why the event the agent emitted breaks
+// the protocol (the task is failed then: ErrInvalidEvent). After the
+// task ended, or when another execution (or process) took it over:
+// ErrTaskClosed.
+func (e *Engine) Emit(ctx context.Context, t *Execution, out a2a.Event, bad string) error {
 	var after func() // runs once the task's lock is released
 	defer func() {
 		if after != nil {
 			after()
 		}
 	}()
-	l := e.lock(t.taskID)
+	l := e.Lock(t.taskID)
 	l.Lock()
 	defer l.Unlock()
-	if !e.owns(t.taskID, t.ex) {
+	if !e.owns(t.taskID, t) {
 		return ErrTaskClosed
 	}
 	if bad != "" {
@@ -372,7 +392,7 @@ func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 			if e.leaser != nil && e.foreignLocked(t.taskID) {
 				// Another process appended (it was notified): the
 				// execution stops as checkForeign stops it.
-				ex := t.ex
+				ex := t
 				after = func() { e.checkForeign(t.taskID, ex) }
 				return ErrTaskClosed
 			}
@@ -383,7 +403,7 @@ func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 		}
 	} else {
 		var info store.TaskInfo
-		info, _, err = e.updateLocked(ctx, t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+		info, _, err = e.UpdateLocked(ctx, t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 			if e.supersededLocked(t.taskID, cur) {
 				return nil, errSuperseded
 			}
@@ -397,10 +417,10 @@ func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 			// it) before this one heard of it: the execution stops here,
 			// as checkForeign stops it, and its event is refused.
 			e.endExecution(t.taskID)
-			e.log.Info("execution stopped: another process appended to its task", "task", t.taskID, "agent", t.agent, "state", info.Task.Status.State)
+			e.log.Info("execution stopped: another process appended to its task", "task", t.taskID, "agent", t.hooks.Name, "state", info.Task.Status.State)
 			if canceledElsewhere(info.Task.Status.State) && !e.closing.Load() {
-				h, task := t.ex.h, info.Task
-				after = func() { e.runCancelHook(context.WithoutCancel(ctx), h, task) }
+				hooks, task := t.hooks, info.Task
+				after = func() { e.runCancelHook(context.WithoutCancel(ctx), hooks, task) }
 			}
 			return ErrTaskClosed
 		}
@@ -413,26 +433,11 @@ func (e *Engine) emit(ctx context.Context, t *TaskUpdater, ev a2a.Event) error {
 	return err
 }
 
-// fill sets empty ids to the task's and reports a mismatch.
-func (t *TaskUpdater) fill(taskID, ctxID *string) string {
-	if *taskID == "" {
-		*taskID = t.taskID
-	} else if *taskID != t.taskID {
-		return fmt.Sprintf("event for task %q emitted by the execution of task %q", *taskID, t.taskID)
-	}
-	if *ctxID == "" {
-		*ctxID = t.ctxID
-	} else if *ctxID != t.ctxID {
-		return fmt.Sprintf("event with contextId %q for a task in context %q", *ctxID, t.ctxID)
-	}
-	return ""
-}
-
 // failInvalidLocked fails a task whose agent broke the protocol and ends
 // the execution; the caller holds the task's lock.
-func (e *Engine) failInvalidLocked(t *TaskUpdater, reason string) {
-	e.log.Error("agent emitted an invalid event; failing task", "agent", t.agent, "task", t.taskID, "reason", reason)
-	_, _, err := e.updateLocked(context.Background(), t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+func (e *Engine) failInvalidLocked(t *Execution, reason string) {
+	e.log.Error("agent emitted an invalid event; failing task", "agent", t.hooks.Name, "task", t.taskID, "reason", reason)
+	_, _, err := e.UpdateLocked(context.Background(), t.taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		if cur.Task.Status.State.Terminal() {
 			return nil, nil
 		}
@@ -442,27 +447,27 @@ func (e *Engine) failInvalidLocked(t *TaskUpdater, reason string) {
 		e.log.Error("could not fail task", "task", t.taskID, "err", err)
 	}
 	e.mu.Lock()
-	if ts := e.tasks[t.taskID]; ts != nil && ts.exec == t.ex {
+	if ts := e.tasks[t.taskID]; ts != nil && ts.exec == t {
 		e.forgetExecLocked(t.taskID, ts)
 	}
 	e.mu.Unlock()
-	t.ex.cancel()
+	t.cancel()
 }
 
 // cancel cancels a task (A2A 0.3.0 §7.4): under the task's lock, the
 // canceled status is appended and the running execution, if any, loses
 // the task and sees its context cancelled; then the agent's Canceler hook
 // runs (panics recovered, at most cancelHookTimeout).
-func (e *Engine) cancel(ctx context.Context, h *AgentHandler, taskID string) (store.TaskInfo, error) {
-	l := e.lock(taskID)
+func (e *Engine) Cancel(ctx context.Context, hooks *Hooks, taskID string) (store.TaskInfo, error) {
+	l := e.Lock(taskID)
 	l.Lock()
-	info, _, err := e.updateLocked(context.WithoutCancel(ctx), taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+	info, _, err := e.UpdateLocked(context.WithoutCancel(ctx), taskID, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		if cur.Task.Status.State.Terminal() {
 			return nil, a2a.ErrTaskNotCancelable.WithMessage("Task cannot be canceled: it is already %s", cur.Task.Status.State)
 		}
 		ev := e.statusEvent(cur.Task, a2a.TaskStateCanceled, "")
-		if cm, ok := h.agent.(CancelMessenger); ok {
-			ev.Status.Message = cancelMessage(cm, cur.Task)
+		if hooks.CancelMessage != nil {
+			ev.Status.Message = hooks.CancelMessage(cur.Task)
 		}
 		return []a2a.Event{ev}, nil
 	})
@@ -473,27 +478,26 @@ func (e *Engine) cancel(ctx context.Context, h *AgentHandler, taskID string) (st
 	if err != nil {
 		return info, err
 	}
-	e.runCancelHook(ctx, h, info.Task)
+	e.runCancelHook(ctx, hooks, info.Task)
 	return info, nil
 }
 
 // runCancelHook runs the agent's Canceler, if it has one, for a task just
 // ended by someone else than the agent, bounded by cancelHookTimeout; its
 // error or panic is logged.
-func (e *Engine) runCancelHook(ctx context.Context, h *AgentHandler, task a2a.Task) {
-	c, ok := h.agent.(Canceler)
-	if !ok {
+func (e *Engine) runCancelHook(ctx context.Context, hooks *Hooks, task a2a.Task) {
+	if hooks.Cancel == nil {
 		return
 	}
 	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelHookTimeout)
 	defer stop()
 	defer func() {
 		if r := recover(); r != nil {
-			e.log.Error("agent cancel hook panicked", "agent", h.name, "task", task.ID, "panic", r)
+			e.log.Error("agent cancel hook panicked", "agent", hooks.Name, "task", task.ID, "panic", r)
 		}
 	}()
-	if err := c.Cancel(cctx, task); err != nil {
-		e.log.Warn("agent cancel hook failed", "agent", h.name, "task", task.ID, "err", err)
+	if err := hooks.Cancel(cctx, task); err != nil {
+		e.log.Warn("agent cancel hook failed", "agent", hooks.Name, "task", task.ID, "err", err)
 	}
 }
 
@@ -511,7 +515,7 @@ func (e *Engine) endExecution(taskID string) {
 	}
 }
 
-// StopAgent fails every task of h's agent that has an execution running
+// StopAgent fails every task of hooks' agent that has an execution running
 // in this engine, and every task of it that waits for its caller
 // (input-required or auth-required, whatever its owner), with reason as
 // the status message (state failed, A2A 1.0 §4.1.3); it cancels those
@@ -524,12 +528,12 @@ func (e *Engine) endExecution(taskID string) {
 // routes). It returns how many tasks it failed, and the first error of
 // the store or of ctx, if any (the other tasks are still tried while ctx
 // lasts).
-func (e *Engine) StopAgent(ctx context.Context, h *AgentHandler, reason string) (int, error) {
-	agent := h.name
+func (e *Engine) StopAgent(ctx context.Context, hooks *Hooks, reason string) (int, error) {
+	agent := hooks.Name
 	e.mu.Lock()
 	var ids []string
 	for id, ts := range e.tasks {
-		if ts.exec != nil && ts.exec.agent == agent {
+		if ts.exec != nil && ts.exec.hooks.Name == agent {
 			ids = append(ids, id)
 		}
 	}
@@ -545,7 +549,7 @@ func (e *Engine) StopAgent(ctx context.Context, h *AgentHandler, reason string) 
 		if ctx.Err() != nil {
 			break
 		}
-		failed, err := e.stopTask(ctx, h, id, reason, func(s a2a.TaskState) bool { return !s.Terminal() })
+		failed, err := e.stopTask(ctx, hooks, id, reason, func(s a2a.TaskState) bool { return !s.Terminal() })
 		if err != nil {
 			note(err)
 		} else if failed {
@@ -567,7 +571,7 @@ func (e *Engine) StopAgent(ctx context.Context, h *AgentHandler, reason string) 
 				if ctx.Err() != nil {
 					break
 				}
-				failed, err := e.stopTask(ctx, h, t.Task.ID, reason, a2a.TaskState.Interrupted)
+				failed, err := e.stopTask(ctx, hooks, t.Task.ID, reason, a2a.TaskState.Interrupted)
 				if err != nil {
 					note(err)
 				} else if failed {
@@ -589,12 +593,12 @@ func (e *Engine) StopAgent(ctx context.Context, h *AgentHandler, reason string) 
 // stopTask fails task id of h's agent with reason if its current state
 // passes stop, ends its execution and runs the agent's Canceler (see
 // StopAgent); failed reports whether it did.
-func (e *Engine) stopTask(ctx context.Context, h *AgentHandler, id, reason string, stop func(a2a.TaskState) bool) (failed bool, err error) {
-	l := e.lock(id)
+func (e *Engine) stopTask(ctx context.Context, hooks *Hooks, id, reason string, stop func(a2a.TaskState) bool) (failed bool, err error) {
+	l := e.Lock(id)
 	l.Lock()
-	info, _, err := e.updateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
+	info, _, err := e.UpdateLocked(context.WithoutCancel(ctx), id, nil, func(cur store.TaskInfo) ([]a2a.Event, error) {
 		failed = false // the update may be tried again
-		if !stop(cur.Task.Status.State) || cur.Agent != h.name {
+		if !stop(cur.Task.Status.State) || cur.Agent != hooks.Name {
 			return nil, nil
 		}
 		failed = true
@@ -608,7 +612,7 @@ func (e *Engine) stopTask(ctx context.Context, h *AgentHandler, id, reason strin
 		return false, err
 	}
 	if failed {
-		e.runCancelHook(ctx, h, info.Task)
+		e.runCancelHook(ctx, hooks, info.Task)
 	}
 	return failed, nil
 }
