@@ -251,13 +251,15 @@ func (r *Request) ApplyExtension(uri string) bool {
 	return r.ext.Apply(uri)
 }
 
-// ErrTaskClosed is returned by TaskUpdater methods once the task has
-// reached a terminal state (for example after tasks/cancel).
+// ErrTaskClosed ("a2abridge: task is in a terminal state") is returned by
+// TaskUpdater methods once the task has reached a terminal state (for
+// example after tasks/cancel).
 var ErrTaskClosed = engine.ErrTaskClosed
 
-// ErrInvalidEvent is returned by TaskUpdater methods when the agent emitted
-// an event that breaks the task state machine or belongs to another task;
-// the task has then been failed.
+// ErrInvalidEvent ("a2abridge: invalid event from agent; task failed") is
+// returned by TaskUpdater methods when the agent emitted an event that
+// breaks the task state machine or belongs to another task; the task has
+// then been failed.
 var ErrInvalidEvent = engine.ErrInvalidEvent
 
 // TaskUpdater appends an execution's events to its task's log. It is safe
@@ -391,8 +393,8 @@ func (t *TaskUpdater) RequireInput(ctx context.Context, question string) error {
 	return t.SetStatus(ctx, a2a.TaskStateInputRequired, t.TextMessage(question))
 }
 
-// cancelHookTimeout bounds an agent's Canceler (as the engine bounds it).
-const cancelHookTimeout = 10 * time.Second
+// cancelHookTimeout bounds an agent's Canceler, as the engine bounds it.
+const cancelHookTimeout = engine.CancelHookTimeout
 
 // now is the engine clock (engine.Now).
 func now() time.Time { return engine.Now() }

@@ -67,11 +67,11 @@
 // served to the task's owner by NewAttachmentHandler at
 // {base}/api/attachments/{id}/content.
 //
-// The Engine is package internal/engine (its doc has the three parts
-// that meet at each task's state, the executor, the task-log writer and
-// the fan-out, and the lock order); the AgentHandler gives it an
-// execution to run (the agent's Execute with a TaskUpdater over the
-// engine's Execution handle) and the agent's cancellation hooks:
+// The Engine is package internal/engine (its doc has the lock order);
+// the AgentHandler gives it an execution to run (an engine.Runner: the
+// agent's Execute with a TaskUpdater over the engine's Execution handle)
+// and the agent's cancellation hooks (engine.Hooks). Three parts of the
+// engine meet at each task's state:
 //
 //   - the executor starts an agent's execution for an accepted message,
 //     settles the task when Execute returns, and stops the execution when

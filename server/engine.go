@@ -77,16 +77,17 @@ const DefaultLeaseTime = engine.DefaultLeaseTime
 // Engine runs tasks on a Store: it appends each task's events to its
 // ordered log (durably, before anyone sees them), folds them into the Task
 // snapshot, enforces the state machine, runs agent executions, and fans
-// new events out to streams (package internal/engine; the package doc
-// has the data path and the lock order). One Engine serves any number of
+// new events out to streams (package internal/engine, whose doc has its
+// three parts and the lock order). One Engine serves any number of
 // agents (AgentHandlers). NewEngine makes it (recovering the store);
 // Shutdown (with a grace period) or Close stops it.
 type Engine struct {
 	e *engine.Engine
 }
 
-// RecoveryMessage is the status message of tasks found running by NewEngine,
-// or left running by another process whose lease expired
+// RecoveryMessage, "The server stopped while this task was running; the
+// task cannot be resumed.", is the status message of tasks found running
+// by NewEngine, or left running by another process whose lease expired
 // (EngineOptions.LeaseTime): their executions died with that process.
 const RecoveryMessage = engine.RecoveryMessage
 

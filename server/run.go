@@ -142,8 +142,8 @@ type localRun struct {
 	closed  bool // Execute returned
 }
 
-// emit folds an agent's event into the local task, as Engine.emit
-// appends it.
+// emit folds an agent's event into the local task, as the engine appends
+// it (engine.Engine.Emit).
 func (l *localRun) emit(t *TaskUpdater, ev a2a.Event) error {
 	out, bad := t.prepare(ev)
 	l.mu.Lock()
@@ -175,8 +175,8 @@ func (l *localRun) emit(t *TaskUpdater, ev a2a.Event) error {
 
 // prepare checks an agent's event and returns the copy that is appended
 // (its task ids filled in, a status-update's timestamp and final flag
-// set, messages normalized), or the reason it is invalid. Engine.emit and
-// RunAgent share it.
+// set, messages normalized), or the reason it is invalid. TaskUpdater.Emit
+// (before engine.Engine.Emit) and RunAgent share it.
 func (t *TaskUpdater) prepare(ev a2a.Event) (a2a.Event, string) {
 	var out a2a.Event
 	var bad string

@@ -19,7 +19,8 @@
 // engine.go holds the state, recovery, leases and the engine's life;
 // retention.go the sweep of finished tasks. The agent side of an
 // execution (server.Agent, its TaskUpdater) is the caller's: the engine
-// runs a function with the Execution handle and calls an agent's Hooks.
+// runs a Runner it is given with the Execution handle, and calls an
+// agent's Hooks.
 //
 // Lock order (take them in this order, never the reverse):
 //

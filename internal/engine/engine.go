@@ -19,7 +19,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Options configure an Engine (server.EngineOptions documents each).
+// Options configure an Engine (server.EngineOptions and, for Push and
+// CheckPushURL, server.PushOptions document each).
 type Options struct {
 	Logger         *slog.Logger
 	Push           *pushdelivery.Options // nil: push notifications disabled

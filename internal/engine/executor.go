@@ -28,7 +28,7 @@ type Hooks struct {
 	Name string
 	// Cancel is run after one of the agent's tasks was ended by someone
 	// else than the agent (server.Canceler); nil: none. It is bounded by
-	// cancelHookTimeout; its error or panic is logged.
+	// CancelHookTimeout; its error or panic is logged.
 	Cancel func(ctx context.Context, task a2a.Task) error
 	// CancelMessage gives the status message of a cancellation, under
 	// the task's lock (server.CancelMessenger), which must be quick, must
@@ -63,8 +63,8 @@ func (x *Execution) ContextID() string { return x.ctxID }
 // Agent is the name of the agent executing.
 func (x *Execution) Agent() string { return x.hooks.Name }
 
-// cancelHookTimeout bounds an agent's Cancel hook.
-const cancelHookTimeout = 10 * time.Second
+// CancelHookTimeout bounds an agent's Cancel hook.
+const CancelHookTimeout = 10 * time.Second
 
 // checkForeign stops the execution ex of task id when another process
 // appended to the task (the log goes beyond what this engine published,
@@ -76,7 +76,7 @@ const cancelHookTimeout = 10 * time.Second
 // is terminal, the agent's Canceler runs here, where the execution ran
 // (A2A 1.0 §3.1.5), as for a cancel received here.
 func (e *Engine) checkForeign(id string, ex *Execution) {
-	ctx, cancel := context.WithTimeout(e.base, cancelHookTimeout)
+	ctx, cancel := context.WithTimeout(e.base, CancelHookTimeout)
 	defer cancel()
 	l := e.Lock(id)
 	l.Lock()
@@ -164,8 +164,8 @@ func (e *Engine) owns(taskID string, ex *Execution) bool {
 // execution still registered for the task (one that left the task
 // input-required and has not returned yet) is superseded: its context is
 // cancelled and its Emit refuses events. When run returns (or panics),
-// the task is settled: completed, or failed on an error, unless the
-// execution no longer owns it.
+// a task it left working is settled (completed; failed on an error, or
+// when the engine is closing), unless the execution no longer owns it.
 //
 // When inline is not nil, the execution is not started: *inline is set
 // to the function that runs it, for the caller to call (after releasing
@@ -332,7 +332,7 @@ func (e *Engine) finish(ctx context.Context, hooks *Hooks, id string, ex *Execut
 		// Ended by another process (tasks/cancel on another replica):
 		// the agent's Canceler runs here, where the execution ran, as
 		// checkForeign would have run it (A2A 1.0 §3.1.5).
-		ctx, cancel := context.WithTimeout(e.base, cancelHookTimeout)
+		ctx, cancel := context.WithTimeout(e.base, CancelHookTimeout)
 		defer cancel()
 		e.runCancelHook(ctx, hooks, info.Task)
 	}
@@ -454,10 +454,10 @@ func (e *Engine) failInvalidLocked(t *Execution, reason string) {
 	t.cancel()
 }
 
-// cancel cancels a task (A2A 0.3.0 §7.4): under the task's lock, the
+// Cancel cancels a task (A2A 1.0 §3.1.5, A2A 0.3.0 §7.4): under the task's lock, the
 // canceled status is appended and the running execution, if any, loses
 // the task and sees its context cancelled; then the agent's Canceler hook
-// runs (panics recovered, at most cancelHookTimeout).
+// runs (panics recovered, at most CancelHookTimeout).
 func (e *Engine) Cancel(ctx context.Context, hooks *Hooks, taskID string) (store.TaskInfo, error) {
 	l := e.Lock(taskID)
 	l.Lock()
@@ -483,13 +483,13 @@ func (e *Engine) Cancel(ctx context.Context, hooks *Hooks, taskID string) (store
 }
 
 // runCancelHook runs the agent's Canceler, if it has one, for a task just
-// ended by someone else than the agent, bounded by cancelHookTimeout; its
+// ended by someone else than the agent, bounded by CancelHookTimeout; its
 // error or panic is logged.
 func (e *Engine) runCancelHook(ctx context.Context, hooks *Hooks, task a2a.Task) {
 	if hooks.Cancel == nil {
 		return
 	}
-	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelHookTimeout)
+	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), CancelHookTimeout)
 	defer stop()
 	defer func() {
 		if r := recover(); r != nil {
@@ -590,7 +590,7 @@ func (e *Engine) StopAgent(ctx context.Context, hooks *Hooks, reason string) (in
 	return n, firstErr
 }
 
-// stopTask fails task id of h's agent with reason if its current state
+// stopTask fails task id of hooks' agent with reason if its current state
 // passes stop, ends its execution and runs the agent's Canceler (see
 // StopAgent); failed reports whether it did.
 func (e *Engine) stopTask(ctx context.Context, hooks *Hooks, id, reason string, stop func(a2a.TaskState) bool) (failed bool, err error) {

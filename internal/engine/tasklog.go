@@ -56,7 +56,7 @@ func (e *Engine) durableTel() bool {
 }
 
 // errSuperseded refuses an execution's event when another process has
-// appended to its task since this engine last did (see emit).
+// appended to its task since this engine last did (see Emit).
 var errSuperseded = errors.New("server: the task was changed by another process")
 
 // supersededLocked reports whether the log of the task, as cur shows it,
@@ -254,13 +254,13 @@ func (e *Engine) update(ctx context.Context, taskID string, fn func(store.TaskIn
 	return e.UpdateLocked(ctx, taskID, nil, fn)
 }
 
-// UpdateLocked is update for a caller that holds the task's lock; msgIDs
-// are indexed with the appended records.
-// maxConflictRetries bounds how often updateLocked reads a task again
+// maxConflictRetries bounds how often UpdateLocked reads a task again
 // after another process appended to it first (store.ErrConflict): each
 // retry means one more append elsewhere in the meantime.
 const maxConflictRetries = 16
 
+// UpdateLocked is update for a caller that holds the task's lock; msgIDs
+// are indexed with the appended records.
 func (e *Engine) UpdateLocked(ctx context.Context, taskID string, msgIDs []string, fn func(store.TaskInfo) ([]a2a.Event, error)) (store.TaskInfo, []store.Record, error) {
 	e.drainLocked(taskID)
 	for attempt := 0; ; attempt++ {
@@ -305,7 +305,7 @@ func (e *Engine) UpdateLocked(ctx context.Context, taskID string, msgIDs []strin
 			if ts := e.tasks[taskID]; ts != nil && ts.published != nil {
 				// The queue was drained: the log went on elsewhere,
 				// up to a point read again below (an execution here
-				// is superseded, see emit).
+				// is superseded, see Emit).
 				ts.published.markForeign(math.MaxInt64)
 			}
 			e.mu.Unlock()
