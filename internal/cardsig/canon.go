@@ -35,7 +35,7 @@ func Canonicalize(card []byte) ([]byte, error) {
 	if err := json.Unmarshal(card, &doc); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedCard, err)
 	}
-	p, err := project(agentCard, doc, "")
+	p, err := project(agentCard(), doc, "")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedCard, err)
 	}

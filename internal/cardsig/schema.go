@@ -1,9 +1,17 @@
 package cardsig
 
-// The A2A 1.0 AgentCard message and the messages it holds
-// (a2a-v1.0.1.proto), as far as canonicalization needs them: each field's
-// JSON name (lowerCamelCase), its proto name (accepted as ProtoJSON
-// parsers accept it, when the JSON name is absent) and its kind.
+import (
+	"fmt"
+	"sync"
+
+	"github.com/a2abridge/a2abridge/internal/a2aproto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The A2A 1.0 AgentCard message and the messages it holds, as far as
+// canonicalization needs them, read from the proto (package a2aproto):
+// each field's JSON name (lowerCamelCase), its proto name (accepted as
+// ProtoJSON parsers accept it, when the JSON name is absent) and its kind.
 
 // kind is how a field's value is read and whether its default is kept.
 type kind uint8
@@ -36,129 +44,84 @@ type message struct {
 	oneof  bool
 }
 
-func f(json, proto string, k kind) field { return field{json: json, proto: proto, kind: k} }
+// agentCard is AgentCard without signatures, which canonicalization
+// excludes (A2A 1.0 §8.4.1 rule 3).
+var agentCard = sync.OnceValue(func() *message {
+	return messageOf(a2aproto.Message("AgentCard"), map[protoreflect.FullName]*message{})
+})
 
-func m(json, proto string, k kind, msg *message) field {
-	return field{json: json, proto: proto, kind: k, msg: msg}
+// messageOf reads md and the messages its fields hold (seen breaks cycles
+// and shares each message's table). It panics on a field of a kind the
+// card does not use, so that a proto which adds one fails the tests
+// instead of being canonicalized wrongly.
+func messageOf(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*message) *message {
+	if m, ok := seen[md.FullName()]; ok {
+		return m
+	}
+	m := &message{name: string(md.Name())}
+	seen[md.FullName()] = m
+	fields := md.Fields()
+	oneofs := 0
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if md.FullName() == "lf.a2a.v1.AgentCard" && fd.Name() == "signatures" {
+			continue
+		}
+		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() {
+			oneofs++
+		}
+		f := field{json: fd.JSONName(), proto: string(fd.Name()), kind: kindOf(fd)}
+		switch f.kind {
+		case kMessage, kMessages, kMessageMap:
+			msg := fd.Message()
+			if fd.IsMap() {
+				msg = fd.MapValue().Message()
+			}
+			f.msg = messageOf(msg, seen)
+		}
+		m.fields = append(m.fields, f)
+	}
+	switch oneofs {
+	case 0:
+	case len(m.fields):
+		m.oneof = md.Oneofs().Len() == 1
+	default:
+		panic(fmt.Sprintf("cardsig: %s: fields in and out of a oneof", md.FullName()))
+	}
+	return m
 }
 
-var (
-	agentInterface = &message{name: "AgentInterface", fields: []field{
-		f("url", "url", kString),
-		f("protocolBinding", "protocol_binding", kString),
-		f("tenant", "tenant", kString),
-		f("protocolVersion", "protocol_version", kString),
-	}}
-	agentProvider = &message{name: "AgentProvider", fields: []field{
-		f("url", "url", kString),
-		f("organization", "organization", kString),
-	}}
-	agentExtension = &message{name: "AgentExtension", fields: []field{
-		f("uri", "uri", kString),
-		f("description", "description", kString),
-		f("required", "required", kBool),
-		f("params", "params", kStruct),
-	}}
-	agentCapabilities = &message{name: "AgentCapabilities", fields: []field{
-		f("streaming", "streaming", kOptBool),
-		f("pushNotifications", "push_notifications", kOptBool),
-		m("extensions", "extensions", kMessages, agentExtension),
-		f("extendedAgentCard", "extended_agent_card", kOptBool),
-	}}
-	securityRequirement = &message{name: "SecurityRequirement", fields: []field{
-		f("schemes", "schemes", kScopeMap),
-	}}
-	agentSkill = &message{name: "AgentSkill", fields: []field{
-		f("id", "id", kString),
-		f("name", "name", kString),
-		f("description", "description", kString),
-		f("tags", "tags", kStrings),
-		f("examples", "examples", kStrings),
-		f("inputModes", "input_modes", kStrings),
-		f("outputModes", "output_modes", kStrings),
-		m("securityRequirements", "security_requirements", kMessages, securityRequirement),
-	}}
-
-	apiKeyScheme = &message{name: "APIKeySecurityScheme", fields: []field{
-		f("description", "description", kString),
-		f("location", "location", kString),
-		f("name", "name", kString),
-	}}
-	httpAuthScheme = &message{name: "HTTPAuthSecurityScheme", fields: []field{
-		f("description", "description", kString),
-		f("scheme", "scheme", kString),
-		f("bearerFormat", "bearer_format", kString),
-	}}
-	authorizationCodeFlow = &message{name: "AuthorizationCodeOAuthFlow", fields: []field{
-		f("authorizationUrl", "authorization_url", kString),
-		f("tokenUrl", "token_url", kString),
-		f("refreshUrl", "refresh_url", kString),
-		f("scopes", "scopes", kStringMap),
-		f("pkceRequired", "pkce_required", kBool),
-	}}
-	clientCredentialsFlow = &message{name: "ClientCredentialsOAuthFlow", fields: []field{
-		f("tokenUrl", "token_url", kString),
-		f("refreshUrl", "refresh_url", kString),
-		f("scopes", "scopes", kStringMap),
-	}}
-	implicitFlow = &message{name: "ImplicitOAuthFlow", fields: []field{
-		f("authorizationUrl", "authorization_url", kString),
-		f("refreshUrl", "refresh_url", kString),
-		f("scopes", "scopes", kStringMap),
-	}}
-	passwordFlow = &message{name: "PasswordOAuthFlow", fields: []field{
-		f("tokenUrl", "token_url", kString),
-		f("refreshUrl", "refresh_url", kString),
-		f("scopes", "scopes", kStringMap),
-	}}
-	deviceCodeFlow = &message{name: "DeviceCodeOAuthFlow", fields: []field{
-		f("deviceAuthorizationUrl", "device_authorization_url", kString),
-		f("tokenUrl", "token_url", kString),
-		f("refreshUrl", "refresh_url", kString),
-		f("scopes", "scopes", kStringMap),
-	}}
-	oauthFlows = &message{name: "OAuthFlows", oneof: true, fields: []field{
-		m("authorizationCode", "authorization_code", kMessage, authorizationCodeFlow),
-		m("clientCredentials", "client_credentials", kMessage, clientCredentialsFlow),
-		m("implicit", "implicit", kMessage, implicitFlow),
-		m("password", "password", kMessage, passwordFlow),
-		m("deviceCode", "device_code", kMessage, deviceCodeFlow),
-	}}
-	oauth2Scheme = &message{name: "OAuth2SecurityScheme", fields: []field{
-		f("description", "description", kString),
-		m("flows", "flows", kMessage, oauthFlows),
-		f("oauth2MetadataUrl", "oauth2_metadata_url", kString),
-	}}
-	openIDConnectScheme = &message{name: "OpenIdConnectSecurityScheme", fields: []field{
-		f("description", "description", kString),
-		f("openIdConnectUrl", "open_id_connect_url", kString),
-	}}
-	mtlsScheme = &message{name: "MutualTlsSecurityScheme", fields: []field{
-		f("description", "description", kString),
-	}}
-	securityScheme = &message{name: "SecurityScheme", oneof: true, fields: []field{
-		m("apiKeySecurityScheme", "api_key_security_scheme", kMessage, apiKeyScheme),
-		m("httpAuthSecurityScheme", "http_auth_security_scheme", kMessage, httpAuthScheme),
-		m("oauth2SecurityScheme", "oauth2_security_scheme", kMessage, oauth2Scheme),
-		m("openIdConnectSecurityScheme", "open_id_connect_security_scheme", kMessage, openIDConnectScheme),
-		m("mtlsSecurityScheme", "mtls_security_scheme", kMessage, mtlsScheme),
-	}}
-
-	// agentCard is AgentCard without signatures, which canonicalization
-	// excludes (A2A 1.0 §8.4.1 rule 3).
-	agentCard = &message{name: "AgentCard", fields: []field{
-		f("name", "name", kString),
-		f("description", "description", kString),
-		m("supportedInterfaces", "supported_interfaces", kMessages, agentInterface),
-		m("provider", "provider", kMessage, agentProvider),
-		f("version", "version", kString),
-		f("documentationUrl", "documentation_url", kString),
-		m("capabilities", "capabilities", kMessage, agentCapabilities),
-		m("securitySchemes", "security_schemes", kMessageMap, securityScheme),
-		m("securityRequirements", "security_requirements", kMessages, securityRequirement),
-		f("defaultInputModes", "default_input_modes", kStrings),
-		f("defaultOutputModes", "default_output_modes", kStrings),
-		m("skills", "skills", kMessages, agentSkill),
-		f("iconUrl", "icon_url", kString),
-	}}
-)
+// kindOf is the kind of field fd.
+func kindOf(fd protoreflect.FieldDescriptor) kind {
+	switch {
+	case fd.IsMap():
+		if fd.MapKey().Kind() == protoreflect.StringKind {
+			switch v := fd.MapValue(); {
+			case v.Kind() == protoreflect.StringKind:
+				return kStringMap
+			case v.Kind() == protoreflect.MessageKind && v.Message().FullName() == a2aproto.Package+".StringList":
+				return kScopeMap
+			case v.Kind() == protoreflect.MessageKind:
+				return kMessageMap
+			}
+		}
+	case fd.IsList():
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			return kStrings
+		case protoreflect.MessageKind:
+			return kMessages
+		}
+	case fd.Kind() == protoreflect.StringKind:
+		return kString
+	case fd.Kind() == protoreflect.BoolKind && fd.HasPresence():
+		return kOptBool
+	case fd.Kind() == protoreflect.BoolKind:
+		return kBool
+	case fd.Kind() == protoreflect.MessageKind && fd.Message().FullName() == "google.protobuf.Struct":
+		return kStruct
+	case fd.Kind() == protoreflect.MessageKind:
+		return kMessage
+	}
+	panic(fmt.Sprintf("cardsig: %s: a field of a kind canonicalization does not read", fd.FullName()))
+}

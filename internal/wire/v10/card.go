@@ -356,23 +356,23 @@ func (e *encoder) flow(name string, f *a2a.OAuthFlow, hasAuth, hasToken bool) {
 // ---- decoding ----
 
 var (
-	cardFields = newFields("name", "description", "supportedInterfaces", "provider", "version",
-		"documentationUrl", "capabilities", "securitySchemes", "securityRequirements", "defaultInputModes",
-		"defaultOutputModes", "skills", "signatures", "iconUrl")
-	interfaceFields  = newFields("url", "protocolBinding", "tenant", "protocolVersion")
-	providerFields   = newFields("url", "organization")
-	capFields        = newFields("streaming", "pushNotifications", "extensions", "extendedAgentCard")
-	extensionFields  = newFields("uri", "description", "required", "params")
-	skillFields      = newFields("id", "name", "description", "tags", "examples", "inputModes", "outputModes", "securityRequirements")
-	signatureFields  = newFields("protected", "signature", "header")
-	requirementField = newFields("schemes")
-	stringListFields = newFields("list")
-	schemeFields     = newFields("apiKeySecurityScheme", "httpAuthSecurityScheme", "oauth2SecurityScheme",
-		"openIdConnectSecurityScheme", "mtlsSecurityScheme")
-	schemeBodyFields = newFields("description", "location", "name", "scheme", "bearerFormat", "flows",
-		"oauth2MetadataUrl", "openIdConnectUrl")
-	flowsFields = newFields("authorizationCode", "clientCredentials", "implicit", "password", "deviceCode")
-	flowFields  = newFields("authorizationUrl", "tokenUrl", "refreshUrl", "scopes", "pkceRequired", "deviceAuthorizationUrl")
+	cardFields       = message("AgentCard")
+	interfaceFields  = message("AgentInterface")
+	providerFields   = message("AgentProvider")
+	capFields        = message("AgentCapabilities")
+	extensionFields  = message("AgentExtension")
+	skillFields      = message("AgentSkill")
+	signatureFields  = message("AgentCardSignature")
+	requirementField = message("SecurityRequirement")
+	stringListFields = message("StringList")
+	schemeFields     = message("SecurityScheme")
+	// The members of every scheme, and of every OAuth flow: each is read
+	// as one object, its kind told by the member naming it.
+	schemeBodyFields = protoFields([]string{"APIKeySecurityScheme", "HTTPAuthSecurityScheme",
+		"OAuth2SecurityScheme", "OpenIdConnectSecurityScheme", "MutualTlsSecurityScheme"})
+	flowsFields = message("OAuthFlows")
+	flowFields  = protoFields([]string{"AuthorizationCodeOAuthFlow", "ClientCredentialsOAuthFlow",
+		"ImplicitOAuthFlow", "PasswordOAuthFlow", "DeviceCodeOAuthFlow"})
 )
 
 // UnmarshalAgentCard decodes an A2A 1.0 Agent Card (A2A 1.0 §4.4.1). name,

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/a2aproto"
 	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
@@ -186,21 +187,62 @@ type fields struct {
 	proto    []string       // proto names (snake_case)
 }
 
-// newFields builds a table; a name ending in "?" is nullable.
+// newFields builds a table of names not in the proto (google.rpc
+// objects, the 0.3 REST error); a name ending in "?" is nullable. Its
+// proto names are the snake_case of the JSON names.
 func newFields(names ...string) *fields {
-	f := &fields{index: make(map[string]int, 2*len(names))}
-	for i, n := range names {
-		if strings.HasSuffix(n, "?") {
-			n = n[:len(n)-1]
-			f.nullable |= 1 << i
-		}
-		f.names = append(f.names, n)
-		s := snakeCase(n)
-		f.proto = append(f.proto, s)
-		f.index[n] = i
-		f.index[s] = i
+	f := &fields{}
+	for _, n := range names {
+		nullable := strings.HasSuffix(n, "?")
+		n = strings.TrimSuffix(n, "?")
+		f.add(n, snakeCase(n), nullable)
 	}
-	if len(names) > 64 {
+	return f.done()
+}
+
+// protoFields builds the table of the A2A 1.0 messages named msgs (one, or
+// the members of several that are read as one object), in field order,
+// from the proto (package a2aproto): a google.protobuf.Value member is
+// nullable, as ProtoJSON reads a null there as a value. extra are members
+// outside the proto, each with a note where the table is declared.
+func protoFields(msgs []string, extra ...string) *fields {
+	f := &fields{}
+	for _, name := range msgs {
+		fs := a2aproto.Message(name).Fields()
+		for i := range fs.Len() {
+			fd := fs.Get(i)
+			if _, dup := f.index[fd.JSONName()]; !dup {
+				f.add(fd.JSONName(), string(fd.Name()), fd.Message() != nil && fd.Message().FullName() == "google.protobuf.Value")
+			}
+		}
+	}
+	for _, n := range extra {
+		f.add(n, snakeCase(n), false)
+	}
+	return f.done()
+}
+
+// message is protoFields of the one message name.
+func message(name string, extra ...string) *fields { return protoFields([]string{name}, extra...) }
+
+// add appends a member by its JSON and proto names.
+func (f *fields) add(json, proto string, nullable bool) {
+	if f.index == nil {
+		f.index = make(map[string]int)
+	}
+	i := len(f.names)
+	if nullable {
+		f.nullable |= 1 << i
+	}
+	f.names = append(f.names, json)
+	f.proto = append(f.proto, proto)
+	f.index[json] = i
+	f.index[proto] = i
+}
+
+// done checks the table fits the decoder's 64-bit member sets.
+func (f *fields) done() *fields {
+	if len(f.names) > 64 {
 		panic("v10: too many fields")
 	}
 	return f

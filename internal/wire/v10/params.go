@@ -10,15 +10,14 @@ import (
 // under /params ("/params/message/parts/0/raw").
 
 var (
-	sendMessageFields = newFields("tenant", "message", "configuration", "metadata")
-	sendConfigFields  = newFields("acceptedOutputModes", "taskPushNotificationConfig", "historyLength", "returnImmediately")
-	getTaskFields     = newFields("tenant", "id", "historyLength")
-	listTasksFields   = newFields("tenant", "contextId", "status", "pageSize", "pageToken", "historyLength",
-		"statusTimestampAfter", "includeArtifacts")
-	taskIDFields         = newFields("tenant", "id", "metadata")
-	pushConfigIDFields   = newFields("tenant", "taskId", "id")
-	listPushConfigFields = newFields("tenant", "taskId", "pageSize", "pageToken")
-	tenantFields         = newFields("tenant")
+	sendMessageFields    = message("SendMessageRequest")
+	sendConfigFields     = message("SendMessageConfiguration")
+	getTaskFields        = message("GetTaskRequest")
+	listTasksFields      = message("ListTasksRequest")
+	taskIDFields         = message("CancelTaskRequest") // and SubscribeToTask's
+	pushConfigIDFields   = message("GetTaskPushNotificationConfigRequest")
+	listPushConfigFields = message("ListTaskPushNotificationConfigsRequest")
+	tenantFields         = message("GetExtendedAgentCardRequest")
 )
 
 const paramsPrefix = "/params"

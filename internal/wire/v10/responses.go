@@ -84,7 +84,7 @@ func unmarshalStream(b []byte, onlyTaskOrMessage, v03 bool) (a2a.Event, error) {
 	return ev, nil
 }
 
-var listTasksResponseFields = newFields("tasks", "nextPageToken", "pageSize", "totalSize")
+var listTasksResponseFields = message("ListTasksResponse")
 
 // UnmarshalListTasksResponse decodes a ListTasksResponse (A2A 1.0 §3.1.4).
 func UnmarshalListTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
@@ -143,7 +143,7 @@ func UnmarshalTaskPushNotificationConfig(b []byte) (a2a.TaskPushNotificationConf
 	return c, nil
 }
 
-var listPushConfigsResponseFields = newFields("configs", "nextPageToken")
+var listPushConfigsResponseFields = message("ListTaskPushNotificationConfigsResponse")
 
 // UnmarshalListTaskPushNotificationConfigsResponse decodes a
 // ListTaskPushNotificationConfigsResponse (A2A 1.0 §3.1.9): the configs

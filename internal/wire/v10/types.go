@@ -48,19 +48,19 @@ func roleName(r a2a.Role) string {
 }
 
 var (
-	partFields = newFields("text", "raw", "url", "data?", "metadata", "filename", "mediaType",
-		"kind", "file") // kind and file: A2A 0.3 members, only to explain the error
-	messageFields = newFields("messageId", "contextId", "taskId", "role", "parts", "metadata",
-		"extensions", "referenceTaskIds")
-	statusFields   = newFields("state", "message", "timestamp")
-	artifactFields = newFields("artifactId", "name", "description", "parts", "metadata", "extensions")
-	taskFields     = newFields("id", "contextId", "status", "artifacts", "history", "metadata")
+	// kind and file: A2A 0.3 members, only to explain the error.
+	partFields     = message("Part", "kind", "file")
+	messageFields  = message("Message")
+	statusFields   = message("TaskStatus")
+	artifactFields = message("Artifact")
+	taskFields     = message("Task")
 	// final is not an A2A 1.0 member; a 0.3-minded server may still send it.
-	statusUpdateFields   = newFields("taskId", "contextId", "status", "metadata", "final")
-	artifactUpdateFields = newFields("taskId", "contextId", "artifact", "append", "lastChunk", "metadata")
-	streamFields         = newFields("task", "message", "statusUpdate", "artifactUpdate", "error")
-	pushConfigFields     = newFields("tenant", "id", "taskId", "url", "token", "authentication")
-	authFields           = newFields("scheme", "credentials")
+	statusUpdateFields   = message("TaskStatusUpdateEvent", "final")
+	artifactUpdateFields = message("TaskArtifactUpdateEvent")
+	// error: an HTTP+JSON stream's google.rpc.Status, as a2a-go writes one.
+	streamFields     = message("StreamResponse", "error")
+	pushConfigFields = message("TaskPushNotificationConfig")
+	authFields       = message("AuthenticationInfo")
 )
 
 // part reads a Part (A2A 1.0 §4.1.6): exactly one of text, raw, url, data.
