@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/store"
 )
@@ -39,23 +36,7 @@ func (s *Store) Attachment(ctx context.Context, id string) (store.Attachment, er
 	if s.isShut.Load() {
 		return store.Attachment{}, ErrClosed
 	}
-	a := store.Attachment{ID: id}
-	var created int64
-	var agent, owner, taskID, mediaType, filename []byte
-	err := s.pool.QueryRow(ctx, "SELECT agent, owner, task_id, media_type, filename, body, created FROM attachments WHERE id = $1", bs(id)).
-		Scan(&agent, &owner, &taskID, &mediaType, &filename, &a.Bytes, &created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Attachment{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Attachment{}, wrap("attachment", err)
-	}
-	a.Agent, a.Owner, a.TaskID, a.MediaType, a.Filename = string(agent), string(owner), string(taskID), string(mediaType), string(filename)
-	if a.Bytes == nil {
-		a.Bytes = []byte{}
-	}
-	a.Created = time.Unix(0, created).UTC()
-	return a, nil
+	return pkg.Attachment(s.pool.QueryRow(ctx, "SELECT agent, owner, task_id, media_type, filename, body, created FROM attachments WHERE id = $1", bs(id)), id)
 }
 
 // DeleteAttachments implements store.AttachmentStore.

@@ -109,20 +109,7 @@ func (s *Store) CountTasks(ctx context.Context) ([]store.TaskCount, error) {
 		return nil, wrap("count tasks", err)
 	}
 	defer rows.Close()
-	var out []store.TaskCount
-	for rows.Next() {
-		var agent []byte
-		var state string
-		var c store.TaskCount
-		if err := rows.Scan(&agent, &state, &c.Tasks); err != nil {
-			return nil, wrap("count tasks", err)
-		}
-		// A name no version wrote counts as unspecified.
-		c.Agent = string(agent)
-		c.State, _ = record.ParseStateName(state)
-		out = append(out, c)
-	}
-	return out, wrap("count tasks", rows.Err())
+	return pkg.TaskCounts(rows)
 }
 
 var _ store.TaskCounter = (*Store)(nil)

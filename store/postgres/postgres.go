@@ -53,11 +53,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
 	"github.com/a2abridge/a2abridge/store/internal/msgfilter"
+	"github.com/a2abridge/a2abridge/store/internal/sqlstore"
 )
 
 // ErrClosed is returned by every method of a Store after Close.
@@ -418,23 +418,8 @@ func (s *Store) lockSchema(ctx context.Context, shared bool) error {
 	return nil
 }
 
-// Checkpoints, as in store/sqlite: a task's snapshot is written again once
-// the encoded events after it weigh checkpointFactor times as much as it
-// (and at least checkpointFactor × checkpointMin bytes).
-const (
-	checkpointFactor = 4
-	checkpointMin    = 16 << 10
-)
-
-func checkpointDue(tail, snapSize int64) bool {
-	return tail >= checkpointFactor*max(snapSize, checkpointMin)
-}
-
-// Times are stored as int64 Unix nanoseconds, which covers these years.
-var (
-	minTime = time.Unix(0, -1<<63).Add(time.Second)
-	maxTime = time.Unix(0, 1<<63-1).Add(-time.Second)
-)
+// pkg prefixes the package's errors.
+const pkg sqlstore.Name = "postgres"
 
 // bs is s as a bytea parameter (the schema's strings are bytea, see
 // migrate.go): pgx would send a string as text, which cannot hold a NUL.
@@ -587,14 +572,14 @@ func prepare(a store.Append) (*request, error) {
 	r := &request{a: a, now: time.Now().UnixNano(), last: a.After + int64(len(a.Records)), res: make(chan error, 1),
 		bodies: make([][]byte, len(a.Records)), times: make([]int64, len(a.Records))}
 	for i, rec := range a.Records {
-		if !rec.Time.IsZero() && (rec.Time.Before(minTime) || rec.Time.After(maxTime)) {
-			return nil, fmt.Errorf("postgres: append: record %d time %v out of range", i, rec.Time)
+		if err := pkg.CheckRecordTime(i, rec.Time); err != nil {
+			return nil, err
 		}
 		if _, chunk := rec.Event.(*a2a.TaskArtifactUpdateEvent); !chunk {
 			r.statusChange = true
 		}
 		var err error
-		if r.bodies[i], err = encode(rec.Event); err != nil {
+		if r.bodies[i], err = sqlstore.Encode(rec.Event); err != nil {
 			return nil, fmt.Errorf("postgres: append: record %d: %w", i, err)
 		}
 		r.size += int64(len(r.bodies[i]))
@@ -723,7 +708,7 @@ func (s *Store) committed(end *request, o outcome) {
 		s.notify.appended(end.a.TaskID, end.last)
 	}
 	tail := o.tail
-	if checkpointDue(tail, o.snapSize) {
+	if sqlstore.CheckpointDue(tail, o.snapSize) {
 		// Apart from the writer: a slow one holds up no task.
 		s.background.Add(1)
 		go func() {
@@ -738,7 +723,7 @@ func (s *Store) committed(end *request, o outcome) {
 // append is committed already, and a missing checkpoint only makes
 // reads fold more records.
 func (s *Store) checkpoint(ctx context.Context, taskID string, last int64, snap *a2a.Task, tail int64) {
-	body, err := encode(snap)
+	body, err := sqlstore.Encode(snap)
 	if err != nil {
 		return
 	}
@@ -767,15 +752,6 @@ func (s *Store) whyNot(ctx context.Context, a *store.Append) error {
 	}
 }
 
-// encode encodes e as a record after checking the invariants every
-// reader relies on (record.CheckEvent).
-func encode(e a2a.Event) ([]byte, error) {
-	if err := record.CheckEvent(e); err != nil {
-		return nil, err
-	}
-	return record.MarshalEvent(e)
-}
-
 // sortStrings sorts ids bytewise (insertion sort: an append has few).
 func sortStrings(ids []string) {
 	for i := 1; i < len(ids); i++ {
@@ -785,17 +761,10 @@ func sortStrings(ids []string) {
 	}
 }
 
-// taskRow is a task's row with its checkpoint, as read.
+// taskRow is a task's id, row and checkpoint, as read.
 type taskRow struct {
-	id      string
-	info    store.TaskInfo // all but Task
-	snapSeq int64          // 0: no checkpoint
-	snap    []byte         // nil: none
-}
-
-func (r *taskRow) times(created, updated int64) {
-	r.info.Created = time.Unix(0, created).UTC()
-	r.info.Updated = time.Unix(0, updated).UTC()
+	id string
+	sqlstore.TaskRow
 }
 
 // readTask reads a task's row, its checkpoint and the records after it
@@ -841,17 +810,17 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 		}
 		if k == 0 {
 			found = true
-			row.id, row.info.Agent, row.info.Owner, row.info.Seq = taskID, string(agent), string(owner), seq
-			row.times(created, deref64(updated))
-			row.snapSeq, row.snap = deref64(snapSeq), body
-			row.info.Trace = string(trace)
+			row.id, row.Info.Agent, row.Info.Owner, row.Info.Seq = taskID, string(agent), string(owner), seq
+			row.SetTimes(created, deref64(updated))
+			row.SnapSeq, row.Snap = deref64(snapSeq), body
+			row.Info.Trace = string(trace)
 			continue
 		}
-		ev, err := record.UnmarshalEvent(body)
+		rec, err := pkg.Record("task "+taskID, seq, created, body)
 		if err != nil {
-			return store.TaskInfo{}, fmt.Errorf("postgres: task %s: decode record %d: %w", taskID, seq, err)
+			return store.TaskInfo{}, err
 		}
-		recs = append(recs, store.Record{Seq: seq, Time: time.Unix(0, created).UTC(), Event: ev})
+		recs = append(recs, rec)
 	}
 	if err := rows.Err(); err != nil {
 		return store.TaskInfo{}, wrap("task "+taskID, err)
@@ -869,29 +838,12 @@ func deref64(p *int64) int64 {
 	return *p
 }
 
-// foldTask builds the task of row: its checkpoint, if any, with recs (the
-// records after it up to the row's seq) folded on. Records missing from
-// the log mean the task is being deleted (DeleteFinished):
+// foldTask builds the task of row (sqlstore.Fold) from recs, the records
+// after its checkpoint up to the row's seq, as read with the row. Records
+// missing from them mean the task is being deleted (DeleteFinished):
 // store.ErrNotFound.
 func foldTask(row taskRow, recs []store.Record) (store.TaskInfo, error) {
-	info := row.info
-	if row.snap != nil {
-		t, err := record.UnmarshalTask(row.snap)
-		if err != nil {
-			return info, fmt.Errorf("postgres: task %s: decode snapshot: %w", row.id, err)
-		}
-		info.Task = t
-	}
-	if n := info.Seq - row.snapSeq; n != int64(len(recs)) || (n > 0 && recs[0].Seq != row.snapSeq+1) {
-		return store.TaskInfo{}, store.ErrNotFound
-	}
-	for _, r := range recs {
-		var err error
-		if info.Task, err = fold.Replay(info.Task, r.Event); err != nil {
-			return store.TaskInfo{}, fmt.Errorf("postgres: task %s: fold record %d: %w", row.id, r.Seq, err)
-		}
-	}
-	return info, nil
+	return pkg.Fold(row.id, row.TaskRow, func(int64) ([]store.Record, error) { return recs, nil })
 }
 
 // querier is what foldRows reads with: the pool or a transaction.
@@ -907,8 +859,8 @@ func foldRows(ctx context.Context, q querier, rows []taskRow) ([]store.TaskInfo,
 	lo := make([]int64, 0, len(rows))
 	hi := make([]int64, 0, len(rows))
 	for _, r := range rows {
-		if r.info.Seq > r.snapSeq {
-			ids, lo, hi = append(ids, bs(r.id)), append(lo, r.snapSeq), append(hi, r.info.Seq)
+		if r.Info.Seq > r.SnapSeq {
+			ids, lo, hi = append(ids, bs(r.id)), append(lo, r.SnapSeq), append(hi, r.Info.Seq)
 		}
 	}
 	byTask := map[string][]store.Record{}
@@ -922,20 +874,19 @@ func foldRows(ctx context.Context, q querier, rows []taskRow) ([]store.TaskInfo,
 		}
 		for rs.Next() {
 			var (
-				id   []byte
-				rec  store.Record
-				tm   int64
-				body []byte
+				id      []byte
+				seq, tm int64
+				body    []byte
 			)
-			if err := rs.Scan(&id, &rec.Seq, &tm, &body); err != nil {
+			if err := rs.Scan(&id, &seq, &tm, &body); err != nil {
 				rs.Close()
 				return nil, wrap("read records", err)
 			}
-			if rec.Event, err = record.UnmarshalEvent(body); err != nil {
+			rec, err := pkg.Record("task "+string(id), seq, tm, body)
+			if err != nil {
 				rs.Close()
-				return nil, fmt.Errorf("postgres: task %s: decode record %d: %w", id, rec.Seq, err)
+				return nil, err
 			}
-			rec.Time = time.Unix(0, tm).UTC()
 			byTask[string(id)] = append(byTask[string(id)], rec)
 		}
 		rs.Close()
@@ -975,24 +926,9 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 		return nil, wrap("events "+taskID, err)
 	}
 	defer rows.Close()
-	var recs []store.Record
-	for rows.Next() {
-		var (
-			rec  store.Record
-			tm   int64
-			body []byte
-		)
-		if err := rows.Scan(&rec.Seq, &tm, &body); err != nil {
-			return nil, wrap("events "+taskID, err)
-		}
-		if rec.Event, err = record.UnmarshalEvent(body); err != nil {
-			return nil, fmt.Errorf("postgres: events %s: decode record %d: %w", taskID, rec.Seq, err)
-		}
-		rec.Time = time.Unix(0, tm).UTC()
-		recs = append(recs, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("events "+taskID, err)
+	recs, err := pkg.Records(rows, "events "+taskID)
+	if err != nil {
+		return nil, err
 	}
 	if len(recs) == 0 {
 		var one int32
@@ -1087,7 +1023,7 @@ func (s *Store) unfinished(ctx context.Context, op, cond string, limit int) ([]s
 			return err
 		}
 		for i := range rows {
-			rows[i].info.Trace = string(traces[i])
+			rows[i].Info.Trace = string(traces[i])
 		}
 		out, err = foldRows(ctx, tx, rows)
 		return err
@@ -1108,15 +1044,15 @@ func scanRows(rs pgx.Rows, extra ...func() []any) ([]taskRow, error) {
 		var r taskRow
 		var created, updated int64
 		var id, agent, owner []byte
-		dest := []any{&id, &agent, &owner, &r.info.Seq, &created, &updated, &r.snapSeq, &r.snap}
+		dest := []any{&id, &agent, &owner, &r.Info.Seq, &created, &updated, &r.SnapSeq, &r.Snap}
 		for _, x := range extra {
 			dest = append(dest, x()...)
 		}
 		if err := rs.Scan(dest...); err != nil {
 			return nil, err
 		}
-		r.id, r.info.Agent, r.info.Owner = string(id), string(agent), string(owner)
-		r.times(created, updated)
+		r.id, r.Info.Agent, r.Info.Owner = string(id), string(agent), string(owner)
+		r.SetTimes(created, updated)
 		out = append(out, r)
 	}
 	return out, rs.Err()
@@ -1136,15 +1072,6 @@ func (s *Store) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-// wrap prefixes err with the package and op. Context errors stay
-// inspectable with errors.Is; driver errors are flattened to text so that
-// no driver type escapes the package.
-func wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("postgres: %s: %w", op, err)
-	}
-	return fmt.Errorf("postgres: %s: %v", op, err)
-}
+// wrap prefixes err with the package and op (sqlstore.Name.Wrap: no
+// driver type escapes the package).
+var wrap = pkg.Wrap

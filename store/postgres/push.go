@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -18,12 +16,9 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNoti
 	if s.isShut.Load() {
 		return ErrClosed
 	}
-	if c.ID == "" {
-		return errors.New("postgres: push config without id")
-	}
-	body, err := record.MarshalPushConfig(&c)
+	body, err := pkg.EncodePushConfig(&c)
 	if err != nil {
-		return fmt.Errorf("postgres: encode push config: %w", err)
+		return err
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO push_configs (task_id, config_id, body, delivered, created)
 		SELECT id, $2, $3, $4, $5 FROM tasks WHERE id = $1
@@ -150,20 +145,5 @@ func (s *Store) queryPush(ctx context.Context, q string, args ...any) ([]store.P
 		return nil, wrap("push configs", err)
 	}
 	defer rows.Close()
-	out := []store.PushConfig{}
-	for rows.Next() {
-		var p store.PushConfig
-		var id, body []byte
-		var created int64
-		if err := rows.Scan(&id, &body, &p.Delivered, &created); err != nil {
-			return nil, wrap("push configs", err)
-		}
-		p.TaskID = string(id)
-		if p.Config, err = record.UnmarshalPushConfig(body); err != nil {
-			return nil, fmt.Errorf("postgres: decode push config of task %s: %w", p.TaskID, err)
-		}
-		p.Created = time.Unix(0, created).UTC()
-		out = append(out, p)
-	}
-	return out, wrap("push configs", rows.Err())
+	return pkg.PushConfigs(rows)
 }

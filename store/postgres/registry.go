@@ -46,17 +46,5 @@ func (s *Store) Agents(ctx context.Context) ([]store.AgentSpec, error) {
 		return nil, wrap("agents", err)
 	}
 	defer rows.Close()
-	var out []store.AgentSpec
-	for rows.Next() {
-		var a store.AgentSpec
-		var name []byte
-		var created, updated int64
-		if err := rows.Scan(&name, &a.Spec, &created, &updated); err != nil {
-			return nil, wrap("agents", err)
-		}
-		a.Name = string(name)
-		a.Created, a.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-		out = append(out, a)
-	}
-	return out, wrap("agents", rows.Err())
+	return pkg.Agents(rows)
 }

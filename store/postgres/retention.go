@@ -6,19 +6,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// deleteBudget bounds the log records one DeleteFinished call deletes, so
-// that its transaction stays short.
-const deleteBudget = 4096
+	"github.com/a2abridge/a2abridge/store/internal/sqlstore"
+)
 
 // DeleteFinished implements store.Store (retention), in one transaction:
 // it locks its candidates (FOR UPDATE SKIP LOCKED, so that processes
 // sharing the database and running retention at once take different
 // tasks, and a task being appended to is left for the next call), then
-// deletes tasks of up to deleteBudget records in all with their records,
-// message ids, attachments, checkpoints and push configs. A larger task
-// first loses its oldest records, deleteBudget per call (a reader of its
+// deletes tasks of up to sqlstore.DeleteBudget records in all with their
+// records, message ids, attachments, checkpoints and push configs
+// (sqlstore.Deletions chooses them). A larger task first loses its oldest
+// records, sqlstore.DeleteBudget per call (a reader of its
 // log meanwhile sees the later records only, and Task answers
 // store.ErrNotFound), then the rest with its row. It returns ErrClosed
 // after Close.
@@ -29,11 +28,9 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 	if s.isShut.Load() {
 		return 0, false, ErrClosed
 	}
-	cut := before.UnixNano()
-	if before.Before(minTime) {
+	cut, ok := sqlstore.Cutoff(before)
+	if !ok {
 		return 0, false, nil
-	} else if before.After(maxTime) {
-		cut = maxTime.UnixNano()
 	}
 	var (
 		deleted int
@@ -52,55 +49,28 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 		if err != nil {
 			return err
 		}
-		type candidate struct {
-			id  []byte
-			seq int64
-		}
-		var cands []candidate
-		for rows.Next() {
-			var k candidate
-			if err := rows.Scan(&k.id, &k.seq); err != nil {
-				rows.Close()
-				return err
-			}
-			cands = append(cands, k)
-		}
+		cands, err := sqlstore.Candidates[[]byte](rows)
 		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return err
 		}
-		if len(cands) > limit {
-			cands, more = cands[:limit], true
+		lowest := func(id []byte) (int64, bool, error) {
+			var low *int64
+			if err := tx.QueryRow(ctx, "SELECT min(seq) FROM events WHERE task_id = $1", id).Scan(&low); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return 0, false, err
+			}
+			if low == nil {
+				return 0, false, nil
+			}
+			return *low, true, nil
+		}
+		trim := func(id []byte, seq int64) error {
+			_, err := tx.Exec(ctx, "DELETE FROM events WHERE task_id = $1 AND seq < $2", id, seq)
+			return err
 		}
 		var ids [][]byte
-		budget := int64(deleteBudget)
-		for _, k := range cands {
-			records := k.seq
-			if records > budget {
-				// Records may have gone already (a large task is trimmed
-				// over several calls): count what remains.
-				var low *int64
-				if err := tx.QueryRow(ctx, "SELECT min(seq) FROM events WHERE task_id = $1", k.id).Scan(&low); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-					return err
-				}
-				records = 0
-				if low != nil {
-					records = k.seq - *low + 1
-				}
-				if records > budget {
-					more = true
-					if len(ids) == 0 {
-						// Alone in this call: its oldest records go.
-						if _, err := tx.Exec(ctx, "DELETE FROM events WHERE task_id = $1 AND seq < $2", k.id, *low+budget); err != nil {
-							return err
-						}
-						return tx.Commit(ctx)
-					}
-					break
-				}
-			}
-			ids = append(ids, k.id)
-			budget -= records
+		if ids, more, err = sqlstore.Deletions(cands, limit, lowest, trim); err != nil {
+			return err
 		}
 		if len(ids) == 0 {
 			return tx.Commit(ctx)

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/a2abridge/a2abridge/store"
@@ -41,21 +40,7 @@ func (s *Store) Attachment(ctx context.Context, id string) (store.Attachment, er
 	if s.isShut.Load() {
 		return store.Attachment{}, ErrClosed
 	}
-	a := store.Attachment{ID: id}
-	var created int64
-	err := s.rdb.QueryRowContext(ctx, "SELECT agent, owner, task_id, media_type, filename, body, created FROM attachments WHERE id = ?", id).
-		Scan(&a.Agent, &a.Owner, &a.TaskID, &a.MediaType, &a.Filename, &a.Bytes, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Attachment{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Attachment{}, wrap("attachment", err)
-	}
-	if a.Bytes == nil {
-		a.Bytes = []byte{}
-	}
-	a.Created = time.Unix(0, created).UTC()
-	return a, nil
+	return pkg.Attachment(s.rdb.QueryRowContext(ctx, "SELECT agent, owner, task_id, media_type, filename, body, created FROM attachments WHERE id = ?", id), id)
 }
 
 // DeleteAttachments implements store.AttachmentStore.

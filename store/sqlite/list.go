@@ -10,6 +10,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
+	"github.com/a2abridge/a2abridge/store/internal/sqlstore"
 )
 
 // ListTasks filters, as bits of a statement's key.
@@ -146,7 +147,7 @@ func (s *Store) ListTasks(ctx context.Context, q store.TaskQuery) (store.TaskPag
 	pageArgs = append(pageArgs, limit+1)
 
 	type found struct {
-		row taskRow
+		row sqlstore.TaskRow
 		key listing.Key
 	}
 	var rows []found
@@ -205,18 +206,7 @@ func (s *Store) CountTasks(ctx context.Context) ([]store.TaskCount, error) {
 		return nil, wrap("count tasks", err)
 	}
 	defer rows.Close()
-	var out []store.TaskCount
-	for rows.Next() {
-		var c store.TaskCount
-		var state string
-		if err := rows.Scan(&c.Agent, &state, &c.Tasks); err != nil {
-			return nil, wrap("count tasks", err)
-		}
-		// A name no version wrote counts as unspecified.
-		c.State, _ = record.ParseStateName(state)
-		out = append(out, c)
-	}
-	return out, wrap("count tasks", rows.Err())
+	return pkg.TaskCounts(rows)
 }
 
 var _ store.TaskCounter = (*Store)(nil)

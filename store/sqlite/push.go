@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 )
 
@@ -36,12 +34,9 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context, c *sql.C
 
 // SetPushConfig implements store.Store.
 func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNotificationConfig, cursor int64) error {
-	if c.ID == "" {
-		return errors.New("sqlite: push config without id")
-	}
-	body, err := record.MarshalPushConfig(&c)
+	body, err := pkg.EncodePushConfig(&c)
 	if err != nil {
-		return fmt.Errorf("sqlite: encode push config: %w", err)
+		return err
 	}
 	now := time.Now().UnixNano()
 	return s.write(ctx, func(ctx context.Context, conn *sql.Conn) error {
@@ -99,19 +94,5 @@ func (s *Store) queryPush(ctx context.Context, q string, args ...any) ([]store.P
 		return nil, wrap("push configs", err)
 	}
 	defer rows.Close()
-	out := []store.PushConfig{}
-	for rows.Next() {
-		var p store.PushConfig
-		var body []byte
-		var created int64
-		if err := rows.Scan(&p.TaskID, &body, &p.Delivered, &created); err != nil {
-			return nil, wrap("push configs", err)
-		}
-		if p.Config, err = record.UnmarshalPushConfig(body); err != nil {
-			return nil, fmt.Errorf("sqlite: decode push config of task %s: %w", p.TaskID, err)
-		}
-		p.Created = time.Unix(0, created).UTC()
-		out = append(out, p)
-	}
-	return out, wrap("push configs", rows.Err())
+	return pkg.PushConfigs(rows)
 }

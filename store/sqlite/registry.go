@@ -44,15 +44,5 @@ func (s *Store) Agents(ctx context.Context) ([]store.AgentSpec, error) {
 		return nil, wrap("agents", err)
 	}
 	defer rows.Close()
-	var out []store.AgentSpec
-	for rows.Next() {
-		var a store.AgentSpec
-		var created, updated int64
-		if err := rows.Scan(&a.Name, &a.Spec, &created, &updated); err != nil {
-			return nil, wrap("agents", err)
-		}
-		a.Created, a.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-		out = append(out, a)
-	}
-	return out, wrap("agents", rows.Err())
+	return pkg.Agents(rows)
 }

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-)
 
-// deleteBudget bounds the log records one DeleteFinished call deletes, so
-// that its transaction holds the writer for milliseconds, not seconds.
-const deleteBudget = 4096
+	"github.com/a2abridge/a2abridge/store/internal/sqlstore"
+)
 
 // retentionStmts are the writer's statements for DeleteFinished. The
 // deletes of a batch of tasks take their ids as one JSON array.
@@ -48,11 +46,12 @@ func (s *Store) prepareRetention(ctx context.Context) error {
 }
 
 // DeleteFinished implements store.Store (retention). Tasks of up to
-// deleteBudget records in all are deleted together, in one transaction;
-// a larger task first loses its oldest records, deleteBudget per call (a
-// reader of its log meanwhile sees the later records only, and Task may
-// answer store.ErrNotFound when it needs them), then the rest with its
-// row. It returns ErrClosed after Close.
+// sqlstore.DeleteBudget records in all are deleted together, in one
+// transaction (sqlstore.Deletions chooses them); a larger task first
+// loses its oldest records, sqlstore.DeleteBudget per call (a reader of
+// its log meanwhile sees the later records only, and Task may answer
+// store.ErrNotFound when it needs them), then the rest with its row. It
+// returns ErrClosed after Close.
 func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int) (int, bool, error) {
 	if limit <= 0 {
 		limit = 256
@@ -60,11 +59,9 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 	if s.isShut.Load() {
 		return 0, false, ErrClosed
 	}
-	cut := before.UnixNano()
-	if before.Before(minTime) {
+	cut, ok := sqlstore.Cutoff(before)
+	if !ok {
 		return 0, false, nil
-	} else if before.After(maxTime) {
-		cut = maxTime.UnixNano()
 	}
 	var (
 		deleted int
@@ -72,59 +69,27 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 	)
 	err := s.write(ctx, func(ctx context.Context, c *sql.Conn) error {
 		deleted, more = 0, false
-		type candidate struct {
-			id  string
-			seq int64
-		}
 		rows, err := s.ret.candidates.QueryContext(ctx, cut, limit+1)
 		if err != nil {
 			return wrap("delete finished", err)
 		}
-		var cands []candidate
-		for rows.Next() {
-			var k candidate
-			if err := rows.Scan(&k.id, &k.seq); err != nil {
-				rows.Close()
-				return wrap("delete finished", err)
-			}
-			cands = append(cands, k)
-		}
-		err = rows.Err()
+		cands, err := sqlstore.Candidates[string](rows)
 		rows.Close()
 		if err != nil {
 			return wrap("delete finished", err)
 		}
-		if len(cands) > limit {
-			cands, more = cands[:limit], true
+		lowest := func(id string) (int64, bool, error) {
+			var low sql.NullInt64
+			err := s.ret.lowest.QueryRowContext(ctx, id).Scan(&low)
+			return low.Int64, low.Valid, err
+		}
+		trim := func(id string, seq int64) error {
+			_, err := s.ret.trim.ExecContext(ctx, id, seq)
+			return err
 		}
 		var ids []string
-		budget := int64(deleteBudget)
-		for _, k := range cands {
-			records := k.seq
-			if records > budget {
-				// Records may have gone already (a large task is trimmed
-				// over several calls): count what remains.
-				var low sql.NullInt64
-				if err := s.ret.lowest.QueryRowContext(ctx, k.id).Scan(&low); err != nil {
-					return wrap("delete finished", err)
-				}
-				records = 0
-				if low.Valid {
-					records = k.seq - low.Int64 + 1
-				}
-				if records > budget {
-					more = true
-					if len(ids) == 0 {
-						// Alone in this call: its oldest records go.
-						if _, err := s.ret.trim.ExecContext(ctx, k.id, low.Int64+budget); err != nil {
-							return wrap("delete finished", err)
-						}
-					}
-					break
-				}
-			}
-			ids = append(ids, k.id)
-			budget -= records
+		if ids, more, err = sqlstore.Deletions(cands, limit, lowest, trim); err != nil {
+			return wrap("delete finished", err)
 		}
 		if len(ids) == 0 {
 			return nil

@@ -20,7 +20,7 @@
 // Appending costs in proportion to what is appended, never to the task: a
 // task's row holds its bookkeeping (state, last sequence number, times),
 // and its snapshot is written apart, as a checkpoint, only when the events
-// logged since the last one outweigh it (checkpointDue). Reading a task
+// logged since the last one outweigh it (sqlstore.CheckpointDue). Reading a task
 // folds the events after its checkpoint onto it (internal/fold.Replay).
 // So a task whose artifact grows in many small chunks writes each chunk
 // once, plus checkpoints whose sizes grow geometrically: a small multiple
@@ -47,11 +47,11 @@ import (
 	_ "modernc.org/sqlite" // registers driver "sqlite"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/fold"
 	"github.com/a2abridge/a2abridge/internal/record"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/internal/listing"
 	"github.com/a2abridge/a2abridge/store/internal/msgfilter"
+	"github.com/a2abridge/a2abridge/store/internal/sqlstore"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
@@ -142,22 +142,6 @@ const maxEventRows = 4
 
 type readStmts struct {
 	task, events, exists, message, unfinished *sql.Stmt
-}
-
-// Checkpoints: a task's snapshot is written again once the encoded events
-// after it weigh checkpointFactor times as much as it (and at least
-// checkpointFactor × checkpointMin bytes). Reading a task then decodes at
-// most its snapshot and checkpointFactor times that in events; writing it
-// costs its events plus snapshots growing geometrically.
-const (
-	checkpointFactor = 4
-	checkpointMin    = 16 << 10
-)
-
-// checkpointDue reports whether a task whose events after its stored
-// snapshot (of snapSize bytes; 0: none) weigh tail bytes gets a new one.
-func checkpointDue(tail, snapSize int64) bool {
-	return tail >= checkpointFactor*max(snapSize, checkpointMin)
 }
 
 // request is one Append (or, with exec set, another write) on its way to
@@ -471,11 +455,8 @@ func (s *Store) closeDBs() error {
 	return nil
 }
 
-// Times are stored as int64 Unix nanoseconds, which covers these years.
-var (
-	minTime = time.Unix(0, -1<<63).Add(time.Second)
-	maxTime = time.Unix(0, 1<<63-1).Add(-time.Second)
-)
+// pkg prefixes the package's errors.
+const pkg sqlstore.Name = "sqlite"
 
 // validate checks the shape of a (store.Append.Validate) and that its
 // times fit the int64 nanoseconds they are stored as.
@@ -484,8 +465,8 @@ func validate(a *store.Append) error {
 		return err
 	}
 	for i, r := range a.Records {
-		if !r.Time.IsZero() && (r.Time.Before(minTime) || r.Time.After(maxTime)) {
-			return fmt.Errorf("sqlite: append: record %d time %v out of range", i, r.Time)
+		if err := pkg.CheckRecordTime(i, r.Time); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -547,7 +528,7 @@ func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 		if _, chunk := rec.Event.(*a2a.TaskArtifactUpdateEvent); !chunk {
 			r.statusChange = true
 		}
-		if r.bodies[i], err = encode(rec.Event); err != nil {
+		if r.bodies[i], err = sqlstore.Encode(rec.Event); err != nil {
 			return done(fmt.Errorf("sqlite: append: record %d: %w", i, err))
 		}
 		r.size += int64(len(r.bodies[i]))
@@ -570,17 +551,6 @@ func (s *Store) AppendAsync(ctx context.Context, a store.Append) <-chan error {
 	}
 	s.mu.RUnlock()
 	return r.res // the writer always answers
-}
-
-// encode encodes e as a record after checking the invariants every
-// reader relies on, so that nothing unreadable is ever stored (a
-// snapshot without ContextID, say, would otherwise break every later
-// Unfinished).
-func encode(e a2a.Event) ([]byte, error) {
-	if err := record.CheckEvent(e); err != nil {
-		return nil, err
-	}
-	return record.MarshalEvent(e)
 }
 
 // writer is the only goroutine writing to the database. It exits when
@@ -867,14 +837,14 @@ func (s *Store) applyFast(ctx context.Context, r *request, chained []*request) (
 
 // checkpoint writes snap, the task's snapshot at seq last, when its events
 // after the stored snapshot (tail bytes; the stored one has snapSize) call
-// for it (checkpointDue). A snapshot the codec cannot encode is not
+// for it (sqlstore.CheckpointDue). A snapshot the codec cannot encode is not
 // written: reads then fold from the previous checkpoint, as they would
 // anyway. It returns only the database's errors.
 func (s *Store) checkpoint(ctx context.Context, taskID string, last int64, snap *a2a.Task, tail, snapSize int64) error {
-	if !checkpointDue(tail, snapSize) {
+	if !sqlstore.CheckpointDue(tail, snapSize) {
 		return nil
 	}
-	body, err := encode(snap)
+	body, err := sqlstore.Encode(snap)
 	if err != nil {
 		return nil
 	}
@@ -1046,7 +1016,7 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 	}
 	var trace string
 	row, err := scanTask(s.r.task.QueryRowContext(ctx, taskID), &trace)
-	row.info.Trace = trace
+	row.Info.Trace = trace
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.TaskInfo{}, store.ErrNotFound
 	}
@@ -1056,61 +1026,33 @@ func (s *Store) Task(ctx context.Context, taskID string) (store.TaskInfo, error)
 	return s.fold(ctx, taskID, row)
 }
 
-// taskRow is a task's row with its checkpoint, as read.
-type taskRow struct {
-	info    store.TaskInfo // all but Task
-	snapSeq int64          // 0: no checkpoint
-	snap    []byte
-}
-
 type scanner interface{ Scan(dest ...any) error }
 
 // scanTask reads the columns agent, owner, seq, created, updated, the
 // checkpoint's seq and body (NULL when there is none), then extra.
-func scanTask(row scanner, extra ...any) (taskRow, error) {
+func scanTask(row scanner, extra ...any) (sqlstore.TaskRow, error) {
 	var (
-		r                taskRow
+		r                sqlstore.TaskRow
 		created, updated int64
 		snapSeq          sql.NullInt64
 	)
-	dest := append([]any{&r.info.Agent, &r.info.Owner, &r.info.Seq, &created, &updated, &snapSeq, &r.snap}, extra...)
+	dest := append([]any{&r.Info.Agent, &r.Info.Owner, &r.Info.Seq, &created, &updated, &snapSeq, &r.Snap}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return r, err
 	}
-	r.snapSeq = snapSeq.Int64
-	r.info.Created = time.Unix(0, created).UTC()
-	r.info.Updated = time.Unix(0, updated).UTC()
+	r.SnapSeq = snapSeq.Int64
+	r.SetTimes(created, updated)
 	return r, nil
 }
 
-// fold builds the task of row: its checkpoint, if any, with the records
-// after it up to the row's seq folded on (fold.Replay). Records missing
-// from the log mean the task is being deleted (DeleteFinished):
+// fold builds the task of row (sqlstore.Fold), reading the records after
+// its checkpoint up to the row's seq with Events. Records missing from
+// the log mean the task is being deleted (DeleteFinished):
 // store.ErrNotFound.
-func (s *Store) fold(ctx context.Context, taskID string, row taskRow) (store.TaskInfo, error) {
-	info := row.info
-	if row.snap != nil {
-		t, err := record.UnmarshalTask(row.snap)
-		if err != nil {
-			return info, fmt.Errorf("sqlite: task %s: decode snapshot: %w", taskID, err)
-		}
-		info.Task = t
-	}
-	if n := info.Seq - row.snapSeq; n > 0 {
-		recs, err := s.Events(ctx, taskID, row.snapSeq, int(n))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (int64(len(recs)) != n || recs[0].Seq != row.snapSeq+1)) {
-			return store.TaskInfo{}, store.ErrNotFound
-		}
-		if err != nil {
-			return store.TaskInfo{}, err
-		}
-		for _, r := range recs {
-			if info.Task, err = fold.Replay(info.Task, r.Event); err != nil {
-				return store.TaskInfo{}, fmt.Errorf("sqlite: task %s: fold record %d: %w", taskID, r.Seq, err)
-			}
-		}
-	}
-	return info, nil
+func (s *Store) fold(ctx context.Context, taskID string, row sqlstore.TaskRow) (store.TaskInfo, error) {
+	return pkg.Fold(taskID, row, func(n int64) ([]store.Record, error) {
+		return s.Events(ctx, taskID, row.SnapSeq, int(n))
+	})
 }
 
 // Events implements store.Store: up to limit records with Seq > after, in
@@ -1129,24 +1071,9 @@ func (s *Store) Events(ctx context.Context, taskID string, after int64, limit in
 		return nil, wrap("events "+taskID, err)
 	}
 	defer rows.Close()
-	var recs []store.Record
-	for rows.Next() {
-		var (
-			rec  store.Record
-			tm   int64
-			body []byte
-		)
-		if err := rows.Scan(&rec.Seq, &tm, &body); err != nil {
-			return nil, wrap("events "+taskID, err)
-		}
-		if rec.Event, err = record.UnmarshalEvent(body); err != nil {
-			return nil, fmt.Errorf("sqlite: events %s: decode record %d: %w", taskID, rec.Seq, err)
-		}
-		rec.Time = time.Unix(0, tm).UTC()
-		recs = append(recs, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("events "+taskID, err)
+	recs, err := pkg.Records(rows, "events "+taskID)
+	if err != nil {
+		return nil, err
 	}
 	if len(recs) == 0 {
 		var one int
@@ -1209,7 +1136,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 	if err != nil {
 		return nil, wrap("unfinished", err)
 	}
-	var found []taskRow
+	var found []sqlstore.TaskRow
 	var ids []string
 	for rows.Next() {
 		var id, trace string
@@ -1218,7 +1145,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 			rows.Close()
 			return nil, wrap("unfinished", err)
 		}
-		row.info.Trace = trace
+		row.Info.Trace = trace
 		found, ids = append(found, row), append(ids, id)
 	}
 	err = rows.Err()
@@ -1240,18 +1167,9 @@ func (s *Store) Unfinished(ctx context.Context) ([]store.TaskInfo, error) {
 	return out, nil
 }
 
-// wrap prefixes err with the package and op. Context errors stay
-// inspectable with errors.Is; driver errors are flattened to text so that
-// no driver type escapes the package.
-func wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("sqlite: %s: %w", op, err)
-	}
-	return fmt.Errorf("sqlite: %s: %v", op, err)
-}
+// wrap prefixes err with the package and op (sqlstore.Name.Wrap: no
+// driver type escapes the package).
+var wrap = pkg.Wrap
 
 // ObserveCommits implements store.CommitObserver: f is called after each
 // transaction of appends (group commit) with their number and the
