@@ -100,9 +100,17 @@ func Open(t testing.TB) *postgres.Store {
 // opens its store (the engine then queues its appends).
 func OpenWith(t testing.TB, opts postgres.Options) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), DSN(t), opts)
+	return OpenDSN(t, DSN(t), opts)
+}
+
+// OpenDSN opens a postgres.Store with opts on dsn (a DSN of DSN's, for
+// tests that open several stores on one schema), closed when t ends; it
+// fails t when Open does.
+func OpenDSN(t testing.TB, dsn string, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), dsn, opts)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s

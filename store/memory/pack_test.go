@@ -12,9 +12,8 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/store"
+	"github.com/a2abridge/a2abridge/store/storetest"
 )
-
-var cmpOpts = cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })}
 
 // finishTask creates task id with a rich first event, then appends an
 // artifact and a final status with text; it returns what it appended.
@@ -65,7 +64,7 @@ func TestFinishedTaskIsPackedAndReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(final, info.Task, cmpOpts); diff != "" {
+	if diff := cmp.Diff(final, info.Task, storetest.CmpOpts); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 	if info.Seq != 3 || info.Agent != "a" {
@@ -83,7 +82,7 @@ func TestFinishedTaskIsPackedAndReadsBack(t *testing.T) {
 		if got == nil {
 			t.Errorf("Events(%d, %d) = nil slice", q.after, q.limit)
 		}
-		if diff := cmp.Diff(q.want, got, cmpOpts); diff != "" {
+		if diff := cmp.Diff(q.want, got, storetest.CmpOpts); diff != "" {
 			t.Errorf("Events(%d, %d) (-want +got):\n%s", q.after, q.limit, diff)
 		}
 	}
@@ -109,7 +108,7 @@ func TestFinishedTaskIsPackedAndReadsBack(t *testing.T) {
 	if err != nil || len(got) != 4 {
 		t.Fatalf("Events = %d records, %v", len(got), err)
 	}
-	if diff := cmp.Diff(append(recs, store.Record{Seq: 4, Event: &m}), got, cmpOpts, cmpopts.IgnoreFields(store.Record{}, "Time")); diff != "" {
+	if diff := cmp.Diff(append(recs, store.Record{Seq: 4, Event: &m}), got, storetest.CmpOpts, cmpopts.IgnoreFields(store.Record{}, "Time")); diff != "" {
 		t.Errorf("records after the append (-want +got):\n%s", diff)
 	}
 	if info, _ := s.Task(ctx, "t1"); len(info.Task.History) != 3 {
@@ -128,14 +127,14 @@ func TestUnencodableTaskStaysUnpacked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(final, info.Task, cmpOpts); diff != "" {
+	if diff := cmp.Diff(final, info.Task, storetest.CmpOpts); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 	got, err := s.Events(ctx, "t2", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(recs, got, cmpOpts); diff != "" {
+	if diff := cmp.Diff(recs, got, storetest.CmpOpts); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 }
@@ -152,7 +151,7 @@ func TestLargeTaskStaysUnpacked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(final, info.Task, cmpOpts); diff != "" {
+	if diff := cmp.Diff(final, info.Task, storetest.CmpOpts); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 }

@@ -37,11 +37,7 @@ func openExclusive(t *testing.T) (*postgres.Store, *pgx.Conn) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	s, err := postgres.Open(ctx, dsn, postgres.Options{Exclusive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := pgtest.OpenDSN(t, dsn, postgres.Options{Exclusive: true})
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

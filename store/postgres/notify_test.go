@@ -16,12 +16,7 @@ import (
 
 func openNotify(t *testing.T, dsn string) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), dsn, postgres.Options{Notify: true})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return pgtest.OpenDSN(t, dsn, postgres.Options{Notify: true})
 }
 
 func appendStatus(t *testing.T, s store.Store, id string, after int64) {

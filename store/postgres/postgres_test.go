@@ -27,12 +27,7 @@ func TestConformance(t *testing.T) {
 
 func open(t *testing.T, dsn string) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return pgtest.OpenDSN(t, dsn, postgres.Options{})
 }
 
 func task(id string, state a2a.TaskState) a2a.Task {
@@ -425,16 +420,5 @@ func TestSharedAndExclusive(t *testing.T) {
 // TestPing: Ping answers nil while the database does, and
 // ErrClosed after Close.
 func TestPing(t *testing.T) {
-	s, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var _ store.Pinger = s
-	if err := s.Ping(context.Background()); err != nil {
-		t.Fatalf("Ping: %v", err)
-	}
-	_ = s.Close()
-	if err := s.Ping(context.Background()); !errors.Is(err, postgres.ErrClosed) {
-		t.Fatalf("Ping after Close: %v, want ErrClosed", err)
-	}
+	storetest.Ping(t, pgtest.Open(t))
 }

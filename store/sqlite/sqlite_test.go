@@ -893,13 +893,5 @@ func TestMessageFilterSharedFile(t *testing.T) {
 // TestPing: Ping reads the database while it is open, and
 // answers ErrClosed after Close.
 func TestPing(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "a2a.db"), sqlite.Options{})
-	var _ store.Pinger = s
-	if err := s.Ping(context.Background()); err != nil {
-		t.Fatalf("Ping: %v", err)
-	}
-	_ = s.Close()
-	if err := s.Ping(context.Background()); !errors.Is(err, sqlite.ErrClosed) {
-		t.Fatalf("Ping after Close: %v, want ErrClosed", err)
-	}
+	storetest.Ping(t, open(t, filepath.Join(t.TempDir(), "a2a.db"), sqlite.Options{}))
 }

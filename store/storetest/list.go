@@ -157,7 +157,7 @@ func testListTasksPaging(t *testing.T, s store.Store) {
 	}
 	for _, info := range page.Tasks {
 		full := mustTask(t, s, info.Task.ID)
-		if diff := cmp.Diff(full, info, cmpOpts); diff != "" {
+		if diff := cmp.Diff(full, info, CmpOpts); diff != "" {
 			t.Errorf("listed %s differs from Task (-Task +listed):\n%s", info.Task.ID, diff)
 		}
 	}
@@ -178,7 +178,7 @@ func testListTasksFilters(t *testing.T, s store.Store) {
 			if total != len(sel) {
 				t.Errorf("%+v: Total %d, want %d", q, total, len(sel))
 			}
-			if diff := cmp.Diff(listOrder(sel), got, cmpOpts); diff != "" {
+			if diff := cmp.Diff(listOrder(sel), got, CmpOpts); diff != "" {
 				t.Errorf("%+v limit %d: ids (-want +got):\n%s", q, limit, diff)
 			}
 		}
@@ -283,7 +283,7 @@ func testListTasksCursor(t *testing.T, s store.Store) {
 	q.Cursor = next
 	p1, err1 := s.ListTasks(ctx, q)
 	p2, err2 := s.ListTasks(ctx, q)
-	if err1 != nil || err2 != nil || !cmp.Equal(p1, p2, cmpOpts) {
+	if err1 != nil || err2 != nil || !cmp.Equal(p1, p2, CmpOpts) {
 		t.Errorf("the same cursor twice: %v, %v, or different pages", err1, err2)
 	}
 	// ... with another page size ...

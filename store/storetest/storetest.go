@@ -119,9 +119,10 @@ func BenchmarkAppend(b *testing.B, s store.Store) {
 	})
 }
 
-// cmpOpts compares domain values the way a store must preserve them: times
-// by instant, nil and empty slices and maps alike.
-var cmpOpts = cmp.Options{
+// CmpOpts compares domain values the way a store must preserve them: times
+// by instant, nil and empty slices and maps alike (cmp.Diff's options for
+// a store's tests too).
+var CmpOpts = cmp.Options{
 	cmpopts.EquateEmpty(),
 	cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) }),
 }
@@ -205,7 +206,7 @@ func assertUnchanged(t *testing.T, s store.Store, id string, seq int64, want a2a
 	if info.Seq != seq {
 		t.Errorf("Task(%s).Seq = %d, want %d", id, info.Seq, seq)
 	}
-	if diff := cmp.Diff(want, info.Task, cmpOpts); diff != "" {
+	if diff := cmp.Diff(want, info.Task, CmpOpts); diff != "" {
 		t.Errorf("Task(%s) snapshot changed (-want +got):\n%s", id, diff)
 	}
 	if got := seqs(mustEvents(t, s, id, 0, 0)); !slices.Equal(got, span(1, seq)) {
@@ -229,7 +230,7 @@ func testCreateAndRead(t *testing.T, s store.Store) {
 	if info.Agent != "echo" || info.Seq != 1 {
 		t.Errorf("Task: Agent %q Seq %d, want echo 1", info.Agent, info.Seq)
 	}
-	if diff := cmp.Diff(snap, info.Task, cmpOpts); diff != "" {
+	if diff := cmp.Diff(snap, info.Task, CmpOpts); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 	if info.Created.Before(before.Add(-time.Second)) || info.Created.After(time.Now().Add(time.Second)) {
@@ -240,7 +241,7 @@ func testCreateAndRead(t *testing.T, s store.Store) {
 	}
 	recs := mustEvents(t, s, "t1", 0, 0)
 	want := []store.Record{{Seq: 1, Time: at, Event: &snap}}
-	if diff := cmp.Diff(want, recs, cmpOpts); diff != "" {
+	if diff := cmp.Diff(want, recs, CmpOpts); diff != "" {
 		t.Errorf("Events (-want +got):\n%s", diff)
 	}
 	if id, err := s.MessageTask(ctx, "echo", "m1"); err != nil || id != "t1" {
@@ -617,14 +618,14 @@ func testSnapshotRoundTrip(t *testing.T, s store.Store) {
 	info := mustTask(t, s, "rt")
 	// The snapshot appended last is the fold of the records: the rich
 	// task, completed by the last record.
-	if diff := cmp.Diff(task, info.Task, cmpOpts); diff != "" {
+	if diff := cmp.Diff(task, info.Task, CmpOpts); diff != "" {
 		t.Errorf("snapshot round trip (-want +got):\n%s", diff)
 	}
 	got := mustEvents(t, s, "rt", 0, 0)
 	for i := range recs {
 		recs[i].Seq = int64(i + 1)
 	}
-	if diff := cmp.Diff(recs, got, cmpOpts); diff != "" {
+	if diff := cmp.Diff(recs, got, CmpOpts); diff != "" {
 		t.Errorf("events round trip (-want +got):\n%s", diff)
 	}
 	// File bytes stay bytes (not a URI), URIs stay URIs.
@@ -651,7 +652,7 @@ func testSnapshotIsolation(t *testing.T, s store.Store) {
 
 	for range 2 {
 		info := mustTask(t, s, "iso")
-		if diff := cmp.Diff(richTask("iso"), info.Task, cmpOpts); diff != "" {
+		if diff := cmp.Diff(richTask("iso"), info.Task, CmpOpts); diff != "" {
 			t.Fatalf("stored snapshot changed (-want +got):\n%s", diff)
 		}
 		got := info.Task
@@ -973,7 +974,7 @@ func testLongTask(t *testing.T, s store.Store) {
 			if info.Seq != seq {
 				t.Fatalf("after %d events: Seq %d, want %d", i, info.Seq, seq)
 			}
-			if diff := cmp.Diff(task, info.Task, cmpOpts); diff != "" {
+			if diff := cmp.Diff(task, info.Task, CmpOpts); diff != "" {
 				t.Fatalf("after %d events, the task read back is not the fold of its log (-want +got):\n%s", i, diff)
 			}
 		}
@@ -989,7 +990,7 @@ func testLongTask(t *testing.T, s store.Store) {
 			t.Fatalf("fold of record %d: %v", r.Seq, err)
 		}
 	}
-	if diff := cmp.Diff(task, again, cmpOpts); diff != "" {
+	if diff := cmp.Diff(task, again, CmpOpts); diff != "" {
 		t.Errorf("the fold of Events is not the task (-want +got):\n%s", diff)
 	}
 	var got strings.Builder
@@ -1142,14 +1143,14 @@ func testNumbers(t *testing.T, s store.Store) {
 		}
 		seq++
 		info := mustTask(t, s, "num")
-		if diff := cmp.Diff(task, info.Task, cmpOpts); diff != "" {
+		if diff := cmp.Diff(task, info.Task, CmpOpts); diff != "" {
 			t.Fatalf("task after %T (-want +got):\n%s", ev, diff)
 		}
 	}
 	recs := mustEvents(t, s, "num", 0, 0)
 	want := []a2a.Event{&created, art, done}
 	for i, r := range recs {
-		if diff := cmp.Diff(want[i], r.Event, cmpOpts); diff != "" {
+		if diff := cmp.Diff(want[i], r.Event, CmpOpts); diff != "" {
 			t.Errorf("record %d (-want +got):\n%s", r.Seq, diff)
 		}
 	}
