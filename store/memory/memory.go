@@ -401,32 +401,40 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID string, c a2a.PushNoti
 }
 
 func (s *Store) setPushConfigFrom(from int64, taskID string, c a2a.PushNotificationConfig, cursor int64) error {
-	err := s.setPushConfig(taskID, c, cursor)
+	if c.ID == "" {
+		return errors.New("memory: push config without id")
+	}
+	return s.changePush(from, taskID, func(t *task) error {
+		for i := range t.push {
+			if t.push[i].Config.ID == c.ID {
+				t.push[i].Config = c
+				return nil
+			}
+		}
+		t.push = append(t.push, store.PushConfig{TaskID: taskID, Config: c, Delivered: cursor, Created: time.Now()})
+		return nil
+	})
+}
+
+// changePush runs change on task taskID under its shard's lock
+// (store.ErrNotFound for an unknown task) and, when change succeeds,
+// reports that the task's push configs changed to every Watch but from's
+// (report; from is 0 for this Store's own callers).
+func (s *Store) changePush(from int64, taskID string, change func(t *task) error) error {
+	err := func() error {
+		sh := s.shard(taskID)
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		t := sh.tasks[taskID]
+		if t == nil {
+			return store.ErrNotFound
+		}
+		return change(t)
+	}()
 	if err == nil && s.rep.watching.Load() {
 		s.report(from, taskID, 0)
 	}
 	return err
-}
-
-func (s *Store) setPushConfig(taskID string, c a2a.PushNotificationConfig, cursor int64) error {
-	if c.ID == "" {
-		return errors.New("memory: push config without id")
-	}
-	sh := s.shard(taskID)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	t := sh.tasks[taskID]
-	if t == nil {
-		return store.ErrNotFound
-	}
-	for i := range t.push {
-		if t.push[i].Config.ID == c.ID {
-			t.push[i].Config = c
-			return nil
-		}
-	}
-	t.push = append(t.push, store.PushConfig{TaskID: taskID, Config: c, Delivered: cursor, Created: time.Now()})
-	return nil
 }
 
 // PushConfigs implements store.Store.
@@ -446,29 +454,16 @@ func (s *Store) DeletePushConfig(ctx context.Context, taskID, configID string) e
 }
 
 func (s *Store) deletePushConfigFrom(from int64, taskID, configID string) error {
-	err := s.deletePushConfig(taskID, configID)
-	if err == nil && s.rep.watching.Load() {
-		s.report(from, taskID, 0)
-	}
-	return err
-}
-
-func (s *Store) deletePushConfig(taskID, configID string) error {
-	sh := s.shard(taskID)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	t := sh.tasks[taskID]
-	if t == nil {
-		return store.ErrNotFound
-	}
-	for i := range t.push {
-		if t.push[i].Config.ID == configID {
-			t.push = slices.Delete(t.push, i, i+1)
-			s.unclaimLocked(taskID, configID)
-			return nil
+	return s.changePush(from, taskID, func(t *task) error {
+		for i := range t.push {
+			if t.push[i].Config.ID == configID {
+				t.push = slices.Delete(t.push, i, i+1)
+				s.unclaimLocked(taskID, configID)
+				return nil
+			}
 		}
-	}
-	return store.ErrNotFound
+		return store.ErrNotFound
+	})
 }
 
 // MarkPushDelivered implements store.Store.
