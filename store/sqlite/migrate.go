@@ -60,16 +60,13 @@ UPDATE tasks SET snap_size = 0, tail = coalesce((SELECT sum(length(e.body)) FROM
 // migrate creates the schema in a new database, or upgrades an existing
 // one from its version (PRAGMA user_version) to SchemaVersion, in one
 // transaction: when any step fails, nothing is changed.
-func (s *Store) migrate(ctx context.Context) (err error) {
-	c := s.wconn
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return wrap("begin", err)
-	}
-	defer func() {
-		if err != nil {
-			_, _ = c.ExecContext(ctx, "ROLLBACK")
-		}
-	}()
+func (s *Store) migrate(ctx context.Context) error {
+	return s.immediateTx(ctx, "commit schema", migrateTx)
+}
+
+// migrateTx is migrate's work inside its transaction, on the writer's
+// connection c.
+func migrateTx(ctx context.Context, c *sql.Conn) (err error) {
 	var v int
 	if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return wrap("read schema version", err)
@@ -98,9 +95,6 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 		if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 			return wrap("set schema version", err)
 		}
-	}
-	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		return wrap("commit schema", err)
 	}
 	return nil
 }

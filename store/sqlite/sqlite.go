@@ -628,8 +628,18 @@ func (s *Store) commit(batch []*request) {
 // trace in the transaction and gets its error in results; the others are
 // unaffected. runTx returns an error (and nothing is committed) only if
 // the transaction itself fails: then commit retries each request alone.
-func (s *Store) runTx(reqs []*request, results []error) (err error) {
-	ctx := context.Background()
+func (s *Store) runTx(reqs []*request, results []error) error {
+	return s.immediateTx(context.Background(), "commit", func(ctx context.Context, _ *sql.Conn) error {
+		return s.applyAll(ctx, reqs, results)
+	})
+}
+
+// immediateTx runs fn in a transaction of the writer's connection, begun
+// with BEGIN IMMEDIATE (so it holds the database's write lock from the
+// start), and commits it when fn returns nil; when fn or the commit
+// fails, it rolls the transaction back. commit names the commit in its
+// error.
+func (s *Store) immediateTx(ctx context.Context, commit string, fn func(ctx context.Context, c *sql.Conn) error) (err error) {
 	c := s.wconn
 	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return wrap("begin", err)
@@ -639,6 +649,20 @@ func (s *Store) runTx(reqs []*request, results []error) (err error) {
 			_, _ = c.ExecContext(ctx, "ROLLBACK")
 		}
 	}()
+	if err := fn(ctx, c); err != nil {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return wrap(commit, err)
+	}
+	return nil
+}
+
+// applyAll is runTx's work inside its transaction: it applies reqs and
+// runs the batch hook, and returns an error when the transaction must
+// not commit.
+func (s *Store) applyAll(ctx context.Context, reqs []*request, results []error) error {
+	var err error
 	single := len(reqs) == 1
 	var merged []bool // reqs folded into an earlier request's write
 	for i, r := range reqs {
@@ -669,12 +693,7 @@ func (s *Store) runTx(reqs []*request, results []error) (err error) {
 		}
 	}
 	if s.batchHook != nil && !single {
-		if err := s.batchHook(len(reqs)); err != nil {
-			return err
-		}
-	}
-	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		return wrap("commit", err)
+		return s.batchHook(len(reqs))
 	}
 	return nil
 }
