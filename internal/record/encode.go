@@ -264,8 +264,8 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 }
 
 // numberMarshaler writes a json.Number as its literal, which must be a
-// JSON number; numberLiteral reads a number into an `any` as a
-// json.Number with its text.
+// JSON number; a number read into an `any` is a json.Number with its text
+// (wirejson.DecodeOptions).
 var (
 	numberMarshaler = json.MarshalToFunc(func(enc *jsontext.Encoder, n stdjson.Number) error {
 		if !wirejson.ValidNumber(string(n)) {
@@ -273,18 +273,7 @@ var (
 		}
 		return enc.WriteValue(jsontext.Value(n))
 	})
-	numberLiteral = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
-		if dec.PeekKind() != '0' {
-			return errors.ErrUnsupported
-		}
-		val, err := dec.ReadValue()
-		if err != nil {
-			return err
-		}
-		*v = stdjson.Number(val)
-		return nil
-	})
-	normalizeOpts = json.JoinOptions(json.Deterministic(true), json.WithMarshalers(numberMarshaler), json.WithUnmarshalers(numberLiteral))
+	normalizeOpts = json.JoinOptions(json.Deterministic(true), json.WithMarshalers(numberMarshaler), wirejson.DecodeOptions)
 )
 
 // normalize turns a value of a type outside the JSON data model into the

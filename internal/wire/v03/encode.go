@@ -45,6 +45,18 @@ func (e *encoder) member(name string) {
 	e.b = append(e.b, '"', ':')
 }
 
+// array appends s as a JSON array, each element written by elem.
+func array[T any](e *encoder, s []T, elem func(*encoder, *T)) {
+	e.b = append(e.b, '[')
+	for i := range s {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		elem(e, &s[i])
+	}
+	e.b = append(e.b, ']')
+}
+
 // optional appends `,"name":"v"` unless v is empty.
 func (e *encoder) optional(name, v string) {
 	if v != "" {
@@ -182,25 +194,11 @@ func (e *encoder) task(t *a2a.Task) {
 	e.status(&t.Status)
 	if len(t.History) > 0 {
 		e.member("history")
-		e.b = append(e.b, '[')
-		for i := range t.History {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.message(&t.History[i])
-		}
-		e.b = append(e.b, ']')
+		array(e, t.History, (*encoder).message)
 	}
 	if len(t.Artifacts) > 0 {
 		e.member("artifacts")
-		e.b = append(e.b, '[')
-		for i := range t.Artifacts {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.artifact(&t.Artifacts[i])
-		}
-		e.b = append(e.b, ']')
+		array(e, t.Artifacts, (*encoder).artifact)
 	}
 	e.metadata(t.Metadata)
 	e.b = append(e.b, '}')

@@ -501,10 +501,7 @@ func UnmarshalAgentCard(b []byte) (a2a.AgentCard, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return a2a.AgentCard{}, err
-	}
-	return c, nil
+	return orZero(c, err)
 }
 
 func (d *decoder) capabilities(c *a2a.AgentCapabilities) error {

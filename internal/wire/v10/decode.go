@@ -83,6 +83,14 @@ func (d *decoder) missing(name string) error {
 	return a2a.InvalidParams(d.ptr()+"/"+name, "required field missing")
 }
 
+// required is missing(name) when value is "", else nil.
+func (d *decoder) required(name, value string) error {
+	if value == "" {
+		return d.missing(name)
+	}
+	return nil
+}
+
 // wrap converts an error of jsontext or json/v2 into an *a2a.Error.
 func (d *decoder) wrap(err error) error {
 	var ae *a2a.Error
@@ -177,6 +185,45 @@ func (d *decoder) document(raw []byte, emptyOK bool, read func() error) error {
 		return d.wrap(err)
 	}
 	return nil
+}
+
+// readDocument reads raw, a whole document, with read and returns its
+// value: the zero T and the error when either fails. emptyOK is
+// document's.
+func readDocument[T any](d *decoder, raw []byte, emptyOK bool, read func() (T, error)) (T, error) {
+	var v T
+	err := d.document(raw, emptyOK, func() error {
+		var err error
+		v, err = read()
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+// readObject reads raw, a whole document, as one object of table f:
+// member reads the value of each known member, by JSON name; check, when
+// not nil, judges what was read once every member is (a required member
+// absent). emptyOK is document's.
+func (d *decoder) readObject(raw []byte, emptyOK bool, f *fields, member func(name string) error, check func() error) error {
+	return d.document(raw, emptyOK, func() error {
+		if _, err := d.object(f, member); err != nil || check == nil {
+			return err
+		}
+		return check()
+	})
+}
+
+// orZero returns v, or T's zero value with err when err is not nil.
+func orZero[T any](v T, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
 
 // fields is the member table of one message type.

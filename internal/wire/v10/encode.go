@@ -57,6 +57,18 @@ func (e *encoder) member(name string) {
 	e.b = append(e.b, '"', ':')
 }
 
+// array appends s as a JSON array, each element written by elem.
+func array[T any](e *encoder, s []T, elem func(*encoder, *T)) {
+	e.b = append(e.b, '[')
+	for i := range s {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		elem(e, &s[i])
+	}
+	e.b = append(e.b, ']')
+}
+
 // field appends a string member.
 func (e *encoder) field(name, v string) {
 	e.member(name)
@@ -151,14 +163,7 @@ func (e *encoder) part(p *a2a.Part) {
 }
 
 func (e *encoder) parts(ps []a2a.Part) {
-	e.b = append(e.b, '[')
-	for i := range ps {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		e.part(&ps[i])
-	}
-	e.b = append(e.b, ']')
+	array(e, ps, (*encoder).part)
 }
 
 // message appends a Message (A2A 1.0 §4.1.4).
@@ -234,25 +239,11 @@ func (e *encoder) task(t *a2a.Task, artifacts int) {
 	e.status(&t.Status)
 	if artifacts == artifactsAlways || artifacts == artifactsIfAny && len(t.Artifacts) > 0 {
 		e.member("artifacts")
-		e.b = append(e.b, '[')
-		for i := range t.Artifacts {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.artifact(&t.Artifacts[i])
-		}
-		e.b = append(e.b, ']')
+		array(e, t.Artifacts, (*encoder).artifact)
 	}
 	if len(t.History) > 0 {
 		e.member("history")
-		e.b = append(e.b, '[')
-		for i := range t.History {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.message(&t.History[i])
-		}
-		e.b = append(e.b, ']')
+		array(e, t.History, (*encoder).message)
 	}
 	e.metadata(t.Metadata)
 	e.b = append(e.b, '}')
@@ -451,14 +442,8 @@ func AppendTaskPushNotificationConfig(dst []byte, c *a2a.TaskPushNotificationCon
 // […], "nextPageToken": …}; configs is always written, the token when not "".
 func AppendListTaskPushNotificationConfigsResponse(dst []byte, configs []a2a.TaskPushNotificationConfig, nextPageToken string) ([]byte, error) {
 	e := encoder{b: dst}
-	e.b = append(e.b, `{"configs":[`...)
-	for i := range configs {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		e.pushConfig(&configs[i])
-	}
-	e.b = append(e.b, ']')
+	e.b = append(e.b, `{"configs":`...)
+	array(&e, configs, (*encoder).pushConfig)
 	e.optional("nextPageToken", nextPageToken)
 	e.b = append(e.b, '}')
 	return e.finish(dst, len(dst))

@@ -430,15 +430,12 @@ func ParseRESTError(httpStatus int, body []byte) (e *a2a.Error, ok bool) {
 		ds      details
 		found   bool
 	)
-	err := d.document(body, false, func() error {
-		_, err := d.object(restErrorFields, func(string) error {
-			found = true
-			serr, err := d.statusErrorDetails(&ds)
-			code, message = serr.Code, serr.Message
-			return err
-		})
+	err := d.readObject(body, false, restErrorFields, func(string) error {
+		found = true
+		serr, err := d.statusErrorDetails(&ds)
+		code, message = serr.Code, serr.Message
 		return err
-	})
+	}, nil)
 	if err != nil || !found {
 		return statusOnlyError(httpStatus, body), false
 	}

@@ -35,33 +35,29 @@ func DecodeSendMessageRequest(raw []byte) (a2a.SendMessageRequest, error) {
 
 func decodeSendMessage(raw []byte, prefix string, rest bool) (a2a.SendMessageRequest, error) {
 	var p a2a.SendMessageRequest
+	var hasMessage bool
 	d := newDecoder(raw, prefix, rest)
 	defer d.release()
-	var hasMessage bool
-	err := d.document(raw, false, func() error {
-		_, err := d.object(sendMessageFields, func(name string) error {
-			var err error
-			switch name {
-			case "tenant":
-				p.Tenant, err = d.str()
-			case "message":
-				p.Message, hasMessage, err = d.message(true)
-			case "configuration":
-				p.Configuration, err = d.sendConfig()
-			case "metadata":
-				p.Metadata, err = d.structValue()
-			}
-			return err
-		})
-		if err == nil && !hasMessage {
-			return d.missing("message")
+	err := d.readObject(raw, false, sendMessageFields, func(name string) error {
+		var err error
+		switch name {
+		case "tenant":
+			p.Tenant, err = d.str()
+		case "message":
+			p.Message, hasMessage, err = d.message(true)
+		case "configuration":
+			p.Configuration, err = d.sendConfig()
+		case "metadata":
+			p.Metadata, err = d.structValue()
 		}
 		return err
+	}, func() error {
+		if !hasMessage {
+			return d.missing("message")
+		}
+		return nil
 	})
-	if err != nil {
-		return a2a.SendMessageRequest{}, err
-	}
-	return p, nil
+	return orZero(p, err)
 }
 
 // sendConfig reads a SendMessageConfiguration (A2A 1.0 §3.2.2).
@@ -101,28 +97,19 @@ func DecodeGetTaskRequest(raw []byte) (a2a.GetTaskRequest, error) {
 	var p a2a.GetTaskRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
-	err := d.document(raw, true, func() error {
-		_, err := d.object(getTaskFields, func(name string) error {
-			var err error
-			switch name {
-			case "tenant":
-				p.Tenant, err = d.str()
-			case "id":
-				p.ID, err = d.str()
-			case "historyLength":
-				p.HistoryLength, err = d.nonNegative()
-			}
-			return err
-		})
-		if err == nil && p.ID == "" {
-			return d.missing("id")
+	err := d.readObject(raw, true, getTaskFields, func(name string) error {
+		var err error
+		switch name {
+		case "tenant":
+			p.Tenant, err = d.str()
+		case "id":
+			p.ID, err = d.str()
+		case "historyLength":
+			p.HistoryLength, err = d.nonNegative()
 		}
 		return err
-	})
-	if err != nil {
-		return a2a.GetTaskRequest{}, err
-	}
-	return p, nil
+	}, func() error { return d.required("id", p.ID) })
+	return orZero(p, err)
 }
 
 // DecodeListTasksRequest decodes the params of ListTasks, a
@@ -134,44 +121,38 @@ func DecodeListTasksRequest(raw []byte) (a2a.ListTasksRequest, error) {
 	var p a2a.ListTasksRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
-	err := d.document(raw, true, func() error {
-		_, err := d.object(listTasksFields, func(name string) error {
-			var err error
-			switch name {
-			case "tenant":
-				p.Tenant, err = d.str()
-			case "contextId":
-				p.ContextID, err = d.str()
-			case "status":
-				var n int
-				if n, err = d.enum(taskStateNames, "task state"); err == nil && n != 0 {
-					p.Status = a2a.TaskState(n)
-				}
-			case "pageSize":
-				var n int
-				if n, err = d.int32(); err == nil {
-					if n < 1 || n > a2a.ListTasksMaxPageSize {
-						err = d.fail("pageSize must be between 1 and 100")
-					}
-					p.PageSize = &n
-				}
-			case "pageToken":
-				p.PageToken, err = d.str()
-			case "historyLength":
-				p.HistoryLength, err = d.nonNegative()
-			case "statusTimestampAfter":
-				p.StatusTimestampAfter, err = d.timestamp()
-			case "includeArtifacts":
-				p.IncludeArtifacts, err = d.boolean()
+	err := d.readObject(raw, true, listTasksFields, func(name string) error {
+		var err error
+		switch name {
+		case "tenant":
+			p.Tenant, err = d.str()
+		case "contextId":
+			p.ContextID, err = d.str()
+		case "status":
+			var n int
+			if n, err = d.enum(taskStateNames, "task state"); err == nil && n != 0 {
+				p.Status = a2a.TaskState(n)
 			}
-			return err
-		})
+		case "pageSize":
+			var n int
+			if n, err = d.int32(); err == nil {
+				if n < 1 || n > a2a.ListTasksMaxPageSize {
+					err = d.fail("pageSize must be between 1 and 100")
+				}
+				p.PageSize = &n
+			}
+		case "pageToken":
+			p.PageToken, err = d.str()
+		case "historyLength":
+			p.HistoryLength, err = d.nonNegative()
+		case "statusTimestampAfter":
+			p.StatusTimestampAfter, err = d.timestamp()
+		case "includeArtifacts":
+			p.IncludeArtifacts, err = d.boolean()
+		}
 		return err
-	})
-	if err != nil {
-		return a2a.ListTasksRequest{}, err
-	}
-	return p, nil
+	}, nil)
+	return orZero(p, err)
 }
 
 // DecodeCancelTaskRequest decodes the params of CancelTask, a
@@ -193,30 +174,26 @@ func decodeTaskID(raw []byte, prefix string, rest bool, pathID string) (a2a.Canc
 	var p a2a.CancelTaskRequest
 	d := newDecoder(raw, prefix, rest)
 	defer d.release()
-	err := d.document(raw, true, func() error {
-		_, err := d.object(taskIDFields, func(name string) error {
-			var err error
-			switch name {
-			case "tenant":
-				p.Tenant, err = d.str()
-			case "id":
-				if p.ID, err = d.str(); err == nil && pathID != "" && p.ID != "" && p.ID != pathID {
-					err = d.fail("id differs from the id in the path")
-				}
-			case "metadata":
-				p.Metadata, err = d.structValue()
+	err := d.readObject(raw, true, taskIDFields, func(name string) error {
+		var err error
+		switch name {
+		case "tenant":
+			p.Tenant, err = d.str()
+		case "id":
+			if p.ID, err = d.str(); err == nil && pathID != "" && p.ID != "" && p.ID != pathID {
+				err = d.fail("id differs from the id in the path")
 			}
-			return err
-		})
-		if err == nil && p.ID == "" && pathID == "" {
-			return d.missing("id")
+		case "metadata":
+			p.Metadata, err = d.structValue()
 		}
 		return err
+	}, func() error {
+		if pathID != "" {
+			return nil
+		}
+		return d.required("id", p.ID)
 	})
-	if err != nil {
-		return a2a.CancelTaskRequest{}, err
-	}
-	return p, nil
+	return orZero(p, err)
 }
 
 // DecodeTaskPushNotificationConfig decodes the params of
@@ -229,27 +206,19 @@ func DecodeTaskPushNotificationConfig(raw []byte) (a2a.TaskPushNotificationConfi
 }
 
 func decodeCreatePushConfig(raw []byte, prefix string, rest bool, pathTaskID string) (a2a.TaskPushNotificationConfig, error) {
-	var c a2a.TaskPushNotificationConfig
 	d := newDecoder(raw, prefix, rest)
 	defer d.release()
-	err := d.document(raw, false, func() error {
-		var err error
-		c, _, err = d.pushConfig()
-		if err != nil {
-			return err
-		}
+	return readDocument(d, raw, false, func() (a2a.TaskPushNotificationConfig, error) {
+		c, _, err := d.pushConfig()
 		switch {
+		case err != nil:
 		case pathTaskID == "" && c.TaskID == "":
-			return d.missing("taskId")
+			err = d.missing("taskId")
 		case pathTaskID != "" && c.TaskID != "" && c.TaskID != pathTaskID:
-			return a2a.InvalidParams(d.ptr()+"/taskId", "taskId differs from the task id in the path")
+			err = a2a.InvalidParams(d.ptr()+"/taskId", "taskId differs from the task id in the path")
 		}
-		return nil
+		return c, err
 	})
-	if err != nil {
-		return a2a.TaskPushNotificationConfig{}, err
-	}
-	return c, nil
 }
 
 // DecodeGetTaskPushNotificationConfigRequest decodes the params of
@@ -271,33 +240,24 @@ func decodePushConfigID(raw []byte) (a2a.GetTaskPushNotificationConfigRequest, e
 	var p a2a.GetTaskPushNotificationConfigRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
-	err := d.document(raw, true, func() error {
-		_, err := d.object(pushConfigIDFields, func(name string) error {
-			var err error
-			switch name {
-			case "tenant":
-				p.Tenant, err = d.str()
-			case "taskId":
-				p.TaskID, err = d.str()
-			case "id":
-				p.ID, err = d.str()
-			}
-			return err
-		})
-		switch {
-		case err != nil:
-			return err
-		case p.TaskID == "":
-			return d.missing("taskId")
-		case p.ID == "":
-			return d.missing("id")
+	err := d.readObject(raw, true, pushConfigIDFields, func(name string) error {
+		var err error
+		switch name {
+		case "tenant":
+			p.Tenant, err = d.str()
+		case "taskId":
+			p.TaskID, err = d.str()
+		case "id":
+			p.ID, err = d.str()
 		}
-		return nil
+		return err
+	}, func() error {
+		if err := d.required("taskId", p.TaskID); err != nil {
+			return err
+		}
+		return d.required("id", p.ID)
 	})
-	if err != nil {
-		return a2a.GetTaskPushNotificationConfigRequest{}, err
-	}
-	return p, nil
+	return orZero(p, err)
 }
 
 // DecodeListTaskPushNotificationConfigsRequest decodes the params of
@@ -307,33 +267,24 @@ func DecodeListTaskPushNotificationConfigsRequest(raw []byte) (a2a.ListTaskPushN
 	var p a2a.ListTaskPushNotificationConfigsRequest
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
-	err := d.document(raw, true, func() error {
-		_, err := d.object(listPushConfigFields, func(name string) error {
-			var err error
-			switch name {
-			case "tenant":
-				p.Tenant, err = d.str()
-			case "taskId":
-				p.TaskID, err = d.str()
-			case "pageSize":
-				var n *int
-				if n, err = d.nonNegative(); err == nil && *n > 0 {
-					p.PageSize = n
-				}
-			case "pageToken":
-				p.PageToken, err = d.str()
+	err := d.readObject(raw, true, listPushConfigFields, func(name string) error {
+		var err error
+		switch name {
+		case "tenant":
+			p.Tenant, err = d.str()
+		case "taskId":
+			p.TaskID, err = d.str()
+		case "pageSize":
+			var n *int
+			if n, err = d.nonNegative(); err == nil && *n > 0 {
+				p.PageSize = n
 			}
-			return err
-		})
-		if err == nil && p.TaskID == "" {
-			return d.missing("taskId")
+		case "pageToken":
+			p.PageToken, err = d.str()
 		}
 		return err
-	})
-	if err != nil {
-		return a2a.ListTaskPushNotificationConfigsRequest{}, err
-	}
-	return p, nil
+	}, func() error { return d.required("taskId", p.TaskID) })
+	return orZero(p, err)
 }
 
 // DecodeGetExtendedAgentCardRequest decodes the params of
@@ -341,16 +292,10 @@ func DecodeListTaskPushNotificationConfigsRequest(raw []byte) (a2a.ListTaskPushN
 func DecodeGetExtendedAgentCardRequest(raw []byte) (tenant string, err error) {
 	d := newDecoder(raw, paramsPrefix, false)
 	defer d.release()
-	err = d.document(raw, true, func() error {
-		_, err := d.object(tenantFields, func(string) error {
-			var err error
-			tenant, err = d.str()
-			return err
-		})
+	err = d.readObject(raw, true, tenantFields, func(string) error {
+		var err error
+		tenant, err = d.str()
 		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	return tenant, nil
+	}, nil)
+	return orZero(tenant, err)
 }

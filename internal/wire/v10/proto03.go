@@ -224,32 +224,28 @@ func (e *encoder) part03(p *a2a.Part) {
 // else InvalidParams (-32602) naming the field ("/message/content/0/file").
 func DecodeREST03SendMessage(body []byte) (a2a.SendMessageRequest, error) {
 	var p a2a.SendMessageRequest
+	var hasMessage bool
 	d := newDecoder(body, "", true)
 	defer d.release()
 	d.v03 = true
-	var hasMessage bool
-	err := d.document(body, false, func() error {
-		_, err := d.object(sendMessageFields03, func(name string) error {
-			var err error
-			switch name {
-			case "message":
-				p.Message, hasMessage, err = d.message(true)
-			case "configuration":
-				p.Configuration, err = d.sendConfig03()
-			case "metadata":
-				p.Metadata, err = d.structValue()
-			}
-			return err
-		})
-		if err == nil && !hasMessage {
-			return d.missing("message")
+	err := d.readObject(body, false, sendMessageFields03, func(name string) error {
+		var err error
+		switch name {
+		case "message":
+			p.Message, hasMessage, err = d.message(true)
+		case "configuration":
+			p.Configuration, err = d.sendConfig03()
+		case "metadata":
+			p.Metadata, err = d.structValue()
 		}
 		return err
+	}, func() error {
+		if !hasMessage {
+			return d.missing("message")
+		}
+		return nil
 	})
-	if err != nil {
-		return a2a.SendMessageRequest{}, err
-	}
-	return p, nil
+	return orZero(p, err)
 }
 
 // sendConfig03 reads a SendMessageConfiguration of the 0.3 proto.
@@ -338,16 +334,13 @@ func DecodeREST03TaskAction(id string, body []byte) (a2a.CancelTaskRequest, erro
 	}
 	d := newDecoder(body, "", true)
 	defer d.release()
-	err := d.document(body, true, func() error {
-		_, err := d.object(taskNameFields03, func(string) error {
-			name, err := d.str()
-			if err == nil && name != "" && name != "tasks/"+id {
-				err = d.fail("name " + quoteShort(name) + " does not name the task of the path, tasks/" + id)
-			}
-			return err
-		})
+	err := d.readObject(body, true, taskNameFields03, func(string) error {
+		name, err := d.str()
+		if err == nil && name != "" && name != "tasks/"+id {
+			err = d.fail("name " + quoteShort(name) + " does not name the task of the path, tasks/" + id)
+		}
 		return err
-	})
+	}, nil)
 	if err != nil {
 		return a2a.CancelTaskRequest{}, err
 	}
@@ -382,10 +375,7 @@ func DecodeREST03CreatePushConfig(taskID string, body []byte) (a2a.TaskPushNotif
 		}
 		return mergeConfigIDs(&c.PushNotificationConfig, ids)
 	})
-	if err != nil {
-		return a2a.TaskPushNotificationConfig{}, err
-	}
-	return c, nil
+	return orZero(c, err)
 }
 
 // configIDs are the config ids a create request names besides the
@@ -550,14 +540,9 @@ func AppendREST03PushConfig(dst []byte, c *a2a.TaskPushNotificationConfig) ([]by
 // invalid UTF-8.
 func AppendREST03ListPushConfigs(dst []byte, configs []a2a.TaskPushNotificationConfig) ([]byte, error) {
 	e := encoder{b: dst, v03: true}
-	e.b = append(e.b, `{"configs":[`...)
-	for i := range configs {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		e.pushConfig03(&configs[i])
-	}
-	e.b = append(e.b, "]}"...)
+	e.b = append(e.b, `{"configs":`...)
+	array(&e, configs, (*encoder).pushConfig03)
+	e.b = append(e.b, '}')
 	return e.finish(dst, len(dst))
 }
 
@@ -697,18 +682,11 @@ func UnmarshalREST03StreamResponse(b []byte) (a2a.Event, error) {
 // pushNotificationConfig.id, else name's. The url is required. Errors as
 // UnmarshalREST03Task's.
 func UnmarshalREST03PushConfig(b []byte) (a2a.TaskPushNotificationConfig, error) {
-	var c a2a.TaskPushNotificationConfig
 	d := newDecoder03(b)
 	defer d.release()
-	err := d.document(b, false, func() error {
-		var err error
-		c, err = d.taskPushConfig03()
-		return err
+	return readDocument(d, b, false, func() (a2a.TaskPushNotificationConfig, error) {
+		return d.taskPushConfig03()
 	})
-	if err != nil {
-		return a2a.TaskPushNotificationConfig{}, err
-	}
-	return c, nil
 }
 
 // taskPushConfig03 reads a TaskPushNotificationConfig of the 0.3 proto.
@@ -771,23 +749,20 @@ func UnmarshalREST03ListPushConfigs(b []byte) ([]a2a.TaskPushNotificationConfig,
 	configs := []a2a.TaskPushNotificationConfig{}
 	d := newDecoder03(b)
 	defer d.release()
-	err := d.document(b, false, func() error {
-		_, err := d.object(listPushConfigsFields03, func(name string) error {
-			if name != "configs" {
-				return d.wrapNil(d.dec.SkipValue())
-			}
-			_, err := d.array(func() error {
-				if err := d.element(); err != nil {
-					return err
-				}
-				c, err := d.taskPushConfig03()
-				configs = append(configs, c)
+	err := d.readObject(b, false, listPushConfigsFields03, func(name string) error {
+		if name != "configs" {
+			return d.wrapNil(d.dec.SkipValue())
+		}
+		_, err := d.array(func() error {
+			if err := d.element(); err != nil {
 				return err
-			})
+			}
+			c, err := d.taskPushConfig03()
+			configs = append(configs, c)
 			return err
 		})
 		return err
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -843,26 +818,23 @@ func ParseREST03Error(httpStatus int, body []byte) (e *a2a.Error, ok bool) {
 		topData         any
 		hasData, hasErr bool
 	)
-	err := d.document(body, false, func() error {
-		_, err := d.object(rest03ErrorFields, func(name string) error {
-			var err error
-			switch name {
-			case "error":
-				hasErr = true
-				st, err = d.statusErrorDetails(&ds)
-			case "code":
-				code, err = d.int32()
-				hasCode = true
-			case "message":
-				message, err = d.str()
-			case "data":
-				topData, err = d.value()
-				hasData = true
-			}
-			return err
-		})
+	err := d.readObject(body, false, rest03ErrorFields, func(name string) error {
+		var err error
+		switch name {
+		case "error":
+			hasErr = true
+			st, err = d.statusErrorDetails(&ds)
+		case "code":
+			code, err = d.int32()
+			hasCode = true
+		case "message":
+			message, err = d.str()
+		case "data":
+			topData, err = d.value()
+			hasData = true
+		}
 		return err
-	})
+	}, nil)
 	if err != nil || (!hasErr && !hasCode) {
 		return statusOnlyError(httpStatus, body), false
 	}

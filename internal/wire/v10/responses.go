@@ -18,35 +18,23 @@ func UnmarshalTask(b []byte) (a2a.Task, error) {
 
 // unmarshalTask decodes a Task of A2A 1.0 or, with v03, of the 0.3 proto.
 func unmarshalTask(b []byte, v03 bool) (a2a.Task, error) {
-	var t a2a.Task
 	d := newDecoder(b, "", false)
 	d.v03 = v03
 	defer d.release()
-	err := d.document(b, false, func() error {
-		var err error
-		t, _, err = d.task()
-		return err
+	return readDocument(d, b, false, func() (a2a.Task, error) {
+		t, _, err := d.task()
+		return t, err
 	})
-	if err != nil {
-		return a2a.Task{}, err
-	}
-	return t, nil
 }
 
 // UnmarshalMessage decodes a Message (A2A 1.0 §4.1.4).
 func UnmarshalMessage(b []byte) (a2a.Message, error) {
-	var m a2a.Message
 	d := newDecoder(b, "", false)
 	defer d.release()
-	err := d.document(b, false, func() error {
-		var err error
-		m, _, err = d.message(false)
-		return err
+	return readDocument(d, b, false, func() (a2a.Message, error) {
+		m, _, err := d.message(false)
+		return m, err
 	})
-	if err != nil {
-		return a2a.Message{}, err
-	}
-	return m, nil
 }
 
 // UnmarshalSendMessageResponse decodes a SendMessageResponse (A2A 1.0
@@ -69,19 +57,12 @@ func UnmarshalStreamResponse(b []byte) (a2a.Event, error) {
 // unmarshalStream decodes a StreamResponse (or, with onlyTaskOrMessage, a
 // SendMessageResponse) of A2A 1.0 or, with v03, of the 0.3 proto.
 func unmarshalStream(b []byte, onlyTaskOrMessage, v03 bool) (a2a.Event, error) {
-	var ev a2a.Event
 	d := newDecoder(b, "", false)
 	d.v03 = v03
 	defer d.release()
-	err := d.document(b, false, func() error {
-		var err error
-		ev, err = d.streamResponse(onlyTaskOrMessage)
-		return err
+	return readDocument(d, b, false, func() (a2a.Event, error) {
+		return d.streamResponse(onlyTaskOrMessage)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return ev, nil
 }
 
 var listTasksResponseFields = message("ListTasksResponse")
@@ -96,51 +77,39 @@ func UnmarshalListTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
 // listTasksResponse reads the document b, a ListTasksResponse.
 func (d *decoder) listTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
 	r := a2a.ListTasksResponse{Tasks: []a2a.Task{}}
-	err := d.document(b, false, func() error {
-		_, err := d.object(listTasksResponseFields, func(name string) error {
-			var err error
-			switch name {
-			case "tasks":
-				_, err = d.array(func() error {
-					if err := d.element(); err != nil {
-						return err
-					}
-					t, _, err := d.task()
-					r.Tasks = append(r.Tasks, t)
+	err := d.readObject(b, false, listTasksResponseFields, func(name string) error {
+		var err error
+		switch name {
+		case "tasks":
+			_, err = d.array(func() error {
+				if err := d.element(); err != nil {
 					return err
-				})
-			case "nextPageToken":
-				r.NextPageToken, err = d.str()
-			case "pageSize":
-				r.PageSize, err = d.int32()
-			case "totalSize":
-				r.TotalSize, err = d.int32()
-			}
-			return err
-		})
+				}
+				t, _, err := d.task()
+				r.Tasks = append(r.Tasks, t)
+				return err
+			})
+		case "nextPageToken":
+			r.NextPageToken, err = d.str()
+		case "pageSize":
+			r.PageSize, err = d.int32()
+		case "totalSize":
+			r.TotalSize, err = d.int32()
+		}
 		return err
-	})
-	if err != nil {
-		return a2a.ListTasksResponse{}, err
-	}
-	return r, nil
+	}, nil)
+	return orZero(r, err)
 }
 
 // UnmarshalTaskPushNotificationConfig decodes a TaskPushNotificationConfig
 // (A2A 1.0 §4.3.1): the result of Create and GetTaskPushNotificationConfig.
 func UnmarshalTaskPushNotificationConfig(b []byte) (a2a.TaskPushNotificationConfig, error) {
-	var c a2a.TaskPushNotificationConfig
 	d := newDecoder(b, "", false)
 	defer d.release()
-	err := d.document(b, false, func() error {
-		var err error
-		c, _, err = d.pushConfig()
-		return err
+	return readDocument(d, b, false, func() (a2a.TaskPushNotificationConfig, error) {
+		c, _, err := d.pushConfig()
+		return c, err
 	})
-	if err != nil {
-		return a2a.TaskPushNotificationConfig{}, err
-	}
-	return c, nil
 }
 
 var listPushConfigsResponseFields = message("ListTaskPushNotificationConfigsResponse")
@@ -153,26 +122,23 @@ func UnmarshalListTaskPushNotificationConfigsResponse(b []byte) ([]a2a.TaskPushN
 	var next string
 	d := newDecoder(b, "", false)
 	defer d.release()
-	err := d.document(b, false, func() error {
-		_, err := d.object(listPushConfigsResponseFields, func(name string) error {
-			var err error
-			switch name {
-			case "configs":
-				_, err = d.array(func() error {
-					if err := d.element(); err != nil {
-						return err
-					}
-					c, _, err := d.pushConfig()
-					configs = append(configs, c)
+	err := d.readObject(b, false, listPushConfigsResponseFields, func(name string) error {
+		var err error
+		switch name {
+		case "configs":
+			_, err = d.array(func() error {
+				if err := d.element(); err != nil {
 					return err
-				})
-			case "nextPageToken":
-				next, err = d.str()
-			}
-			return err
-		})
+				}
+				c, _, err := d.pushConfig()
+				configs = append(configs, c)
+				return err
+			})
+		case "nextPageToken":
+			next, err = d.str()
+		}
 		return err
-	})
+	}, nil)
 	if err != nil {
 		return nil, "", err
 	}

@@ -128,30 +128,18 @@ func AppendObject(dst []byte, m map[string]any) ([]byte, error) {
 		}
 		return append(dst, '}'), nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, err = AppendString(dst, k); err != nil {
-			return dst, err
-		}
-		dst = append(dst, ':')
-		if dst, err = AppendAny(dst, m[k]); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
+	return appendSorted(dst, m, AppendAny)
 }
 
 // AppendStringMap appends m as a JSON object of strings, keys in byte
 // order (a nil map is {}).
 func AppendStringMap(dst []byte, m map[string]string) ([]byte, error) {
+	return appendSorted(dst, m, AppendString)
+}
+
+// appendSorted appends m as a JSON object, its keys in byte order, each
+// value written by elem.
+func appendSorted[V any](dst []byte, m map[string]V, elem func([]byte, V) ([]byte, error)) ([]byte, error) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -167,7 +155,7 @@ func AppendStringMap(dst []byte, m map[string]string) ([]byte, error) {
 			return dst, err
 		}
 		dst = append(dst, ':')
-		if dst, err = AppendString(dst, m[k]); err != nil {
+		if dst, err = elem(dst, m[k]); err != nil {
 			return dst, err
 		}
 	}
