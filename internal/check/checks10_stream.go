@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
 func init() {
@@ -242,24 +241,10 @@ func check10Subscribe(ctx context.Context, s *suite10) Result {
 	}
 	// Cancel the task once the first event arrived (or after 1.5 s), so
 	// that the stream's end comes whatever the task's length.
-	first := make(chan struct{})
-	var once sync.Once
 	var cancel *reply10
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-first:
-		case <-time.After(1500 * time.Millisecond):
-		case <-ctx.Done():
-			return
-		}
-		cancel = s.do(ctx, s.cancelTask(t.ID))
-	}()
-	e := s.stream(ctx, s.subscribe(t.ID), streamOpt{onEvent: func(int, SSEEvent) bool { once.Do(func() { close(first) }); return false }})
-	once.Do(func() { close(first) })
-	wg.Wait()
+	onEvent, wait := cancelAfterFirstEvent(ctx, func() { cancel = s.do(ctx, s.cancelTask(t.ID)) })
+	e := s.stream(ctx, s.subscribe(t.ID), streamOpt{onEvent: onEvent})
+	wait()
 	ev := []*Exchange{sent.ex, e}
 	if cancel != nil {
 		ev = append(ev, cancel.ex)

@@ -49,14 +49,8 @@ func rejected(r *rpcResp) (bool, string) {
 }
 
 func checkAuthUnauthenticated(ctx context.Context, p *Probe) Result {
-	if r := p.needReachable(); r != nil {
+	if r := needSecured(p); r != nil {
 		return *r
-	}
-	if r := needCard(p); r != nil {
-		return *r
-	}
-	if !p.securityDeclared() {
-		return notApplicable("the card declares no security requirements")
 	}
 	r := p.callOpt(ctx, "message/send", sendParams(message("", "", textPart(p.opts.Text)), map[string]any{"blocking": false}), reqOpt{noAuth: true})
 	if r.ex.Status == 0 {
@@ -72,14 +66,8 @@ func checkAuthUnauthenticated(ctx context.Context, p *Probe) Result {
 }
 
 func checkAuthChallenge(ctx context.Context, p *Probe) Result {
-	if r := p.needReachable(); r != nil {
+	if r := needSecured(p); r != nil {
 		return *r
-	}
-	if r := needCard(p); r != nil {
-		return *r
-	}
-	if !p.securityDeclared() {
-		return notApplicable("the card declares no security requirements")
 	}
 	r := p.callOpt(ctx, "tasks/get", map[string]any{"id": "a2a-check-unknown-" + newUUID()}, reqOpt{noAuth: true})
 	if r.ex.Status != http.StatusUnauthorized {
@@ -143,4 +131,20 @@ func checkAuthExtendedCardUnauth(ctx context.Context, p *Probe) Result {
 		return pass("agent/getAuthenticatedExtendedCard without credentials was rejected: %s", how).with(r.ex)
 	}
 	return fail("agent/getAuthenticatedExtendedCard without credentials answered %s", r.describe()).with(r.ex)
+}
+
+// needSecured is the result of a check that needs a reachable agent whose
+// card declares security requirements, or nil when it has both.
+func needSecured(p *Probe) *Result {
+	if r := p.needReachable(); r != nil {
+		return r
+	}
+	if r := needCard(p); r != nil {
+		return r
+	}
+	if !p.securityDeclared() {
+		r := notApplicable("the card declares no security requirements")
+		return &r
+	}
+	return nil
 }

@@ -293,26 +293,12 @@ func checkStreamResubscribeRunning(ctx context.Context, p *Probe) Result {
 	}
 	// Cancel the task once the first event arrived (or after 1.5 s without
 	// one), so the stream's end is reached whatever the task's length.
-	first := make(chan struct{})
-	var once sync.Once
 	var cancelResp *rpcResp
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-first:
-		case <-time.After(1500 * time.Millisecond):
-		case <-ctx.Done():
-			return
-		}
+	onEvent, wait := cancelAfterFirstEvent(ctx, func() {
 		cancelResp = p.call(ctx, "tasks/cancel", map[string]any{"id": t.ID})
-	}()
-	e := p.stream(ctx, "tasks/resubscribe", map[string]any{"id": t.ID}, streamOpt{
-		onEvent: func(int, SSEEvent) bool { once.Do(func() { close(first) }); return false },
 	})
-	once.Do(func() { close(first) })
-	wg.Wait()
+	e := p.stream(ctx, "tasks/resubscribe", map[string]any{"id": t.ID}, streamOpt{onEvent: onEvent})
+	wait()
 	ev := []*Exchange{t.Resp.ex, e}
 	if cancelResp != nil {
 		ev = append(ev, cancelResp.ex)
@@ -439,4 +425,27 @@ func sameJSON(a, b jsontext.Value) bool {
 		return bytes.Equal(a, b)
 	}
 	return bytes.Equal(ca, cb)
+}
+
+// cancelAfterFirstEvent runs cancel once a stream's first event arrived
+// (the returned onEvent, for streamOpt, says so) or 1.5 s passed without
+// one, so that a stream of a task of any length comes to its end; it does
+// not run cancel when ctx ends first. wait, called once the stream is
+// read, returns when cancel has run or will not.
+func cancelAfterFirstEvent(ctx context.Context, cancel func()) (onEvent func(int, SSEEvent) bool, wait func()) {
+	first := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-first:
+		case <-time.After(1500 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+		cancel()
+	}()
+	arrived := func() { once.Do(func() { close(first) }) }
+	return func(int, SSEEvent) bool { arrived(); return false }, func() { arrived(); <-done }
 }

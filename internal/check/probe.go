@@ -451,6 +451,20 @@ func (p *Probe) exchange(ctx context.Context, e *Exchange, body []byte, o reqOpt
 	return resp, start, true
 }
 
+// readBody reads an answer's body into e, up to maxBody (Truncated beyond
+// it), with the exchange's duration since start and a transport error.
+func (p *Probe) readBody(e *Exchange, body io.Reader, start time.Time) {
+	b, err := io.ReadAll(io.LimitReader(body, maxBody+1))
+	e.Duration = time.Since(start)
+	if len(b) > maxBody {
+		b, e.Truncated = b[:maxBody], true
+	}
+	e.RespBody = b
+	if err != nil {
+		e.Err = transportErr(err, p.timeout)
+	}
+}
+
 // do sends one request and records the exchange (body read up to maxBody).
 func (p *Probe) do(ctx context.Context, body []byte, o reqOpt) *Exchange {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -465,15 +479,7 @@ func (p *Probe) do(ctx context.Context, body []byte, o reqOpt) *Exchange {
 		return e
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	e.Duration = time.Since(start)
-	if len(b) > maxBody {
-		b, e.Truncated = b[:maxBody], true
-	}
-	e.RespBody = b
-	if err != nil {
-		e.Err = transportErr(err, p.timeout)
-	}
+	p.readBody(e, resp.Body, start)
 	return e
 }
 
@@ -815,15 +821,7 @@ func (p *Probe) streamHTTP(ctx context.Context, body []byte, o reqOpt, so stream
 	raw := &capped{max: maxBody}
 	if mt := mediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		// Not a stream: an ordinary (error) answer.
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-		e.Duration = time.Since(start)
-		if len(b) > maxBody {
-			b, e.Truncated = b[:maxBody], true
-		}
-		e.RespBody = b
-		if err != nil {
-			e.Err = transportErr(err, p.timeout)
-		}
+		p.readBody(e, resp.Body, start)
 		e.Closed = true
 		return e
 	}
