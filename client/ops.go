@@ -116,21 +116,9 @@ func (c *Client) SendMessage(ctx context.Context, p a2a.SendMessageRequest) (a2a
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.call(ctx, &cl)
+	ev, err := callDecode(ctx, c, &cl, v10.UnmarshalSendMessageResponse, v10.UnmarshalREST03SendMessageResponse, v03.UnmarshalEvent)
 	if err != nil {
 		return nil, err
-	}
-	var ev a2a.Event
-	switch {
-	case c.v10:
-		ev, err = v10.UnmarshalSendMessageResponse(raw)
-	case c.rest:
-		ev, err = v10.UnmarshalREST03SendMessageResponse(raw)
-	default:
-		ev, err = v03.UnmarshalEvent(raw)
-	}
-	if err != nil {
-		return nil, protocolError(cl.method, "invalid result", err)
 	}
 	switch ev.(type) {
 	case *a2a.Task, *a2a.Message:
@@ -303,23 +291,36 @@ func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, cfg a2a.T
 
 // pushConfigCall performs cl and decodes its TaskPushNotificationConfig.
 func (c *Client) pushConfigCall(ctx context.Context, cl *call) (*a2a.TaskPushNotificationConfig, error) {
-	raw, err := c.call(ctx, cl)
+	out, err := callDecode(ctx, c, cl, v10.UnmarshalTaskPushNotificationConfig, v10.UnmarshalREST03PushConfig, v03.UnmarshalTaskPushNotificationConfig)
 	if err != nil {
 		return nil, err
 	}
-	var out a2a.TaskPushNotificationConfig
+	return &out, nil
+}
+
+// callDecode performs cl and decodes its result with the codec of the
+// client's protocol version and binding: v10 for A2A 1.0, rest03 for the
+// body of the 0.3 HTTP+JSON binding, rpc03 for a 0.3 JSON-RPC result. A
+// result that does not decode is a *ProtocolError; errors of the call are
+// returned as they are.
+func callDecode[T any](ctx context.Context, c *Client, cl *call, v10dec, rest03dec, rpc03dec func([]byte) (T, error)) (T, error) {
+	var zero T
+	raw, err := c.call(ctx, cl)
+	if err != nil {
+		return zero, err
+	}
+	decode := rpc03dec
 	switch {
 	case c.v10:
-		out, err = v10.UnmarshalTaskPushNotificationConfig(raw)
+		decode = v10dec
 	case c.rest:
-		out, err = v10.UnmarshalREST03PushConfig(raw)
-	default:
-		out, err = v03.UnmarshalTaskPushNotificationConfig(raw)
+		decode = rest03dec
 	}
+	v, err := decode(raw)
 	if err != nil {
-		return nil, protocolError(cl.method, "invalid result", err)
+		return zero, protocolError(cl.method, "invalid result", err)
 	}
-	return &out, nil
+	return v, nil
 }
 
 // GetTaskPushNotificationConfig reads one push notification config of a
@@ -397,22 +398,14 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.List
 	if err != nil {
 		return nil, "", err
 	}
-	raw, err := c.call(ctx, cl)
+	var next string
+	out, err := callDecode(ctx, c, cl, func(b []byte) ([]a2a.TaskPushNotificationConfig, error) {
+		out, token, err := v10.UnmarshalListTaskPushNotificationConfigsResponse(b)
+		next = token
+		return out, err
+	}, v10.UnmarshalREST03ListPushConfigs, v03.UnmarshalTaskPushNotificationConfigs)
 	if err != nil {
 		return nil, "", err
-	}
-	var out []a2a.TaskPushNotificationConfig
-	next := ""
-	switch {
-	case c.v10:
-		out, next, err = v10.UnmarshalListTaskPushNotificationConfigsResponse(raw)
-	case c.rest:
-		out, err = v10.UnmarshalREST03ListPushConfigs(raw)
-	default:
-		out, err = v03.UnmarshalTaskPushNotificationConfigs(raw)
-	}
-	if err != nil {
-		return nil, "", protocolError(cl.method, "invalid result", err)
 	}
 	return out, next, nil
 }
