@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -192,7 +191,7 @@ func (w *Writer) Comment(text string) error {
 func (w *Writer) comment(text string) error {
 	bp := framePool.Get().(*[]byte)
 	defer putFrame(bp)
-	b := appendLinesString((*bp)[:0], ":", text)
+	b := appendLines((*bp)[:0], ":", []byte(text)) // a comment is short: the copy stays on the stack
 	b = append(b, '\n')
 	*bp = b
 	return w.write(b, true)
@@ -279,30 +278,6 @@ func (w *Writer) write(b []byte, flush bool) error {
 func appendLines(b []byte, prefix string, s []byte) []byte {
 	for {
 		i := indexEOL(s)
-		line := s
-		if i >= 0 {
-			line = s[:i]
-		}
-		b = append(b, prefix...)
-		if len(line) > 0 {
-			b = append(b, ' ')
-			b = append(b, line...)
-		}
-		b = append(b, '\n')
-		if i < 0 {
-			return b
-		}
-		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-			i++
-		}
-		s = s[i+1:]
-	}
-}
-
-// appendLinesString is appendLines for a string.
-func appendLinesString(b []byte, prefix string, s string) []byte {
-	for {
-		i := strings.IndexAny(s, "\r\n")
 		line := s
 		if i >= 0 {
 			line = s[:i]
