@@ -366,35 +366,17 @@ func (s *sseCounter) feed(p []byte) []sseItem {
 
 // progress prints idle progress once per second until stopped.
 func (r *idleRun) progress(start time.Time, label string) (stop func()) {
-	if r.o.Progress == nil {
-		return func() {}
-	}
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tk := time.NewTicker(time.Second)
-		defer tk.Stop()
-		var lastKA, lastEv int64
-		lastKA, lastEv = r.keepAlives.Load(), r.events.Load()
-		for {
-			select {
-			case <-tk.C:
-			case <-quit:
-				return
-			}
-			ka, ev := r.keepAlives.Load(), r.events.Load()
-			r.mu.Lock()
-			var bad int64
-			for _, n := range r.errKinds {
-				bad += n
-			}
-			r.mu.Unlock()
-			fmt.Fprintf(r.o.Progress, "%5.0fs  %-7s  %6d open  %6d keep-alives/s  %6d events/s  %d ended  %d failed\n",
-				time.Since(start).Seconds(), label, r.open.Load(), ka-lastKA, ev-lastEv, r.ended.Load(), bad)
-			lastKA, lastEv = ka, ev
+	lastKA, lastEv := r.keepAlives.Load(), r.events.Load()
+	return everySecond(r.o.Progress, nil, func(w io.Writer) {
+		ka, ev := r.keepAlives.Load(), r.events.Load()
+		r.mu.Lock()
+		var bad int64
+		for _, n := range r.errKinds {
+			bad += n
 		}
-	}()
-	return func() { close(quit); wg.Wait() }
+		r.mu.Unlock()
+		fmt.Fprintf(w, "%5.0fs  %-7s  %6d open  %6d keep-alives/s  %6d events/s  %d ended  %d failed\n",
+			time.Since(start).Seconds(), label, r.open.Load(), ka-lastKA, ev-lastEv, r.ended.Load(), bad)
+		lastKA, lastEv = ka, ev
+	})
 }

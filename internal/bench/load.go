@@ -452,7 +452,29 @@ func (r *runner) makeTasks(ctx context.Context) error {
 
 // progress prints a line per second until stop is called or done closes.
 func (r *runner) progress(done <-chan struct{}) (stop func()) {
-	if r.o.Progress == nil {
+	start := time.Now()
+	var lastOK, lastErr int64
+	return everySecond(r.o.Progress, done, func(w io.Writer) {
+		ok, bad := r.done.Load(), r.failed.Load()
+		label := "measuring"
+		switch r.phase.Load() {
+		case phaseWarmup:
+			label = "warmup"
+		case phaseDone:
+			label = "finishing"
+		}
+		fmt.Fprintf(w, "%5.0fs  %-9s  %8d req/s  %6d errors/s  (total %d ok, %d errors)\n",
+			time.Since(start).Seconds(), label, ok-lastOK, bad-lastErr, ok, bad)
+		lastOK, lastErr = ok, bad
+	})
+}
+
+// everySecond calls report with w once a second, on a goroutine of its
+// own, until stop is called or done (which may be nil) closes; stop
+// returns once report has returned for the last time. A nil w reports
+// nothing.
+func everySecond(w io.Writer, done <-chan struct{}, report func(w io.Writer)) (stop func()) {
+	if w == nil {
 		return func() {}
 	}
 	quit := make(chan struct{})
@@ -462,8 +484,6 @@ func (r *runner) progress(done <-chan struct{}) (stop func()) {
 		defer wg.Done()
 		tk := time.NewTicker(time.Second)
 		defer tk.Stop()
-		start := time.Now()
-		var lastOK, lastErr int64
 		for {
 			select {
 			case <-tk.C:
@@ -472,17 +492,7 @@ func (r *runner) progress(done <-chan struct{}) (stop func()) {
 			case <-done:
 				return
 			}
-			ok, bad := r.done.Load(), r.failed.Load()
-			label := "measuring"
-			switch r.phase.Load() {
-			case phaseWarmup:
-				label = "warmup"
-			case phaseDone:
-				label = "finishing"
-			}
-			fmt.Fprintf(r.o.Progress, "%5.0fs  %-9s  %8d req/s  %6d errors/s  (total %d ok, %d errors)\n",
-				time.Since(start).Seconds(), label, ok-lastOK, bad-lastErr, ok, bad)
-			lastOK, lastErr = ok, bad
+			report(w)
 		}
 	}()
 	return func() { close(quit); wg.Wait() }
