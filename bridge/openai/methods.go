@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/jsonpointer"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -339,19 +340,7 @@ func memberPath(ptr string) string {
 	if ptr == "" {
 		return "params"
 	}
-	var b strings.Builder
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(clean(tok, 60))
-	}
-	return b.String()
+	return jsonpointer.Dotted(ptr, func(tok string) string { return clean(tok, 60) })
 }
 
 // knownMembers lists the members of the object that ptr (an unknown

@@ -3,11 +3,13 @@ package v10
 import (
 	"net/http"
 
-	"github.com/go-json-experiment/json"
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/jsonpointer"
 	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
@@ -123,19 +125,7 @@ func fieldPath(ptr string) string {
 	if ptr == "" || ptr[0] != '/' {
 		return ptr
 	}
-	var b strings.Builder
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
+	return jsonpointer.Dotted(ptr, nil)
 }
 
 // AppendError appends the JSON-RPC error object of e (A2A 1.0 §9.5):
