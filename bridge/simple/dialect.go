@@ -105,7 +105,7 @@ func members(doc []byte, what string) (map[string]jsontext.Value, error) {
 	if !v.IsValid() {
 		return nil, fieldErr("", "%s is not JSON: %s", what, jsonReason(err))
 	}
-	return nil, fieldErr("", "%s is a JSON %s, not an object", what, kindName(v.Kind()))
+	return nil, fieldErr("", "%s is a JSON %s, not an object", what, wirejson.KindName(v.Kind()))
 }
 
 // duplicateName reports the name of a duplicate member, from a decoding
@@ -132,24 +132,6 @@ func jsonReason(err error) string {
 	s = strings.TrimPrefix(s, "json: ")
 	s = strings.TrimPrefix(s, "jsontext: ")
 	return s
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "value"
 }
 
 // decodeValue decodes any JSON value, numbers as encoding/json.Number.
@@ -180,7 +162,7 @@ func ParseResponse(body []byte) (*Response, error) {
 		case '"':
 			_ = json.Unmarshal(v, &r.TaskID)
 		default:
-			return nil, fieldErr("task_id", "must be a string, not a%s %s", article(v.Kind()), kindName(v.Kind()))
+			return nil, fieldErr("task_id", "must be a string, not a%s %s", article(v.Kind()), wirejson.KindName(v.Kind()))
 		}
 	}
 	v, ok := m["status"]
@@ -188,7 +170,7 @@ func ParseResponse(body []byte) (*Response, error) {
 		return nil, fieldErr("status", "missing")
 	}
 	if v.Kind() != '"' {
-		return nil, fieldErr("status", "must be a string, not a%s %s", article(v.Kind()), kindName(v.Kind()))
+		return nil, fieldErr("status", "must be a string, not a%s %s", article(v.Kind()), wirejson.KindName(v.Kind()))
 	}
 	var s string
 	_ = json.Unmarshal(v, &s)
@@ -206,7 +188,7 @@ func ParseResponse(body []byte) (*Response, error) {
 				return nil, fieldErr("output", "%s", jsonReason(err))
 			}
 		default:
-			return nil, fieldErr("output", "must be an object, a string or null, not a%s %s", article(v.Kind()), kindName(v.Kind()))
+			return nil, fieldErr("output", "must be an object, a string or null, not a%s %s", article(v.Kind()), wirejson.KindName(v.Kind()))
 		}
 	}
 	if v, ok := m["error"]; ok {
@@ -217,7 +199,7 @@ func ParseResponse(body []byte) (*Response, error) {
 			_ = json.Unmarshal(v, &e)
 			r.Error = &e
 		default:
-			return nil, fieldErr("error", "must be a string or null, not a%s %s", article(v.Kind()), kindName(v.Kind()))
+			return nil, fieldErr("error", "must be a string or null, not a%s %s", article(v.Kind()), wirejson.KindName(v.Kind()))
 		}
 	}
 	return &r, nil
@@ -253,7 +235,7 @@ func ParseRequest(body []byte) (*Request, error) {
 					return nil, err
 				}
 			default:
-				return nil, fieldErr("task_id", "must be a string, not a%s %s", article(v.Kind()), kindName(v.Kind()))
+				return nil, fieldErr("task_id", "must be a string, not a%s %s", article(v.Kind()), wirejson.KindName(v.Kind()))
 			}
 		case "input":
 			if r.Input, err = decodeValue(v); err != nil {
@@ -269,7 +251,7 @@ func ParseRequest(body []byte) (*Request, error) {
 				}
 				r.TimeoutMS = n
 			default:
-				return nil, fieldErr("timeout_ms", "must be a positive integer (milliseconds), not a%s %s", article(v.Kind()), kindName(v.Kind()))
+				return nil, fieldErr("timeout_ms", "must be a positive integer (milliseconds), not a%s %s", article(v.Kind()), wirejson.KindName(v.Kind()))
 			}
 		default:
 			return nil, fieldErr(quote(name, 64), "unknown member (want task_id, input, timeout_ms)")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/internal/jsonrpc"
 	"github.com/a2abridge/a2abridge/internal/sse"
+	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // Defaults of [Options].
@@ -541,7 +542,7 @@ func parseRPC(b []byte) *rpcResp {
 	var obj map[string]jsontext.Value
 	if err := json.Unmarshal(b, &obj, lenient); err != nil || obj == nil {
 		if v := jsontext.Value(bytes.TrimSpace(b)); v.IsValid() {
-			r.parseErr = fmt.Sprintf("the body is a JSON %s, not a JSON-RPC response object", kindName(v.Kind()))
+			r.parseErr = fmt.Sprintf("the body is a JSON %s, not a JSON-RPC response object", wirejson.KindName(v.Kind()))
 		} else {
 			r.parseErr = "the body is not JSON"
 		}
@@ -567,22 +568,6 @@ func parseRPC(b []byte) *rpcResp {
 		r.Err = e
 	}
 	return r
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "boolean"
-	}
-	return "value"
 }
 
 // resultObj decodes the result as a JSON object (nil if it is not one).

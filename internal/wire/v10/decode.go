@@ -123,32 +123,13 @@ func (d *decoder) syntax(what string) error {
 	return a2a.InvalidParams(d.ptr(), "invalid JSON: "+what)
 }
 
-// kindName names a JSON kind for an error message.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	}
-	return "value"
-}
-
 // mismatch reads the next value and reports that it is not a want.
 func (d *decoder) mismatch(want string) error {
 	k := d.dec.PeekKind()
 	if err := d.dec.SkipValue(); err != nil {
 		return d.wrap(err)
 	}
-	return d.fail("unexpected JSON " + kindName(k) + " (want " + want + ")")
+	return d.fail("unexpected JSON " + wirejson.KindName(k) + " (want " + want + ")")
 }
 
 // document decodes a whole document with read: absent or null input reads
@@ -174,7 +155,7 @@ func (d *decoder) document(raw []byte, emptyOK bool, read func() error) error {
 		if err := d.dec.SkipValue(); err != nil {
 			return d.wrap(err)
 		}
-		return a2a.InvalidParams(d.prefix, "unexpected JSON "+kindName(k)+" (want object)")
+		return a2a.InvalidParams(d.prefix, "unexpected JSON "+wirejson.KindName(k)+" (want object)")
 	}
 	if err := read(); err != nil {
 		return err

@@ -378,3 +378,23 @@ func ValidNumber(s string) bool {
 	}
 	return i == len(s)
 }
+
+// KindName names a JSON kind for an error message: "object", "array",
+// "string", "number", "boolean", "null", else "value".
+func KindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "value"
+}
