@@ -21,28 +21,11 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 // outside code blocks and code spans, with the line of each.
 func docLinks(md []byte) []snippet {
 	var out []snippet
-	fence := ""
-	sc := bufio.NewScanner(bytes.NewReader(md))
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if f, ok := fenceOf(line); ok {
-			switch {
-			case fence == "":
-				fence = f
-				continue
-			case strings.HasPrefix(f, fence) && strings.Trim(strings.TrimSpace(line), f[:1]) == "":
-				fence = ""
-				continue
-			}
-		}
-		if fence != "" {
-			continue
-		}
+	proseLines(md, func(n int, line string) {
 		for _, m := range mdLink.FindAllStringSubmatch(stripCodeSpans(line), -1) {
 			out = append(out, snippet{line: n, code: m[1]})
 		}
-	}
+	})
 	return out
 }
 
@@ -80,17 +63,13 @@ func stripCodeSpans(line string) string {
 	}
 }
 
-// headingAnchors returns the anchors GitHub gives the headings of a
-// Markdown document: the heading's text lower-cased, with every character
-// but letters, digits, spaces, '-' and '_' dropped and spaces turned into
-// '-'; a repeated anchor gets -1, -2, … appended.
-func headingAnchors(md []byte) map[string]bool {
-	anchors := map[string]bool{}
-	seen := map[string]int{}
+// proseLines calls fn with each line of a Markdown document outside fenced
+// code blocks, and its number (from 1).
+func proseLines(md []byte, fn func(n int, line string)) {
 	fence := ""
 	sc := bufio.NewScanner(bytes.NewReader(md))
 	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if f, ok := fenceOf(line); ok {
 			switch {
@@ -102,12 +81,26 @@ func headingAnchors(md []byte) map[string]bool {
 				continue
 			}
 		}
-		if fence != "" || !strings.HasPrefix(line, "#") {
-			continue
+		if fence == "" {
+			fn(n, line)
+		}
+	}
+}
+
+// headingAnchors returns the anchors GitHub gives the headings of a
+// Markdown document: the heading's text lower-cased, with every character
+// but letters, digits, spaces, '-' and '_' dropped and spaces turned into
+// '-'; a repeated anchor gets -1, -2, … appended.
+func headingAnchors(md []byte) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	proseLines(md, func(_ int, line string) {
+		if !strings.HasPrefix(line, "#") {
+			return
 		}
 		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
 		if text == "" || len(line)-len(strings.TrimLeft(line, "#")) > 6 {
-			continue
+			return
 		}
 		var b strings.Builder
 		for _, r := range strings.ToLower(text) {
@@ -125,7 +118,7 @@ func headingAnchors(md []byte) map[string]bool {
 			anchors[a] = true
 		}
 		seen[a]++
-	}
+	})
 	return anchors
 }
 
