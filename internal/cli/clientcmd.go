@@ -269,17 +269,14 @@ profile, or --api-key); an agent without an extended card answers -32007.
   A2ABRIDGE_CLIENT_TOKEN=s3cret a2abridge extended-card localhost:8080`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			var in client.Interface
+			card, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) (*a2a.AgentCard, error) {
+				in = c.Interface()
+				return c.GetExtendedAgentCard(ctx)
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
-			card, err := c.GetExtendedAgentCard(ctx)
-			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			in := c.Interface()
 			return e.printCard(card, &in, nil)
 		},
 	}))
@@ -305,15 +302,11 @@ was canceled, 0 otherwise (input-required and auth-required included).
 				}
 				p.HistoryLength = &history
 			}
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			t, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) (*a2a.Task, error) {
+				return c.GetTask(ctx, p)
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			t, err := c.GetTask(ctx, p)
-			if err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
 			if err := e.printResult(t, 0, false); err != nil {
 				return err
@@ -338,15 +331,11 @@ or rejected instead exits 5. A task that had already ended answers -32002
 		Example: `  a2abridge cancel http://127.0.0.1:8080/a2a/slow "$TASK"`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			t, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) (*a2a.Task, error) {
+				return c.CancelTask(ctx, a2a.CancelTaskRequest{ID: args[1]})
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			t, err := c.CancelTask(ctx, a2a.CancelTaskRequest{ID: args[1]})
-			if err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
 			if err := e.printResult(t, 0, false); err != nil {
 				return err
@@ -822,16 +811,12 @@ server).
 		Example: `  a2abridge push set http://127.0.0.1:8080/a2a/slow "$TASK" http://127.0.0.1:9000/hook --push-token t0k`,
 		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			out, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) (*a2a.TaskPushNotificationConfig, error) {
+				return c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: args[1],
+					PushNotificationConfig: a2a.PushNotificationConfig{ID: id, URL: args[2], Token: token}})
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			out, err := c.CreateTaskPushNotificationConfig(ctx, a2a.TaskPushNotificationConfig{TaskID: args[1],
-				PushNotificationConfig: a2a.PushNotificationConfig{ID: id, URL: args[2], Token: token}})
-			if err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
 			return e.printPush([]a2a.TaskPushNotificationConfig{*out})
 		},
@@ -848,19 +833,15 @@ notification config of the task: CONFIG_ID, or the task's first config.
 		Example: `  a2abridge push get http://127.0.0.1:8080 "$TASK" "$CONFIG"`,
 		Args:    cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			out, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) (*a2a.TaskPushNotificationConfig, error) {
+				p := a2a.GetTaskPushNotificationConfigRequest{TaskID: args[1]}
+				if len(args) == 3 {
+					p.ID = args[2]
+				}
+				return c.GetTaskPushNotificationConfig(ctx, p)
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			p := a2a.GetTaskPushNotificationConfigRequest{TaskID: args[1]}
-			if len(args) == 3 {
-				p.ID = args[2]
-			}
-			out, err := c.GetTaskPushNotificationConfig(ctx, p)
-			if err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
 			return e.printPush([]a2a.TaskPushNotificationConfig{*out})
 		},
@@ -875,15 +856,11 @@ notification config of the task, one per line (every page).
 		Example: `  a2abridge push list http://127.0.0.1:8080 "$TASK" --json`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			out, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) ([]a2a.TaskPushNotificationConfig, error) {
+				return listAllPush(ctx, c, args[1])
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			out, err := listAllPush(ctx, c, args[1])
-			if err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
 			return e.printPush(out)
 		},
@@ -899,14 +876,11 @@ prints null.
 		Example: `  a2abridge push delete http://127.0.0.1:8080 "$TASK" "$CONFIG"`,
 		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			_, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) (struct{}, error) {
+				return struct{}{}, c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: args[1], ID: args[2]})
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			if err := c.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest{TaskID: args[1], ID: args[2]}); err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
 			if e.jsonOut() {
 				_, err = fmt.Fprintln(e.stdout, "null")
@@ -1014,15 +988,11 @@ offers only 0.3 JSON-RPC gets an error.
 			if err != nil {
 				return err
 			}
-			ctx, cancel := e.ctx(cmd)
-			defer cancel()
-			c, err := e.dial(ctx, args[0])
+			r, err := callAgent(e, cmd, args[0], func(ctx context.Context, c *client.Client) (*a2a.ListTasksResponse, error) {
+				return c.ListTasks(ctx, p)
+			})
 			if err != nil {
-				return e.stopped(ctx, nil, err)
-			}
-			r, err := c.ListTasks(ctx, p)
-			if err != nil {
-				return e.stopped(ctx, nil, err)
+				return err
 			}
 			return e.printTasks(r, p.IncludeArtifacts)
 		},
@@ -1069,4 +1039,22 @@ func follow(ctx context.Context, c *client.Client, id, from string) iter.Seq2[cl
 			}
 		}
 	}
+}
+
+// callAgent dials the agent at url under the command's context and returns
+// what op returns of it; an error of either ends the command as e.stopped
+// says (an interrupt told apart from a failure).
+func callAgent[T any](e *clientEnv, cmd *cobra.Command, url string, op func(ctx context.Context, c *client.Client) (T, error)) (T, error) {
+	ctx, cancel := e.ctx(cmd)
+	defer cancel()
+	var zero T
+	c, err := e.dial(ctx, url)
+	if err != nil {
+		return zero, e.stopped(ctx, nil, err)
+	}
+	v, err := op(ctx, c)
+	if err != nil {
+		return zero, e.stopped(ctx, nil, err)
+	}
+	return v, nil
 }
