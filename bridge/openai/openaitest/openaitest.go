@@ -375,6 +375,21 @@ func contentText(raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
+// failAsTold answers with the error b tells (its status, not 200) and
+// reports whether it did: a Retry-After when b has one, and the message,
+// type and code b gives or OpenAI's for that status.
+func failAsTold(w http.ResponseWriter, b Behavior, model string) bool {
+	if b.Status == 0 || b.Status == http.StatusOK {
+		return false
+	}
+	if b.RetryAfter != "" {
+		w.Header().Set("Retry-After", b.RetryAfter)
+	}
+	msg, typ, code := errorDefaults(b.Status, model)
+	writeError(w, b.Status, or(b.ErrorMessage, msg), or(b.ErrorType, typ), "", or(b.ErrorCode, code))
+	return true
+}
+
 // behavior picks the behavior for rec and whether its error applies.
 func (s *Server) behavior(rec *Request) Behavior {
 	s.mu.Lock()
@@ -425,12 +440,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, rec *Request) {
 		s.abort(rec)
 		return
 	}
-	if b.Status != 0 && b.Status != http.StatusOK {
-		if b.RetryAfter != "" {
-			w.Header().Set("Retry-After", b.RetryAfter)
-		}
-		msg, typ, code := errorDefaults(b.Status, rec.Model)
-		writeError(w, b.Status, or(b.ErrorMessage, msg), or(b.ErrorType, typ), "", or(b.ErrorCode, code))
+	if failAsTold(w, b, rec.Model) {
 		return
 	}
 
@@ -674,12 +684,7 @@ func (s *Server) embeddings(w http.ResponseWriter, rec *Request) {
 		writeError(w, http.StatusBadRequest, "you must provide a model parameter", "invalid_request_error", "model", "")
 		return
 	}
-	if b := s.behavior(rec); b.Status != 0 && b.Status != http.StatusOK {
-		if b.RetryAfter != "" {
-			w.Header().Set("Retry-After", b.RetryAfter)
-		}
-		msg, typ, code := errorDefaults(b.Status, in.Model)
-		writeError(w, b.Status, or(b.ErrorMessage, msg), or(b.ErrorType, typ), "", or(b.ErrorCode, code))
+	if failAsTold(w, s.behavior(rec), in.Model) {
 		return
 	}
 	dims := in.Dimensions
@@ -765,12 +770,7 @@ func (s *Server) rerank(w http.ResponseWriter, rec *Request) {
 		writeError(w, http.StatusBadRequest, "top_n must be >= 0", "invalid_request_error", "top_n", "")
 		return
 	}
-	if b := s.behavior(rec); b.Status != 0 && b.Status != http.StatusOK {
-		if b.RetryAfter != "" {
-			w.Header().Set("Retry-After", b.RetryAfter)
-		}
-		msg, typ, code := errorDefaults(b.Status, in.Model)
-		writeError(w, b.Status, or(b.ErrorMessage, msg), or(b.ErrorType, typ), "", or(b.ErrorCode, code))
+	if failAsTold(w, s.behavior(rec), in.Model) {
 		return
 	}
 	type result struct {
