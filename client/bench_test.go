@@ -3,8 +3,6 @@ package client_test
 import (
 	"context"
 	"testing"
-
-	"github.com/a2abridge/a2abridge/client"
 )
 
 // BenchmarkSendMessage measures a blocking SendMessage round trip to
@@ -14,10 +12,7 @@ func BenchmarkSendMessage(b *testing.B) {
 	for _, in := range interfaces {
 		b.Run(in.name, func(b *testing.B) {
 			ts := newServer(b)
-			c, err := client.Dial(context.Background(), ts.URL, in.opts)
-			if err != nil {
-				b.Fatal(err)
-			}
+			c := dial(b, ts.URL, in.opts)
 			p := text("hello")
 			b.ReportAllocs()
 			for b.Loop() {
@@ -36,10 +31,7 @@ func BenchmarkStream(b *testing.B) {
 	for _, in := range interfaces {
 		b.Run(in.name, func(b *testing.B) {
 			ts := newServer(b)
-			c, err := client.Dial(context.Background(), ts.URL, in.opts)
-			if err != nil {
-				b.Fatal(err)
-			}
+			c := dial(b, ts.URL, in.opts)
 			b.ReportAllocs()
 			for b.Loop() {
 				for _, err := range c.SendStreamingMessage(context.Background(), text("hello")) {

@@ -15,8 +15,8 @@ import (
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // cardRequests counts the card requests a server got and the answers it
@@ -63,10 +63,7 @@ func countCards(next http.Handler, c *cardRequests) http.Handler {
 // ETag, Last-Modified; options o), counting card requests.
 func cachingAgent(t *testing.T, o server.HostOptions) (*httptest.Server, *cardRequests) {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	o.Transport.Logger = testutil.Logger()
 	host := server.NewHost(o)
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))

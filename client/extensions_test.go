@@ -10,8 +10,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // Options.Extensions activates extensions on every binding and version
@@ -20,10 +20,7 @@ import (
 // client with it.
 func TestClientExtensions(t *testing.T) {
 	const ext = "https://example.com/ext/required/v1"
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	var mu sync.Mutex
 	var seen [][]string
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
@@ -34,8 +31,7 @@ func TestClientExtensions(t *testing.T) {
 	})
 	card := a2a.AgentCard{Name: "x", Description: "d", Version: "1", Capabilities: a2a.AgentCapabilities{Streaming: true,
 		Extensions: []a2a.AgentExtension{{URI: ext, Required: true}}}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "x", agent, card, server.HandlerOptions{}))
+	host := servertest.Host("", server.NewHandler(eng, "x", agent, card, server.HandlerOptions{}))
 	ts := testutil.ServeDrained(t, host, eng.Close)
 	for _, proto := range []string{a2a.Version03, a2a.Version10} {
 		for _, binding := range []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON} {

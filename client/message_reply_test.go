@@ -7,8 +7,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // TestMessageReply: an agent that answers with a Message (A2A 1.0
@@ -17,10 +17,7 @@ import (
 // protocol version and binding.
 func TestMessageReply(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	agent := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("pong"))
 		return &m, nil
@@ -29,8 +26,7 @@ func TestMessageReply(t *testing.T) {
 		Capabilities:      a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{ID: "ping", Name: "ping", Description: "pong", Tags: []string{"ping"}}}}
-	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "ping", agent, card, server.HandlerOptions{}))
+	host := servertest.Host("ping", server.NewHandler(eng, "ping", agent, card, server.HandlerOptions{}))
 	ts := testutil.ServeDrained(t, host, eng.Close)
 	for _, in := range interfaces {
 		t.Run(in.name, func(t *testing.T) {

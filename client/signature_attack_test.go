@@ -25,9 +25,9 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	wirecard "github.com/a2abridge/a2abridge/internal/wire/card"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // signedUnionCard is a union card as a2abridge serves it (scope arrays
@@ -166,10 +166,7 @@ func TestVerifiedCardIgnoresUnsignedMembers(t *testing.T) {
 // signed cards, behind a proxy that lets tamper change responses.
 func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httptest.Server {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	cs, err := server.NewCardSigner(server.CardSignerOptions{Key: ecKey(t), Algorithm: "ES256", KeyID: "k1"})
 	if err != nil {
 		t.Fatal(err)

@@ -19,23 +19,22 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // signedAgent serves the echo agent with cards signed by key (nil: not
 // signed) under kid "k1"; jku "" means the host's own JWKS.
 func signedAgent(t *testing.T, key crypto.Signer, alg, jku string) *httptest.Server {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	to := server.TransportOptions{Logger: testutil.Logger()}
 	if key != nil {
-		if to.CardSigner, err = server.NewCardSigner(server.CardSignerOptions{Key: key, Algorithm: alg, KeyID: "k1", JKU: jku}); err != nil {
+		cs, err := server.NewCardSigner(server.CardSignerOptions{Key: key, Algorithm: alg, KeyID: "k1", JKU: jku})
+		if err != nil {
 			t.Fatal(err)
 		}
+		to.CardSigner = cs
 	}
 	host := server.NewHost(server.HostOptions{Transport: to})
 	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))

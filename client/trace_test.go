@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // TestTraceContextSent: a call made in a context that carries an
@@ -25,27 +26,7 @@ func TestTraceContextSent(t *testing.T) {
 		mu.Lock()
 		got = append(got, r.Header.Get("traceparent"))
 		mu.Unlock()
-		req, _ := http.NewRequestWithContext(r.Context(), r.Method, real.URL+"/a2a/echo", r.Body)
-		req.Header = r.Header
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-		w.WriteHeader(resp.StatusCode)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := resp.Body.Read(buf)
-			if n > 0 {
-				_, _ = w.Write(buf[:n])
-				w.(http.Flusher).Flush()
-			}
-			if err != nil {
-				return
-			}
-		}
+		testutil.Forward(w, r, real.URL+"/a2a/echo")
 	}))
 	defer spy.Close()
 	card, _ := client.Resolve(context.Background(), real.URL, client.Options{})

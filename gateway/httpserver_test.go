@@ -14,8 +14,8 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 	"github.com/go-json-experiment/json"
 )
 
@@ -24,10 +24,7 @@ import (
 // deadline of its own), and does not cut SSE streams or blocking calls
 // that outlast that bound.
 func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), BodyReadTimeout: 300 * time.Millisecond}})
 	host.Add(server.NewHandler(eng, "slow", agents.Slow{Step: 100 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
 	srv := newHTTPServer(host, testutil.Logger(), 200*time.Millisecond, 300*time.Millisecond)

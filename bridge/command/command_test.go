@@ -258,12 +258,8 @@ func TestEchoOverEveryInterface(t *testing.T) {
 	if err := os.WriteFile(file, bin, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []client.Options{
-		{Protocol: a2a.Version03, Binding: a2a.TransportJSONRPC},
-		{Protocol: a2a.Version03, Binding: a2a.TransportHTTPJSON},
-		{Protocol: a2a.Version10, Binding: a2a.TransportJSONRPC},
-		{Protocol: a2a.Version10, Binding: a2a.TransportHTTPJSON},
-	} {
+	for _, in := range testutil.Interfaces {
+		o := client.Options{Protocol: in.Protocol, Binding: in.Binding}
 		t.Run(o.Protocol+"/"+o.Binding, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, command.Config{Command: []string{"cat"}}, o)
@@ -798,12 +794,8 @@ func TestOutputJoined(t *testing.T) {
 	for i := 1; i <= 40000; i++ {
 		fmt.Fprintf(&want, "%d\n", i)
 	}
-	for _, o := range []client.Options{
-		{Protocol: a2a.Version03, Binding: a2a.TransportJSONRPC},
-		{Protocol: a2a.Version03, Binding: a2a.TransportHTTPJSON},
-		{Protocol: a2a.Version10, Binding: a2a.TransportJSONRPC},
-		{Protocol: a2a.Version10, Binding: a2a.TransportHTTPJSON},
-	} {
+	for _, in := range testutil.Interfaces {
+		o := client.Options{Protocol: in.Protocol, Binding: in.Binding}
 		t.Run(o.Protocol+"/"+o.Binding, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, command.Config{Command: []string{"seq", "1", "40000"}}, o)

@@ -19,8 +19,8 @@ import (
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // aiEnv serves an openai agent with its ai/* methods on a loopback
@@ -36,15 +36,9 @@ type aiEnv struct {
 // whose card declares ext, and returns the server's root URL.
 func serveMethods(t testing.TB, ag server.Agent, methods map[string]server.Method, ext *a2a.AgentExtension) string {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	card := a2a.AgentCard{Name: agentName, Description: "a model", Version: "1",
-		Capabilities:      a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []a2a.AgentSkill{{ID: "chat", Name: "chat", Description: "chat", Tags: []string{"chat"}}}}
+	eng := servertest.Engine(t, server.EngineOptions{})
+	host := servertest.Host(agentName)
+	card := modelCard(a2a.AgentSkill{ID: "chat", Name: "chat", Description: "chat", Tags: []string{"chat"}})
 	if ext != nil {
 		card.Capabilities.Extensions = []a2a.AgentExtension{*ext}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/bridge/openai/openaitest"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -55,6 +56,15 @@ func start(t *testing.T, cfg openai.Config) *env {
 	return e
 }
 
+// modelCard is the Agent Card of the model agent agentName: streaming,
+// text in and out, the one skill skill.
+func modelCard(skill a2a.AgentSkill) a2a.AgentCard {
+	return a2a.AgentCard{Name: agentName, Description: "a model", Version: "1",
+		Capabilities:      a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{skill}}
+}
+
 // startFuzz serves an openai agent configured by cfg.
 func startFuzz(t testing.TB, cfg openai.Config) *env {
 	t.Helper()
@@ -68,12 +78,8 @@ func startFuzz(t testing.TB, cfg openai.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: agentName, Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	card := a2a.AgentCard{Name: agentName, Description: "a model", Version: "1",
-		Capabilities:      a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []a2a.AgentSkill{ag.Skill()}}
-	host.Add(server.NewHandler(eng, agentName, ag, card, server.HandlerOptions{}))
+	host := servertest.Host(agentName)
+	host.Add(server.NewHandler(eng, agentName, ag, modelCard(ag.Skill()), server.HandlerOptions{}))
 	ts := testutil.Serve(t, host, eng.Close)
 	c, err := client.Dial(context.Background(), ts.URL, client.Options{})
 	if err != nil {
@@ -817,12 +823,8 @@ func TestAnswerJoined(t *testing.T) {
 	e := start(t, openai.Config{})
 	tokens := []string{"Hel", "lo", ", ", "wor", "ld"}
 	e.fake.Script("m", openaitest.Behavior{Tokens: tokens})
-	for _, o := range []client.Options{
-		{Protocol: a2a.Version03, Binding: a2a.TransportJSONRPC},
-		{Protocol: a2a.Version03, Binding: a2a.TransportHTTPJSON},
-		{Protocol: a2a.Version10, Binding: a2a.TransportJSONRPC},
-		{Protocol: a2a.Version10, Binding: a2a.TransportHTTPJSON},
-	} {
+	for _, in := range testutil.Interfaces {
+		o := client.Options{Protocol: in.Protocol, Binding: in.Binding}
 		t.Run(o.Protocol+"/"+o.Binding, func(t *testing.T) {
 			c, err := client.Dial(context.Background(), e.url, o)
 			if err != nil {

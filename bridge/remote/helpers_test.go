@@ -17,8 +17,8 @@ import (
 	"github.com/a2abridge/a2abridge/bridge/remote"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // testTimeout bounds every test's calls: a hang fails, it does not stall.
@@ -39,11 +39,8 @@ type host struct {
 // set, wraps the Host's handler.
 func startHost(t *testing.T, wrap func(http.Handler) http.Handler, agents map[string]hostedAgent) *host {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	eng := servertest.Engine(t, server.EngineOptions{})
+	h := servertest.Host("")
 	for name, ag := range agents {
 		h.Add(server.NewHandler(eng, name, ag.agent, ag.card, server.HandlerOptions{}))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/remote"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -35,8 +36,7 @@ func TestRunAgentAbandonedCancelsRemoteTask(t *testing.T) {
 			return errors.New("test over")
 		}
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "hang", hang, testCard("hang", true), server.HandlerOptions{}))
+	host := servertest.Host("", server.NewHandler(eng, "hang", hang, testCard("hang", true), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	defer ts.Close()
 	defer eng.Shutdown(context.Background())

@@ -20,8 +20,8 @@ import (
 	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // a2aServer hosts agents on a loopback A2A server; it stops when the test ends.
@@ -34,12 +34,9 @@ type a2aServer struct {
 
 func newA2AServer(t *testing.T) *a2aServer {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	s := &a2aServer{eng: eng, hs: map[string]*server.AgentHandler{},
-		host: server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})}
+		host: servertest.Host("")}
 	return s
 }
 

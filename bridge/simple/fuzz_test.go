@@ -13,8 +13,8 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/simple"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // mustCanon is v as canonical JSON, or "" when it cannot be encoded.
@@ -194,10 +194,7 @@ func FuzzEndpointContentType(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		f.Fatal(err)
-	}
+	eng := servertest.Engine(f, server.EngineOptions{})
 	f.Cleanup(func() { _ = eng.Close(context.Background()) })
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "tok-alice"})
 	if err != nil {

@@ -91,38 +91,16 @@ func (c *child) exited(t *testing.T) int {
 	return 0
 }
 
-type result struct {
-	Kind   string `json:"kind"`
-	ID     string `json:"id"`
-	TaskID string `json:"taskId"`
-	Final  bool   `json:"final"`
-	Status struct {
-		State   string `json:"state"`
-		Message *struct {
-			Parts []struct {
-				Text string `json:"text"`
-			} `json:"parts"`
-		} `json:"message"`
-	} `json:"status"`
-}
-
-func (r result) statusText() string {
-	if r.Status.Message == nil || len(r.Status.Message.Parts) == 0 {
-		return ""
-	}
-	return r.Status.Message.Parts[0].Text
-}
-
 // stream posts a streaming JSON-RPC request and returns its events as they
 // arrive; the channel closes when the stream ends, cleanly or cut.
-func stream(t *testing.T, url, method, params string, lastEventID string) <-chan result {
+func stream(t *testing.T, url, method, params string, lastEventID string) <-chan testutil.WireTask {
 	t.Helper()
 	var hdr []string
 	if lastEventID != "" {
 		hdr = []string{"Last-Event-ID", lastEventID}
 	}
 	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, url, testutil.RPCBody(method, params), hdr...))
-	ch := make(chan result, 256)
+	ch := make(chan testutil.WireTask, 256)
 	go func() {
 		defer close(ch)
 		defer resp.Body.Close()
@@ -133,7 +111,7 @@ func stream(t *testing.T, url, method, params string, lastEventID string) <-chan
 				return
 			}
 			var f struct {
-				Result result `json:"result"`
+				Result testutil.WireTask `json:"result"`
 			}
 			if json.Unmarshal(ev.Data, &f) == nil {
 				ch <- f.Result
@@ -143,23 +121,12 @@ func stream(t *testing.T, url, method, params string, lastEventID string) <-chan
 	return ch
 }
 
-func get(t *testing.T, base, id string) result {
+func get(t *testing.T, base, id string) testutil.WireTask {
 	t.Helper()
-	_, b := testutil.RPC(t, base+"/", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
-	var f struct {
-		Result result `json:"result"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("tasks/get: %v: %s", err, b)
-	}
-	return f.Result
+	return testutil.CallRPC(t, base+"/", "tasks/get", fmt.Sprintf(`{"id":%q}`, id)).Result
 }
 
 func words(n int) string { return strings.TrimSpace(strings.Repeat("w ", n)) }
-
-func sendParams(id, text string) string {
-	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}}`, id, text)
-}
 
 // TestKill9LeavesNoTaskWorking kills the SDK-built server (this example,
 // not `a2abridge serve`) with SIGKILL in the middle of a streamed task and
@@ -173,8 +140,8 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 	}
 	dir := t.TempDir()
 	c := start(t, "-data", dir, "-word-delay", "100ms")
-	events := stream(t, c.base+"/", "message/stream", sendParams("k-stream", words(300)), "")
-	var task result
+	events := stream(t, c.base+"/", "message/stream", testutil.SendParams03(words(300), "k-stream", ""), "")
+	var task testutil.WireTask
 	var seen int
 	for r := range events {
 		seen++
@@ -191,7 +158,7 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 	sendDone := make(chan error, 1)
 	go func() {
 		resp, err := http.Post(c.base+"/", "application/json", strings.NewReader(
-			`{"jsonrpc":"2.0","id":2,"method":"message/send","params":`+sendParams("k-send", words(300))+`}`))
+			`{"jsonrpc":"2.0","id":2,"method":"message/send","params":`+testutil.SendParams03(words(300), "k-send", "")+`}`))
 		if err == nil {
 			_, err = io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -202,12 +169,12 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 	// again without waiting answers it (a repeated messageId is answered
 	// from its task).
 	var f struct {
-		Result result `json:"result"`
+		Result testutil.WireTask `json:"result"`
 	}
 	if !testutil.Poll(5*time.Second, func() bool {
 		_, b := testutil.Post(t, c.base+"/",
-			`{"jsonrpc":"2.0","id":4,"method":"message/send","params":`+strings.TrimSuffix(sendParams("k-send", words(300)), "}")+`,"configuration":{"blocking":false}}}`)
-		f.Result = result{}
+			`{"jsonrpc":"2.0","id":4,"method":"message/send","params":`+testutil.SendParams03(words(300), "k-send", `,"configuration":{"blocking":false}`)+`}`)
+		f.Result = testutil.WireTask{}
 		_ = json.Unmarshal(b, &f)
 		return f.Result.Status.State == "working"
 	}) {
@@ -229,18 +196,18 @@ func TestKill9LeavesNoTaskWorking(t *testing.T) {
 
 	c2 := start(t, "-data", dir)
 	got := get(t, c2.base, task.ID)
-	if got.Status.State != "failed" || got.statusText() != server.RecoveryMessage {
-		t.Fatalf("after restart the streamed task is %q (%q), want failed with the recovery message", got.Status.State, got.statusText())
+	if got.Status.State != "failed" || got.StatusText() != server.RecoveryMessage {
+		t.Fatalf("after restart the streamed task is %q (%q), want failed with the recovery message", got.Status.State, got.StatusText())
 	}
 	// The task of the blocking send: found by its messageId (a repeated
 	// send answers the task the first one created).
 	_, b := testutil.Post(t, c2.base+"/",
-		`{"jsonrpc":"2.0","id":3,"method":"message/send","params":`+sendParams("k-send", words(300))+`}`)
+		`{"jsonrpc":"2.0","id":3,"method":"message/send","params":`+testutil.SendParams03(words(300), "k-send", "")+`}`)
 	var sent struct {
-		Result result `json:"result"`
+		Result testutil.WireTask `json:"result"`
 	}
 	_ = json.Unmarshal(b, &sent)
-	if sent.Result.Status.State != "failed" || sent.Result.statusText() != server.RecoveryMessage {
+	if sent.Result.Status.State != "failed" || sent.Result.StatusText() != server.RecoveryMessage {
 		t.Fatalf("after restart the blocking send's task answers %s", b)
 	}
 	// A client resuming the stream ends with the final failed status.
@@ -259,9 +226,9 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	dir := t.TempDir()
 	c := start(t, "-data", dir, "-word-delay", "100ms", "-grace", "5s")
-	short := stream(t, c.base+"/", "message/stream", sendParams("g-short", words(5)), "")
-	long := stream(t, c.base+"/", "message/stream", sendParams("g-long", words(300)), "")
-	var longTask result
+	short := stream(t, c.base+"/", "message/stream", testutil.SendParams03(words(5), "g-short", ""), "")
+	long := stream(t, c.base+"/", "message/stream", testutil.SendParams03(words(300), "g-long", ""), "")
+	var longTask testutil.WireTask
 	for r := range long {
 		if r.Kind == "task" {
 			longTask = r
@@ -274,7 +241,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	// During the grace period: new messages are refused, with an error.
-	if resp, err := http.Post(c.base+"/", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"message/send","params":`+sendParams("g-new", "x")+`}`)); err == nil {
+	if resp, err := http.Post(c.base+"/", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"message/send","params":`+testutil.SendParams03("x", "g-new", "")+`}`)); err == nil {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if !strings.Contains(string(b), `"error"`) {
@@ -292,7 +259,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if len(ls) == 0 {
 		t.Fatal("the long task's stream ended without an event")
 	}
-	if last := ls[len(ls)-1]; !last.Final || last.Status.State != "failed" || !strings.Contains(last.statusText(), "shut down") {
+	if last := ls[len(ls)-1]; !last.Final || last.Status.State != "failed" || !strings.Contains(last.StatusText(), "shut down") {
 		t.Fatalf("the long task's stream ended with %+v, want failed by the shutdown", last)
 	}
 	if code := c.exited(t); code != 0 {
@@ -302,7 +269,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatalf("an ordinary shutdown logged an error:\n%s", c.stderr)
 	}
 	c2 := start(t, "-data", dir)
-	if got := get(t, c2.base, longTask.ID); got.Status.State != "failed" || !strings.Contains(got.statusText(), "shut down") {
-		t.Fatalf("after restart the long task is %q (%q)", got.Status.State, got.statusText())
+	if got := get(t, c2.base, longTask.ID); got.Status.State != "failed" || !strings.Contains(got.StatusText(), "shut down") {
+		t.Fatalf("after restart the long task is %q (%q)", got.Status.State, got.StatusText())
 	}
 }

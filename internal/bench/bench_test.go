@@ -343,17 +343,7 @@ func TestRunCountsErrors(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal"}}`)
 		default:
-			r.URL.Path = "/a2a/echo"
-			req, _ := http.NewRequest(http.MethodPost, ts.URL+r.URL.Path, r.Body)
-			req.Header = r.Header
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			defer resp.Body.Close()
-			w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-			io.Copy(w, resp.Body)
+			testutil.Forward(w, r, ts.URL+"/a2a/echo")
 		}
 	}))
 	defer flaky.Close()

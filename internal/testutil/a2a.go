@@ -81,3 +81,18 @@ func SendTask(t testing.TB, ctx context.Context, s Sender, p a2a.SendMessageRequ
 func SendParams03(text, messageID, extra string) string {
 	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, messageID, text, extra)
 }
+
+// Interface is a protocol version (a2a.Version03, a2a.Version10) and a
+// binding (a2a.TransportJSONRPC, a2a.TransportHTTPJSON) a client speaks.
+type Interface struct {
+	Protocol, Binding string
+}
+
+// Interfaces are the four interfaces a2abridge serves an agent on: A2A
+// 0.3 and 1.0, each over JSON-RPC and over HTTP+JSON.
+var Interfaces = []Interface{
+	{a2a.Version03, a2a.TransportJSONRPC},
+	{a2a.Version03, a2a.TransportHTTPJSON},
+	{a2a.Version10, a2a.TransportJSONRPC},
+	{a2a.Version10, a2a.TransportHTTPJSON},
+}

@@ -5,6 +5,8 @@
 // proxy that can cut its connections, child processes started until they
 // print their listening line, and polling waits with deadlines.
 //
-// It imports only the standard library and package a2a, so that any test,
-// internal or black-box, can import it without an import cycle.
+// It imports only the standard library, package a2a and the JSON package
+// a2a uses, so that any test, internal or black-box, can import it without
+// an import cycle. Its subpackage servertest, which imports server, is for
+// the tests outside server's own package.
 package testutil

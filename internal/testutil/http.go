@@ -200,3 +200,39 @@ func CloseAtEnd(t testing.TB, closer func(context.Context) error) {
 		_ = closer(ctx)
 	})
 }
+
+// Forward sends r (its method, header and body) to url and writes the
+// answer to w: its Content-Type, its status and its body, flushed as it
+// comes, so that a stream passes through as the upstream writes it. A
+// failed exchange answers 502. For a test server that stands in front of
+// another one to watch or alter what goes through.
+func Forward(w http.ResponseWriter, r *http.Request, url string) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, url, r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req.Header = r.Header
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

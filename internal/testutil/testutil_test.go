@@ -206,3 +206,41 @@ func TestStart(t *testing.T) {
 		t.Errorf("Start of a child that never listens: %v", err)
 	}
 }
+
+func TestCallRPC(t *testing.T) {
+	ts := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","status":{"state":"completed","message":{"parts":[{"text":"a"},{"text":"b"}]}},"artifacts":[{"parts":[{"text":"x"}]},{"parts":[{"text":"y"}]}]}}`)
+	}))
+	r := testutil.CallRPC(t, ts.URL, "tasks/get", `{"id":"t1"}`)
+	if r.Error != nil || r.Result.ID != "t1" || r.Result.Status.State != "completed" {
+		t.Fatalf("CallRPC %+v", r)
+	}
+	if got := r.Result.StatusText(); got != "ab" {
+		t.Errorf("StatusText %q", got)
+	}
+	if got := r.Result.ArtifactText(); got != "xy" {
+		t.Errorf("ArtifactText %q", got)
+	}
+}
+
+func TestForward(t *testing.T) {
+	upstream := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/x-echo")
+		w.WriteHeader(http.StatusAccepted)
+		fmt.Fprintf(w, "%s %s %s", r.Method, r.Header.Get("X-One"), b)
+	}))
+	front := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		testutil.Forward(w, r, upstream.URL)
+	}))
+	resp, b := testutil.Post(t, front.URL, "body", "X-One", "1")
+	if resp.StatusCode != http.StatusAccepted || resp.Header.Get("Content-Type") != "text/x-echo" || string(b) != "POST 1 body" {
+		t.Fatalf("through Forward: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	front = testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		testutil.Forward(w, r, testutil.ClosedURL(t))
+	}))
+	if resp, _ := testutil.Get(t, front.URL); resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("Forward to a closed port: %d, want 502", resp.StatusCode)
+	}
+}
