@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -85,8 +86,8 @@ func orphanServer(t *testing.T, st store.Store, agent server.Agent) func(m map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "files", agent, testutil.Card("files"), server.HandlerOptions{Attachments: &server.AttachmentOptions{}}))
+	host := servertest.Host("",
+		server.NewHandler(eng, "files", agent, testutil.Card("files"), server.HandlerOptions{Attachments: &server.AttachmentOptions{}}))
 	ts := testutil.ServeDrained(t, host, eng.Close)
 	return func(m map[string]any) map[string]any {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{"message": m}})

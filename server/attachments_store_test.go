@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -48,7 +49,7 @@ func TestStoreFilesOutbound(t *testing.T) {
 		}
 		return u.SetStatus(ctx, a2a.TaskStateCompleted, u.Message(parts...))
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host := servertest.Host("")
 	with := server.NewHandler(eng, "with", agent, testutil.Card("with"), server.HandlerOptions{Attachments: &server.AttachmentOptions{MaxBytes: 64}})
 	without := server.NewHandler(eng, "without", agent, testutil.Card("without"), server.HandlerOptions{})
 	mounted := host.Mount(with, "/api/bridge/xyz/a2a")

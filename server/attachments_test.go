@@ -16,6 +16,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -56,7 +57,7 @@ func newAttachFixture(t *testing.T) *attachFixture {
 		}
 		return u.RequireInput(ctx, "more?")
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host := servertest.Host("")
 	h := server.NewHandler(eng, "files", agent, testutil.Card("files"), server.HandlerOptions{Auth: auth.Set{bearer},
 		Attachments: &server.AttachmentOptions{MaxBytes: 16}})
 	host.Add(h)

@@ -14,8 +14,8 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/schematest"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // whoAmI answers with the caller's subject and waits for input, so tasks
@@ -38,11 +38,8 @@ func secureHost(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger(), Push: &server.PushOptions{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := server.NewHost(server.HostOptions{Default: "secure", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	eng := servertest.Engine(t, server.EngineOptions{Push: &server.PushOptions{}})
+	host := servertest.Host("secure")
 	ext := testutil.Card("secure")
 	ext.Description = "extended: admin skills"
 	ext.Skills = append(ext.Skills, a2a.AgentSkill{ID: "admin", Name: "Admin", Description: "only for known callers", Tags: []string{"admin"}})
@@ -52,10 +49,10 @@ func secureHost(t *testing.T) *httptest.Server {
 	return ts
 }
 
-func authCall(t *testing.T, url, method, params string, hdr ...string) (int, http.Header, rpcResult, string) {
+func authCall(t *testing.T, url, method, params string, hdr ...string) (int, http.Header, testutil.RPCAnswer, string) {
 	t.Helper()
 	resp, b := testutil.Post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params), hdr...)
-	var r rpcResult
+	var r testutil.RPCAnswer
 	_ = json.Unmarshal(b, &r)
 	return resp.StatusCode, resp.Header, r, string(b)
 }
@@ -94,7 +91,7 @@ func TestAuthenticationAndCards(t *testing.T) {
 		hdr  []string
 		want string
 	}{{[]string{"Authorization", "Bearer alice-token"}, "bearer:alice"}, {[]string{"X-API-Key", "carol-key"}, "apiKey:carol"}} {
-		status, _, r, raw := authCall(t, url, "message/send", sendParams("hi", "m-"+c.want, ""), c.hdr...)
+		status, _, r, raw := authCall(t, url, "message/send", testutil.SendParams03("hi", "m-"+c.want, ""), c.hdr...)
 		if status != 200 || r.Result.Status.State != "input-required" || !strings.Contains(raw, "you are "+c.want) {
 			t.Fatalf("%v: %d %s", c.hdr, status, raw)
 		}
@@ -120,7 +117,7 @@ func TestTaskOwnership(t *testing.T) {
 	url := ts.URL + "/a2a/secure"
 	alice := []string{"Authorization", "Bearer alice-token"}
 	bob := []string{"Authorization", "Bearer bob-token"}
-	_, _, r, _ := authCall(t, url, "message/send", sendParams("mine", "own-1", ""), alice...)
+	_, _, r, _ := authCall(t, url, "message/send", testutil.SendParams03("mine", "own-1", ""), alice...)
 	id := r.Result.ID
 	if id == "" {
 		t.Fatal("no task")
@@ -149,7 +146,7 @@ func TestTaskOwnership(t *testing.T) {
 	}
 	// Message ids are scoped to their principal: bob's "own-1" is his own
 	// new task, neither alice's (a leak) nor refused (a way to probe hers).
-	if _, _, r, raw := authCall(t, url, "message/send", sendParams("mine", "own-1", ""), bob...); r.Error != nil || r.Result.ID == id || r.Result.ID == "" {
+	if _, _, r, raw := authCall(t, url, "message/send", testutil.SendParams03("mine", "own-1", ""), bob...); r.Error != nil || r.Result.ID == id || r.Result.ID == "" {
 		t.Errorf("messageId used by another principal: %s", raw)
 	}
 	// The owner still has it all.
@@ -180,23 +177,23 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 func TestJSONRPCHandlerAuthenticatesByItself(t *testing.T) {
 	t.Parallel()
 	bearer, _ := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	defer eng.Close(context.Background())
 	h := server.NewHandler(eng, "x", whoAmI, testutil.Card("x"), server.HandlerOptions{Auth: auth.Set{bearer}})
 	ts := httptest.NewServer(server.NewJSONRPCHandler(h, server.TransportOptions{Logger: testutil.Logger()}))
 	defer ts.Close()
-	if status, _, _, raw := authCall(t, ts.URL, "message/send", sendParams("x", "d-1", "")); status != 401 {
+	if status, _, _, raw := authCall(t, ts.URL, "message/send", testutil.SendParams03("x", "d-1", "")); status != 401 {
 		t.Fatalf("anonymous call: %d %s", status, raw)
 	}
-	if status, _, r, raw := authCall(t, ts.URL, "message/send", sendParams("x", "d-2", ""), "Authorization", "Bearer alice-token"); status != 200 || r.Error != nil {
+	if status, _, r, raw := authCall(t, ts.URL, "message/send", testutil.SendParams03("x", "d-2", ""), "Authorization", "Bearer alice-token"); status != 200 || r.Error != nil {
 		t.Fatalf("authenticated call: %d %s", status, raw)
 	}
-	if status, _, _, raw := authCall(t, ts.URL, "message/send", sendParams("x", "d-3", ""), "Authorization", "Bearer alice-token", "Content-Type", "text/plain"); status != http.StatusUnsupportedMediaType {
+	if status, _, _, raw := authCall(t, ts.URL, "message/send", testutil.SendParams03("x", "d-3", ""), "Authorization", "Bearer alice-token", "Content-Type", "text/plain"); status != http.StatusUnsupportedMediaType {
 		t.Fatalf("text/plain on an authenticated agent: %d %s", status, raw)
 	}
 	// No media type at all: what fetch() sends for an untyped Blob,
 	// cross-site and without a preflight.
-	if status, _, _, raw := authCall(t, ts.URL, "message/send", sendParams("x", "d-4", ""), "Authorization", "Bearer alice-token", "Content-Type", ""); status != http.StatusUnsupportedMediaType {
+	if status, _, _, raw := authCall(t, ts.URL, "message/send", testutil.SendParams03("x", "d-4", ""), "Authorization", "Bearer alice-token", "Content-Type", ""); status != http.StatusUnsupportedMediaType {
 		t.Fatalf("no Content-Type on an authenticated agent: %d %s", status, raw)
 	}
 }

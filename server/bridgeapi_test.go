@@ -15,6 +15,7 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -44,10 +45,7 @@ func blockingSend(text, contextID string) a2a.SendMessageRequest {
 func TestStatusMetadataMergesIntoTask(t *testing.T) {
 	for _, name := range []string{"memory", "sqlite"} {
 		t.Run(name, func(t *testing.T) {
-			st := store.Store(memory.New())
-			if name == "sqlite" {
-				st = sqliteStore(t)
-			}
+			st := namedStore(t, name)
 			eng := newBridgeEngine(t, st)
 			h := server.NewHandler(eng, "meta", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 				if err := u.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
@@ -230,8 +228,7 @@ func TestHandlerAuthenticated(t *testing.T) {
 
 func TestHostAddRemoveWhileServing(t *testing.T) {
 	eng := newBridgeEngine(t, memory.New())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	host := servertest.Host("", server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	srv := httptest.NewServer(host)
 	defer srv.Close()
 	status := func(path string) int {
@@ -370,10 +367,7 @@ func TestStopAgent(t *testing.T) {
 func TestStopAgentWaitingTasks(t *testing.T) {
 	for _, name := range []string{"memory", "sqlite"} {
 		t.Run(name, func(t *testing.T) {
-			st := store.Store(memory.New())
-			if name == "sqlite" {
-				st = sqliteStore(t)
-			}
+			st := namedStore(t, name)
 			eng := newBridgeEngine(t, st)
 			canceled := make(chan string, 256)
 			asks := cancelHook{Agent: server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -24,10 +25,9 @@ func (panicHook) Cancel(ctx context.Context, task a2a.Task) error { panic("hook 
 // run in goroutines net/http does not guard) must not kill the process: the
 // task is canceled and the batch answered.
 func TestBatchCancelHookPanicIsContained(t *testing.T) {
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	h := server.NewHandler(eng, "a", panicHook{}, card(), server.HandlerOptions{})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(h)
+	host := servertest.Host("", h)
 	ts := httptest.NewServer(host)
 	defer ts.Close()
 	tk, err := h.SendMessageForTask(context.Background(), testutil.UserMessage("hi", ""))

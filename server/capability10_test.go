@@ -13,6 +13,7 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -26,7 +27,7 @@ func capServer(t *testing.T, eo server.EngineOptions, add func(e *server.Engine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host := servertest.Host("")
 	for _, h := range add(eng) {
 		host.Add(h)
 	}
@@ -43,7 +44,7 @@ func pushOn() *server.PushOptions {
 // returns its task id.
 func completedTask(t *testing.T, url string) string {
 	t.Helper()
-	r := call(t, url, "message/send", `{"message":{"kind":"message","role":"user","messageId":"`+a2a.NewID()+`","parts":[{"kind":"text","text":"x"}]}}`)
+	r := testutil.CallRPC(t, url, "message/send", `{"message":{"kind":"message","role":"user","messageId":"`+a2a.NewID()+`","parts":[{"kind":"text","text":"x"}]}}`)
 	if r.Error != nil || r.Result.Status.State != "completed" {
 		t.Fatalf("message/send: %+v", r)
 	}
@@ -127,7 +128,7 @@ func TestDeletePushConfigIdempotent(t *testing.T) {
 	url := base + "/a2a/echo"
 	id := completedTask(t, url)
 	// A config that existed: deleted once, then again.
-	if r := call(t, url, "tasks/pushNotificationConfig/set", fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"id":"c1","url":"https://example.com/hook"}}`, id)); r.Error != nil {
+	if r := testutil.CallRPC(t, url, "tasks/pushNotificationConfig/set", fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"id":"c1","url":"https://example.com/hook"}}`, id)); r.Error != nil {
 		t.Fatalf("set: %+v", r.Error)
 	}
 	deletes := []struct {

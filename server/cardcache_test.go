@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/schema"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -141,7 +142,7 @@ func versionsHost(t *testing.T, o server.HostOptions) *httptest.Server {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,11 +175,11 @@ func TestCardMaxAge(t *testing.T) {
 // another agent becomes the default one, and its Last-Modified says so.
 func TestCardLastModifiedDefault(t *testing.T) {
 	t.Parallel()
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "a", agents.Echo{}, testutil.Card("a"), server.HandlerOptions{}))
-	host.Add(server.NewHandler(eng, "b", agents.Echo{}, testutil.Card("b"), server.HandlerOptions{}))
+	host := servertest.Host("",
+		server.NewHandler(eng, "a", agents.Echo{}, testutil.Card("a"), server.HandlerOptions{}),
+		server.NewHandler(eng, "b", agents.Echo{}, testutil.Card("b"), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(ts.Close)
 	resp, _ := testutil.Get(t, ts.URL+"/.well-known/agent-card.json")

@@ -19,6 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/cardsig"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -32,7 +33,7 @@ func signingHost(t *testing.T, o server.CardSignerOptions) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)

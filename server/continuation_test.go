@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -17,7 +18,7 @@ import (
 // answers at once. Execution 1's return does not settle the task that
 // execution 2 is working on: execution 2 completes it.
 func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	ex2Err := make(chan error, 1)
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {
@@ -58,7 +59,7 @@ func TestStaleExecutionCompletesContinuedTask(t *testing.T) {
 // The race of TestStaleExecutionCompletesContinuedTask with no sleep at
 // all: the agent returns right after RequireInput.
 func TestStaleExecutionRaceNoSleep(t *testing.T) {
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	var closed atomic.Int64
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {
@@ -114,7 +115,7 @@ func (a hookAgent) Cancel(ctx context.Context, task a2a.Task) error {
 // (a continuation that comes after the cancel is refused with -32004; one
 // that came first has its execution's context canceled).
 func TestCancelRacesContinuation(t *testing.T) {
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	a := hookAgent{ex2: make(chan error, 1)}
 	h := server.NewHandler(eng, "a", a, card(), server.HandlerOptions{})
 	ctx := context.Background()
@@ -158,7 +159,7 @@ func TestCancelRacesContinuation(t *testing.T) {
 // A client retries a continuation (same messageId) while the first attempt
 // is in flight: the retry gets the task (deduplicated), not -32004.
 func TestConcurrentDuplicateContinuation(t *testing.T) {
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		if len(r.Task.History) == 1 {
 			return u.RequireInput(ctx, "?")

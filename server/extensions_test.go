@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -73,8 +74,8 @@ func modesAgent() server.Agent {
 // built-in echo (whose card declares only the event-log extension).
 func extServer(t *testing.T) (string, *extRecorder) {
 	t.Helper()
-	eng := memoryEngine(t)
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	eng := servertest.Engine(t, server.EngineOptions{})
+	host := servertest.Host("echo")
 	rec := &extRecorder{}
 	c := testutil.Card("req")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}, {URI: extOptional}}
@@ -438,7 +439,7 @@ func TestInputModes(t *testing.T) {
 // extensions with WithExtensions.
 func TestExtensionsOutsideExecute(t *testing.T) {
 	t.Parallel()
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	rec := &extRecorder{}
 	c := testutil.Card("req")
@@ -452,8 +453,7 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 			b, _ := json.Marshal(server.RequestedExtensions(ctx))
 			return server.MethodResult{Result: b}, nil
 		}}})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(h)
+	host := servertest.Host("", h)
 	ts := httptest.NewServer(host)
 	t.Cleanup(ts.Close)
 	_, hdr, b := do(t, http.MethodPost, ts.URL+"/a2a/req", `{"jsonrpc":"2.0","id":1,"method":"x/extensions"}`, "A2A-Extensions", extOptional+", https://example.com/undeclared", "A2A-Version", "1.0")
@@ -480,12 +480,12 @@ func TestExtensionsOutsideExecute(t *testing.T) {
 // does, and the ones it applies are in the answer's A2A-Extensions.
 func TestExtensionsMessageResponder(t *testing.T) {
 	t.Parallel()
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	var seen []string
 	c := testutil.Card("pong")
 	c.Capabilities.Extensions = []a2a.AgentExtension{{URI: extRequired, Required: true}, {URI: extOptional}}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host := servertest.Host("")
 	host.Add(server.NewHandler(eng, "pong", server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		seen = slices.Clone(req.Extensions)
 		req.ApplyExtension(extOptional)

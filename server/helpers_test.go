@@ -68,18 +68,7 @@ func newTestServer(t testing.TB, o testServerOptions) *testServer {
 	t.Helper()
 	st := o.store
 	if st == nil {
-		switch os.Getenv("A2ABRIDGE_TEST_STORE") {
-		case "sqlite":
-			st = sqliteStore(t)
-		case "postgres":
-			// As serve without --replica opens it: the engine queues
-			// its appends (group commit). The replica tests cover the
-			// shared store.
-			st = pgtest.OpenWith(t, postgres.Options{Exclusive: true})
-		}
-	}
-	if st == nil {
-		st = memory.New()
+		st = envStore(t)
 	}
 	eng, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
 	if err != nil {
@@ -149,15 +138,29 @@ func validateBatch(t *testing.T, doc []byte) {
 	}
 }
 
-// memoryEngine is an engine on a memory store that logs nowhere; the
-// caller closes it.
-func memoryEngine(t testing.TB) *server.Engine {
+// envStore is the store the variable A2ABRIDGE_TEST_STORE names: "sqlite"
+// (sqliteStore), "postgres" (pgtest's, opened as serve without --replica
+// opens it: the engine queues its appends, group commit; the replica tests
+// cover the shared store), or else a memory store.
+func envStore(t testing.TB) store.Store {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
+	switch os.Getenv("A2ABRIDGE_TEST_STORE") {
+	case "sqlite":
+		return sqliteStore(t)
+	case "postgres":
+		return pgtest.OpenWith(t, postgres.Options{Exclusive: true})
 	}
-	return eng
+	return memory.New()
+}
+
+// namedStore is a memory store for "memory", sqliteStore's for "sqlite",
+// for the tests that run on both.
+func namedStore(t testing.TB, name string) store.Store {
+	t.Helper()
+	if name == "sqlite" {
+		return sqliteStore(t)
+	}
+	return memory.New()
 }
 
 // sqliteStore opens a SQLite store in a temporary directory.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -22,7 +23,7 @@ import (
 // ("Bearer t") and an extended card.
 func cardHost(t *testing.T, o server.HostOptions) *server.Host {
 	t.Helper()
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	testutil.CloseAtEnd(t, eng.Close)
 	o.Transport.Logger = testutil.Logger()
 	host := server.NewHost(o)
@@ -251,9 +252,9 @@ func TestTrustedProxyMappedPrefix(t *testing.T) {
 }
 
 func newHost(t *testing.T) *httptest.Server {
-	eng := memoryEngine(t)
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "echo", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error { return nil }), card(), server.HandlerOptions{}))
+	eng := servertest.Engine(t, server.EngineOptions{})
+	host := servertest.Host("",
+		server.NewHandler(eng, "echo", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error { return nil }), card(), server.HandlerOptions{}))
 	return testutil.ServeDrained(t, host, eng.Close)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -16,7 +17,7 @@ import (
 // agent does after that, and when the client gives up.
 func TestBlockingSendAnswersAtFinalState(t *testing.T) {
 	newHandler := func(t *testing.T, agent server.AgentFunc) *server.AgentHandler {
-		eng := memoryEngine(t)
+		eng := servertest.Engine(t, server.EngineOptions{})
 		t.Cleanup(func() { eng.Close(context.Background()) })
 		return server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})
 	}
@@ -106,7 +107,7 @@ func goroutineID() uint64 {
 // An InlineAgent runs on the goroutine of a blocking send (memory store),
 // and on its own for a non-blocking one.
 func TestInlineAgentRunsOnTheSendersGoroutine(t *testing.T) {
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	defer eng.Close(context.Background())
 	agent := inlineAgent{ran: make(chan uint64, 2)}
 	h := server.NewHandler(eng, "a", agent, card(), server.HandlerOptions{})

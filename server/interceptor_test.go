@@ -14,8 +14,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // auditor is an Interceptor: it notes every operation it sees, refuses
@@ -62,10 +62,7 @@ func (a *auditor) CancelTask(ctx context.Context, req a2a.CancelTaskRequest) (*a
 // order (the first outermost), and what they answer is what the client
 // gets: a refusal as the binding's error, a changed task as the result.
 func TestInterceptors(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	var ops []string
 	var order []string
 	outer := func(next binding.Handler) binding.Handler {
@@ -77,8 +74,7 @@ func TestInterceptors(t *testing.T) {
 	if !slices.Equal(order, []string{"inner", "outer"}) {
 		t.Fatalf("interceptors wrapped in the order %v, want inner first (the first is outermost)", order)
 	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(h)
+	host := servertest.Host("", h)
 	srv := testutil.Serve(t, host, eng.Close)
 	url := srv.URL + "/a2a/echo"
 
@@ -121,10 +117,7 @@ func TestInterceptors(t *testing.T) {
 
 // An Interceptor that returns nil is a programming error, found at once.
 func TestInterceptorNil(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), "Interceptors[0]") {
@@ -145,14 +138,10 @@ func (nilStream) SendStreamingMessage(context.Context, a2a.SendMessageRequest) (
 // A stream an interceptor left nil without an error is an internal error
 // on the wire, not a dropped connection.
 func TestInterceptorNilStream(t *testing.T) {
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	h := server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{
 		Interceptors: []server.Interceptor{func(next binding.Handler) binding.Handler { return nilStream{next} }}})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(h)
+	host := servertest.Host("", h)
 	srv := testutil.Serve(t, host, eng.Close)
 	_, body := testutil.Send(t, http.MethodPost, srv.URL+"/a2a/echo", testutil.RPCBody("message/stream", testutil.SendParams03("hi", "m-1", "")),
 		"Content-Type", "application/json", "Accept", "text/event-stream")

@@ -19,6 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/schematest"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -27,7 +28,7 @@ import (
 func countingHost(t *testing.T, o server.TransportOptions) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	o.Logger = testutil.Logger()
 	host := server.NewHost(server.HostOptions{Transport: o})
 	host.Add(server.NewHandler(eng, "count", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
@@ -45,7 +46,7 @@ func sendBatch(n int, prefix string) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"message/send","params":%s}`, i, sendParams("hi", fmt.Sprintf("%s-%d", prefix, i), ""))
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"message/send","params":%s}`, i, testutil.SendParams03("hi", fmt.Sprintf("%s-%d", prefix, i), ""))
 	}
 	return b.String() + "]"
 }
@@ -57,7 +58,7 @@ func TestBatchOverLimitRunsNothing(t *testing.T) {
 	t.Parallel()
 	ts, runs := countingHost(t, server.TransportOptions{MaxBatch: 3})
 	resp, b := testutil.Post(t, ts.URL+"/a2a/count", sendBatch(4, "over"))
-	var r rpcResult
+	var r testutil.RPCAnswer
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("over the limit: not one response object: %v: %s", err, b)
 	}
@@ -70,7 +71,7 @@ func TestBatchOverLimitRunsNothing(t *testing.T) {
 		t.Fatalf("%d members of a refused batch ran", n)
 	}
 	_, b = testutil.Post(t, ts.URL+"/a2a/count", sendBatch(3, "at"))
-	var rs []rpcResult
+	var rs []testutil.RPCAnswer
 	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 3 {
 		t.Fatalf("at the limit: %v: %s", err, b)
 	}
@@ -93,7 +94,7 @@ func TestHugeBatchOfEmptyObjectsGetsOneError(t *testing.T) {
 	if len(b) > 512 {
 		t.Fatalf("answer of %d bytes: %.200s…", len(b), b)
 	}
-	var r rpcResult
+	var r testutil.RPCAnswer
 	if err := json.Unmarshal(b, &r); err != nil || resp.StatusCode != 200 || r.Error == nil || r.Error.Code != a2a.CodeInvalidRequest ||
 		!strings.Contains(r.Error.Message, "200000") || !strings.Contains(r.Error.Message, fmt.Sprint(server.DefaultMaxBatch)) {
 		t.Fatalf("HTTP %d %s (%v)", resp.StatusCode, b, err)
@@ -163,7 +164,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		t.Fatal("a request whose body never arrived ran")
 	}
 	// A prompt request on a new connection is not affected.
-	if r := call(t, ts.URL+"/a2a/count", "message/send", sendParams("hi", "prompt", "")); r.Result.Status.State != "completed" {
+	if r := testutil.CallRPC(t, ts.URL+"/a2a/count", "message/send", testutil.SendParams03("hi", "prompt", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("prompt request after a slow one: %+v", r)
 	}
 }
@@ -175,11 +176,11 @@ func TestBodyReadTimeoutDoesNotCutLongRequests(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{BodyReadTimeout: 100 * time.Millisecond}})
 	// slow runs 1 s here, ten times the body deadline.
-	r := call(t, ts.URL+"/a2a/slow", "message/send", sendParams("1", "long-send", ""))
+	r := testutil.CallRPC(t, ts.URL+"/a2a/slow", "message/send", testutil.SendParams03("1", "long-send", ""))
 	if r.Error != nil || r.Result.Status.State != "completed" {
 		t.Fatalf("blocking send outlasting the body deadline: %+v", r)
 	}
-	ch, _ := openStream(t, context.Background(), ts.URL+"/a2a/slow", `{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+sendParams("1", "long-stream", "")+`}`)
+	ch, _ := openStream(t, context.Background(), ts.URL+"/a2a/slow", `{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+testutil.SendParams03("1", "long-stream", "")+`}`)
 	frames := testutil.Drain(t, ch, 30*time.Second)
 	if len(frames) == 0 || !frames[len(frames)-1].res.Result.Final || frames[len(frames)-1].res.Result.Status.State != "completed" {
 		t.Fatalf("stream outlasting the body deadline ended early: %d frames", len(frames))

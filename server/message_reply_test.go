@@ -243,7 +243,7 @@ func TestMessageReplyErrors(t *testing.T) {
 			return answer{code, string(b)}
 		}},
 		{"0.3 JSON-RPC", func(text string) answer {
-			_, b := testutil.Post(t, base, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(text, "e-"+text, "")+`}`)
+			_, b := testutil.Post(t, base, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+testutil.SendParams03(text, "e-"+text, "")+`}`)
 			var r struct {
 				Error *struct {
 					Code    int    `json:"code"`
@@ -321,18 +321,7 @@ func TestMessageReplyTaskPath(t *testing.T) {
 
 	// nil: a task, in the contextId Respond saw.
 	for _, method := range []string{"SendMessage", "SendStreamingMessage"} {
-		var task struct {
-			ID        string `json:"id"`
-			ContextID string `json:"contextId"`
-			Status    struct {
-				State string `json:"state"`
-			} `json:"status"`
-			Artifacts []struct {
-				Parts []struct {
-					Text string `json:"text"`
-				} `json:"parts"`
-			} `json:"artifacts"`
-		}
+		var task testutil.WireTask
 		if method == "SendMessage" {
 			r = rpc10(t, base, method, v10SendParams("task please", "t-"+method, ""))
 			var res struct {

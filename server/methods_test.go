@@ -19,6 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/sse"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -106,14 +107,14 @@ func newMethodsEnv(t *testing.T) *methodsEnv {
 			}}, nil
 		},
 	}
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "m", Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "m", agents.Echo{}, testutil.Card("m"), server.HandlerOptions{Methods: methods}))
-	host.Add(server.NewHandler(eng, "secure", agents.Echo{}, testutil.Card("secure"), server.HandlerOptions{Methods: methods, Auth: auth.Set{bearer}}))
+	host := servertest.Host("m",
+		server.NewHandler(eng, "m", agents.Echo{}, testutil.Card("m"), server.HandlerOptions{Methods: methods}),
+		server.NewHandler(eng, "secure", agents.Echo{}, testutil.Card("secure"), server.HandlerOptions{Methods: methods, Auth: auth.Set{bearer}}))
 	ts := testutil.Serve(t, host, eng.Close)
 	env.url, env.secureURL = ts.URL+"/a2a/m", ts.URL+"/a2a/secure"
 	return env
@@ -348,7 +349,7 @@ func TestMethodAuthentication(t *testing.T) {
 // are refused when the handler is made: A2A names always win.
 func TestMethodNamesRefused(t *testing.T) {
 	t.Parallel()
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	defer eng.Close(context.Background())
 	ok := func(ctx context.Context, params []byte) (server.MethodResult, error) {
 		return server.MethodResult{}, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/server"
 
@@ -54,7 +55,7 @@ func TestDataNumbersExact(t *testing.T) {
 				}
 			}
 			check("message/send", b)
-			res := call(t, ts.URL+"/a2a/echo", "message/send", params) // the same messageId: the same task
+			res := testutil.CallRPC(t, ts.URL+"/a2a/echo", "message/send", params) // the same messageId: the same task
 			if res.Result.ID == "" {
 				t.Fatalf("repeated send: no task id")
 			}
@@ -71,7 +72,7 @@ func TestDataNumbersExact(t *testing.T) {
 func TestAgentValueThatIsNotJSON(t *testing.T) {
 	for name, v := range map[string]any{"bad number": json.Number("abc"), "NaN": math.NaN(), "channel": make(chan int)} {
 		t.Run(name, func(t *testing.T) {
-			eng := memoryEngine(t)
+			eng := servertest.Engine(t, server.EngineOptions{})
 			defer eng.Close(context.Background())
 			got := make(chan error, 1)
 			h := server.NewHandler(eng, "bad", server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/schematest"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
@@ -73,9 +74,9 @@ func resolvingPushHost(t *testing.T, allow []string) (*httptest.Server, store.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
+	host := servertest.Host("echo",
+		server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}),
+		server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
 	ts := testutil.Serve(t, host, eng.Close)
 	return ts, st, res
 }
@@ -139,7 +140,7 @@ func TestPushSetRefusesWebhookResolvingToForbiddenAddress(t *testing.T) {
 	t.Parallel()
 	ts, st, _ := resolvingPushHost(t, []string{"hooks.internal"})
 	chat := ts.URL + "/a2a/chat"
-	task := call(t, chat, "message/send", sendParams("hi", "set-1", "")).Result
+	task := testutil.CallRPC(t, chat, "message/send", testutil.SendParams03("hi", "set-1", "")).Result
 	if task.Status.State != a2a.TaskStateInputRequired.String() {
 		t.Fatalf("task: %+v", task)
 	}
@@ -158,7 +159,7 @@ func TestPushSetRefusesWebhookResolvingToForbiddenAddress(t *testing.T) {
 	}
 	// A public name, and a private one the allowlist names, are accepted.
 	for _, u := range []string{"https://public.example/hook", "http://hooks.internal:9000/hook"} {
-		if r := call(t, chat, "tasks/pushNotificationConfig/set", set(u)); r.Error != nil {
+		if r := testutil.CallRPC(t, chat, "tasks/pushNotificationConfig/set", set(u)); r.Error != nil {
 			t.Errorf("%s: %+v", u, *r.Error)
 		}
 	}
@@ -194,7 +195,7 @@ func TestPushSendRefusesWebhookResolvingToForbiddenAddress(t *testing.T) {
 		// A new task.
 		i++
 		id := fmt.Sprintf("send-new-%d", i)
-		r := callErr(t, ts.URL+"/a2a/echo", "message/send", sendParams("hi", id, withHook("https://"+host+"/hook")))
+		r := callErr(t, ts.URL+"/a2a/echo", "message/send", testutil.SendParams03("hi", id, withHook("https://"+host+"/hook")))
 		wantURLRefused(t, host, r, field, why)
 		if taskID, err := st.MessageTask(ctx, "echo", id); err != nil || taskID != "" {
 			t.Errorf("%s: a task was created: %q %v", host, taskID, err)
@@ -202,7 +203,7 @@ func TestPushSendRefusesWebhookResolvingToForbiddenAddress(t *testing.T) {
 	}
 	// A continuation.
 	chat := ts.URL + "/a2a/chat"
-	task := call(t, chat, "message/send", sendParams("hi", "send-chat-1", "")).Result
+	task := testutil.CallRPC(t, chat, "message/send", testutil.SendParams03("hi", "send-chat-1", "")).Result
 	for host, why := range refused {
 		i++
 		id := fmt.Sprintf("send-cont-%d", i)
@@ -224,7 +225,7 @@ func TestPushSendRefusesWebhookResolvingToForbiddenAddress(t *testing.T) {
 	// and stored; the host is resolved once per request.
 	for _, u := range []string{"https://public.example/hook", "http://hooks.internal:9000/hook"} {
 		i++
-		r := call(t, ts.URL+"/a2a/echo", "message/send", sendParams("hi", fmt.Sprintf("send-ok-%d", i), withHook(u)))
+		r := testutil.CallRPC(t, ts.URL+"/a2a/echo", "message/send", testutil.SendParams03("hi", fmt.Sprintf("send-ok-%d", i), withHook(u)))
 		if r.Error != nil {
 			t.Fatalf("%s: %+v", u, *r.Error)
 		}

@@ -183,8 +183,8 @@ func TestPushSurvivesRestart(t *testing.T) {
 func TestPushDisabledAndRefusedURL(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{})
-	r := call(t, ts.URL+"/", "message/send", sendParams("x", "pd-1", ""))
-	if r2 := call(t, ts.URL+"/", "tasks/pushNotificationConfig/set", fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"url":"http://x"}}`, r.Result.ID)); r2.Error == nil || r2.Error.Code != a2a.CodePushNotificationNotSupported {
+	r := testutil.CallRPC(t, ts.URL+"/", "message/send", testutil.SendParams03("x", "pd-1", ""))
+	if r2 := testutil.CallRPC(t, ts.URL+"/", "tasks/pushNotificationConfig/set", fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"url":"http://x"}}`, r.Result.ID)); r2.Error == nil || r2.Error.Code != a2a.CodePushNotificationNotSupported {
 		t.Fatalf("push disabled: %+v", r2)
 	}
 	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger(), Push: &server.PushOptions{

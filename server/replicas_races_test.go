@@ -159,12 +159,7 @@ func testReplicaContinuedElsewhere(t *testing.T, c cluster) {
 	task := startTask(t, ctx, a.h)
 	testutil.Receive(t, ag.asked, 10*time.Second, "asked")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
-	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer"))
-	m.TaskID = task.ID
-	blocking := false
-	if _, err := b.h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
-		t.Fatal(err)
-	}
+	answerTask(t, ctx, b.h, task.ID)
 	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
 	time.Sleep(2500 * time.Millisecond) // A's execution returns
 	got, err := b.h.GetTask(ctx, a2a.GetTaskRequest{ID: task.ID})
@@ -314,12 +309,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 	task := startTask(t, ctx, a)
 	testutil.Receive(t, onA.asked, 10*time.Second, "A asked")
 	visible(t, ctx, b.h, task.ID, a2a.TaskStateInputRequired)
-	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer"))
-	m.TaskID = task.ID
-	blocking := false
-	if _, err := b.h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err != nil {
-		t.Fatal(err)
-	}
+	answerTask(t, ctx, b.h, task.ID)
 	testutil.Receive(t, onB.started, 10*time.Second, "B's execution")
 	if refusedHere {
 		// A continuation that reaches A meanwhile conflicts with B's
@@ -328,7 +318,7 @@ func testStaleEmitAfterContinue(t *testing.T, c cluster, refusedHere bool) {
 		visible(t, ctx, b.h, task.ID, a2a.TaskStateWorking)
 		m2 := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer again"))
 		m2.TaskID = task.ID
-		if _, err := a.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m2, Configuration: &a2a.SendMessageConfiguration{Blocking: &blocking}}); err == nil {
+		if _, err := a.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m2, Configuration: &a2a.SendMessageConfiguration{Blocking: new(false)}}); err == nil {
 			t.Fatal("a continuation of the task B runs was accepted on A")
 		}
 	}

@@ -156,6 +156,18 @@ func startTask(t *testing.T, ctx context.Context, h *server.AgentHandler) *a2a.T
 	return task
 }
 
+// answerTask sends the user message "answer" to the task taskID through
+// h without waiting for the task to settle, as a client continuing an
+// interrupted task does.
+func answerTask(t *testing.T, ctx context.Context, h *server.AgentHandler, taskID string) {
+	t.Helper()
+	m := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("answer"))
+	m.TaskID = taskID
+	if _, err := h.SendMessageForTask(ctx, a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{Blocking: new(false)}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // visible waits until h shows the task in state: an agent's event has
 // returned once queued, and is in the store (and on every replica) once
 // committed, a moment later.

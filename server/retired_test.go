@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -20,16 +21,16 @@ import (
 // 404s do not list it.
 func TestRetiredAgentAnswersAsUnknown(t *testing.T) {
 	t.Parallel()
-	eng := memoryEngine(t)
+	eng := servertest.Engine(t, server.EngineOptions{})
 	testutil.CloseAtEnd(t, eng.Close)
 	var runs atomic.Int32
 	agent := server.AgentFunc(func(ctx context.Context, r *server.Request, u *server.TaskUpdater) error {
 		runs.Add(1)
 		return u.Complete(ctx, "ok")
 	})
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "echo", agent, card(), server.HandlerOptions{}))
-	host.Add(server.NewHandler(eng, "gone", agent, card(), server.HandlerOptions{}))
+	host := servertest.Host("",
+		server.NewHandler(eng, "echo", agent, card(), server.HandlerOptions{}),
+		server.NewHandler(eng, "gone", agent, card(), server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(ts.Close)
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/sse"
@@ -23,48 +22,9 @@ import (
 	"github.com/a2abridge/a2abridge/store/memory"
 )
 
-// rpcResult is the part of a JSON-RPC response the tests look at.
-type rpcResult struct {
-	ID     any `json:"id"`
-	Result struct {
-		Kind      string `json:"kind"`
-		ID        string `json:"id"`
-		TaskID    string `json:"taskId"`
-		ContextID string `json:"contextId"`
-		Final     bool   `json:"final"`
-		Status    struct {
-			State string `json:"state"`
-		} `json:"status"`
-		History   []jsontext.Value `json:"history"`
-		Artifacts []struct {
-			Parts []struct {
-				Text string `json:"text"`
-			} `json:"parts"`
-		} `json:"artifacts"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func call(t testing.TB, url, method, params string) rpcResult {
-	t.Helper()
-	_, b := testutil.RPC(t, url, method, params)
-	var r rpcResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("%s: %v: %s", method, err, b)
-	}
-	return r
-}
-
-func sendParams(agentText, msgID string, extra string) string {
-	return fmt.Sprintf(`{"message":{"kind":"message","role":"user","messageId":%q,"parts":[{"kind":"text","text":%q}]}%s}`, msgID, agentText, extra)
-}
-
 type frame struct {
 	id  int64
-	res rpcResult
+	res testutil.RPCAnswer
 }
 
 // openStream posts a streaming request and returns its frames as they come.
@@ -81,7 +41,7 @@ func openStream(t testing.TB, ctx context.Context, url, body string, hdr ...stri
 			if err != nil {
 				return
 			}
-			var res rpcResult
+			var res testutil.RPCAnswer
 			if err := json.Unmarshal(ev.Data, &res); err != nil {
 				t.Errorf("bad frame %q: %v", ev.Data, err)
 				return
@@ -98,7 +58,7 @@ func TestStreamDropAndResumeLosesNothing(t *testing.T) {
 	ts := newTestServer(t, testServerOptions{})
 	url := ts.URL + "/a2a/slow"
 	ctx, cancel := context.WithCancel(context.Background())
-	ch, _ := openStream(t, ctx, url, `{"jsonrpc":"2.0","id":"a","method":"message/stream","params":`+sendParams("1", "drop-1", "")+`}`)
+	ch, _ := openStream(t, ctx, url, `{"jsonrpc":"2.0","id":"a","method":"message/stream","params":`+testutil.SendParams03("1", "drop-1", "")+`}`)
 	var first []frame
 	for f := range ch {
 		first = append(first, f)
@@ -143,13 +103,13 @@ func TestClientDisconnectDoesNotCancel(t *testing.T) {
 	ts := newTestServer(t, testServerOptions{})
 	url := ts.URL + "/a2a/slow"
 	ctx, cancel := context.WithCancel(context.Background())
-	ch, _ := openStream(t, ctx, url, `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":`+sendParams("1", "dc-1", "")+`}`)
+	ch, _ := openStream(t, ctx, url, `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":`+testutil.SendParams03("1", "dc-1", "")+`}`)
 	f := <-ch
 	cancel()
 	taskID := f.res.Result.ID
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		r := call(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, taskID))
+		r := testutil.CallRPC(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, taskID))
 		if r.Result.Status.State == "completed" {
 			break
 		}
@@ -164,7 +124,7 @@ func TestKeepAliveAndCancelEndsStream(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{KeepAlive: 10 * time.Millisecond}})
 	url := ts.URL + "/a2a/wait"
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":`+sendParams("x", "ka-1", "")+`}`))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":`+testutil.SendParams03("x", "ka-1", "")+`}`))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -187,12 +147,12 @@ func TestKeepAliveAndCancelEndsStream(t *testing.T) {
 			sawKeepAlive = true
 		}
 		if d, ok := strings.CutPrefix(line, "data: "); ok && taskID == "" {
-			var r rpcResult
+			var r testutil.RPCAnswer
 			_ = json.Unmarshal([]byte(d), &r)
 			taskID = r.Result.ID
 		}
 	}
-	r := call(t, url, "tasks/cancel", fmt.Sprintf(`{"id":%q}`, taskID))
+	r := testutil.CallRPC(t, url, "tasks/cancel", fmt.Sprintf(`{"id":%q}`, taskID))
 	if r.Error != nil || r.Result.Status.State != "canceled" {
 		t.Fatalf("cancel: %+v", r)
 	}
@@ -217,8 +177,8 @@ func TestBodyLimit(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{transport: server.TransportOptions{MaxBodyBytes: 1024}})
 	big := strings.Repeat("x", 4096)
-	resp, b := testutil.Post(t, ts.URL+"/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+sendParams(big, "big", "")+`}`)
-	var r rpcResult
+	resp, b := testutil.Post(t, ts.URL+"/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":`+testutil.SendParams03(big, "big", "")+`}`)
+	var r testutil.RPCAnswer
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +189,7 @@ func TestBodyLimit(t *testing.T) {
 	// answer is read: the server answers once it has read the limit and
 	// then closes, so a client still writing might see a broken pipe
 	// instead of the answer (as net/http's transport once did here).
-	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":` + sendParams(big, "big2", "") + `}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":` + testutil.SendParams03(big, "big2", "") + `}`
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +214,7 @@ func TestBodyLimit(t *testing.T) {
 func TestBlockingSendWaitsAndConcurrentSends(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{})
-	r := call(t, ts.URL+"/a2a/slow", "message/send", sendParams("0", "slow-b", ""))
+	r := testutil.CallRPC(t, ts.URL+"/a2a/slow", "message/send", testutil.SendParams03("0", "slow-b", ""))
 	if r.Result.Status.State != "completed" || len(r.Result.Artifacts) != 1 {
 		t.Fatalf("blocking send to slow: %+v", r)
 	}
@@ -265,7 +225,7 @@ func TestBlockingSendWaitsAndConcurrentSends(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			text := fmt.Sprintf("msg %d", i)
-			r := call(t, ts.URL+"/", "message/send", sendParams(text, fmt.Sprintf("c-%d", i), ""))
+			r := testutil.CallRPC(t, ts.URL+"/", "message/send", testutil.SendParams03(text, fmt.Sprintf("c-%d", i), ""))
 			if r.Result.Status.State != "completed" || r.Result.Artifacts[0].Parts[0].Text != text {
 				t.Errorf("send %d: %+v", i, r)
 			}
@@ -280,7 +240,7 @@ func TestBlockingSendWaitsAndConcurrentSends(t *testing.T) {
 func TestEventsEndpointReplaysFromStartAndTails(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{})
-	r := call(t, ts.URL+"/a2a/slow", "message/send", sendParams("1", "ev-1", `,"configuration":{"blocking":false}`))
+	r := testutil.CallRPC(t, ts.URL+"/a2a/slow", "message/send", testutil.SendParams03("1", "ev-1", `,"configuration":{"blocking":false}`))
 	resp, err := http.Get(ts.URL + "/a2a/slow/tasks/" + r.Result.ID + "/events?from=0")
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +272,7 @@ func TestRecoveryFailsTasksLeftRunning(t *testing.T) {
 	t.Parallel()
 	st := memory.New()
 	ts := newTestServer(t, testServerOptions{store: st})
-	r := call(t, ts.URL+"/a2a/wait", "message/send", sendParams("x", "rec-1", `,"configuration":{"blocking":false}`))
+	r := testutil.CallRPC(t, ts.URL+"/a2a/wait", "message/send", testutil.SendParams03("x", "rec-1", `,"configuration":{"blocking":false}`))
 	// A second engine on the same store plays the restarted process: it
 	// recovers as it is made.
 	eng2, err := server.NewEngine(context.Background(), st, server.EngineOptions{Logger: testutil.Logger()})
@@ -339,20 +299,13 @@ func TestRecoveryFailsTasksLeftRunning(t *testing.T) {
 func TestShortRoutes(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{})
-	r := call(t, ts.URL+"/rpc", "message/send", sendParams("short", "short-1", ""))
+	r := testutil.CallRPC(t, ts.URL+"/rpc", "message/send", testutil.SendParams03("short", "short-1", ""))
 	if r.Result.Status.State != "completed" {
 		t.Fatalf("POST /rpc: %+v", r)
 	}
 	read := func(url string, hdr ...string) []string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodGet, url, "", hdr...))
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			return []string{strconv.Itoa(resp.StatusCode)}

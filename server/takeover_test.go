@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -43,7 +44,7 @@ func TestStreamTakeover(t *testing.T) {
 	defer client.CloseIdleConnections()
 
 	stream := func(msgID string) string {
-		return `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":` + sendParams("x", msgID, "") + `}`
+		return `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":` + testutil.SendParams03("x", msgID, "") + `}`
 	}
 	resp, _ := tracedPost(t, client, ts.URL+"/", stream("to-1"))
 	if b, err := io.ReadAll(resp.Body); err != nil || !strings.Contains(string(b), `"final":true`) {
@@ -94,7 +95,7 @@ func TestStreamTakeover(t *testing.T) {
 	readKeepAlives(rbr, 3)
 
 	// Events after the takeover, and the end of both streams.
-	if r := call(t, ts.URL+"/a2a/wait", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, taskID)); r.Error != nil {
+	if r := testutil.CallRPC(t, ts.URL+"/a2a/wait", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, taskID)); r.Error != nil {
 		t.Fatalf("cancel: %+v", r.Error)
 	}
 	for name, br := range map[string]*bufio.Reader{"message/stream": br, "resubscribe": rbr} {

@@ -25,6 +25,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
 	"github.com/a2abridge/a2abridge/store/memory"
@@ -462,8 +463,7 @@ func TestTelemetryOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	host := servertest.Host("", server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
 	srv := httptest.NewServer(host)
 	defer srv.Close()
 	ts := &telemetryServer{Server: srv}

@@ -108,7 +108,7 @@ func TestJSONRPC10(t *testing.T) {
 	if g.Error != nil || json.Unmarshal(g.Result, &got) != nil || got.ID != task.ID || len(got.History) != 0 {
 		t.Fatalf("GetTask: %+v %s", g.Error, g.Result)
 	}
-	if old := call(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, task.ID)); old.Result.Status.State != "completed" {
+	if old := testutil.CallRPC(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, task.ID)); old.Result.Status.State != "completed" {
 		t.Fatalf("0.3 tasks/get of a task made over 1.0: %+v", old)
 	}
 

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -33,7 +34,7 @@ func TestA2AVersion(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, testServerOptions{})
 	send := func(id string) string {
-		return `{"jsonrpc":"2.0","id":"` + id + `","method":"message/send","params":` + sendParams("v", id, "") + `}`
+		return `{"jsonrpc":"2.0","id":"` + id + `","method":"message/send","params":` + testutil.SendParams03("v", id, "") + `}`
 	}
 	for _, c := range []struct {
 		name, query string
@@ -72,7 +73,7 @@ func TestA2AVersion(t *testing.T) {
 			}
 			schematest.Validate(t, "JSONRPCErrorResponse", b)
 			// Nothing ran: the same messageId without a version creates the task now.
-			if res := call(t, ts.URL+"/a2a/echo", "message/send", sendParams("v", id, "")); res.Result.Status.State != "completed" || len(res.Result.History) != 1 {
+			if res := testutil.CallRPC(t, ts.URL+"/a2a/echo", "message/send", testutil.SendParams03("v", id, "")); res.Result.Status.State != "completed" || len(res.Result.History) != 1 {
 				t.Fatalf("the refused message left something behind: %+v", res.Result)
 			}
 		})
@@ -95,14 +96,7 @@ func TestStreamingErrorsAsSSE(t *testing.T) {
 	ts := newTestServer(t, testServerOptions{})
 	sseError := func(body string, hdr ...string) (string, versionAnswer) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/a2a/echo", strings.NewReader(body))
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, ts.URL+"/a2a/echo", body, hdr...))
 		defer resp.Body.Close()
 		ct := resp.Header.Get("Content-Type")
 		var r versionAnswer
@@ -120,7 +114,7 @@ func TestStreamingErrorsAsSSE(t *testing.T) {
 		}
 		return ct, r
 	}
-	stream := `{"jsonrpc":"2.0","id":7,"method":"message/stream","params":` + sendParams("x", "sse-1", "") + `}`
+	stream := `{"jsonrpc":"2.0","id":7,"method":"message/stream","params":` + testutil.SendParams03("x", "sse-1", "") + `}`
 	stream10 := `{"jsonrpc":"2.0","id":8,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]}}}`
 	unknown := `{"jsonrpc":"2.0","id":8,"method":"tasks/frobnicate","params":{}}`
 	for _, c := range []struct {

@@ -61,7 +61,7 @@ func TestAdminAPI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "registered myecho (echo) at "+base+"/a2a/myecho") {
 		t.Fatalf("agents add: %d %q %q", code, out, errs)
 	}
-	if r := rpc(t, base+"/a2a/myecho", "message/send", msg("hi", "m1", "")); r.Result.Status.State != "completed" {
+	if r := testutil.CallRPC(t, base+"/a2a/myecho", "message/send", testutil.SendParams03("hi", "m1", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("the registered agent: %+v", r)
 	}
 	// Its card is derived like a configured agent's.
@@ -79,7 +79,7 @@ func TestAdminAPI(t *testing.T) {
 	if code, body := adminCall(t, "POST", api, "adm1n", `{"name":"slowy","kind":"slow"}`); code != 201 {
 		t.Fatalf("register slowy: %d %s", code, body)
 	}
-	r := rpc(t, base+"/a2a/slowy", "message/send", msg("60", "m2", `,"configuration":{"blocking":false}`))
+	r := testutil.CallRPC(t, base+"/a2a/slowy", "message/send", testutil.SendParams03("60", "m2", `,"configuration":{"blocking":false}`))
 	taskID := r.Result.ID
 	if taskID == "" {
 		t.Fatalf("slow task: %+v", r)
@@ -93,7 +93,7 @@ func TestAdminAPI(t *testing.T) {
 	if out, errs, code := run(t, "", "agents", "rm", "slowy", "--server", base, "--token", "adm1n"); code != 0 {
 		t.Fatalf("agents rm: %d %q %q", code, out, errs)
 	}
-	got := rpc(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`)
+	got := testutil.CallRPC(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`)
 	if got.Result.Status.State != "failed" || got.Result.Status.Message == nil || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "slowy was removed") {
 		t.Fatalf("the removed agent's running task: %+v", got)
 	}
@@ -106,7 +106,7 @@ func TestAdminAPI(t *testing.T) {
 	if code, body := adminCall(t, "POST", api, "adm1n", `{"name":"chatty","kind":"chat"}`); code != 201 {
 		t.Fatalf("register chatty: %d %s", code, body)
 	}
-	r = rpc(t, base+"/a2a/chatty", "message/send", msg("hello", "m5", ""))
+	r = testutil.CallRPC(t, base+"/a2a/chatty", "message/send", testutil.SendParams03("hello", "m5", ""))
 	chatTask := r.Result.ID
 	if r.Result.Status.State != "input-required" {
 		t.Fatalf("chat task: %+v", r)
@@ -114,7 +114,7 @@ func TestAdminAPI(t *testing.T) {
 	if code, body := adminCall(t, "DELETE", api+"/chatty", "adm1n", ""); code != 204 {
 		t.Fatalf("remove chatty: %d %s", code, body)
 	}
-	got = rpc(t, base+"/a2a/chatty", "tasks/get", `{"id":"`+chatTask+`"}`)
+	got = testutil.CallRPC(t, base+"/a2a/chatty", "tasks/get", `{"id":"`+chatTask+`"}`)
 	if got.Result.Status.State != "failed" || got.Result.Status.Message == nil || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "chatty was removed") {
 		t.Fatalf("the removed agent's task waiting for input: %+v", got)
 	}
@@ -197,16 +197,16 @@ func TestAdminAPI(t *testing.T) {
 	// problem, and can be removed.
 	os.Unsetenv("A2ABRIDGE_TEST_DESC")
 	startChild(t, "--config", cfg, "--data", data, "--addr", addr)
-	if r := rpc(t, base+"/a2a/myecho", "message/send", msg("again", "m4", "")); r.Result.Status.State != "completed" {
+	if r := testutil.CallRPC(t, base+"/a2a/myecho", "message/send", testutil.SendParams03("again", "m4", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("the registered agent after a restart: %+v", r)
 	}
 	// The removed agents' tasks are still readable after the restart; a
 	// new message still gets the 404 of an unknown agent.
-	got = rpc(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`)
+	got = testutil.CallRPC(t, base+"/a2a/slowy", "tasks/get", `{"id":"`+taskID+`"}`)
 	if got.Result.Status.State != "failed" || !strings.Contains(got.Result.Status.Message.Parts[0].Text, "slowy was removed") {
 		t.Fatalf("the removed agent's task after a restart: %+v", got)
 	}
-	if got := rpc(t, base+"/a2a/chatty", "tasks/get", `{"id":"`+chatTask+`"}`); got.Result.Status.State != "failed" {
+	if got := testutil.CallRPC(t, base+"/a2a/chatty", "tasks/get", `{"id":"`+chatTask+`"}`); got.Result.Status.State != "failed" {
 		t.Fatalf("the other removed agent's task after a restart: %+v", got)
 	}
 	removedAnswersUnknown(t, base, "slowy", "m6")
@@ -247,7 +247,7 @@ func TestAdminAPI(t *testing.T) {
 // without it) and through /simple/{agent} (404 with the caller's task_id).
 func removedAnswersUnknown(t *testing.T, base, name, messageID string) {
 	t.Helper()
-	send := testutil.RPCBody("message/send", msg("1", messageID, ""))
+	send := testutil.RPCBody("message/send", testutil.SendParams03("1", messageID, ""))
 	code, unknown := adminCall(t, "POST", base+"/a2a/no-such-agent", "", send)
 	want := strings.ReplaceAll(unknown, `\"no-such-agent\"`, `\"`+name+`\"`)
 	if code != 404 || strings.Contains(want, `"name":"`+name+`"`) {
@@ -308,7 +308,7 @@ func TestAdminRegistryFormat(t *testing.T) {
 		if code, body := adminCall(t, "POST", api, "adm1n", fmt.Sprintf(c.body, backend.URL)); code != 201 {
 			t.Fatalf("%s: register: %d %s", c.name, code, body)
 		}
-		if r := rpc(t, base+"/a2a/"+c.name, "message/send", msg("hi", "m-"+c.name, "")); r.Result.Status.State != "completed" {
+		if r := testutil.CallRPC(t, base+"/a2a/"+c.name, "message/send", testutil.SendParams03("hi", "m-"+c.name, "")); r.Result.Status.State != "completed" {
 			t.Fatalf("%s: %+v", c.name, r)
 		}
 		if got := testutil.Receive(t, seen, 10*time.Second, c.name+": the backend's call").Get(c.header); got != c.want {
@@ -329,7 +329,7 @@ func TestAdminRegistryFormat(t *testing.T) {
 	if code, body := adminCall(t, "POST", api, "adm1n", reg); code != 201 || !strings.Contains(body, `"kind":"a2a"`) || !strings.Contains(body, `"timeout":"1.5s"`) || strings.Contains(body, "r3mote") {
 		t.Fatalf("register remote: %d %s", code, body)
 	}
-	if r := rpc(t, base+"/a2a/remote", "message/send", msg("hello remote", "m-remote", "")); r.Result.Status.State != "completed" {
+	if r := testutil.CallRPC(t, base+"/a2a/remote", "message/send", testutil.SendParams03("hello remote", "m-remote", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("remote: %+v", r)
 	}
 }

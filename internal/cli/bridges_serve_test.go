@@ -230,7 +230,7 @@ func TestA2ACardLate(t *testing.T) {
 	if c.Version != "7.7.7" || !strings.Contains(strings.ToLower(c.Description), "echo") {
 		t.Fatalf("the derived card: %+v (want the remote's name and description, the entry's version)", c)
 	}
-	if r := rpc(t, base+"/a2a/later", "message/send", msg("through", "m1", "")); r.Result.Status.State != "completed" {
+	if r := testutil.CallRPC(t, base+"/a2a/later", "message/send", testutil.SendParams03("through", "m1", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("a message through the late agent: %+v", r)
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,8 +17,8 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // testHost serves the agents echo, chat and slow (1 s, a step every
@@ -28,14 +27,11 @@ import (
 // ("POST", an *atomic.Int64).
 func testHost(t *testing.T) (*httptest.Server, *sync.Map) {
 	t.Helper()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
-	host.Add(server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}))
-	host.Add(server.NewHandler(eng, "slow", agents.Slow{Seconds: 1, Step: 50 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
+	eng := servertest.Engine(t, server.EngineOptions{})
+	host := servertest.Host("echo",
+		server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}),
+		server.NewHandler(eng, "chat", agents.Chat{}, agents.Chat{}.Card(), server.HandlerOptions{}),
+		server.NewHandler(eng, "slow", agents.Slow{Seconds: 1, Step: 50 * time.Millisecond}, agents.Slow{}.Card(), server.HandlerOptions{}))
 	seen := &sync.Map{}
 	ts := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("X-Test"); v != "" {

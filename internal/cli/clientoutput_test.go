@@ -25,6 +25,7 @@ import (
 	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store/memory"
 )
@@ -64,7 +65,7 @@ func stateHost(t *testing.T, authed bool, allow []string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := server.NewHost(server.HostOptions{Default: "chat", Transport: server.TransportOptions{Logger: testutil.Logger()}})
+	host := servertest.Host("chat")
 	ho := server.HandlerOptions{}
 	if authed {
 		b, err := auth.NewBearerTokens("bearer", map[string]string{"me": "tok"})

@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/bridge/conversation"
@@ -85,11 +91,9 @@ func TestServeConversations(t *testing.T) {
 		t.Fatalf("GET /api/bridge: %d %+v", code, index)
 	}
 
-	for _, bind := range []struct{ protocol, binding string }{
-		{a2a.Version10, a2a.TransportJSONRPC}, {a2a.Version10, a2a.TransportHTTPJSON}, {a2a.Version03, a2a.TransportJSONRPC}, {a2a.Version03, a2a.TransportHTTPJSON},
-	} {
-		t.Run("named/"+bind.protocol+"/"+bind.binding, func(t *testing.T) {
-			c, err := client.Dial(ctx, base+"/a2a/relay", client.Options{Protocol: bind.protocol, Binding: bind.binding})
+	for _, bind := range testutil.Interfaces {
+		t.Run("named/"+bind.Protocol+"/"+bind.Binding, func(t *testing.T) {
+			c, err := client.Dial(ctx, base+"/a2a/relay", client.Options{Protocol: bind.Protocol, Binding: bind.Binding})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -318,5 +322,385 @@ func TestScenarioCommand(t *testing.T) {
 	}
 	if _, errs, code = run(t, "", "scenario", "decode", "%%%"); code == ExitOK || !strings.Contains(errs, "config64") {
 		t.Fatalf("decode bad: %d %s", code, errs)
+	}
+}
+
+// TestServeConversationAttachments: conversation endpoints, named and
+// ad-hoc, store the client's files sent by value and the files an
+// internal participant answers by value (an exec participant's binary
+// output) as attachments: history and artifacts carry URLs below
+// /api/attachments, which serve the bytes; conversations.attachments
+// bounds their size.
+func TestServeConversationAttachments(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("sh is not on PATH")
+	}
+	base := startServe(t, "--config", writeConfig(t, `agents:
+  binary:
+    kind: conversation
+    scenario:
+      title: Binary
+      agents:
+        - {id: you, external: true}
+        - {id: echo, kind: echo}
+        - {id: bin, kind: exec, config: {command: [sh, -c, "cat >/dev/null; printf '\\377\\376bin'"], env: [PATH]}}
+      startingAgentId: you
+conversations:
+  adhoc: true
+  kinds: [echo]
+  attachments: {max_bytes: 64B}
+`))
+	ctx := context.Background()
+	isURL := func(p a2a.Part) (string, bool) {
+		u, ok := p.Content.(a2a.URL)
+		return string(u), ok && strings.HasPrefix(string(u), base+"/api/attachments/")
+	}
+	fetch := func(uri string) (string, string) {
+		t.Helper()
+		resp, b := testutil.Get(t, uri)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", uri, resp.StatusCode, b)
+		}
+		return string(b), resp.Header.Get("Content-Type")
+	}
+	file := a2a.Part{Content: a2a.Raw([]byte("client bytes")), MediaType: "text/plain", Filename: "note.txt"}
+	adhoc := conversation.EncodeConfig64(&conversation.Scenario{Title: "Files", StartingAgentID: "me",
+		Agents: []conversation.Participant{{ID: "me", External: true}, {ID: "echo", Kind: "echo"}}})
+	for _, u := range []string{base + "/a2a/binary", base + "/api/bridge/" + adhoc + "/a2a"} {
+		c, err := client.Dial(ctx, u, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("look"), file)})
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		tk, ok := task.(*a2a.Task)
+		if !ok || tk.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("%s: %+v", u, task)
+		}
+		// Every file in the task is an attachment URL.
+		var uris []string
+		for _, m := range tk.History {
+			for _, p := range m.Parts {
+				if p.IsFile() {
+					uri, ok := isURL(p)
+					if !ok {
+						t.Fatalf("%s: history file part %+v is not an attachment URL", u, p)
+					}
+					uris = append(uris, uri)
+				}
+			}
+		}
+		for _, a := range tk.Artifacts {
+			for _, p := range a.Parts {
+				if p.IsFile() {
+					if _, ok := isURL(p); !ok {
+						t.Fatalf("%s: artifact file part %+v is not an attachment URL", u, p)
+					}
+				}
+			}
+		}
+		if len(uris) == 0 {
+			t.Fatalf("%s: no file in the history", u)
+		}
+		if body, ct := fetch(uris[0]); body != "client bytes" || ct != "text/plain" {
+			t.Fatalf("%s: the client's file serves %q %q", u, body, ct)
+		}
+		if strings.Contains(u, "/a2a/binary") {
+			// The exec participant's binary answer: stored, served.
+			last := tk.Artifacts[len(tk.Artifacts)-1]
+			uri, ok := isURL(last.Parts[len(last.Parts)-1])
+			if !ok || last.Metadata[conversation.MetaParticipantID] != "bin" {
+				t.Fatalf("bin's artifact: %+v", last)
+			}
+			if body, _ := fetch(uri); !bytes.Equal([]byte(body), []byte("\xff\xfebin")) {
+				t.Fatalf("bin's file serves %q", body)
+			}
+		}
+		// Over conversations.attachments.max_bytes: -32602.
+		big := a2a.Part{Content: a2a.Raw(bytes.Repeat([]byte("b"), 65)), Filename: "big"}
+		m := a2a.NewMessage(a2a.RoleUser, big)
+		m.TaskID = tk.ID
+		_, err = c.SendMessage(ctx, a2a.SendMessageRequest{Message: m})
+		if ae, ok := err.(*a2a.Error); !ok || ae.Code != a2a.CodeInvalidParams || !strings.Contains(ae.Message, "at most 64 bytes") {
+			t.Fatalf("%s: a file over the limit: %v", u, err)
+		}
+	}
+}
+
+// conversationRestartConfig is a scenario whose client turn is followed
+// by an echo, and, when the client says "slow", by a participant that
+// takes a minute (sleep), so that a restart can land in either phase.
+const conversationRestartConfig = `
+agents:
+  talk:
+    kind: conversation
+    scenario:
+      title: Talk
+      agents:
+        - {id: you, displayName: You, external: true}
+        - {id: echo, displayName: Echo, kind: echo}
+        - id: slow
+          displayName: Slow
+          kind: exec
+          config: {command: [sh, -c, 'if grep -q slow; then sleep 60; fi; echo done'], env: [PATH]}
+      startingAgentId: you
+      rules: {turnPolicy: round-robin, maxTurns: 40, turnTimeout: 2m}
+`
+
+// TestConversationSurvivesKill9 kills serve (SQLite) with SIGKILL during
+// a conversation and restarts it on the same data: a conversation that
+// was waiting for the client keeps every acknowledged turn and goes on
+// from there; one killed while an internal participant was speaking is
+// failed with the recovery reason, its earlier turns kept (README,
+// "Conversations", Restarts).
+func TestConversationSurvivesKill9(t *testing.T) {
+	for _, tool := range []string{"sh", "grep", "sleep"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on PATH", tool)
+		}
+	}
+	dir, addr := t.TempDir(), freeAddr(t)
+	cfg := writeConfig(t, conversationRestartConfig)
+	args := []string{"--data", dir, "--addr", addr, "--config", cfg}
+	child := startChild(t, args...)
+	url := "http://" + addr + "/a2a/talk"
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A conversation waiting for the client.
+	waiting, arts, state, _ := streamTurn(t, c, "", "hello")
+	if len(arts) != 2 || state != a2a.TaskStateInputRequired {
+		t.Fatalf("first round: artifacts %q, state %s", arts, state)
+	}
+	// One whose slow participant is speaking when the process dies.
+	p := testutil.UserMessage("slow please", "")
+	cfgNB := false
+	p.Configuration = &a2a.SendMessageConfiguration{Blocking: &cfgNB}
+	res, err := c.SendMessage(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	speaking := res.(*a2a.Task).ID
+	var task *a2a.Task
+	if !testutil.Poll(20*time.Second, func() bool {
+		task, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: speaking})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(task.Artifacts) == 1 // the echo spoke; the slow one is speaking
+	}) {
+		t.Fatalf("the echo did not speak: %+v", task)
+	}
+
+	child.Kill()
+	startChild(t, args...)
+	c, err = client.Dial(ctx, url, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The waiting conversation goes on: the same task, the next round.
+	id, arts, state, _ := streamTurn(t, c, waiting, "still there?")
+	if id != waiting || len(arts) != 2 || state != a2a.TaskStateInputRequired {
+		t.Fatalf("after the restart: task %s, artifacts %q, state %s", id, arts, state)
+	}
+	task, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: waiting})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, h := range task.History {
+		for _, p := range h.Parts {
+			if tp, ok := p.Content.(a2a.Text); ok {
+				texts = append(texts, strings.TrimSpace(string(tp)))
+			}
+		}
+	}
+	if len(task.Artifacts) != 4 || len(task.History) < 6 || texts[0] != "hello" {
+		t.Fatalf("history after the restart: %d artifacts, history %q", len(task.Artifacts), texts)
+	}
+
+	// The one killed mid-turn is failed with a reason; the echo's turn
+	// (acknowledged before the kill) is kept.
+	task, err = c.GetTask(ctx, a2a.GetTaskRequest{ID: speaking})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status.State != a2a.TaskStateFailed || task.Status.Message == nil || len(task.Artifacts) != 1 {
+		t.Fatalf("the conversation killed mid-turn: state %s, message %+v, %d artifacts", task.Status.State, task.Status.Message, len(task.Artifacts))
+	}
+}
+
+// adHocPost posts a JSON-RPC message/send to an ad-hoc scenario's
+// endpoint, with token as bearer credentials when set.
+func adHocPost(t *testing.T, u, token string) (int, string) {
+	t.Helper()
+	return adHocDo(t, http.MethodPost, u, token, testutil.RPCBody("message/send", testutil.SendParams03("hi", "m1", "")))
+}
+
+// adHocDo sends a request with body (JSON, none when empty) and token as
+// bearer credentials when set, and returns the status and the body.
+func adHocDo(t *testing.T, method, u, token, body string) (int, string) {
+	t.Helper()
+	hdr := bearer(token)
+	if body != "" {
+		hdr = append(hdr, "Content-Type", "application/json")
+	}
+	return call(t, method, u, body, hdr...)
+}
+
+// An ad-hoc scenario is authenticated before it is decoded or built, and
+// its a2a participant cannot leave the allowlist by a redirect.
+func TestAdHocAuthFirstAndAllowlistOnEveryRequest(t *testing.T) {
+	var evilHits, allowedHits atomic.Int32
+	evil := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		evilHits.Add(1)
+		http.NotFound(w, r)
+	}))
+	allowed := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		allowedHits.Add(1)
+		http.Redirect(w, r, evil.URL+"/internal-admin", http.StatusFound)
+	}))
+	cfg := fmt.Sprintf("auth:\n  bearer_tokens:\n    alice: s3cret-token\nconversations:\n  adhoc: true\n  kinds: [a2a]\n  urls: [%s/agent]\n", allowed.URL)
+	base := startServe(t, "--config", writeConfig(t, cfg))
+	scen := fmt.Sprintf(`{"title":"t","agents":[{"id":"you","external":true},{"id":"r","kind":"a2a","config":{"url":"%s/agent"}}],"startingAgentId":"you"}`, allowed.URL)
+	c64 := base64.RawURLEncoding.EncodeToString([]byte(scen))
+	u := base + "/api/bridge/" + c64 + "/a2a"
+
+	// Without credentials: 401 on every route, and nothing is dialled.
+	if st, body := adHocPost(t, u, ""); st != http.StatusUnauthorized || !strings.Contains(body, "-32") {
+		t.Fatalf("unauthenticated POST: %d %s", st, body)
+	}
+	if st, body := adHocPost(t, u, "wrong"); st != http.StatusUnauthorized {
+		t.Fatalf("bad token POST: %d %s", st, body)
+	}
+	for _, path := range []string{"/diag", "/.well-known/agent-card.json", "/v1/tasks/x"} {
+		if st, body := adHocDo(t, http.MethodGet, u+path, "", ""); st != http.StatusUnauthorized {
+			t.Fatalf("unauthenticated GET %s: %d %s", path, st, body)
+		}
+	}
+	if n, m := allowedHits.Load(), evilHits.Load(); n != 0 || m != 0 {
+		t.Fatalf("unauthenticated requests made the server dial: allowed host %d, other host %d", n, m)
+	}
+
+	// With credentials: the scenario is built and its turn runs, but the
+	// redirect from the allowed host is not followed.
+	st, body := adHocPost(t, u, "s3cret-token")
+	if st != http.StatusOK || !strings.Contains(body, `"result"`) {
+		t.Fatalf("authenticated POST: %d %s", st, body)
+	}
+	if allowedHits.Load() == 0 {
+		t.Fatal("the allowed host got no request: the test proves nothing")
+	}
+	if n := evilHits.Load(); n != 0 {
+		t.Fatalf("the host outside conversations.urls got %d requests (a redirect was followed)", n)
+	}
+	if st, _ := adHocDo(t, http.MethodGet, u+"/diag", "s3cret-token", ""); st != http.StatusOK {
+		t.Fatalf("authenticated diag: %d", st)
+	}
+}
+
+// One ad-hoc scenario is one hosted entry however its config64 is
+// spelled; concurrent first requests share one build; at most
+// maxAdHocBuilds builds run at once.
+func TestAdHocBuildsKeyedAndBounded(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan string, 64)
+	var mu sync.Mutex
+	fetches := map[string]int{} // card fetches by path
+	remote := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fetches[r.URL.Path]++
+		mu.Unlock()
+		arrived <- r.URL.Path
+		<-release
+		http.NotFound(w, r)
+	}))
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	defer free()
+	cfg := fmt.Sprintf("conversations:\n  adhoc: true\n  kinds: [a2a]\n  urls: [%s/]\n", remote.URL)
+	base := startServe(t, "--config", writeConfig(t, cfg))
+	t.Cleanup(free) // before the server stops: no build is left waiting
+	c64 := func(i int) string {
+		scen := fmt.Sprintf(`{"title":"t","agents":[{"id":"you","external":true},{"id":"r","kind":"a2a","config":{"url":"%s/agent%d"}}],"startingAgentId":"you"}`, remote.URL, i)
+		return base64.RawURLEncoding.EncodeToString([]byte(scen))
+	}
+	card := func(c string) string { return base + "/api/bridge/" + c + "/a2a/.well-known/agent-card.json" }
+
+	// Three spellings of scenario 0 at once, and scenarios 1 to 3: four
+	// builds, each blocked in its card fetch.
+	type result struct {
+		status int
+		body   string
+	}
+	results := make(chan result, 16)
+	get := func(u string) {
+		go func() {
+			st, body := adHocDo(t, http.MethodGet, u, "", "")
+			results <- result{st, body}
+		}()
+	}
+	for _, pad := range []string{"", "=", "=="} {
+		get(card(c64(0) + pad))
+	}
+	for i := 1; i <= 3; i++ {
+		get(card(c64(i)))
+	}
+	for range 4 {
+		<-arrived
+	}
+	// A fifth scenario is refused while four are being built.
+	st, body := adHocDo(t, http.MethodGet, card(c64(4)), "", "")
+	if st != http.StatusServiceUnavailable || !strings.Contains(body, "being built") {
+		t.Fatalf("fifth build: %d %s", st, body)
+	}
+	free()
+	for range 6 {
+		if r := <-results; r.status != http.StatusOK {
+			t.Fatalf("card: %d %s", r.status, r.body)
+		}
+	}
+	// Every spelling is the same hosted scenario: no more builds, and the
+	// card gives the canonical URL.
+	var cards []string
+	for _, pad := range []string{"", "=", "==", "==="} {
+		st, body := adHocDo(t, http.MethodGet, card(c64(0)+pad), "", "")
+		if st != http.StatusOK {
+			t.Fatalf("card %q: %d %s", pad, st, body)
+		}
+		cards = append(cards, body)
+	}
+	mu.Lock()
+	n := fetches["/agent0/.well-known/agent-card.json"]
+	mu.Unlock()
+	if n != 1 {
+		t.Fatalf("scenario 0's participant fetched its card %d times; want 1 (one build)", n)
+	}
+	for _, c := range cards[1:] {
+		if c != cards[0] {
+			t.Fatalf("cards differ by spelling:\n%s\n%s", cards[0], c)
+		}
+	}
+	// A task started at one spelling is read at another, on the JSON-RPC
+	// endpoint and on an HTTP+JSON route below it.
+	st, body = adHocPost(t, base+"/api/bridge/"+c64(0)+"/a2a", "")
+	i := strings.Index(body, `"id":"`)
+	if st != http.StatusOK || !strings.Contains(body, `"kind":"task"`) || i < 0 {
+		t.Fatalf("send: %d %s", st, body)
+	}
+	taskID := body[i+6:]
+	taskID = taskID[:strings.IndexByte(taskID, '"')]
+	getReq := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":%q}}`, taskID)
+	if st, body := adHocDo(t, http.MethodPost, base+"/api/bridge/"+c64(0)+"=/a2a", "", getReq); st != http.StatusOK || !strings.Contains(body, taskID) || strings.Contains(body, `"error"`) {
+		t.Fatalf("tasks/get at another spelling: %d %s", st, body)
+	}
+	if st, body := adHocDo(t, http.MethodGet, base+"/api/bridge/"+c64(0)+"==/a2a/v1/tasks/"+taskID, "", ""); st != http.StatusOK || !strings.Contains(body, taskID) {
+		t.Fatalf("HTTP+JSON tasks/get at another spelling: %d %s", st, body)
 	}
 }

@@ -16,7 +16,7 @@ func waitWorking(t *testing.T, url, id string) {
 	t.Helper()
 	var st string
 	if !testutil.Poll(30*time.Second, func() bool {
-		st = rpc(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, id)).Result.Status.State
+		st = testutil.CallRPC(t, url, "tasks/get", fmt.Sprintf(`{"id":%q}`, id)).Result.Status.State
 		if st != "working" && st != "submitted" {
 			t.Fatalf("task %s: %q, want working", id, st)
 		}
@@ -41,7 +41,7 @@ func TestServeDataDirLocked(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
 	first := startChild(t, "--data", dir, "--addr", addr)
-	r := rpc(t, base+"/a2a/slow", "message/send", msg("60", "lock-slow", `,"configuration":{"blocking":false}`))
+	r := testutil.CallRPC(t, base+"/a2a/slow", "message/send", testutil.SendParams03("60", "lock-slow", `,"configuration":{"blocking":false}`))
 	id := r.Result.ID
 	if id == "" {
 		t.Fatalf("message/send: %+v", r)
@@ -68,13 +68,13 @@ func TestServeDataDirLocked(t *testing.T) {
 	}
 	// The first server's task still runs, and the server still answers.
 	waitWorking(t, base+"/a2a/slow", id)
-	if r := rpc(t, base+"/a2a/echo", "message/send", msg("still here", "lock-echo", "")); r.Result.Status.State != "completed" {
+	if r := testutil.CallRPC(t, base+"/a2a/echo", "message/send", testutil.SendParams03("still here", "lock-echo", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("echo on the first server after the refusal: %+v", r)
 	}
 
 	first.Kill()
 	startChild(t, "--data", dir, "--addr", addr)
-	r = rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
+	r = testutil.CallRPC(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
 	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
 		t.Fatalf("running task after kill -9 and restart: %+v", r.Result.Status)
 	}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 )
@@ -210,45 +208,3 @@ func wantServeUsageErrors(t *testing.T, cases []serveUsage) {
 		}
 	}
 }
-
-// rpcTask is the part of a JSON-RPC answer of A2A 0.3 (a Task, or an
-// event of a stream) that the tests read.
-type rpcTask struct {
-	Result struct {
-		Kind   string `json:"kind"`
-		ID     string `json:"id"`
-		Final  bool   `json:"final"`
-		Status struct {
-			State   string `json:"state"`
-			Message *struct {
-				Parts []struct {
-					Text string `json:"text"`
-				} `json:"parts"`
-			} `json:"message"`
-		} `json:"status"`
-		Artifacts []struct {
-			Parts []struct {
-				Text string `json:"text"`
-			} `json:"parts"`
-		} `json:"artifacts"`
-	} `json:"result"`
-	Error *struct {
-		Code int `json:"code"`
-	} `json:"error"`
-}
-
-// rpc calls method with params (JSON) at url over JSON-RPC and decodes
-// the answer; an answer that is not JSON fails t.
-func rpc(t *testing.T, url, method, params string) rpcTask {
-	t.Helper()
-	_, b := testutil.RPC(t, url, method, params)
-	var r rpcTask
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("%s: %v: %s", method, err, b)
-	}
-	return r
-}
-
-// msg is the params of an A2A 0.3 message/send: a user message with one
-// text part (testutil.SendParams03).
-func msg(text, id, extra string) string { return testutil.SendParams03(text, id, extra) }

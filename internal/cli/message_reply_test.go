@@ -7,8 +7,8 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/testutil"
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
-	"github.com/a2abridge/a2abridge/store/memory"
 )
 
 // TestSendMessageReply: send and stream print an agent's direct Message
@@ -16,17 +16,13 @@ import (
 // humans, over every protocol version and binding, and exit 0.
 func TestSendMessageReply(t *testing.T) {
 	t.Parallel()
-	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{Logger: testutil.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := servertest.Engine(t, server.EngineOptions{})
 	agent := server.MessageFunc(func(ctx context.Context, req *server.Request) (*a2a.Message, error) {
 		m := a2a.NewMessage(a2a.RoleAgent, a2a.NewTextPart("pong"))
 		m.MessageID = "reply-1"
 		return &m, nil
 	})
-	host := server.NewHost(server.HostOptions{Default: "ping", Transport: server.TransportOptions{Logger: testutil.Logger()}})
-	host.Add(server.NewHandler(eng, "ping", agent, testutil.Card("ping"), server.HandlerOptions{}))
+	host := servertest.Host("ping", server.NewHandler(eng, "ping", agent, testutil.Card("ping"), server.HandlerOptions{}))
 	ts := testutil.Serve(t, host, eng.Close)
 	for _, iface := range [][]string{{"--protocol", "1.0", "--binding", "jsonrpc"}, {"--protocol", "1.0", "--binding", "rest"},
 		{"--protocol", "0.3", "--binding", "jsonrpc"}, {"--protocol", "0.3", "--binding", "rest"}} {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -37,23 +38,23 @@ func TestServePostgres(t *testing.T) {
 	}
 
 	// send
-	sent := rpc(t, base+"/a2a/echo", "message/send", msg("kept in postgres", "pg-1", ""))
+	sent := testutil.CallRPC(t, base+"/a2a/echo", "message/send", testutil.SendParams03("kept in postgres", "pg-1", ""))
 	if sent.Result.Status.State != "completed" || len(sent.Result.Artifacts) != 1 {
 		t.Fatalf("message/send: %+v", sent)
 	}
 	// get
-	got := rpc(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, sent.Result.ID))
+	got := testutil.CallRPC(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, sent.Result.ID))
 	if got.Result.Status.State != "completed" || got.Result.Artifacts[0].Parts[0].Text != "kept in postgres" {
 		t.Fatalf("tasks/get: %+v", got)
 	}
 	// The same messageId again answers with the same task.
-	if again := rpc(t, base+"/a2a/echo", "message/send", msg("kept in postgres", "pg-1", "")); again.Result.ID != sent.Result.ID {
+	if again := testutil.CallRPC(t, base+"/a2a/echo", "message/send", testutil.SendParams03("kept in postgres", "pg-1", "")); again.Result.ID != sent.Result.ID {
 		t.Errorf("repeated messageId: task %q, want %q (%+v)", again.Result.ID, sent.Result.ID, again)
 	}
 
 	// stream, then cancel
 	resp, rd, canceledID, _ := openSlowStream(t, base, "60", "pg-slow-1", 2) // the task, working
-	if c := rpc(t, base+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, canceledID)); c.Result.Status.State != "canceled" {
+	if c := testutil.CallRPC(t, base+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, canceledID)); c.Result.Status.State != "canceled" {
 		t.Fatalf("tasks/cancel: %+v", c)
 	}
 	final := lastEvent(t, rd, 0)
@@ -74,14 +75,14 @@ func TestServePostgres(t *testing.T) {
 	}
 
 	startChild(t, "--postgres", dsn, "--addr", addr)
-	if r := rpc(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, sent.Result.ID)); r.Result.Status.State != "completed" ||
+	if r := testutil.CallRPC(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, sent.Result.ID)); r.Result.Status.State != "completed" ||
 		r.Result.Artifacts[0].Parts[0].Text != "kept in postgres" {
 		t.Errorf("sent task after restart: %+v", r)
 	}
-	if r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, canceledID)); r.Result.Status.State != "canceled" {
+	if r := testutil.CallRPC(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, canceledID)); r.Result.Status.State != "canceled" {
 		t.Errorf("canceled task after restart: %+v", r.Result.Status)
 	}
-	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, runningID))
+	r := testutil.CallRPC(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, runningID))
 	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
 		t.Fatalf("running task after restart: %+v", r.Result.Status)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abridge/a2abridge/internal/pgtest"
+	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
 // TestReplicaLogsNameReplica: `serve --replica` names its replica id (its
@@ -20,7 +21,7 @@ func TestReplicaLogsNameReplica(t *testing.T) {
 	p := runInProcess(t, "serve", "--postgres", dsn, "--replica", "--addr", addr, "--log-level", "debug")
 	logs := p.Stderr
 	waitLines(t, p.Stdout, "listening on", 1, 30*time.Second)
-	if r := rpc(t, "http://"+addr+"/a2a/echo", "message/send", msg("hello", "rl-1", "")); r.Result.Status.State != "completed" {
+	if r := testutil.CallRPC(t, "http://"+addr+"/a2a/echo", "message/send", testutil.SendParams03("hello", "rl-1", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("message/send: %+v", r)
 	}
 

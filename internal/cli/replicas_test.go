@@ -105,14 +105,14 @@ func nginxConf(t *testing.T, dir, listen string, upstreams []string) string {
 
 // tryRPC is rpc for goroutines: errors are returned, and a response that
 // is not JSON-RPC (nginx's 502 page) is an error naming its status.
-func tryRPC(url, method, params string) (rpcTask, error) {
+func tryRPC(url, method, params string) (testutil.RPCAnswer, error) {
 	resp, err := http.Post(url, "application/json", strings.NewReader(testutil.RPCBody(method, params)))
 	if err != nil {
-		return rpcTask{}, err
+		return testutil.RPCAnswer{}, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var r rpcTask
+	var r testutil.RPCAnswer
 	if resp.StatusCode != http.StatusOK {
 		return r, fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, b)
 	}
@@ -276,32 +276,32 @@ func TestServeReplicas(t *testing.T) {
 	}
 
 	// Send on one replica; get on the others and through the proxy.
-	sent := rpc(t, direct(0)+"/a2a/echo", "message/send", msg("hello replicas", "rep-1", ""))
+	sent := testutil.CallRPC(t, direct(0)+"/a2a/echo", "message/send", testutil.SendParams03("hello replicas", "rep-1", ""))
 	if sent.Result.Status.State != "completed" {
 		t.Fatalf("message/send on replica 0: %+v", sent)
 	}
 	for i, url := range []string{direct(1), direct(2), proxy, proxy, proxy} {
-		got := rpc(t, url+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, sent.Result.ID))
+		got := testutil.CallRPC(t, url+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, sent.Result.ID))
 		if got.Result.Status.State != "completed" || len(got.Result.Artifacts) != 1 || got.Result.Artifacts[0].Parts[0].Text != "hello replicas" {
 			t.Fatalf("tasks/get #%d (%s): %+v", i, url, got)
 		}
 	}
 	// The message id is claimed once, whichever replica it reaches.
 	for i := range addrs {
-		if again := rpc(t, direct(i)+"/a2a/echo", "message/send", msg("hello replicas", "rep-1", "")); again.Result.ID != sent.Result.ID {
+		if again := testutil.CallRPC(t, direct(i)+"/a2a/echo", "message/send", testutil.SendParams03("hello replicas", "rep-1", "")); again.Result.ID != sent.Result.ID {
 			t.Errorf("the same messageId on replica %d: task %q, want %q", i, again.Result.ID, sent.Result.ID)
 		}
 	}
 	// A stream through the proxy.
-	if st := openStream(t, proxy+"/a2a/echo", "message/stream", msg("streamed", "rep-2", ""), -1).waitEnd(t, 10*time.Second); st != "completed" {
+	if st := openStream(t, proxy+"/a2a/echo", "message/stream", testutil.SendParams03("streamed", "rep-2", ""), -1).waitEnd(t, 10*time.Second); st != "completed" {
 		t.Fatalf("message/stream through the proxy ended %q", st)
 	}
 
 	// Stream on replica 0, follow on replica 1, cancel from replica 2.
-	s0 := openStream(t, direct(0)+"/a2a/slow", "message/stream", msg("60", "rep-slow", ""), -1)
+	s0 := openStream(t, direct(0)+"/a2a/slow", "message/stream", testutil.SendParams03("60", "rep-slow", ""), -1)
 	slowID := <-s0.taskID
 	s1 := openStream(t, direct(1)+"/a2a/slow", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, slowID), 0)
-	if c := rpc(t, direct(2)+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, slowID)); c.Result.Status.State != "canceled" {
+	if c := testutil.CallRPC(t, direct(2)+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, slowID)); c.Result.Status.State != "canceled" {
 		t.Fatalf("tasks/cancel on replica 2: %+v", c)
 	}
 	for i, s := range []*streamTap{s0, s1} {
@@ -310,7 +310,7 @@ func TestServeReplicas(t *testing.T) {
 		}
 	}
 	time.Sleep(1500 * time.Millisecond) // a progress event would come now, were the execution still running
-	if r := rpc(t, direct(0)+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID)); r.Result.Status.State != "canceled" {
+	if r := testutil.CallRPC(t, direct(0)+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID)); r.Result.Status.State != "canceled" {
 		t.Fatalf("the canceled task on replica 0: %+v", r.Result.Status)
 	}
 	if n, _ := s0.last(); n != func() int64 { v, _ := s1.last(); return v }() {
@@ -420,12 +420,12 @@ func raceCancelAndContinue(t *testing.T, direct func(int) string) {
 	const rounds = 20
 	cancelFirst, continueFirst := 0, 0
 	for round := range rounds {
-		first := rpc(t, direct(0)+"/a2a/chat", "message/send", msg("hello", fmt.Sprintf("race-%d-a", round), ""))
+		first := testutil.CallRPC(t, direct(0)+"/a2a/chat", "message/send", testutil.SendParams03("hello", fmt.Sprintf("race-%d-a", round), ""))
 		if first.Result.Status.State != "input-required" {
 			t.Fatalf("chat: %+v", first)
 		}
 		id := first.Result.ID
-		var cancelRes, contRes rpcTask
+		var cancelRes, contRes testutil.RPCAnswer
 		var cancelErr, contErr error
 		var wg sync.WaitGroup
 		wg.Add(2)
@@ -462,7 +462,7 @@ func raceCancelAndContinue(t *testing.T, direct func(int) string) {
 		var states []string
 		var lasts []int64
 		for i := range 3 {
-			g := rpc(t, direct(i)+"/a2a/chat", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
+			g := testutil.CallRPC(t, direct(i)+"/a2a/chat", "tasks/get", fmt.Sprintf(`{"id":%q}`, id))
 			states = append(states, g.Result.Status.State)
 			// Canceled or input-required: either way the stream
 			// ends after the task's last event.
@@ -497,7 +497,7 @@ func killUnderLoad(t *testing.T, children []*testutil.Process, direct func(int) 
 	var slow []slowTask
 	for i := range children {
 		for k := range 2 {
-			s := openStream(t, direct(i)+"/a2a/slow", "message/stream", msg("60", fmt.Sprintf("kill-slow-%d-%d", i, k), ""), -1)
+			s := openStream(t, direct(i)+"/a2a/slow", "message/stream", testutil.SendParams03("60", fmt.Sprintf("kill-slow-%d-%d", i, k), ""), -1)
 			slow = append(slow, slowTask{i, <-s.taskID, s})
 		}
 	}
@@ -528,7 +528,7 @@ func killUnderLoad(t *testing.T, children []*testutil.Process, direct func(int) 
 				default:
 				}
 				text := fmt.Sprintf("load %d/%d", w, n)
-				r, err := tryRPC(proxy+"/a2a/echo", "message/send", msg(text, fmt.Sprintf("load-%d-%d", w, n), ""))
+				r, err := tryRPC(proxy+"/a2a/echo", "message/send", testutil.SendParams03(text, fmt.Sprintf("load-%d-%d", w, n), ""))
 				if err != nil || r.Error != nil || r.Result.Status.State != "completed" {
 					refused.Add(1) // not acknowledged: the replica died with it
 					continue
@@ -578,7 +578,7 @@ func killUnderLoad(t *testing.T, children []*testutil.Process, direct func(int) 
 		lastSeen, _ := st.s.last()
 		eventsLost += len(st.s.errs)
 		if !testutil.Poll(lease+10*time.Second-time.Since(killed), func() bool {
-			r := rpc(t, proxy+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, st.id))
+			r := testutil.CallRPC(t, proxy+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, st.id))
 			if r.Result.Status.State == "failed" {
 				if r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
 					t.Errorf("task %s of the dead replica failed without the reason: %+v", st.id, r.Result.Status)
@@ -618,13 +618,13 @@ func killUnderLoad(t *testing.T, children []*testutil.Process, direct func(int) 
 		if st.replica == 0 {
 			continue
 		}
-		r := rpc(t, proxy+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, st.id))
+		r := testutil.CallRPC(t, proxy+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, st.id))
 		if r.Result.Status.State != "working" {
 			liveFailed++
 			t.Errorf("task %s of live replica %d: %s", st.id, st.replica, r.Result.Status.State)
 		}
 		via := openStream(t, proxy+"/a2a/slow", "tasks/resubscribe", fmt.Sprintf(`{"id":%q}`, st.id), 1)
-		if c := rpc(t, proxy+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, st.id)); c.Result.Status.State != "canceled" {
+		if c := testutil.CallRPC(t, proxy+"/a2a/slow", "tasks/cancel", fmt.Sprintf(`{"id":%q}`, st.id)); c.Result.Status.State != "canceled" {
 			t.Errorf("tasks/cancel of %s through the proxy: %+v", st.id, c)
 		}
 		for _, s := range []*streamTap{st.s, via} {

@@ -29,7 +29,7 @@ import (
 func openSlowStream(t *testing.T, base, secs, id string, until int64) (*http.Response, *sse.Reader, string, int64) {
 	t.Helper()
 	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, base+"/a2a/slow",
-		`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+msg(secs, id, "")+`}`))
+		`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":`+testutil.SendParams03(secs, id, "")+`}`))
 	rd := sse.NewReader(resp.Body)
 	var taskID string
 	var last int64
@@ -39,7 +39,7 @@ func openSlowStream(t *testing.T, base, secs, id string, until int64) (*http.Res
 			t.Fatal(err)
 		}
 		if taskID == "" {
-			var r rpcTask
+			var r testutil.RPCAnswer
 			_ = json.Unmarshal(ev.Data, &r)
 			taskID = r.Result.ID
 		}
@@ -51,7 +51,7 @@ func openSlowStream(t *testing.T, base, secs, id string, until int64) (*http.Res
 // resumeSlowStream resubscribes to the slow agent's task taskID at base
 // from the event after lastSeen (Last-Event-ID), checks that the events
 // follow one another from there, and returns the last.
-func resumeSlowStream(t *testing.T, base, taskID string, lastSeen int64) rpcTask {
+func resumeSlowStream(t *testing.T, base, taskID string, lastSeen int64) testutil.RPCAnswer {
 	t.Helper()
 	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, base+"/a2a/slow",
 		fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":%q}}`, taskID),
@@ -61,9 +61,9 @@ func resumeSlowStream(t *testing.T, base, taskID string, lastSeen int64) rpcTask
 
 // lastEvent reads rd to its end and returns its last event; with next
 // above 0 it checks that the event ids follow one another from next.
-func lastEvent(t *testing.T, rd *sse.Reader, next int64) rpcTask {
+func lastEvent(t *testing.T, rd *sse.Reader, next int64) testutil.RPCAnswer {
 	t.Helper()
-	var final rpcTask
+	var final testutil.RPCAnswer
 	for {
 		ev, err := rd.Next()
 		if err == io.EOF {
@@ -122,7 +122,7 @@ func testKill9(t *testing.T, storeArgs []string) {
 		go func() {
 			defer wg.Done()
 			text := fmt.Sprintf("durable %d", i)
-			r := rpc(t, base+"/a2a/echo", "message/send", msg(text, fmt.Sprintf("k-%d", i), ""))
+			r := testutil.CallRPC(t, base+"/a2a/echo", "message/send", testutil.SendParams03(text, fmt.Sprintf("k-%d", i), ""))
 			if r.Result.Status.State != "completed" {
 				t.Errorf("echo %d: %+v", i, r)
 				return
@@ -150,12 +150,12 @@ func testKill9(t *testing.T, storeArgs []string) {
 				default:
 				}
 				text := fmt.Sprintf("under load %d-%d", w, i)
-				body := testutil.RPCBody("message/send", msg(text, fmt.Sprintf("l-%d-%d", w, i), ""))
+				body := testutil.RPCBody("message/send", testutil.SendParams03(text, fmt.Sprintf("l-%d-%d", w, i), ""))
 				resp, err := client.Post(base+"/a2a/echo", "application/json", strings.NewReader(body))
 				if err != nil {
 					return // the server died
 				}
-				var r rpcTask
+				var r testutil.RPCAnswer
 				err = json.UnmarshalRead(resp.Body, &r)
 				resp.Body.Close()
 				if err != nil || r.Result.Status.State != "completed" {
@@ -180,12 +180,12 @@ func testKill9(t *testing.T, storeArgs []string) {
 	startChild(t, args...)
 	t.Logf("%d tasks acknowledged before the kill", len(done))
 	for _, a := range done {
-		r := rpc(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, a.id))
+		r := testutil.CallRPC(t, base+"/a2a/echo", "tasks/get", fmt.Sprintf(`{"id":%q}`, a.id))
 		if r.Result.Status.State != "completed" || len(r.Result.Artifacts) != 1 || r.Result.Artifacts[0].Parts[0].Text != a.text {
 			t.Errorf("task %s after kill -9: %+v", a.id, r)
 		}
 	}
-	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID))
+	r := testutil.CallRPC(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID))
 	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || r.Result.Status.Message.Parts[0].Text != server.RecoveryMessage {
 		t.Fatalf("running task after restart: %+v", r.Result.Status)
 	}
@@ -226,8 +226,8 @@ func TestGracefulShutdown(t *testing.T) {
 		_, rd, taskID, _ := openSlowStream(t, base, secs, id, 1) // the snapshot
 		return rd, taskID
 	}
-	last := func(rd *sse.Reader) rpcTask {
-		var last rpcTask
+	last := func(rd *sse.Reader) testutil.RPCAnswer {
+		var last testutil.RPCAnswer
 		for {
 			ev, err := rd.Next()
 			if err != nil {
@@ -244,7 +244,7 @@ func TestGracefulShutdown(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	// The listener is closed: a new connection is refused (or, if it got
 	// in first, the message is answered with an error).
-	if resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(testutil.RPCBody("message/send", msg("x", "g-new", "")))); err == nil {
+	if resp, err := http.Post(base+"/a2a/echo", "application/json", strings.NewReader(testutil.RPCBody("message/send", testutil.SendParams03("x", "g-new", "")))); err == nil {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if !strings.Contains(string(b), `"error"`) {
@@ -266,7 +266,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatalf("an ordinary shutdown logged an error:\n%s", stderr)
 	}
 	startChild(t, "--data", dir, "--addr", addr)
-	r := rpc(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID))
+	r := testutil.CallRPC(t, base+"/a2a/slow", "tasks/get", fmt.Sprintf(`{"id":%q}`, slowID))
 	if r.Result.Status.State != "failed" || r.Result.Status.Message == nil || !strings.Contains(r.Result.Status.Message.Parts[0].Text, "shut down") {
 		t.Fatalf("task after graceful shutdown: %+v", r.Result.Status)
 	}

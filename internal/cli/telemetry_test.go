@@ -211,7 +211,7 @@ func TestServeTelemetryOTLP(t *testing.T) {
 
 	const callerTrace, callerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, "http://"+aAddr+"/a2a/remote",
-		testutil.RPCBody("message/stream", msg("trace me", "otlp-1", "")),
+		testutil.RPCBody("message/stream", testutil.SendParams03("trace me", "otlp-1", "")),
 		"Content-Type", "application/json", "Accept", "text/event-stream", "traceparent", "00-"+callerTrace+"-"+callerSpan+"-01"))
 	var stream strings.Builder
 	sc := bufio.NewScanner(resp.Body)
@@ -434,9 +434,9 @@ scrape_configs:
 	if !testutil.Poll(60*time.Second, func() bool {
 		// The load goes on until Prometheus has seen it all (a scrape
 		// every second).
-		post("", testutil.RPCBody("message/send", msg("hi", fmt.Sprintf("p%d", i), "")))
+		post("", testutil.RPCBody("message/send", testutil.SendParams03("hi", fmt.Sprintf("p%d", i), "")))
 		post("", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"nope"}}`)
-		post("", testutil.RPCBody("message/stream", msg("hi", fmt.Sprintf("s%d", i), "")))
+		post("", testutil.RPCBody("message/stream", testutil.SendParams03("hi", fmt.Sprintf("s%d", i), "")))
 		post("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"q%d","parts":[{"text":"hi"}]}}}`, i))
 		req := testutil.NewRequest(t, context.Background(), http.MethodGet, base+"/tasks/nope", "", "A2A-Version", "1.0")
 		if resp, err := http.DefaultClient.Do(req); err == nil {
