@@ -242,25 +242,8 @@ func (e *encoder) float(f float64, bits int) {
 		return
 	}
 	at := e.numberStart()
-	e.b = appendFloat(e.b, f, bits)
+	e.b, _ = wirejson.AppendFloat(e.b, f, bits) // finite: cannot fail
 	e.numberEnd(at)
-}
-
-func appendFloat(dst []byte, f float64, bits int) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, bits)
-	if format == 'e' {
-		// e-09 → e-9
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst
 }
 
 // numberMarshaler writes a json.Number as its literal, which must be a

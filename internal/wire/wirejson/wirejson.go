@@ -162,9 +162,11 @@ func appendSorted[V any](dst []byte, m map[string]V, elem func([]byte, V) ([]byt
 	return append(dst, '}'), nil
 }
 
-// appendFloat appends f as json/v2 does: the shortest representation that
-// reads back the same, in exponent form below 1e-6 and from 1e21 on.
-func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
+// AppendFloat appends f, a float of bits (32 or 64) bits, as json/v2
+// does: the shortest representation that reads back the same, in exponent
+// form below 1e-6 and from 1e21 on. NaN and the infinities are
+// ErrNonFinite, with dst as it was.
+func AppendFloat(dst []byte, f float64, bits int) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return dst, ErrNonFinite
 	}
@@ -202,9 +204,9 @@ func AppendAny(dst []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case float64:
-		return appendFloat(dst, v, 64)
+		return AppendFloat(dst, v, 64)
 	case float32:
-		return appendFloat(dst, float64(v), 32)
+		return AppendFloat(dst, float64(v), 32)
 	case int:
 		return strconv.AppendInt(dst, int64(v), 10), nil
 	case int64:
