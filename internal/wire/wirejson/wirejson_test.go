@@ -2,31 +2,17 @@ package wirejson
 
 import (
 	"bytes"
-	stdjson "encoding/json"
-	"math"
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/wire/wiretest"
 	"github.com/go-json-experiment/json"
 )
-
-type point struct{ X, Y int }
 
 // AppendAny writes what json/v2 writes (Deterministic, json.Number as its
 // literal) and fails where json/v2 fails.
 func TestAppendAnyMatchesJSONv2(t *testing.T) {
-	strs := []string{"", "plain", "quote\" back\\slash", "ctl\x00\x01\x1f\x7f\b\f\n\r\t", "<html>&amp;</html>",
-		"héllo wörld ☃ 𝄞", "\u2028\u2029", "\ufffd", "bad \xff utf8", "trunc \xe2\x98", "surrogate \xed\xa0\x80"}
-	vals := []any{nil, true, false, "s", 0.0, math.Copysign(0, -1), 1.5, 1e21, 1e20, 1e-6, 1e-7, 123456789.125, -2.5e-300,
-		float32(0.1), float32(1e30), 7, int64(-9), int32(3), uint64(1 << 63), int8(4), uint(5),
-		[]any{}, []any(nil), map[string]any{}, map[string]any(nil), []string{"a", "b\n"}, []string(nil),
-		map[string]any{"b": 1.0, "a": 2.0, "": nil, "é": "x", "A": []any{map[string]any{"y": 1.0, "x": 2.0}}},
-		point{1, 2}, &point{3, 4}, (*point)(nil), map[string]int{"b": 1, "a": 2}, []byte("raw"),
-		math.NaN(), math.Inf(1), float32(math.Inf(-1)), make(chan int), map[string]any{"bad\xff": 1.0},
-		stdjson.Number("123456789012345678901234567890"), stdjson.Number("9007199254740993"), stdjson.Number("1e400"),
-		stdjson.Number("-0"), stdjson.Number("0.10"), stdjson.Number("-1.5E-07"), []any{stdjson.Number("1"), stdjson.Number("2.50")},
-		stdjson.Number(""), stdjson.Number("abc"), stdjson.Number("01"), stdjson.Number("1."), stdjson.Number("+1"),
-		stdjson.Number(".5"), stdjson.Number("1e"), stdjson.Number("1 "), stdjson.Number("NaN"), stdjson.Number("1,2")}
+	strs, vals := wiretest.Strings(), wiretest.Values()
 	for _, s := range strs {
 		vals = append(vals, s, map[string]any{s: s}, []any{s})
 	}
