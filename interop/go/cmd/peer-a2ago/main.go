@@ -22,23 +22,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"github.com/a2aproject/a2a-go/a2asrv/push"
+
+	"github.com/a2abridge/a2abridge/interop/internal/peer"
 )
 
 func main() {
@@ -53,115 +50,64 @@ func run() error {
 	keepAlive := flag.Duration("keep-alive", 0, "SSE keep-alive comment interval (a2asrv.WithKeepAlive); 0 keeps the SDK default: none")
 	logLevel := flag.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
 	step := flag.Duration("step", time.Second, "interval of the slow agent's progress updates")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	if err := peer.ParseFlags(); err != nil {
+		return err
 	}
 	if *step <= 0 {
 		return fmt.Errorf("--step %s: must be > 0", *step)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	slog.SetDefault(logger)
-
-	ln, err := net.Listen("tcp", *addr)
+	logger, err := peer.Logger(*logLevel)
 	if err != nil {
 		return err
 	}
-	base := "http://" + ln.Addr().String()
+	ln, base, err := peer.Listen(*addr)
+	if err != nil {
+		return err
+	}
 
 	mux := http.NewServeMux()
 	for _, ag := range agents(*step) {
-		card := ag.card(base + "/a2a/" + ag.name)
+		card := ag.card(base + "/a2a/" + ag.Name)
 		handler := a2asrv.NewHandler(ag.exec,
 			a2asrv.WithLogger(logger),
 			a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(nil)))
 		rpc := a2asrv.NewJSONRPCHandler(handler, a2asrv.WithKeepAlive(*keepAlive))
 		cardHandler := a2asrv.NewStaticAgentCardHandler(card)
-		mux.Handle("/a2a/"+ag.name, rpc)
-		mux.Handle("/a2a/"+ag.name+a2asrv.WellKnownAgentCardPath, cardHandler)
-		if ag.name == "echo" {
+		mux.Handle("/a2a/"+ag.Name, rpc)
+		mux.Handle("/a2a/"+ag.Name+a2asrv.WellKnownAgentCardPath, cardHandler)
+		if ag.Name == "echo" {
 			mux.Handle("/{$}", rpc)
 			mux.Handle(a2asrv.WellKnownAgentCardPath, cardHandler)
 		}
 	}
 
-	// Cancelling baseCtx on shutdown ends the request contexts, and so the
-	// open SSE streams, which http.Server.Shutdown would otherwise wait for.
-	baseCtx, cancelBase := context.WithCancel(context.Background())
-	defer cancelBase()
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
 	}
-	// Catch the signals before announcing the address: a SIGINT right after
-	// the listening line must still be a clean stop.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Printf("peer listening on %s\n", base)
-
-	select {
-	case err := <-served:
-		return err
-	case s := <-sig:
-		logger.Info("shutting down", "signal", s.String())
-	}
-	signal.Stop(sig)
-	cancelBase()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return peer.Serve(ln, srv, logger)
 }
 
-// agent is one hosted agent: its path segment, card data and executor.
+// agent is one hosted agent: its card data and executor.
 type agent struct {
-	name  string
-	desc  string
-	skill a2a.AgentSkill
-	exec  a2asrv.AgentExecutor
+	peer.Agent
+	exec a2asrv.AgentExecutor
 }
 
 func agents(step time.Duration) []agent {
 	return []agent{
-		{
-			name: "echo", desc: "Echoes each message back as an artifact, streamed in chunks.",
-			skill: a2a.AgentSkill{ID: "echo", Name: "Echo", Description: "Returns the parts it is sent.",
-				Tags: []string{"echo", "test"}, Examples: []string{"hello"}},
-			exec: echoExecutor{},
-		},
-		{
-			name: "chat", desc: "A multi-turn conversation: echoes each turn and asks for more; say \"bye\" to finish.",
-			skill: a2a.AgentSkill{ID: "chat", Name: "Chat", Description: "Multi-turn echo that waits for input.",
-				Tags: []string{"chat", "multi-turn"}, Examples: []string{"hello", "bye"}},
-			exec: chatExecutor{},
-		},
-		{
-			name: "slow", desc: "Works for N seconds (send a number; default 10) with progress updates; cancellable.",
-			skill: a2a.AgentSkill{ID: "slow", Name: "Slow", Description: "A long-running, cancellable task.",
-				Tags: []string{"slow", "cancel", "test"}, Examples: []string{"5"}},
-			exec: slowExecutor{step: step},
-		},
+		{peer.Echo, echoExecutor{}},
+		{peer.Chat, chatExecutor{}},
+		{peer.Slow, slowExecutor{step: step}},
 	}
 }
 
 func (ag agent) card(url string) *a2a.AgentCard {
-	modes := []string{"text/plain", "application/json", "application/octet-stream"}
+	modes := peer.Modes()
 	return &a2a.AgentCard{
-		Name:               ag.name,
-		Description:        ag.desc,
+		Name:               ag.Name,
+		Description:        ag.Desc,
 		URL:                url,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    "0.3.0",
@@ -171,7 +117,8 @@ func (ag agent) card(url string) *a2a.AgentCard {
 		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  modes,
 		DefaultOutputModes: modes,
-		Skills:             []a2a.AgentSkill{ag.skill},
+		Skills: []a2a.AgentSkill{{ID: ag.Name, Name: ag.SkillName, Description: ag.SkillDesc,
+			Tags: ag.Tags, Examples: ag.Examples}},
 	}
 }
 
@@ -213,17 +160,8 @@ func textOf(parts a2a.ContentParts) string {
 	return b.String()
 }
 
-// A text part longer than echoChunk bytes is streamed in several artifact
-// chunks of echoChunk bytes (as `a2abridge serve` does), but in at most
-// echoMaxChunks chunks: a2a-go copies the whole task for every event, so
-// thousands of chunks would take seconds.
-const (
-	echoChunk     = 64
-	echoMaxChunks = 32
-)
-
 // echoExecutor: Task(submitted), the artifact "echo" in one artifact-update
-// per part (long texts split in echoChunk-byte pieces; append on all but the
+// per part (long texts split by peer.SplitText; append on all but the
 // first, lastChunk on the last), then a final completed status-update.
 type echoExecutor struct{}
 
@@ -261,21 +199,17 @@ func chunkParts(parts a2a.ContentParts) []a2a.Part {
 	var out []a2a.Part
 	for _, p := range parts {
 		tp, ok := p.(a2a.TextPart)
-		if !ok || len(tp.Text) <= echoChunk {
+		if !ok {
 			out = append(out, p)
 			continue
 		}
-		size := max(echoChunk, (len(tp.Text)+echoMaxChunks-1)/echoMaxChunks)
-		for s := tp.Text; len(s) > 0; {
-			n := min(size, len(s))
-			for n < len(s) && n > 0 && s[n]&0xC0 == 0x80 { // keep UTF-8 sequences whole
-				n--
-			}
-			if n == 0 {
-				n = min(size, len(s))
-			}
-			out = append(out, a2a.TextPart{Text: s[:n], Metadata: tp.Metadata})
-			s = s[n:]
+		chunks := peer.SplitText(tp.Text)
+		if len(chunks) == 1 {
+			out = append(out, p)
+			continue
+		}
+		for _, c := range chunks {
+			out = append(out, a2a.TextPart{Text: c, Metadata: tp.Metadata})
 		}
 	}
 	return out
@@ -299,12 +233,11 @@ func (chatExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q ev
 			}
 		}
 	}
-	text := textOf(rc.Message.Parts)
-	if strings.EqualFold(strings.TrimSpace(text), "bye") {
-		return status(ctx, rc, q, a2a.TaskStateCompleted, fmt.Sprintf("Goodbye! (%d turns)", turn), true)
+	reply, bye := peer.ChatReply(turn, textOf(rc.Message.Parts))
+	if bye {
+		return status(ctx, rc, q, a2a.TaskStateCompleted, reply, true)
 	}
-	return status(ctx, rc, q, a2a.TaskStateInputRequired,
-		fmt.Sprintf("turn %d: you said %q. Say more, or \"bye\" to finish.", turn, text), true)
+	return status(ctx, rc, q, a2a.TaskStateInputRequired, reply, true)
 }
 
 func (chatExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
@@ -320,12 +253,8 @@ func (s slowExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	if err := startTask(ctx, rc, q); err != nil {
 		return err
 	}
-	secs := 10
-	if n, err := strconv.Atoi(strings.TrimSpace(textOf(rc.Message.Parts))); err == nil && n >= 0 && n <= 3600 {
-		secs = n
-	}
-	total := time.Duration(secs) * time.Second
-	if err := status(ctx, rc, q, a2a.TaskStateWorking, fmt.Sprintf("working for %s", total), false); err != nil {
+	total := peer.SlowDuration(textOf(rc.Message.Parts))
+	if err := status(ctx, rc, q, a2a.TaskStateWorking, peer.SlowWorking(total), false); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -337,7 +266,7 @@ func (s slowExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 			return ctx.Err()
 		case <-tk.C:
 			done := min(time.Since(start), total)
-			if err := status(ctx, rc, q, a2a.TaskStateWorking, fmt.Sprintf("progress: %d%%", int(100*done/total)), false); err != nil {
+			if err := status(ctx, rc, q, a2a.TaskStateWorking, peer.SlowProgress(done, total), false); err != nil {
 				return err
 			}
 		}
@@ -345,7 +274,7 @@ func (s slowExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	art := &a2a.TaskArtifactUpdateEvent{
 		TaskID: rc.TaskID, ContextID: rc.ContextID, LastChunk: true,
 		Artifact: &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "result",
-			Parts: a2a.ContentParts{a2a.TextPart{Text: fmt.Sprintf("done after %s", total)}}},
+			Parts: a2a.ContentParts{a2a.TextPart{Text: peer.SlowResult(total)}}},
 	}
 	if err := q.Write(ctx, art); err != nil {
 		return err

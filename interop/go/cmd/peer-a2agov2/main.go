@@ -48,28 +48,25 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"iter"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+
+	"github.com/a2abridge/a2abridge/interop/internal/peer"
 )
 
 func main() {
@@ -87,25 +84,20 @@ func run() error {
 	listUser := flag.String("list-user", "anonymous", "authenticated user name given to every call (the SDK's task store refuses ListTasks without one); empty = SDK default")
 	wireLog := flag.String("wire-log", "", "append every HTTP exchange to this file (- = stderr)")
 	logLevel := flag.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	if err := peer.ParseFlags(); err != nil {
+		return err
 	}
 	if *step <= 0 {
 		return fmt.Errorf("--step must be positive")
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	slog.SetDefault(logger)
-
-	ln, err := net.Listen("tcp", *addr)
+	logger, err := peer.Logger(*logLevel)
 	if err != nil {
 		return err
 	}
-	base := "http://" + ln.Addr().String()
+	ln, base, err := peer.Listen(*addr)
+	if err != nil {
+		return err
+	}
 
 	var transportOpts []a2asrv.TransportOption
 	if *keepAlive > 0 {
@@ -113,7 +105,7 @@ func run() error {
 	}
 	mux := http.NewServeMux()
 	for _, ag := range agents(*step) {
-		prefix := "/a2a/" + ag.name
+		prefix := "/a2a/" + ag.Name
 		card := ag.card(base + prefix)
 		opts := []a2asrv.RequestHandlerOption{
 			a2asrv.WithLogger(logger),
@@ -139,7 +131,7 @@ func run() error {
 			cardHandler = a2asrv.NewStaticAgentCardHandler(card)
 		}
 		mux.Handle(prefix+a2asrv.WellKnownAgentCardPath, cardHandler)
-		if ag.name == "echo" {
+		if ag.Name == "echo" {
 			mux.Handle(a2asrv.WellKnownAgentCardPath, cardHandler)
 		}
 	}
@@ -158,41 +150,12 @@ func run() error {
 		root = &wireLogger{next: mux, out: w}
 	}
 
-	// Cancelling baseCtx on shutdown ends the request contexts, and so the
-	// open SSE streams, which http.Server.Shutdown would otherwise wait for.
-	baseCtx, cancelBase := context.WithCancel(context.Background())
-	defer cancelBase()
 	srv := &http.Server{
 		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
 	}
-	// Catch the signals before announcing the address: a SIGINT right after
-	// the listening line must still be a clean stop.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Printf("peer listening on %s\n", base)
-
-	select {
-	case err := <-served:
-		return err
-	case s := <-sig:
-		logger.Info("shutting down", "signal", s.String())
-	}
-	signal.Stop(sig)
-	cancelBase()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return peer.Serve(ln, srv, logger)
 }
 
 // userInterceptor makes every call an authenticated user's, so that the
@@ -207,42 +170,25 @@ func (u userInterceptor) Before(ctx context.Context, callCtx *a2asrv.CallContext
 	return ctx, nil, nil
 }
 
-// agent is one hosted agent: its path segment, card data and executor.
+// agent is one hosted agent: its card data and executor.
 type agent struct {
-	name  string
-	desc  string
-	skill a2a.AgentSkill
-	exec  a2asrv.AgentExecutor
+	peer.Agent
+	exec a2asrv.AgentExecutor
 }
 
 func agents(step time.Duration) []agent {
 	return []agent{
-		{
-			name: "echo", desc: "Echoes each message back as an artifact, streamed in chunks.",
-			skill: a2a.AgentSkill{ID: "echo", Name: "Echo", Description: "Returns the parts it is sent.",
-				Tags: []string{"echo", "test"}, Examples: []string{"hello"}},
-			exec: echoExecutor{},
-		},
-		{
-			name: "chat", desc: "A multi-turn conversation: echoes each turn and asks for more; say \"bye\" to finish.",
-			skill: a2a.AgentSkill{ID: "chat", Name: "Chat", Description: "Multi-turn echo that waits for input.",
-				Tags: []string{"chat", "multi-turn"}, Examples: []string{"hello", "bye"}},
-			exec: chatExecutor{},
-		},
-		{
-			name: "slow", desc: "Works for N seconds (send a number; default 10) with progress updates; cancellable.",
-			skill: a2a.AgentSkill{ID: "slow", Name: "Slow", Description: "A long-running, cancellable task.",
-				Tags: []string{"slow", "cancel", "test"}, Examples: []string{"5"}},
-			exec: slowExecutor{step: step},
-		},
+		{peer.Echo, echoExecutor{}},
+		{peer.Chat, chatExecutor{}},
+		{peer.Slow, slowExecutor{step: step}},
 	}
 }
 
 func (ag agent) card(url string) *a2a.AgentCard {
-	modes := []string{"text/plain", "application/json", "application/octet-stream"}
+	modes := peer.Modes()
 	return &a2a.AgentCard{
-		Name:        ag.name,
-		Description: ag.desc,
+		Name:        ag.Name,
+		Description: ag.Desc,
 		SupportedInterfaces: []*a2a.AgentInterface{
 			a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC),
 			a2a.NewAgentInterface(url+"/rest", a2a.TransportProtocolHTTPJSON),
@@ -252,7 +198,8 @@ func (ag agent) card(url string) *a2a.AgentCard {
 		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  modes,
 		DefaultOutputModes: modes,
-		Skills:             []a2a.AgentSkill{ag.skill},
+		Skills: []a2a.AgentSkill{{ID: ag.Name, Name: ag.SkillName, Description: ag.SkillDesc,
+			Tags: ag.Tags, Examples: ag.Examples}},
 	}
 }
 
@@ -294,16 +241,8 @@ func textOf(parts a2a.ContentParts) string {
 	return b.String()
 }
 
-// A text part longer than echoChunk bytes is streamed in several artifact
-// chunks of echoChunk bytes (as `a2abridge serve` does), but in at most
-// echoMaxChunks chunks (as cmd/peer-a2ago does).
-const (
-	echoChunk     = 64
-	echoMaxChunks = 32
-)
-
 // echoExecutor: Task(submitted), the artifact "echo" in one artifact-update
-// per part (long texts split in echoChunk-byte pieces; append on all but the
+// per part (long texts split by peer.SplitText; append on all but the
 // first, lastChunk on the last), then a completed status-update.
 type echoExecutor struct{}
 
@@ -339,21 +278,17 @@ func chunkParts(parts a2a.ContentParts) []*a2a.Part {
 			continue
 		}
 		text, ok := p.Content.(a2a.Text)
-		if !ok || len(text) <= echoChunk {
+		if !ok {
 			out = append(out, p)
 			continue
 		}
-		size := max(echoChunk, (len(text)+echoMaxChunks-1)/echoMaxChunks)
-		for s := string(text); len(s) > 0; {
-			n := min(size, len(s))
-			for n < len(s) && n > 0 && s[n]&0xC0 == 0x80 { // keep UTF-8 sequences whole
-				n--
-			}
-			if n == 0 {
-				n = min(size, len(s))
-			}
-			out = append(out, &a2a.Part{Content: a2a.Text(s[:n]), MediaType: p.MediaType, Metadata: p.Metadata})
-			s = s[n:]
+		chunks := peer.SplitText(string(text))
+		if len(chunks) == 1 {
+			out = append(out, p)
+			continue
+		}
+		for _, c := range chunks {
+			out = append(out, &a2a.Part{Content: a2a.Text(c), MediaType: p.MediaType, Metadata: p.Metadata})
 		}
 	}
 	return out
@@ -378,13 +313,12 @@ func (chatExecutor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.
 				}
 			}
 		}
-		text := textOf(ec.Message.Parts)
-		if strings.EqualFold(strings.TrimSpace(text), "bye") {
-			yield(status(ec, a2a.TaskStateCompleted, fmt.Sprintf("Goodbye! (%d turns)", turn)), nil)
+		reply, bye := peer.ChatReply(turn, textOf(ec.Message.Parts))
+		if bye {
+			yield(status(ec, a2a.TaskStateCompleted, reply), nil)
 			return
 		}
-		yield(status(ec, a2a.TaskStateInputRequired,
-			fmt.Sprintf("turn %d: you said %q. Say more, or \"bye\" to finish.", turn, text)), nil)
+		yield(status(ec, a2a.TaskStateInputRequired, reply), nil)
 	}
 }
 
@@ -402,12 +336,8 @@ func (s slowExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 		if t := newTask(ec); t != nil && !yield(t, nil) {
 			return
 		}
-		secs := 10
-		if n, err := strconv.Atoi(strings.TrimSpace(textOf(ec.Message.Parts))); err == nil && n >= 0 && n <= 3600 {
-			secs = n
-		}
-		total := time.Duration(secs) * time.Second
-		if !yield(status(ec, a2a.TaskStateWorking, fmt.Sprintf("working for %s", total)), nil) {
+		total := peer.SlowDuration(textOf(ec.Message.Parts))
+		if !yield(status(ec, a2a.TaskStateWorking, peer.SlowWorking(total)), nil) {
 			return
 		}
 		start := time.Now()
@@ -419,7 +349,7 @@ func (s slowExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 				return
 			case <-tk.C:
 				done := min(time.Since(start), total)
-				if !yield(status(ec, a2a.TaskStateWorking, fmt.Sprintf("progress: %d%%", int(100*done/total))), nil) {
+				if !yield(status(ec, a2a.TaskStateWorking, peer.SlowProgress(done, total)), nil) {
 					return
 				}
 			}
@@ -427,7 +357,7 @@ func (s slowExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 		art := &a2a.TaskArtifactUpdateEvent{
 			TaskID: ec.TaskID, ContextID: ec.ContextID, LastChunk: true,
 			Artifact: &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "result",
-				Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprintf("done after %s", total))}},
+				Parts: a2a.ContentParts{a2a.NewTextPart(peer.SlowResult(total))}},
 		}
 		if !yield(art, nil) {
 			return

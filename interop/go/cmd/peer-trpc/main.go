@@ -36,16 +36,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -55,6 +50,8 @@ import (
 	"trpc.group/trpc-go/trpc-a2a-go/protocol"
 	"trpc.group/trpc-go/trpc-a2a-go/server"
 	"trpc.group/trpc-go/trpc-a2a-go/taskmanager"
+
+	"github.com/a2abridge/a2abridge/interop/internal/peer"
 )
 
 func main() {
@@ -68,9 +65,8 @@ func run() error {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
 	step := flag.Duration("step", time.Second, "progress interval of the slow agent")
 	logLevel := flag.String("log-level", "warn", "SDK log level on stderr: debug, info, warn or error")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	if err := peer.ParseFlags(); err != nil {
+		return err
 	}
 	var lvl zapcore.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -80,11 +76,10 @@ func run() error {
 	log.Default = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
 		zapcore.AddSync(os.Stderr), zap.NewAtomicLevelAt(lvl))).Sugar()
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, base, err := peer.Listen(*addr)
 	if err != nil {
 		return err
 	}
-	base := "http://" + ln.Addr().String()
 
 	mux := http.NewServeMux()
 	for _, ag := range agents(*step) {
@@ -92,77 +87,44 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		srv, err := server.NewA2AServer(ag.card(base+"/a2a/"+ag.name+"/"), tm, server.WithHTTPRouter(mux))
+		srv, err := server.NewA2AServer(ag.card(base+"/a2a/"+ag.Name+"/"), tm, server.WithHTTPRouter(mux))
 		if err != nil {
 			return err
 		}
 		srv.Handler() // registers the agent's routes on mux
 	}
 
-	baseCtx, cancelBase := context.WithCancel(context.Background())
-	defer cancelBase()
 	hs := &http.Server{
 		Handler: mux,
 		// The SDK's defaults (server.Start).
 		ReadTimeout:  60 * time.Second,
 		WriteTimeout: 60 * time.Second,
 		IdleTimeout:  300 * time.Second,
-		BaseContext:  func(net.Listener) context.Context { return baseCtx },
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	fmt.Printf("peer listening on %s\n", base)
-
-	select {
-	case err := <-served:
-		return err
-	case <-sig:
-	}
-	signal.Stop(sig)
-	cancelBase()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil {
-		_ = hs.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return peer.Serve(ln, hs, nil)
 }
 
+// agent is one hosted agent: its card data and message processor.
 type agent struct {
-	name, desc string
-	skill      server.AgentSkill
-	proc       taskmanager.MessageProcessor
+	peer.Agent
+	proc taskmanager.MessageProcessor
 }
 
 func ptr[T any](v T) *T { return &v }
 
 func agents(step time.Duration) []agent {
 	return []agent{
-		{name: "echo", desc: "Echoes each message back as an artifact, streamed in chunks.",
-			skill: server.AgentSkill{ID: "echo", Name: "Echo", Description: ptr("Returns the parts it is sent."),
-				Tags: []string{"echo", "test"}, Examples: []string{"hello"}},
-			proc: &processor{work: echoWork}},
-		{name: "chat", desc: "A multi-turn conversation: echoes each turn and asks for more; say \"bye\" to finish.",
-			skill: server.AgentSkill{ID: "chat", Name: "Chat", Description: ptr("Multi-turn echo that waits for input."),
-				Tags: []string{"chat", "multi-turn"}, Examples: []string{"hello", "bye"}},
-			proc: &processor{work: chatWork, multiTurn: true}},
-		{name: "slow", desc: "Works for N seconds (send a number; default 10) with progress updates; cancellable.",
-			skill: server.AgentSkill{ID: "slow", Name: "Slow", Description: ptr("A long-running, cancellable task."),
-				Tags: []string{"slow", "cancel", "test"}, Examples: []string{"5"}},
-			proc: &processor{work: slowWork(step)}},
+		{peer.Echo, &processor{work: echoWork}},
+		{peer.Chat, &processor{work: chatWork, multiTurn: true}},
+		{peer.Slow, &processor{work: slowWork(step)}},
 	}
 }
 
 func (ag agent) card(url string) server.AgentCard {
-	modes := []string{"text/plain", "application/json", "application/octet-stream"}
+	modes := peer.Modes()
 	return server.AgentCard{
-		Name:               ag.name,
-		Description:        ag.desc,
+		Name:               ag.Name,
+		Description:        ag.Desc,
 		URL:                url,
 		Version:            "1.0.0",
 		ProtocolVersion:    ptr(server.ProtocolVersion),
@@ -171,7 +133,8 @@ func (ag agent) card(url string) server.AgentCard {
 		Capabilities:       server.AgentCapabilities{Streaming: ptr(true), PushNotifications: ptr(true)},
 		DefaultInputModes:  modes,
 		DefaultOutputModes: modes,
-		Skills:             []server.AgentSkill{ag.skill},
+		Skills: []server.AgentSkill{{ID: ag.Name, Name: ag.SkillName, Description: ptr(ag.SkillDesc),
+			Tags: ag.Tags, Examples: ag.Examples}},
 	}
 }
 
@@ -250,32 +213,23 @@ func agentMessage(taskID string, h taskmanager.TaskHandler, text string) *protoc
 	return &m
 }
 
-// echoChunk is the chunk size of long texts (at most echoMaxChunks chunks),
-// as in the other peers.
-const (
-	echoChunk     = 64
-	echoMaxChunks = 32
-)
-
+// echoWork sends the artifact "echo" in one chunk per part (long texts
+// split by peer.SplitText, as in the other peers), then completes the task.
 func echoWork(h taskmanager.TaskHandler, taskID string, msg protocol.Message) error {
 	var chunks []protocol.Part
 	for _, p := range msg.Parts {
 		tp, ok := p.(*protocol.TextPart)
-		if !ok || len(tp.Text) <= echoChunk {
+		if !ok {
 			chunks = append(chunks, p)
 			continue
 		}
-		size := max(echoChunk, (len(tp.Text)+echoMaxChunks-1)/echoMaxChunks)
-		for s := tp.Text; len(s) > 0; {
-			n := min(size, len(s))
-			for n < len(s) && n > 0 && s[n]&0xC0 == 0x80 {
-				n--
-			}
-			if n == 0 {
-				n = min(size, len(s))
-			}
-			chunks = append(chunks, &protocol.TextPart{Kind: protocol.KindText, Text: s[:n], Metadata: tp.Metadata})
-			s = s[n:]
+		texts := peer.SplitText(tp.Text)
+		if len(texts) == 1 {
+			chunks = append(chunks, p)
+			continue
+		}
+		for _, c := range texts {
+			chunks = append(chunks, &protocol.TextPart{Kind: protocol.KindText, Text: c, Metadata: tp.Metadata})
 		}
 	}
 	id := protocol.GenerateArtifactID()
@@ -295,22 +249,17 @@ func chatWork(h taskmanager.TaskHandler, taskID string, msg protocol.Message) er
 			turn++
 		}
 	}
-	text := textOf(msg.Parts)
-	if strings.EqualFold(strings.TrimSpace(text), "bye") {
-		return h.UpdateTaskState(&taskID, protocol.TaskStateCompleted, agentMessage(taskID, h, fmt.Sprintf("Goodbye! (%d turns)", turn)))
+	reply, bye := peer.ChatReply(turn, textOf(msg.Parts))
+	if bye {
+		return h.UpdateTaskState(&taskID, protocol.TaskStateCompleted, agentMessage(taskID, h, reply))
 	}
-	return h.UpdateTaskState(&taskID, protocol.TaskStateInputRequired,
-		agentMessage(taskID, h, fmt.Sprintf("turn %d: you said %q. Say more, or \"bye\" to finish.", turn, text)))
+	return h.UpdateTaskState(&taskID, protocol.TaskStateInputRequired, agentMessage(taskID, h, reply))
 }
 
 func slowWork(step time.Duration) work {
 	return func(h taskmanager.TaskHandler, taskID string, msg protocol.Message) error {
-		secs := 10
-		if n, err := strconv.Atoi(strings.TrimSpace(textOf(msg.Parts))); err == nil && n >= 0 && n <= 3600 {
-			secs = n
-		}
-		total := time.Duration(secs) * time.Second
-		if err := h.UpdateTaskState(&taskID, protocol.TaskStateWorking, agentMessage(taskID, h, fmt.Sprintf("working for %s", total))); err != nil {
+		total := peer.SlowDuration(textOf(msg.Parts))
+		if err := h.UpdateTaskState(&taskID, protocol.TaskStateWorking, agentMessage(taskID, h, peer.SlowWorking(total))); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -321,12 +270,12 @@ func slowWork(step time.Duration) work {
 			done := min(time.Since(start), total)
 			// Fails once the task was canceled (the SDK deletes it).
 			if err := h.UpdateTaskState(&taskID, protocol.TaskStateWorking,
-				agentMessage(taskID, h, fmt.Sprintf("progress: %d%%", int(100*done/total)))); err != nil {
+				agentMessage(taskID, h, peer.SlowProgress(done, total))); err != nil {
 				return err
 			}
 		}
 		art := protocol.Artifact{ArtifactID: protocol.GenerateArtifactID(), Name: ptr("result"),
-			Parts: []protocol.Part{protocol.NewTextPart(fmt.Sprintf("done after %s", total))}}
+			Parts: []protocol.Part{protocol.NewTextPart(peer.SlowResult(total))}}
 		if err := h.AddArtifact(&taskID, art, true, false); err != nil {
 			return err
 		}
