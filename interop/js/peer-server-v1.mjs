@@ -32,7 +32,6 @@
 
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 
 import express from 'express';
@@ -40,8 +39,22 @@ import { Role, TaskState } from '@a2a-js/sdk-v1';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk-v1/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk-v1/server/express';
 
-// The SDK logs with console.info/log too: keep stdout for the listening line.
-console.log = console.info = console.debug = (...args) => console.error(...args);
+import {
+  AGENTS,
+  MODES,
+  agentExecutor,
+  chatReply,
+  finish,
+  goDuration,
+  keepStdoutForListeningLine,
+  parsePort,
+  pause,
+  serve,
+  slowSeconds,
+  splitText,
+} from './peer-common.mjs';
+
+keepStdoutForListeningLine();
 
 const { values: opts } = parseArgs({
   options: {
@@ -53,11 +66,7 @@ const { values: opts } = parseArgs({
   },
   strict: true,
 });
-const port = Number(opts.port);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  console.error(`peer-server-v1: bad --port ${JSON.stringify(opts.port)}`);
-  process.exit(2);
-}
+const port = parsePort('peer-server-v1', opts.port);
 const stepMs = Number(opts['step-ms']);
 if (!Number.isInteger(stepMs) || stepMs <= 0) {
   console.error(`peer-server-v1: bad --step-ms ${JSON.stringify(opts['step-ms'])}`);
@@ -127,80 +136,24 @@ function startTask(ctx, bus) {
   );
 }
 
-// finish publishes the last event and closes the bus.
-function finish(bus, event) {
-  bus.publish(event);
-  bus.finished();
-}
+// canceled is the canceled status-update of cancelTask, in the context the
+// task was last seen in (the SDK hands cancelTask only the task id).
+const canceled = (taskId, running) => statusUpdate(taskId, running.contextOf(taskId), TaskState.TASK_STATE_CANCELED, '');
 
-// Executions by task id, so that cancelTask can stop them, and the context
-// of every task seen (cancelTask is handed only the task id).
-class Running {
-  #runs = new Map();
-  #contexts = new Map();
-  start(ctx) {
-    this.#contexts.set(ctx.taskId, ctx.contextId);
-    const run = { canceled: false, wake: () => {} };
-    const runs = this.#runs.get(ctx.taskId) ?? new Set();
-    runs.add(run);
-    this.#runs.set(ctx.taskId, runs);
-    return run;
-  }
-  all(taskId) {
-    return [...(this.#runs.get(taskId) ?? [])];
-  }
-  contextOf(taskId) {
-    return this.#contexts.get(taskId) ?? '';
-  }
-  end(taskId, run) {
-    const runs = this.#runs.get(taskId);
-    runs?.delete(run);
-    if (runs?.size === 0) this.#runs.delete(taskId);
-  }
-}
-
-// cancelTask for every agent: mark the task's executions canceled (they then
-// publish nothing more) and publish a canceled status-update on the bus.
-function canceler(running) {
-  return async (taskId, bus) => {
-    for (const run of running.all(taskId)) {
-      run.canceled = true;
-      run.wake();
-    }
-    finish(bus, statusUpdate(taskId, running.contextOf(taskId), TaskState.TASK_STATE_CANCELED, ''));
-  };
-}
+const executor = (work) => () => agentExecutor(startTask, work, canceled);
 
 // ---------------------------------------------------------------- agents
 
-// A text part longer than ECHO_CHUNK UTF-8 bytes is streamed in several
-// artifact chunks of ECHO_CHUNK bytes (as `a2abridge serve` does), but in
-// about ECHO_MAX_CHUNKS chunks at most (as the other peers do).
-const ECHO_CHUNK = 64;
-const ECHO_MAX_CHUNKS = 32;
-
+// chunkParts splits long text parts with splitText.
 function chunkParts(parts) {
   const out = [];
   for (const p of parts) {
-    const text = p.content?.$case === 'text' ? p.content.value : undefined;
-    if (text === undefined || Buffer.byteLength(text) <= ECHO_CHUNK) {
+    const texts = p.content?.$case === 'text' ? splitText(p.content.value) : [];
+    if (texts.length <= 1) {
       out.push(p);
       continue;
     }
-    const size = Math.max(ECHO_CHUNK, Math.ceil(Buffer.byteLength(text) / ECHO_MAX_CHUNKS));
-    let cur = '';
-    let curBytes = 0;
-    for (const ch of text) {
-      const n = Buffer.byteLength(ch);
-      if (curBytes + n > size && cur) {
-        out.push({ ...p, content: { $case: 'text', value: cur } });
-        cur = '';
-        curBytes = 0;
-      }
-      cur += ch;
-      curBytes += n;
-    }
-    if (cur) out.push({ ...p, content: { $case: 'text', value: cur } });
+    for (const value of texts) out.push({ ...p, content: { $case: 'text', value } });
   }
   return out;
 }
@@ -219,133 +172,51 @@ function artifactUpdate(ctx, artifactId, name, parts, append, lastChunk) {
 // echo: the Task, the artifact "echo" in one artifact-update per part (long
 // texts split; append on all but the first, lastChunk on the last), then a
 // completed status-update.
-function echoExecutor() {
-  const running = new Running();
-  return {
-    async execute(ctx, bus) {
-      const run = running.start(ctx);
-      try {
-        startTask(ctx, bus);
-        const chunks = chunkParts(ctx.userMessage.parts ?? []);
-        const artifactId = randomUUID();
-        chunks.forEach((part, i) => {
-          if (!run.canceled) bus.publish(artifactUpdate(ctx, artifactId, 'echo', [part], i > 0, i === chunks.length - 1));
-        });
-        if (!run.canceled) finish(bus, statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED, ''));
-      } finally {
-        running.end(ctx.taskId, run);
-      }
-    },
-    cancelTask: canceler(running),
-  };
-}
+const echoExecutor = executor(async (ctx, bus, run) => {
+  const chunks = chunkParts(ctx.userMessage.parts ?? []);
+  const artifactId = randomUUID();
+  chunks.forEach((part, i) => {
+    if (!run.canceled) bus.publish(artifactUpdate(ctx, artifactId, 'echo', [part], i > 0, i === chunks.length - 1));
+  });
+  if (!run.canceled) finish(bus, statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED, ''));
+});
 
 // chat: every turn ends in an input-required status-update whose agent
 // message quotes the text; "bye" completes the task.
-function chatExecutor() {
-  const running = new Running();
-  return {
-    async execute(ctx, bus) {
-      const run = running.start(ctx);
-      try {
-        startTask(ctx, bus);
-        // The SDK has already appended this message to the stored history.
-        const turn = ctx.task ? (ctx.task.history ?? []).filter((m) => m.role === Role.ROLE_USER).length : 1;
-        const text = textOf(ctx.userMessage.parts);
-        if (run.canceled) return;
-        if (text.trim().toLowerCase() === 'bye') {
-          finish(bus, statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED, `Goodbye! (${turn} turns)`));
-        } else {
-          finish(
-            bus,
-            statusUpdate(
-              ctx.taskId,
-              ctx.contextId,
-              TaskState.TASK_STATE_INPUT_REQUIRED,
-              `turn ${turn}: you said ${JSON.stringify(text)}. Say more, or "bye" to finish.`,
-            ),
-          );
-        }
-      } finally {
-        running.end(ctx.taskId, run);
-      }
-    },
-    cancelTask: canceler(running),
-  };
-}
-
-// goDuration formats whole seconds as Go's time.Duration does ("1m30s"), as
-// `a2abridge serve` and the Go peers write them.
-function goDuration(secs) {
-  const h = Math.floor(secs / 3600);
-  const m = Math.floor((secs % 3600) / 60);
-  const s = secs % 60;
-  return h ? `${h}h${m}m${s}s` : m ? `${m}m${s}s` : `${s}s`;
-}
+const chatExecutor = executor(async (ctx, bus, run) => {
+  // The SDK has already appended this message to the stored history.
+  const turn = ctx.task ? (ctx.task.history ?? []).filter((m) => m.role === Role.ROLE_USER).length : 1;
+  const { reply, bye } = chatReply(turn, textOf(ctx.userMessage.parts));
+  if (run.canceled) return;
+  const state = bye ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED;
+  finish(bus, statusUpdate(ctx.taskId, ctx.contextId, state, reply));
+});
 
 // slow: works N seconds (the message text, default 10) with a working
 // status-update every step, then the artifact "result" and a completed
 // status-update. cancelTask ends it with canceled.
-function slowExecutor() {
-  const running = new Running();
-  return {
-    async execute(ctx, bus) {
-      const run = running.start(ctx);
-      try {
-        startTask(ctx, bus);
-        const arg = textOf(ctx.userMessage.parts).trim();
-        const secs = /^\d+$/.test(arg) && Number(arg) <= 3600 ? Number(arg) : 10;
-        const totalMs = secs * 1000;
-        bus.publish(statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING, `working for ${goDuration(secs)}`));
-        const start = Date.now();
-        while (!run.canceled && Date.now() - start < totalMs) {
-          await new Promise((resolve) => {
-            const timer = setTimeout(resolve, Math.min(stepMs, totalMs - (Date.now() - start)));
-            run.wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          if (run.canceled) break;
-          const done = Math.min(Date.now() - start, totalMs);
-          bus.publish(
-            statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING, `progress: ${Math.floor((100 * done) / totalMs)}%`),
-          );
-        }
-        if (run.canceled) return;
-        bus.publish(artifactUpdate(ctx, randomUUID(), 'result', [textPart(`done after ${goDuration(secs)}`)], false, true));
-        finish(bus, statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED, ''));
-      } finally {
-        running.end(ctx.taskId, run);
-      }
-    },
-    cancelTask: canceler(running),
-  };
-}
+const slowExecutor = executor(async (ctx, bus, run) => {
+  const secs = slowSeconds(textOf(ctx.userMessage.parts));
+  const totalMs = secs * 1000;
+  bus.publish(statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING, `working for ${goDuration(secs)}`));
+  const start = Date.now();
+  while (!run.canceled && Date.now() - start < totalMs) {
+    await pause(run, Math.min(stepMs, totalMs - (Date.now() - start)));
+    if (run.canceled) break;
+    const done = Math.min(Date.now() - start, totalMs);
+    bus.publish(
+      statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING, `progress: ${Math.floor((100 * done) / totalMs)}%`),
+    );
+  }
+  if (run.canceled) return;
+  bus.publish(artifactUpdate(ctx, randomUUID(), 'result', [textPart(`done after ${goDuration(secs)}`)], false, true));
+  finish(bus, statusUpdate(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED, ''));
+});
 
-const AGENTS = [
-  {
-    name: 'echo',
-    description: 'Echoes each message back as an artifact, streamed in chunks.',
-    skill: { id: 'echo', name: 'Echo', description: 'Returns the parts it is sent.', tags: ['echo', 'test'], examples: ['hello'] },
-    executor: echoExecutor,
-  },
-  {
-    name: 'chat',
-    description: 'A multi-turn conversation: echoes each turn and asks for more; say "bye" to finish.',
-    skill: { id: 'chat', name: 'Chat', description: 'Multi-turn echo that waits for input.', tags: ['chat', 'multi-turn'], examples: ['hello', 'bye'] },
-    executor: chatExecutor,
-  },
-  {
-    name: 'slow',
-    description: 'Works for N seconds (send a number; default 10) with progress updates; cancellable.',
-    skill: { id: 'slow', name: 'Slow', description: 'A long-running, cancellable task.', tags: ['slow', 'cancel', 'test'], examples: ['5'] },
-    executor: slowExecutor,
-  },
-];
+const EXECUTORS = { echo: echoExecutor, chat: chatExecutor, slow: slowExecutor };
 
 function card(agent, url) {
-  const modes = ['text/plain', 'application/json', 'application/octet-stream'];
+  const modes = [...MODES];
   const supportedInterfaces = [
     { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
     { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
@@ -375,7 +246,7 @@ function buildApp(base) {
   const legacyCompat = opts.compat ? { enabled: true } : undefined;
   for (const agent of AGENTS) {
     const prefix = `/a2a/${agent.name}`;
-    const handler = new DefaultRequestHandler(card(agent, base + prefix), new InMemoryTaskStore(), agent.executor());
+    const handler = new DefaultRequestHandler(card(agent, base + prefix), new InMemoryTaskStore(), EXECUTORS[agent.name]());
     const cardMw = agentCardHandler({ agentCardProvider: handler, legacyCompat });
     const restMw = restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat });
     const rpcMw = jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat });
@@ -453,29 +324,10 @@ function wireLog(file, req, res) {
 
 // ---------------------------------------------------------------- serve
 
-const server = createServer();
-server.on('error', (err) => {
-  console.error(`peer-server-v1: ${err.message}`);
-  process.exit(1);
-});
-server.listen(port, opts.host, () => {
-  const { address, port: actual } = server.address();
-  const host = address.includes(':') ? `[${address}]` : address;
-  const base = `http://${host}:${actual}`;
+serve('peer-server-v1', opts.host, port, (base) => {
   const app = buildApp(base);
-  server.on('request', (req, res) => {
+  return (req, res) => {
     if (opts['wire-log']) wireLog(opts['wire-log'], req, res);
     app(req, res);
-  });
-  process.stdout.write(`peer listening on ${base}\n`);
+  };
 });
-
-function shutdown(signal) {
-  console.error(`peer-server-v1: ${signal}, shutting down`);
-  const timer = setTimeout(() => process.exit(0), 3000);
-  timer.unref();
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-}
-process.once('SIGINT', () => shutdown('SIGINT'));
-process.once('SIGTERM', () => shutdown('SIGTERM'));
