@@ -7,15 +7,11 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 import {
   A2AClient,
@@ -26,6 +22,22 @@ import {
   TaskNotFoundError,
 } from '@a2a-js/sdk/client';
 
+import { freePort, goBuild, spawnChild, stopChild, stopClean, waitReady } from './children.mjs';
+import {
+  artifactText,
+  collect,
+  forTask,
+  lastStatus,
+  ok,
+  pollState,
+  rpcError,
+  sendTask,
+  show,
+  statusText,
+  textOf,
+  userText,
+} from './client03.mjs';
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const MAIN_PKG = 'github.com/a2abridge/a2abridge/cmd/a2abridge';
@@ -33,45 +45,21 @@ const READY_PREFIX = 'a2abridge listening on http://';
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 const TEST_TIMEOUT_MS = 30_000;
-const VERBOSE = !!process.env.A2A_INTEROP_VERBOSE;
 
 // ---------------------------------------------------------------- the binary
 
 const binDir = await mkdtemp(path.join(tmpdir(), 'a2abridge-interop-js-'));
 const bin = path.join(binDir, process.platform === 'win32' ? 'a2abridge.exe' : 'a2abridge');
 try {
-  await promisify(execFile)('go', ['build', '-o', bin, MAIN_PKG], {
-    cwd: repoRoot,
-    timeout: 5 * 60_000,
-    maxBuffer: 16 << 20,
-  });
+  await goBuild(bin, MAIN_PKG, repoRoot);
 } catch (err) {
   await rm(binDir, { recursive: true, force: true });
-  throw new Error(`go build ${MAIN_PKG} in ${repoRoot} failed: ${err.message}\n${err.stderr ?? ''}`);
+  throw err;
 }
 after(() => rm(binDir, { recursive: true, force: true }));
 
-// Servers still running when this process exits (a crash, a failed hook) are killed.
-const live = new Set();
-process.on('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
-});
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 // startServer runs `a2abridge serve --addr 127.0.0.1:PORT ...args` and waits
-// for its listening line. On Linux it runs under `setpriv --pdeathsig KILL`
-// so that the server dies with this process even if it is SIGKILLed.
+// for its listening line (see spawnChild: the server dies with this process).
 async function startServer(args) {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -86,161 +74,20 @@ async function tryStartServer(args) {
   const addr = `127.0.0.1:${await freePort()}`;
   // A short --keep-alive puts SSE comment lines into every stream that lasts
   // a while (slow tasks), so the client must skip them.
-  const argv = ['serve', '--addr', addr, '--keep-alive', '250ms', ...args];
-  const [cmd, cmdArgs] =
-    process.platform === 'linux' && existsSync('/usr/bin/setpriv')
-      ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', bin, ...argv]]
-      : [bin, argv];
-  const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
-  const srv = { base: `http://${addr}`, child, stdout: '', stderr: '' };
-  srv.exited = new Promise((resolve) => {
-    child.once('exit', (code, signal) => {
-      live.delete(child);
-      resolve({ code, signal });
-    });
-  });
-  child.stderr.setEncoding('utf8').on('data', (s) => (srv.stderr += s));
-  child.stdout.setEncoding('utf8');
-
-  const line = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`server did not print "${READY_PREFIX}" within ${START_TIMEOUT_MS} ms; stderr:\n${srv.stderr}`));
-    }, START_TIMEOUT_MS);
-    child.stdout.on('data', (s) => {
-      srv.stdout += s;
-      const i = srv.stdout.indexOf(READY_PREFIX);
-      const j = i < 0 ? -1 : srv.stdout.indexOf('\n', i);
-      if (j >= 0) {
-        clearTimeout(timer);
-        resolve(srv.stdout.slice(i, j));
-      }
-    });
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    srv.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      const err = new Error(`server exited (code ${code}, signal ${signal}) before listening; stderr:\n${srv.stderr}`);
-      err.portTaken = srv.stderr.includes('address already in use');
-      reject(err);
-    });
-  });
-  if (!line.startsWith(`${READY_PREFIX}${addr} `)) {
-    await stopServer(srv);
-    throw new Error(`server listens elsewhere than --addr ${addr}: ${JSON.stringify(line)}`);
+  const srv = spawnChild([bin, 'serve', '--addr', addr, '--keep-alive', '250ms', ...args]);
+  srv.base = `http://${addr}`;
+  let rest;
+  try {
+    rest = await waitReady(srv, READY_PREFIX, START_TIMEOUT_MS, 'server');
+  } catch (err) {
+    err.portTaken = !!err.exited && srv.stderr.includes('address already in use');
+    throw err;
+  }
+  if (!rest.startsWith(`${addr} `)) {
+    await stopChild(srv, STOP_TIMEOUT_MS);
+    throw new Error(`server listens elsewhere than --addr ${addr}: ${JSON.stringify(READY_PREFIX + rest)}`);
   }
   return srv;
-}
-
-// stopServer sends SIGINT, escalates to SIGKILL after STOP_TIMEOUT_MS and
-// returns how the server exited.
-async function stopServer(srv) {
-  if (srv.child.exitCode === null && srv.child.signalCode === null) {
-    srv.child.kill('SIGINT');
-  }
-  const timer = setTimeout(() => srv.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  const res = await srv.exited;
-  clearTimeout(timer);
-  return res;
-}
-
-// ---------------------------------------------------------------- helpers
-
-function userText(text, extra = {}) {
-  return { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...extra };
-}
-
-function forTask(task) {
-  return { taskId: task.id, contextId: task.contextId };
-}
-
-function textOf(parts = []) {
-  return parts.filter((p) => p.kind === 'text').map((p) => p.text).join('');
-}
-
-function statusText(status) {
-  return textOf(status?.message?.parts);
-}
-
-function artifactText(task) {
-  return (task.artifacts ?? []).map((a) => textOf(a.parts)).join('');
-}
-
-// ok unwraps an A2AClient JSON-RPC response, failing on an error response.
-async function ok(call) {
-  const res = await call;
-  assert.ok(res && !('error' in res), `JSON-RPC error response: ${JSON.stringify(res?.error)}`);
-  assert.ok('result' in res, `response without result: ${JSON.stringify(res)}`);
-  return res.result;
-}
-
-// rpcError expects an A2AClient JSON-RPC error response with the given code.
-async function rpcError(call, code, what) {
-  const res = await call;
-  assert.ok(res && 'error' in res, `${what}: want JSON-RPC error ${code}, got ${JSON.stringify(res)}`);
-  assert.equal(res.error.code, code, `${what}: error ${JSON.stringify(res.error)}`);
-  return res.error;
-}
-
-async function sendTask(client, params) {
-  const task = await ok(client.sendMessage(params));
-  assert.equal(task.kind, 'task', `message/send returned ${JSON.stringify(task)}`);
-  assert.ok(task.id && task.contextId, `task without id or contextId: ${JSON.stringify(task)}`);
-  return task;
-}
-
-async function collect(stream) {
-  const events = [];
-  for await (const ev of stream) events.push(ev);
-  return events;
-}
-
-function show(events) {
-  return (
-    '[' +
-    events
-      .map((ev) => {
-        switch (ev.kind) {
-          case 'task':
-            return `task(${ev.status.state})`;
-          case 'status-update':
-            return `status(${ev.status.state} final=${ev.final})`;
-          case 'artifact-update':
-            return `artifact(append=${!!ev.append} last=${!!ev.lastChunk} ${JSON.stringify(textOf(ev.artifact?.parts))})`;
-          default:
-            return ev.kind;
-        }
-      })
-      .join(', ') +
-    ']'
-  );
-}
-
-// lastStatus requires the stream to end with a final status-update in state
-// `state` (and no final before it) and returns that event.
-function lastStatus(events, state) {
-  const last = events.at(-1);
-  assert.ok(
-    last && last.kind === 'status-update' && last.final === true && last.status.state === state,
-    `stream does not end with a final ${state} status-update: ${show(events)}`,
-  );
-  for (const ev of events.slice(0, -1)) {
-    assert.ok(!(ev.kind === 'status-update' && ev.final), `final status-update before the end: ${show(events)}`);
-  }
-  return last;
-}
-
-async function pollState(client, id, state, deadlineMs = 10_000) {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const task = await ok(client.getTask({ id }));
-    if (task.status.state === state) return task;
-    assert.ok(Date.now() < deadline, `task ${id} is ${task.status.state}, never reached ${state}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 // ---------------------------------------------------------------- scenarios
@@ -269,9 +116,7 @@ for (const store of STORES) {
 
     after(async () => {
       if (srv) {
-        const { code, signal } = await stopServer(srv);
-        if (VERBOSE || code !== 0) console.error(`server ${srv.base} stderr:\n${srv.stderr}`);
-        assert.equal(code, 0, `server did not exit cleanly on SIGINT (code ${code}, signal ${signal})`);
+        await stopClean(srv, 'server', STOP_TIMEOUT_MS);
       }
       if (state.dataDir) await rm(state.dataDir, { recursive: true, force: true });
     });
@@ -568,9 +413,7 @@ describe('a2abridge serve over HTTP+JSON 0.3 (/v1/…)', { concurrency: true, ti
   });
   after(async () => {
     if (srv) {
-      const { code } = await stopServer(srv);
-      if (VERBOSE || code !== 0) console.error(`server ${srv.base} stderr:\n${srv.stderr}`);
-      assert.equal(code, 0, 'server did not exit cleanly on SIGINT');
+      await stopClean(srv, 'server', STOP_TIMEOUT_MS);
     }
   });
 

@@ -6,14 +6,27 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { A2AClient } from '@a2a-js/sdk/client';
+
+import { spawnChild, stopClean, waitReady } from './children.mjs';
+import {
+  artifactText,
+  collect,
+  forTask,
+  lastStatus,
+  ok,
+  pollState,
+  rpcError,
+  sendTask,
+  show,
+  statusText,
+  textOf,
+  userText,
+} from './client03.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PEER = path.join(here, 'peer-server.mjs');
@@ -22,124 +35,12 @@ const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 const TEST_TIMEOUT_MS = 15_000;
 
-// startPeer runs `node peer-server.mjs --port 0` (on Linux under
-// `setpriv --pdeathsig KILL`, so it dies with this process) and waits for
-// its listening line.
+// startPeer runs `node peer-server.mjs --port 0` (see spawnChild: it dies
+// with this process) and waits for its listening line.
 async function startPeer() {
-  const argv = [process.execPath, PEER, '--port', '0'];
-  const [cmd, args] =
-    process.platform === 'linux' && existsSync('/usr/bin/setpriv')
-      ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...argv]]
-      : [argv[0], argv.slice(1)];
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  process.on('exit', () => child.kill('SIGKILL'));
-  const peer = { child, stdout: '', stderr: '' };
-  peer.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  child.stderr.setEncoding('utf8').on('data', (s) => (peer.stderr += s));
-  child.stdout.setEncoding('utf8');
-  peer.base = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`peer did not print "${READY_PREFIX}" within ${START_TIMEOUT_MS} ms; stderr:\n${peer.stderr}`));
-    }, START_TIMEOUT_MS);
-    child.stdout.on('data', (s) => {
-      peer.stdout += s;
-      const i = peer.stdout.indexOf(READY_PREFIX);
-      const j = i < 0 ? -1 : peer.stdout.indexOf('\n', i);
-      if (j >= 0) {
-        clearTimeout(timer);
-        resolve('http://' + peer.stdout.slice(i + READY_PREFIX.length, j));
-      }
-    });
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    peer.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`peer exited (code ${code}, signal ${signal}) before listening; stderr:\n${peer.stderr}`));
-    });
-  });
+  const peer = spawnChild([process.execPath, PEER, '--port', '0']);
+  peer.base = 'http://' + (await waitReady(peer, READY_PREFIX, START_TIMEOUT_MS, 'peer'));
   return peer;
-}
-
-async function stopPeer(peer) {
-  if (peer.child.exitCode === null && peer.child.signalCode === null) peer.child.kill('SIGINT');
-  const timer = setTimeout(() => peer.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  const res = await peer.exited;
-  clearTimeout(timer);
-  return res;
-}
-
-// ---------------------------------------------------------------- helpers
-
-function userText(text, extra = {}) {
-  return { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...extra };
-}
-
-const forTask = (task) => ({ taskId: task.id, contextId: task.contextId });
-const textOf = (parts = []) => parts.filter((p) => p.kind === 'text').map((p) => p.text).join('');
-const statusText = (status) => textOf(status?.message?.parts);
-const artifactText = (task) => (task.artifacts ?? []).map((a) => textOf(a.parts)).join('');
-
-async function ok(call) {
-  const res = await call;
-  assert.ok(res && !('error' in res), `JSON-RPC error response: ${JSON.stringify(res?.error)}`);
-  return res.result;
-}
-
-async function rpcError(call, code, what) {
-  const res = await call;
-  assert.ok(res && 'error' in res, `${what}: want JSON-RPC error ${code}, got ${JSON.stringify(res)}`);
-  assert.equal(res.error.code, code, `${what}: error ${JSON.stringify(res.error)}`);
-}
-
-async function sendTask(client, params) {
-  const task = await ok(client.sendMessage(params));
-  assert.equal(task.kind, 'task', `message/send returned ${JSON.stringify(task)}`);
-  return task;
-}
-
-async function collect(stream) {
-  const events = [];
-  for await (const ev of stream) events.push(ev);
-  return events;
-}
-
-function show(events) {
-  return `[${events
-    .map((ev) =>
-      ev.kind === 'task'
-        ? `task(${ev.status.state})`
-        : ev.kind === 'status-update'
-          ? `status(${ev.status.state} final=${ev.final})`
-          : ev.kind === 'artifact-update'
-            ? `artifact(append=${!!ev.append} last=${!!ev.lastChunk})`
-            : ev.kind,
-    )
-    .join(', ')}]`;
-}
-
-function lastStatus(events, state) {
-  const last = events.at(-1);
-  assert.ok(
-    last?.kind === 'status-update' && last.final === true && last.status.state === state,
-    `stream does not end with a final ${state} status-update: ${show(events)}`,
-  );
-  for (const ev of events.slice(0, -1)) {
-    assert.ok(!(ev.kind === 'status-update' && ev.final), `final status-update before the end: ${show(events)}`);
-  }
-  return last;
-}
-
-async function pollState(client, id, state, deadlineMs = 10_000) {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const task = await ok(client.getTask({ id }));
-    if (task.status.state === state) return task;
-    assert.ok(Date.now() < deadline, `task ${id} is ${task.status.state}, never reached ${state}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 // ---------------------------------------------------------------- scenarios
@@ -154,9 +55,7 @@ describe('peer-server.mjs (@a2a-js/sdk server)', { concurrency: true, timeout: 6
 
   after(async () => {
     if (!peer) return;
-    const { code, signal } = await stopPeer(peer);
-    if (code !== 0 || process.env.A2A_INTEROP_VERBOSE) console.error(`peer ${peer.base} stderr:\n${peer.stderr}`);
-    assert.equal(code, 0, `peer did not exit cleanly on SIGINT (code ${code}, signal ${signal})`);
+    await stopClean(peer, 'peer', STOP_TIMEOUT_MS);
   });
 
   test('agent cards', { timeout: TEST_TIMEOUT_MS }, async () => {

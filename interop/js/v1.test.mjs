@@ -19,7 +19,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -34,6 +34,8 @@ import { A2AClient as LegacyA2AClient } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk-v1';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk-v1/client';
 
+import { freePort, goBuild, spawnChild, stopChild, waitReady } from './children.mjs';
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const MAIN_PKG = 'github.com/a2abridge/a2abridge/cmd/a2abridge';
@@ -47,69 +49,13 @@ const BINDINGS = ['JSONRPC', 'HTTP+JSON'];
 
 const tmp = await mkdtemp(path.join(tmpdir(), 'a2abridge-interop-v1-'));
 after(() => rm(tmp, { recursive: true, force: true }));
-const live = new Set();
-process.on('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
-});
 
-async function goBuild(out, pkg, cwd) {
-  try {
-    await promisify(execFile)('go', ['build', '-o', out, pkg], { cwd, timeout: 5 * 60_000, maxBuffer: 16 << 20 });
-  } catch (err) {
-    throw new Error(`go build ${pkg} in ${cwd} failed: ${err.message}\n${err.stderr ?? ''}`);
-  }
-}
-
-// spawnChild runs argv (on Linux under `setpriv --pdeathsig KILL`, so it
-// dies with this process); srv.exited resolves with its exit.
-function spawnChild(argv, cwd = here) {
-  const [cmd, args] =
-    process.platform === 'linux' && existsSync('/usr/bin/setpriv')
-      ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...argv]]
-      : [argv[0], argv.slice(1)];
-  const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
-  const srv = { child, stdout: '', stderr: '' };
-  srv.exited = new Promise((resolve) =>
-    child.once('exit', (code, signal) => {
-      live.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  child.stderr.setEncoding('utf8').on('data', (s) => (srv.stderr += s));
-  child.stdout.setEncoding('utf8').on('data', (s) => (srv.stdout += s));
-  return srv;
-}
-
-// start runs argv (see spawnChild) and waits for a stdout line starting
-// with readyPrefix; the rest of that line up to the first space is the
+// start runs argv in cwd (see spawnChild) and waits for a stdout line
+// holding readyPrefix; the rest of that line up to the first space is the
 // server's address.
 async function start(argv, readyPrefix, cwd = here) {
   const srv = spawnChild(argv, cwd);
-  const { child } = srv;
-  srv.base = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${argv[0]} did not print "${readyPrefix}" within ${START_TIMEOUT_MS} ms; stderr:\n${srv.stderr}`));
-    }, START_TIMEOUT_MS);
-    // srv.stdout has the data already: spawnChild's listener runs first.
-    child.stdout.on('data', () => {
-      const i = srv.stdout.indexOf(readyPrefix);
-      const j = i < 0 ? -1 : srv.stdout.indexOf('\n', i);
-      if (j >= 0) {
-        clearTimeout(timer);
-        resolve('http://' + srv.stdout.slice(i + readyPrefix.length, j).split(' ')[0]);
-      }
-    });
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    srv.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`${argv[0]} exited (code ${code}, signal ${signal}) before listening; stderr:\n${srv.stderr}`));
-    });
-  });
+  srv.base = 'http://' + (await waitReady(srv, readyPrefix, START_TIMEOUT_MS, argv[0])).split(' ')[0];
   return srv;
 }
 
@@ -118,10 +64,7 @@ async function start(argv, readyPrefix, cwd = here) {
 async function stop(srv) {
   if (!srv) return;
   if (srv.stop) return srv.stop();
-  if (srv.child.exitCode === null && srv.child.signalCode === null) srv.child.kill('SIGINT');
-  const timer = setTimeout(() => srv.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  const res = await srv.exited;
-  clearTimeout(timer);
+  const res = await stopChild(srv, STOP_TIMEOUT_MS);
   assert.deepEqual(res, { code: 0, signal: null }, `server did not exit cleanly; stderr:\n${srv.stderr}`);
 }
 
@@ -180,14 +123,6 @@ function withSearchPath(dsn, schema) {
   return `${dsn} search_path=${schema}`;
 }
 
-async function freePort() {
-  const s = createServer();
-  await new Promise((resolve, reject) => s.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
-
 // startNginx runs nginx on 127.0.0.1:PORT as a round-robin reverse proxy to
 // upstreams (host:port), configured by testdata/nginx-replicas.conf (as
 // TestServeReplicas's startNginx): no buffering, so SSE events pass at
@@ -202,7 +137,7 @@ async function startNginx(upstreams, port) {
     .replaceAll('@UPSTREAMS@', servers)
     .replaceAll('@LISTEN@', `127.0.0.1:${port}`);
   await writeFile(path.join(dir, 'nginx.conf'), conf);
-  const srv = spawnChild([findTool('nginx', '/usr/sbin/nginx'), '-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf')]);
+  const srv = spawnChild([findTool('nginx', '/usr/sbin/nginx'), '-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf')], here);
   srv.base = `http://127.0.0.1:${port}`;
   const log = () => readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
   for (const deadline = Date.now() + START_TIMEOUT_MS; ; ) {
