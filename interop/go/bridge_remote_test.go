@@ -110,7 +110,7 @@ func TestBridgeRemote(t *testing.T) {
 // bridgeGoPeer starts cmd/peer-a2ago with the bridge step.
 func bridgeGoPeer(t *testing.T) string {
 	t.Helper()
-	return startPeer(t, buildPeer(t), "--keep-alive", "250ms", "--step", bridgeStep.String(), "--log-level", "info").base
+	return startPeer(t, buildPeer(t, peerPkg), "--keep-alive", "250ms", "--step", bridgeStep.String(), "--log-level", "info").base
 }
 
 // v1StartJSPeerArgs starts ../js/peer-server-v1.mjs with extra args;
@@ -382,12 +382,9 @@ func (e *bridgeEnv) peerState(t *testing.T, ctx context.Context, agent, id strin
 
 func bCollect(t *testing.T, seq iter.Seq2[bEvent, error]) []bEvent {
 	t.Helper()
-	var evs []bEvent
-	for ev, err := range seq {
-		if err != nil {
-			t.Fatalf("stream: %v after %v", err, evs)
-		}
-		evs = append(evs, ev)
+	evs, err := collect(seq)
+	if err != nil {
+		t.Fatalf("stream: %v after %v", err, evs)
 	}
 	return evs
 }

@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -219,24 +218,6 @@ func (r *checkReport) iface(t *testing.T, name string, score float64) {
 	t.Errorf("the report lists no interface %s", name)
 }
 
-// buildPeerPkg builds a peer command of this module into a temp dir.
-func buildPeerPkg(t *testing.T, pkg string) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	if runtime.GOOS == "windows" {
-		out += ".exe"
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %v\n%s", cmd.Args, err, buf.String())
-	}
-	return out
-}
-
 // secureConfig is an `a2abridge serve --config` file: bearer tokens, an
 // extended card for echo, push notifications with loopback refused.
 const secureConfig = `memory: true
@@ -263,11 +244,11 @@ func TestCheckPeers(t *testing.T) {
 	}
 	ours := startServer(t, "--memory", "--push-allow", "127.0.0.0/8").base
 	secure := startServer(t, "--config", cfg).base
-	a2ago := startPeer(t, buildPeer(t)).base
+	a2ago := startPeer(t, buildPeer(t, peerPkg)).base
 	gov2 := v1StartGoPeer(t, false).base
 	gov2compat := v1StartGoPeer(t, true).base
 	jsv1 := v1StartJSPeer(t)
-	trpc := startPeer(t, buildPeerPkg(t, "./cmd/peer-trpc")).base
+	trpc := startPeer(t, buildPeer(t, "./cmd/peer-trpc")).base
 	js := startJSPeer(t, false)
 
 	// The slow agents: "0" finishes at once, "3" keeps them busy for the

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -114,7 +113,7 @@ func TestOurClient(t *testing.T) {
 	targets := []*ocTarget{
 		{name: "a2abridge", kind: ocOurs, base: startServer(t, "--memory").base},
 		{name: "a2abridge-rest", kind: ocOurs, base: startServer(t, "--memory").base, rest: true},
-		{name: "a2a-go", kind: ocA2AGo, base: startPeer(t, buildPeer(t), "--keep-alive", "250ms").base},
+		{name: "a2a-go", kind: ocA2AGo, base: startPeer(t, buildPeer(t, peerPkg), "--keep-alive", "250ms").base},
 		startJSPeer(t, false),
 		startJSPeer(t, true),
 	}
@@ -246,23 +245,6 @@ func ocWantErr(t *testing.T, what string, err error, target *a2a.Error) {
 	}
 }
 
-// ocCollect gathers a stream's events until it ends. It stops after max
-// events, so that a stream that never ends fails the test instead of
-// hanging it (the error then says so).
-func ocCollect(seq iter.Seq2[client.StreamEvent, error], max int) ([]client.StreamEvent, error) {
-	var evs []client.StreamEvent
-	for ev, err := range seq {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-		if len(evs) >= max {
-			return evs, fmt.Errorf("stream still open after %d events", max)
-		}
-	}
-	return evs, nil
-}
-
 // ocDescribe renders events as "#ID type(state)[flags]" for failure messages.
 func ocDescribe(evs []client.StreamEvent) string {
 	var parts []string
@@ -314,20 +296,13 @@ func ocFinal(t *testing.T, evs []client.StreamEvent, want a2a.TaskState) *a2a.Ta
 // ocPoll polls tasks/get until the task is in state want.
 func ocPoll(t *testing.T, ctx context.Context, c *client.Client, id string, want a2a.TaskState) *a2a.Task {
 	t.Helper()
-	for {
+	return pollTask(t, ctx, id, want, func() (*a2a.Task, a2a.TaskState, error) {
 		got, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: id})
 		if err != nil {
-			t.Fatalf("tasks/get %s: %v", id, err)
+			return nil, 0, err
 		}
-		if got.Status.State == want {
-			return got
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("task %s is %s, never reached %s", id, got.Status.State, want)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return got, got.Status.State, nil
+	})
 }
 
 // echoInput is longer than 64 bytes, so every server streams it in
@@ -417,7 +392,7 @@ func ocChat(t *testing.T, tg *ocTarget) {
 func ocStreamEcho(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := tg.dial(t, ctx, tg.url("echo"))
-	evs, err := ocCollect(c.SendStreamingMessage(ctx, ocMsg(echoInput, "", "")), 100)
+	evs, err := collectN(c.SendStreamingMessage(ctx, ocMsg(echoInput, "", "")), 100)
 	if err != nil {
 		t.Fatalf("message/stream: %v after %s", err, ocDescribe(evs))
 	}
@@ -475,7 +450,7 @@ func ocStreamEcho(t *testing.T, tg *ocTarget) {
 func ocStreamChat(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := tg.dial(t, ctx, tg.url("chat"))
-	evs, err := ocCollect(c.SendStreamingMessage(ctx, ocMsg("hi", "", "")), 20)
+	evs, err := collectN(c.SendStreamingMessage(ctx, ocMsg("hi", "", "")), 20)
 	if err != nil {
 		t.Fatalf("turn 1: %v after %s", err, ocDescribe(evs))
 	}
@@ -484,7 +459,7 @@ func ocStreamChat(t *testing.T, tg *ocTarget) {
 		t.Errorf("turn 1: %s", ocDescribe(evs))
 	}
 	taskID, ctxID := st.TaskID, st.ContextID
-	evs, err = ocCollect(c.SendStreamingMessage(ctx, ocMsg("bye", taskID, ctxID)), 20)
+	evs, err = collectN(c.SendStreamingMessage(ctx, ocMsg("bye", taskID, ctxID)), 20)
 	if err != nil {
 		t.Fatalf("bye: %v after %s", err, ocDescribe(evs))
 	}
@@ -577,7 +552,7 @@ func ocResubscribeRunning(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := tg.dial(t, ctx, tg.url("slow"))
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("2", "", "")))
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 50)
+	evs, err := collectN(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 50)
 	if err != nil {
 		t.Fatalf("tasks/resubscribe: %v after %s", err, ocDescribe(evs))
 	}
@@ -633,7 +608,7 @@ func ocResubscribeInputRequired(t *testing.T, tg *ocTarget) {
 func ocResubscribeSettled(t *testing.T, ctx context.Context, c *client.Client, tg *ocTarget, id string, state a2a.TaskState) {
 	t.Helper()
 	start := time.Now()
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, ""), 5)
+	evs, err := collectN(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: id}, ""), 5)
 	t.Logf("events after %s: %s, error %v", time.Since(start).Round(time.Millisecond), ocDescribe(evs), err)
 	switch tg.kind {
 	case ocOurs:
@@ -671,14 +646,14 @@ func ocResubscribeSettled(t *testing.T, ctx context.Context, c *client.Client, t
 func ocStreamErrors(t *testing.T, tg *ocTarget) {
 	ctx := ocCtx(t)
 	c := tg.dial(t, ctx, tg.url("echo"))
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: "no-such-task"}, ""), 5)
+	evs, err := collectN(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: "no-such-task"}, ""), 5)
 	if len(evs) != 0 {
 		t.Errorf("tasks/resubscribe of an unknown task: events %s", ocDescribe(evs))
 	}
 	ocWantErr(t, "tasks/resubscribe of an unknown task", err, tg.streamError(a2a.ErrTaskNotFound))
 
 	task := ocSend(t, ctx, c, ocMsg("done", "", ""))
-	evs, err = ocCollect(c.SendStreamingMessage(ctx, ocMsg("more", task.ID, task.ContextID)), 5)
+	evs, err = collectN(c.SendStreamingMessage(ctx, ocMsg("more", task.ID, task.ContextID)), 5)
 	if len(evs) != 0 {
 		t.Errorf("message/stream to a completed task: events %s", ocDescribe(evs))
 	}

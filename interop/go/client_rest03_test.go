@@ -55,14 +55,14 @@ func ocV1Compat03REST(t *testing.T, tg *ocV1Target) {
 	_, err = echo.GetTask(ctx, a2a.GetTaskRequest{ID: "no-such-task"})
 	ocWantErr(t, "get of an unknown task", err, a2a.ErrTaskNotFound)
 
-	evs, err := ocCollect(echo.SendStreamingMessage(ctx, ocMsg("streamed", "", "")), 20)
+	evs, err := collectN(echo.SendStreamingMessage(ctx, ocMsg("streamed", "", "")), 20)
 	if err != nil {
 		t.Fatalf("stream: %v after %s", err, ocDescribe(evs))
 	}
 	ocFinal(t, evs, a2a.TaskStateCompleted)
 
 	running := ocSend(t, ctx, slow, ocNonBlocking(ocMsg("1", "", "")))
-	evs, err = ocCollect(slow.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: running.ID}, ""), 50)
+	evs, err = collectN(slow.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: running.ID}, ""), 50)
 	if err != nil {
 		t.Fatalf("subscribe: %v after %s", err, ocDescribe(evs))
 	}

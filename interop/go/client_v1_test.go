@@ -213,7 +213,7 @@ func ocV1Send(t *testing.T, tg *ocV1Target, binding string) {
 func ocV1Stream(t *testing.T, tg *ocV1Target, binding string) {
 	ctx := ocCtx(t)
 	c := ocV1Dial(t, ctx, tg, "echo", binding)
-	evs, err := ocCollect(c.SendStreamingMessage(ctx, ocMsg(echoInput, "", "")), 100)
+	evs, err := collectN(c.SendStreamingMessage(ctx, ocMsg(echoInput, "", "")), 100)
 	if err != nil {
 		t.Fatalf("SendStreamingMessage: %v after %s", err, ocDescribe(evs))
 	}
@@ -304,7 +304,7 @@ func ocV1Subscribe(t *testing.T, tg *ocV1Target, binding string) {
 	ctx := ocCtx(t)
 	c := ocV1Dial(t, ctx, tg, "slow", binding)
 	task := ocSend(t, ctx, c, ocNonBlocking(ocMsg("2", "", "")))
-	evs, err := ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 50)
+	evs, err := collectN(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 50)
 	if err != nil {
 		t.Fatalf("SubscribeToTask: %v after %s", err, ocDescribe(evs))
 	}
@@ -319,7 +319,7 @@ func ocV1Subscribe(t *testing.T, tg *ocV1Target, binding string) {
 	// completed Task instead of its error): ask again shortly, until it
 	// has settled.
 	for attempt := 0; ; attempt++ {
-		evs, err = ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 5)
+		evs, err = collectN(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: task.ID}, ""), 5)
 		snap, isTask := ocFirstTask(evs)
 		if err != nil || len(evs) != 1 || !isTask || !snap.Status.State.Terminal() || attempt == 5 {
 			break
@@ -330,7 +330,7 @@ func ocV1Subscribe(t *testing.T, tg *ocV1Target, binding string) {
 		t.Errorf("SubscribeToTask of a completed task: events %s", ocDescribe(evs))
 	}
 	ocWantErr(t, "SubscribeToTask of a completed task", err, tg.quirks().subscribeTerminal)
-	evs, err = ocCollect(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: "no-such-task"}, ""), 5)
+	evs, err = collectN(c.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: "no-such-task"}, ""), 5)
 	if len(evs) != 0 {
 		t.Errorf("SubscribeToTask of an unknown task: events %s", ocDescribe(evs))
 	}

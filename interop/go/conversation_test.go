@@ -188,7 +188,7 @@ func convV2(t *testing.T, srv, meeting string) {
 		t.Helper()
 		req := v1Text(text, taskID, "")
 		req.Message.Parts = append(req.Message.Parts, parts...)
-		evs, err := v1Collect(c.SendStreamingMessage(ctx, req), 100)
+		evs, err := collectN(c.SendStreamingMessage(ctx, req), 100)
 		if err != nil {
 			t.Fatalf("stream: %v (events %d)", err, len(evs))
 		}
@@ -389,7 +389,7 @@ func convPair(t *testing.T, srv string) {
 			// One turn streamed: the Task, then only status and artifact
 			// updates (A2A 1.0 §3.1.2), B's answer among them, ending at
 			// input-required.
-			evs, err := v1Collect(a.SendStreamingMessage(ctx, v1Text(fmt.Sprintf("A says %d", i), id, "")), 50)
+			evs, err := collectN(a.SendStreamingMessage(ctx, v1Text(fmt.Sprintf("A says %d", i), id, "")), 50)
 			if err != nil {
 				t.Fatalf("A's streamed turn: %v after %s", err, v1Describe(evs))
 			}

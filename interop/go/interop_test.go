@@ -132,14 +132,23 @@ func send(t *testing.T, ctx context.Context, c *a2aclient.Client, p *a2a.Message
 	return task
 }
 
-// collect drains an event stream, stopping at the first error.
-func collect(seq iter.Seq2[a2a.Event, error]) ([]a2a.Event, error) {
-	var evs []a2a.Event
+// collect drains an event stream of any client, stopping at the first
+// error.
+func collect[E any](seq iter.Seq2[E, error]) ([]E, error) { return collectN(seq, 0) }
+
+// collectN is collect for a stream that must end within max events (max >
+// 0): one still open after max events is an error, so that a stream that
+// never ends fails the test instead of hanging it.
+func collectN[E any](seq iter.Seq2[E, error], max int) ([]E, error) {
+	var evs []E
 	for ev, err := range seq {
 		if err != nil {
 			return evs, err
 		}
 		evs = append(evs, ev)
+		if max > 0 && len(evs) >= max {
+			return evs, fmt.Errorf("stream still open after %d events", max)
+		}
 	}
 	return evs, nil
 }
@@ -486,17 +495,31 @@ func testCancel(t *testing.T, h *harness) {
 // pollState polls tasks/get until the task reaches want (or the context ends).
 func pollState(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.TaskID, want a2a.TaskState) *a2a.Task {
 	t.Helper()
-	for {
+	return pollTask(t, ctx, string(id), want, func() (*a2a.Task, a2a.TaskState, error) {
 		got, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: id})
+		if err != nil {
+			return nil, "", err
+		}
+		return got, got.Status.State, nil
+	})
+}
+
+// pollTask calls get, which fetches the task id with some client and
+// returns it with its state, every 50 ms until that state is want, and
+// returns the task. An error of get, or the end of ctx first, fails t.
+func pollTask[T any, S comparable](t *testing.T, ctx context.Context, id string, want S, get func() (T, S, error)) T {
+	t.Helper()
+	for {
+		task, state, err := get()
 		if err != nil {
 			t.Fatalf("tasks/get %s: %v", id, err)
 		}
-		if got.Status.State == want {
-			return got
+		if state == want {
+			return task
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("task %s is %s, never reached %s", id, got.Status.State, want)
+			t.Fatalf("task %s is %v, never reached %v", id, state, want)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -505,8 +528,22 @@ func pollState(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.Ta
 func testCancelStreaming(t *testing.T, h *harness) {
 	ctx := h.ctx(t)
 	c := h.client(t, "slow", false)
+	id, canceled := streamAndCancel(t, ctx, c)
+	if canceled.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("tasks/cancel returned state %s", canceled.Status.State)
+	}
+	pollState(t, ctx, c, id, a2a.TaskStateCanceled)
+}
+
+// streamAndCancel streams a 30-second task to c (a client of a slow agent),
+// cancels the task while the stream is open, as soon as it opens with the
+// Task, and requires the stream to end with the task's final canceled
+// status-update. It returns the task's id and what tasks/cancel returned.
+func streamAndCancel(t *testing.T, ctx context.Context, c *a2aclient.Client) (a2a.TaskID, *a2a.Task) {
+	t.Helper()
 	var evs []a2a.Event
 	var id a2a.TaskID
+	var canceled *a2a.Task
 	for ev, err := range c.SendStreamingMessage(ctx, userText("30")) {
 		if err != nil {
 			t.Fatalf("message/stream: %v after %s", err, describe(evs))
@@ -518,22 +555,17 @@ func testCancelStreaming(t *testing.T, h *harness) {
 				t.Fatalf("first event is %T, want *a2a.Task", ev)
 			}
 			id = task.ID
-			// Cancel while the stream is open: it must end with canceled.
-			canceled, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: id})
+			canceled, err = c.CancelTask(ctx, &a2a.TaskIDParams{ID: id})
 			if err != nil {
 				t.Fatalf("tasks/cancel: %v", err)
-			}
-			if canceled.Status.State != a2a.TaskStateCanceled {
-				t.Errorf("tasks/cancel returned state %s", canceled.Status.State)
 			}
 		}
 	}
 	t.Logf("events: %s", describe(evs))
-	final := lastStatus(t, evs, a2a.TaskStateCanceled)
-	if final.TaskID != id {
+	if final := lastStatus(t, evs, a2a.TaskStateCanceled); final.TaskID != id {
 		t.Errorf("final event for task %s, want %s", final.TaskID, id)
 	}
-	pollState(t, ctx, c, id, a2a.TaskStateCanceled)
+	return id, canceled
 }
 
 func testResubscribe(t *testing.T, h *harness) {

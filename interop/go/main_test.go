@@ -46,10 +46,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binPath = filepath.Join(dir, "a2abridge")
-	if runtime.GOOS == "windows" {
-		binPath += ".exe"
-	}
+	binPath = filepath.Join(dir, exe("a2abridge"))
 	if err := buildBinary(binPath); err != nil {
 		fmt.Fprintln(os.Stderr, "interop: building the a2abridge binary:", err)
 		return 1
@@ -71,16 +68,31 @@ func buildBinary(out string) error {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return fmt.Errorf("repository root %s has no go.mod: %w", root, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return goBuild(context.Background(), root, out, mainPkg)
+}
+
+// goBuild runs `go build -o out pkg` in dir, for at most 5 minutes; its
+// error holds go's output.
+func goBuild(ctx context.Context, dir, out, pkg string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, mainPkg)
-	cmd.Dir = root
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = dir
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%v in %s: %w\n%s", cmd.Args, root, err, buf.String())
+		return fmt.Errorf("%v in %s: %w\n%s", cmd.Args, dir, err, buf.String())
 	}
 	return nil
+}
+
+// exe is name as an executable's file name on this system (name.exe on
+// Windows).
+func exe(name string) string {
+	if runtime.GOOS == "windows" {
+		return name + ".exe"
+	}
+	return name
 }
 
 // server is one running `a2abridge serve` process.

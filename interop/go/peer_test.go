@@ -5,7 +5,6 @@ package interop
 // client, so that tests of our own client can rely on it.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,10 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
@@ -37,7 +34,7 @@ const (
 // TestPeerA2AGo starts cmd/peer-a2ago once and checks each of its agents
 // with the a2a-go client.
 func TestPeerA2AGo(t *testing.T) {
-	bin := buildPeer(t)
+	bin := buildPeer(t, peerPkg)
 	// A short keep-alive puts SSE comment lines into the slow streams.
 	p := startPeer(t, bin, "--keep-alive", "250ms", "--log-level", "info")
 	h := &harness{base: p.base, http: &http.Client{}}
@@ -62,20 +59,13 @@ func TestPeerA2AGo(t *testing.T) {
 	}
 }
 
-// buildPeer runs `go build -o DIR/peer-a2ago ./cmd/peer-a2ago` in this module.
-func buildPeer(t *testing.T) string {
+// buildPeer builds the peer command pkg of this module (peerPkg, or
+// another of ./cmd) into a temp dir and returns the binary's path.
+func buildPeer(t *testing.T, pkg string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "peer-a2ago")
-	if runtime.GOOS == "windows" {
-		out += ".exe"
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, peerPkg)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %v\n%s", cmd.Args, err, buf.String())
+	out := filepath.Join(t.TempDir(), exe(filepath.Base(pkg)))
+	if err := goBuild(t.Context(), ".", out, pkg); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -271,30 +261,7 @@ func testPeerSlowCancel(t *testing.T, h *harness) {
 }
 
 func testPeerSlowStreamCancel(t *testing.T, h *harness) {
-	ctx := h.ctx(t)
-	c := h.client(t, "slow", false)
-	var evs []a2a.Event
-	var id a2a.TaskID
-	for ev, err := range c.SendStreamingMessage(ctx, userText("30")) {
-		if err != nil {
-			t.Fatalf("message/stream: %v after %s", err, describe(evs))
-		}
-		evs = append(evs, ev)
-		if id == "" {
-			task, ok := ev.(*a2a.Task)
-			if !ok {
-				t.Fatalf("first event is %T, want *a2a.Task", ev)
-			}
-			id = task.ID
-			if _, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: id}); err != nil {
-				t.Fatalf("tasks/cancel: %v", err)
-			}
-		}
-	}
-	t.Logf("events: %s", describe(evs))
-	if final := lastStatus(t, evs, a2a.TaskStateCanceled); final.TaskID != id {
-		t.Errorf("final event for task %s, want %s", final.TaskID, id)
-	}
+	streamAndCancel(t, h.ctx(t), h.client(t, "slow", false))
 }
 
 func testPeerSlowProgress(t *testing.T, h *harness) {

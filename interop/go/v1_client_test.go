@@ -26,14 +26,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -413,15 +411,9 @@ func v1StartNginx(t *testing.T, bin, addr string, upstreams []string) string {
 // v1PeerBin builds cmd/peer-a2agov2 once per test binary, next to the
 // a2abridge binary that TestMain builds (and removes).
 var v1PeerBin = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(filepath.Dir(binPath), "peer-a2agov2")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, v1PeerPkg)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v: %v\n%s", cmd.Args, err, out)
+	bin := filepath.Join(filepath.Dir(binPath), exe("peer-a2agov2"))
+	if err := goBuild(context.Background(), ".", bin, v1PeerPkg); err != nil {
+		return "", err
 	}
 	return bin, nil
 })
@@ -613,21 +605,6 @@ func v1ArtifactText(task *a2a.Task) string {
 	return b.String()
 }
 
-// v1Collect drains a stream (at most max events), stopping at the first error.
-func v1Collect(seq iter.Seq2[a2a.Event, error], max int) ([]a2a.Event, error) {
-	var evs []a2a.Event
-	for ev, err := range seq {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-		if len(evs) >= max {
-			return evs, fmt.Errorf("stream did not end after %d events", max)
-		}
-	}
-	return evs, nil
-}
-
 // v1Describe renders events compactly for failure messages.
 func v1Describe(evs []a2a.Event) string {
 	var b strings.Builder
@@ -666,22 +643,13 @@ func v1WantErr(t *testing.T, what string, err, target error) {
 // v1WaitState polls GetTask until the task is in state want.
 func v1WaitState(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.TaskID, want a2a.TaskState) *a2a.Task {
 	t.Helper()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	return pollTask(t, ctx, string(id), want, func() (*a2a.Task, a2a.TaskState, error) {
 		task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
 		if err != nil {
-			t.Fatalf("GetTask %s: %v", id, err)
+			return nil, "", err
 		}
-		if task.Status.State == want {
-			return task
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("task %s stayed %s, want %s", id, task.Status.State, want)
-		case <-tick.C:
-		}
-	}
+		return task, task.Status.State, nil
+	})
 }
 
 // ---------------------------------------------------------------- scenarios
@@ -824,7 +792,7 @@ func v1Stream(t *testing.T, e *v1Env) {
 	ctx := v1Ctx(t)
 	c := e.client(t, ctx, "echo")
 	text := strings.Repeat("0123456789", 20) // 200 bytes: chunks of 64, 64, 64, 8
-	evs, err := v1Collect(c.SendStreamingMessage(ctx, v1Text(text, "", "")), 50)
+	evs, err := collectN(c.SendStreamingMessage(ctx, v1Text(text, "", "")), 50)
 	if err != nil {
 		t.Fatalf("stream: %v after %s", err, v1Describe(evs))
 	}
@@ -873,7 +841,7 @@ func v1Stream(t *testing.T, e *v1Env) {
 	}
 
 	// A chat turn over the stream: the task, then input-required.
-	evs, err = v1Collect(e.client(t, ctx, "chat").SendStreamingMessage(ctx, v1Text("streamed", "", "")), 10)
+	evs, err = collectN(e.client(t, ctx, "chat").SendStreamingMessage(ctx, v1Text("streamed", "", "")), 10)
 	if err != nil || len(evs) < 2 {
 		t.Fatalf("chat stream: %v %s", err, v1Describe(evs))
 	}
@@ -1039,7 +1007,7 @@ func v1Subscribe(t *testing.T, e *v1Env) {
 	ctx := v1Ctx(t)
 	c := e.client(t, ctx, "slow")
 	task := v1SendTask(t, ctx, c, v1Immediately(v1Text("3", "", "")))
-	evs, err := v1Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}), 50)
+	evs, err := collectN(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}), 50)
 	if err != nil {
 		t.Fatalf("SubscribeToTask: %v after %s", err, v1Describe(evs))
 	}
@@ -1065,13 +1033,13 @@ func v1Subscribe(t *testing.T, e *v1Env) {
 		}
 	}
 
-	evs, err = v1Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: "no-such-task"}), 5)
+	evs, err = collectN(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: "no-such-task"}), 5)
 	e.wantStreamErr(t, "SubscribeToTask of an unknown task", evs, err, a2a.ErrTaskNotFound)
-	evs, err = v1Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}), 5)
+	evs, err = collectN(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}), 5)
 	e.wantStreamErr(t, "SubscribeToTask of a completed task", evs, err, e.tg.quirks().subscribeTerminal)
 
 	// SendStreamingMessage to the completed task fails before any event.
-	evs, err = v1Collect(c.SendStreamingMessage(ctx, v1Text("more", task.ID, "")), 5)
+	evs, err = collectN(c.SendStreamingMessage(ctx, v1Text("more", task.ID, "")), 5)
 	if e.binding == a2a.TransportProtocolJSONRPC && e.tg.quirks().jsonrpcStreamErrorsPlain {
 		if err != nil || len(evs) != 0 {
 			t.Errorf("SendStreamingMessage to a completed task: %v %s, want an empty stream", err, v1Describe(evs))
