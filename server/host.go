@@ -665,12 +665,11 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *AgentHa
 	} else if p != nil {
 		from = *p
 	}
-	ctx, cancel, detach := edge.StreamContext(r.Context(), r, host.opts.Transport.edge())
+	ctx, sc := edge.StreamContext(r.Context(), r, host.opts.Transport.edge())
+	defer sc.Release()
 	taskID := r.PathValue("id")
 	events, err := h.SubscribeToTask(ctx, a2a.SubscribeToTaskRequest{ID: taskID}, binding.SubscribeOptions{From: &from, EndOnInterrupt: true})
 	if err != nil {
-		detach()
-		cancel()
 		status, ae := http.StatusBadRequest, (*a2a.Error)(nil)
 		if !errors.As(err, &ae) {
 			host.opts.Transport.Logger.Error("events endpoint", "task", r.PathValue("id"), "err", err)
@@ -682,7 +681,7 @@ func (host *Host) serveEvents(w http.ResponseWriter, r *http.Request, h *AgentHa
 		return
 	}
 	logger := host.opts.Transport.Logger
-	edge.WriteSSE(ctx, cancel, detach, w, r, events, host.opts.Transport.edge(), true, func(dst []byte, ev a2a.Event) ([]byte, error) {
+	edge.WriteSSE(ctx, sc.Hand(), w, r, events, host.opts.Transport.edge(), true, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		return v03.AppendEvent(dst, ev)
 	}, "", func(err error) []byte {
 		var e *a2a.Error

@@ -24,17 +24,41 @@ import (
 )
 
 // StreamContext returns the context of an SSE stream, with values from
-// parent. A stream that may take its HTTP/1.1 connection over (WriteSSE)
-// outlives its handler, so its context does not end with the request's;
-// until then, the request's end cancels it, and detach stops that. cancel
-// ends the stream; WriteSSE owns both once called.
-func StreamContext(parent context.Context, r *http.Request, opts Options) (ctx context.Context, cancel context.CancelFunc, detach func() bool) {
+// parent, and the scope that ends it. A stream that may take its HTTP/1.1
+// connection over (WriteSSE) outlives its handler, so its context does
+// not end with the request's; until then, the request's end cancels it.
+// The caller defers the scope's Release, which ends the context unless
+// Hand gave it to WriteSSE, which owns it from then on.
+func StreamContext(parent context.Context, r *http.Request, opts Options) (context.Context, StreamScope) {
 	if opts.KeepAlive > 0 && r.ProtoMajor == 1 {
-		ctx, cancel = context.WithCancel(context.WithoutCancel(parent))
-		return ctx, cancel, context.AfterFunc(r.Context(), cancel)
+		ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+		return ctx, StreamScope{cancel: cancel, detach: context.AfterFunc(r.Context(), cancel)}
 	}
-	ctx, cancel = context.WithCancel(parent)
-	return ctx, cancel, func() bool { return true }
+	ctx, cancel := context.WithCancel(parent)
+	return ctx, StreamScope{cancel: cancel, detach: func() bool { return true }}
+}
+
+// StreamScope ends a stream's context (StreamContext): cancel ends it,
+// detach stops the request's end from ending it.
+type StreamScope struct {
+	cancel context.CancelFunc
+	detach func() bool
+	handed bool
+}
+
+// Release ends the stream's context, unless Hand was called: for a
+// request answered without a stream.
+func (s *StreamScope) Release() {
+	if !s.handed {
+		s.detach()
+		s.cancel()
+	}
+}
+
+// Hand returns the scope for WriteSSE, which owns it from then on.
+func (s *StreamScope) Hand() StreamScope {
+	s.handed = true
+	return *s
 }
 
 // AcceptsOnlySSE reports whether the request's Accept header names
@@ -76,8 +100,9 @@ func LastEventID(r *http.Request) (*int64, error) {
 	return &n, nil
 }
 
-// WriteSSE streams events as SSE frames with keep-alive comments; ctx,
-// cancel and detach come from StreamContext, and WriteSSE owns them. The
+// WriteSSE streams events as SSE frames with keep-alive comments; ctx
+// and its scope come from StreamContext (sc from its Hand), and WriteSSE
+// owns them. The
 // sse.Writer serialises the keep-alive goroutine's writes with ours.
 //
 // With takeover (tasks/resubscribe and the events endpoint, which follow
@@ -89,8 +114,9 @@ func LastEventID(r *http.Request) (*int64, error) {
 // net/http's per-connection state (its buffers, the request, the
 // handler's stack). Otherwise (message/stream, which may be short, so its
 // connection stays reusable) the handler writes the stream.
-func WriteSSE(ctx context.Context, cancel context.CancelFunc, detach func() bool, w http.ResponseWriter, r *http.Request, events iter.Seq2[binding.StreamEvent, error], opts Options,
+func WriteSSE(ctx context.Context, sc StreamScope, w http.ResponseWriter, r *http.Request, events iter.Seq2[binding.StreamEvent, error], opts Options,
 	takeover bool, encode func([]byte, a2a.Event) ([]byte, error), errEvent string, encodeErr func(error) []byte) {
+	cancel, detach := sc.cancel, sc.detach
 	sw, err := sse.NewWriter(w)
 	if err != nil {
 		detach()

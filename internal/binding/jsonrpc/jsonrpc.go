@@ -288,14 +288,8 @@ func (t *jsonrpcTransport) wireError(ctx context.Context, err error, method stri
 // JSON-RPC error response when the client accepts text/event-stream (as
 // the official SDKs do), else a plain application/json error response.
 func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *rpc.Request, rid *edge.RequestID, ec *extension.Call) {
-	ctx, cancel, detach := edge.StreamContext(ctx, r, t.opts)
-	streaming := false
-	defer func() {
-		if !streaming {
-			detach()
-			cancel()
-		}
-	}()
+	ctx, sc := edge.StreamContext(ctx, r, t.opts)
+	defer sc.Release()
 	m := lookupMethod(req.Method)
 	events, err := m.open(t, ctx, r, req.Params)
 	if err != nil {
@@ -313,10 +307,9 @@ func (t *jsonrpcTransport) serveStream(ctx context.Context, w http.ResponseWrite
 	// The stream may outlive this handler (edge.WriteSSE): keep a copy of the
 	// id, not the request body it points into.
 	id, method := bytes.Clone(req.ID), req.Method
-	streaming = true
 	ec.WriteHeader(w, m.v.version)
 	appendEvent := m.v.streamEvent
-	edge.WriteSSE(ctx, cancel, detach, w, r, events, t.opts, m.subscribe, func(dst []byte, ev a2a.Event) ([]byte, error) {
+	edge.WriteSSE(ctx, sc.Hand(), w, r, events, t.opts, m.subscribe, func(dst []byte, ev a2a.Event) ([]byte, error) {
 		n := len(dst)
 		dst, err := appendEvent(rpc.AppendResultHead(dst, id), ev)
 		if err != nil {

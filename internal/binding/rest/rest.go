@@ -482,14 +482,8 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 // is a google.rpc.Status response with its HTTP status, or, when the
 // client accepts only text/event-stream, the stream's one event.
 func (t *Binding) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, rt Route, body []byte, ec *extension.Call) {
-	ctx, cancel, detach := edge.StreamContext(ctx, r, t.opts)
-	streaming := false
-	defer func() {
-		if !streaming {
-			detach()
-			cancel()
-		}
-	}()
+	ctx, sc := edge.StreamContext(ctx, r, t.opts)
+	defer sc.Release()
 	events, err := t.openStream(ctx, r, rt, body)
 	if err != nil {
 		e := t.wireError(ctx, err, rt.Op)
@@ -498,12 +492,11 @@ func (t *Binding) serveStream(ctx context.Context, w http.ResponseWriter, r *htt
 		t.WriteError(w, r, 0, e)
 		return
 	}
-	streaming = true
 	ec.WriteHeader(w, t.codec.version)
 	encode, appendErr := t.codec.streamEvent, t.codec.appendErr
 	// An error after the first event is an "error" event holding the
 	// google.rpc.Status (interop/V1_WIRE_NOTES.md §1.7).
-	edge.WriteSSE(ctx, cancel, detach, w, r, events, t.opts, rt.Op == binding.Method10SubscribeToTask, encode, "error", func(err error) []byte {
+	edge.WriteSSE(ctx, sc.Hand(), w, r, events, t.opts, rt.Op == binding.Method10SubscribeToTask, encode, "error", func(err error) []byte {
 		var e *a2a.Error
 		if !errors.As(err, &e) {
 			e = t.wireError(ctx, err, rt.Op) // logged, recorded; answered as -32603

@@ -95,13 +95,18 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 
 // AppendStrings appends ss as a JSON array of strings (nil is []).
 func AppendStrings(dst []byte, ss []string) ([]byte, error) {
+	return appendArray(dst, ss, AppendString)
+}
+
+// appendArray appends s as a JSON array, each element written by elem.
+func appendArray[V any](dst []byte, s []V, elem func([]byte, V) ([]byte, error)) ([]byte, error) {
 	dst = append(dst, '[')
 	var err error
-	for i, v := range ss {
+	for i, v := range s {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = AppendString(dst, v); err != nil {
+		if dst, err = elem(dst, v); err != nil {
 			return dst, err
 		}
 	}
@@ -218,17 +223,7 @@ func AppendAny(dst []byte, v any) ([]byte, error) {
 	case map[string]any:
 		return AppendObject(dst, v)
 	case []any:
-		dst = append(dst, '[')
-		var err error
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = AppendAny(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendArray(dst, v, AppendAny)
 	case []string:
 		return AppendStrings(dst, v)
 	}
