@@ -1,62 +1,77 @@
-// Package a2aproto holds the A2A 1.0.1 proto (a2a-v1.0.1.proto, package
-// lf.a2a.v1) as protobuf descriptors, so that code stating the schema
-// field by field (the 1.0 JSON codec's member tables, card signing's
-// canonical form) reads it from this one source instead of restating it.
+// Package a2aproto is the A2A 1.0.1 proto (a2a-v1.0.1.proto, package
+// lf.a2a.v1) as plain Go tables: each message with its fields, their JSON
+// and proto names, kinds and presence. Code that must know the schema
+// member by member (the 1.0 JSON codec's member tables, card signing's
+// canonical form) reads it here instead of restating it.
 //
-// The descriptor is the compiled proto, embedded (a2a-v1.0.1.binpb,
-// written by `go generate`; a test fails when it is not current). It is
-// built on first use into a file of its own, not registered in protobuf's
-// global registry, so a program may also link another package generated
-// from the same proto (an official SDK's) without a registration
-// conflict.
+// The tables (messages_gen.go) are generated from the proto beside them by
+// `go generate ./internal/a2aproto` and committed; the generator's test
+// fails when they are not what the proto gives. They hold no protobuf
+// types, so a program that uses the codecs does not link protobuf-go and
+// builds nothing at start.
 package a2aproto
 
 //go:generate go run ./gen
 
-import (
-	_ "embed"
-	"fmt"
-	"sync"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/descriptorpb"
-	_ "google.golang.org/protobuf/types/known/emptypb"     // google/protobuf/empty.proto
-	_ "google.golang.org/protobuf/types/known/structpb"    // google/protobuf/struct.proto
-	_ "google.golang.org/protobuf/types/known/timestamppb" // google/protobuf/timestamp.proto
-)
+import "fmt"
 
 // Package is the proto package of A2A 1.0.
-const Package protoreflect.FullName = "lf.a2a.v1"
+const Package = "lf.a2a.v1"
 
-//go:embed a2a-v1.0.1.binpb
-var raw []byte
+// Kind is the type of a field's value (of each element of a repeated
+// field, of each value of a map).
+type Kind uint8
 
-// File returns the descriptor of a2a-v1.0.1.proto. Its imports of
-// google/protobuf resolve to protobuf-go's well-known types; those of
-// google/api (HTTP annotations, field behaviour) are placeholders, their
-// options kept as unknown fields.
-var File = sync.OnceValue(func() protoreflect.FileDescriptor {
-	var fdp descriptorpb.FileDescriptorProto
-	if err := proto.Unmarshal(raw, &fdp); err != nil {
-		panic("a2aproto: embedded descriptor: " + err.Error())
-	}
-	fd, err := protodesc.FileOptions{AllowUnresolvable: true}.New(&fdp, protoregistry.GlobalFiles)
-	if err != nil {
-		panic("a2aproto: embedded descriptor: " + err.Error())
-	}
-	return fd
-})
+// The kinds the A2A proto uses.
+const (
+	KindString Kind = iota + 1
+	KindBool
+	KindInt32
+	KindInt64
+	KindBytes
+	KindEnum
+	KindMessage
+)
 
-// Message returns the descriptor of the A2A 1.0 message named name ("Task",
-// "AgentCard"). It panics if there is none: callers name messages of the
-// proto, so a missing one is a programming error that a test catches.
-func Message(name string) protoreflect.MessageDescriptor {
-	md := File().Messages().ByName(protoreflect.Name(name))
-	if md == nil {
-		panic(fmt.Sprintf("a2aproto: no message %s.%s", Package, name))
-	}
-	return md
+// Field is one field of a message.
+type Field struct {
+	JSON  string // its JSON name (lowerCamelCase)
+	Proto string // its proto name (snake_case)
+	Kind  Kind
+	// Type is the full name of a message or enum value ("lf.a2a.v1.Part",
+	// "google.protobuf.Struct"); "" for scalars.
+	Type string
+	// Repeated marks a repeated field, Map a map<string, …> whose values
+	// are of Kind and Type.
+	Repeated, Map bool
+	// Optional marks a field with explicit presence: a proto3 `optional`
+	// scalar, or a member of a oneof.
+	Optional bool
+	// Oneof names the oneof the field is a member of, if any.
+	Oneof string
 }
+
+// Message is one message of the proto.
+type Message struct {
+	Name   string // its name in the package ("AgentCard")
+	Fields []Field
+}
+
+// Lookup returns the message named name, short ("Task") or full
+// ("lf.a2a.v1.Task"). It panics if there is none: callers name messages
+// of the proto, so a missing one is a programming error a test catches.
+func Lookup(name string) *Message {
+	if len(name) > len(Package)+1 && name[:len(Package)+1] == Package+"." {
+		name = name[len(Package)+1:]
+	}
+	for i := range messages {
+		if messages[i].Name == name {
+			return &messages[i]
+		}
+	}
+	panic(fmt.Sprintf("a2aproto: no message %s.%s", Package, name))
+}
+
+// Messages returns every message of the proto, in the order it declares
+// them; the tables are shared and must not be modified.
+func Messages() []Message { return messages }

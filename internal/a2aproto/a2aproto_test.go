@@ -4,36 +4,42 @@ import (
 	"testing"
 
 	"github.com/a2abridge/a2abridge/internal/a2aproto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-func TestFile(t *testing.T) {
-	fd := a2aproto.File()
-	if fd.Package() != a2aproto.Package {
-		t.Fatalf("package %s", fd.Package())
+func TestLookup(t *testing.T) {
+	card := a2aproto.Lookup("AgentCard")
+	if card != a2aproto.Lookup(a2aproto.Package+".AgentCard") {
+		t.Fatal("short and full names differ")
 	}
-	if fd.Services().ByName("A2AService") == nil {
-		t.Fatal("no A2AService")
+	var ifaces *a2aproto.Field
+	for i := range card.Fields {
+		if card.Fields[i].Proto == "supported_interfaces" {
+			ifaces = &card.Fields[i]
+		}
 	}
-	card := a2aproto.Message("AgentCard")
-	f := card.Fields().ByName("supported_interfaces")
-	if f == nil || f.JSONName() != "supportedInterfaces" || f.Cardinality() != protoreflect.Repeated || f.Message().FullName() != "lf.a2a.v1.AgentInterface" {
-		t.Fatalf("AgentCard.supported_interfaces: %v", f)
+	if ifaces == nil || ifaces.JSON != "supportedInterfaces" || !ifaces.Repeated || ifaces.Kind != a2aproto.KindMessage || ifaces.Type != "lf.a2a.v1.AgentInterface" {
+		t.Fatalf("AgentCard.supported_interfaces: %+v", ifaces)
 	}
-	// A well-known type resolves to protobuf-go's own descriptor.
-	if m := a2aproto.Message("Task").Fields().ByName("metadata").Message(); m.FullName() != "google.protobuf.Struct" || m.IsPlaceholder() {
-		t.Fatalf("Task.metadata: %v", m)
+	caps := a2aproto.Lookup("AgentCapabilities").Fields
+	if caps[0].JSON != "streaming" || caps[0].Kind != a2aproto.KindBool || !caps[0].Optional {
+		t.Fatalf("AgentCapabilities.streaming: %+v", caps[0])
 	}
-	if b := a2aproto.Message("AgentCapabilities").Fields().ByName("streaming"); !b.HasPresence() {
-		t.Fatal("AgentCapabilities.streaming: optional bool without presence")
+	if f := a2aproto.Lookup("SecurityRequirement").Fields[0]; !f.Map || f.Type != "lf.a2a.v1.StringList" {
+		t.Fatalf("SecurityRequirement.schemes: %+v", f)
+	}
+	if f := a2aproto.Lookup("Part").Fields[3]; f.JSON != "data" || f.Oneof != "content" || f.Type != "google.protobuf.Value" {
+		t.Fatalf("Part.data: %+v", f)
+	}
+	if n := len(a2aproto.Messages()); n < 40 {
+		t.Fatalf("%d messages", n)
 	}
 }
 
-func TestMessageUnknown(t *testing.T) {
+func TestLookupUnknown(t *testing.T) {
 	defer func() {
 		if recover() == nil {
 			t.Fatal("no panic")
 		}
 	}()
-	a2aproto.Message("NoSuchMessage")
+	a2aproto.Lookup("NoSuchMessage")
 }

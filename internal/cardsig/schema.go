@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/a2abridge/a2abridge/internal/a2aproto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // The A2A 1.0 AgentCard message and the messages it holds, as far as
@@ -47,81 +46,77 @@ type message struct {
 // agentCard is AgentCard without signatures, which canonicalization
 // excludes (A2A 1.0 §8.4.1 rule 3).
 var agentCard = sync.OnceValue(func() *message {
-	return messageOf(a2aproto.Message("AgentCard"), map[protoreflect.FullName]*message{})
+	return messageOf(a2aproto.Lookup("AgentCard"), map[string]*message{})
 })
 
 // messageOf reads md and the messages its fields hold (seen breaks cycles
 // and shares each message's table). It panics on a field of a kind the
 // card does not use, so that a proto which adds one fails the tests
 // instead of being canonicalized wrongly.
-func messageOf(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*message) *message {
-	if m, ok := seen[md.FullName()]; ok {
+func messageOf(md *a2aproto.Message, seen map[string]*message) *message {
+	if m, ok := seen[md.Name]; ok {
 		return m
 	}
-	m := &message{name: string(md.Name())}
-	seen[md.FullName()] = m
-	fields := md.Fields()
-	oneofs := 0
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if md.FullName() == "lf.a2a.v1.AgentCard" && fd.Name() == "signatures" {
+	m := &message{name: md.Name}
+	seen[md.Name] = m
+	oneofs := map[string]bool{}
+	for _, fd := range md.Fields {
+		if md.Name == "AgentCard" && fd.Proto == "signatures" {
 			continue
 		}
-		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() {
-			oneofs++
+		if fd.Oneof != "" {
+			oneofs[fd.Oneof] = true
 		}
-		f := field{json: fd.JSONName(), proto: string(fd.Name()), kind: kindOf(fd)}
+		f := field{json: fd.JSON, proto: fd.Proto, kind: kindOf(md.Name, fd)}
 		switch f.kind {
 		case kMessage, kMessages, kMessageMap:
-			msg := fd.Message()
-			if fd.IsMap() {
-				msg = fd.MapValue().Message()
-			}
-			f.msg = messageOf(msg, seen)
+			f.msg = messageOf(a2aproto.Lookup(fd.Type), seen)
 		}
 		m.fields = append(m.fields, f)
 	}
-	switch oneofs {
-	case 0:
-	case len(m.fields):
-		m.oneof = md.Oneofs().Len() == 1
-	default:
-		panic(fmt.Sprintf("cardsig: %s: fields in and out of a oneof", md.FullName()))
+	if len(oneofs) > 0 {
+		// The oneofs of a card (a security scheme, OAuth flows) are the
+		// whole message; a message with other fields beside one would
+		// need a rule canonicalization does not have.
+		for _, fd := range md.Fields {
+			if fd.Oneof == "" || len(oneofs) > 1 {
+				panic(fmt.Sprintf("cardsig: %s: fields in and out of a oneof", md.Name))
+			}
+		}
+		m.oneof = true
 	}
 	return m
 }
 
-// kindOf is the kind of field fd.
-func kindOf(fd protoreflect.FieldDescriptor) kind {
+// kindOf is the kind of field fd of message msg.
+func kindOf(msg string, fd a2aproto.Field) kind {
 	switch {
-	case fd.IsMap():
-		if fd.MapKey().Kind() == protoreflect.StringKind {
-			switch v := fd.MapValue(); {
-			case v.Kind() == protoreflect.StringKind:
-				return kStringMap
-			case v.Kind() == protoreflect.MessageKind && v.Message().FullName() == a2aproto.Package+".StringList":
-				return kScopeMap
-			case v.Kind() == protoreflect.MessageKind:
-				return kMessageMap
-			}
+	case fd.Map:
+		switch {
+		case fd.Kind == a2aproto.KindString:
+			return kStringMap
+		case fd.Type == a2aproto.Package+".StringList":
+			return kScopeMap
+		case fd.Kind == a2aproto.KindMessage:
+			return kMessageMap
 		}
-	case fd.IsList():
-		switch fd.Kind() {
-		case protoreflect.StringKind:
+	case fd.Repeated:
+		switch fd.Kind {
+		case a2aproto.KindString:
 			return kStrings
-		case protoreflect.MessageKind:
+		case a2aproto.KindMessage:
 			return kMessages
 		}
-	case fd.Kind() == protoreflect.StringKind:
+	case fd.Kind == a2aproto.KindString:
 		return kString
-	case fd.Kind() == protoreflect.BoolKind && fd.HasPresence():
+	case fd.Kind == a2aproto.KindBool && fd.Optional:
 		return kOptBool
-	case fd.Kind() == protoreflect.BoolKind:
+	case fd.Kind == a2aproto.KindBool:
 		return kBool
-	case fd.Kind() == protoreflect.MessageKind && fd.Message().FullName() == "google.protobuf.Struct":
+	case fd.Type == "google.protobuf.Struct":
 		return kStruct
-	case fd.Kind() == protoreflect.MessageKind:
+	case fd.Kind == a2aproto.KindMessage:
 		return kMessage
 	}
-	panic(fmt.Sprintf("cardsig: %s: a field of a kind canonicalization does not read", fd.FullName()))
+	panic(fmt.Sprintf("cardsig: %s.%s: a field of a kind canonicalization does not read", msg, fd.Proto))
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/a2abridge/a2abridge/internal/a2aproto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // TestSchemaFromProto checks the table read from the proto where the
@@ -57,5 +56,5 @@ func TestSchemaUnknownKind(t *testing.T) {
 			t.Fatal("no panic")
 		}
 	}()
-	messageOf(a2aproto.Message("TaskStatus"), map[protoreflect.FullName]*message{})
+	messageOf(a2aproto.Lookup("TaskStatus"), map[string]*message{})
 }

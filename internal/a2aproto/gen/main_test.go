@@ -7,18 +7,18 @@ import (
 	"testing"
 )
 
-// TestDescriptorCurrent fails when the embedded descriptor is not the
-// compiled proto beside it.
-func TestDescriptorCurrent(t *testing.T) {
-	want, err := descriptor(context.Background(), "..")
+// TestTablesCurrent fails when the committed tables are not what the proto
+// beside them gives.
+func TestTablesCurrent(t *testing.T) {
+	want, err := tables(context.Background(), "..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../" + descriptorFile)
+	got, err := os.ReadFile("../" + tablesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("../%s is not the compiled ../%s: run go generate ./internal/a2aproto", descriptorFile, protoFile)
+		t.Fatalf("../%s is not what ../%s gives: run go generate ./internal/a2aproto", tablesFile, protoFile)
 	}
 }

@@ -236,11 +236,9 @@ func newFields(names ...string) *fields {
 func protoFields(msgs []string, extra ...string) *fields {
 	f := &fields{}
 	for _, name := range msgs {
-		fs := a2aproto.Message(name).Fields()
-		for i := range fs.Len() {
-			fd := fs.Get(i)
-			if _, dup := f.index[fd.JSONName()]; !dup {
-				f.add(fd.JSONName(), string(fd.Name()), fd.Message() != nil && fd.Message().FullName() == "google.protobuf.Value")
+		for _, fd := range a2aproto.Lookup(name).Fields {
+			if _, dup := f.index[fd.JSON]; !dup {
+				f.add(fd.JSON, fd.Proto, fd.Type == "google.protobuf.Value")
 			}
 		}
 	}

@@ -319,7 +319,7 @@ var numberLiteral = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) e
 // JSON number.
 var numberMarshaler = json.MarshalToFunc(func(enc *jsontext.Encoder, n stdjson.Number) error {
 	if !ValidNumber(string(n)) {
-		return fmt.Errorf("wirejson: %q is not a JSON number", string(n))
+		return fmt.Errorf("json.Number %q is not a JSON number", string(n))
 	}
 	return enc.WriteValue(jsontext.Value(n))
 })
