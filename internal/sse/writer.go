@@ -191,7 +191,7 @@ func (w *Writer) Comment(text string) error {
 func (w *Writer) comment(text string) error {
 	bp := framePool.Get().(*[]byte)
 	defer putFrame(bp)
-	b := appendLines((*bp)[:0], ":", []byte(text)) // a comment is short: the copy stays on the stack
+	b := appendLines((*bp)[:0], ":", []byte(text)) // up to 32 bytes (a keep-alive), the copy stays on the stack
 	b = append(b, '\n')
 	*bp = b
 	return w.write(b, true)
