@@ -72,14 +72,14 @@ func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
 
 	// Calls that outlast ReadTimeout (500 ms here): 2 s of work.
 	_, b := testutil.RPC(t, base+"/a2a/slow", "message/send", testutil.SendParams03("2", "long-send", ""))
-	var r rpcTask
+	var r testutil.RPCAnswer
 	_ = json.Unmarshal(b, &r)
 	if r.Result.Status.State != "completed" {
 		t.Fatalf("blocking send outlasting ReadTimeout: %+v", r)
 	}
 	resp := testutil.Open(t, testutil.NewRequest(t, context.Background(), http.MethodPost, base+"/a2a/slow",
 		`{"jsonrpc":"2.0","id":2,"method":"message/stream","params":`+testutil.SendParams03("2", "long-stream", "")+`}`, "Content-Type", "application/json"))
-	var last rpcTask
+	var last testutil.RPCAnswer
 	sr := sse.NewReader(resp.Body)
 	for {
 		ev, err := sr.Next()
@@ -91,15 +91,4 @@ func TestServeHTTPServerBoundsBodiesNotStreams(t *testing.T) {
 	if !last.Result.Final || last.Result.Status.State != "completed" {
 		t.Fatalf("stream outlasting ReadTimeout ended with %+v", last.Result)
 	}
-}
-
-// rpcTask is the part of a JSON-RPC answer (a Task or a status update)
-// the test reads.
-type rpcTask struct {
-	Result struct {
-		Final  bool `json:"final"`
-		Status struct {
-			State string `json:"state"`
-		} `json:"status"`
-	} `json:"result"`
 }
