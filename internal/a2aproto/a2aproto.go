@@ -35,9 +35,10 @@ const (
 
 // Field is one field of a message.
 type Field struct {
-	JSON  string // its JSON name (lowerCamelCase)
-	Proto string // its proto name (snake_case)
-	Kind  Kind
+	JSON   string // its JSON name (lowerCamelCase)
+	Proto  string // its proto name (snake_case)
+	Number int32  // its field number, the key of the binary encoding
+	Kind   Kind
 	// Type is the full name of a message or enum value ("lf.a2a.v1.Part",
 	// "google.protobuf.Struct"); "" for scalars.
 	Type string
@@ -57,6 +58,34 @@ type Message struct {
 	Fields []Field
 }
 
+// Enum is one enum of the proto.
+type Enum struct {
+	Name   string // its name in the package ("TaskState")
+	Values []EnumValue
+}
+
+// EnumValue is one value of an enum: its name ("TASK_STATE_WORKING") and
+// number.
+type EnumValue struct {
+	Name   string
+	Number int32
+}
+
+// Method is one method of a service: its name, the full names of its
+// request and response messages, and whether the server streams its
+// responses.
+type Method struct {
+	Name            string
+	Input, Output   string
+	ServerStreaming bool
+}
+
+// Service is one service of the proto.
+type Service struct {
+	Name    string // its full name ("lf.a2a.v1.A2AService")
+	Methods []Method
+}
+
 // Lookup returns the message named name, short ("Task") or full
 // ("lf.a2a.v1.Task"). It panics if there is none: callers name messages
 // of the proto, so a missing one is a programming error a test catches.
@@ -71,6 +100,24 @@ func Lookup(name string) *Message {
 	}
 	panic(fmt.Sprintf("a2aproto: no message %s.%s", Package, name))
 }
+
+// LookupEnum returns the enum named name, short or full; it panics if
+// there is none, as Lookup does.
+func LookupEnum(name string) *Enum {
+	if len(name) > len(Package)+1 && name[:len(Package)+1] == Package+"." {
+		name = name[len(Package)+1:]
+	}
+	for i := range enums {
+		if enums[i].Name == name {
+			return &enums[i]
+		}
+	}
+	panic(fmt.Sprintf("a2aproto: no enum %s.%s", Package, name))
+}
+
+// Services returns the services of the proto (A2A 1.0 has one,
+// A2AService); the tables are shared and must not be modified.
+func Services() []Service { return services }
 
 // Messages returns every message of the proto, in the order it declares
 // them; the tables are shared and must not be modified.

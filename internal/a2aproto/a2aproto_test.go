@@ -30,6 +30,19 @@ func TestLookup(t *testing.T) {
 	if f := a2aproto.Lookup("Part").Fields[3]; f.JSON != "data" || f.Oneof != "content" || f.Type != "google.protobuf.Value" {
 		t.Fatalf("Part.data: %+v", f)
 	}
+	if v := a2aproto.LookupEnum("TaskState").Values[5]; v.Name != "TASK_STATE_CANCELED" || v.Number != 5 {
+		t.Fatalf("TaskState 5: %+v", v)
+	}
+	svc := a2aproto.Services()
+	if len(svc) != 1 || svc[0].Name != "lf.a2a.v1.A2AService" || len(svc[0].Methods) != 11 {
+		t.Fatalf("services: %+v", svc)
+	}
+	if m := svc[0].Methods[1]; m.Name != "SendStreamingMessage" || !m.ServerStreaming || m.Output != "lf.a2a.v1.StreamResponse" {
+		t.Fatalf("SendStreamingMessage: %+v", m)
+	}
+	if f := a2aproto.Lookup("Message").Fields[4]; f.JSON != "parts" || f.Number != 5 {
+		t.Fatalf("Message.parts: %+v", f)
+	}
 	if n := len(a2aproto.Messages()); n < 40 {
 		t.Fatalf("%d messages", n)
 	}

@@ -90,6 +90,36 @@ func tables(ctx context.Context, dir string) ([]byte, error) {
 		}
 		b.WriteString("\t}},\n")
 	}
+	b.WriteString("}\n\nvar enums = []Enum{\n")
+	enums := files[0].Enums()
+	for i := range enums.Len() {
+		ed := enums.Get(i)
+		fmt.Fprintf(&b, "\t{Name: %q, Values: []EnumValue{\n", ed.Name())
+		values := ed.Values()
+		for j := range values.Len() {
+			fmt.Fprintf(&b, "\t\t{Name: %q, Number: %d},\n", values.Get(j).Name(), values.Get(j).Number())
+		}
+		b.WriteString("\t}},\n")
+	}
+	b.WriteString("}\n\nvar services = []Service{\n")
+	services := files[0].Services()
+	for i := range services.Len() {
+		sd := services.Get(i)
+		fmt.Fprintf(&b, "\t{Name: %q, Methods: []Method{\n", sd.FullName())
+		methods := sd.Methods()
+		for j := range methods.Len() {
+			md := methods.Get(j)
+			if md.IsStreamingClient() {
+				return nil, fmt.Errorf("%s: client streaming is not supported", md.FullName())
+			}
+			fmt.Fprintf(&b, "\t\t{Name: %q, Input: %q, Output: %q", md.Name(), md.Input().FullName(), md.Output().FullName())
+			if md.IsStreamingServer() {
+				b.WriteString(", ServerStreaming: true")
+			}
+			b.WriteString("},\n")
+		}
+		b.WriteString("\t}},\n")
+	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())
 }
@@ -122,7 +152,7 @@ func field(fd protoreflect.FieldDescriptor) (string, error) {
 	default:
 		return "", fmt.Errorf("%s: kind %s is not supported", fd.FullName(), v.Kind())
 	}
-	s := fmt.Sprintf("JSON: %q, Proto: %q, Kind: %s", fd.JSONName(), fd.Name(), kind)
+	s := fmt.Sprintf("JSON: %q, Proto: %q, Number: %d, Kind: %s", fd.JSONName(), fd.Name(), fd.Number(), kind)
 	if typ != "" {
 		s += fmt.Sprintf(", Type: %q", typ)
 	}

@@ -4,17 +4,30 @@ import (
 	"strconv"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/a2aproto"
 	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // Enum names of A2A 1.0 (a2a.proto TaskState, Role), indexed by number:
 // an a2a.TaskState is its enum number.
 var (
-	taskStateNames = []string{"TASK_STATE_UNSPECIFIED", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
-		"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_INPUT_REQUIRED",
-		"TASK_STATE_REJECTED", "TASK_STATE_AUTH_REQUIRED"}
-	roleNames = []string{"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"}
+	taskStateNames = enumNames("TaskState")
+	roleNames      = enumNames("Role")
 )
+
+// enumNames returns the value names of the A2A 1.0 enum named name,
+// indexed by number (the proto numbers them 0, 1, 2, …).
+func enumNames(name string) []string {
+	e := a2aproto.LookupEnum(name)
+	names := make([]string, len(e.Values))
+	for i, v := range e.Values {
+		if int(v.Number) != i {
+			panic("v10: enum " + name + " is not numbered 0, 1, 2, …")
+		}
+		names[i] = v.Name
+	}
+	return names
+}
 
 // TaskStateName returns the A2A 1.0 enum name of s (TASK_STATE_WORKING
 // for a2a.TaskStateWorking); a number outside the enum is
@@ -40,11 +53,11 @@ func ParseTaskState(name string) (a2a.TaskState, bool) {
 func roleName(r a2a.Role) string {
 	switch r {
 	case a2a.RoleUser:
-		return "ROLE_USER"
+		return roleNames[1]
 	case a2a.RoleAgent:
-		return "ROLE_AGENT"
+		return roleNames[2]
 	}
-	return "ROLE_UNSPECIFIED"
+	return roleNames[0]
 }
 
 var (
