@@ -22,3 +22,16 @@ func TestDotted(t *testing.T) {
 		t.Errorf("with token: %q", got)
 	}
 }
+
+// FuzzDotted: any pointer is written without a panic, and one token,
+// escaped, comes back as itself.
+func FuzzDotted(f *testing.F) {
+	f.Add("/message/parts/0/raw", "a~b/c")
+	f.Fuzz(func(t *testing.T, ptr, tok string) {
+		_ = Dotted(ptr, nil)
+		esc := "/" + strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+		if got := Dotted(esc, nil); got != tok {
+			t.Fatalf("Dotted(%q) = %q, want %q", esc, got, tok)
+		}
+	})
+}

@@ -1,0 +1,598 @@
+package pb
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/a2abridge/a2abridge/a2a"
+)
+
+// maxDepth bounds the nesting of messages and structured values a decoder
+// follows, as protobuf-go's default recursion limit does.
+const maxDepth = 100
+
+// decoder reads the fields of one message from b. at is the JSON Pointer
+// of the message, for errors.
+type decoder struct {
+	b     []byte
+	at    []string
+	depth int
+}
+
+// fail returns an InvalidParams error naming the field name of the
+// message being read (or the message itself when name is "").
+func (d *decoder) fail(name, reason string) error {
+	p := "/" + strings.Join(d.at, "/")
+	if name != "" {
+		if p != "/" {
+			p += "/"
+		}
+		p += name
+	}
+	if p == "/" {
+		p = ""
+	}
+	return a2a.InvalidParams(p, reason)
+}
+
+// next reads the next field's tag: ok false at the end of the message.
+func (d *decoder) next() (num, wt int, ok bool, err error) {
+	if len(d.b) == 0 {
+		return 0, 0, false, nil
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v>>3 == 0 || v>>3 > math.MaxInt32 {
+		return 0, 0, false, d.fail("", "malformed protobuf: a bad field tag")
+	}
+	d.b = d.b[n:]
+	return int(v >> 3), int(v & 7), true, nil
+}
+
+// varint reads a varint field's value.
+func (d *decoder) varint(name string, wt int) (uint64, error) {
+	if wt != wireVarint {
+		return 0, d.fail(name, "wrong wire type (want a varint)")
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		return 0, d.fail(name, "malformed protobuf: a bad varint")
+	}
+	d.b = d.b[n:]
+	return v, nil
+}
+
+// bytes reads a length-delimited field's content (not copied).
+func (d *decoder) bytes(name string, wt int) ([]byte, error) {
+	if wt != wireBytes {
+		return nil, d.fail(name, "wrong wire type (want length-delimited)")
+	}
+	l, n := binary.Uvarint(d.b)
+	if n <= 0 || l > uint64(len(d.b)-n) {
+		return nil, d.fail(name, "malformed protobuf: a length beyond the message")
+	}
+	b := d.b[n : n+int(l)]
+	d.b = d.b[n+int(l):]
+	return b, nil
+}
+
+// str reads a string field, which must be UTF-8.
+func (d *decoder) str(name string, wt int) (string, error) {
+	b, err := d.bytes(name, wt)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(b) {
+		return "", d.fail(name, "invalid UTF-8")
+	}
+	return string(b), nil
+}
+
+func (d *decoder) boolean(name string, wt int) (bool, error) {
+	v, err := d.varint(name, wt)
+	return v != 0, err
+}
+
+// int32 reads an int32 field.
+func (d *decoder) int32(name string, wt int) (int, error) {
+	v, err := d.varint(name, wt)
+	return int(int32(v)), err
+}
+
+// skip passes over a field of an unknown number.
+func (d *decoder) skip(wt int) error {
+	switch wt {
+	case wireVarint:
+		_, err := d.varint("", wt)
+		return err
+	case wire64:
+		if len(d.b) < 8 {
+			return d.fail("", "malformed protobuf: a truncated field")
+		}
+		d.b = d.b[8:]
+	case wireBytes:
+		_, err := d.bytes("", wt)
+		return err
+	case wire32:
+		if len(d.b) < 4 {
+			return d.fail("", "malformed protobuf: a truncated field")
+		}
+		d.b = d.b[4:]
+	default:
+		return d.fail("", "malformed protobuf: an unsupported wire type (groups are not used by A2A)")
+	}
+	return nil
+}
+
+// sub reads a message field named name (its JSON name; index, when >= 0,
+// is its place in a repeated field) with read, which reads the fields of
+// the sub-decoder it is given.
+func (d *decoder) sub(name string, index, wt int, read func(s *decoder) error) error {
+	b, err := d.bytes(name, wt)
+	if err != nil {
+		return err
+	}
+	if d.depth >= maxDepth {
+		return d.fail(name, "nested too deep")
+	}
+	at := append(d.at[:len(d.at):len(d.at)], name)
+	if index >= 0 {
+		at = append(at, strconv.Itoa(index))
+	}
+	return read(&decoder{b: b, at: at, depth: d.depth + 1})
+}
+
+// fields reads every field of the message with field, which must read
+// (or skip) the value of the field it is given.
+func (d *decoder) fields(field func(num, wt int) error) error {
+	for {
+		num, wt, ok, err := d.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := field(num, wt); err != nil {
+			return err
+		}
+	}
+}
+
+// timestamp reads a google.protobuf.Timestamp (seconds = 1, nanos = 2).
+func (d *decoder) timestamp(name string, wt int) (time.Time, error) {
+	var secs int64
+	var nanos int
+	err := d.sub(name, -1, wt, func(s *decoder) error {
+		return s.fields(func(num, wt int) error {
+			switch num {
+			case 1:
+				v, err := s.varint("seconds", wt)
+				secs = int64(v)
+				return err
+			case 2:
+				var err error
+				nanos, err = s.int32("nanos", wt)
+				return err
+			}
+			return s.skip(wt)
+		})
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if nanos < 0 || nanos > 999_999_999 || secs < -62135596800 || secs > 253402300799 {
+		return time.Time{}, d.fail(name, "a timestamp out of range")
+	}
+	return time.Unix(secs, int64(nanos)).UTC(), nil
+}
+
+// structValue reads a google.protobuf.Struct (fields = 1, map<string,
+// Value>) as a map.
+func (d *decoder) structValue(name string, wt int) (map[string]any, error) {
+	m := map[string]any{}
+	err := d.sub(name, -1, wt, func(s *decoder) error { return s.structFields(m) })
+	return m, err
+}
+
+func (d *decoder) structFields(m map[string]any) error {
+	return d.fields(func(num, wt int) error {
+		if num != 1 {
+			return d.skip(wt)
+		}
+		var key string
+		var val any
+		err := d.sub("fields", -1, wt, func(e *decoder) error {
+			return e.fields(func(num, wt int) error {
+				switch num {
+				case 1:
+					var err error
+					key, err = e.str("key", wt)
+					return err
+				case 2:
+					return e.sub("value", -1, wt, func(v *decoder) error {
+						var err error
+						val, err = v.value()
+						return err
+					})
+				}
+				return e.skip(wt)
+			})
+		})
+		m[key] = val
+		return err
+	})
+}
+
+// value reads the fields of a google.protobuf.Value: null_value = 1,
+// number_value = 2, string_value = 3, bool_value = 4, struct_value = 5,
+// list_value = 6 {values = 1}. An empty Value is null.
+func (d *decoder) value() (any, error) {
+	var v any
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			_, err = d.varint("nullValue", wt)
+			v = nil
+		case 2:
+			if wt != wire64 || len(d.b) < 8 {
+				return d.fail("numberValue", "wrong wire type (want a double)")
+			}
+			f := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+			d.b = d.b[8:]
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return d.fail("numberValue", "a number JSON cannot hold")
+			}
+			v = f
+		case 3:
+			v, err = d.str("stringValue", wt)
+		case 4:
+			v, err = d.boolean("boolValue", wt)
+		case 5:
+			m := map[string]any{}
+			err = d.sub("structValue", -1, wt, func(s *decoder) error { return s.structFields(m) })
+			v = m
+		case 6:
+			l := []any{}
+			err = d.sub("listValue", -1, wt, func(s *decoder) error {
+				return s.fields(func(num, wt int) error {
+					if num != 1 {
+						return s.skip(wt)
+					}
+					return s.sub("values", len(l), wt, func(x *decoder) error {
+						e, err := x.value()
+						l = append(l, e)
+						return err
+					})
+				})
+			})
+			v = l
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	return v, err
+}
+
+// part reads a Part.
+func (d *decoder) part() (a2a.Part, error) {
+	var p a2a.Part
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			var s string
+			s, err = d.str("text", wt)
+			p.Content = a2a.Text(s)
+		case 2:
+			var b []byte
+			b, err = d.bytes("raw", wt)
+			p.Content = a2a.Raw(append([]byte{}, b...))
+		case 3:
+			var s string
+			s, err = d.str("url", wt)
+			p.Content = a2a.URL(s)
+		case 4:
+			err = d.sub("data", -1, wt, func(s *decoder) error {
+				v, err := s.value()
+				p.Content = a2a.Data{Value: v}
+				return err
+			})
+		case 5:
+			p.Metadata, err = d.structValue("metadata", wt)
+		case 6:
+			p.Filename, err = d.str("filename", wt)
+		case 7:
+			p.MediaType, err = d.str("mediaType", wt)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	if err == nil && p.Content == nil {
+		return p, d.fail("", "a part needs text, raw, url or data")
+	}
+	return p, err
+}
+
+// message reads a Message.
+func (d *decoder) message() (a2a.Message, error) {
+	var m a2a.Message
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			m.MessageID, err = d.str("messageId", wt)
+		case 2:
+			m.ContextID, err = d.str("contextId", wt)
+		case 3:
+			m.TaskID, err = d.str("taskId", wt)
+		case 4:
+			var r uint64
+			if r, err = d.varint("role", wt); err == nil {
+				switch r {
+				case 1:
+					m.Role = a2a.RoleUser
+				case 2:
+					m.Role = a2a.RoleAgent
+				default:
+					err = d.fail("role", "role must be ROLE_USER or ROLE_AGENT")
+				}
+			}
+		case 5:
+			err = d.sub("parts", len(m.Parts), wt, func(s *decoder) error {
+				p, err := s.part()
+				m.Parts = append(m.Parts, p)
+				return err
+			})
+		case 6:
+			m.Metadata, err = d.structValue("metadata", wt)
+		case 7:
+			var s string
+			s, err = d.str("extensions", wt)
+			m.Extensions = append(m.Extensions, s)
+		case 8:
+			var s string
+			s, err = d.str("referenceTaskIds", wt)
+			m.ReferenceTaskIDs = append(m.ReferenceTaskIDs, s)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	return m, err
+}
+
+// status reads a TaskStatus.
+func (d *decoder) status() (a2a.TaskStatus, error) {
+	var s a2a.TaskStatus
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			var v uint64
+			if v, err = d.varint("state", wt); err == nil {
+				s.State = a2a.TaskState(v)
+				if !s.State.Valid() || v > math.MaxInt32 {
+					err = d.fail("state", "an unknown task state")
+				}
+			}
+		case 2:
+			err = d.sub("message", -1, wt, func(sd *decoder) error {
+				m, err := sd.message()
+				s.Message = &m
+				return err
+			})
+		case 3:
+			s.Timestamp, err = d.timestamp("timestamp", wt)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	return s, err
+}
+
+// artifact reads an Artifact.
+func (d *decoder) artifact() (a2a.Artifact, error) {
+	var a a2a.Artifact
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			a.ArtifactID, err = d.str("artifactId", wt)
+		case 2:
+			a.Name, err = d.str("name", wt)
+		case 3:
+			a.Description, err = d.str("description", wt)
+		case 4:
+			err = d.sub("parts", len(a.Parts), wt, func(s *decoder) error {
+				p, err := s.part()
+				a.Parts = append(a.Parts, p)
+				return err
+			})
+		case 5:
+			a.Metadata, err = d.structValue("metadata", wt)
+		case 6:
+			var s string
+			s, err = d.str("extensions", wt)
+			a.Extensions = append(a.Extensions, s)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	return a, err
+}
+
+// task reads a Task.
+func (d *decoder) task() (a2a.Task, error) {
+	var t a2a.Task
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			t.ID, err = d.str("id", wt)
+		case 2:
+			t.ContextID, err = d.str("contextId", wt)
+		case 3:
+			err = d.sub("status", -1, wt, func(s *decoder) error {
+				var err error
+				t.Status, err = s.status()
+				return err
+			})
+		case 4:
+			err = d.sub("artifacts", len(t.Artifacts), wt, func(s *decoder) error {
+				a, err := s.artifact()
+				t.Artifacts = append(t.Artifacts, a)
+				return err
+			})
+		case 5:
+			err = d.sub("history", len(t.History), wt, func(s *decoder) error {
+				m, err := s.message()
+				t.History = append(t.History, m)
+				return err
+			})
+		case 6:
+			t.Metadata, err = d.structValue("metadata", wt)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	return t, err
+}
+
+// statusUpdate reads a TaskStatusUpdateEvent; Final is true on a state
+// that ends a stream.
+func (d *decoder) statusUpdate() (a2a.TaskStatusUpdateEvent, error) {
+	var u a2a.TaskStatusUpdateEvent
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			u.TaskID, err = d.str("taskId", wt)
+		case 2:
+			u.ContextID, err = d.str("contextId", wt)
+		case 3:
+			err = d.sub("status", -1, wt, func(s *decoder) error {
+				var err error
+				u.Status, err = s.status()
+				return err
+			})
+		case 4:
+			u.Metadata, err = d.structValue("metadata", wt)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	u.Final = u.Status.State.Final()
+	return u, err
+}
+
+// artifactUpdate reads a TaskArtifactUpdateEvent.
+func (d *decoder) artifactUpdate() (a2a.TaskArtifactUpdateEvent, error) {
+	var u a2a.TaskArtifactUpdateEvent
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			u.TaskID, err = d.str("taskId", wt)
+		case 2:
+			u.ContextID, err = d.str("contextId", wt)
+		case 3:
+			err = d.sub("artifact", -1, wt, func(s *decoder) error {
+				var err error
+				u.Artifact, err = s.artifact()
+				return err
+			})
+		case 4:
+			u.Append, err = d.boolean("append", wt)
+		case 5:
+			u.LastChunk, err = d.boolean("lastChunk", wt)
+		case 6:
+			u.Metadata, err = d.structValue("metadata", wt)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	return u, err
+}
+
+// event reads a StreamResponse (or, with onlyTaskOrMessage, a
+// SendMessageResponse): exactly one member of its payload oneof.
+func (d *decoder) event(onlyTaskOrMessage bool) (a2a.Event, error) {
+	var ev a2a.Event
+	err := d.fields(func(num, wt int) error {
+		read := func(name string, fn func(s *decoder) (a2a.Event, error)) error {
+			return d.sub(name, -1, wt, func(s *decoder) error {
+				e, err := fn(s)
+				ev = e
+				return err
+			})
+		}
+		switch {
+		case num == 1:
+			return read("task", func(s *decoder) (a2a.Event, error) { t, err := s.task(); return &t, err })
+		case num == 2:
+			return read("message", func(s *decoder) (a2a.Event, error) { m, err := s.message(); return &m, err })
+		case num == 3 && !onlyTaskOrMessage:
+			return read("statusUpdate", func(s *decoder) (a2a.Event, error) { u, err := s.statusUpdate(); return &u, err })
+		case num == 4 && !onlyTaskOrMessage:
+			return read("artifactUpdate", func(s *decoder) (a2a.Event, error) { u, err := s.artifactUpdate(); return &u, err })
+		}
+		return d.skip(wt)
+	})
+	if err == nil && ev == nil {
+		return nil, d.fail("", "no payload (want task, message, statusUpdate or artifactUpdate)")
+	}
+	return ev, err
+}
+
+// pushConfig reads a TaskPushNotificationConfig.
+func (d *decoder) pushConfig() (a2a.TaskPushNotificationConfig, error) {
+	var c a2a.TaskPushNotificationConfig
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			c.Tenant, err = d.str("tenant", wt)
+		case 2:
+			c.PushNotificationConfig.ID, err = d.str("id", wt)
+		case 3:
+			c.TaskID, err = d.str("taskId", wt)
+		case 4:
+			c.PushNotificationConfig.URL, err = d.str("url", wt)
+		case 5:
+			c.PushNotificationConfig.Token, err = d.str("token", wt)
+		case 6:
+			auth := &a2a.AuthenticationInfo{}
+			err = d.sub("authentication", -1, wt, func(s *decoder) error {
+				return s.fields(func(num, wt int) error {
+					var err error
+					switch num {
+					case 1:
+						var scheme string
+						if scheme, err = s.str("scheme", wt); err == nil {
+							auth.Schemes = []string{scheme}
+						}
+					case 2:
+						auth.Credentials, err = s.str("credentials", wt)
+					default:
+						err = s.skip(wt)
+					}
+					return err
+				})
+			})
+			c.PushNotificationConfig.Authentication = auth
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	return c, err
+}
