@@ -3,6 +3,7 @@ package pb
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,28 +16,42 @@ import (
 // follows, as protobuf-go's default recursion limit does.
 const maxDepth = 100
 
-// decoder reads the fields of one message from b. at is the JSON Pointer
-// of the message, for errors.
+// decoder reads the fields of one message from b. The message is member
+// name (the index-th element, when index >= 0) of the message its parent
+// reads; the chain gives the JSON Pointer of errors, built only when one
+// is returned.
 type decoder struct {
-	b     []byte
-	at    []string
-	depth int
+	b      []byte
+	parent *decoder
+	name   string
+	index  int
+	depth  int
+}
+
+// pointer returns the JSON Pointer of d's message, with member name
+// appended when name is not "".
+func (d *decoder) pointer(name string) string {
+	var parts []string
+	if name != "" {
+		parts = append(parts, name)
+	}
+	for at := d; at != nil && at.parent != nil; at = at.parent {
+		if at.index >= 0 {
+			parts = append(parts, strconv.Itoa(at.index))
+		}
+		parts = append(parts, at.name)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	slices.Reverse(parts)
+	return "/" + strings.Join(parts, "/")
 }
 
 // fail returns an InvalidParams error naming the field name of the
 // message being read (or the message itself when name is "").
 func (d *decoder) fail(name, reason string) error {
-	p := "/" + strings.Join(d.at, "/")
-	if name != "" {
-		if p != "/" {
-			p += "/"
-		}
-		p += name
-	}
-	if p == "/" {
-		p = ""
-	}
-	return a2a.InvalidParams(p, reason)
+	return a2a.InvalidParams(d.pointer(name), reason)
 }
 
 // next reads the next field's tag: ok false at the end of the message.
@@ -127,22 +142,27 @@ func (d *decoder) skip(wt int) error {
 	return nil
 }
 
-// sub reads a message field named name (its JSON name; index, when >= 0,
-// is its place in a repeated field) with read, which reads the fields of
-// the sub-decoder it is given.
-func (d *decoder) sub(name string, index, wt int, read func(s *decoder) error) error {
+// enter returns the decoder of a message field named name (its JSON name;
+// index, when >= 0, is its place in a repeated field).
+func (d *decoder) enter(name string, index, wt int) (decoder, error) {
 	b, err := d.bytes(name, wt)
+	if err != nil {
+		return decoder{}, err
+	}
+	if d.depth >= maxDepth {
+		return decoder{}, d.fail(name, "nested too deep")
+	}
+	return decoder{b: b, parent: d, name: name, index: index, depth: d.depth + 1}, nil
+}
+
+// sub reads a message field with read, which reads the fields of the
+// decoder enter gives.
+func (d *decoder) sub(name string, index, wt int, read func(s *decoder) error) error {
+	s, err := d.enter(name, index, wt)
 	if err != nil {
 		return err
 	}
-	if d.depth >= maxDepth {
-		return d.fail(name, "nested too deep")
-	}
-	at := append(d.at[:len(d.at):len(d.at)], name)
-	if index >= 0 {
-		at = append(at, strconv.Itoa(index))
-	}
-	return read(&decoder{b: b, at: at, depth: d.depth + 1})
+	return read(&s)
 }
 
 // fields reads every field of the message with field, which must read

@@ -75,20 +75,20 @@ func AppendListTaskPushNotificationConfigsResponse(dst []byte, configs []a2a.Tas
 // state that ends a stream) or *a2a.TaskArtifactUpdateEvent. Errors are
 // *a2a.Error InvalidParams naming the field.
 func UnmarshalStreamResponse(b []byte) (a2a.Event, error) {
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	return d.event(false)
 }
 
 // UnmarshalSendMessageResponse decodes a SendMessageResponse (A2A 1.0
 // §3.1.1): a *a2a.Task or *a2a.Message.
 func UnmarshalSendMessageResponse(b []byte) (a2a.Event, error) {
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	return d.event(true)
 }
 
 // UnmarshalTask decodes a Task (A2A 1.0 §4.1.1).
 func UnmarshalTask(b []byte) (a2a.Task, error) {
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	return orZero(d.task())
 }
 
@@ -96,7 +96,7 @@ func UnmarshalTask(b []byte) (a2a.Task, error) {
 // §3.1.4); Tasks is never nil.
 func UnmarshalListTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
 	r := a2a.ListTasksResponse{Tasks: []a2a.Task{}}
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -123,7 +123,7 @@ func UnmarshalListTasksResponse(b []byte) (a2a.ListTasksResponse, error) {
 // UnmarshalTaskPushNotificationConfig decodes a TaskPushNotificationConfig
 // (A2A 1.0 §4.3.1).
 func UnmarshalTaskPushNotificationConfig(b []byte) (a2a.TaskPushNotificationConfig, error) {
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	return orZero(d.pushConfig())
 }
 
@@ -133,7 +133,7 @@ func UnmarshalTaskPushNotificationConfig(b []byte) (a2a.TaskPushNotificationConf
 func UnmarshalListTaskPushNotificationConfigsResponse(b []byte) ([]a2a.TaskPushNotificationConfig, string, error) {
 	configs := []a2a.TaskPushNotificationConfig{}
 	var next string
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -194,7 +194,7 @@ func AppendSendMessageRequest(dst []byte, p *a2a.SendMessageRequest) ([]byte, er
 func DecodeSendMessageRequest(b []byte) (a2a.SendMessageRequest, error) {
 	var p a2a.SendMessageRequest
 	var hasMessage bool
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -287,7 +287,7 @@ func AppendGetTaskRequest(dst []byte, p *a2a.GetTaskRequest) ([]byte, error) {
 // is required, history_length must not be negative.
 func DecodeGetTaskRequest(b []byte) (a2a.GetTaskRequest, error) {
 	var p a2a.GetTaskRequest
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -337,7 +337,7 @@ func AppendListTasksRequest(dst []byte, p *a2a.ListTasksRequest) ([]byte, error)
 // status (TASK_STATE_UNSPECIFIED does not filter).
 func DecodeListTasksRequest(b []byte) (a2a.ListTasksRequest, error) {
 	var p a2a.ListTasksRequest
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -392,7 +392,7 @@ func AppendCancelTaskRequest(dst []byte, p *a2a.CancelTaskRequest) ([]byte, erro
 // the id is required.
 func DecodeCancelTaskRequest(b []byte) (a2a.CancelTaskRequest, error) {
 	var p a2a.CancelTaskRequest
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -434,7 +434,7 @@ func DecodeSubscribeToTaskRequest(b []byte) (a2a.SubscribeToTaskRequest, error) 
 // §3.1.7): task_id and url are required, id may be empty (the server
 // assigns one).
 func DecodeTaskPushNotificationConfig(b []byte) (a2a.TaskPushNotificationConfig, error) {
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	c, err := d.pushConfig()
 	switch {
 	case err != nil:
@@ -462,7 +462,7 @@ func AppendPushConfigIDRequest(dst []byte, p *a2a.GetTaskPushNotificationConfigR
 // task_id and id are required.
 func DecodePushConfigIDRequest(b []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
 	var p a2a.GetTaskPushNotificationConfigRequest
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -506,7 +506,7 @@ func AppendListTaskPushNotificationConfigsRequest(dst []byte, p *a2a.ListTaskPus
 // required; page_size must not be negative (0 is unset).
 func DecodeListTaskPushNotificationConfigsRequest(b []byte) (a2a.ListTaskPushNotificationConfigsRequest, error) {
 	var p a2a.ListTaskPushNotificationConfigsRequest
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -544,7 +544,7 @@ func AppendGetExtendedAgentCardRequest(dst []byte, tenant string) ([]byte, error
 // (A2A 1.0 §3.1.11): its tenant.
 func DecodeGetExtendedAgentCardRequest(b []byte) (string, error) {
 	var tenant string
-	d := decoder{b: b}
+	d := decoder{b: b, index: -1}
 	err := d.fields(func(num, wt int) error {
 		if num != 1 {
 			return d.skip(wt)
