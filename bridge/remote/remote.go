@@ -408,6 +408,11 @@ func shownURL(raw string) string {
 	}
 	u.ForceQuery = false
 	u.Fragment, u.RawFragment = "", ""
+	if u.Host == "" && strings.HasPrefix(u.Path, "//") {
+		// Without a host, a path of "//…" would read back as an
+		// authority ("//:p@//@" would show "//@"): escape its second slash.
+		u.RawPath = "/%2F" + strings.TrimPrefix(u.EscapedPath(), "//")
+	}
 	return u.String()
 }
 
