@@ -255,7 +255,10 @@ func UnmarshalAgentCard(b []byte) (a2a.AgentCard, error) {
 				return err
 			})
 		case 4:
-			p := &a2a.AgentProvider{}
+			p := c.Provider
+			if p == nil {
+				p = &a2a.AgentProvider{}
+			}
 			err = d.sub("provider", -1, wt, func(s *decoder) error {
 				return s.fields(func(num, wt int) error {
 					var err error
@@ -336,7 +339,7 @@ func UnmarshalAgentCard(b []byte) (a2a.AgentCard, error) {
 					case 2:
 						sig.Signature, err = s.str("signature", wt)
 					case 3:
-						sig.Header, err = s.structValue("header", wt)
+						err = s.structValue("header", wt, &sig.Header)
 					default:
 						err = s.skip(wt)
 					}
@@ -385,7 +388,7 @@ func (d *decoder) capabilities(c *a2a.AgentCapabilities) error {
 					case 3:
 						x.Required, err = s.boolean("required", wt)
 					case 4:
-						x.Params, err = s.structValue("params", wt)
+						err = s.structValue("params", wt, &x.Params)
 					default:
 						err = s.skip(wt)
 					}
@@ -595,6 +598,8 @@ func (d *decoder) flows(f *a2a.OAuthFlows) error {
 				return err
 			})
 		})
+		// A oneof: the last flow given is the one.
+		*f = a2a.OAuthFlows{}
 		*set = flow
 		return err
 	})

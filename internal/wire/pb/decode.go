@@ -12,9 +12,10 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 )
 
-// maxDepth bounds the nesting of messages and structured values a decoder
-// follows, as protobuf-go's default recursion limit does.
-const maxDepth = 100
+// maxDepth bounds the nesting of messages a decoder follows (each level
+// of a structured value takes three: the Value, its Struct and the map
+// entry), as protobuf-go's default recursion limit does.
+const maxDepth = 10000
 
 // decoder reads the fields of one message from b. The message is member
 // name (the index-th element, when index >= 0) of the message its parent
@@ -39,12 +40,17 @@ func (d *decoder) pointer(name string) string {
 		if at.index >= 0 {
 			parts = append(parts, strconv.Itoa(at.index))
 		}
-		parts = append(parts, at.name)
+		if at.name != "" { // the levels of a structured value that JSON does not have
+			parts = append(parts, at.name)
+		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	slices.Reverse(parts)
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1")
+	}
 	return "/" + strings.Join(parts, "/")
 }
 
@@ -180,9 +186,13 @@ func (d *decoder) fields(field func(num, wt int) error) error {
 }
 
 // timestamp reads a google.protobuf.Timestamp (seconds = 1, nanos = 2).
-func (d *decoder) timestamp(name string, wt int) (time.Time, error) {
-	var secs int64
-	var nanos int
+// timestamp reads a google.protobuf.Timestamp (seconds = 1, nanos = 2)
+// into t; a second one given for the same field merges into the first.
+func (d *decoder) timestamp(name string, wt int, t *time.Time) error {
+	secs, nanos := t.Unix(), t.Nanosecond()
+	if t.IsZero() {
+		secs, nanos = 0, 0
+	}
 	err := d.sub(name, -1, wt, func(s *decoder) error {
 		return s.fields(func(num, wt int) error {
 			switch num {
@@ -199,22 +209,32 @@ func (d *decoder) timestamp(name string, wt int) (time.Time, error) {
 		})
 	})
 	if err != nil {
-		return time.Time{}, err
+		return err
 	}
-	if nanos < 0 || nanos > 999_999_999 || secs < -62135596800 || secs > 253402300799 {
-		return time.Time{}, d.fail(name, "a timestamp out of range")
+	if nanos < 0 || nanos > 999_999_999 || secs < minSeconds || secs > maxSeconds {
+		return d.fail(name, "a timestamp out of range")
 	}
-	return time.Unix(secs, int64(nanos)).UTC(), nil
+	*t = time.Unix(secs, int64(nanos)).UTC()
+	return nil
 }
+
+// The range of a google.protobuf.Timestamp: years 1 to 9999.
+const (
+	minSeconds = -62135596800
+	maxSeconds = 253402300799
+)
 
 // structValue reads a google.protobuf.Struct (fields = 1, map<string,
-// Value>) as a map.
-func (d *decoder) structValue(name string, wt int) (map[string]any, error) {
-	m := map[string]any{}
-	err := d.sub(name, -1, wt, func(s *decoder) error { return s.structFields(m) })
-	return m, err
+// Value>) into *m (made when nil; a Struct given twice merges).
+func (d *decoder) structValue(name string, wt int, m *map[string]any) error {
+	if *m == nil {
+		*m = map[string]any{}
+	}
+	return d.sub(name, -1, wt, func(s *decoder) error { return s.structFields(*m) })
 }
 
+// structFields reads the entries of a Struct into m. Errors name a value
+// by its key, as the JSON form has it.
 func (d *decoder) structFields(m map[string]any) error {
 	return d.fields(func(num, wt int) error {
 		if num != 1 {
@@ -222,15 +242,15 @@ func (d *decoder) structFields(m map[string]any) error {
 		}
 		var key string
 		var val any
-		err := d.sub("fields", -1, wt, func(e *decoder) error {
+		err := d.sub("", -1, wt, func(e *decoder) error {
 			return e.fields(func(num, wt int) error {
 				switch num {
 				case 1:
 					var err error
-					key, err = e.str("key", wt)
+					key, err = e.str("", wt)
 					return err
 				case 2:
-					return e.sub("value", -1, wt, func(v *decoder) error {
+					return e.sub(key, -1, wt, func(v *decoder) error {
 						var err error
 						val, err = v.value()
 						return err
@@ -246,41 +266,48 @@ func (d *decoder) structFields(m map[string]any) error {
 
 // value reads the fields of a google.protobuf.Value: null_value = 1,
 // number_value = 2, string_value = 3, bool_value = 4, struct_value = 5,
-// list_value = 6 {values = 1}. An empty Value is null.
+// list_value = 6 {values = 1}. An empty Value is null. Errors name a list
+// element by its index, as the JSON form has it.
 func (d *decoder) value() (any, error) {
 	var v any
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
 		case 1:
-			_, err = d.varint("nullValue", wt)
+			_, err = d.varint("", wt)
 			v = nil
 		case 2:
 			if wt != wire64 || len(d.b) < 8 {
-				return d.fail("numberValue", "wrong wire type (want a double)")
+				return d.fail("", "a number value must be a double")
 			}
 			f := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
 			d.b = d.b[8:]
 			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return d.fail("numberValue", "a number JSON cannot hold")
+				return d.fail("", "a number JSON cannot hold")
 			}
 			v = f
 		case 3:
-			v, err = d.str("stringValue", wt)
+			v, err = d.str("", wt)
 		case 4:
-			v, err = d.boolean("boolValue", wt)
+			v, err = d.boolean("", wt)
 		case 5:
-			m := map[string]any{}
-			err = d.sub("structValue", -1, wt, func(s *decoder) error { return s.structFields(m) })
+			m, ok := v.(map[string]any)
+			if !ok {
+				m = map[string]any{}
+			}
+			err = d.sub("", -1, wt, func(s *decoder) error { return s.structFields(m) })
 			v = m
 		case 6:
-			l := []any{}
-			err = d.sub("listValue", -1, wt, func(s *decoder) error {
+			l, ok := v.([]any)
+			if !ok {
+				l = []any{}
+			}
+			err = d.sub("", -1, wt, func(s *decoder) error {
 				return s.fields(func(num, wt int) error {
 					if num != 1 {
 						return s.skip(wt)
 					}
-					return s.sub("values", len(l), wt, func(x *decoder) error {
+					return s.sub("", len(l), wt, func(x *decoder) error {
 						e, err := x.value()
 						l = append(l, e)
 						return err
@@ -296,32 +323,39 @@ func (d *decoder) value() (any, error) {
 	return v, err
 }
 
-// part reads a Part.
+// part reads a Part: exactly one of text, raw, url (not empty) or data.
 func (d *decoder) part() (a2a.Part, error) {
 	var p a2a.Part
+	var content []string
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
 		case 1:
+			content = append(content, "text")
 			var s string
 			s, err = d.str("text", wt)
 			p.Content = a2a.Text(s)
 		case 2:
+			content = append(content, "raw")
 			var b []byte
 			b, err = d.bytes("raw", wt)
 			p.Content = a2a.Raw(append([]byte{}, b...))
 		case 3:
+			content = append(content, "url")
 			var s string
-			s, err = d.str("url", wt)
+			if s, err = d.str("url", wt); err == nil && s == "" {
+				err = d.fail("url", "url is empty")
+			}
 			p.Content = a2a.URL(s)
 		case 4:
+			content = append(content, "data")
 			err = d.sub("data", -1, wt, func(s *decoder) error {
 				v, err := s.value()
 				p.Content = a2a.Data{Value: v}
 				return err
 			})
 		case 5:
-			p.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &p.Metadata)
 		case 6:
 			p.Filename, err = d.str("filename", wt)
 		case 7:
@@ -331,15 +365,20 @@ func (d *decoder) part() (a2a.Part, error) {
 		}
 		return err
 	})
-	if err == nil && p.Content == nil {
-		return p, d.fail("", "a part needs text, raw, url or data")
+	switch {
+	case err != nil:
+	case len(content) == 0:
+		err = d.fail("", "part has none of text, raw, url or data; exactly one is required")
+	case len(content) > 1:
+		err = d.fail("", "part has both "+content[0]+" and "+content[1]+"; exactly one of text, raw, url or data is allowed")
 	}
 	return p, err
 }
 
-// message reads a Message.
-func (d *decoder) message() (a2a.Message, error) {
-	var m a2a.Message
+// message reads a Message into m (a message given twice for one field
+// merges): message_id and role are required, and with needParts at least
+// one part.
+func (d *decoder) message(m *a2a.Message, needParts bool) error {
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -368,7 +407,7 @@ func (d *decoder) message() (a2a.Message, error) {
 				return err
 			})
 		case 6:
-			m.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &m.Metadata)
 		case 7:
 			var s string
 			s, err = d.str("extensions", wt)
@@ -382,42 +421,49 @@ func (d *decoder) message() (a2a.Message, error) {
 		}
 		return err
 	})
-	return m, err
+	switch {
+	case err != nil:
+		return err
+	case m.MessageID == "":
+		return d.fail("messageId", "required field missing")
+	case m.Role == "":
+		return d.fail("role", "required field missing")
+	case needParts && len(m.Parts) == 0:
+		return d.fail("parts", "at least one part is required")
+	}
+	return nil
 }
 
-// status reads a TaskStatus.
-func (d *decoder) status() (a2a.TaskStatus, error) {
-	var s a2a.TaskStatus
-	err := d.fields(func(num, wt int) error {
+// status reads a TaskStatus into s.
+func (d *decoder) status(s *a2a.TaskStatus) error {
+	return d.fields(func(num, wt int) error {
 		var err error
 		switch num {
 		case 1:
 			var v uint64
 			if v, err = d.varint("state", wt); err == nil {
-				s.State = a2a.TaskState(v)
-				if !s.State.Valid() || v > math.MaxInt32 {
+				if st := a2a.TaskState(v); v <= math.MaxInt32 && st.Valid() {
+					s.State = st
+				} else {
 					err = d.fail("state", "an unknown task state")
 				}
 			}
 		case 2:
-			err = d.sub("message", -1, wt, func(sd *decoder) error {
-				m, err := sd.message()
-				s.Message = &m
-				return err
-			})
+			if s.Message == nil {
+				s.Message = &a2a.Message{}
+			}
+			err = d.sub("message", -1, wt, func(sd *decoder) error { return sd.message(s.Message, false) })
 		case 3:
-			s.Timestamp, err = d.timestamp("timestamp", wt)
+			err = d.timestamp("timestamp", wt, &s.Timestamp)
 		default:
 			err = d.skip(wt)
 		}
 		return err
 	})
-	return s, err
 }
 
-// artifact reads an Artifact.
-func (d *decoder) artifact() (a2a.Artifact, error) {
-	var a a2a.Artifact
+// artifact reads an Artifact into a: artifact_id is required.
+func (d *decoder) artifact(a *a2a.Artifact) error {
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -434,7 +480,7 @@ func (d *decoder) artifact() (a2a.Artifact, error) {
 				return err
 			})
 		case 5:
-			a.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &a.Metadata)
 		case 6:
 			var s string
 			s, err = d.str("extensions", wt)
@@ -444,12 +490,16 @@ func (d *decoder) artifact() (a2a.Artifact, error) {
 		}
 		return err
 	})
-	return a, err
+	if err == nil && a.ArtifactID == "" {
+		err = d.fail("artifactId", "required field missing")
+	}
+	return err
 }
 
-// task reads a Task.
+// task reads a Task: id and status are required.
 func (d *decoder) task() (a2a.Task, error) {
 	var t a2a.Task
+	var hasStatus bool
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -458,37 +508,40 @@ func (d *decoder) task() (a2a.Task, error) {
 		case 2:
 			t.ContextID, err = d.str("contextId", wt)
 		case 3:
-			err = d.sub("status", -1, wt, func(s *decoder) error {
-				var err error
-				t.Status, err = s.status()
-				return err
-			})
+			hasStatus = true
+			err = d.sub("status", -1, wt, func(s *decoder) error { return s.status(&t.Status) })
 		case 4:
 			err = d.sub("artifacts", len(t.Artifacts), wt, func(s *decoder) error {
-				a, err := s.artifact()
-				t.Artifacts = append(t.Artifacts, a)
-				return err
+				t.Artifacts = append(t.Artifacts, a2a.Artifact{})
+				return s.artifact(&t.Artifacts[len(t.Artifacts)-1])
 			})
 		case 5:
 			err = d.sub("history", len(t.History), wt, func(s *decoder) error {
-				m, err := s.message()
-				t.History = append(t.History, m)
-				return err
+				t.History = append(t.History, a2a.Message{})
+				return s.message(&t.History[len(t.History)-1], false)
 			})
 		case 6:
-			t.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &t.Metadata)
 		default:
 			err = d.skip(wt)
 		}
 		return err
 	})
+	switch {
+	case err != nil:
+	case t.ID == "":
+		err = d.fail("id", "required field missing")
+	case !hasStatus:
+		err = d.fail("status", "required field missing")
+	}
 	return t, err
 }
 
-// statusUpdate reads a TaskStatusUpdateEvent; Final is true on a state
-// that ends a stream.
+// statusUpdate reads a TaskStatusUpdateEvent: task_id and status are
+// required; Final is true on a state that ends a stream.
 func (d *decoder) statusUpdate() (a2a.TaskStatusUpdateEvent, error) {
 	var u a2a.TaskStatusUpdateEvent
+	var hasStatus bool
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -497,25 +550,31 @@ func (d *decoder) statusUpdate() (a2a.TaskStatusUpdateEvent, error) {
 		case 2:
 			u.ContextID, err = d.str("contextId", wt)
 		case 3:
-			err = d.sub("status", -1, wt, func(s *decoder) error {
-				var err error
-				u.Status, err = s.status()
-				return err
-			})
+			hasStatus = true
+			err = d.sub("status", -1, wt, func(s *decoder) error { return s.status(&u.Status) })
 		case 4:
-			u.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &u.Metadata)
 		default:
 			err = d.skip(wt)
 		}
 		return err
 	})
+	switch {
+	case err != nil:
+	case u.TaskID == "":
+		err = d.fail("taskId", "required field missing")
+	case !hasStatus:
+		err = d.fail("status", "required field missing")
+	}
 	u.Final = u.Status.State.Final()
 	return u, err
 }
 
-// artifactUpdate reads a TaskArtifactUpdateEvent.
+// artifactUpdate reads a TaskArtifactUpdateEvent: task_id and artifact
+// are required.
 func (d *decoder) artifactUpdate() (a2a.TaskArtifactUpdateEvent, error) {
 	var u a2a.TaskArtifactUpdateEvent
+	var hasArtifact bool
 	err := d.fields(func(num, wt int) error {
 		var err error
 		switch num {
@@ -524,22 +583,26 @@ func (d *decoder) artifactUpdate() (a2a.TaskArtifactUpdateEvent, error) {
 		case 2:
 			u.ContextID, err = d.str("contextId", wt)
 		case 3:
-			err = d.sub("artifact", -1, wt, func(s *decoder) error {
-				var err error
-				u.Artifact, err = s.artifact()
-				return err
-			})
+			hasArtifact = true
+			err = d.sub("artifact", -1, wt, func(s *decoder) error { return s.artifact(&u.Artifact) })
 		case 4:
 			u.Append, err = d.boolean("append", wt)
 		case 5:
 			u.LastChunk, err = d.boolean("lastChunk", wt)
 		case 6:
-			u.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &u.Metadata)
 		default:
 			err = d.skip(wt)
 		}
 		return err
 	})
+	switch {
+	case err != nil:
+	case u.TaskID == "":
+		err = d.fail("taskId", "required field missing")
+	case !hasArtifact:
+		err = d.fail("artifact", "required field missing")
+	}
 	return u, err
 }
 
@@ -547,8 +610,10 @@ func (d *decoder) artifactUpdate() (a2a.TaskArtifactUpdateEvent, error) {
 // SendMessageResponse): exactly one member of its payload oneof.
 func (d *decoder) event(onlyTaskOrMessage bool) (a2a.Event, error) {
 	var ev a2a.Event
+	var given []string
 	err := d.fields(func(num, wt int) error {
 		read := func(name string, fn func(s *decoder) (a2a.Event, error)) error {
+			given = append(given, name)
 			return d.sub(name, -1, wt, func(s *decoder) error {
 				e, err := fn(s)
 				ev = e
@@ -559,7 +624,10 @@ func (d *decoder) event(onlyTaskOrMessage bool) (a2a.Event, error) {
 		case num == 1:
 			return read("task", func(s *decoder) (a2a.Event, error) { t, err := s.task(); return &t, err })
 		case num == 2:
-			return read("message", func(s *decoder) (a2a.Event, error) { m, err := s.message(); return &m, err })
+			return read("message", func(s *decoder) (a2a.Event, error) {
+				m := &a2a.Message{}
+				return m, s.message(m, false)
+			})
 		case num == 3 && !onlyTaskOrMessage:
 			return read("statusUpdate", func(s *decoder) (a2a.Event, error) { u, err := s.statusUpdate(); return &u, err })
 		case num == 4 && !onlyTaskOrMessage:
@@ -567,13 +635,21 @@ func (d *decoder) event(onlyTaskOrMessage bool) (a2a.Event, error) {
 		}
 		return d.skip(wt)
 	})
-	if err == nil && ev == nil {
-		return nil, d.fail("", "no payload (want task, message, statusUpdate or artifactUpdate)")
+	switch {
+	case err != nil:
+		return nil, err
+	case len(given) > 1:
+		return nil, d.fail("", "response has both "+given[0]+" and "+given[1]+"; exactly one is allowed")
+	case ev == nil && onlyTaskOrMessage:
+		return nil, d.fail("", "response has neither task nor message")
+	case ev == nil:
+		return nil, d.fail("", "response has none of task, message, statusUpdate or artifactUpdate")
 	}
-	return ev, err
+	return ev, nil
 }
 
-// pushConfig reads a TaskPushNotificationConfig.
+// pushConfig reads a TaskPushNotificationConfig: url is required, and an
+// authentication's scheme.
 func (d *decoder) pushConfig() (a2a.TaskPushNotificationConfig, error) {
 	var c a2a.TaskPushNotificationConfig
 	err := d.fields(func(num, wt int) error {
@@ -590,9 +666,12 @@ func (d *decoder) pushConfig() (a2a.TaskPushNotificationConfig, error) {
 		case 5:
 			c.PushNotificationConfig.Token, err = d.str("token", wt)
 		case 6:
-			auth := &a2a.AuthenticationInfo{}
+			auth := c.PushNotificationConfig.Authentication
+			if auth == nil {
+				auth = &a2a.AuthenticationInfo{}
+			}
 			err = d.sub("authentication", -1, wt, func(s *decoder) error {
-				return s.fields(func(num, wt int) error {
+				err := s.fields(func(num, wt int) error {
 					var err error
 					switch num {
 					case 1:
@@ -607,6 +686,10 @@ func (d *decoder) pushConfig() (a2a.TaskPushNotificationConfig, error) {
 					}
 					return err
 				})
+				if err == nil && (len(auth.Schemes) == 0 || auth.Schemes[0] == "") {
+					err = s.fail("scheme", "required field missing")
+				}
+				return err
 			})
 			c.PushNotificationConfig.Authentication = auth
 		default:
@@ -614,5 +697,8 @@ func (d *decoder) pushConfig() (a2a.TaskPushNotificationConfig, error) {
 		}
 		return err
 	})
+	if err == nil && c.PushNotificationConfig.URL == "" {
+		err = d.fail("url", "required field missing")
+	}
 	return c, err
 }

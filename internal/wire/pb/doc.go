@@ -21,11 +21,17 @@
 //     numbers are doubles (a json.Number is read as one; a value that
 //     does not fit a double loses precision, as in any gRPC peer), and
 //     decoded numbers are float64.
-//   - Timestamps are google.protobuf.Timestamp, decoded in UTC.
+//   - Timestamps are google.protobuf.Timestamp, decoded in UTC, to the
+//     nanosecond (the JSON codec writes milliseconds).
 //   - TaskStatusUpdateEvent.Final has no field: it is not written, and is
 //     read as true on a state that ends a stream (terminal or interrupted).
 //
-// Decoding errors are *a2a.Error InvalidParams (-32602) whose data names
-// the field as a JSON Pointer of the message's JSON form
-// ("/message/parts/0"), as the JSON codecs do.
+// Decoding is as strict as the 1.0 JSON codec's: the fields that codec
+// requires (a message's id and role, a task's id and status, a push
+// config's url, …) are required, a Part has exactly one content and a
+// response exactly one payload; unknown fields are skipped. A message
+// field given twice merges, as the encoding has it. Errors are
+// *a2a.Error InvalidParams (-32602) whose data names the field as a JSON
+// Pointer of the message's JSON form ("/message/parts/0",
+// "/message/metadata/key/1"), as the JSON codecs do.
 package pb

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
 // Wire types of the binary encoding.
@@ -30,8 +31,9 @@ var (
 	ErrInvalidUTF8 = errors.New("pb: a string is not valid UTF-8")
 	// ErrUnsupportedValue is returned for a structured value (metadata, a
 	// Data part) that google.protobuf.Value cannot hold: NaN, an infinity,
-	// a json.Number that is not a number, a value JSON cannot encode.
-	ErrUnsupportedValue = errors.New("pb: a value google.protobuf.Value cannot hold")
+	// a json.Number that is not a JSON number, a value JSON cannot encode,
+	// a timestamp outside years 1 to 9999.
+	ErrUnsupportedValue = errors.New("pb: a value the binary encoding cannot hold")
 )
 
 // encoder appends fields to b; the first error is kept in err and the
@@ -137,10 +139,13 @@ func (e *encoder) double(num int, f float64) {
 }
 
 // timestamp writes a google.protobuf.Timestamp; the zero time is not
-// written.
+// written, and one outside years 1 to 9999 is ErrUnsupportedValue.
 func (e *encoder) timestamp(num int, t time.Time) {
 	if t.IsZero() {
 		return
+	}
+	if s := t.Unix(); s < minSeconds || s > maxSeconds {
+		e.fail(ErrUnsupportedValue)
 	}
 	at := e.begin(num)
 	e.uvarint(1, uint64(t.Unix()))
@@ -208,7 +213,7 @@ func (e *encoder) value(v any) {
 		e.number(float64(v))
 	case stdjson.Number:
 		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
+		if err != nil || !wirejson.ValidNumber(string(v)) {
 			e.fail(ErrUnsupportedValue)
 		}
 		e.number(f)
@@ -270,6 +275,8 @@ func (e *encoder) part(p *a2a.Part) {
 		at := e.begin(4)
 		e.value(c.Value)
 		e.end(at)
+	default:
+		e.strAlways(1, "") // no content: an empty text, as the JSON codec writes it
 	}
 	e.structValue(5, p.Metadata)
 	e.str(6, p.Filename)

@@ -202,11 +202,7 @@ func DecodeSendMessageRequest(b []byte) (a2a.SendMessageRequest, error) {
 			p.Tenant, err = d.str("tenant", wt)
 		case 2:
 			hasMessage = true
-			err = d.sub("message", -1, wt, func(s *decoder) error {
-				var err error
-				p.Message, err = s.message()
-				return err
-			})
+			err = d.sub("message", -1, wt, func(s *decoder) error { return s.message(&p.Message, true) })
 		case 3:
 			err = d.sub("configuration", -1, wt, func(s *decoder) error {
 				var err error
@@ -214,7 +210,7 @@ func DecodeSendMessageRequest(b []byte) (a2a.SendMessageRequest, error) {
 				return err
 			})
 		case 4:
-			p.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &p.Metadata)
 		default:
 			err = d.skip(wt)
 		}
@@ -367,7 +363,7 @@ func DecodeListTasksRequest(b []byte) (a2a.ListTasksRequest, error) {
 		case 6:
 			p.HistoryLength, err = d.nonNegative("historyLength", wt)
 		case 7:
-			p.StatusTimestampAfter, err = d.timestamp("statusTimestampAfter", wt)
+			err = d.timestamp("statusTimestampAfter", wt, &p.StatusTimestampAfter)
 		case 8:
 			p.IncludeArtifacts, err = d.boolean("includeArtifacts", wt)
 		default:
@@ -401,7 +397,7 @@ func DecodeCancelTaskRequest(b []byte) (a2a.CancelTaskRequest, error) {
 		case 2:
 			p.ID, err = d.str("id", wt)
 		case 3:
-			p.Metadata, err = d.structValue("metadata", wt)
+			err = d.structValue("metadata", wt, &p.Metadata)
 		default:
 			err = d.skip(wt)
 		}
@@ -423,10 +419,26 @@ func AppendSubscribeToTaskRequest(dst []byte, p *a2a.SubscribeToTaskRequest) ([]
 }
 
 // DecodeSubscribeToTaskRequest decodes a SubscribeToTaskRequest (A2A 1.0
-// §3.1.6); the id is required.
+// §3.1.6): tenant = 1, id = 2 (required).
 func DecodeSubscribeToTaskRequest(b []byte) (a2a.SubscribeToTaskRequest, error) {
-	p, err := DecodeCancelTaskRequest(b) // the same fields, and a metadata it ignores
-	return a2a.SubscribeToTaskRequest{Tenant: p.Tenant, ID: p.ID}, err
+	var p a2a.SubscribeToTaskRequest
+	d := decoder{b: b, index: -1}
+	err := d.fields(func(num, wt int) error {
+		var err error
+		switch num {
+		case 1:
+			p.Tenant, err = d.str("tenant", wt)
+		case 2:
+			p.ID, err = d.str("id", wt)
+		default:
+			err = d.skip(wt)
+		}
+		return err
+	})
+	if err == nil && p.ID == "" {
+		err = d.fail("id", "required field missing")
+	}
+	return orZero(p, err)
 }
 
 // DecodeTaskPushNotificationConfig decodes the request of
@@ -436,12 +448,8 @@ func DecodeSubscribeToTaskRequest(b []byte) (a2a.SubscribeToTaskRequest, error) 
 func DecodeTaskPushNotificationConfig(b []byte) (a2a.TaskPushNotificationConfig, error) {
 	d := decoder{b: b, index: -1}
 	c, err := d.pushConfig()
-	switch {
-	case err != nil:
-	case c.TaskID == "":
+	if err == nil && c.TaskID == "" {
 		err = d.fail("taskId", "required field missing")
-	case c.PushNotificationConfig.URL == "":
-		err = d.fail("url", "required field missing")
 	}
 	return orZero(c, err)
 }

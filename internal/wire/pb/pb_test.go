@@ -5,6 +5,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -267,6 +268,31 @@ func TestRequestsAgainstProtobufGo(t *testing.T) {
 				return &p, err
 			}},
 	}
+	sub := &a2a.SubscribeToTaskRequest{Tenant: "ten", ID: "t1"}
+	create := &a2a.TaskPushNotificationConfig{Tenant: "ten", TaskID: "t1", PushNotificationConfig: a2a.PushNotificationConfig{ID: "p", URL: "https://h.example/",
+		Token: "tok", Authentication: &a2a.AuthenticationInfo{Schemes: []string{"Bearer"}, Credentials: "c"}}}
+	cases = append(cases,
+		struct {
+			name string
+			in   any
+			enc  func() ([]byte, error)
+			dec  func([]byte) (any, error)
+			json func([]byte) (any, error)
+		}{"SubscribeToTaskRequest", sub,
+			func() ([]byte, error) { return pb.AppendSubscribeToTaskRequest(nil, sub) },
+			func(b []byte) (any, error) { p, err := pb.DecodeSubscribeToTaskRequest(b); return &p, err },
+			func(b []byte) (any, error) { p, err := v10.DecodeSubscribeToTaskRequest(b); return &p, err }},
+		struct {
+			name string
+			in   any
+			enc  func() ([]byte, error)
+			dec  func([]byte) (any, error)
+			json func([]byte) (any, error)
+		}{"TaskPushNotificationConfig", create,
+			func() ([]byte, error) { return pb.AppendTaskPushNotificationConfig(nil, create) },
+			func(b []byte) (any, error) { p, err := pb.DecodeTaskPushNotificationConfig(b); return &p, err },
+			func(b []byte) (any, error) { p, err := v10.DecodeTaskPushNotificationConfig(b); return &p, err }},
+	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := c.enc()
@@ -286,6 +312,14 @@ func TestRequestsAgainstProtobufGo(t *testing.T) {
 			}
 			if d := cmp.Diff(c.in, viaGo, numbers); d != "" {
 				t.Errorf("as protobuf-go reads it (-want +got):\n%s", d)
+			}
+			// What an official SDK's client sends: protobuf-go's bytes.
+			fromGo, err := c.dec(fromProtoJSON(t, c.name, toProtoJSON(t, c.name, b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c.in, fromGo, numbers); d != "" {
+				t.Errorf("written by protobuf-go (-want +got):\n%s", d)
 			}
 		})
 	}
@@ -373,14 +407,25 @@ func TestDecodeErrors(t *testing.T) {
 // A part nested in a message's status names its place.
 func TestDecodeErrorPointer(t *testing.T) {
 	task := sampleTask()
-	task.History[1].Parts = append(task.History[1].Parts, a2a.Part{}) // no content
+	task.History[1].Role = "" // written as ROLE_UNSPECIFIED, which is no role
 	b, err := pb.AppendStreamResponse(nil, task)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = pb.UnmarshalStreamResponse(b)
 	var ae *a2a.Error
-	if !errorsAs(err, &ae) || !strings.Contains(string(mustJSON(ae.Data)), `"/task/history/1/parts/1"`) {
+	if !errorsAs(err, &ae) || !strings.Contains(string(mustJSON(ae.Data)), `"/task/history/1/role"`) {
+		t.Fatalf("%v (%v)", err, ae)
+	}
+	// Inside a structured value, the pointer is the JSON form's: keys and
+	// indexes, not the Struct's and Value's own fields.
+	b, err = pb.AppendStreamResponse(nil, &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"a/b": []any{"x", "y"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), "y", "\xff", 1))
+	_, err = pb.UnmarshalStreamResponse(b)
+	if !errorsAs(err, &ae) || !strings.Contains(string(mustJSON(ae.Data)), `"/message/metadata/a~1b/1"`) {
 		t.Fatalf("%v (%v)", err, ae)
 	}
 }
@@ -573,4 +618,101 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The decoders are as strict as the 1.0 JSON codec's, and merge a message
+// field given twice as protobuf does.
+func TestDecodeStrict(t *testing.T) {
+	for name, c := range map[string]struct {
+		b   []byte
+		dec func([]byte) error
+		ptr string
+	}{
+		"an empty message":          {[]byte{0x12, 0x00}, func(b []byte) error { _, err := pb.DecodeSendMessageRequest(b); return err }, "/message/messageId"},
+		"an empty task":             {[]byte{0x0a, 0x00}, func(b []byte) error { _, err := pb.UnmarshalStreamResponse(b); return err }, "/task/id"},
+		"an empty status update":    {[]byte{0x1a, 0x00}, func(b []byte) error { _, err := pb.UnmarshalStreamResponse(b); return err }, "/statusUpdate/taskId"},
+		"an artifact without id":    {[]byte{0x22, 0x05, 0x0a, 0x01, 't', 0x1a, 0x00}, func(b []byte) error { _, err := pb.UnmarshalStreamResponse(b); return err }, "/artifactUpdate/artifact/artifactId"},
+		"two payloads":              {[]byte{0x12, 0x00, 0x12, 0x00}, func(b []byte) error { _, err := pb.UnmarshalStreamResponse(b); return err }, ""},
+		"a push config without url": {[]byte{0x1a, 0x04, 0x12, 0x02, 0x0a, 0x00}, func(b []byte) error { _, err := pb.DecodeSendMessageRequest(append(validMessage(), b...)); return err }, "/configuration/taskPushNotificationConfig/url"},
+		"authentication without scheme": {[]byte{0x1a, 0x12, 0x12, 0x10, 0x22, 0x0c, 'h', 't', 't', 'p', 's', ':', '/', '/', 'h', '.', 'x', '/', 0x32, 0x00},
+			func(b []byte) error { _, err := pb.DecodeSendMessageRequest(append(validMessage(), b...)); return err }, "/configuration/taskPushNotificationConfig/authentication/scheme"},
+		"a part with text and url": {[]byte{0x0a, 0x00, 0x1a, 0x01, 'u'}, func(b []byte) error { _, err := pb.UnmarshalStreamResponse(messageWithPart(b)); return err }, "/message/parts/0"},
+		"an empty url":             {[]byte{0x1a, 0x00}, func(b []byte) error { _, err := pb.UnmarshalStreamResponse(messageWithPart(b)); return err }, "/message/parts/0/url"},
+	} {
+		err := c.dec(c.b)
+		var ae *a2a.Error
+		if !errorsAs(err, &ae) || ae.Code != a2a.CodeInvalidParams {
+			t.Errorf("%s: %v, want InvalidParams", name, err)
+			continue
+		}
+		if c.ptr != "" && !strings.Contains(string(mustJSON(ae.Data)), `"`+c.ptr+`"`) {
+			t.Errorf("%s: data %v does not name %s", name, ae.Data, c.ptr)
+		}
+	}
+	// An unknown field is skipped, whatever its wire type.
+	if p, err := pb.DecodeSubscribeToTaskRequest([]byte{0x12, 0x01, 't', 0x18, 0x01}); err != nil || p.ID != "t" {
+		t.Errorf("unknown field 3: %v %v", p, err)
+	}
+	// A status given twice merges: the state of the first stays.
+	task := []byte{0x0a, 0x01, 't', 0x1a, 0x02, 0x08, 0x02, 0x1a, 0x04, 0x1a, 0x02, 0x08, 0x05}
+	ev, err := pb.UnmarshalStreamResponse(append([]byte{0x0a, byte(len(task))}, task...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := ev.(*a2a.Task).Status; st.State != a2a.TaskStateWorking || st.Timestamp.Unix() != 5 {
+		t.Errorf("merged status: %+v", st)
+	}
+}
+
+// validMessage is a SendMessageRequest holding a valid message.
+func validMessage() []byte {
+	b, _ := pb.AppendSendMessageRequest(nil, &a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("x")}}})
+	return b
+}
+
+// messageWithPart is a StreamResponse holding a message whose one part is
+// the fields part.
+func messageWithPart(part []byte) []byte {
+	m := append([]byte{0x0a, 0x01, 'm', 0x20, 0x01, 0x2a, byte(len(part))}, part...)
+	return append([]byte{0x12, byte(len(m))}, m...)
+}
+
+// Deep structured values and long fields (a length of three bytes) read
+// back, and as protobuf-go reads them.
+func TestDeepAndLong(t *testing.T) {
+	var v any = "leaf"
+	for range 40 {
+		v = map[string]any{"k": []any{v}}
+	}
+	m := &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{
+		{Content: a2a.Data{Value: v}}, a2a.NewTextPart(strings.Repeat("z", 20000))}}
+	b, err := pb.AppendStreamResponse(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pb.UnmarshalStreamResponse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a2a.Event(m), got) { // cmp.Diff takes minutes over forty levels
+		t.Error("the deep message does not read back equal")
+	}
+	if _, err := v10.UnmarshalStreamResponse(toProtoJSON(t, "StreamResponse", b)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEncodeRefusesWhatItCannotRead(t *testing.T) {
+	for name, m := range map[string]*a2a.Message{
+		"a number that is not JSON": {MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("x")}, Metadata: map[string]any{"n": stdjson.Number("0x1p4")}},
+		"a leading plus":            {MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.NewTextPart("x")}, Metadata: map[string]any{"n": stdjson.Number("+1")}},
+	} {
+		if _, err := pb.AppendStreamResponse(nil, m); !errors.Is(err, pb.ErrUnsupportedValue) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	st := &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	if _, err := pb.AppendStreamResponse(nil, st); !errors.Is(err, pb.ErrUnsupportedValue) {
+		t.Errorf("year 10000: %v", err)
+	}
 }
