@@ -423,21 +423,7 @@ func AppendSubscribeToTaskRequest(dst []byte, p *a2a.SubscribeToTaskRequest) ([]
 func DecodeSubscribeToTaskRequest(b []byte) (a2a.SubscribeToTaskRequest, error) {
 	var p a2a.SubscribeToTaskRequest
 	d := decoder{b: b, index: -1}
-	err := d.fields(func(num, wt int) error {
-		var err error
-		switch num {
-		case 1:
-			p.Tenant, err = d.str("tenant", wt)
-		case 2:
-			p.ID, err = d.str("id", wt)
-		default:
-			err = d.skip(wt)
-		}
-		return err
-	})
-	if err == nil && p.ID == "" {
-		err = d.fail("id", "required field missing")
-	}
+	err := d.flat([]flatField{{"tenant", &p.Tenant, false}, {"id", &p.ID, true}})
 	return orZero(p, err)
 }
 
@@ -471,27 +457,7 @@ func AppendPushConfigIDRequest(dst []byte, p *a2a.GetTaskPushNotificationConfigR
 func DecodePushConfigIDRequest(b []byte) (a2a.GetTaskPushNotificationConfigRequest, error) {
 	var p a2a.GetTaskPushNotificationConfigRequest
 	d := decoder{b: b, index: -1}
-	err := d.fields(func(num, wt int) error {
-		var err error
-		switch num {
-		case 1:
-			p.Tenant, err = d.str("tenant", wt)
-		case 2:
-			p.TaskID, err = d.str("taskId", wt)
-		case 3:
-			p.ID, err = d.str("id", wt)
-		default:
-			err = d.skip(wt)
-		}
-		return err
-	})
-	switch {
-	case err != nil:
-	case p.TaskID == "":
-		err = d.fail("taskId", "required field missing")
-	case p.ID == "":
-		err = d.fail("id", "required field missing")
-	}
+	err := d.flat([]flatField{{"tenant", &p.Tenant, false}, {"taskId", &p.TaskID, true}, {"id", &p.ID, true}})
 	return orZero(p, err)
 }
 
@@ -553,15 +519,37 @@ func AppendGetExtendedAgentCardRequest(dst []byte, tenant string) ([]byte, error
 func DecodeGetExtendedAgentCardRequest(b []byte) (string, error) {
 	var tenant string
 	d := decoder{b: b, index: -1}
+	err := d.flat([]flatField{{"tenant", &tenant, false}})
+	return orZero(tenant, err)
+}
+
+// flatField is a string field of a message that has no other kind:
+// field number i+1 in flat's list, its JSON name, where it goes, and
+// whether it is required.
+type flatField struct {
+	name     string
+	to       *string
+	required bool
+}
+
+// flat reads a message whose fields, numbered from 1, are the strings of
+// fields; other fields are skipped, and a required one must not be "".
+func (d *decoder) flat(fields []flatField) error {
 	err := d.fields(func(num, wt int) error {
-		if num != 1 {
+		if num < 1 || num > len(fields) {
 			return d.skip(wt)
 		}
 		var err error
-		tenant, err = d.str("tenant", wt)
+		f := fields[num-1]
+		*f.to, err = d.str(f.name, wt)
 		return err
 	})
-	return orZero(tenant, err)
+	for _, f := range fields {
+		if err == nil && f.required && *f.to == "" {
+			err = d.fail(f.name, "required field missing")
+		}
+	}
+	return err
 }
 
 // appendInt32 appends v as an int32 varint (ten bytes when negative).
