@@ -38,13 +38,13 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 )
 
 require (
 	github.com/a2abridge/a2abridge v0.0.0
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	go.uber.org/zap v1.27.0
+	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12
 	trpc.group/trpc-go/trpc-a2a-go v0.2.5
 )
