@@ -139,125 +139,76 @@ func unary(ctx context.Context, method string, req []byte, resolve Resolver) ([]
 	if err := checkVersion(ctx); err != nil {
 		return nil, err
 	}
-	switch method {
-	case "SendMessage":
-		p, err := pb.DecodeSendMessageRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, p.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		ev, err := h.SendMessage(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendSendMessageResponse(nil, ev)
-	case "GetTask":
-		p, err := pb.DecodeGetTaskRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, p.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		t, err := h.GetTask(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendTask(nil, t)
-	case "ListTasks":
-		p, err := pb.DecodeListTasksRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, p.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		r, err := h.ListTasks(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendListTasksResponse(nil, r, p.IncludeArtifacts)
-	case "CancelTask":
-		p, err := pb.DecodeCancelTaskRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, p.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		t, err := h.CancelTask(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendTask(nil, t)
-	case "CreateTaskPushNotificationConfig":
-		p, err := pb.DecodeTaskPushNotificationConfig(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, p.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		c, err := h.CreateTaskPushNotificationConfig(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendTaskPushNotificationConfig(nil, c)
-	case "GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig":
-		p, err := pb.DecodePushConfigIDRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, p.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		if method == "DeleteTaskPushNotificationConfig" {
-			// google.protobuf.Empty: no bytes.
-			return []byte{}, h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest(p))
-		}
-		c, err := h.GetTaskPushNotificationConfig(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendTaskPushNotificationConfig(nil, c)
-	case "ListTaskPushNotificationConfigs":
-		p, err := pb.DecodeListTaskPushNotificationConfigsRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, p.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		cs, err := h.ListTaskPushNotificationConfigs(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendListTaskPushNotificationConfigsResponse(nil, cs, "")
-	case "GetExtendedAgentCard":
-		tenant, err := pb.DecodeGetExtendedAgentCardRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		h, err := resolve(ctx, tenant)
-		if err != nil {
-			return nil, err
-		}
-		c, err := h.GetExtendedAgentCard(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return pb.AppendAgentCard(nil, c)
+	op, ok := unaryOps[method]
+	if !ok {
+		return nil, a2a.ErrMethodNotFound
 	}
-	return nil, a2a.ErrMethodNotFound
+	return op(ctx, req, resolve)
+}
+
+// unaryOp answers one unary method from its request's bytes.
+type unaryOp func(ctx context.Context, req []byte, resolve Resolver) ([]byte, error)
+
+// op is the unaryOp of a method: decode its request, resolve the handler
+// of the request's tenant, call it, encode its result.
+func op[Req, Res any](decode func([]byte) (Req, error), tenant func(*Req) string,
+	call func(binding.Handler, context.Context, Req) (Res, error), encode func([]byte, Res) ([]byte, error)) unaryOp {
+	return func(ctx context.Context, b []byte, resolve Resolver) ([]byte, error) {
+		req, err := decode(b)
+		if err != nil {
+			return nil, err
+		}
+		h, err := resolve(ctx, tenant(&req))
+		if err != nil {
+			return nil, err
+		}
+		res, err := call(h, ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return encode(nil, res)
+	}
+}
+
+// unaryOps are the unary methods of A2AService.
+var unaryOps = map[string]unaryOp{
+	"SendMessage": op(pb.DecodeSendMessageRequest, func(p *a2a.SendMessageRequest) string { return p.Tenant },
+		binding.Handler.SendMessage, pb.AppendSendMessageResponse),
+	"GetTask": op(pb.DecodeGetTaskRequest, func(p *a2a.GetTaskRequest) string { return p.Tenant },
+		binding.Handler.GetTask, pb.AppendTask),
+	"ListTasks": op(pb.DecodeListTasksRequest, func(p *a2a.ListTasksRequest) string { return p.Tenant },
+		func(h binding.Handler, ctx context.Context, p a2a.ListTasksRequest) (listed, error) {
+			r, err := h.ListTasks(ctx, p)
+			return listed{r, p.IncludeArtifacts}, err
+		},
+		func(dst []byte, l listed) ([]byte, error) { return pb.AppendListTasksResponse(dst, l.r, l.artifacts) }),
+	"CancelTask": op(pb.DecodeCancelTaskRequest, func(p *a2a.CancelTaskRequest) string { return p.Tenant },
+		binding.Handler.CancelTask, pb.AppendTask),
+	"CreateTaskPushNotificationConfig": op(pb.DecodeTaskPushNotificationConfig, func(p *a2a.TaskPushNotificationConfig) string { return p.Tenant },
+		binding.Handler.CreateTaskPushNotificationConfig, pb.AppendTaskPushNotificationConfig),
+	"GetTaskPushNotificationConfig": op(pb.DecodePushConfigIDRequest, func(p *a2a.GetTaskPushNotificationConfigRequest) string { return p.Tenant },
+		binding.Handler.GetTaskPushNotificationConfig, pb.AppendTaskPushNotificationConfig),
+	"DeleteTaskPushNotificationConfig": op(pb.DecodePushConfigIDRequest, func(p *a2a.GetTaskPushNotificationConfigRequest) string { return p.Tenant },
+		func(h binding.Handler, ctx context.Context, p a2a.GetTaskPushNotificationConfigRequest) (struct{}, error) {
+			return struct{}{}, h.DeleteTaskPushNotificationConfig(ctx, a2a.DeleteTaskPushNotificationConfigRequest(p))
+		},
+		func([]byte, struct{}) ([]byte, error) { return []byte{}, nil }), // google.protobuf.Empty: no bytes
+	"ListTaskPushNotificationConfigs": op(pb.DecodeListTaskPushNotificationConfigsRequest, func(p *a2a.ListTaskPushNotificationConfigsRequest) string { return p.Tenant },
+		binding.Handler.ListTaskPushNotificationConfigs,
+		func(dst []byte, cs []a2a.TaskPushNotificationConfig) ([]byte, error) {
+			return pb.AppendListTaskPushNotificationConfigsResponse(dst, cs, "")
+		}),
+	"GetExtendedAgentCard": op(pb.DecodeGetExtendedAgentCardRequest, func(tenant *string) string { return *tenant },
+		func(h binding.Handler, ctx context.Context, _ string) (*a2a.AgentCard, error) {
+			return h.GetExtendedAgentCard(ctx)
+		},
+		pb.AppendAgentCard),
+}
+
+// listed is a ListTasks result with whether its tasks carry artifacts.
+type listed struct {
+	r         *a2a.ListTasksResponse
+	artifacts bool
 }
 
 // streamHandler answers one streaming method: each event a StreamResponse.

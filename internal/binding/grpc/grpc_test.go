@@ -38,6 +38,11 @@ func (s *stub) GetTask(_ context.Context, req a2a.GetTaskRequest) (*a2a.Task, er
 	return nil, a2a.ErrTaskNotFound.WithMessage("task %s not found", req.ID)
 }
 
+func (s *stub) DeleteTaskPushNotificationConfig(_ context.Context, req a2a.DeleteTaskPushNotificationConfigRequest) error {
+	s.tenant = req.Tenant + "/" + req.TaskID + "/" + req.ID
+	return nil
+}
+
 func (s *stub) GetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
 	return nil, errors.New("a database is on fire") // internal: its text must not reach the caller
 }
@@ -105,6 +110,12 @@ func TestUnary(t *testing.T) {
 	}
 	if task, ok := ev.(*a2a.Task); !ok || task.ID != "t1" || len(task.History) != 1 || h.tenant != "echo" {
 		t.Fatalf("%#v (tenant %q)", ev, h.tenant)
+	}
+	// A method answering google.protobuf.Empty.
+	del, _ := pb.AppendPushConfigIDRequest(nil, &a2a.GetTaskPushNotificationConfigRequest{Tenant: "echo", TaskID: "t1", ID: "p1"})
+	b, err = invoke(ctx, conn, "DeleteTaskPushNotificationConfig", del)
+	if err != nil || len(b) != 0 || h.tenant != "echo/t1/p1" {
+		t.Fatalf("delete: %q %v (%q)", b, err, h.tenant)
 	}
 }
 
