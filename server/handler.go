@@ -822,7 +822,11 @@ func (eh *engineHandler) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCa
 		if served == nil {
 			served = edge.ServedVersions
 		}
-		c = cardAt(c, u, served)
+		var grpc *a2a.AgentInterface
+		if gi, ok := ctx.Value(edge.GRPCKey{}).(a2a.AgentInterface); ok {
+			grpc = &gi
+		}
+		c = cardAt(c, u, served, grpc)
 	}
 	c.SecuritySchemes, c.Security, c.SupportsAuthenticatedExtendedCard, c.Capabilities.ExtendedAgentCard = pub.SecuritySchemes, pub.Security, true, true
 	c.Capabilities.PushNotifications, c.Capabilities.Extensions = pub.Capabilities.PushNotifications, pub.Capabilities.Extensions

@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
+	grpcbinding "github.com/a2abridge/a2abridge/internal/binding/grpc"
 	"github.com/a2abridge/a2abridge/internal/binding/rest"
 
 	"github.com/a2abridge/a2abridge/binding"
@@ -141,6 +143,8 @@ type Host struct {
 	// defaultSince is when the agent answering at "/" last became
 	// another one: the default routes' card changed then.
 	defaultSince time.Time
+	// grpc is the gRPC server of EnableGRPC; nil until then.
+	grpc atomic.Pointer[GRPCServer]
 }
 
 // hostedAgent is one agent of a Host: its AgentHandler, the mux of its routes
@@ -149,6 +153,8 @@ type hostedAgent struct {
 	h      *AgentHandler
 	mux    *http.ServeMux
 	routes agentRoutes
+	// grpc is the agent as the gRPC binding serves it.
+	grpc *edge.Agent
 	// added is when the agent was added (whole seconds): its cards'
 	// content is fixed from then on, their Last-Modified.
 	added time.Time
@@ -254,7 +260,8 @@ func (host *Host) Mount(h *AgentHandler, prefix string) http.Handler {
 func (host *Host) routesAt(h *AgentHandler, prefix string) *hostedAgent {
 	mux := http.NewServeMux()
 	added := time.Now().Truncate(time.Second)
-	rpc := host.withAttachBase(h, newJSONRPCHandler(h, host.opts.Transport, func(r *http.Request) string { return host.BaseURL(r) + prefix },
+	place := host.cardPlace(h, prefix)
+	rpc := host.withAttachBase(h, newJSONRPCHandler(h, host.opts.Transport, place,
 		func(w http.ResponseWriter, r *http.Request) { host.serveUnknownAgent(w, r, h.Name()) }))
 	mux.Handle(prefix, rpc)
 	mux.Handle(prefix+"/{$}", rpc) // tolerate a trailing slash
@@ -263,10 +270,9 @@ func (host *Host) routesAt(h *AgentHandler, prefix string) *hostedAgent {
 		card = authenticate(h, host.opts.Transport.Logger, card, edge.WriteError)
 	}
 	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), edge.WriteError)
-	cardURL := func(r *http.Request) string { return host.BaseURL(r) + prefix }
 	agent, eopts := h.bound(host.opts.Transport), host.opts.Transport.edge()
-	rest10 := rest.New(agent, a2a.Version10, eopts, cardURL, host.caching, added)
-	rest03 := rest.New(agent, a2a.Version03, eopts, cardURL, host.caching, added)
+	rest10 := rest.New(agent, a2a.Version10, eopts, place, host.caching, added)
+	rest03 := rest.New(agent, a2a.Version03, eopts, place, host.caching, added)
 	agentRest := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest10))
 	agentRest03 := host.withAttachBase(h, host.restHandler(h, prefix+"/", rest03))
 	mux.Handle(prefix+"/{rest...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -281,7 +287,7 @@ func (host *Host) routesAt(h *AgentHandler, prefix string) *hostedAgent {
 	mux.Handle("GET "+prefix+"/.well-known/agent-card.json", card)
 	mux.Handle("GET "+prefix+"/.well-known/agent.json", card)
 	mux.Handle("GET "+prefix+"/tasks/{id}/events", events)
-	return &hostedAgent{h: h, mux: mux, added: added, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.withAttachBase(h, host.restHandler(h, "/", rest03))}}
+	return &hostedAgent{h: h, mux: mux, added: added, grpc: agent, routes: agentRoutes{rpc: rpc, card: card, events: events, rest03: host.withAttachBase(h, host.restHandler(h, "/", rest03))}}
 }
 
 // Remove unmounts the agent hosted under name and reports whether there
@@ -467,7 +473,16 @@ func (host *Host) defaultAgent() *hostedAgent {
 // ServeHTTP implements http.Handler. A path under /a2a/{name} that names
 // no hosted agent gets HTTP 404 with a JSON body that lists the agents
 // (serveUnknownAgent); other unknown paths get net/http's plain 404.
+//
+// With EnableGRPC, a gRPC request (HTTP/2, Content-Type application/grpc)
+// goes to the GRPCServer.
 func (host *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 2 {
+		if g := host.grpc.Load(); g != nil && grpcbinding.IsGRPC(r) {
+			g.ServeHTTP(w, r)
+			return
+		}
+	}
 	host.mux.ServeHTTP(w, r)
 }
 
@@ -599,12 +614,20 @@ func servedInterfaces(url string, served []string) []a2a.AgentInterface {
 // cardAt is c as served at url by transports serving the versions
 // served: url is the 0.3 url (JSON-RPC), the 0.3 additionalInterfaces
 // list both 0.3 bindings (the main one first, A2A 0.3.0 §5.6.2), and
-// every served interface is listed in supportedInterfaces.
-func cardAt(c a2a.AgentCard, url string, served []string) a2a.AgentCard {
+// every served interface is listed in supportedInterfaces, grpc (when
+// not nil) after the HTTP bindings of A2A 1.0.
+func cardAt(c a2a.AgentCard, url string, served []string, grpc *a2a.AgentInterface) a2a.AgentCard {
 	c.URL = url
 	c.PreferredTransport = a2a.TransportJSONRPC
 	c.AdditionalInterfaces = []a2a.AgentInterface{{URL: url, Transport: a2a.TransportJSONRPC}, {URL: url, Transport: a2a.TransportHTTPJSON}}
 	c.SupportedInterfaces = servedInterfaces(url, served)
+	if grpc != nil {
+		i := 0
+		for i < len(c.SupportedInterfaces) && c.SupportedInterfaces[i].ProtocolVersion == a2a.Version10 {
+			i++
+		}
+		c.SupportedInterfaces = slices.Insert(c.SupportedInterfaces, i, *grpc)
+	}
 	return c
 }
 
@@ -628,7 +651,13 @@ func marshalPublicCard(c *a2a.AgentCard, served []string) ([]byte, error) {
 // a current conditional request (edge.WriteCard).
 func (host *Host) serveCard(w http.ResponseWriter, r *http.Request, h *AgentHandler, prefix string, added time.Time) {
 	served := host.opts.Transport.ProtocolVersions
-	c := cardAt(h.Card(), host.BaseURL(r)+prefix, served)
+	var grpc *a2a.AgentInterface
+	if prefix == "/a2a/"+h.name {
+		if gi, ok := host.grpcInterface(r, h.name); ok {
+			grpc = &gi
+		}
+	}
+	c := cardAt(h.Card(), host.BaseURL(r)+prefix, served, grpc)
 	b, err := marshalPublicCard(&c, served)
 	if s := host.opts.Transport.CardSigner; s != nil && err == nil {
 		b, err = s.sign(b, host.BaseURL(r))

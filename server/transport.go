@@ -148,17 +148,17 @@ func NewJSONRPCHandler(h *AgentHandler, opts TransportOptions) http.Handler {
 	return newJSONRPCHandler(h, opts, nil, nil)
 }
 
-// newJSONRPCHandler is NewJSONRPCHandler with the function that gives the
-// agent's reachable URL for agent/getAuthenticatedExtendedCard (nil: the
-// card's own url) and the one that answers a message to a retired agent
+// newJSONRPCHandler is NewJSONRPCHandler with the function that gives
+// where the agent is reachable, for the extended card (nil: the card's
+// own url and interfaces) and the one that answers a message to a retired agent
 // (nil: retiredAgent). The binding runs after h's authentication, within
 // the request's telemetry Call.
-func newJSONRPCHandler(h *AgentHandler, opts TransportOptions, cardURL func(*http.Request) string, unknown http.HandlerFunc) http.Handler {
+func newJSONRPCHandler(h *AgentHandler, opts TransportOptions, place edge.CardPlace, unknown http.HandlerFunc) http.Handler {
 	opts = opts.withDefaults()
 	if unknown == nil {
 		unknown = func(w http.ResponseWriter, r *http.Request) { retiredAgent(w, r, h.Name()) }
 	}
-	t := jsonrpc.New(h.bound(opts), h.ownMethods(), opts.edge(), cardURL, unknown)
+	t := jsonrpc.New(h.bound(opts), h.ownMethods(), opts.edge(), place, unknown)
 	return instrument(h, "JSONRPC", authenticateReq(h, opts.Logger, t, writeErrorReq))
 }
 

@@ -96,6 +96,12 @@ func FromRequest(ctx context.Context, r *http.Request) (context.Context, *Call, 
 	if len(v1) == 0 && len(v03) == 0 {
 		return ctx, nil, nil
 	}
+	return FromValues(ctx, v1, v03)
+}
+
+// FromValues is FromRequest of the values of the two headers (or of the
+// gRPC metadata keys a2a-extensions and x-a2a-extensions).
+func FromValues(ctx context.Context, v1, v03 []string) (context.Context, *Call, *a2a.Error) {
 	c := &Call{}
 	n := 0
 	for _, vs := range [][]string{v1, v03} {
@@ -121,16 +127,22 @@ func FromRequest(ctx context.Context, r *http.Request) (context.Context, *Call, 
 	return context.WithValue(ctx, key{}, c), c, nil
 }
 
+// Applied is the comma-separated list of the extensions applied so far,
+// "" when none was (or for a nil Call).
+func (c *Call) Applied() string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.applied, ",")
+}
+
 // WriteHeader sets the response header that lists the extensions applied
 // so far (Header for an A2A 1.0 request, Header03 for 0.3), unless none
 // was.
 func (c *Call) WriteHeader(w http.ResponseWriter, version string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	v := strings.Join(c.applied, ",")
-	c.mu.Unlock()
+	v := c.Applied()
 	if v == "" {
 		return
 	}

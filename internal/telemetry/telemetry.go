@@ -467,9 +467,12 @@ func (c *Call) Finish() {
 	case canceled:
 		outcome = "canceled"
 	}
-	system := "jsonrpc"
-	if c.binding != "JSONRPC" {
-		system = "http"
+	system := "http" // rpc.system of HTTP+JSON
+	switch c.binding {
+	case "JSONRPC":
+		system = "jsonrpc"
+	case "GRPC":
+		system = "grpc"
 	}
 	if span != nil {
 		attrs := []attribute.KeyValue{KeyMethod.String(method), KeySystem.String(system), KeyOutcome.String(outcome),

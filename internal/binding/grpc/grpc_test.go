@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/binding"
+	"github.com/a2abridge/a2abridge/internal/binding/edge"
 	a2agrpc "github.com/a2abridge/a2abridge/internal/binding/grpc"
 	"github.com/a2abridge/a2abridge/internal/wire/pb"
 )
@@ -65,17 +66,35 @@ func (s *stub) SubscribeToTask(_ context.Context, req a2a.SubscribeToTaskRequest
 
 // serve starts the binding on a loopback listener and returns a client
 // connection speaking its codec.
-func serve(t *testing.T, resolve a2agrpc.Resolver) *gogrpc.ClientConn {
+func serve(t *testing.T, resolve func(tenant string) (binding.Handler, error)) *gogrpc.ClientConn {
+	t.Helper()
+	return serveTargets(t, func(r *a2agrpc.Request) (a2agrpc.Target, error) {
+		h, err := resolve(r.Tenant)
+		if err != nil {
+			return a2agrpc.Target{}, err
+		}
+		return a2agrpc.Target{Agent: &edge.Agent{Handler: h, Name: "stub"}, Tenant: r.Tenant}, nil
+	})
+}
+
+// serveTargets starts a Server over resolve and returns a client
+// connection to it.
+func serveTargets(t *testing.T, resolve a2agrpc.Resolver) *gogrpc.ClientConn {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := gogrpc.NewServer(a2agrpc.ServerOptions()...)
-	a2agrpc.Register(s, resolve)
+	s := a2agrpc.NewServer(a2agrpc.Options{Resolve: resolve})
 	go func() { _ = s.Serve(ln) }()
 	t.Cleanup(s.Stop)
-	conn, err := gogrpc.NewClient(ln.Addr().String(), gogrpc.WithTransportCredentials(insecure.NewCredentials()),
+	return dial(t, ln.Addr().String())
+}
+
+// dial returns a client connection to addr speaking the binding's codec.
+func dial(t *testing.T, addr string) *gogrpc.ClientConn {
+	t.Helper()
+	conn, err := gogrpc.NewClient(addr, gogrpc.WithTransportCredentials(insecure.NewCredentials()),
 		gogrpc.WithDefaultCallOptions(gogrpc.ForceCodecV2(a2agrpc.Codec{})))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +111,7 @@ func invoke(ctx context.Context, conn *gogrpc.ClientConn, method string, req []b
 
 func TestUnary(t *testing.T) {
 	h := &stub{}
-	conn := serve(t, func(_ context.Context, tenant string) (binding.Handler, error) {
+	conn := serve(t, func(tenant string) (binding.Handler, error) {
 		h.tenant = tenant
 		return h, nil
 	})
@@ -120,7 +139,7 @@ func TestUnary(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	conn := serve(t, func(_ context.Context, tenant string) (binding.Handler, error) {
+	conn := serve(t, func(tenant string) (binding.Handler, error) {
 		if tenant == "nobody" {
 			return nil, a2a.ErrTaskNotFound.WithMessage("no agent %q", tenant)
 		}
@@ -169,7 +188,7 @@ func TestErrors(t *testing.T) {
 
 func TestStream(t *testing.T) {
 	h := &stub{}
-	conn := serve(t, func(context.Context, string) (binding.Handler, error) { return h, nil })
+	conn := serve(t, func(string) (binding.Handler, error) { return h, nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	desc := &gogrpc.StreamDesc{StreamName: "SendStreamingMessage", ServerStreams: true}

@@ -29,19 +29,19 @@ const maxBatchConcurrency = 8
 // other HTTP methods get 405. The method names which version a request
 // speaks, and the A2A-Version it names must be that one. methods are the
 // agent's JSON-RPC methods of its own, served beside the A2A methods
-// (their names never an A2A method's). cardURL, if not nil, gives the
+// (their names never an A2A method's). place, if not nil, gives the
 // agent's URL as the client reached it, for the extended card; unknown
 // answers a message to a retired agent (Agent.Retired). Authentication
 // and telemetry wrap the binding; they are not its job.
-func New(a *edge.Agent, methods map[string]Method, opts edge.Options, cardURL func(*http.Request) string, unknown http.HandlerFunc) http.Handler {
-	return &jsonrpcTransport{a: a, methods: methods, opts: opts, cardURL: cardURL, unknown: unknown}
+func New(a *edge.Agent, methods map[string]Method, opts edge.Options, place edge.CardPlace, unknown http.HandlerFunc) http.Handler {
+	return &jsonrpcTransport{a: a, methods: methods, opts: opts, place: place, unknown: unknown}
 }
 
 type jsonrpcTransport struct {
 	a       *edge.Agent // the agent served
 	methods map[string]Method
 	opts    edge.Options
-	cardURL func(*http.Request) string
+	place   edge.CardPlace
 	// unknown answers a message to a retired agent.
 	unknown http.HandlerFunc
 }
@@ -140,11 +140,10 @@ func (t *jsonrpcTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx = t.a.Begin(ctx, method, "", "", params)
 	}
-	if t.cardURL != nil && (batch || items[0].Method == binding.MethodGetExtendedCard || items[0].Method == binding.Method10GetExtendedCard) {
+	if t.place != nil && (batch || items[0].Method == binding.MethodGetExtendedCard || items[0].Method == binding.Method10GetExtendedCard) {
 		// The extended card's url, like the public card's, is the address
 		// the client reached; worked out only for the request that needs it.
-		ctx = context.WithValue(ctx, edge.CardURLKey{}, t.cardURL(r))
-		ctx = context.WithValue(ctx, edge.ServedKey{}, t.opts.ProtocolVersions)
+		ctx = t.place(ctx, r)
 	}
 	if !batch {
 		it := &items[0]

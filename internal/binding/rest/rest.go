@@ -36,10 +36,10 @@ import (
 // and a google.rpc.ErrorInfo detail (§11.6); errors of a stream that has
 // begun are its last SSE event.
 type Binding struct {
-	a       *edge.Agent // the agent served
-	opts    edge.Options
-	cardURL func(*http.Request) string
-	codec   *restCodec
+	a     *edge.Agent // the agent served
+	opts  edge.Options
+	place edge.CardPlace
+	codec *restCodec
 	// caching and cardModified are the HTTP caching of the extended card
 	// (edge.WriteCard): its Cache-Control and Vary, and its Last-Modified.
 	caching      edge.CardCaching
@@ -47,13 +47,13 @@ type Binding struct {
 }
 
 // New returns the HTTP+JSON binding of agent a for A2A version (a2a.Version10,
-// §11; a2a.Version03, the 0.3 binding below /v1). cardURL, if not nil,
+// §11; a2a.Version03, the 0.3 binding below /v1). place, if not nil,
 // gives the agent's URL as the client reached it, for the extended card,
 // which is served with caching and last-modified time cardModified.
 // Authentication, telemetry and the answer of a retired agent wrap the
 // binding: the caller routes a request (Route), then calls Serve.
-func New(a *edge.Agent, version string, opts edge.Options, cardURL func(*http.Request) string, caching edge.CardCaching, cardModified time.Time) *Binding {
-	t := &Binding{a: a, opts: opts, cardURL: cardURL, codec: &restCodec10, caching: caching, cardModified: cardModified}
+func New(a *edge.Agent, version string, opts edge.Options, place edge.CardPlace, caching edge.CardCaching, cardModified time.Time) *Binding {
+	t := &Binding{a: a, opts: opts, place: place, codec: &restCodec10, caching: caching, cardModified: cardModified}
 	if version == a2a.Version03 {
 		t.codec = &restCodec03
 	}
@@ -456,9 +456,8 @@ func (t *Binding) call(ctx context.Context, r *http.Request, rt Route, body []by
 		}
 		return []byte("{}"), nil
 	case binding.Method10GetExtendedCard:
-		if t.cardURL != nil {
-			ctx = context.WithValue(ctx, edge.CardURLKey{}, t.cardURL(r))
-			ctx = context.WithValue(ctx, edge.ServedKey{}, t.opts.ProtocolVersions)
+		if t.place != nil {
+			ctx = t.place(ctx, r)
 		}
 		card, err := h.GetExtendedAgentCard(ctx)
 		if err != nil && c.version == a2a.Version03 {
