@@ -86,6 +86,8 @@ type Config struct {
 	CardSigning *CardSigningConfig `yaml:"card_signing"`
 	// Telemetry exports traces and metrics.
 	Telemetry TelemetryConfig `yaml:"telemetry"`
+	// GRPC configures the gRPC binding (on by default).
+	GRPC GRPCConfig `yaml:"grpc"`
 	// Auth applies to every agent without an auth block of its own; nil:
 	// no authentication.
 	Auth *AuthConfig `yaml:"auth"`

@@ -55,6 +55,13 @@ type Gateway struct {
 	eng    *server.Engine
 	host   *server.Host
 	ln     net.Listener
+	// httpLn is what the HTTP server accepts from: ln, or with gRPC on,
+	// ln's connections that are not cleartext HTTP/2 (grpcMain's).
+	httpLn, grpcMain net.Listener
+	// grpc serves the gRPC binding (nil: off), on grpcMain and on grpcLn,
+	// the listener of grpc.addr (nil: none).
+	grpc   *server.GRPCServer
+	grpcLn net.Listener
 	// listener is Options.Listener (nil: New listens on cfg.addr).
 	listener net.Listener
 	srv      *http.Server
@@ -72,9 +79,11 @@ type Gateway struct {
 // ("1.0", "0.3.0"), in order of preference.
 func ProtocolVersions() []string { return []string{a2a.Version10, a2a.ProtocolVersion} }
 
-// Bindings are the A2A protocol bindings a gateway serves ("JSONRPC",
-// "HTTP+JSON"; A2A 1.0 §5).
-func Bindings() []string { return []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON} }
+// Bindings are the A2A protocol bindings a gateway can serve ("JSONRPC",
+// "HTTP+JSON", "GRPC"; A2A 1.0 §5); gRPC unless the config turns it off.
+func Bindings() []string {
+	return []string{a2a.TransportJSONRPC, a2a.TransportHTTPJSON, a2a.TransportGRPC}
+}
 
 // New checks cfg with opts.Overrides, builds every agent, opens the store,
 // listens on the configured address and mounts every route: the agents
@@ -158,8 +167,26 @@ func (g *Gateway) finish() {
 func (g *Gateway) Handler() http.Handler { return g.srv.Handler }
 
 // Addr is the address the gateway listens on (the port chosen when the
-// configured one was 0).
+// configured one was 0): HTTP, and gRPC too unless it is off.
 func (g *Gateway) Addr() net.Addr { return g.ln.Addr() }
+
+// ServedBindings are the protocol bindings the gateway serves (Bindings,
+// without GRPC when the config turns it off).
+func (g *Gateway) ServedBindings() []string {
+	if g.grpc == nil {
+		return Bindings()[:2]
+	}
+	return Bindings()
+}
+
+// GRPCAddr is the address of the gRPC listener of grpc.addr
+// (--grpc-addr); nil when there is none.
+func (g *Gateway) GRPCAddr() net.Addr {
+	if g.grpcLn == nil {
+		return nil
+	}
+	return g.grpcLn.Addr()
+}
 
 // URL is the base URL written into agent cards: the Config's public_url,
 // else http://ADDR of the listener.
@@ -185,7 +212,18 @@ func (g *Gateway) Agents() []string {
 // serving fails otherwise, Run closes the gateway and returns that error.
 func (g *Gateway) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
-	go func() { errc <- g.srv.Serve(g.ln) }()
+	go func() { errc <- g.srv.Serve(g.httpLn) }()
+	if g.grpc != nil {
+		for _, ln := range []net.Listener{g.grpcMain, g.grpcLn} {
+			if ln != nil {
+				go func() {
+					if err := g.grpc.Serve(ln); err != nil {
+						g.log.Error("gRPC serving failed", "addr", ln.Addr().String(), "err", err)
+					}
+				}()
+			}
+		}
+	}
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
@@ -229,6 +267,9 @@ func (g *Gateway) Close() error {
 	cancel()
 	g.once.Do(func() {
 		_ = g.srv.Close()
+		if g.grpc != nil {
+			g.grpc.Stop()
+		}
 		g.err = g.shutdown(ctx, 0)
 		close(g.done)
 	})
@@ -248,6 +289,15 @@ func (g *Gateway) shutdown(ctx context.Context, grace time.Duration) error {
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- g.srv.Shutdown(sctx) }()
+	grpcDone := make(chan struct{})
+	go func() {
+		defer close(grpcDone)
+		if g.grpc != nil {
+			// Its streams end with their tasks (the engine's shutdown below).
+			g.grpc.GracefulStop(sctx)
+		}
+	}()
+	defer func() { <-grpcDone }()
 	gctx, cancelGrace := context.WithTimeout(ctx, grace)
 	defer cancelGrace()
 	g.closePairs() // their waiting executions end at once
@@ -440,11 +490,34 @@ func (g *Gateway) start(parent context.Context) error {
 	}
 	g.srv = newHTTPServer(host, log, serveHeaderTimeout, cfg.bodyTimeout)
 	g.host = host
+	g.httpLn = ln
+	grpcAt := ""
+	if gs := cfg.grpc; gs != nil {
+		opts := gs.opts
+		if gs.addr != "" {
+			gln, err := net.Listen("tcp", gs.addr)
+			if err != nil {
+				return fmt.Errorf("gRPC listener: %w", err)
+			}
+			g.grpcLn = gln
+			g.closers = append(g.closers, func() { gln.Close() })
+			if opts.PublicAddr == "" {
+				opts.Port = gln.Addr().(*net.TCPAddr).Port
+			}
+			grpcAt = gln.Addr().String()
+		}
+		g.grpc = host.EnableGRPC(opts)
+		g.grpcMain, g.httpLn = server.SplitListener(ln, serveHeaderTimeout)
+	}
 	keep := "forever"
 	if cfg.retention > 0 {
 		keep = cfg.retention.String()
 	}
-	log.Info("a2abridge serving", "addr", ln.Addr().String(), "a2a", strings.Join(ProtocolVersions(), ", "), "bindings", strings.Join(Bindings(), ", "), "default", cfg.def, "card", base+"/.well-known/agent-card.json", "retain_finished", keep)
+	bindings := Bindings()
+	if cfg.grpc == nil {
+		bindings = bindings[:2]
+	}
+	log.Info("a2abridge serving", "addr", ln.Addr().String(), "grpc_addr", grpcAt, "a2a", strings.Join(ProtocolVersions(), ", "), "bindings", strings.Join(bindings, ", "), "default", cfg.def, "card", base+"/.well-known/agent-card.json", "retain_finished", keep)
 	return nil
 }
 

@@ -89,6 +89,14 @@ type Overrides struct {
 	AuthTokens []string
 	// Push turns push notifications on (--push).
 	Push *bool
+	// GRPC serves the gRPC binding (--grpc; unset: the config's
+	// grpc.enabled, else true).
+	GRPC *bool
+	// GRPCAddr is a listen address for gRPC alone (--grpc-addr).
+	GRPCAddr *string
+	// GRPCPublicAddr is the gRPC target written into cards
+	// (--grpc-public-addr).
+	GRPCPublicAddr *string
 	// PushAllow are webhook targets allowed although private or
 	// loopback; non-empty implies Push (--push-allow).
 	PushAllow []string
@@ -554,7 +562,11 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 	if ov.KeepAlive != nil {
 		keepAlive = *ov.KeepAlive
 	}
-	cfg = &serveConfig{adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
+	grpc, err := resolveGRPC(file.GRPC, ov, pre, addr, maxBody)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	cfg = &serveConfig{grpc: grpc, adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 		admin: admin, authFor: authFor,
 		shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
 		cardSigning: cardSigning, cardMaxAge: cardMaxAge, protocols: protocols, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, runner: runner, telemetry: tel,
@@ -713,6 +725,8 @@ type serveConfig struct {
 	// runner: the replica's id (server.EngineOptions.Runner); "" when not
 	// a replica (the engine picks one).
 	runner string
+	// grpc is the gRPC binding's settings (nil: off).
+	grpc *grpcSettings
 }
 
 type pushConfig struct {

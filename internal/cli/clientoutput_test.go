@@ -144,7 +144,7 @@ func TestVersion(t *testing.T) {
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}}}, true
 	}
 	out, _, code := run(t, "", "version")
-	for _, want := range []string{"a2abridge v1.2.3\n", "commit    0123456789abcdef (modified)", "committed 2026-01-02T03:04:05Z", "go        go1.99.1 ", "\n  A2A       1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE streaming\n"} {
+	for _, want := range []string{"a2abridge v1.2.3\n", "commit    0123456789abcdef (modified)", "committed 2026-01-02T03:04:05Z", "go        go1.99.1 ", "\n  A2A       1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE streaming; A2A 1.0 over gRPC\n"} {
 		if code != ExitOK || !strings.Contains(out, want) {
 			t.Errorf("version: %d %q lacks %q", code, out, want)
 		}
@@ -156,7 +156,7 @@ func TestVersion(t *testing.T) {
 	js, _, _ := run(t, "", "version", "--json")
 	var v versionInfo
 	if err := json.Unmarshal([]byte(js), &v); err != nil || v.Version != "v1.2.3" || v.Commit != "0123456789abcdef" || !v.Modified ||
-		v.Go != "go1.99.1" || !slices.Equal(v.ProtocolVersions, []string{"1.0", "0.3.0"}) || !slices.Equal(v.Bindings, []string{"JSONRPC", "HTTP+JSON"}) {
+		v.Go != "go1.99.1" || !slices.Equal(v.ProtocolVersions, []string{"1.0", "0.3.0"}) || !slices.Equal(v.Bindings, []string{"JSONRPC", "HTTP+JSON", "GRPC"}) {
 		t.Errorf("version --json: %s (%v)", js, err)
 	}
 	readBuildInfo = func() (*debug.BuildInfo, bool) { return nil, false }
@@ -181,11 +181,11 @@ func TestNamesVersionsAndBindings(t *testing.T) {
 	addr := freeAddr(t)
 	p := runInProcess(t, "serve", "--memory", "--addr", addr)
 	banner := waitLines(t, p.Stdout, "listening on", 1, 10*time.Second)[0]
-	if want := "a2abridge listening on http://" + addr + " (A2A 1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE streaming; default agent"; !strings.HasPrefix(banner, want) {
+	if want := "a2abridge listening on http://" + addr + " (A2A 1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE streaming; A2A 1.0 over gRPC at " + addr + "; default agent"; !strings.HasPrefix(banner, want) {
 		t.Errorf("banner %q, want it to start with %q", banner, want)
 	}
 	logged := waitLines(t, p.Stderr, "a2abridge serving", 1, 10*time.Second)[0]
-	if !strings.Contains(logged, `a2a="1.0, 0.3.0"`) || !strings.Contains(logged, `bindings="JSONRPC, HTTP+JSON"`) {
+	if !strings.Contains(logged, `a2a="1.0, 0.3.0"`) || !strings.Contains(logged, `bindings="JSONRPC, HTTP+JSON, GRPC"`) {
 		t.Errorf("startup log %q lacks the versions and bindings", logged)
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/gateway"
 	"github.com/a2abridge/a2abridge/server"
 )
@@ -36,7 +39,10 @@ the conversations block, see a2abridge scenario).
 
 Each agent answers at POST /a2a/{name} with its card at
 GET /a2a/{name}/.well-known/agent-card.json; the default agent also answers at
-POST / and GET /.well-known/agent-card.json. Tasks are kept in SQLite under
+POST / and GET /.well-known/agent-card.json. The same port serves A2A 1.0 over
+gRPC (lf.a2a.v1.A2AService, cleartext HTTP/2; a request's tenant names its
+agent, as the GRPC interface of each card says; --grpc-addr adds a port for
+gRPC alone, --grpc=false turns it off). Tasks are kept in SQLite under
 --data (durable across restarts and kill -9) unless --memory is given; a
 second serve on the same --data refuses to start (exit 1) while the first runs.
 --postgres DSN keeps them in PostgreSQL instead (the config file's
@@ -101,7 +107,15 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				defer stop()
 			}
-			fmt.Fprintf(stdout, "a2abridge listening on http://%s (%s; default agent %q; agents: ", g.Addr(), protocolsText(), g.DefaultAgent())
+			served := "A2A " + strings.Join(gateway.ProtocolVersions(), " and ") + " over JSON-RPC and HTTP+JSON, SSE streaming"
+			if slices.Contains(g.ServedBindings(), a2a.TransportGRPC) {
+				at := g.Addr().String()
+				if a := g.GRPCAddr(); a != nil {
+					at += " and " + a.String()
+				}
+				served += "; A2A 1.0 over gRPC at " + at
+			}
+			fmt.Fprintf(stdout, "a2abridge listening on http://%s (%s; default agent %q; agents: ", g.Addr(), served, g.DefaultAgent())
 			for i, a := range g.Agents() {
 				if i > 0 {
 					fmt.Fprint(stdout, ", ")
@@ -134,6 +148,9 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	flag(f, &given, f.DurationVar, &ov.CardMaxAge, "card-max-age", server.DefaultCardMaxAge, "how long clients and caches may reuse an agent card without asking again (Cache-Control max-age; 0: revalidate every time)")
 	f.StringSliceVar(&protocols, "protocols", []string{"1.0", "0.3"}, "A2A versions served: 1.0, 0.3 or both (comma-separated); requests of another get VersionNotSupportedError, and with 1.0 alone the card is a strict A2A 1.0 AgentCard")
 	flag(f, &given, f.DurationVar, &ov.KeepAlive, "keep-alive", server.DefaultKeepAlive, "SSE keep-alive comment interval")
+	flag(f, &given, f.BoolVar, &ov.GRPC, "grpc", true, "serve the gRPC binding of A2A 1.0 on --addr (cleartext HTTP/2 beside HTTP/1.1); a request's tenant names its agent")
+	flag(f, &given, f.StringVar, &ov.GRPCAddr, "grpc-addr", "", "also serve gRPC alone on this HOST:PORT; cards then name its port")
+	flag(f, &given, f.StringVar, &ov.GRPCPublicAddr, "grpc-public-addr", "", "gRPC target written into agent cards, HOST:PORT (default: the cards' host with the gRPC port)")
 	f.StringArrayVar(&ov.AuthTokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	flag(f, &given, f.BoolVar, &ov.Push, "push", false, "enable push notifications (signed with keys kept under --data)")
 	f.StringArrayVar(&ov.PushAllow, "push-allow", nil, "webhook targets allowed although private or loopback: CIDR, IP[:PORT], HOST[:PORT] or *.DOMAIN (repeatable; implies --push)")

@@ -39,7 +39,7 @@ type versionInfo struct {
 // serve banner: "A2A 1.0 and 0.3.0 over JSON-RPC and HTTP+JSON, SSE
 // streaming".
 func protocolsText() string {
-	return "A2A " + strings.Join(gateway.ProtocolVersions(), " and ") + " over JSON-RPC and HTTP+JSON, SSE streaming"
+	return "A2A " + strings.Join(gateway.ProtocolVersions(), " and ") + " over JSON-RPC and HTTP+JSON, SSE streaming; A2A 1.0 over gRPC"
 }
 
 func buildVersion() versionInfo {

@@ -41,6 +41,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2agrpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	gogrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/a2abridge/a2abridge/internal/testutil"
 )
@@ -64,6 +67,17 @@ type v1Target struct {
 	kind v1Kind
 	base string // http://127.0.0.1:PORT
 	skip string // why the target is skipped, if it is
+	// grpc: the target serves the gRPC binding too, which the scenario
+	// then runs over as well.
+	grpc bool
+}
+
+// bindings are the bindings the scenario runs over against tg.
+func (tg *v1Target) bindings() []a2a.TransportProtocol {
+	if tg.grpc {
+		return append(slices.Clip(v1Bindings), a2a.TransportProtocolGRPC)
+	}
+	return v1Bindings
 }
 
 // v1Quirks are the measured departures of a server (as seen by this client)
@@ -172,8 +186,9 @@ func v1BindingName(b a2a.TransportProtocol) string {
 }
 
 // TestV1Client runs the A2A 1.0 scenario with the a2a-go v2 client against
-// every target, over JSON-RPC and over HTTP+JSON:
-// TestV1Client/{a2abridge,a2abridge-replicas,peer-a2agov2,peer-js-v1}/{JSONRPC,REST}/{Card,…}.
+// every target, over JSON-RPC and over HTTP+JSON, and over gRPC (its
+// a2agrpc/v1 transport) where the target serves it:
+// TestV1Client/{a2abridge,a2abridge-replicas,peer-a2agov2,peer-js-v1}/{JSONRPC,REST,GRPC}/{Card,…}.
 func TestV1Client(t *testing.T) {
 	targets := []*v1Target{v1StartOurs(t), v1StartOursReplicas(t), v1StartGoPeer(t, false), v1StartJSPeer(t)}
 	scenarios := []struct {
@@ -196,7 +211,7 @@ func TestV1Client(t *testing.T) {
 			if tg.skip != "" {
 				skipOrFail(t, tg.skip)
 			}
-			for _, b := range v1Bindings {
+			for _, b := range tg.bindings() {
 				t.Run(v1BindingName(b), func(t *testing.T) {
 					t.Parallel()
 					for _, sc := range scenarios {
@@ -249,7 +264,7 @@ func TestV1ClientCompatPeer(t *testing.T) {
 // ---------------------------------------------------------------- targets
 
 func v1StartOurs(t *testing.T) *v1Target {
-	tg := &v1Target{name: "a2abridge", kind: v1Ours}
+	tg := &v1Target{name: "a2abridge", kind: v1Ours, grpc: true}
 	tg.base = startServer(t, "--memory", "--push-allow", "127.0.0.0/8").base
 	return tg
 }
@@ -492,9 +507,14 @@ func (e *v1Env) clientFromCard(t *testing.T, ctx context.Context, card *a2a.Agen
 		t.Fatalf("%s card has no %s 1.0 interface: %s", card.Name, e.binding, v1Ifaces(card))
 	}
 	obs := &v1Observer{}
-	c, err := a2aclient.NewFromCard(ctx, card,
-		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{e.binding}}),
-		a2aclient.WithCallInterceptors(obs))
+	opts := []a2aclient.FactoryOption{a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{e.binding}}),
+		a2aclient.WithCallInterceptors(obs)}
+	if e.binding == a2a.TransportProtocolGRPC {
+		// The gRPC transport is not in the default factory; it needs
+		// credentials, here cleartext's.
+		opts = append(opts, a2agrpcv1.WithGRPCTransport(gogrpc.WithTransportCredentials(insecure.NewCredentials())))
+	}
+	c, err := a2aclient.NewFromCard(ctx, card, opts...)
 	if err != nil {
 		t.Fatalf("client for %s: %v", card.Name, err)
 	}
@@ -932,7 +952,9 @@ func v1List(t *testing.T, e *v1Env) {
 		if task.Status.State != a2a.TaskStateCompleted || task.ContextID != t1.ContextID {
 			t.Errorf("listed task %s: %s in %s", task.ID, task.Status.State, task.ContextID)
 		}
-		if task.Artifacts != nil {
+		// Over gRPC no artifact and an empty list are one encoding, which
+		// a2a-go decodes as an empty slice.
+		if len(task.Artifacts) > 0 || task.Artifacts != nil && e.binding != a2a.TransportProtocolGRPC {
 			t.Errorf("listed task %s has artifacts without includeArtifacts", task.ID)
 		}
 	}

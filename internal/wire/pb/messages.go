@@ -352,7 +352,9 @@ func DecodeListTasksRequest(b []byte) (a2a.ListTasksRequest, error) {
 			}
 		case 4:
 			var n int
-			if n, err = d.int32("pageSize", wt); err == nil {
+			if n, err = d.int32("pageSize", wt); err == nil && n != 0 {
+				// 0 is unspecified: a2a-go v2's client (v2.4.0) sets
+				// page_size on every request, 0 when its caller named none.
 				if n < 1 || n > a2a.ListTasksMaxPageSize {
 					err = d.fail("pageSize", "pageSize must be between 1 and 100")
 				}

@@ -385,7 +385,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"id as varint", []byte{0x10, 0x01}, func(b []byte) error { _, err := pb.DecodeGetTaskRequest(b); return err }, "/id"},
 		{"bad UTF-8", []byte{0x12, 0x01, 0xff}, func(b []byte) error { _, err := pb.DecodeGetTaskRequest(b); return err }, "/id"},
 		{"negative history", []byte{0x12, 0x01, 'x', 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, func(b []byte) error { _, err := pb.DecodeGetTaskRequest(b); return err }, "/historyLength"},
-		{"page size 0", []byte{0x20, 0x00}, func(b []byte) error { _, err := pb.DecodeListTasksRequest(b); return err }, "/pageSize"},
+		{"page size 101", []byte{0x20, 0x65}, func(b []byte) error { _, err := pb.DecodeListTasksRequest(b); return err }, "/pageSize"},
 		{"unknown state", []byte{0x18, 0x09}, func(b []byte) error { _, err := pb.DecodeListTasksRequest(b); return err }, "/status"},
 		{"tag 0", []byte{0x00}, func(b []byte) error { _, err := pb.DecodeCancelTaskRequest(b); return err }, ""},
 		{"group", []byte{0x0b}, func(b []byte) error { _, err := pb.DecodeCancelTaskRequest(b); return err }, ""},

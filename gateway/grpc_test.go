@@ -1,0 +1,127 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	gogrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/a2abridge/a2abridge/internal/testutil"
+)
+
+// Bad grpc settings are startup errors naming the key or flag.
+func TestGRPCConfigErrors(t *testing.T) {
+	size := func(n int64) *ByteSize { b := ByteSize(n); return &b }
+	dur := func(d time.Duration) *Duration { v := Duration(d); return &v }
+	n := func(i int) *int { return &i }
+	str := func(s string) *string { return &s }
+	for _, c := range []struct {
+		grpc GRPCConfig
+		ov   Overrides
+		want string
+	}{
+		{GRPCConfig{Addr: "8081"}, Overrides{}, `grpc.addr "8081": want HOST:PORT`},
+		{GRPCConfig{}, Overrides{GRPCAddr: str("nowhere")}, `--grpc-addr "nowhere": want HOST:PORT`},
+		{GRPCConfig{PublicAddr: "grpc://a2a.example.com:443"}, Overrides{}, `grpc.public_addr "grpc://a2a.example.com:443": want the HOST:PORT`},
+		{GRPCConfig{}, Overrides{GRPCPublicAddr: str("a2a.example.com:0")}, `--grpc-public-addr "a2a.example.com:0"`},
+		{GRPCConfig{MaxMessageSize: size(10)}, Overrides{}, "grpc.max_message_size 10: want 1KiB to 1GiB"},
+		{GRPCConfig{KeepAlive: dur(time.Second)}, Overrides{}, "grpc.keepalive 1s: want 10s to 24h"},
+		{GRPCConfig{KeepAliveTimeout: dur(time.Hour)}, Overrides{}, "grpc.keepalive_timeout 1h0m0s: want 1s to 10m"},
+		{GRPCConfig{MaxConcurrentStreams: n(0)}, Overrides{}, "grpc.max_concurrent_streams 0: want 1 to 100000"},
+	} {
+		addr := "127.0.0.1:0"
+		ov := c.ov
+		ov.Addr = &addr
+		_, err := New(context.Background(), &Config{Memory: true, GRPC: c.grpc}, Options{Overrides: &ov})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v %+v: %v, want a *ConfigError with %q", c.grpc, c.ov, err, c.want)
+		}
+	}
+	addr := "127.0.0.1:8089"
+	_, err := New(context.Background(), &Config{Memory: true}, Options{Overrides: &Overrides{Addr: &addr, GRPCAddr: &addr}})
+	if err == nil || !strings.Contains(err.Error(), "is the HTTP listen address") {
+		t.Errorf("--grpc-addr equal to --addr: %v", err)
+	}
+}
+
+// grpcInterfaceOf is the GRPC interface of an agent's card, nil when it
+// lists none.
+func grpcInterfaceOf(t *testing.T, cardURL string) map[string]string {
+	t.Helper()
+	_, body := testutil.Get(t, cardURL)
+	var card struct {
+		SupportedInterfaces []map[string]string `json:"supportedInterfaces"`
+	}
+	if err := json.Unmarshal(body, &card); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range card.SupportedInterfaces {
+		if i["protocolBinding"] == "GRPC" {
+			return i
+		}
+	}
+	return nil
+}
+
+func healthy(t *testing.T, addr string) error {
+	t.Helper()
+	conn, err := gogrpc.NewClient(addr, gogrpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "lf.a2a.v1.A2AService"})
+	if err == nil && res.Status != healthpb.HealthCheckResponse_SERVING {
+		err = errors.New(res.Status.String())
+	}
+	return err
+}
+
+// gRPC is served on the HTTP port and, with grpc.addr, on a port of its
+// own, which cards then name; grpc.enabled false serves none and lists
+// none.
+func TestGRPCListeners(t *testing.T) {
+	g := newTestGateway(t, &Config{GRPC: GRPCConfig{Addr: "127.0.0.1:0"}})
+	ga := g.GRPCAddr()
+	if ga == nil {
+		t.Fatal("no gRPC listener of its own")
+	}
+	for _, a := range []string{g.Addr().String(), ga.String()} {
+		if err := healthy(t, a); err != nil {
+			t.Errorf("gRPC health on %s: %v", a, err)
+		}
+	}
+	gi := grpcInterfaceOf(t, g.URL()+"/a2a/chat/.well-known/agent-card.json")
+	_, port, _ := net.SplitHostPort(ga.String())
+	if gi == nil || gi["url"] != "127.0.0.1:"+port || gi["tenant"] != "chat" || gi["protocolVersion"] != "1.0" {
+		t.Fatalf("GRPC interface %v, want 127.0.0.1:%s with tenant chat", gi, port)
+	}
+
+	off := false
+	g2 := newTestGateway(t, &Config{GRPC: GRPCConfig{Enabled: &off}})
+	if gi := grpcInterfaceOf(t, g2.URL()+"/a2a/echo/.well-known/agent-card.json"); gi != nil {
+		t.Fatalf("gRPC off, yet the card lists %v", gi)
+	}
+	if err := healthy(t, g2.Addr().String()); err == nil {
+		t.Fatal("gRPC off, yet the HTTP port answers gRPC")
+	}
+	if got := strings.Join(g2.ServedBindings(), ","); got != "JSONRPC,HTTP+JSON" {
+		t.Fatalf("served bindings %s", got)
+	}
+
+	public := newTestGateway(t, &Config{GRPC: GRPCConfig{PublicAddr: "a2a.example.com:" + strconv.Itoa(443)}})
+	if gi := grpcInterfaceOf(t, public.URL()+"/a2a/echo/.well-known/agent-card.json"); gi == nil || gi["url"] != "a2a.example.com:443" {
+		t.Fatalf("public_addr: %v", gi)
+	}
+}
