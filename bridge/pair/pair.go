@@ -193,8 +193,11 @@ func AgentName(id string, s Side) string { return "pair-" + id + "-" + s.String(
 // MaxOpen pairs are open.
 func (m *Manager) Create(base string) (Info, error) {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
-	id := base64.RawURLEncoding.EncodeToString(b[:])
+	id := "-"
+	for id[0] == '-' { // an id never reads as a flag on a command line (a2abridge pairs end ID)
+		_, _ = rand.Read(b[:])
+		id = base64.RawURLEncoding.EncodeToString(b[:])
+	}
 	now := time.Now()
 	m.mu.Lock()
 	open := 0
