@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/grpcdial"
 )
 
 // Options configure a Client. The zero value is ready to use.
@@ -125,6 +126,10 @@ type Client struct {
 	credHosts  map[string]bool
 	replayable bool   // the card declares a2a.ExtensionEventLog
 	extensions string // Options.Extensions, comma-separated
+	// grpc is the connection to a GRPC interface (nil for HTTP ones), at
+	// grpcHost (its host:port).
+	grpc     grpcdial.Conn
+	grpcHost string
 }
 
 // Dial resolves the agent card at u (a base URL or a card URL; see
@@ -138,7 +143,16 @@ func Dial(ctx context.Context, u string, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newClient(card, opts, hostOf(u))
+	return newClient(card, opts, hostOf(u), strings.HasPrefix(strings.ToLower(u), "https:"))
+}
+
+// hostname is the host of host:port, without the port (and brackets).
+func hostname(hp string) string {
+	u, err := url.Parse("//" + hp)
+	if err != nil {
+		return hp
+	}
+	return u.Hostname()
 }
 
 func hostOf(raw string) string {
@@ -156,10 +170,23 @@ func hostOf(raw string) string {
 // without such an interface, or without the one forced, is an error naming
 // what the card offers.
 func New(card a2a.AgentCard, opts Options) (*Client, error) {
-	return newClient(card, opts, "")
+	return newClient(card, opts, "", cardOverTLS(&card))
 }
 
-func newClient(card a2a.AgentCard, opts Options, origin string) (*Client, error) {
+// cardOverTLS guesses, for New, whether the card came over TLS: its
+// first HTTP interface's scheme says so; a card without one is taken to.
+func cardOverTLS(card *a2a.AgentCard) bool {
+	for _, it := range cardInterfaces(card) {
+		if absoluteHTTP(it.URL) {
+			return strings.HasPrefix(strings.ToLower(it.URL), "https:")
+		}
+	}
+	return true
+}
+
+// newClient returns a Client for card, fetched from origin (host:port;
+// "" for New) over TLS when secure (which a GRPC interface then uses too).
+func newClient(card a2a.AgentCard, opts Options, origin string, secure bool) (*Client, error) {
 	iface, err := SelectInterface(&card, opts.Protocol, opts.Binding)
 	if err != nil {
 		return nil, err
@@ -170,18 +197,46 @@ func newClient(card a2a.AgentCard, opts Options, origin string) (*Client, error)
 			c.replayable = true
 		}
 	}
+	if iface.Binding == a2a.TransportGRPC {
+		if err := c.dialGRPC(secure); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// Close releases the client's connection to a GRPC interface; for HTTP
+// interfaces (whose connections belong to Options.HTTPClient) it does
+// nothing. Calls after Close fail.
+func (c *Client) Close() error {
+	if c.grpc != nil {
+		return c.grpc.Close()
+	}
+	return nil
 }
 
 // newBare returns a Client for iface with opts' defaults applied.
 func newBare(card a2a.AgentCard, iface Interface, opts Options, origin string) *Client {
+	grpcHost := ""
+	if iface.Binding == a2a.TransportGRPC {
+		grpcHost, _ = grpcTarget(iface.URL)
+		grpcHost = strings.ToLower(grpcHost)
+	}
 	if origin == "" {
 		origin = hostOf(iface.URL)
+		if grpcHost != "" {
+			origin = grpcHost
+		}
 	}
-	c := &Client{card: card, iface: iface, credHosts: map[string]bool{origin: true},
+	c := &Client{card: card, iface: iface, credHosts: map[string]bool{origin: true}, grpcHost: grpcHost,
 		v10: iface.ProtocolVersion == a2a.Version10, rest: iface.Binding == a2a.TransportHTTPJSON}
 	for _, h := range opts.CredentialHosts {
 		c.credHosts[strings.ToLower(h)] = true
+	}
+	if grpcHost != "" && hostname(grpcHost) == hostname(origin) {
+		// The card's host serving gRPC on another port (serve
+		// --grpc-addr) is the card's origin still.
+		c.credHosts[grpcHost] = true
 	}
 	var exts []string
 	for _, u := range opts.Extensions {

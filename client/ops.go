@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/wire/pb"
 	"github.com/a2abridge/a2abridge/internal/wire/v03"
 	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
@@ -79,6 +80,13 @@ func (c *Client) sendCall(p *a2a.SendMessageRequest, stream bool) (call, error) 
 	}
 	cl := call{retry: c.sendRetryable(), verb: http.MethodPost}
 	var err error
+	if c.grpc != nil {
+		cl.method, cl.tenant = pick(stream, "SendMessage", "SendStreamingMessage"), c.tenant(p.Tenant)
+		q := *p
+		q.Tenant = cl.tenant
+		cl.params, err = pb.AppendSendMessageRequest(nil, &q)
+		return cl, err
+	}
 	if c.rpc03() {
 		cl.method = pick(stream, "message/send", "message/stream")
 		cl.params, err = v03.EncodeMessageSendParams(p)
@@ -115,6 +123,9 @@ func (c *Client) SendMessage(ctx context.Context, p a2a.SendMessageRequest) (a2a
 	cl, err := c.sendCall(&p, false)
 	if err != nil {
 		return nil, err
+	}
+	if c.grpc != nil {
+		return grpcCall(ctx, c, cl.method, cl.retry, cl.params, nil, pb.UnmarshalSendMessageResponse)
 	}
 	ev, err := callDecode(ctx, c, &cl, v10.UnmarshalSendMessageResponse, v10.UnmarshalREST03SendMessageResponse, v03.UnmarshalEvent)
 	if err != nil {
@@ -155,6 +166,9 @@ func (c *Client) decodeTask(method string, raw jsontext.Value) (*a2a.Task, error
 // §7.3 tasks/get, GET /v1/tasks/{id}), with at most p.HistoryLength
 // messages of history when set; retried when safe.
 func (c *Client) GetTask(ctx context.Context, p a2a.GetTaskRequest) (*a2a.Task, error) {
+	if c.grpc != nil {
+		return c.grpcGetTask(ctx, p)
+	}
 	cl := &call{method: "tasks/get", retry: true}
 	var err error
 	if !c.rpc03() {
@@ -194,6 +208,9 @@ func (c *Client) rpcParams(b []byte, err error) ([]byte, error) {
 // name): over a 0.3 JSON-RPC interface it returns ErrNotInProtocol
 // without calling the agent.
 func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	if c.grpc != nil {
+		return c.grpcListTasks(ctx, p)
+	}
 	if c.rpc03() {
 		return nil, fmt.Errorf("%w: ListTasks is an operation of A2A 1.0 and of A2A 0.3 over HTTP+JSON, and the client speaks A2A 0.3 JSON-RPC to agent %q (%s)", ErrNotInProtocol, c.card.Name, c.iface.URL)
 	}
@@ -225,6 +242,9 @@ func (c *Client) ListTasks(ctx context.Context, p a2a.ListTasksRequest) (*a2a.Li
 // /v1/tasks/{id}:cancel, whose request has no metadata: p.Metadata is not
 // sent there) and returns the task as it is then. Not retried.
 func (c *Client) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if c.grpc != nil {
+		return c.grpcCancelTask(ctx, p)
+	}
 	cl, err := c.taskIDCall(&p, "tasks/cancel", "CancelTask", ":cancel", false)
 	if err != nil {
 		return nil, err
@@ -242,6 +262,13 @@ func (c *Client) CancelTask(ctx context.Context, p a2a.CancelTaskRequest) (*a2a.
 func (c *Client) taskIDCall(p *a2a.CancelTaskRequest, method03, method10, action string, subscribe bool) (call, error) {
 	cl := call{method: method03, retry: subscribe}
 	var err error
+	if c.grpc != nil && subscribe {
+		cl.method, cl.tenant = method10, c.tenant(p.Tenant)
+		sq := a2a.SubscribeToTaskRequest(*p)
+		sq.Tenant = cl.tenant
+		cl.params, err = pb.AppendSubscribeToTaskRequest(nil, &sq)
+		return cl, err
+	}
 	if c.rpc03() {
 		cl.params, err = v03.EncodeTaskIDParams(p)
 		return cl, err
@@ -269,6 +296,9 @@ func (c *Client) taskIDCall(p *a2a.CancelTaskRequest, method03, method10, action
 // config as stored (with the id the server chose when cfg has none). Not
 // retried.
 func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, cfg a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	if c.grpc != nil {
+		return c.grpcCreatePushConfig(ctx, cfg)
+	}
 	cl := &call{method: "tasks/pushNotificationConfig/set"}
 	var err error
 	switch {
@@ -343,6 +373,9 @@ func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, p a2a.GetTas
 	if p.ID == "" {
 		return c.firstPushConfig(ctx, p)
 	}
+	if c.grpc != nil {
+		return c.grpcGetPushConfig(ctx, p)
+	}
 	cl, err := c.pushConfigIDCall(&p, "GetTaskPushNotificationConfig", http.MethodGet)
 	if err != nil {
 		return nil, err
@@ -383,6 +416,9 @@ func (c *Client) pushConfigIDCall(p *a2a.GetTaskPushNotificationConfigRequest, m
 // /v1/tasks/{id}/pushNotificationConfigs over 0.3 HTTP+JSON). Retried when
 // safe.
 func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.ListTaskPushNotificationConfigsRequest) ([]a2a.TaskPushNotificationConfig, string, error) {
+	if c.grpc != nil {
+		return c.grpcListPushConfigs(ctx, p)
+	}
 	cl := &call{method: "tasks/pushNotificationConfig/list", retry: true}
 	var err error
 	if !c.rpc03() {
@@ -416,6 +452,9 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, p a2a.List
 // tasks/pushNotificationConfig/delete, DELETE
 // /v1/tasks/{id}/pushNotificationConfigs/{configId}). Not retried.
 func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.DeleteTaskPushNotificationConfigRequest) error {
+	if c.grpc != nil {
+		return c.grpcDeletePushConfig(ctx, p)
+	}
 	gp := a2a.GetTaskPushNotificationConfigRequest(p)
 	var cl *call
 	var err error
@@ -440,6 +479,9 @@ func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, p a2a.Del
 // interface URL, and is built from its signed content
 // (CardVerifier.VerifyCard); errors are then *CardSignatureError.
 func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
+	if c.grpc != nil {
+		return c.grpcExtendedCard(ctx)
+	}
 	cl := &call{method: "agent/getAuthenticatedExtendedCard", retry: true}
 	switch {
 	case c.rest03():

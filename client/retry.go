@@ -53,6 +53,10 @@ func DefaultShouldRetry(err error) bool {
 	if errors.As(err, &he) {
 		return he.Temporary()
 	}
+	var ge *GRPCError
+	if errors.As(err, &ge) {
+		return ge.Temporary()
+	}
 	var ae *a2a.Error
 	var pe *ProtocolError
 	var ce *tls.CertificateVerificationError

@@ -14,9 +14,11 @@ import (
 // preferredTransport and additionalInterfaces, A2A 0.3.0 §5.5.5).
 type Interface struct {
 	// URL is the interface's absolute http(s) URL: the JSON-RPC endpoint,
-	// or the base of the HTTP+JSON paths (A2A 1.0 §11).
+	// or the base of the HTTP+JSON paths (A2A 1.0 §11); for GRPC, the
+	// gRPC target (host:port).
 	URL string
-	// Binding is a2a.TransportJSONRPC or a2a.TransportHTTPJSON.
+	// Binding is a2a.TransportJSONRPC, a2a.TransportHTTPJSON or
+	// a2a.TransportGRPC.
 	Binding string
 	// ProtocolVersion is the version spoken there, a2a.Version03 ("0.3")
 	// or a2a.Version10 ("1.0"); CardVersion is the card's own spelling
@@ -51,9 +53,12 @@ func checkChoice(o *Options) (protocol, binding string, err error) {
 			return "", "", fmt.Errorf("a2a client: Options.Protocol %q: want %q or %q", o.Protocol, a2a.Version03, a2a.Version10)
 		}
 	}
+	if binding == a2a.TransportGRPC && protocol == a2a.Version03 {
+		return "", "", fmt.Errorf("a2a client: Options.Binding %q with Options.Protocol %q: this client speaks gRPC in A2A 1.0 only", o.Binding, o.Protocol)
+	}
 	if binding != "" {
 		if binding = bindingOf(binding); binding == "" {
-			return "", "", fmt.Errorf("a2a client: Options.Binding %q: want %q or %q", o.Binding, a2a.TransportJSONRPC, a2a.TransportHTTPJSON)
+			return "", "", fmt.Errorf("a2a client: Options.Binding %q: want %q, %q or %q", o.Binding, a2a.TransportJSONRPC, a2a.TransportHTTPJSON, a2a.TransportGRPC)
 		}
 	}
 	return protocol, binding, nil
@@ -88,6 +93,8 @@ func forcedVersion(v string) string {
 // (case-insensitive; "rest" is HTTP+JSON), "" for any other.
 func bindingOf(b string) string {
 	switch {
+	case strings.EqualFold(b, a2a.TransportGRPC):
+		return a2a.TransportGRPC
 	case strings.EqualFold(b, a2a.TransportJSONRPC):
 		return a2a.TransportJSONRPC
 	case strings.EqualFold(b, a2a.TransportHTTPJSON), strings.EqualFold(b, "REST"):
@@ -133,8 +140,11 @@ func absoluteHTTP(u string) bool {
 // the additionalInterfaces, A2A 0.3.0 §3.4.2, §5.5) whose binding the client
 // speaks (JSON-RPC or HTTP+JSON, in either version) at an absolute http(s)
 // URL. protocol ("" | "0.3" | "1.0") and binding ("" | a2a.TransportJSONRPC
-// | a2a.TransportHTTPJSON) force the choice. It fails, naming what the card
-// offers, when no interface fits.
+// | a2a.TransportHTTPJSON | a2a.TransportGRPC) force the choice; GRPC is
+// chosen only when forced: the card's first A2A 1.0 GRPC interface whose
+// url is a gRPC target (host:port, dns:///host:port; a URL with a scheme
+// or a path is not, as the official clients cannot dial one). It fails,
+// naming what the card offers, when no interface fits.
 func SelectInterface(card *a2a.AgentCard, protocol, binding string) (Interface, error) {
 	o := Options{Protocol: protocol, Binding: binding}
 	protocol, binding, err := checkChoice(&o)
@@ -152,7 +162,14 @@ func SelectInterface(card *a2a.AgentCard, protocol, binding string) (Interface, 
 		}
 		for _, it := range candidates {
 			v, b := versionOf(it.ProtocolVersion), bindingOf(it.Transport)
-			if v != version || b == "" || (binding != "" && b != binding) || !absoluteHTTP(it.URL) {
+			if v != version || b == "" || (binding != "" && b != binding) {
+				continue
+			}
+			if b == a2a.TransportGRPC {
+				if _, ok := grpcTarget(it.URL); !ok || binding != a2a.TransportGRPC || v != a2a.Version10 {
+					continue
+				}
+			} else if !absoluteHTTP(it.URL) {
 				continue
 			}
 			return Interface{URL: it.URL, Binding: b, ProtocolVersion: v, CardVersion: it.ProtocolVersion, Tenant: it.Tenant}, nil
@@ -178,6 +195,9 @@ func interfaces03(card *a2a.AgentCard) []a2a.AgentInterface {
 // what it offers.
 func noInterfaceError(card *a2a.AgentCard, all []a2a.AgentInterface, protocol, binding string) error {
 	want := "an interface this client speaks (A2A 1.0 or 0.3, JSON-RPC or HTTP+JSON, at an http(s) URL)"
+	if binding == a2a.TransportGRPC {
+		protocol = a2a.Version10
+	}
 	if protocol != "" || binding != "" {
 		want = strings.TrimSpace(fmt.Sprintf("an A2A %s %s interface", orAny(protocol, "1.0 or 0.3"), orAny(binding, "JSON-RPC or HTTP+JSON")))
 	}

@@ -89,7 +89,9 @@ func TestSelectInterface(t *testing.T) {
 		{"odd, rest", cardOdd, "", "rest", "A2A 1.0 HTTP+JSON at http://h/r"},
 		{"gRPC only", cardGRPC, "", "", "error: offers no interface this client speaks|GRPC 1.0 at \"http://h/g\""},
 		{"bad protocol", cardA2AGoV2, "1.1.x", "", "error: Options.Protocol"},
-		{"bad binding", cardA2AGoV2, "", "GRPC", "error: Options.Binding"},
+		{"bad binding", cardA2AGoV2, "", "SOAP", "error: Options.Binding"},
+		{"gRPC at a URL, not a target", cardGRPC, "", "GRPC", "error: offers no A2A 1.0 GRPC interface"},
+		{"gRPC over 0.3", cardGRPC, "0.3", "GRPC", "error: gRPC in A2A 1.0 only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			card, _, err := wirecard.Unmarshal([]byte(tc.card))

@@ -94,7 +94,55 @@ func (c *Client) subscribeCall(p a2a.SubscribeToTaskRequest) (call, error) {
 	return c.taskIDCall(&q, "tasks/resubscribe", "SubscribeToTask", ":subscribe", true)
 }
 
-func (c *Client) openStream(ctx context.Context, cl *call, lastEventID string) (*http.Response, int64, error) {
+// frameSource is an open stream: SSE over HTTP, or a gRPC server stream.
+type frameSource interface {
+	// next returns the next event with its id ("" when it has none) and
+	// its raw encoding (to tell repeats); readErr when the connection
+	// ended (io.EOF: cleanly), err for the server's error or a malformed
+	// frame.
+	next(c *Client, cl *call) (ev a2a.Event, id string, raw []byte, readErr, err error)
+	close()
+}
+
+// openStream opens the stream of cl, resumed after lastEventID when set.
+func (c *Client) openStream(ctx context.Context, cl *call, lastEventID string) (frameSource, error) {
+	if c.grpc != nil {
+		return c.openGRPC(ctx, cl, lastEventID)
+	}
+	resp, id, err := c.openSSE(ctx, cl, lastEventID)
+	if err != nil {
+		return nil, err
+	}
+	return &sseFrames{resp: resp, rd: sse.NewReader(resp.Body), reqID: id}, nil
+}
+
+// sseFrames is an SSE stream of request reqID.
+type sseFrames struct {
+	resp  *http.Response
+	rd    *sse.Reader
+	reqID int64
+}
+
+func (f *sseFrames) next(c *Client, cl *call) (a2a.Event, string, []byte, error, error) {
+	for {
+		ev, err := f.rd.Next()
+		if err != nil {
+			return nil, "", nil, err, nil
+		}
+		if len(ev.Data) == 0 {
+			continue
+		}
+		e, raw, err := c.frame(cl, f.reqID, &ev)
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		return e, ev.ID, raw, nil, nil
+	}
+}
+
+func (f *sseFrames) close() { f.resp.Body.Close() }
+
+func (c *Client) openSSE(ctx context.Context, cl *call, lastEventID string) (*http.Response, int64, error) {
 	var resp *http.Response
 	var id int64
 	err := c.withRetry(ctx, cl.method, cl.retry, func() error {
@@ -217,7 +265,7 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 		through := !send && c.v10
 		for {
 			opened := time.Now()
-			resp, reqID, err := c.openStream(ctx, &cl, lastID)
+			src, err := c.openStream(ctx, &cl, lastID)
 			if err != nil {
 				if resumed {
 					c.settled(ctx, cl0.tenant, taskID, err, yield)
@@ -226,28 +274,23 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 				}
 				return
 			}
-			rd := sse.NewReader(resp.Body)
 			first := true
 			var readErr error
 			for {
-				ev, err := rd.Next()
-				if err != nil {
-					readErr = err
+				e, evID, raw, rerr, err := src.next(c, &cl)
+				if rerr != nil {
+					readErr = rerr
 					break
 				}
-				if len(ev.Data) == 0 {
-					continue
-				}
-				e, raw, err := c.frame(&cl, reqID, &ev)
 				if err != nil {
-					resp.Body.Close()
+					src.close()
 					yield(StreamEvent{}, err)
 					return
 				}
 				// Continuity is provable only with the event-log extension's
 				// sequential ids.
 				contiguous, progress := false, true
-				if n, err := strconv.ParseInt(ev.ID, 10, 64); err == nil && c.replayable {
+				if n, err := strconv.ParseInt(evID, 10, 64); err == nil && c.replayable {
 					if haveNum && n <= lastNum && resumed {
 						continue // already yielded before the break
 					}
@@ -256,13 +299,13 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 				} else if resumed && bytes.Equal(lastRaw, raw) {
 					progress = false // a server repeating itself after a resume
 				}
-				if ev.ID != "" {
-					lastID = ev.ID
+				if evID != "" {
+					lastID = evID
 				}
 				if id := eventTaskID(e); id != "" {
 					taskID = id
 				}
-				out := StreamEvent{Event: e, ID: ev.ID}
+				out := StreamEvent{Event: e, ID: evID}
 				if resumed && first {
 					out.Resumed = true
 					out.Gap = !contiguous
@@ -293,15 +336,15 @@ func (c *Client) stream(ctx context.Context, cl0 call, send bool, taskID0, lastI
 				lastRaw = append(lastRaw[:0], raw...)
 				events++
 				if !yield(out, nil) {
-					resp.Body.Close()
+					src.close()
 					return
 				}
 				if final {
-					resp.Body.Close()
+					src.close()
 					return
 				}
 			}
-			resp.Body.Close()
+			src.close()
 			if ctx.Err() != nil {
 				yield(StreamEvent{}, ctx.Err())
 				return

@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,11 +30,9 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	gogrpc "google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -43,6 +42,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/a2aproto"
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
 	"github.com/a2abridge/a2abridge/internal/extension"
+	"github.com/a2abridge/a2abridge/internal/grpcframe"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/internal/wire/pb"
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
@@ -171,36 +171,11 @@ type challenged struct {
 func (c *challenged) Error() string { return c.e.Error() }
 func (c *challenged) Unwrap() error { return c.e }
 
-// Frame is one message in its binary encoding: what the Codec passes
-// between grpc-go and the binding, without a copy on the way out.
-type Frame struct{ B []byte }
+// Frame is one message in its binary encoding (grpcframe.Frame).
+type Frame = grpcframe.Frame
 
-// Codec is the grpc-go codec of the binding: a *Frame is its bytes; any
-// other message (the health and reflection services') goes to grpc-go's
-// protobuf codec.
-type Codec struct{}
-
-// Name is "proto", the content subtype of every gRPC peer.
-func (Codec) Name() string { return "proto" }
-
-// Marshal returns the bytes of v.
-func (Codec) Marshal(v any) (mem.BufferSlice, error) {
-	if f, ok := v.(*Frame); ok {
-		return mem.BufferSlice{mem.SliceBuffer(f.B)}, nil
-	}
-	return protoCodec().Marshal(v)
-}
-
-// Unmarshal copies data into v.
-func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
-	if f, ok := v.(*Frame); ok {
-		f.B = data.Materialize()
-		return nil
-	}
-	return protoCodec().Unmarshal(data, v)
-}
-
-func protoCodec() encoding.CodecV2 { return encoding.GetCodecV2("proto") }
+// Codec is the binding's grpc-go codec (grpcframe.Codec).
+type Codec = grpcframe.Codec
 
 // Defaults of Options.
 const (
@@ -625,6 +600,9 @@ func (s *Server) streamHandler(method string) gogrpc.StreamHandler {
 		defer c.end()
 		tc := telemetry.CallFrom(c.ctx)
 		tc.StreamOpened(c.ctx)
+		// A caller that activates the event-log extension gets each
+		// event's sequence number with it, to resume from (last-event-id).
+		withSeq := slices.Contains(c.ext.Requested(), a2a.ExtensionEventLog)
 		if md := c.applied(); md != nil {
 			_ = stream.SetHeader(md)
 		}
@@ -634,7 +612,12 @@ func (s *Server) streamHandler(method string) gogrpc.StreamHandler {
 			}
 			// A buffer of its own per frame: grpc-go may still be
 			// writing one when SendMsg returns.
-			b, err := pb.AppendStreamResponse(nil, ev.Event)
+			var b []byte
+			if withSeq {
+				b, err = pb.AppendStreamResponseSeq(nil, ev.Event, ev.Seq)
+			} else {
+				b, err = pb.AppendStreamResponse(nil, ev.Event)
+			}
 			if err != nil {
 				return statusOf(ctx, c.fail(err))
 			}

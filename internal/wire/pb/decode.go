@@ -608,7 +608,7 @@ func (d *decoder) artifactUpdate() (a2a.TaskArtifactUpdateEvent, error) {
 
 // event reads a StreamResponse (or, with onlyTaskOrMessage, a
 // SendMessageResponse): exactly one member of its payload oneof.
-func (d *decoder) event(onlyTaskOrMessage bool) (a2a.Event, error) {
+func (d *decoder) event(onlyTaskOrMessage bool, seq *int64) (a2a.Event, error) {
 	var ev a2a.Event
 	var given []string
 	err := d.fields(func(num, wt int) error {
@@ -632,6 +632,13 @@ func (d *decoder) event(onlyTaskOrMessage bool) (a2a.Event, error) {
 			return read("statusUpdate", func(s *decoder) (a2a.Event, error) { u, err := s.statusUpdate(); return &u, err })
 		case num == 4 && !onlyTaskOrMessage:
 			return read("artifactUpdate", func(s *decoder) (a2a.Event, error) { u, err := s.artifactUpdate(); return &u, err })
+		case num == EventSeqField && seq != nil:
+			v, err := d.varint("eventSeq", wt)
+			if err == nil && v > math.MaxInt64 {
+				err = d.fail("eventSeq", "an event sequence number out of range")
+			}
+			*seq = int64(v)
+			return err
 		}
 		return d.skip(wt)
 	})

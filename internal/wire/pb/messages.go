@@ -16,6 +16,24 @@ func AppendStreamResponse(dst []byte, ev a2a.Event) ([]byte, error) {
 	return e.finish(dst, len(dst))
 }
 
+// EventSeqField is the field of a StreamResponse that carries the event's
+// sequence number in its task's log, as a varint, in the streams of a
+// request that activates the event-log extension (a2a.ExtensionEventLog):
+// the gRPC binding's counterpart of an SSE event's id. Not a field of
+// a2a.proto: other decoders skip it as an unknown field.
+const EventSeqField = 1 << 20
+
+// AppendStreamResponseSeq is AppendStreamResponse with seq (> 0) in
+// EventSeqField.
+func AppendStreamResponseSeq(dst []byte, ev a2a.Event, seq int64) ([]byte, error) {
+	e := encoder{b: dst}
+	e.event(ev, false)
+	if seq > 0 {
+		e.uvarint(EventSeqField, uint64(seq))
+	}
+	return e.finish(dst, len(dst))
+}
+
 // AppendSendMessageResponse appends a SendMessageResponse (A2A 1.0
 // §3.1.1): a *a2a.Task or *a2a.Message. Errors as AppendStreamResponse's.
 func AppendSendMessageResponse(dst []byte, ev a2a.Event) ([]byte, error) {
@@ -76,14 +94,23 @@ func AppendListTaskPushNotificationConfigsResponse(dst []byte, configs []a2a.Tas
 // *a2a.Error InvalidParams naming the field.
 func UnmarshalStreamResponse(b []byte) (a2a.Event, error) {
 	d := decoder{b: b, index: -1}
-	return d.event(false)
+	return d.event(false, nil)
+}
+
+// UnmarshalStreamResponseSeq is UnmarshalStreamResponse that also returns
+// the event's sequence number from EventSeqField (0 when absent).
+func UnmarshalStreamResponseSeq(b []byte) (a2a.Event, int64, error) {
+	d := decoder{b: b, index: -1}
+	var seq int64
+	ev, err := d.event(false, &seq)
+	return ev, seq, err
 }
 
 // UnmarshalSendMessageResponse decodes a SendMessageResponse (A2A 1.0
 // §3.1.1): a *a2a.Task or *a2a.Message.
 func UnmarshalSendMessageResponse(b []byte) (a2a.Event, error) {
 	d := decoder{b: b, index: -1}
-	return d.event(true)
+	return d.event(true, nil)
 }
 
 // UnmarshalTask decodes a Task (A2A 1.0 §4.1.1).

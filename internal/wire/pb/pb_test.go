@@ -716,3 +716,28 @@ func TestEncodeRefusesWhatItCannotRead(t *testing.T) {
 		t.Errorf("year 10000: %v", err)
 	}
 }
+
+// A stream frame with the event-log extension's sequence number: read
+// back by UnmarshalStreamResponseSeq, skipped by UnmarshalStreamResponse
+// (as by any decoder of a2a.proto).
+func TestEventSeqField(t *testing.T) {
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	b, err := pb.AppendStreamResponseSeq(nil, ev, 1<<40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, seq, err := pb.UnmarshalStreamResponseSeq(b)
+	if err != nil || seq != 1<<40 || got.(*a2a.TaskStatusUpdateEvent).TaskID != "t1" {
+		t.Fatalf("%#v %d %v", got, seq, err)
+	}
+	if plain, err := pb.UnmarshalStreamResponse(b); err != nil || plain.(*a2a.TaskStatusUpdateEvent).TaskID != "t1" {
+		t.Fatalf("without the field: %#v %v", plain, err)
+	}
+	without, _ := pb.AppendStreamResponse(nil, ev)
+	if _, seq, err := pb.UnmarshalStreamResponseSeq(without); err != nil || seq != 0 {
+		t.Fatalf("no field: %d %v", seq, err)
+	}
+	if _, _, err := pb.UnmarshalStreamResponseSeq(append(without, 0x82, 0x80, 0x80, 0x04, 0x01, 0x00)); err == nil {
+		t.Fatal("the field as bytes: no error")
+	}
+}

@@ -1,0 +1,157 @@
+// Package grpc lets package client call agents over the gRPC binding of
+// A2A 1.0 (A2A 1.0 §10, the service lf.a2a.v1.A2AService) when imported,
+// for its effect only:
+//
+//	import _ "github.com/a2abridge/a2abridge/client/grpc"
+//
+// Then client.Options{Binding: "GRPC"} calls an agent's GRPC interface
+// (see client.SelectInterface). Package client does not import it itself,
+// so that a program that never calls gRPC does not link grpc-go.
+package grpc
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	gogrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/grpcdial"
+	"github.com/a2abridge/a2abridge/internal/grpcframe"
+)
+
+func init() { grpcdial.Dial = dial }
+
+// service is the A2A service's full name (a2a.proto).
+const service = "/lf.a2a.v1.A2AService/"
+
+func dial(target string, o grpcdial.Options) (grpcdial.Conn, error) {
+	creds := insecure.NewCredentials()
+	if o.TLS {
+		cfg := o.TLSConfig
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	opts := []gogrpc.DialOption{gogrpc.WithTransportCredentials(creds), gogrpc.WithDefaultCallOptions(gogrpc.ForceCodecV2(grpcframe.Codec{}))}
+	if o.MaxRecvBytes > 0 {
+		opts = append(opts, gogrpc.WithDefaultCallOptions(gogrpc.MaxCallRecvMsgSize(o.MaxRecvBytes)))
+	}
+	cc, err := gogrpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{cc: cc}, nil
+}
+
+type conn struct{ cc *gogrpc.ClientConn }
+
+func (c *conn) Invoke(ctx context.Context, method string, md []string, req []byte) ([]byte, error) {
+	var out grpcframe.Frame
+	err := c.cc.Invoke(metadata.AppendToOutgoingContext(ctx, md...), service+method, &grpcframe.Frame{B: req}, &out)
+	if err != nil {
+		return nil, errorOf(ctx, err)
+	}
+	return out.B, nil
+}
+
+func (c *conn) Stream(ctx context.Context, method string, md []string, req []byte) (grpcdial.Stream, error) {
+	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(ctx, md...))
+	st, err := c.cc.NewStream(ctx, &gogrpc.StreamDesc{StreamName: method, ServerStreams: true}, service+method)
+	if err == nil {
+		err = st.SendMsg(&grpcframe.Frame{B: req})
+	}
+	if err == nil {
+		err = st.CloseSend()
+	}
+	if err != nil {
+		cancel()
+		return nil, errorOf(ctx, err)
+	}
+	return &stream{st: st, ctx: ctx, cancel: cancel}, nil
+}
+
+func (c *conn) Close() error { return c.cc.Close() }
+
+type stream struct {
+	st     gogrpc.ClientStream
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (s *stream) Recv() ([]byte, error) {
+	var f grpcframe.Frame
+	if err := s.st.RecvMsg(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		return nil, errorOf(s.ctx, err)
+	}
+	return f.B, nil
+}
+
+func (s *stream) Close() { s.cancel() }
+
+// errorOf is the error a call's err stands for: the context's when it
+// ended, an *a2a.Error for a status with an ErrorInfo of domain
+// a2a-protocol.org (A2A 1.0 §10.6) or UNAUTHENTICATED, else a
+// *grpcdial.Status.
+func errorOf(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch st.Code() {
+	case codes.Canceled:
+		return context.Canceled
+	case codes.DeadlineExceeded:
+		return context.DeadlineExceeded
+	}
+	for _, d := range st.Details() {
+		info, ok := d.(*errdetails.ErrorInfo)
+		if !ok || info.Domain != "a2a-protocol.org" {
+			continue
+		}
+		if code, ok := a2a.CodeForReason(info.Reason); ok {
+			e := &a2a.Error{Code: code, Message: st.Message()}
+			if len(info.Metadata) > 0 {
+				data := make(map[string]any, len(info.Metadata))
+				for k, v := range info.Metadata {
+					data[k] = v
+				}
+				e.Data = data
+			}
+			return e
+		}
+	}
+	if st.Code() == codes.Unauthenticated {
+		return &a2a.Error{Code: a2a.CodeUnauthenticated, Message: st.Message()}
+	}
+	return &grpcdial.Status{Code: int(st.Code()), Name: strings.ToUpper(codeName(st.Code())), Message: st.Message()}
+}
+
+// codeName is the status code's name as the gRPC specification spells it
+// (UNAVAILABLE, RESOURCE_EXHAUSTED).
+func codeName(c codes.Code) string {
+	var b strings.Builder
+	for i, r := range c.String() {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
