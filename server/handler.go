@@ -188,7 +188,7 @@ func NewHandler(e *Engine, name string, agent Agent, card a2a.AgentCard, opts Ha
 	card.Capabilities.PushNotifications = e.PushEnabled() && !opts.NoPush
 	if !slices.ContainsFunc(card.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == a2a.ExtensionEventLog }) {
 		card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{URI: a2a.ExtensionEventLog,
-			Description: "SSE event ids are the task's event sequence numbers (1, 2, 3…); tasks/resubscribe (0.3) and SubscribeToTask (1.0, JSON-RPC and HTTP+JSON) replay every event after Last-Event-ID, also after a restart and on a terminal task; a repeated messageId is not processed twice."})
+			Description: "SSE event ids are the task's event sequence numbers (1, 2, 3…); tasks/resubscribe (0.3) and SubscribeToTask (1.0, JSON-RPC and HTTP+JSON) replay every event after Last-Event-ID, also after a restart and on a terminal task; a repeated messageId is not processed twice. Over gRPC, a stream whose request activates this extension (a2a-extensions metadata) carries each event's sequence number in field 1048576 (varint) of its StreamResponse, and SubscribeToTask replays after the last-event-id metadata."})
 	}
 	if len(opts.Auth) > 0 {
 		card.SecuritySchemes, card.Security = opts.Auth.CardSecurity()

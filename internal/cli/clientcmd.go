@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	_ "github.com/a2abridge/a2abridge/client/grpc" // --binding grpc
 	v03 "github.com/a2abridge/a2abridge/internal/wire/v03"
 	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 )
@@ -60,12 +61,12 @@ type clientEnv struct {
 // ifaceFlags force the interface the client commands call.
 type ifaceFlags struct {
 	protocol string // "", "0.3" or "1.0"
-	binding  string // "", "jsonrpc" or "rest"
+	binding  string // "", "jsonrpc", "rest" or "grpc"
 }
 
 func (f *ifaceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.protocol, "protocol", "", "A2A protocol version to speak: 0.3 or 1.0 (default: 1.0 when the card offers it, else 0.3)")
-	fs.StringVar(&f.binding, "binding", "", "protocol binding: jsonrpc or rest (HTTP+JSON: /message:send, … in A2A 1.0, /v1/message:send, … in A2A 0.3) (default: the card's preference)")
+	fs.StringVar(&f.binding, "binding", "", "protocol binding: jsonrpc, rest (HTTP+JSON: /message:send, … in A2A 1.0, /v1/message:send, … in A2A 0.3) or grpc (A2A 1.0: the card's GRPC interface, cleartext when the card came over http://) (default: the card's preference among jsonrpc and rest)")
 }
 
 // options checks the flags and returns them as client options.
@@ -81,8 +82,13 @@ func (f *ifaceFlags) options() (protocol, binding string, err error) {
 		binding = a2a.TransportJSONRPC
 	case "rest", "http+json":
 		binding = a2a.TransportHTTPJSON
+	case "grpc":
+		binding = a2a.TransportGRPC
+		if f.protocol == a2a.Version03 {
+			return "", "", usageError{fmt.Errorf("--binding grpc with --protocol 0.3: gRPC is spoken in A2A 1.0 only")}
+		}
 	default:
-		return "", "", usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", f.binding)}
+		return "", "", usageError{fmt.Errorf("--binding %q: want jsonrpc, rest or grpc", f.binding)}
 	}
 	return f.protocol, binding, nil
 }
@@ -190,7 +196,7 @@ client config file. Without a scheme, loopback hosts (localhost, 127.0.0.1,
 [::1]) default to http://. The client speaks A2A 1.0 when the card offers it
 (JSON-RPC or HTTP+JSON, in the card's order), else A2A 0.3 (JSON-RPC or
 HTTP+JSON, the card's preferredTransport first); --protocol 0.3|1.0 and
---binding jsonrpc|rest force the choice. --json prints the JSON of the
+--binding jsonrpc|rest|grpc force the choice. --json prints the JSON of the
 version spoken: over 1.0 as it is on the wire; over 0.3 the JSON-RPC shapes
 of A2A 0.3.0 (with "kind") whatever the binding (0.3 HTTP+JSON carries the
 same objects as the JSON of the 0.3 proto).`
