@@ -231,6 +231,9 @@ func (g *Gateway) Run(ctx context.Context) error {
 			return g.err
 		}
 		g.once.Do(func() {
+			if g.grpc != nil {
+				g.grpc.Stop() // its calls would reach a closed engine
+			}
 			ectx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_ = g.eng.Close(ectx)
 			cancel()

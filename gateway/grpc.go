@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,12 +49,29 @@ type grpcSettings struct {
 // resolveGRPC checks the grpc block with the flags that override it
 // (--grpc, --grpc-addr, --grpc-public-addr); pre starts errors about the
 // block's keys. maxBody is the HTTP body limit, the default message bound.
-func resolveGRPC(file GRPCConfig, ov *Overrides, pre, addr string, maxBody int64) (*grpcSettings, error) {
-	on := file.Enabled == nil || *file.Enabled
+func resolveGRPC(file GRPCConfig, ov *Overrides, pre, addr string, maxBody int64, protocols []string) (*grpcSettings, error) {
+	on, onFrom := file.Enabled == nil || *file.Enabled, ""
+	if file.Enabled != nil {
+		onFrom = pre + "grpc.enabled"
+	}
 	if ov.GRPC != nil {
-		on = *ov.GRPC
+		on, onFrom = *ov.GRPC, "--grpc"
 	}
 	if !on {
+		return nil, nil
+	}
+	if !slices.ContainsFunc(protocols, func(v string) bool { return strings.HasPrefix(v, "1") }) {
+		// gRPC is an A2A 1.0 binding: off with 0.3 alone, and an error
+		// when asked for.
+		switch {
+		case ov.GRPCAddr != nil && *ov.GRPCAddr != "":
+			onFrom = "--grpc-addr"
+		case file.Addr != "":
+			onFrom = pre + "grpc.addr"
+		}
+		if onFrom != "" {
+			return nil, fmt.Errorf("%s: the gRPC binding is A2A 1.0's, and only 0.3 is served (--protocols)", onFrom)
+		}
 		return nil, nil
 	}
 	s := &grpcSettings{addr: file.Addr}

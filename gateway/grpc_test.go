@@ -125,3 +125,17 @@ func TestGRPCListeners(t *testing.T) {
 		t.Fatalf("public_addr: %v", gi)
 	}
 }
+
+// With A2A 0.3 alone there is no gRPC (an A2A 1.0 binding): off by
+// default, an error when a gRPC listener is asked for.
+func TestGRPCWith03Alone(t *testing.T) {
+	g := newTestGateway(t, &Config{Protocols: []string{"0.3"}})
+	if got := strings.Join(g.ServedBindings(), ","); got != "JSONRPC,HTTP+JSON" {
+		t.Fatalf("served bindings %s", got)
+	}
+	addr, gaddr := "127.0.0.1:0", "127.0.0.1:0"
+	_, err := New(context.Background(), &Config{Memory: true, Protocols: []string{"0.3"}}, Options{Overrides: &Overrides{Addr: &addr, GRPCAddr: &gaddr}})
+	if err == nil || !strings.Contains(err.Error(), "--grpc-addr: the gRPC binding is A2A 1.0's") {
+		t.Fatalf("--grpc-addr with 0.3 alone: %v", err)
+	}
+}

@@ -562,7 +562,7 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 	if ov.KeepAlive != nil {
 		keepAlive = *ov.KeepAlive
 	}
-	grpc, err := resolveGRPC(file.GRPC, ov, pre, addr, maxBody)
+	grpc, err := resolveGRPC(file.GRPC, ov, pre, addr, maxBody, protocols)
 	if err != nil {
 		return nil, configErr(err)
 	}

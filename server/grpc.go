@@ -203,10 +203,11 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 		ctx, c = tel.StartCall(r.HTTP(), h.name, grpcbinding.Binding)
 		c.SetMethod(r.Method, a2a.Version10, r.Stream)
 	}
-	if h.opts.Retired && (r.Method == binding.Method10SendMessage || r.Method == binding.Method10SendStreamingMessage) {
-		c.SetError(a2a.CodeTaskNotFound, "agent not found")
+	if !servesV10(host.opts.Transport.ProtocolVersions) {
+		e := a2a.ErrVersionNotSupported.WithMessage("A2A 1.0 is not served here: the gRPC binding speaks 1.0 only (the versions served: %s)", strings.Join(host.opts.Transport.ProtocolVersions, ", "))
+		edge.NoteError(ctx, e)
 		c.End()
-		return grpcbinding.Target{}, grpcbinding.NotFound(host.noAgentMessage(name))
+		return grpcbinding.Target{}, e
 	}
 	if set := h.opts.Auth; len(set) > 0 {
 		p, err := set.Authenticate(r.HTTP())
@@ -226,6 +227,13 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 			return grpcbinding.Target{}, grpcbinding.Unauthenticated(e, set.ChallengesFor(err))
 		}
 		ctx = auth.NewContext(ctx, p)
+	}
+	// After authentication, as over HTTP: who may not call the agent does
+	// not learn that it was retired.
+	if h.opts.Retired && (r.Method == binding.Method10SendMessage || r.Method == binding.Method10SendStreamingMessage) {
+		c.SetError(a2a.CodeTaskNotFound, "agent not found")
+		c.End()
+		return grpcbinding.Target{}, grpcbinding.NotFound(host.noAgentMessage(name))
 	}
 	if r.Method == binding.Method10GetExtendedCard {
 		ctx = host.cardPlace(h, "/a2a/"+h.name)(ctx, r.HTTP())

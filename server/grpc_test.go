@@ -276,3 +276,38 @@ func TestGRPCRetiredAgent(t *testing.T) {
 		t.Fatalf("tasks after the refused message: %d, %v", len(list.Tasks), errors.Join(err))
 	}
 }
+
+// A message to a retired agent that requires authentication is
+// UNAUTHENTICATED without credentials, as over HTTP (who may not call it
+// does not learn it was retired); a Host serving 0.3 alone answers gRPC
+// calls with VERSION_NOT_SUPPORTED.
+func TestGRPCRetiredAfterAuthAndVersions(t *testing.T) {
+	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := servertest.Engine(t, server.EngineOptions{})
+	host := servertest.Host("gone", server.NewHandler(eng, "gone", agents.Echo{}, testutil.Card("gone"), server.HandlerOptions{Auth: auth.Set{bearer}, Retired: true}))
+	_, conn := grpcHost(t, host, eng)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p := testutil.UserMessage("hi", "")
+	p.Tenant = "gone"
+	req, _ := pb.AppendSendMessageRequest(nil, &p)
+	if _, err := grpcCall(ctx, conn, "SendMessage", req); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("without credentials: %v", err)
+	}
+	if _, err := grpcCall(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer alice-token"), conn, "SendMessage", req); status.Code(err) != codes.NotFound {
+		t.Fatalf("with credentials: %v", err)
+	}
+
+	eng03 := servertest.Engine(t, server.EngineOptions{})
+	host03 := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), ProtocolVersions: []string{"0.3"}}})
+	host03.Add(server.NewHandler(eng03, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{}))
+	_, conn03 := grpcHost(t, host03, eng03)
+	p.Tenant = "echo"
+	req, _ = pb.AppendSendMessageRequest(nil, &p)
+	if _, err := grpcCall(ctx, conn03, "SendMessage", req); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "A2A 1.0 is not served") {
+		t.Fatalf("0.3 alone: %v", err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	gogrpc "google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -88,7 +90,8 @@ func (r *Request) Context() context.Context { return r.ctx }
 // requests (authentication, trace context, the base URL of cards): its
 // Header holds the call's metadata (canonical keys, pseudo-headers and
 // grpc-* left out), Host is its :authority, RemoteAddr the peer's
-// address, and its context, the call's, carries the local address the
+// address, TLS the connection's state when it is TLS, and its context,
+// the call's, carries the local address the
 // connection reached (http.LocalAddrContextKey). Made on first use; the
 // body is empty.
 func (r *Request) HTTP() *http.Request {
@@ -114,6 +117,9 @@ func (r *Request) HTTP() *http.Request {
 	if p, ok := peer.FromContext(ctx); ok {
 		if p.Addr != nil {
 			hr.RemoteAddr = p.Addr.String()
+		}
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			hr.TLS = &ti.State
 		}
 		if p.LocalAddr != nil {
 			ctx = context.WithValue(ctx, http.LocalAddrContextKey, p.LocalAddr)
@@ -256,6 +262,9 @@ func NewServer(opts Options) *Server {
 		gogrpc.ForceServerCodecV2(Codec{}),
 		gogrpc.MaxRecvMsgSize(opts.MaxRecvBytes),
 		gogrpc.MaxConcurrentStreams(opts.MaxConcurrentStreams),
+		// As net/http's default: grpc-go's own (16 MiB) would let a caller
+		// pin that much per call.
+		gogrpc.MaxHeaderListSize(http.DefaultMaxHeaderBytes),
 		gogrpc.KeepaliveParams(keepalive.ServerParameters{Time: opts.KeepAliveTime, Timeout: opts.KeepAliveTimeout}),
 		gogrpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: opts.MinPingInterval, PermitWithoutStream: true}),
 	)
@@ -405,7 +414,8 @@ func (c *call) applied() metadata.MD {
 // unaryHandler answers one unary method.
 func (s *Server) unaryHandler(method string) func(srv any, ctx context.Context, dec func(any) error, in gogrpc.UnaryServerInterceptor) (any, error) {
 	op := unaryOps[method]
-	return func(_ any, ctx context.Context, dec func(any) error, _ gogrpc.UnaryServerInterceptor) (any, error) {
+	return func(_ any, ctx context.Context, dec func(any) error, _ gogrpc.UnaryServerInterceptor) (_ any, err error) {
+		defer s.recover(ctx, method, &err)
 		var req Frame
 		if err := dec(&req); err != nil {
 			return nil, err
@@ -422,6 +432,19 @@ func (s *Server) unaryHandler(method string) func(srv any, ctx context.Context, 
 		}
 		return &Frame{B: b}, nil
 	}
+}
+
+// recover answers a call whose handling panicked with INTERNAL, as
+// net/http drops the one request: the panic and its stack are logged
+// with a request id the answer carries.
+func (s *Server) recover(ctx context.Context, method string, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	var rid edge.RequestID
+	s.log.ErrorContext(ctx, "panic serving a gRPC call", "method", method, "request_id", rid.String(), "panic", p, "stack", string(debug.Stack()))
+	*err = statusOf(ctx, a2a.ErrInternal.WithData(map[string]any{"requestId": rid.String()}))
 }
 
 // unaryOp answers one unary method from its request's bytes.
@@ -584,12 +607,13 @@ type listed struct {
 
 // streamHandler answers one streaming method: each event a StreamResponse.
 func (s *Server) streamHandler(method string) gogrpc.StreamHandler {
-	return func(_ any, stream gogrpc.ServerStream) error {
+	return func(_ any, stream gogrpc.ServerStream) (err error) {
+		ctx := stream.Context()
+		defer s.recover(ctx, method, &err)
 		var req Frame
 		if err := stream.RecvMsg(&req); err != nil {
 			return err
 		}
-		ctx := stream.Context()
 		if err := checkVersion(ctx); err != nil {
 			return statusOf(ctx, err)
 		}
@@ -646,8 +670,9 @@ func (s *Server) openStream(ctx context.Context, method string, req []byte) (*ca
 		}
 		events, err := c.t.Agent.SendStreamingMessage(c.ctx, p)
 		if err != nil {
+			err = c.fail(err) // recorded on the call before it ends
 			c.end()
-			return nil, nil, c.fail(err)
+			return nil, nil, err
 		}
 		return c, events, nil
 	}
@@ -669,8 +694,9 @@ func (s *Server) openStream(ctx context.Context, method string, req []byte) (*ca
 	}
 	events, err := c.t.Agent.SubscribeToTask(c.ctx, p, opts)
 	if err != nil {
+		err = c.fail(err)
 		c.end()
-		return nil, nil, c.fail(err)
+		return nil, nil, err
 	}
 	return c, events, nil
 }
@@ -679,10 +705,14 @@ func (s *Server) openStream(ctx context.Context, method string, req []byte) (*ca
 // gRPC binding of 0.3 is another service (a2a.v1), not served here.
 func checkVersion(ctx context.Context) error {
 	v := metadata.ValueFromIncomingContext(ctx, MetadataVersion)
-	if len(v) == 0 || v[0] == "" || v[0] == "1" || strings.HasPrefix(v[0], "1.") {
+	if len(v) == 0 {
 		return nil
 	}
-	return a2a.ErrVersionNotSupported.WithMessage("A2A-Version %q is not supported over gRPC: this service speaks 1.0", v[0])
+	raw := strings.TrimSpace(v[0])
+	if mm, ok := edge.MajorMinor(raw); raw == "" || ok && mm == a2a.Version10 {
+		return nil
+	}
+	return a2a.ErrVersionNotSupported.WithMessage("A2A-Version %q is not supported over gRPC: this service speaks 1.0", edge.PrintableASCII(raw, 40))
 }
 
 // statusOf is the gRPC status of err (A2A 1.0 §5.4, §10.6): an *a2a.Error

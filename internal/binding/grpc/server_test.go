@@ -234,3 +234,36 @@ func TestHealthAndReflection(t *testing.T) {
 		t.Fatalf("descriptor of %s: package %q, services %d", a2agrpc.ServiceName, fd.GetPackage(), len(fd.GetService()))
 	}
 }
+
+// panicky panics in GetTask.
+type panicky struct{ binding.Handler }
+
+func (panicky) GetTask(context.Context, a2a.GetTaskRequest) (*a2a.Task, error) { panic("boom") }
+
+// A panic answers its call with INTERNAL and leaves the server serving;
+// metadata larger than net/http takes in headers is refused; A2A-Version
+// is read as over HTTP.
+func TestPanicsMetadataVersions(t *testing.T) {
+	conn := serve(t, func(string) (binding.Handler, error) { return panicky{&stub{}}, nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	get, _ := pb.AppendGetTaskRequest(nil, &a2a.GetTaskRequest{ID: "t1"})
+	for i := 0; i < 2; i++ {
+		if _, err := invoke(ctx, conn, "GetTask", get); status.Code(err) != codes.Internal {
+			t.Fatalf("a panic: %v", err)
+		}
+	}
+	big := metadata.AppendToOutgoingContext(ctx, "x-big", strings.Repeat("x", 2<<20))
+	// The server's limit, advertised in its HTTP/2 settings: grpc-go's
+	// client refuses to send more.
+	if _, err := invoke(big, conn, "GetTask", get); err == nil || !strings.Contains(err.Error(), "1048576") {
+		t.Fatalf("2 MiB of metadata: %v", err)
+	}
+	del, _ := pb.AppendPushConfigIDRequest(nil, &a2a.GetTaskPushNotificationConfigRequest{TaskID: "t1", ID: "p1"})
+	for v, ok := range map[string]bool{" 1.0 ": true, "1.0.1": true, "1": false, "1.5garbage": false, "1.1": false, "0.3": false} {
+		_, err := invoke(metadata.AppendToOutgoingContext(ctx, "a2a-version", v), conn, "DeleteTaskPushNotificationConfig", del)
+		if (err == nil) != ok {
+			t.Errorf("A2A-Version %q: %v", v, err)
+		}
+	}
+}
