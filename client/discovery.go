@@ -205,16 +205,20 @@ func (c *Client) fetchCardDocument(ctx context.Context, u string) (cardDocument,
 }
 
 // validateCard checks what a client relies on beyond the decoder's
-// checks: at least one interface at an absolute http(s) URL.
+// checks: at least one interface at an absolute http(s) URL, or a GRPC
+// one at a gRPC target (a gRPC-only agent).
 func validateCard(c *a2a.AgentCard) error {
 	all := cardInterfaces(c)
 	for _, it := range all {
 		if absoluteHTTP(it.URL) {
 			return nil
 		}
+		if _, ok := grpcTarget(it.URL); ok && bindingOf(it.Transport) == a2a.TransportGRPC {
+			return nil
+		}
 	}
 	if len(all) == 0 {
 		return &ProtocolError{Method: "agent-card", Reason: "the card declares no interface (neither supportedInterfaces nor url)"}
 	}
-	return &ProtocolError{Method: "agent-card", Reason: fmt.Sprintf("no interface of the card has an absolute http(s) URL (first: %q)", all[0].URL)}
+	return &ProtocolError{Method: "agent-card", Reason: fmt.Sprintf("no interface of the card has an absolute http(s) URL or, for GRPC, a host:port (first: %q)", all[0].URL)}
 }

@@ -140,11 +140,12 @@ func absoluteHTTP(u string) bool {
 // the additionalInterfaces, A2A 0.3.0 §3.4.2, §5.5) whose binding the client
 // speaks (JSON-RPC or HTTP+JSON, in either version) at an absolute http(s)
 // URL. protocol ("" | "0.3" | "1.0") and binding ("" | a2a.TransportJSONRPC
-// | a2a.TransportHTTPJSON | a2a.TransportGRPC) force the choice; GRPC is
-// chosen only when forced: the card's first A2A 1.0 GRPC interface whose
-// url is a gRPC target (host:port, dns:///host:port; a URL with a scheme
-// or a path is not, as the official clients cannot dial one). It fails,
-// naming what the card offers, when no interface fits.
+// | a2a.TransportHTTPJSON | a2a.TransportGRPC) force the choice. GRPC is
+// chosen when forced, or when the card offers nothing else (a gRPC-only
+// agent): the card's first A2A 1.0 GRPC interface whose url is a gRPC
+// target (host:port, dns:///host:port; a URL with a scheme or a path is
+// not, as the official clients cannot dial one). It fails, naming what
+// the card offers, when no interface fits.
 func SelectInterface(card *a2a.AgentCard, protocol, binding string) (Interface, error) {
 	o := Options{Protocol: protocol, Binding: binding}
 	protocol, binding, err := checkChoice(&o)
@@ -152,6 +153,21 @@ func SelectInterface(card *a2a.AgentCard, protocol, binding string) (Interface, 
 		return Interface{}, err
 	}
 	all := cardInterfaces(card)
+	if it, ok := selectIn(card, all, protocol, binding); ok {
+		return it, nil
+	}
+	if binding == "" && protocol != a2a.Version03 {
+		// A gRPC-only agent.
+		if it, ok := selectIn(card, all, protocol, a2a.TransportGRPC); ok {
+			return it, nil
+		}
+	}
+	return Interface{}, noInterfaceError(card, all, protocol, binding)
+}
+
+// selectIn is SelectInterface's choice among all, the card's interfaces,
+// with protocol and binding checked.
+func selectIn(card *a2a.AgentCard, all []a2a.AgentInterface, protocol, binding string) (Interface, bool) {
 	for _, version := range []string{a2a.Version10, a2a.Version03} {
 		if protocol != "" && protocol != version {
 			continue
@@ -172,10 +188,10 @@ func SelectInterface(card *a2a.AgentCard, protocol, binding string) (Interface, 
 			} else if !absoluteHTTP(it.URL) {
 				continue
 			}
-			return Interface{URL: it.URL, Binding: b, ProtocolVersion: v, CardVersion: it.ProtocolVersion, Tenant: it.Tenant}, nil
+			return Interface{URL: it.URL, Binding: b, ProtocolVersion: v, CardVersion: it.ProtocolVersion, Tenant: it.Tenant}, true
 		}
 	}
-	return Interface{}, noInterfaceError(card, all, protocol, binding)
+	return Interface{}, false
 }
 
 // interfaces03 lists the interfaces of the card's A2A 0.3 members (url

@@ -54,6 +54,10 @@ const (
  "supportedInterfaces":[{"url":"http://h/g","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"http://h/r03","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]}`
 	cardGRPC = `{"name":"g","description":"d","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[],
  "supportedInterfaces":[{"url":"http://h/g","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`
+	cardGRPCTarget = `{"name":"g","description":"d","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[],
+ "supportedInterfaces":[{"url":"g.example:443","protocolBinding":"GRPC","protocolVersion":"1.0","tenant":"t"}]}`
+	cardBoth = `{"name":"g","description":"d","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[],
+ "supportedInterfaces":[{"url":"dns:///g.example:8443","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"http://h/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`
 )
 
 func TestSelectInterface(t *testing.T) {
@@ -92,6 +96,10 @@ func TestSelectInterface(t *testing.T) {
 		{"bad binding", cardA2AGoV2, "", "SOAP", "error: Options.Binding"},
 		{"gRPC at a URL, not a target", cardGRPC, "", "GRPC", "error: offers no A2A 1.0 GRPC interface"},
 		{"gRPC over 0.3", cardGRPC, "0.3", "GRPC", "error: gRPC in A2A 1.0 only"},
+		{"gRPC only, a target", cardGRPCTarget, "", "", "A2A 1.0 GRPC at g.example:443 (tenant t)"},
+		{"gRPC only, 0.3 asked", cardGRPCTarget, "0.3", "", "error: offers no A2A 0.3 JSON-RPC or HTTP+JSON interface"},
+		{"gRPC and JSON-RPC, unforced", cardBoth, "", "", "A2A 1.0 JSONRPC at http://h/rpc"},
+		{"gRPC and JSON-RPC, gRPC asked", cardBoth, "", "grpc", "A2A 1.0 GRPC at dns:///g.example:8443"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			card, _, err := wirecard.Unmarshal([]byte(tc.card))

@@ -35,8 +35,10 @@ type Config struct {
 	// Protocol forces the A2A version spoken to the remote: "" (the card
 	// decides: 1.0 when offered, else 0.3), "0.3" or "1.0".
 	Protocol string `yaml:"protocol"`
-	// Binding forces the protocol binding: "" (the card's preference),
-	// "jsonrpc" or "rest" (HTTP+JSON), in either version; case is ignored.
+	// Binding forces the protocol binding: "" (the card's preference
+	// among JSON-RPC and HTTP+JSON; its GRPC interface when it offers
+	// nothing else), "jsonrpc" or "rest" (HTTP+JSON), in either version,
+	// or "grpc" (A2A 1.0); case is ignored.
 	Binding string `yaml:"binding"`
 	// Credentials are what this agent sends to the remote; they are
 	// separate from the authentication of the callers of this agent.
@@ -113,8 +115,11 @@ func (c Config) Validate() error {
 	default:
 		bad("protocol", "%q: want \"0.3\" or \"1.0\" (or leave it out: the remote's card decides)", c.Protocol)
 	}
+	if b, _ := bindingName(c.Binding); b == "GRPC" && c.Protocol == "0.3" {
+		bad("binding", "grpc with protocol 0.3: the gRPC binding is spoken in A2A 1.0 only")
+	}
 	if _, ok := bindingName(c.Binding); !ok {
-		bad("binding", "%q: want \"jsonrpc\" or \"rest\" (or leave it out: the remote's card decides)", c.Binding)
+		bad("binding", "%q: want \"jsonrpc\", \"rest\" or \"grpc\" (or leave it out: the remote's card decides)", c.Binding)
 	}
 	if c.Timeout < 0 {
 		bad("timeout", "must be > 0")
@@ -165,6 +170,8 @@ func bindingName(b string) (string, bool) {
 		return "JSONRPC", true
 	case "rest":
 		return "HTTP+JSON", true
+	case "grpc":
+		return "GRPC", true
 	}
 	return "", false
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	_ "github.com/a2abridge/a2abridge/client/grpc" // remotes that offer gRPC only, or binding: grpc
 	"github.com/a2abridge/a2abridge/internal/h1"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/internal/urlguard"
@@ -111,9 +112,19 @@ func New(c Config) (*Agent, error) {
 // sends are unaffected; tasks/cancel still cancels the execution.
 func (a *Agent) Inline() bool { return true }
 
-// Close releases the Agent's idle connections. The Agent stays usable.
+// Close releases the Agent's idle connections (and its gRPC connection,
+// which a later call opens again). The Agent stays usable.
 func (a *Agent) Close() error {
 	a.tr.CloseIdleConnections()
+	a.mu.Lock()
+	c := a.c
+	if c != nil && c.Interface().Binding == a2a.TransportGRPC {
+		a.c = nil
+	}
+	a.mu.Unlock()
+	if c != nil && c.Interface().Binding == a2a.TransportGRPC {
+		return c.Close()
+	}
 	return nil
 }
 
@@ -171,6 +182,12 @@ func (a *Agent) dial(d *dialCall, ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CardTimeout)
 	defer cancel()
 	c, err := client.Dial(ctx, a.cfg.URL, a.opts)
+	if err == nil && a.cfg.CheckURL != nil && c.Interface().Binding == a2a.TransportGRPC {
+		// CheckURL confines HTTP requests; a gRPC connection would
+		// escape it.
+		_ = c.Close()
+		c, err = nil, fmt.Errorf("its card offers gRPC only (at %s), which an agent confined to an allowlist does not call", c.Interface().URL)
+	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("no Agent Card within card_timeout %s: %w", a.cfg.CardTimeout, err)
 	} else if err != nil {

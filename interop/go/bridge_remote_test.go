@@ -8,6 +8,9 @@ package interop
 //	          interface its card prefers (A2A 1.0 JSON-RPC)
 //	js-rest   the same peer, over its A2A 1.0 HTTP+JSON interface (binding: rest)
 //	go        the a2a-go v0.3.15 peer (cmd/peer-a2ago), A2A 0.3 JSON-RPC
+//	go-grpc   the a2a-go v2.4.0 peer serving gRPC alone (cmd/peer-a2agov2
+//	          --grpc): the bridge, configured with no binding, calls the
+//	          only interface its card offers, GRPC
 //
 // and the official clients call the front: a2a-go v2 (v2.4.0, default
 // factory: A2A 1.0) and a2a-go v0.3.15 (A2A 0.3 JSON-RPC) here, and the
@@ -57,7 +60,8 @@ type bridgeRemote struct {
 // front: TestBridgeRemote/{js,js-rest,go}/{a2a-go-v2,a2a-go-v0.3}/{Send,…}
 // and TestBridgeRemote/js-clients.
 func TestBridgeRemote(t *testing.T) {
-	remotes := []*bridgeRemote{{prefix: "go", peer: bridgeGoPeer(t)}}
+	remotes := []*bridgeRemote{{prefix: "go", peer: bridgeGoPeer(t)},
+		{prefix: "go-grpc", peer: startPeer(t, buildPeer(t, v1PeerPkg), "--grpc", "--step", bridgeStep.String(), "--log-level", "info").base}}
 	js := v1StartJSPeerArgs(t, "--step-ms", fmt.Sprint(bridgeStep.Milliseconds()))
 	remotes = append(remotes,
 		&bridgeRemote{prefix: "js", peer: js.base, skip: js.skip},
@@ -357,6 +361,7 @@ func (e *bridgeEnv) peerTask(t *testing.T, ctx context.Context, agent, id string
 	if err != nil {
 		t.Fatalf("dial the peer's %s: %v", agent, err)
 	}
+	defer c.Close()
 	task, err := c.GetTask(ctx, ba2a.GetTaskRequest{ID: id})
 	if err != nil {
 		t.Fatalf("GetTask %s at the peer: %v", id, err)

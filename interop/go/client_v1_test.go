@@ -12,14 +12,17 @@ package interop
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	_ "github.com/a2abridge/a2abridge/client/grpc" // Binding "GRPC"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
@@ -30,6 +33,8 @@ type ocV1Target struct {
 	compat bool   // the SDK's legacy-compat server (0.3 served too)
 	base   string
 	skip   string
+	// bindings are those the scenarios run over (nil: ocV1Bindings).
+	bindings []ocV1Binding
 }
 
 func (tg *ocV1Target) url(agent string) string { return tg.base + "/a2a/" + agent }
@@ -61,15 +66,23 @@ func (tg *ocV1Target) quirks() ocV1Quirks {
 		pushGetDeleted: a2a.ErrTaskNotFound, extendedCard: a2a.ErrUnsupportedOperation}
 }
 
-// ocV1Bindings are the bindings each scenario runs over, as --binding names them.
-var ocV1Bindings = []struct{ name, cli string }{{a2a.TransportJSONRPC, "jsonrpc"}, {a2a.TransportHTTPJSON, "rest"}}
+// ocV1Binding is a binding, as the card and --binding name it.
+type ocV1Binding struct{ name, cli string }
+
+// ocV1Bindings are the bindings each scenario runs over by default;
+// ocV1GRPC is the gRPC binding, run over where a target serves it.
+var (
+	ocV1Bindings = []ocV1Binding{{a2a.TransportJSONRPC, "jsonrpc"}, {a2a.TransportHTTPJSON, "rest"}}
+	ocV1GRPC     = ocV1Binding{a2a.TransportGRPC, "grpc"}
+)
 
 // TestOurClientV1 starts the 1.0 servers and runs every scenario over both
 // bindings, through the client SDK and through the CLI.
 func TestOurClientV1(t *testing.T) {
 	targets := []*ocV1Target{
-		{name: "a2abridge", kind: v1Ours, base: startServer(t, "--memory", "--push", "--push-allow", "127.0.0.0/8").base},
-		ocV1GoPeer(t, false), ocV1GoPeer(t, true),
+		{name: "a2abridge", kind: v1Ours, base: startServer(t, "--memory", "--push", "--push-allow", "127.0.0.0/8").base,
+			bindings: append(slices.Clip(ocV1Bindings), ocV1GRPC)},
+		ocV1GoPeer(t, false), ocV1GoPeer(t, true), ocV1GoGRPCPeer(t),
 		ocV1JSPeer(t, false), ocV1JSPeer(t, true),
 	}
 	scenarios := []struct {
@@ -97,7 +110,11 @@ func TestOurClientV1(t *testing.T) {
 				t.Run("Compat0.3", func(t *testing.T) { ocV1Compat03(t, tg) })
 				t.Run("Compat0.3REST", func(t *testing.T) { ocV1Compat03REST(t, tg) })
 			}
-			for _, b := range ocV1Bindings {
+			bindings := tg.bindings
+			if bindings == nil {
+				bindings = ocV1Bindings
+			}
+			for _, b := range bindings {
 				t.Run(b.cli, func(t *testing.T) {
 					t.Parallel()
 					for _, sc := range scenarios {
@@ -123,6 +140,15 @@ func ocV1GoPeer(t *testing.T, compat bool) *ocV1Target {
 	return &ocV1Target{name: name, kind: v1GoPeer, compat: compat, base: p.base}
 }
 
+// ocV1GoGRPCPeer starts cmd/peer-a2agov2 --grpc: a2a-go v2's gRPC server
+// alone (a2agrpc/v1), each agent on a listener of its own, the cards
+// served over HTTP listing that GRPC interface only.
+func ocV1GoGRPCPeer(t *testing.T) *ocV1Target {
+	t.Helper()
+	p := startPeer(t, buildPeer(t, v1PeerPkg), "--grpc", "--step", "250ms")
+	return &ocV1Target{name: "peer-a2agov2-grpc", kind: v1GoPeer, base: p.base, bindings: []ocV1Binding{ocV1GRPC}}
+}
+
 // ocV1JSPeer starts ../js/peer-server-v1.mjs (with --compat when compat);
 // without ../js/node_modules it is skipped, with a message.
 func ocV1JSPeer(t *testing.T, compat bool) *ocV1Target {
@@ -146,8 +172,16 @@ func ocV1Dial(t *testing.T, ctx context.Context, tg *ocV1Target, agent, binding 
 	if err != nil {
 		t.Fatalf("client.Dial(%s, %s): %v", tg.url(agent), binding, err)
 	}
-	if in := c.Interface(); in.ProtocolVersion != a2a.Version10 || in.Binding != binding || !strings.HasPrefix(in.URL, tg.url(agent)) {
-		t.Fatalf("interface %s, want A2A 1.0 %s below %s", in, binding, tg.url(agent))
+	in := c.Interface()
+	at := strings.HasPrefix(in.URL, tg.url(agent))
+	if binding == a2a.TransportGRPC {
+		// A gRPC target: the card server's host, and a port.
+		t.Cleanup(func() { _ = c.Close() })
+		host, _, err := net.SplitHostPort(in.URL)
+		at = err == nil && strings.HasPrefix(tg.base, "http://"+host+":")
+	}
+	if in.ProtocolVersion != a2a.Version10 || in.Binding != binding || !at {
+		t.Fatalf("interface %s, want A2A 1.0 %s at %s", in, binding, tg.url(agent))
 	}
 	return c
 }
@@ -390,8 +424,11 @@ func ocV1ExtendedCard(t *testing.T, tg *ocV1Target, binding string) {
 // the 1.0 wire JSON.
 func ocV1CLI(t *testing.T, tg *ocV1Target, binding string) {
 	flag := "rest"
-	if binding == a2a.TransportJSONRPC {
+	switch binding {
+	case a2a.TransportJSONRPC:
 		flag = "jsonrpc"
+	case a2a.TransportGRPC:
+		flag = "grpc"
 	}
 	cli := func(args ...string) cliResult { return runCLI(t, "", append(args, "--binding", flag)...) }
 	r := cli("card", tg.url("echo"))

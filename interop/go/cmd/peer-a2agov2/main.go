@@ -32,13 +32,19 @@
 //     webhooks listen on 127.0.0.1, which the sender's SSRF guard refuses by
 //     default.
 //
+// With --grpc the agents are served over gRPC alone (a2agrpc/v1, the SDK's
+// gRPC handler; a listener of its own per agent, on the host of --addr,
+// since the SDK's gRPC server hosts one handler), and each card lists that
+// GRPC 1.0 interface only (its url the listener's host:port); HTTP then
+// serves the cards alone.
+//
 // --wire-log FILE appends every HTTP exchange (request line, headers, body;
 // status, headers, body, streams included) to FILE ("-" = stderr), for the
 // wire notes in interop/V1_WIRE_NOTES.md.
 //
 // Usage:
 //
-//	peer-a2agov2 [--addr 127.0.0.1:0] [--compat] [--keep-alive 0] [--step 1s]
+//	peer-a2agov2 [--addr 127.0.0.1:0] [--compat | --grpc] [--keep-alive 0] [--step 1s]
 //	             [--list-user anonymous] [--wire-log FILE] [--log-level warn]
 //
 // Once listening it prints `peer listening on http://ADDR` on stdout. SIGINT
@@ -53,6 +59,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -61,8 +68,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
@@ -78,6 +88,7 @@ func main() {
 
 func run() error {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
+	grpcOnly := flag.Bool("grpc", false, "serve the agents over gRPC alone (a2agrpc/v1, a listener per agent); the cards list that GRPC interface only")
 	compat := flag.Bool("compat", false, "also serve A2A 0.3 (JSON-RPC and HTTP+JSON) through a2acompat/a2av0, with a 0.3-compatible card")
 	keepAlive := flag.Duration("keep-alive", 0, "SSE keep-alive comment interval (a2asrv.WithTransportKeepAlive); 0 keeps the SDK default: none")
 	step := flag.Duration("step", time.Second, "interval of the slow agent's progress updates (its task lasts N seconds either way)")
@@ -103,7 +114,11 @@ func run() error {
 	if *keepAlive > 0 {
 		transportOpts = append(transportOpts, a2asrv.WithTransportKeepAlive(*keepAlive))
 	}
+	if *grpcOnly && *compat {
+		return fmt.Errorf("--grpc and --compat: choose one")
+	}
 	mux := http.NewServeMux()
+	var grpcServers []*grpc.Server
 	for _, ag := range agents(*step) {
 		prefix := "/a2a/" + ag.Name
 		card := ag.card(base + prefix)
@@ -117,6 +132,24 @@ func run() error {
 		}
 		handler := a2asrv.NewHandler(ag.exec, opts...)
 
+		if *grpcOnly {
+			host, _, _ := net.SplitHostPort(ln.Addr().String())
+			gln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+			if err != nil {
+				return err
+			}
+			gs := grpc.NewServer()
+			a2agrpcv1.NewHandler(handler).RegisterWith(gs)
+			go func() { _ = gs.Serve(gln) }()
+			grpcServers = append(grpcServers, gs)
+			card.SupportedInterfaces = []*a2a.AgentInterface{a2a.NewAgentInterface(gln.Addr().String(), a2a.TransportProtocolGRPC)}
+			cardHandler := a2asrv.NewStaticAgentCardHandler(card)
+			mux.Handle(prefix+a2asrv.WellKnownAgentCardPath, cardHandler)
+			if ag.Name == "echo" {
+				mux.Handle(a2asrv.WellKnownAgentCardPath, cardHandler)
+			}
+			continue
+		}
 		mux.Handle(prefix, a2asrv.NewJSONRPCHandler(handler, transportOpts...))
 		mux.Handle(prefix+"/rest/", http.StripPrefix(prefix+"/rest", a2asrv.NewRESTHandler(handler, transportOpts...)))
 		var cardHandler http.Handler
@@ -155,6 +188,11 @@ func run() error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
 	}
+	srv.RegisterOnShutdown(func() {
+		for _, gs := range grpcServers {
+			gs.Stop()
+		}
+	})
 	return peer.Serve(ln, srv, logger)
 }
 
