@@ -50,10 +50,14 @@ func (e *GRPCError) Error() string {
 // and RESOURCE_EXHAUSTED.
 func (e *GRPCError) Temporary() bool { return e.Code == 14 || e.Code == 8 }
 
-// grpcErr turns a connection's status into the client's error type.
+// grpcErr turns a connection's status into the client's error: the
+// *a2a.Error it stands for, else a *GRPCError.
 func grpcErr(err error) error {
 	var s *grpcdial.Status
 	if errors.As(err, &s) {
+		if ae := s.A2A(); ae != nil {
+			return ae
+		}
 		return &GRPCError{Code: s.Code, Name: s.Name, Message: s.Message}
 	}
 	return err

@@ -24,7 +24,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/grpcdial"
 	"github.com/a2abridge/a2abridge/internal/grpcframe"
 )
@@ -103,9 +102,7 @@ func (s *stream) Recv() ([]byte, error) {
 func (s *stream) Close() { s.cancel() }
 
 // errorOf is the error a call's err stands for: the context's when it
-// ended, an *a2a.Error for a status with an ErrorInfo of domain
-// a2a-protocol.org (A2A 1.0 §10.6) or UNAUTHENTICATED, else a
-// *grpcdial.Status.
+// ended, else a *grpcdial.Status with the status's ErrorInfo.
 func errorOf(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -120,27 +117,14 @@ func errorOf(ctx context.Context, err error) error {
 	case codes.DeadlineExceeded:
 		return context.DeadlineExceeded
 	}
+	out := &grpcdial.Status{Code: int(st.Code()), Name: strings.ToUpper(codeName(st.Code())), Message: st.Message()}
 	for _, d := range st.Details() {
-		info, ok := d.(*errdetails.ErrorInfo)
-		if !ok || info.Domain != "a2a-protocol.org" {
-			continue
-		}
-		if code, ok := a2a.CodeForReason(info.Reason); ok {
-			e := &a2a.Error{Code: code, Message: st.Message()}
-			if len(info.Metadata) > 0 {
-				data := make(map[string]any, len(info.Metadata))
-				for k, v := range info.Metadata {
-					data[k] = v
-				}
-				e.Data = data
-			}
-			return e
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			out.Info = &grpcdial.ErrorInfo{Reason: info.Reason, Domain: info.Domain, Metadata: info.Metadata}
+			break
 		}
 	}
-	if st.Code() == codes.Unauthenticated {
-		return &a2a.Error{Code: a2a.CodeUnauthenticated, Message: st.Message()}
-	}
-	return &grpcdial.Status{Code: int(st.Code()), Name: strings.ToUpper(codeName(st.Code())), Message: st.Message()}
+	return out
 }
 
 // codeName is the status code's name as the gRPC specification spells it

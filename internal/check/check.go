@@ -90,6 +90,7 @@ var Categories = []Category{
 	{"card10", "A2A 1.0 Agent Card"},
 	{"rpc10", "A2A 1.0 JSON-RPC"},
 	{"rest10", "A2A 1.0 HTTP+JSON"},
+	{"grpc10", "A2A 1.0 gRPC"},
 	{"rest03", "A2A 0.3 HTTP+JSON"},
 }
 
@@ -107,6 +108,7 @@ func CategoryTitle(name string) string {
 const (
 	BindingJSONRPC = "jsonrpc" // JSON-RPC 2.0 (A2A 0.3.0 §3.2.1, A2A 1.0 §9)
 	BindingREST    = "rest"    // HTTP+JSON (A2A 0.3.0 §3.2.3, A2A 1.0 §11)
+	BindingGRPC    = "grpc"    // gRPC (A2A 1.0 §10)
 )
 
 // Check is one conformance check.

@@ -12,24 +12,27 @@ import (
 )
 
 // check10 is an A2A 1.0 check written once and registered for each
-// binding, as rpc10.<name> (JSON-RPC, A2A 1.0 §9) and rest10.<name>
-// (HTTP+JSON, A2A 1.0 §11).
+// binding, as rpc10.<name> (JSON-RPC, A2A 1.0 §9), rest10.<name>
+// (HTTP+JSON, A2A 1.0 §11) and grpc10.<name> (gRPC, A2A 1.0 §10).
 type check10 struct {
 	name, section                      string
 	level                              Level
 	title, requirement, recommendation string
 	final                              bool
-	only                               string // BindingJSONRPC or BindingREST: registered for that binding only
+	only                               string // BindingJSONRPC, BindingREST or BindingGRPC: registered for that binding only
+	// http: registered for the HTTP bindings only (it probes what gRPC
+	// has not, or has otherwise: headers, statuses).
+	http bool
 	run                                func(ctx context.Context, s *suite10) Result
 }
 
 // bindings10 are the categories of the A2A 1.0 bindings.
-var bindings10 = []struct{ category, binding string }{{"rpc10", BindingJSONRPC}, {"rest10", BindingREST}}
+var bindings10 = []struct{ category, binding string }{{"rpc10", BindingJSONRPC}, {"rest10", BindingREST}, {"grpc10", BindingGRPC}}
 
 func register10(cs ...check10) {
 	for _, c := range cs {
 		for _, b := range bindings10 {
-			if c.only != "" && c.only != b.binding {
+			if c.only != "" && c.only != b.binding || c.http && b.binding == BindingGRPC {
 				continue
 			}
 			run, binding := c.run, b.binding

@@ -17,7 +17,7 @@ func init() {
 			requirement:    "The operation MUST establish a streaming connection (§3.1.2): HTTP 200 with Content-Type text/event-stream, each event's data a StreamResponse (§9.4.2, §11.7). Requires capabilities.streaming (§3.3.4).",
 			recommendation: "Answer SendStreamingMessage with 200, Content-Type: text/event-stream, then SSE events.",
 			run:            check10Stream},
-		check10{name: "stream-frames", section: "§3.2.3", level: Must, final: true,
+		check10{name: "stream-frames", section: "§3.2.3", level: Must, final: true, http: true,
 			title:          "Every event is one StreamResponse",
 			requirement:    "Each SSE event's data is a StreamResponse with exactly one of task, message, statusUpdate, artifactUpdate (§3.2.3, §11.7); in JSON-RPC, wrapped in a JSON-RPC response whose id is the request's (§9.4.2).",
 			recommendation: "Write each event as `data: <StreamResponse>` (JSON-RPC: `data: {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\":<StreamResponse>}`).",
@@ -109,6 +109,9 @@ func check10Stream(ctx context.Context, s *suite10) Result {
 		return fail("SendStreamingMessage answered %s, Content-Type %q: %s", statusText(e), e.RespContentType(), s.read(e).describe()).with(e)
 	case len(e.Events) == 0:
 		return fail("SendStreamingMessage answered an event stream without events (%s)", e.Err).with(e)
+	}
+	if s.grpc {
+		return pass("a gRPC server stream of %d event(s)", len(e.Events)).with(e)
 	}
 	return pass("HTTP 200, Content-Type %s, %d event(s)", e.RespContentType(), len(e.Events)).with(e)
 }

@@ -328,8 +328,8 @@ func faultCases10() []faultCase {
 	var out []faultCase
 	for _, c := range cases {
 		for _, b := range bindings10 {
-			if c.only != "" && c.only != b.binding {
-				continue
+			if c.only != "" && c.only != b.binding || b.binding == BindingGRPC {
+				continue // the HTTP faults; gRPC's are in TestGRPCSuite
 			}
 			out = append(out, faultCase{id: b.category + "." + c.name, agent: c.agent, host: c.host, opts: c.opts, clean: c.clean, f: c.f})
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/grpcdial"
 	"github.com/a2abridge/a2abridge/internal/schema"
 	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
@@ -36,7 +37,7 @@ func init() {
 			requirement:    "If the version is not supported by the interface, agents MUST return a VersionNotSupportedError (§3.6.2): -32009, HTTP 400 (§5.4).",
 			recommendation: "Answer a request with A2A-Version: 9.9 with VersionNotSupportedError naming the versions served.",
 			run:            check10VersionUnsupported},
-		check10{name: "version-missing", section: "§3.6.2", level: Must,
+		check10{name: "version-missing", section: "§3.6.2", level: Must, http: true,
 			title:          "A request without A2A-Version is not served as 1.0",
 			requirement:    "Agents MUST interpret an empty A2A-Version as 0.3 (§3.6.2) and MUST process requests with the semantics of the requested version: a 1.0 operation without the header is answered as 0.3 would answer it (VersionNotSupportedError, or -32601 for a method 0.3 does not have), not served as 1.0.",
 			recommendation: "Read a missing A2A-Version as 0.3: answer 1.0 operations without the header with VersionNotSupportedError.",
@@ -51,12 +52,12 @@ func init() {
 			requirement:    "A2A-specific errors MUST carry a google.rpc.ErrorInfo with reason (TASK_NOT_FOUND, …) and domain \"a2a-protocol.org\" (§10.6, §11.6); each detail has an @type (§3.3.2). JSON-RPC: error.data is an array of details (§9.5). HTTP+JSON: a google.rpc.Status body {\"error\": {code, status, message, details}} whose code is the HTTP status of §5.4.",
 			recommendation: "Write every A2A error with its ErrorInfo (reason matching the code) in error.data (JSON-RPC) or error.details (HTTP+JSON), with the HTTP status of §5.4.",
 			run:            check10Errors},
-		check10{name: "payload-shape", section: "§5.5", level: Must, final: true,
+		check10{name: "payload-shape", section: "§5.5", level: Must, final: true, http: true,
 			title:          "Payloads are ProtoJSON: enum names, no kind, no final, one part type",
 			requirement:    "All JSON serializations MUST use camelCase names and enum values by their proto names (TASK_STATE_COMPLETED, ROLE_AGENT) (§5.5); 1.0 objects have no \"kind\" discriminator and a status update no \"final\" flag (§4.2.1); a Part has exactly one of text, raw, url, data (§4.1.6).",
 			recommendation: "Write 1.0 payloads with the 1.0 codec: ProtoJSON enum names, no kind members, one content member per part.",
 			run:            check10PayloadShape},
-		check10{name: "schema", section: "§4", level: Must, final: true,
+		check10{name: "schema", section: "§4", level: Must, final: true, http: true,
 			title:          "Every payload is valid against the A2A 1.0.1 JSON Schema",
 			requirement:    "Results and stream events are the objects of §4 and §3.2 in ProtoJSON: each result is the operation's response message (Task, SendMessageResponse, StreamResponse, ListTasksResponse, TaskPushNotificationConfig, …) of the A2A 1.0.1 JSON Schema, which admits no unknown members (such as 0.3's final or kind).",
 			recommendation: "Fix the members listed so that every payload validates against the A2A 1.0.1 schema.",
@@ -252,7 +253,7 @@ func (s *suite10) errorAnswers() []errorAnswer {
 			for _, ev := range e.Events {
 				if f := s.frame(ev); f.err != nil {
 					doc := ev.Data
-					if !s.rest {
+					if !s.rest && !s.grpc {
 						doc = parseRPC(ev.Data).obj["error"]
 					}
 					out = append(out, errorAnswer{e: e, doc: doc, err: f.err})
@@ -274,7 +275,16 @@ func (s *suite10) errorAnswers() []errorAnswer {
 // errorProblem says what is wrong with one error answer ("" if nothing).
 func (s *suite10) errorProblem(a errorAnswer) string {
 	var details []any
-	if s.rest {
+	if s.grpc {
+		// The status as recorded (statusDocument): its code is gRPC's.
+		m, _ := decode(a.doc).(map[string]any)
+		st, _ := m["error"].(map[string]any)
+		code, _ := st["code"].(float64)
+		if want := grpcdial.StatusFor(a.err.Code); specific(a.err.Code) && int(code) != want {
+			return fmt.Sprintf("%s is gRPC %s, not %s (§5.4)", a2a.Reason(a.err.Code), str(st, "status"), grpcdial.CodeName(want))
+		}
+		details, _ = st["details"].([]any)
+	} else if s.rest {
 		m, _ := decode(a.doc).(map[string]any)
 		st, _ := m["error"].(map[string]any)
 		if st == nil {

@@ -83,6 +83,9 @@ func streamEvents(e *Exchange) []*rpcResp {
 
 // isSSE reports whether the exchange was answered with an event stream.
 func isSSE(e *Exchange) bool {
+	if e.GRPCStatus != "" {
+		return e.Stream && e.Status == http.StatusOK // a gRPC server stream that opened
+	}
 	return e.Status == http.StatusOK && mediaType(e.RespContentType()) == "text/event-stream"
 }
 

@@ -383,6 +383,11 @@ func TestEveryCheckCanFail(t *testing.T) {
 		covered[tc.id] = true
 	}
 	for _, c := range All() {
+		// A grpc10 check runs the code of its rpc10 twin over the gRPC
+		// adapter, whose faults TestGRPCSuite shows reaching the checks.
+		if twin, ok := strings.CutPrefix(c.ID, "grpc10."); ok && covered["rpc10."+twin] {
+			continue
+		}
 		if !covered[c.ID] {
 			t.Errorf("check %s has no fault case", c.ID)
 		}

@@ -197,6 +197,18 @@ func (p *Probe) capability(name string) bool {
 	return b
 }
 
+// declaresExtension reports whether the card lists the extension uri in
+// capabilities.extensions.
+func (p *Probe) declaresExtension(uri string) bool {
+	exts, _ := dig(p.card, "capabilities", "extensions").([]any)
+	for _, x := range exts {
+		if m, _ := x.(map[string]any); str(m, "uri") == uri {
+			return true
+		}
+	}
+	return false
+}
+
 // needCapability returns n/a unless the card declares the capability.
 func (p *Probe) needCapability(name string) *Result {
 	if r := p.needEndpoint(); r != nil {

@@ -37,6 +37,9 @@ type hostOpts struct {
 	pushDeny bool                     // push notifications, loopback refused
 	pushHook func(*http.Request) bool // runs on every delivery (may edit it); false drops it
 	auth     bool                     // bearer token testToken on every agent, extended card on echo
+	// intercept, if set, wraps every agent's operations (a fault inside
+	// the server, which the gRPC suite sees too).
+	intercept server.Interceptor
 }
 
 // noHosts is a push.Resolver for which no host name exists.
@@ -89,7 +92,10 @@ func newHost(t *testing.T, o hostOpts) http.Handler {
 	}
 	host := server.NewHost(server.HostOptions{Default: "echo", Transport: server.TransportOptions{Logger: testutil.Logger(), KeepAlive: 100 * time.Millisecond}})
 	var ho server.HandlerOptions
-	var echoOpts server.HandlerOptions
+	if o.intercept != nil {
+		ho.Interceptors = []server.Interceptor{o.intercept}
+	}
+	echoOpts := ho
 	if o.auth {
 		a, err := auth.NewBearerTokens("bearer", map[string]string{"tester": testToken})
 		if err != nil {

@@ -16,8 +16,8 @@ import (
 type Interface struct {
 	// Version is the protocol version as Major.Minor: "0.3", "1.0".
 	Version string `json:"version"`
-	// Binding is BindingJSONRPC or BindingREST, or the card's name of a
-	// binding the checker does not speak ("GRPC").
+	// Binding is BindingJSONRPC, BindingREST or BindingGRPC, or the
+	// card's name of a binding the checker does not speak.
 	Binding string `json:"binding"`
 	URL     string `json:"url"`
 	Tenant  string `json:"tenant,omitempty"`
@@ -37,6 +37,8 @@ func suiteName(version, binding string) string {
 		binding = "JSON-RPC"
 	case BindingREST:
 		binding = "HTTP+JSON"
+	case BindingGRPC:
+		binding = "gRPC"
 	case "":
 		binding = "Agent Card"
 	}
@@ -51,6 +53,8 @@ func bindingName(transport string) string {
 		return BindingJSONRPC
 	case a2a.TransportHTTPJSON, "REST", "HTTP_JSON":
 		return BindingREST
+	case a2a.TransportGRPC:
+		return BindingGRPC
 	}
 	return transport
 }
@@ -170,9 +174,9 @@ func ValidateSuite(protocol, binding string) error {
 		return fmt.Errorf("unknown protocol version %q (have 0.3, 1.0)", protocol)
 	}
 	switch binding {
-	case "", BindingJSONRPC, BindingREST:
+	case "", BindingJSONRPC, BindingREST, BindingGRPC:
 	default:
-		return fmt.Errorf("unknown binding %q (have jsonrpc, rest)", binding)
+		return fmt.Errorf("unknown binding %q (have jsonrpc, rest, grpc)", binding)
 	}
 	return nil
 }

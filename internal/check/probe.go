@@ -86,7 +86,11 @@ type Exchange struct {
 	ReqHeader http.Header // the headers that matter (credentials redacted)
 	ReqBody   []byte
 
-	Status     int
+	Status int
+	// GRPCStatus is the gRPC status of an exchange of the gRPC suite
+	// ("OK", "NOT_FOUND"); Status is then the HTTP status it corresponds
+	// to, and the bodies are the A2A 1.0 JSON of the messages.
+	GRPCStatus string      `json:",omitempty"`
 	RespHeader http.Header // the headers that matter
 	RespBody   []byte      // up to maxBody bytes (for streams: the raw stream)
 	Truncated  bool

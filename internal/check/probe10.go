@@ -11,6 +11,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/grpcdial"
+	"github.com/a2abridge/a2abridge/internal/wire/pb"
 	"github.com/a2abridge/a2abridge/internal/wire/v10"
 )
 
@@ -53,9 +55,14 @@ var resultDefinition = map[string]string{
 // each operation's request for its binding and reads the answer into a
 // reply10, so that a check is written once for both bindings.
 type suite10 struct {
-	p     *Probe
-	key   string // "1.0/jsonrpc"
-	rest  bool
+	p       *Probe
+	key     string // "1.0/jsonrpc"
+	binding string
+	rest    bool
+	// grpc: the gRPC binding, over conn to target (host:port).
+	grpc   bool
+	conn   grpcdial.Conn
+	target string
 	iface Interface
 	no    string // why the interface cannot be probed ("" = it can)
 	na    bool   // the interface is not offered (no is n/a, not a skip)
@@ -77,7 +84,7 @@ func (p *Probe) suite(binding string) *suite10 {
 	key := suiteKey(a2a.Version10, binding)
 	s := p.suites[key]
 	if s == nil {
-		s = &suite10{p: p, key: key, rest: binding == BindingREST, tasks: map[string]a2a.TaskState{}}
+		s = &suite10{p: p, key: key, binding: binding, rest: binding == BindingREST, grpc: binding == BindingGRPC, tasks: map[string]a2a.TaskState{}}
 		p.suites[key] = s
 	}
 	p.mu.Unlock()
@@ -87,14 +94,18 @@ func (p *Probe) suite(binding string) *suite10 {
 // setup finds the interface and pings it once: GetTask of an unknown id.
 func (s *suite10) setup(ctx context.Context) {
 	s.once.Do(func() {
-		it, ok := s.p.offered(a2a.Version10, bindingOf(s.rest))
+		it, ok := s.p.offered(a2a.Version10, s.binding)
 		switch {
 		case s.p.card == nil:
 			s.no = "no Agent Card: " + s.p.cardErr
 			return
 		case !ok:
-			s.no, s.na = fmt.Sprintf("the card offers no %s interface", suiteName(a2a.Version10, bindingOf(s.rest))), true
+			s.no, s.na = fmt.Sprintf("the card offers no %s interface", suiteName(a2a.Version10, s.binding)), true
 			return
+		case s.grpc:
+			if s.no = s.setupGRPC(it); s.no != "" {
+				return
+			}
 		case !absoluteHTTP(it.URL):
 			s.no = fmt.Sprintf("the %s interface's url %q is not an absolute http(s) URL", it.Name(), it.URL)
 			return
@@ -150,6 +161,9 @@ type req10 struct {
 	encErr error
 	// noExt sends none of the extensions the card requires.
 	noExt bool
+	// pb is the request in protobuf's binary encoding, for the gRPC
+	// binding (nil: the request has no gRPC form).
+	pb []byte
 }
 
 // newReq10 is a request of op whose params were encoded with err.
@@ -266,8 +280,13 @@ func (s *suite10) do(ctx context.Context, r req10) *reply10 {
 		e := s.unencodable(r)
 		return &reply10{ex: e, bad: e.Err}
 	}
-	body, o := s.opt(r, "application/json")
-	e := s.p.do(ctx, body, o)
+	var e *Exchange
+	if s.grpc {
+		e = s.doGRPC(ctx, r)
+	} else {
+		body, o := s.opt(r, "application/json")
+		e = s.p.do(ctx, body, o)
+	}
 	rep := s.read(e)
 	s.observe(rep.body, r.op)
 	return rep
@@ -280,7 +299,7 @@ func (s *suite10) read(e *Exchange) *reply10 {
 		r.bad = e.Err
 		return r
 	}
-	if s.rest {
+	if s.rest || s.grpc {
 		if e.Status >= 200 && e.Status < 300 {
 			r.ok, r.body = true, e.RespBody
 			return r
@@ -323,7 +342,7 @@ type frame10 struct {
 // frame reads one SSE event of a stream of this binding.
 func (s *suite10) frame(ev SSEEvent) frame10 {
 	var f frame10
-	if s.rest {
+	if s.rest || s.grpc {
 		m, _ := decode(ev.Data).(map[string]any)
 		if _, isErr := m["error"]; isErr || ev.Event == "error" {
 			f.err = v10.UnmarshalRESTError(0, ev.Data)
@@ -383,6 +402,9 @@ func (s *suite10) stream(ctx context.Context, r req10, so streamOpt) *Exchange {
 	if r.encErr != nil {
 		return s.unencodable(r)
 	}
+	if s.grpc {
+		return s.streamGRPC(ctx, r, so)
+	}
 	body, o := s.opt(r, "text/event-stream")
 	return s.p.streamHTTP(ctx, body, o, so, func(ev SSEEvent) bool {
 		f := s.frame(ev)
@@ -418,6 +440,7 @@ func (s *suite10) send(p a2a.SendMessageRequest, stream bool) req10 {
 	p.Tenant = s.tenant()
 	b, err := v10.AppendSendMessageRequest(nil, &p)
 	r := newReq10(opSendMessage, b, err, http.MethodPost, "/message:send")
+	r.pb = s.pbOf(pb.AppendSendMessageRequest(nil, &p))
 	if stream {
 		r.op, r.path = opSendStreaming, "/message:stream"
 	}
@@ -428,6 +451,7 @@ func (s *suite10) getTask(id string, historyLength *int) req10 {
 	p := a2a.GetTaskRequest{Tenant: s.tenant(), ID: id, HistoryLength: historyLength}
 	b, err := v10.AppendGetTaskRequest(nil, &p)
 	r := newReq10(opGetTask, b, err, http.MethodGet, "/tasks/"+url.PathEscape(id))
+	r.pb = s.pbOf(pb.AppendGetTaskRequest(nil, &p))
 	r.query = v10.GetTaskQuery(&p)
 	return r
 }
@@ -436,6 +460,7 @@ func (s *suite10) listTasks(p a2a.ListTasksRequest) req10 {
 	p.Tenant = s.tenant()
 	b, err := v10.AppendListTasksRequest(nil, &p)
 	r := newReq10(opListTasks, b, err, http.MethodGet, "/tasks")
+	r.pb = s.pbOf(pb.AppendListTasksRequest(nil, &p))
 	r.query = v10.ListTasksQuery(&p)
 	return r
 }
@@ -443,38 +468,49 @@ func (s *suite10) listTasks(p a2a.ListTasksRequest) req10 {
 func (s *suite10) cancelTask(id string) req10 {
 	p := a2a.CancelTaskRequest{Tenant: s.tenant(), ID: id}
 	b, err := v10.AppendCancelTaskRequest(nil, &p)
-	return newReq10(opCancelTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":cancel")
+	r := newReq10(opCancelTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":cancel")
+	r.pb = s.pbOf(pb.AppendCancelTaskRequest(nil, &p))
+	return r
 }
 
 func (s *suite10) subscribe(id string) req10 {
 	p := a2a.SubscribeToTaskRequest{Tenant: s.tenant(), ID: id}
 	b, err := v10.AppendSubscribeToTaskRequest(nil, &p)
-	return newReq10(opSubscribeToTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":subscribe")
+	r := newReq10(opSubscribeToTask, b, err, http.MethodPost, "/tasks/"+url.PathEscape(id)+":subscribe")
+	r.pb = s.pbOf(pb.AppendSubscribeToTaskRequest(nil, &p))
+	return r
 }
 
 func (s *suite10) createPush(c a2a.TaskPushNotificationConfig) req10 {
 	c.Tenant = s.tenant()
 	b, err := v10.AppendTaskPushNotificationConfig(nil, &c)
-	return newReq10(opCreatePushConfig, b, err, http.MethodPost, "/tasks/"+url.PathEscape(c.TaskID)+"/pushNotificationConfigs")
+	r := newReq10(opCreatePushConfig, b, err, http.MethodPost, "/tasks/"+url.PathEscape(c.TaskID)+"/pushNotificationConfigs")
+	r.pb = s.pbOf(pb.AppendTaskPushNotificationConfig(nil, &c))
+	return r
 }
 
 func (s *suite10) pushConfigRequest(op, method, taskID, id string) req10 {
 	p := a2a.GetTaskPushNotificationConfigRequest{Tenant: s.tenant(), TaskID: taskID, ID: id}
 	b, err := v10.AppendPushConfigIDRequest(nil, &p)
-	return newReq10(op, b, err, method, "/tasks/"+url.PathEscape(taskID)+"/pushNotificationConfigs/"+url.PathEscape(id))
+	r := newReq10(op, b, err, method, "/tasks/"+url.PathEscape(taskID)+"/pushNotificationConfigs/"+url.PathEscape(id))
+	r.pb = s.pbOf(pb.AppendPushConfigIDRequest(nil, &p))
+	return r
 }
 
 func (s *suite10) listPush(taskID string) req10 {
 	p := a2a.ListTaskPushNotificationConfigsRequest{Tenant: s.tenant(), TaskID: taskID}
 	b, err := v10.AppendListTaskPushNotificationConfigsRequest(nil, &p)
 	r := newReq10(opListPushConfigs, b, err, http.MethodGet, "/tasks/"+url.PathEscape(taskID)+"/pushNotificationConfigs")
+	r.pb = s.pbOf(pb.AppendListTaskPushNotificationConfigsRequest(nil, &p))
 	r.query = v10.ListPushConfigsQuery(&p)
 	return r
 }
 
 func (s *suite10) extendedCard() req10 {
 	b, err := v10.AppendGetExtendedAgentCardRequest(nil, s.tenant())
-	return newReq10(opGetExtendedCard, b, err, http.MethodGet, "/extendedAgentCard")
+	r := newReq10(opGetExtendedCard, b, err, http.MethodGet, "/extendedAgentCard")
+	r.pb = s.pbOf(pb.AppendGetExtendedAgentCardRequest(nil, s.tenant()))
+	return r
 }
 
 // userMessage is a 1.0 user message with one text part.
@@ -531,9 +567,24 @@ func (s *suite10) observeEvent(ev a2a.Event) {
 	s.tasks[id] = state
 }
 
+// pbOf is a request's binary encoding for the gRPC suite (nil for the
+// others, or when it cannot be encoded).
+func (s *suite10) pbOf(b []byte, err error) []byte {
+	if !s.grpc || err != nil {
+		return nil
+	}
+	if b == nil {
+		b = []byte{} // an empty message is a message
+	}
+	return b
+}
+
 // cleanup cancels the tasks the suite left running and deletes the push
-// configs it created.
+// configs it created (and closes a gRPC connection).
 func (s *suite10) cleanup(ctx context.Context) {
+	if s.conn != nil {
+		defer s.conn.Close()
+	}
 	if s.no != "" || s.iface.URL == "" {
 		return
 	}

@@ -135,7 +135,8 @@ func (p *Probe) interfaceReports(o Options) []InterfaceReport {
 		switch {
 		case seen[i.Suite()]:
 			ir.NotChecked = "another interface of the same version and binding was checked"
-		case i.Binding != BindingJSONRPC && i.Binding != BindingREST, i.Version != "0.3" && i.Version != "1.0":
+		case i.Binding != BindingJSONRPC && i.Binding != BindingREST && i.Binding != BindingGRPC, i.Version != "0.3" && i.Version != "1.0",
+			i.Binding == BindingGRPC && i.Version != "1.0":
 			ir.NotChecked = "the checker does not speak this interface"
 		case !o.selected(&Check{Version: i.Version, Binding: i.Binding}):
 			ir.NotChecked = "left out by --protocol or --binding"

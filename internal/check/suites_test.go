@@ -53,9 +53,10 @@ func TestSuites(t *testing.T) {
 					map[string]any{"url": "grpc://127.0.0.1:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"})
 				return m
 			},
-			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "card10", "rpc10", "rest10", "rest03"},
+			// A url with a scheme is no gRPC target: the suite is skipped.
+			categories: []string{"card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "card10", "rpc10", "rest10", "grpc10", "rest03"},
 			ifaces: []string{"A2A 1.0 JSON-RPC: checked", "A2A 1.0 HTTP+JSON: checked", "A2A 0.3 JSON-RPC: checked", "A2A 0.3 HTTP+JSON: checked",
-				"A2A 1.0 GRPC: the checker does not speak this interface"}},
+				"A2A 1.0 gRPC: checked"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +140,7 @@ func TestInterfaceScore(t *testing.T) {
 func TestValidateSuite(t *testing.T) {
 	for _, tt := range []struct{ protocol, binding, want string }{
 		{"", "", ""}, {"0.3", "jsonrpc", ""}, {"1.0", "rest", ""},
-		{"2.0", "", `unknown protocol version "2.0"`}, {"1.0", "grpc", `unknown binding "grpc"`},
+		{"2.0", "", `unknown protocol version "2.0"`}, {"1.0", "grpc", ""}, {"1.0", "soap", `unknown binding "soap"`},
 	} {
 		err := ValidateSuite(tt.protocol, tt.binding)
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {

@@ -35,9 +35,10 @@ func newCheckCmd(_ io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "check URL",
 		Short: "Check an A2A endpoint (1.0 and 0.3.0, JSON-RPC and HTTP+JSON) for conformance and write a compliance report",
 		Long: `Check an A2A endpoint for conformance, as a black box over the network, on
-every interface its Agent Card offers: A2A 1.0 over JSON-RPC and HTTP+JSON (the
-card's supportedInterfaces), A2A 0.3.0 over JSON-RPC and, when the card declares
-it, HTTP+JSON (--protocol 0.3|1.0 and --binding jsonrpc|rest restrict the run).
+every interface its Agent Card offers: A2A 1.0 over JSON-RPC, HTTP+JSON and
+gRPC (the card's supportedInterfaces), A2A 0.3.0 over JSON-RPC and, when the
+card declares it, HTTP+JSON (--protocol 0.3|1.0 and --binding jsonrpc|rest|grpc
+restrict the run).
 
 A2A 0.3.0 (categories card, rpc, message, parts, tasks, stream, state, push,
 auth, schema): discovery and the Agent Card, the JSON-RPC envelope and error
@@ -46,8 +47,10 @@ tasks/resubscribe, the task state machine, push notifications (with a webhook
 receiver the checker runs on 127.0.0.1), the authenticated extended card, and
 every response against the A2A 0.3.0 JSON Schema.
 
-A2A 1.0 (categories card10, rpc10, rest10; the operation checks run over each
-binding, rpc10.* and rest10.*): the card's supportedInterfaces, SendMessage
+A2A 1.0 (categories card10, rpc10, rest10, grpc10; the operation checks run
+over each binding, rpc10.*, rest10.* and grpc10.*, each a suite with its own
+score; over gRPC the answers are judged as their A2A 1.0 JSON, with the gRPC
+status codes of §5.4): the card's supportedInterfaces, SendMessage
 ({task} or {message}, blocking and returnImmediately), GetTask and historyLength,
 ListTasks (paging, order, filters, pageSize, includeArtifacts), CancelTask,
 SendStreamingMessage and SubscribeToTask streams, push config CRUD, the extended
@@ -164,9 +167,9 @@ usage errors.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&report, "report", "", "also write a Markdown compliance report to this file")
-	f.StringSliceVar(&categories, "category", nil, "run only these categories (repeatable or comma-separated): card, rpc, message, parts, tasks, stream, state, push, auth, schema (A2A 0.3 JSON-RPC); card10, rpc10, rest10 (A2A 1.0); rest03 (A2A 0.3 HTTP+JSON)")
+	f.StringSliceVar(&categories, "category", nil, "run only these categories (repeatable or comma-separated): card, rpc, message, parts, tasks, stream, state, push, auth, schema (A2A 0.3 JSON-RPC); card10, rpc10, rest10, grpc10 (A2A 1.0); rest03 (A2A 0.3 HTTP+JSON)")
 	f.StringVar(&protocol, "protocol", "", "check only the interfaces of this protocol version: 0.3 or 1.0 (default: every version the card offers)")
-	f.StringVar(&binding, "binding", "", "check only the interfaces of this binding: jsonrpc or rest (default: every binding the card offers)")
+	f.StringVar(&binding, "binding", "", "check only the interfaces of this binding: jsonrpc, rest or grpc (default: every binding the card offers)")
 	f.StringSliceVar(&only, "only", nil, "run only these checks (repeatable or comma-separated ids; a trailing * matches a prefix)")
 	f.StringVar(&text, "text", check.DefaultText, "text of the probe messages (something the agent answers quickly)")
 	f.StringVar(&longText, "long-text", "", "a message that keeps the agent busy for a few seconds, for the cancel and resubscribe probes (default: --text)")

@@ -161,7 +161,7 @@ func TestCheckProtocolBinding(t *testing.T) {
 			t.Errorf("%s failed: %s", r.ID, r.Message)
 		}
 	}
-	for _, args := range [][]string{{"--protocol", "2.0"}, {"--binding", "grpc"}} {
+	for _, args := range [][]string{{"--protocol", "2.0"}, {"--binding", "soap"}} {
 		_, errOut, code := run(t, "", append([]string{"check", ts.URL}, args...)...)
 		if code != ExitUsage || !strings.Contains(errOut, "unknown") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)

@@ -175,7 +175,7 @@ func TestNamesVersionsAndBindings(t *testing.T) {
 		t.Errorf("--help: %d %q", code, out)
 	}
 	out, _, code = run(t, "", "check", "--help")
-	if code != ExitOK || !strings.Contains(out, "A2A 1.0 over JSON-RPC and HTTP+JSON") || !strings.Contains(out, "A2A 0.3.0 over JSON-RPC and,") {
+	if code != ExitOK || !strings.Contains(out, "A2A 1.0 over JSON-RPC, HTTP+JSON and\ngRPC") || !strings.Contains(out, "A2A 0.3.0 over JSON-RPC and,") {
 		t.Errorf("check --help: %d %q", code, out)
 	}
 	addr := freeAddr(t)

@@ -10,7 +10,7 @@ import (
 // version spoken, list, and the card's "calls" line.
 func TestClientVersions(t *testing.T) {
 	ts, _ := testHost(t)
-	for _, bad := range [][]string{{"--protocol", "2.0"}, {"--binding", "grpc"}} {
+	for _, bad := range [][]string{{"--protocol", "2.0"}, {"--binding", "soap"}} {
 		_, errs, code := run(t, "", append([]string{"get", ts.URL, "t"}, bad...)...)
 		if code != ExitUsage || !strings.Contains(errs, bad[len(bad)-2]) {
 			t.Errorf("%v: exit %d %q, want a usage error naming the flag", bad, code, errs)

@@ -44,6 +44,7 @@ import (
 	"github.com/a2abridge/a2abridge/internal/a2aproto"
 	"github.com/a2abridge/a2abridge/internal/binding/edge"
 	"github.com/a2abridge/a2abridge/internal/extension"
+	"github.com/a2abridge/a2abridge/internal/grpcdial"
 	"github.com/a2abridge/a2abridge/internal/grpcframe"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/internal/wire/pb"
@@ -758,19 +759,4 @@ func isA2A(err error) bool {
 }
 
 // grpcCode is the gRPC status code of an A2A error code (A2A 1.0 §5.4).
-func grpcCode(code int) codes.Code {
-	switch code {
-	case a2a.CodeTaskNotFound:
-		return codes.NotFound
-	case a2a.CodeTaskNotCancelable, a2a.CodePushNotificationNotSupported, a2a.CodeUnsupportedOperation,
-		a2a.CodeAuthenticatedExtendedCardNotConfigured, a2a.CodeExtensionSupportRequired, a2a.CodeVersionNotSupported:
-		return codes.FailedPrecondition
-	case a2a.CodeContentTypeNotSupported, a2a.CodeInvalidParams, a2a.CodeInvalidRequest, a2a.CodeParseError:
-		return codes.InvalidArgument
-	case a2a.CodeMethodNotFound:
-		return codes.Unimplemented
-	case a2a.CodeUnauthenticated:
-		return codes.Unauthenticated
-	}
-	return codes.Internal
-}
+func grpcCode(code int) codes.Code { return codes.Code(grpcdial.StatusFor(code)) }
