@@ -143,8 +143,7 @@ func check10SubscribeInterrupted(ctx context.Context, s *suite10) Result {
 	if req.encErr != nil {
 		return fail("%s", s.unencodable(req).Err)
 	}
-	body, o := s.opt(req, "text/event-stream")
-	e := s.p.streamHTTP(ctx, body, o, streamOpt{onEvent: func(i int, ev SSEEvent) bool {
+	e := s.streamUntil(ctx, req, streamOpt{onEvent: func(i int, ev SSEEvent) bool {
 		f := s.frame(ev)
 		switch v := f.ev.(type) {
 		case *a2a.Task:

@@ -402,15 +402,21 @@ func (s *suite10) stream(ctx context.Context, r req10, so streamOpt) *Exchange {
 	if r.encErr != nil {
 		return s.unencodable(r)
 	}
-	if s.grpc {
-		return s.streamGRPC(ctx, r, so)
-	}
-	body, o := s.opt(r, "text/event-stream")
-	return s.p.streamHTTP(ctx, body, o, so, func(ev SSEEvent) bool {
+	return s.streamUntil(ctx, r, so, func(ev SSEEvent) bool {
 		f := s.frame(ev)
 		s.observeEvent(f.ev)
 		return f.ends()
 	})
+}
+
+// streamUntil sends a streaming request over the suite's binding and
+// records its events, ends saying which is the final one.
+func (s *suite10) streamUntil(ctx context.Context, r req10, so streamOpt, ends func(SSEEvent) bool) *Exchange {
+	if s.grpc {
+		return s.streamGRPC(ctx, r, so, ends)
+	}
+	body, o := s.opt(r, "text/event-stream")
+	return s.p.streamHTTP(ctx, body, o, so, ends)
 }
 
 // frames reads the events of a recorded stream.

@@ -224,7 +224,7 @@ func (s *suite10) doGRPC(ctx context.Context, r req10) *Exchange {
 // sequence number when the frame carries one (the event-log extension,
 // activated when the card declares it), and the stream's error status as
 // an "error" event holding the google.rpc.Status document.
-func (s *suite10) streamGRPC(ctx context.Context, r req10, so streamOpt) *Exchange {
+func (s *suite10) streamGRPC(ctx context.Context, r req10, so streamOpt, ends func(SSEEvent) bool) *Exchange {
 	e := s.grpcExchange(r, true)
 	defer s.p.record(e)
 	if r.pb == nil {
@@ -329,9 +329,7 @@ func (s *suite10) streamGRPC(ctx context.Context, r req10, so streamOpt) *Exchan
 				e.Err = fmt.Sprintf("more than %d events; the checker stopped reading", maxStreamEvents)
 				return e
 			}
-			f := s.frame(ev)
-			s.observeEvent(f.ev)
-			if f.ends() && !e.FinalSeen {
+			if ends(ev) && !e.FinalSeen {
 				e.FinalSeen, finalAt = true, time.Now()
 				closeTimer = time.After(closeWait)
 			}

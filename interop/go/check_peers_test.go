@@ -247,6 +247,7 @@ func TestCheckPeers(t *testing.T) {
 	a2ago := startPeer(t, buildPeer(t, peerPkg)).base
 	gov2 := v1StartGoPeer(t, false).base
 	gov2compat := v1StartGoPeer(t, true).base
+	gov2grpc := startPeer(t, buildPeer(t, v1PeerPkg), "--grpc", "--step", "250ms").base
 	jsv1 := v1StartJSPeer(t)
 	trpc := startPeer(t, buildPeer(t, "./cmd/peer-trpc")).base
 	js := startJSPeer(t, false)
@@ -270,7 +271,8 @@ func TestCheckPeers(t *testing.T) {
 			mustAllPass(t, rep)
 			readmeRow(t, rep, "`a2abridge serve --push-allow 127.0.0.0/8`", "`chat`",
 				"tasks.cancel-running", "tasks.cancel-state", "stream.resubscribe-running",
-				"rpc10.cancel", "rpc10.subscribe", "rest10.cancel", "rest10.subscribe")
+				"rpc10.cancel", "rpc10.subscribe", "rest10.cancel", "rest10.subscribe", "grpc10.cancel", "grpc10.subscribe")
+			rep.expect(t, "grpc10.subscribe-interrupted", "pass")
 			rep.expect(t, "message.continue", "pass")
 			rep.expect(t, "message.context-mismatch", "pass")
 		})
@@ -279,8 +281,11 @@ func TestCheckPeers(t *testing.T) {
 			rep := runCheck(t, ours+"/a2a/slow", slowArgs...)
 			mustAllPass(t, rep)
 			readmeRow(t, rep, "`a2abridge serve --push-allow 127.0.0.0/8`", "`slow`")
-			for _, name := range []string{"A2A 1.0 JSON-RPC", "A2A 1.0 HTTP+JSON", "A2A 0.3 JSON-RPC"} {
+			for _, name := range []string{"A2A 1.0 JSON-RPC", "A2A 1.0 HTTP+JSON", "A2A 1.0 gRPC", "A2A 0.3 JSON-RPC"} {
 				rep.iface(t, name, 100)
+			}
+			for _, id := range []string{"grpc10.cancel", "grpc10.subscribe", "grpc10.push", "grpc10.stream-end", "grpc10.errors", "grpc10.list-paging"} {
+				rep.expect(t, id, "pass")
 			}
 			for _, id := range []string{"rpc10.cancel", "rest10.cancel", "rpc10.subscribe", "rest10.subscribe", "rpc10.push", "rest10.push",
 				"rpc10.list-paging", "rest10.list-paging", "rpc10.version-missing", "rest10.routes"} {
@@ -379,6 +384,26 @@ func TestCheckPeers(t *testing.T) {
 	// The A2A 1.0 peers serve 1.0 only (JSON-RPC at /a2a/{name}, HTTP+JSON at
 	// /a2a/{name}/rest): the 0.3 checks do not run. Their findings are in
 	// ../V1_WIRE_NOTES.md ("What a2abridge check finds").
+	// a2a-go v2.4.0's gRPC server alone (a2agrpc/v1): its quirks are
+	// those of its other bindings, read as gRPC statuses.
+	t.Run("a2a-go-v2-grpc", func(t *testing.T) {
+		t.Parallel()
+		rep := runCheck(t, gov2grpc+"/a2a/slow", slowArgs...)
+		readmeRow(t, rep, "a2a-go v2.4.0 gRPC", "`slow`")
+		rep.absent(t, "card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "rpc10", "rest10")
+		rep.expect(t, "grpc10.version-unsupported", "fail", "A2A-Version: 9.9", "-32001")
+		rep.expect(t, "grpc10.terminal-task-message", "fail", "-32602", "UNSUPPORTED_OPERATION")
+		rep.expect(t, "grpc10.subscribe-terminal", "fail", "-32001", "no active execution")
+		rep.expect(t, "grpc10.extended-card-unsupported", "fail", "-32007")
+		for _, id := range []string{"send", "send-blocking", "get", "get-history-length", "cancel", "list", "list-paging", "list-order",
+			"list-filter", "list-page-size", "list-artifacts", "stream", "stream-first", "stream-end", "subscribe", "errors", "push"} {
+			rep.expect(t, "grpc10."+id, "pass")
+		}
+		if score := rep.ifaceScore(t, "A2A 1.0 gRPC"); score >= 100 {
+			t.Errorf("gRPC scores %.1f with MUST failures", score)
+		}
+	})
+
 	t.Run("a2a-go-v2", func(t *testing.T) {
 		t.Parallel()
 		t.Run("slow", func(t *testing.T) {
