@@ -23,7 +23,7 @@ type check10 struct {
 	// http: registered for the HTTP bindings only (it probes what gRPC
 	// has not, or has otherwise: headers, statuses).
 	http bool
-	run                                func(ctx context.Context, s *suite10) Result
+	run  func(ctx context.Context, s *suite10) Result
 }
 
 // bindings10 are the categories of the A2A 1.0 bindings.

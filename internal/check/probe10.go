@@ -63,9 +63,9 @@ type suite10 struct {
 	grpc   bool
 	conn   grpcdial.Conn
 	target string
-	iface Interface
-	no    string // why the interface cannot be probed ("" = it can)
-	na    bool   // the interface is not offered (no is n/a, not a skip)
+	iface  Interface
+	no     string // why the interface cannot be probed ("" = it can)
+	na     bool   // the interface is not offered (no is n/a, not a skip)
 
 	once sync.Once
 	mu   sync.Mutex
