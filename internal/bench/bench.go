@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -73,9 +74,14 @@ type Options struct {
 	// Protocol is the A2A version spoken: Protocol03 ("0.3", the default)
 	// or Protocol10 ("1.0", sent with the A2A-Version: 1.0 header).
 	Protocol string
-	// Binding is BindingJSONRPC ("jsonrpc", the default) or BindingREST
-	// ("rest", A2A 1.0 §11; needs Protocol "1.0").
+	// Binding is BindingJSONRPC ("jsonrpc", the default), BindingREST
+	// ("rest", A2A 1.0 §11; needs Protocol "1.0") or BindingGRPC ("grpc",
+	// A2A 1.0 §10; URL is then the gRPC target host:port; send and stream
+	// modes).
 	Binding string
+	// Tenant is the tenant of gRPC requests (A2A 1.0 §3.2): with
+	// a2abridge, the agent's name.
+	Tenant string
 	// Mode is what to measure; "" means ModeSend.
 	Mode Mode
 	// Concurrency is the number of concurrent clients (default 32). In
@@ -203,8 +209,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func (o *Options) normalize() error {
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if o.Binding == BindingGRPC {
+		if _, _, err := net.SplitHostPort(o.URL); err != nil {
+			return fmt.Errorf("bench: %q is not a gRPC target (host:port)", o.URL)
+		}
+	} else if u, err := url.Parse(o.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("bench: %q is not an http(s) URL", o.URL)
 	}
 	switch o.Mode {
@@ -229,8 +238,15 @@ func (o *Options) normalize() error {
 		if o.Protocol != Protocol10 {
 			return fmt.Errorf("bench: the rest binding is A2A 1.0's HTTP+JSON: give protocol 1.0")
 		}
+	case BindingGRPC:
+		if o.Protocol != Protocol10 {
+			return fmt.Errorf("bench: the grpc binding is A2A 1.0's: give protocol 1.0")
+		}
+		if o.Mode != ModeSend && o.Mode != ModeStream {
+			return fmt.Errorf("bench: over grpc, the send and stream modes only")
+		}
 	default:
-		return fmt.Errorf("bench: unknown binding %q (want jsonrpc or rest)", o.Binding)
+		return fmt.Errorf("bench: unknown binding %q (want jsonrpc, rest or grpc)", o.Binding)
 	}
 	if o.Concurrency < 0 || o.Duration < 0 || o.Requests < 0 || o.Warmup < 0 || o.Timeout < 0 || o.IdleStreams < 0 || o.Tasks < 0 {
 		return errors.New("bench: negative option")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -480,5 +481,44 @@ func TestOptions(t *testing.T) {
 		if _, err := Run(context.Background(), o); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
+	}
+}
+
+// The gRPC binding: send and stream runs against a2abridge serving gRPC
+// on the HTTP port (the tenant names the agent), its Verify, and a run's
+// refusal of the modes it lacks.
+func TestRunGRPC(t *testing.T) {
+	ts := testServer(t)
+	host := ts.Config.Handler.(*server.Host)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := host.EnableGRPC(server.GRPCOptions{})
+	go func() { _ = g.Serve(ln) }()
+	t.Cleanup(g.Stop)
+	o := Options{URL: ln.Addr().String(), Protocol: Protocol10, Binding: BindingGRPC, Tenant: "echo", Concurrency: 4,
+		Duration: 600 * time.Millisecond, Payload: 100}
+	if err := Verify(context.Background(), o); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	for _, mode := range []Mode{ModeSend, ModeStream} {
+		o.Mode = mode
+		r, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSane(t, r)
+		if mode == ModeStream && r.Events != 4*r.Requests {
+			t.Errorf("%d events for %d streams, want 4 each", r.Events, r.Requests)
+		}
+	}
+	o.Mode = ModeResubscribe
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "send and stream modes only") {
+		t.Errorf("resubscribe over grpc: %v", err)
+	}
+	o.Mode, o.Tenant = ModeSend, "nobody"
+	if err := Verify(context.Background(), o); err == nil || !strings.Contains(err.Error(), `No agent named "nobody"`) {
+		t.Errorf("Verify of an unknown tenant: %v", err)
 	}
 }

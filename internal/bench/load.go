@@ -36,6 +36,7 @@ type runner struct {
 	url    string      // send and stream modes: where requests go
 	tasks  []benchTask // resubscribe mode: the tasks subscribed to
 	hdr    http.Header
+	grpc   *grpcClient // the gRPC binding's connections (nil for HTTP)
 
 	nextID atomic.Int64
 	phase  atomic.Int32
@@ -99,6 +100,14 @@ func runLoad(ctx context.Context, o Options) (*Result, error) {
 		text:   payloadText(o.Payload),
 	}
 	r.url = r.d.sendURL(o.Mode == ModeStream)
+	if o.Binding == BindingGRPC {
+		g, err := newGRPCClient(o)
+		if err != nil {
+			return nil, err
+		}
+		defer g.close()
+		r.grpc = g
+	}
 	if o.Mode == ModeSend {
 		r.hdr = requestHeader(o, "application/json")
 	} else {
@@ -272,6 +281,9 @@ func (r *runner) work(ctx context.Context, st *stats, w int) {
 // once performs one request of the run's mode and checks its answer.
 func (r *runner) once(ctx context.Context, st *stats, w int) error {
 	id := r.nextID.Add(1)
+	if r.grpc != nil {
+		return r.onceGRPC(ctx, st, w, id)
+	}
 	st.idb = strconv.AppendInt(st.idb[:0], id, 10)
 	u := r.url
 	if r.o.Mode == ModeResubscribe {

@@ -35,11 +35,12 @@ const (
 type dialect struct {
 	v10  bool
 	rest bool
+	grpc bool
 	url  string // Options.URL; for REST without its trailing slashes
 }
 
 func newDialect(o Options) dialect {
-	d := dialect{v10: o.Protocol == Protocol10, rest: o.Binding == BindingREST, url: o.URL}
+	d := dialect{v10: o.Protocol == Protocol10, rest: o.Binding == BindingREST, grpc: o.Binding == BindingGRPC, url: o.URL}
 	if d.rest {
 		d.url = strings.TrimRight(d.url, "/")
 	}
@@ -52,8 +53,11 @@ func (d dialect) String() string {
 	if d.v10 {
 		v = Protocol10
 	}
-	if d.rest {
+	switch {
+	case d.rest:
 		b = "REST"
+	case d.grpc:
+		b = "gRPC"
 	}
 	return v + " " + b
 }

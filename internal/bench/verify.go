@@ -167,6 +167,9 @@ func Verify(ctx context.Context, o Options) error {
 		return err
 	}
 	d := newDialect(o)
+	if d.grpc {
+		return verifyGRPC(ctx, o)
+	}
 	tr := newTransport(o)
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: o.Timeout}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -63,6 +65,7 @@ Progress goes to stderr once a second; the result is a table, or JSON with
 		Example: `  a2abridge bench http://127.0.0.1:8080/a2a/echo --concurrency 32 --duration 10s
   a2abridge bench http://127.0.0.1:8080/a2a/echo --mode stream --requests 50000 --json
   a2abridge bench http://127.0.0.1:8080/a2a/echo --protocol 1.0 --binding rest
+  a2abridge bench http://127.0.0.1:8080/a2a/echo --protocol 1.0 --binding grpc --mode stream
   a2abridge bench http://127.0.0.1:8080/a2a/slow --mode idle --idle-streams 10000 --duration 30s`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -81,10 +84,26 @@ Progress goes to stderr once a second; the result is a table, or JSON with
 			switch {
 			case o.Protocol != bench.Protocol03 && o.Protocol != bench.Protocol10:
 				return usageError{fmt.Errorf("--protocol %q: want 0.3 or 1.0", o.Protocol)}
-			case o.Binding != bench.BindingJSONRPC && o.Binding != bench.BindingREST:
-				return usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", o.Binding)}
+			case o.Binding != bench.BindingJSONRPC && o.Binding != bench.BindingREST && o.Binding != bench.BindingGRPC:
+				return usageError{fmt.Errorf("--binding %q: want jsonrpc, rest or grpc", o.Binding)}
 			case o.Binding == bench.BindingREST && o.Protocol != bench.Protocol10:
 				return usageError{errors.New("--binding rest is the HTTP+JSON binding of A2A 1.0: add --protocol 1.0")}
+			case o.Binding == bench.BindingGRPC && o.Protocol != bench.Protocol10:
+				return usageError{errors.New("--binding grpc is a binding of A2A 1.0: add --protocol 1.0")}
+			case o.Binding == bench.BindingGRPC && o.Mode != bench.ModeSend && o.Mode != bench.ModeStream:
+				return usageError{errors.New("--binding grpc measures the send and stream modes")}
+			}
+			if o.Binding == bench.BindingGRPC {
+				// The gRPC target is URL's host:port; an a2abridge agent's
+				// URL (/a2a/NAME) names the tenant.
+				u, err := url.Parse(o.URL)
+				if err != nil || u.Host == "" {
+					return usageError{fmt.Errorf("--binding grpc: URL %q: want http://HOST:PORT[/a2a/AGENT]", o.URL)}
+				}
+				o.URL = u.Host
+				if name, ok := strings.CutPrefix(strings.TrimRight(u.Path, "/"), "/a2a/"); ok && o.Tenant == "" && !strings.Contains(name, "/") {
+					o.Tenant = name
+				}
 			}
 			if fl.Changed("duration") && fl.Changed("requests") {
 				return usageError{errors.New("give --duration or --requests, not both")}
@@ -140,7 +159,8 @@ Progress goes to stderr once a second; the result is a table, or JSON with
 	f := cmd.Flags()
 	f.StringVar(&mode, "mode", "send", "what to measure: send, stream, resubscribe or idle")
 	f.StringVar(&o.Protocol, "protocol", bench.Protocol03, "A2A version to speak: 0.3 or 1.0 (with the A2A-Version: 1.0 header)")
-	f.StringVar(&o.Binding, "binding", bench.BindingJSONRPC, "jsonrpc, or rest (A2A 1.0 HTTP+JSON: URL is the interface URL, paths such as /message:send are appended)")
+	f.StringVar(&o.Binding, "binding", bench.BindingJSONRPC, "jsonrpc, rest (A2A 1.0 HTTP+JSON: URL is the interface URL, paths such as /message:send are appended) or grpc (A2A 1.0 gRPC, cleartext: URL's host:port is the target, and an a2abridge agent URL /a2a/NAME the tenant)")
+	f.StringVar(&o.Tenant, "tenant", "", "--binding grpc: the requests' tenant (default: NAME of a URL /a2a/NAME)")
 	f.IntVarP(&o.Concurrency, "concurrency", "c", bench.DefaultConcurrency, "concurrent clients (idle mode: streams opened at once)")
 	f.DurationVarP(&o.Duration, "duration", "d", bench.DefaultDuration, "how long to measure (idle mode: how long to hold the streams)")
 	f.Int64VarP(&o.Requests, "requests", "n", 0, "measure this many requests instead of a duration")
