@@ -206,7 +206,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		if t.skip = t.srv.skip; t.skip != "" {
 			continue
 		}
-		if err := bench.Verify(ctx, bench.Options{URL: t.url(), Protocol: t.protocol, Binding: t.binding, Payload: c.payload}); err != nil {
+		if err := bench.Verify(ctx, bench.Options{URL: t.url(), Protocol: t.protocol, Binding: t.binding, Tenant: t.tenant, Payload: c.payload}); err != nil {
 			t.skip = "failed the echo check over " + t.proto() + ": " + err.Error()
 			continue
 		}
@@ -305,7 +305,7 @@ func runAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	// Idle streams on a2abridge, over each of its bindings measured.
 	var idle []*idleReport
 	for _, t := range all {
-		if c.idleStreams <= 0 || t.srv.key != "memory" || ctx.Err() != nil {
+		if c.idleStreams <= 0 || t.srv.key != "memory" || t.binding == bench.BindingGRPC || ctx.Err() != nil {
 			continue
 		}
 		rep, err := measureIdle(ctx, c, bin, tmp, stderr, t)
@@ -378,7 +378,7 @@ func measure(ctx context.Context, c config, s scenario, t *target) (sample, erro
 	var srv0, cli0, all0, prx0 time.Duration
 	var db0 map[int]time.Duration
 	res, err := bench.Run(ctx, bench.Options{
-		URL: t.url(), Protocol: t.protocol, Binding: t.binding, Mode: s.mode, Concurrency: s.conc, Duration: c.duration, Warmup: c.warmup, Payload: c.payload,
+		URL: t.url(), Protocol: t.protocol, Binding: t.binding, Tenant: t.tenant, Mode: s.mode, Concurrency: s.conc, Duration: c.duration, Warmup: c.warmup, Payload: c.payload,
 		OnStart: func() {
 			db0 = t.srv.reset.backendCPU(ctx)
 			srv0, _ = t.srv.cpu()

@@ -369,6 +369,12 @@ func renderTargets(b *strings.Builder, f figures, idle []*idleReport, cross *cro
 	c.vsBaseline(f, "send", "memory-rest", "1.0 REST message:send, memory store", "≥ 0.60× baseline"+reference, 0.6)
 	c.vsBest(f, "send", "memory-rest", "1.0 REST message:send, memory store", "ahead of every peer"+reference, 1)
 
+	b.WriteString("\n## Targets: A2A 1.0 gRPC\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	c.vs(f, "send", "memory-grpc", "memory-v1", "gRPC SendMessage, 32 clients, memory store", "≥ 1.0× 1.0 JSON-RPC SendMessage", 1)
+	c.vs(f, "send", "memory-grpc", "a2agov2-grpc", "gRPC SendMessage, 32 clients, memory store", "≥ 3× a2a-go v2.4.0's gRPC server", 3)
+	c.vs(f, "stream", "memory-grpc", "memory-v1", "gRPC SendStreamingMessage round trips, memory store", "≥ 1.0× 1.0 JSON-RPC (SSE) round trips", 1)
+	c.vs(f, "send", "sqlite-grpc", "sqlite-v1", "gRPC SendMessage, 32 clients, SQLite store", "≥ 1.0× 1.0 JSON-RPC SendMessage"+reference, 1)
+
 	b.WriteString("\n## Targets: bridging\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	for _, br := range []struct{ key, name, note string }{
 		{"bridge-a2a", "`a2a` agent in front of a2abridge echo", ""},

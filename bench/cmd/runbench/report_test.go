@@ -111,9 +111,9 @@ func TestSelectTargets(t *testing.T) {
 	}
 	for only, want := range map[string]string{
 		"":                              keys(all),
-		"jsv1-rest,memory":              "memory,memory-v1,memory-rest,jsv1-rest",
-		"memory,bridge-a2a,bridge-http": "memory,memory-v1,memory-rest,bridge-a2a,bridge-http",
-		"baseline-v1,a2agov2":           "baseline-v1,a2agov2,a2agov2-rest",
+		"jsv1-rest,memory":              "memory,memory-v1,memory-rest,memory-grpc,jsv1-rest",
+		"memory,bridge-a2a,bridge-http": "memory,memory-v1,memory-rest,memory-grpc,bridge-a2a,bridge-http",
+		"baseline-v1,a2agov2":           "baseline-v1,a2agov2,a2agov2-rest,a2agov2-grpc",
 		"sqlite-rest,sqlite-rest":       "sqlite-rest",
 	} {
 		got, err := selectTargets(all, only)
@@ -121,7 +121,7 @@ func TestSelectTargets(t *testing.T) {
 			t.Errorf("--targets %q: %s %v, want %s", only, keys(got), err, want)
 		}
 	}
-	if _, err := selectTargets(all, "memory,grpc"); err == nil || !strings.Contains(err.Error(), `"grpc"`) {
+	if _, err := selectTargets(all, "memory,soap"); err == nil || !strings.Contains(err.Error(), `"soap"`) {
 		t.Errorf("an unknown target: %v", err)
 	}
 }

@@ -56,9 +56,12 @@ type server struct {
 
 	cmd  *exec.Cmd
 	base string // http://ADDR, once started
-	pid  int
-	log  *os.File
-	skip string // why it is not measured
+	// grpcAddr is where it serves gRPC (host:port), when its stdout said
+	// so before its listening line ("over gRPC at ADDR").
+	grpcAddr string
+	pid      int
+	log      *os.File
+	skip     string // why it is not measured
 }
 
 // target is one way of measuring a server: an A2A protocol version and
@@ -70,8 +73,9 @@ type target struct {
 	peer     bool   // a peer SDK (the "best peer" is the fastest of these)
 	ours     bool   // a2abridge
 	protocol string // bench.Protocol03 or bench.Protocol10
-	binding  string // bench.BindingJSONRPC or bench.BindingREST
+	binding  string // bench.BindingJSONRPC, bench.BindingREST or bench.BindingGRPC
 	path     string // the JSON-RPC endpoint, or the REST interface URL's path
+	tenant   string // gRPC: the requests' tenant
 	skip     string // why it is not measured
 	// direct, for a bridge, is the key of the target it is compared with:
 	// a2abridge hosting the echo agent itself, over the same protocol
@@ -79,20 +83,35 @@ type target struct {
 	direct string
 }
 
-// url is where the target is measured (its server must be running).
-func (t *target) url() string { return t.srv.base + t.path }
+// url is where the target is measured (its server must be running): for
+// gRPC, its target host:port.
+func (t *target) url() string {
+	if t.binding == bench.BindingGRPC {
+		if t.srv.grpcAddr != "" {
+			return t.srv.grpcAddr
+		}
+		return strings.TrimPrefix(t.srv.base, "http://")
+	}
+	return t.srv.base + t.path
+}
 
 // proto names the protocol version and binding: "0.3 JSON-RPC", "1.0 REST".
 func (t *target) proto() string { return protoName(t.protocol, t.binding) }
 
 func protoName(protocol, binding string) string {
-	if binding == bench.BindingREST {
+	switch binding {
+	case bench.BindingREST:
 		return protocol + " REST"
+	case bench.BindingGRPC:
+		return protocol + " gRPC"
 	}
 	return protocol + " JSON-RPC"
 }
 
-var listening = regexp.MustCompile(`listening on (http://[^\s)]+)`)
+var (
+	listening = regexp.MustCompile(`listening on (http://[^\s)]+)`)
+	grpcAt    = regexp.MustCompile(`over gRPC at ([^\s;)]+)`)
+)
 
 // start runs the server and waits for its `listening on URL` line.
 func (t *server) start(ctx context.Context, logDir string) error {
@@ -171,6 +190,9 @@ func (t *server) start(ctx context.Context, logDir string) error {
 		sc := bufio.NewScanner(out)
 		reported := false
 		for sc.Scan() {
+			if m := grpcAt.FindStringSubmatch(sc.Text()); m != nil {
+				t.grpcAddr = m[1]
+			}
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 				reported = true
@@ -372,8 +394,16 @@ func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 			&target{key: s.key + "-rest", srv: s, peer: true, protocol: bench.Protocol10, binding: bench.BindingREST, path: "/a2a/echo/rest"})
 	}
 	every03And10(&server{key: "baseline", name: "net/http baseline", argv: []string{filepath.Join(bin, "baseline")}}, false)
-	every03And10(&server{key: "memory", name: "**a2abridge** (memory)", argv: append(slices.Clone(serve), "--memory")}, true)
-	every03And10(&server{key: "sqlite", name: "**a2abridge** (SQLite)", argv: append(slices.Clone(serve), "--data", dataDir), data: dataDir}, true)
+	// grpc measures a2abridge's gRPC binding too (on the HTTP port).
+	grpc := func(s *server) {
+		all = append(all, &target{key: s.key + "-grpc", srv: s, ours: true, protocol: bench.Protocol10, binding: bench.BindingGRPC, tenant: "echo"})
+	}
+	memory := &server{key: "memory", name: "**a2abridge** (memory)", argv: append(slices.Clone(serve), "--memory")}
+	every03And10(memory, true)
+	grpc(memory)
+	sqlite := &server{key: "sqlite", name: "**a2abridge** (SQLite)", argv: append(slices.Clone(serve), "--data", dataDir), data: dataDir}
+	every03And10(sqlite, true)
+	grpc(sqlite)
 	pg1 := newSchema(db, "1")
 	every03And10(&server{key: "postgres", name: "**a2abridge** (PostgreSQL)", argv: slices.Clone(serve), pg: pg1, reset: pg1}, true)
 	every03And10(replicaGroup("postgres-replica", "**a2abridge** (PostgreSQL, 1 replica behind nginx)", serve, newSchema(db, "r"), 1, nil), true)
@@ -400,7 +430,9 @@ func targets(benchDir, bin, dataDir string, db *pgDB) []*target {
 	peer03(goPeer("a2ago", "a2a-go v0.3.15"))
 	peer03(goPeer("trpc", "trpc-a2a-go v0.2.5"))
 	peer03(jsPeer("js", "@a2a-js/sdk 0.3.14"))
-	peer10(goPeer("a2agov2", "a2a-go v2.4.0"))
+	gov2 := goPeer("a2agov2", "a2a-go v2.4.0")
+	peer10(gov2)
+	all = append(all, &target{key: "a2agov2-grpc", srv: gov2, peer: true, protocol: bench.Protocol10, binding: bench.BindingGRPC})
 	peer10(jsPeer("jsv1", "@a2a-js/sdk 1.3.0"))
 	return all
 }

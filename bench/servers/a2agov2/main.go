@@ -7,6 +7,10 @@
 //	     /a2a/echo/rest/message:send, …         HTTP+JSON (a2asrv.NewRESTHandler)
 //	GET  /a2a/echo/.well-known/agent-card.json  its card (supportedInterfaces: both)
 //
+// and over the SDK's gRPC binding (a2agrpc/v1, grpc-go with its defaults)
+// on a port of its own on the same host, printed first as `over gRPC at
+// ADDR`.
+//
 // The executor writes the same events as a2abridge's echo agent for a
 // short text: the Task (submitted), one artifact-update "echo" repeating
 // the parts, and a completed status-update.
@@ -17,13 +21,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
 
 	"github.com/a2abridge/a2abridge/bench/servers/internal/peer"
 )
@@ -68,6 +76,14 @@ func main() {
 		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "Returns the parts it is sent.", Tags: []string{"echo"}}},
 	}
 	handler := a2asrv.NewHandler(echo{}, a2asrv.WithLogger(logger))
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	gln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	peer.Check("a2agov2", err)
+	gs := grpc.NewServer()
+	a2agrpcv1.NewHandler(handler).RegisterWith(gs)
+	go func() { _ = gs.Serve(gln) }()
+	defer gs.Stop()
+	fmt.Printf("serving A2A 1.0 over gRPC at %s\n", gln.Addr())
 	mux := http.NewServeMux()
 	mux.Handle("/a2a/echo", a2asrv.NewJSONRPCHandler(handler))
 	mux.Handle("/a2a/echo/rest/", http.StripPrefix("/a2a/echo/rest", a2asrv.NewRESTHandler(handler)))
