@@ -88,6 +88,8 @@ type Config struct {
 	Telemetry TelemetryConfig `yaml:"telemetry"`
 	// GRPC configures the gRPC binding (on by default).
 	GRPC GRPCConfig `yaml:"grpc"`
+	// TLS serves HTTPS (and gRPC over TLS) on addr; nil: cleartext.
+	TLS *TLSConfig `yaml:"tls"`
 	// Auth applies to every agent without an auth block of its own; nil:
 	// no authentication.
 	Auth *AuthConfig `yaml:"auth"`

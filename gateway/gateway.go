@@ -179,6 +179,9 @@ func (g *Gateway) ServedBindings() []string {
 	return Bindings()
 }
 
+// ServesTLS reports whether the gateway serves TLS (the Config's tls).
+func (g *Gateway) ServesTLS() bool { return g.cfg.tls != nil }
+
 // GRPCAddr is the address of the gRPC listener of grpc.addr
 // (--grpc-addr); nil when there is none.
 func (g *Gateway) GRPCAddr() net.Addr {
@@ -212,7 +215,13 @@ func (g *Gateway) Agents() []string {
 // serving fails otherwise, Run closes the gateway and returns that error.
 func (g *Gateway) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
-	go func() { errc <- g.srv.Serve(g.httpLn) }()
+	go func() {
+		if g.srv.TLSConfig != nil {
+			errc <- g.srv.ServeTLS(g.httpLn, "", "")
+			return
+		}
+		errc <- g.srv.Serve(g.httpLn)
+	}()
 	if g.grpc != nil {
 		for _, ln := range []net.Listener{g.grpcMain, g.grpcLn} {
 			if ln != nil {
@@ -338,6 +347,9 @@ func (g *Gateway) start(parent context.Context) error {
 	g.ln = ln
 	g.closers = append(g.closers, func() { ln.Close() })
 	base := "http://" + ln.Addr().String()
+	if cfg.tls != nil {
+		base = "https://" + ln.Addr().String()
+	}
 	if cfg.publicURL != "" {
 		base = strings.TrimRight(cfg.publicURL, "/")
 	}
@@ -510,7 +522,12 @@ func (g *Gateway) start(parent context.Context) error {
 			grpcAt = gln.Addr().String()
 		}
 		g.grpc = host.EnableGRPC(opts)
-		g.grpcMain, g.httpLn = server.SplitListener(ln, serveHeaderTimeout)
+		if cfg.tls == nil {
+			g.grpcMain, g.httpLn = server.SplitListener(ln, serveHeaderTimeout)
+		} // under TLS, gRPC requests reach the HTTP/2 server: Host.ServeHTTP passes them on
+	}
+	if cfg.tls != nil {
+		g.srv.TLSConfig = cfg.tls
 	}
 	keep := "forever"
 	if cfg.retention > 0 {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"slices"
@@ -38,6 +39,44 @@ type GRPCConfig struct {
 	// MaxConcurrentStreams bounds the calls open at once on one
 	// connection (1 to 100000); unset: 1000.
 	MaxConcurrentStreams *int `yaml:"max_concurrent_streams"`
+}
+
+// TLSConfig is the tls block: addr (and grpc.addr) serve TLS with this
+// certificate: HTTPS, HTTP/2 by ALPN, and gRPC over TLS on the same port
+// (its requests told from HTTP's by their Content-Type, application/grpc).
+type TLSConfig struct {
+	// CertFile and KeyFile are PEM files: the certificate chain and its
+	// private key (--tls-cert, --tls-key).
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// loadTLS reads the certificate of the tls block and the flags that
+// override it; nil when neither sets one.
+func loadTLS(file *TLSConfig, ov *Overrides, pre string) (*tls.Config, error) {
+	var cert, key, certFrom, keyFrom string
+	if file != nil {
+		cert, key, certFrom, keyFrom = file.CertFile, file.KeyFile, pre+"tls.cert_file", pre+"tls.key_file"
+	}
+	if ov.TLSCert != nil {
+		cert, certFrom = *ov.TLSCert, "--tls-cert"
+	}
+	if ov.TLSKey != nil {
+		key, keyFrom = *ov.TLSKey, "--tls-key"
+	}
+	switch {
+	case cert == "" && key == "":
+		return nil, nil
+	case cert == "":
+		return nil, fmt.Errorf("%s without a certificate: give --tls-cert (tls.cert_file) too", keyFrom)
+	case key == "":
+		return nil, fmt.Errorf("%s without a key: give --tls-key (tls.key_file) too", certFrom)
+	}
+	c, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q and %s %q: %w", certFrom, cert, keyFrom, key, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, nil
 }
 
 // grpcSettings are the resolved grpc block and flags; nil: gRPC off.

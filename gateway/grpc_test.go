@@ -2,8 +2,19 @@ package gateway
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,9 +22,12 @@ import (
 
 	"github.com/go-json-experiment/json"
 	gogrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/client"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 )
 
@@ -137,5 +151,78 @@ func TestGRPCWith03Alone(t *testing.T) {
 	_, err := New(context.Background(), &Config{Memory: true, Protocols: []string{"0.3"}}, Options{Overrides: &Overrides{Addr: &addr, GRPCAddr: &gaddr}})
 	if err == nil || !strings.Contains(err.Error(), "--grpc-addr: the gRPC binding is A2A 1.0's") {
 		t.Fatalf("--grpc-addr with 0.3 alone: %v", err)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key as PEM files
+// and returns their paths and a pool that trusts it.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "a2abridge test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(c)
+	return certFile, keyFile, pool
+}
+
+// With tls, one port serves HTTPS and gRPC over TLS (told apart by
+// Content-Type), cards name https URLs, and grpc.addr is TLS too; a
+// missing key is a startup error naming the flag.
+func TestTLS(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t)
+	g := newTestGateway(t, &Config{TLS: &TLSConfig{CertFile: certFile, KeyFile: keyFile}, GRPC: GRPCConfig{Addr: "127.0.0.1:0"}})
+	if !strings.HasPrefix(g.URL(), "https://") || !g.ServesTLS() {
+		t.Fatalf("URL %s", g.URL())
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, o := range []client.Options{{HTTPClient: hc}, {HTTPClient: hc, Binding: "GRPC"}} {
+		c, err := client.Dial(ctx, g.URL()+"/a2a/echo", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.SendMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("over TLS"))})
+		if task, ok := res.(*a2a.Task); err != nil || !ok || task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("%s: %v %v", c.Interface(), res, err)
+		}
+		_ = c.Close()
+	}
+	creds := credentials.NewTLS(&tls.Config{RootCAs: pool})
+	conn, err := gogrpc.NewClient(g.GRPCAddr().String(), gogrpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if res, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || res.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC over TLS on grpc.addr: %v %v", res, err)
+	}
+
+	addr := "127.0.0.1:0"
+	_, err = New(context.Background(), &Config{Memory: true}, Options{Overrides: &Overrides{Addr: &addr, TLSCert: &certFile}})
+	if err == nil || !strings.Contains(err.Error(), "--tls-cert without a key") {
+		t.Fatalf("--tls-cert alone: %v", err)
 	}
 }

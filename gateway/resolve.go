@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,6 +98,9 @@ type Overrides struct {
 	// GRPCPublicAddr is the gRPC target written into cards
 	// (--grpc-public-addr).
 	GRPCPublicAddr *string
+	// TLSCert and TLSKey are the PEM files of the certificate served on
+	// addr (--tls-cert, --tls-key; tls.cert_file, tls.key_file).
+	TLSCert, TLSKey *string
 	// PushAllow are webhook targets allowed although private or
 	// loopback; non-empty implies Push (--push-allow).
 	PushAllow []string
@@ -566,7 +570,14 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 	if err != nil {
 		return nil, configErr(err)
 	}
-	cfg = &serveConfig{grpc: grpc, adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
+	tlsCfg, err := loadTLS(file.TLS, ov, pre)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	if tlsCfg != nil && grpc != nil {
+		grpc.opts.TLSConfig = tlsCfg
+	}
+	cfg = &serveConfig{tls: tlsCfg, grpc: grpc, adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 		admin: admin, authFor: authFor,
 		shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
 		cardSigning: cardSigning, cardMaxAge: cardMaxAge, protocols: protocols, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, runner: runner, telemetry: tel,
@@ -727,6 +738,8 @@ type serveConfig struct {
 	runner string
 	// grpc is the gRPC binding's settings (nil: off).
 	grpc *grpcSettings
+	// tls is the certificate served on addr (nil: cleartext).
+	tls *tls.Config
 }
 
 type pushConfig struct {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -50,6 +51,9 @@ type GRPCOptions struct {
 	// MaxConcurrentStreams bounds the calls open at once on one
 	// connection (0: 1000).
 	MaxConcurrentStreams uint32
+	// TLSConfig, if set, makes Serve's connections TLS (a listener of its
+	// own); nil: cleartext HTTP/2. ServeHTTP's come with their server's.
+	TLSConfig *tls.Config
 }
 
 // GRPCServer serves a Host's agents over the gRPC binding of A2A 1.0
@@ -93,7 +97,7 @@ func (host *Host) EnableGRPC(opts GRPCOptions) *GRPCServer {
 	g := &GRPCServer{host: host, opts: opts}
 	g.s = grpcbinding.NewServer(grpcbinding.Options{Resolve: host.resolveGRPC, Logger: host.opts.Transport.Logger,
 		MaxRecvBytes: opts.MaxRecvBytes, KeepAliveTime: opts.KeepAliveTime, KeepAliveTimeout: opts.KeepAliveTimeout,
-		MinPingInterval: opts.MinPingInterval, MaxConcurrentStreams: opts.MaxConcurrentStreams})
+		MinPingInterval: opts.MinPingInterval, MaxConcurrentStreams: opts.MaxConcurrentStreams, TLSConfig: opts.TLSConfig})
 	host.grpc.Store(g)
 	return g
 }

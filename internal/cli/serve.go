@@ -115,7 +115,11 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				}
 				served += "; A2A 1.0 over gRPC at " + at
 			}
-			fmt.Fprintf(stdout, "a2abridge listening on http://%s (%s; default agent %q; agents: ", g.Addr(), served, g.DefaultAgent())
+			scheme := "http"
+			if g.ServesTLS() {
+				scheme = "https"
+			}
+			fmt.Fprintf(stdout, "a2abridge listening on %s://%s (%s; default agent %q; agents: ", scheme, g.Addr(), served, g.DefaultAgent())
 			for i, a := range g.Agents() {
 				if i > 0 {
 					fmt.Fprint(stdout, ", ")
@@ -150,6 +154,8 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	flag(f, &given, f.DurationVar, &ov.KeepAlive, "keep-alive", server.DefaultKeepAlive, "SSE keep-alive comment interval")
 	flag(f, &given, f.BoolVar, &ov.GRPC, "grpc", true, "serve the gRPC binding of A2A 1.0 on --addr (cleartext HTTP/2 beside HTTP/1.1); a request's tenant names its agent")
 	flag(f, &given, f.StringVar, &ov.GRPCAddr, "grpc-addr", "", "also serve gRPC alone on this HOST:PORT; cards then name its port")
+	flag(f, &given, f.StringVar, &ov.TLSCert, "tls-cert", "", "serve HTTPS (and gRPC over TLS) on --addr with this PEM certificate chain (with --tls-key)")
+	flag(f, &given, f.StringVar, &ov.TLSKey, "tls-key", "", "the PEM private key of --tls-cert")
 	flag(f, &given, f.StringVar, &ov.GRPCPublicAddr, "grpc-public-addr", "", "gRPC target written into agent cards, HOST:PORT (default: the cards' host with the gRPC port)")
 	f.StringArrayVar(&ov.AuthTokens, "auth-token", nil, "require bearer authentication on every agent: SUBJECT=TOKEN (repeatable)")
 	flag(f, &given, f.BoolVar, &ov.Push, "push", false, "enable push notifications (signed with keys kept under --data)")

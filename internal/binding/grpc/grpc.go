@@ -15,6 +15,7 @@ package grpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"iter"
 	"log/slog"
@@ -225,6 +226,8 @@ type Options struct {
 	// MaxConcurrentStreams bounds the calls open at once on one
 	// connection.
 	MaxConcurrentStreams uint32
+	// TLSConfig, if set, makes Serve's connections TLS.
+	TLSConfig *tls.Config
 }
 
 // Server serves the A2A service, health and reflection over gRPC.
@@ -259,7 +262,7 @@ func NewServer(opts Options) *Server {
 		opts.MaxConcurrentStreams = DefaultMaxConcurrentStreams
 	}
 	s := &Server{log: opts.Logger, res: opts.Resolve, health: health.NewServer()}
-	s.s = gogrpc.NewServer(
+	sopts := []gogrpc.ServerOption{
 		gogrpc.ForceServerCodecV2(Codec{}),
 		gogrpc.MaxRecvMsgSize(opts.MaxRecvBytes),
 		gogrpc.MaxConcurrentStreams(opts.MaxConcurrentStreams),
@@ -268,7 +271,11 @@ func NewServer(opts Options) *Server {
 		gogrpc.MaxHeaderListSize(http.DefaultMaxHeaderBytes),
 		gogrpc.KeepaliveParams(keepalive.ServerParameters{Time: opts.KeepAliveTime, Timeout: opts.KeepAliveTimeout}),
 		gogrpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: opts.MinPingInterval, PermitWithoutStream: true}),
-	)
+	}
+	if opts.TLSConfig != nil {
+		sopts = append(sopts, gogrpc.Creds(credentials.NewTLS(opts.TLSConfig)))
+	}
+	s.s = gogrpc.NewServer(sopts...)
 	s.s.RegisterService(s.serviceDesc(), struct{}{})
 	healthpb.RegisterHealthServer(s.s, s.health)
 	s.health.SetServingStatus(ServiceName, healthpb.HealthCheckResponse_SERVING)
