@@ -134,7 +134,10 @@ type Verifier struct {
 	fetched     time.Time // last successful fetch (real clock)
 	lastAttempt time.Time // last fetch attempt (real clock)
 	lastErr     error     // error of the last attempt
-	gen         uint64    // number of fetch attempts
+	// started counts the fetches begun; doneStarted is started's value
+	// when the latest finished fetch began: a fetch that began before a
+	// call saw a kid unknown may not have the key yet.
+	started, doneStarted uint64
 
 	replay *replayCache
 }
@@ -433,12 +436,16 @@ func (v *Verifier) key(ctx context.Context, kid string) (verifyKey, error) {
 		return verifyKey{}, fmt.Errorf("%w: waiting for the key set: %w", ErrKeysUnavailable, ctx.Err())
 	}
 	defer func() { <-v.sem }()
-	k, known, _, g := v.peek(kid)
+	k, known, _, _ = v.peek(kid)
 	if known {
 		return k, nil
 	}
-	if g != gen {
-		// A fetch finished while this call waited; it did not have kid.
+	v.mu.Lock()
+	fetchedSince := v.doneStarted > gen
+	v.mu.Unlock()
+	if fetchedSince {
+		// A fetch that began after this call saw kid unknown has
+		// finished meanwhile, and did not have it.
 		return verifyKey{}, v.unknownKid(kid)
 	}
 	v.mu.Lock()
@@ -478,16 +485,20 @@ func (v *Verifier) peek(kid string) (k verifyKey, known, fresh bool, gen uint64)
 	defer v.mu.Unlock()
 	k, known = v.keys[kid]
 	fresh = !v.fetched.IsZero() && time.Since(v.fetched) < v.o.CacheTTL
-	return k, known, fresh, v.gen
+	return k, known, fresh, v.started
 }
 
 // fetch downloads and parses the JWK Set, replacing the cache on success.
 // The caller holds sem.
 func (v *Verifier) fetch(ctx context.Context) error {
+	v.mu.Lock()
+	v.started++
+	began := v.started
+	v.mu.Unlock()
 	keys, err := v.download(ctx)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.gen++
+	v.doneStarted = began
 	v.lastAttempt = time.Now()
 	v.lastErr = err
 	if err == nil {
