@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -31,21 +30,8 @@ func grpcServer(t *testing.T, o server.EngineOptions, more ...func(*server.Engin
 	for _, m := range more {
 		host.Add(m(eng))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := host.EnableGRPC(server.GRPCOptions{})
-	gln, hln := server.SplitListener(ln, 5*time.Second)
-	hs := &http.Server{Handler: host}
-	go func() { _ = hs.Serve(hln) }()
-	go func() { _ = g.Serve(gln) }()
-	t.Cleanup(func() {
-		g.Stop()
-		hs.Close()
-		testutil.CloseAtEnd(t, eng.Close)
-	})
-	return ln.Addr().String()
+	testutil.CloseAtEnd(t, eng.Close)
+	return servertest.ServeGRPC(t, host)
 }
 
 // Every operation over a GRPC interface, chosen with Binding "GRPC".

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -31,29 +29,15 @@ import (
 // (SplitListener) and returns its address and a gRPC client connection.
 func grpcHost(t *testing.T, host *server.Host, eng *server.Engine) (string, *gogrpc.ClientConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := host.EnableGRPC(server.GRPCOptions{})
-	gln, hln := server.SplitListener(ln, 5*time.Second)
-	hs := &http.Server{Handler: host}
-	go func() { _ = hs.Serve(hln) }()
-	go func() { _ = g.Serve(gln) }()
-	t.Cleanup(func() {
-		g.Stop()
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
-	conn, err := gogrpc.NewClient(ln.Addr().String(), gogrpc.WithTransportCredentials(insecure.NewCredentials()),
+	testutil.CloseAtEnd(t, eng.Close)
+	addr := servertest.ServeGRPC(t, host)
+	conn, err := gogrpc.NewClient(addr, gogrpc.WithTransportCredentials(insecure.NewCredentials()),
 		gogrpc.WithDefaultCallOptions(gogrpc.ForceCodecV2(grpcbinding.Codec{})))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return ln.Addr().String(), conn
+	return addr, conn
 }
 
 func grpcCall(ctx context.Context, conn *gogrpc.ClientConn, method string, req []byte, opts ...gogrpc.CallOption) ([]byte, error) {

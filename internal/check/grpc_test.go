@@ -17,6 +17,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/binding"
 	_ "github.com/a2abridge/a2abridge/client/grpc" // the gRPC suite's connection
+	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -24,18 +25,7 @@ import (
 // loopback port and returns its base URL.
 func serveGRPC(t *testing.T, h http.Handler) string {
 	t.Helper()
-	host := h.(*server.Host)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := host.EnableGRPC(server.GRPCOptions{})
-	gln, hln := server.SplitListener(ln, 5*time.Second)
-	hs := &http.Server{Handler: host}
-	go func() { _ = hs.Serve(hln) }()
-	go func() { _ = g.Serve(gln) }()
-	t.Cleanup(func() { g.Stop(); hs.Close() })
-	return "http://" + ln.Addr().String()
+	return "http://" + servertest.ServeGRPC(t, h.(*server.Host))
 }
 
 // runGRPC runs the checks of ids (prefixes with *) against base.

@@ -6,7 +6,10 @@ package servertest
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/server"
@@ -36,4 +39,25 @@ func Host(def string, hs ...*server.AgentHandler) *server.Host {
 		host.Add(h)
 	}
 	return host
+}
+
+// ServeGRPC serves host over HTTP/1.1 and cleartext gRPC on one loopback
+// port (Host.EnableGRPC, server.SplitListener) until t ends, and returns
+// its host:port.
+func ServeGRPC(t testing.TB, host *server.Host) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := host.EnableGRPC(server.GRPCOptions{})
+	gln, hln := server.SplitListener(ln, 5*time.Second)
+	hs := &http.Server{Handler: host}
+	go func() { _ = hs.Serve(hln) }()
+	go func() { _ = g.Serve(gln) }()
+	t.Cleanup(func() {
+		g.Stop()
+		hs.Close()
+	})
+	return ln.Addr().String()
 }
