@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -233,10 +234,16 @@ func newBare(card a2a.AgentCard, iface Interface, opts Options, origin string) *
 	for _, h := range opts.CredentialHosts {
 		c.credHosts[strings.ToLower(h)] = true
 	}
-	if grpcHost != "" && hostname(grpcHost) == hostname(origin) {
+	if grpcHost != "" {
 		// The card's host serving gRPC on another port (serve
-		// --grpc-addr) is the card's origin still.
-		c.credHosts[grpcHost] = true
+		// --grpc-addr) is the card's origin still, and a credential host
+		// named without a port covers the target's port.
+		for h := range c.credHosts {
+			_, _, err := net.SplitHostPort(h)
+			if hostname(h) == hostname(grpcHost) && (h == origin || err != nil) {
+				c.credHosts[grpcHost] = true
+			}
+		}
 	}
 	var exts []string
 	for _, u := range opts.Extensions {

@@ -40,6 +40,9 @@ type GRPCError struct {
 	Code    int
 	Name    string
 	Message string
+	// local: raised by the client's gRPC library (an answer over the
+	// size limit, a failed TLS handshake), not temporary.
+	local bool
 }
 
 func (e *GRPCError) Error() string {
@@ -48,7 +51,7 @@ func (e *GRPCError) Error() string {
 
 // Temporary reports whether repeating the call may succeed: UNAVAILABLE
 // and RESOURCE_EXHAUSTED.
-func (e *GRPCError) Temporary() bool { return e.Code == 14 || e.Code == 8 }
+func (e *GRPCError) Temporary() bool { return !e.local && (e.Code == 14 || e.Code == 8) }
 
 // grpcErr turns a connection's status into the client's error: the
 // *a2a.Error it stands for, else a *GRPCError.
@@ -58,7 +61,7 @@ func grpcErr(err error) error {
 		if ae := s.A2A(); ae != nil {
 			return ae
 		}
-		return &GRPCError{Code: s.Code, Name: s.Name, Message: s.Message}
+		return &GRPCError{Code: s.Code, Name: s.Name, Message: s.Message, local: s.Local}
 	}
 	return err
 }

@@ -137,3 +137,38 @@ func TestGRPCStreamResumes(t *testing.T) {
 		t.Fatalf("text %q, resumed %d, gaps %d (ids %v)", text, resumed, gaps, ids)
 	}
 }
+
+// A gRPC stream cut while the server cannot be reached for a moment
+// resumes once it can (the resubscription's UNAVAILABLE is retried);
+// a call on a closed client is no context error.
+func TestGRPCStreamResumesAfterOutage(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	addr := grpcServer(t, server.EngineOptions{}, func(e *server.Engine) *server.AgentHandler {
+		return server.NewHandler(e, "step", stepper{release}, testutil.Card("step"), server.HandlerOptions{})
+	})
+	proxy := testutil.StartProxy(t, addr)
+	c := dial(t, "http://"+proxy.Addr()+"/a2a/step", client.Options{Binding: "GRPC", RetryBaseDelay: 100 * time.Millisecond, MaxRetries: 6})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	text := ""
+	for ev, err := range c.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("go"))}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := ev.Event.(*a2a.TaskArtifactUpdateEvent); ok {
+			if text += u.Artifact.Parts[0].Text(); text == "one " {
+				proxy.Refuse(true) // cut, and refuse for a while
+				close(release)
+				time.AfterFunc(400*time.Millisecond, func() { proxy.Refuse(false) })
+			}
+		}
+	}
+	if text != "one two" {
+		t.Fatalf("text %q", text)
+	}
+	_ = c.Close()
+	if _, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: "t"}); err == nil || errors.Is(err, context.Canceled) {
+		t.Fatalf("a call on a closed client: %v", err)
+	}
+}

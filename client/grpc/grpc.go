@@ -15,9 +15,11 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	gogrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -42,7 +44,12 @@ func dial(target string, o grpcdial.Options) (grpcdial.Conn, error) {
 		}
 		creds = credentials.NewTLS(cfg)
 	}
-	opts := []gogrpc.DialOption{gogrpc.WithTransportCredentials(creds), gogrpc.WithDefaultCallOptions(gogrpc.ForceCodecV2(grpcframe.Codec{}))}
+	opts := []gogrpc.DialOption{gogrpc.WithTransportCredentials(creds), gogrpc.WithDefaultCallOptions(gogrpc.ForceCodecV2(grpcframe.Codec{})),
+		// Reconnect about as soon as the client's own retries come
+		// (grpc-go waits a second or more by default, and a call made
+		// meanwhile fails at once).
+		gogrpc.WithConnectParams(gogrpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2,
+			MaxDelay: 5 * time.Second}, MinConnectTimeout: 5 * time.Second})}
 	if o.MaxRecvBytes > 0 {
 		opts = append(opts, gogrpc.WithDefaultCallOptions(gogrpc.MaxCallRecvMsgSize(o.MaxRecvBytes)))
 	}
@@ -65,27 +72,33 @@ func (c *conn) Invoke(ctx context.Context, method string, md []string, req []byt
 }
 
 func (c *conn) Stream(ctx context.Context, method string, md []string, req []byte) (grpcdial.Stream, error) {
-	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(ctx, md...))
-	st, err := c.cc.NewStream(ctx, &gogrpc.StreamDesc{StreamName: method, ServerStreams: true}, service+method)
+	sctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(ctx, md...))
+	st, err := c.cc.NewStream(sctx, &gogrpc.StreamDesc{StreamName: method, ServerStreams: true}, service+method)
 	if err == nil {
 		err = st.SendMsg(&grpcframe.Frame{B: req})
+		if errors.Is(err, io.EOF) {
+			// The stream ended before the request went: its status
+			// comes with RecvMsg.
+			err = st.RecvMsg(&grpcframe.Frame{})
+		}
 	}
 	if err == nil {
 		err = st.CloseSend()
 	}
 	if err != nil {
+		err = errorOf(ctx, err) // the caller's ctx: the stream's is canceled next
 		cancel()
-		return nil, errorOf(ctx, err)
+		return nil, err
 	}
-	return &stream{st: st, ctx: ctx, cancel: cancel}, nil
+	return &stream{st: st, ctx: sctx, parent: ctx, cancel: cancel}, nil
 }
 
 func (c *conn) Close() error { return c.cc.Close() }
 
 type stream struct {
-	st     gogrpc.ClientStream
-	ctx    context.Context
-	cancel context.CancelFunc
+	st          gogrpc.ClientStream
+	ctx, parent context.Context
+	cancel      context.CancelFunc
 }
 
 func (s *stream) Recv() ([]byte, error) {
@@ -94,15 +107,17 @@ func (s *stream) Recv() ([]byte, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
-		return nil, errorOf(s.ctx, err)
+		return nil, errorOf(s.parent, err)
 	}
 	return f.B, nil
 }
 
 func (s *stream) Close() { s.cancel() }
 
-// errorOf is the error a call's err stands for: the context's when it
-// ended, else a *grpcdial.Status with the status's ErrorInfo.
+// errorOf is the error a call's err stands for: the error of the
+// caller's ctx when it ended, else a *grpcdial.Status with the status's
+// ErrorInfo (Local for what grpc-go raised itself and repeating cannot
+// mend: an answer over the size limit, a failed TLS handshake).
 func errorOf(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -111,13 +126,10 @@ func errorOf(ctx context.Context, err error) error {
 	if !ok {
 		return err
 	}
-	switch st.Code() {
-	case codes.Canceled:
-		return context.Canceled
-	case codes.DeadlineExceeded:
-		return context.DeadlineExceeded
-	}
 	out := &grpcdial.Status{Code: int(st.Code()), Name: strings.ToUpper(codeName(st.Code())), Message: st.Message()}
+	msg := st.Message()
+	out.Local = st.Code() == codes.ResourceExhausted && strings.Contains(msg, "received message larger than max") ||
+		st.Code() == codes.Unavailable && strings.Contains(msg, "authentication handshake failed")
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok {
 			out.Info = &grpcdial.ErrorInfo{Reason: info.Reason, Domain: info.Domain, Metadata: info.Metadata}

@@ -80,6 +80,11 @@ func (r *runner) onceGRPC(ctx context.Context, st *stats, w int, id int64) error
 	req := &grpcframe.Frame{B: append([]byte(nil), st.req...)}
 	cc := r.grpc.conns[w/grpcPerConn%len(r.grpc.conns)]
 	ctx = metadata.NewOutgoingContext(ctx, r.grpc.md)
+	if r.o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.o.Timeout)
+		defer cancel()
+	}
 	if !stream {
 		var out grpcframe.Frame
 		if err := cc.Invoke(ctx, "/lf.a2a.v1.A2AService/SendMessage", req, &out); err != nil {

@@ -345,7 +345,14 @@ func (s *suite10) frame(ev SSEEvent) frame10 {
 	if s.rest || s.grpc {
 		m, _ := decode(ev.Data).(map[string]any)
 		if _, isErr := m["error"]; isErr || ev.Event == "error" {
-			f.err = v10.UnmarshalRESTError(0, ev.Data)
+			status := 0
+			if s.grpc {
+				// The recorded status's code is gRPC's (statusDocument).
+				st, _ := m["error"].(map[string]any)
+				code, _ := st["code"].(float64)
+				status = grpcdial.HTTPStatus(int(code))
+			}
+			f.err = v10.UnmarshalRESTError(status, ev.Data)
 			return f
 		}
 		if m == nil {

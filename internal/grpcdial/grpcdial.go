@@ -61,6 +61,10 @@ type Status struct {
 	Message string
 	// Info is the google.rpc.ErrorInfo among its details, if any.
 	Info *ErrorInfo
+	// Local marks a status grpc-go raised on the client's side that
+	// repeating the call cannot mend (an answer over the size limit, a
+	// failed TLS handshake): never temporary.
+	Local bool
 }
 
 // ErrorInfo is a google.rpc.ErrorInfo.
@@ -97,7 +101,7 @@ func (s *Status) A2A() *a2a.Error {
 // Temporary reports a status that a call may be retried after:
 // UNAVAILABLE (the server cannot be reached, or is shutting down) and
 // RESOURCE_EXHAUSTED (a limit).
-func (s *Status) Temporary() bool { return s.Code == 14 || s.Code == 8 }
+func (s *Status) Temporary() bool { return !s.Local && (s.Code == 14 || s.Code == 8) }
 
 // codeNames are the gRPC status codes by number, as the gRPC
 // specification spells them.
