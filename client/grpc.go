@@ -234,7 +234,16 @@ func (c *Client) grpcExtendedCard(ctx context.Context) (*a2a.AgentCard, error) {
 	if err != nil {
 		return nil, protocolError("GetExtendedAgentCard", "invalid card", err)
 	}
-	card, err = c.decodeCard(ctx, c.iface.URL, "GetExtendedAgentCard", b)
+	// Verified as if fetched from the card's HTTP interface (where its
+	// jku's origin is), else from the gRPC target's host.
+	from := "https://" + c.grpcHost
+	for _, it := range cardInterfaces(&c.card) {
+		if absoluteHTTP(it.URL) {
+			from = it.URL
+			break
+		}
+	}
+	card, err = c.decodeCard(ctx, from, "GetExtendedAgentCard", b)
 	if err != nil {
 		return nil, err
 	}

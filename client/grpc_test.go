@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/client"
 	_ "github.com/a2abridge/a2abridge/client/grpc"
 	"github.com/a2abridge/a2abridge/internal/agents"
@@ -170,5 +171,35 @@ func TestGRPCStreamResumesAfterOutage(t *testing.T) {
 	_ = c.Close()
 	if _, err := c.GetTask(ctx, a2a.GetTaskRequest{ID: "t"}); err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("a call on a closed client: %v", err)
+	}
+}
+
+// A signed extended card read over gRPC verifies: the card rebuilt from
+// protobuf is the card the server signed.
+func TestGRPCExtendedCardVerifies(t *testing.T) {
+	t.Parallel()
+	eng := servertest.Engine(t, server.EngineOptions{})
+	cs, err := server.NewCardSigner(server.CardSignerOptions{Key: ecKey(t), Algorithm: "ES256", KeyID: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), CardSigner: cs}})
+	ext := agents.Echo{}.Card()
+	ext.Description = "extended"
+	ext.Skills = append(ext.Skills, a2a.AgentSkill{ID: "more", Name: "More", Description: "for alice", Tags: []string{"x"}})
+	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
+	testutil.CloseAtEnd(t, eng.Close)
+	addr := servertest.ServeGRPC(t, host)
+	var verified int
+	v := verifier(t, client.CardVerifierOptions{Verified: func(client.CardSignature) { verified++ }})
+	c := dial(t, "http://"+addr+"/a2a/echo", client.Options{Binding: "GRPC", Token: "alice-token", CardVerifier: v})
+	t.Cleanup(func() { _ = c.Close() })
+	card, err := c.GetExtendedAgentCard(context.Background())
+	if err != nil || card.Description != "extended" || verified != 2 {
+		t.Fatalf("extended card over gRPC: %+v %v (signatures verified: %d)", card, err, verified)
 	}
 }
