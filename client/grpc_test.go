@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
-	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/client"
 	_ "github.com/a2abridge/a2abridge/client/grpc"
 	"github.com/a2abridge/a2abridge/internal/agents"
@@ -178,20 +177,7 @@ func TestGRPCStreamResumesAfterOutage(t *testing.T) {
 // protobuf is the card the server signed.
 func TestGRPCExtendedCardVerifies(t *testing.T) {
 	t.Parallel()
-	eng := servertest.Engine(t, server.EngineOptions{})
-	cs, err := server.NewCardSigner(server.CardSignerOptions{Key: ecKey(t), Algorithm: "ES256", KeyID: "k1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bearer, err := auth.NewBearerTokens("bearer", map[string]string{"alice": "alice-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), CardSigner: cs}})
-	ext := agents.Echo{}.Card()
-	ext.Description = "extended"
-	ext.Skills = append(ext.Skills, a2a.AgentSkill{ID: "more", Name: "More", Description: "for alice", Tags: []string{"x"}})
-	host.Add(server.NewHandler(eng, "echo", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
+	host, eng := secureHost(t, "echo")
 	testutil.CloseAtEnd(t, eng.Close)
 	addr := servertest.ServeGRPC(t, host)
 	var verified int

@@ -162,9 +162,10 @@ func TestVerifiedCardIgnoresUnsignedMembers(t *testing.T) {
 	}
 }
 
-// secureAgent serves "secure" (bearer "alice-token", extended card) with
-// signed cards, behind a proxy that lets tamper change responses.
-func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httptest.Server {
+// secureHost hosts the echo agent as name behind bearer "alice-token",
+// with the extended card "extended", and signs its cards; eng is its
+// engine, for the caller to close.
+func secureHost(t *testing.T, name string) (*server.Host, *server.Engine) {
 	t.Helper()
 	eng := servertest.Engine(t, server.EngineOptions{})
 	cs, err := server.NewCardSigner(server.CardSignerOptions{Key: ecKey(t), Algorithm: "ES256", KeyID: "k1"})
@@ -178,7 +179,15 @@ func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httpt
 	host := server.NewHost(server.HostOptions{Transport: server.TransportOptions{Logger: testutil.Logger(), CardSigner: cs}})
 	ext := agents.Echo{}.Card()
 	ext.Description = "extended"
-	host.Add(server.NewHandler(eng, "secure", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
+	host.Add(server.NewHandler(eng, name, agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Auth: auth.Set{bearer}, ExtendedCard: &ext}))
+	return host, eng
+}
+
+// secureAgent serves "secure" (secureHost) behind a proxy that lets
+// tamper change responses.
+func secureAgent(t *testing.T, tamper func(*http.Request, []byte) []byte) *httptest.Server {
+	t.Helper()
+	host, eng := secureHost(t, "secure")
 	origin := httptest.NewServer(host)
 	target, _ := url.Parse(origin.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)

@@ -786,14 +786,7 @@ func (p *Probe) stream(ctx context.Context, method string, params any, so stream
 // stop, so.closeWait passes after the event for which ends is true (the
 // final one), or the timeout.
 func (p *Probe) streamHTTP(ctx context.Context, body []byte, o reqOpt, so streamOpt, ends func(SSEEvent) bool) *Exchange {
-	closeWait := so.closeWait
-	if closeWait <= 0 {
-		closeWait = 2 * time.Second
-	}
-	limit := p.timeout
-	if so.timeout > 0 && so.timeout < limit {
-		limit = so.timeout
-	}
+	limit, closeWait := p.streamLimits(so)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	method := o.method
@@ -814,33 +807,66 @@ func (p *Probe) streamHTTP(ctx context.Context, body []byte, o reqOpt, so stream
 		e.Closed = true
 		return e
 	}
+	defer func() {
+		e.Duration = time.Since(start)
+		e.RespBody, e.Truncated = raw.bytes()
+	}()
+	rd := sse.NewReaderSize(io.TeeReader(resp.Body, raw), maxEventSize)
+	p.collect(ctx, e, start, limit, closeWait, so, ends, func() (SSEEvent, bool, error) {
+		ev, err := rd.Next()
+		return SSEEvent{ID: ev.ID, Event: ev.Event, Data: ev.Data}, false, err
+	})
+	return e
+}
+
+// streamLimits are how long a stream may last (the probe's timeout, or
+// less) and how long the server has to end it after its final event.
+func (p *Probe) streamLimits(so streamOpt) (limit, closeWait time.Duration) {
+	closeWait = so.closeWait
+	if closeWait <= 0 {
+		closeWait = 2 * time.Second
+	}
+	limit = p.timeout
+	if so.timeout > 0 && so.timeout < limit {
+		limit = so.timeout
+	}
+	return limit, closeWait
+}
+
+// eventSource returns a stream's next event; last marks one after which
+// nothing more is read (an error event). err io.EOF is the server's clean
+// end of the stream, another err a broken one.
+type eventSource func() (ev SSEEvent, last bool, err error)
+
+// collect records in e the events next reads (on a goroutine of its own)
+// until the server ends the stream, so.onEvent says stop, closeWait passes
+// after the event for which ends is true (the final one), ctx ends (the
+// stream's limit), or the checker's cap on events; start is when the
+// request went out.
+func (p *Probe) collect(ctx context.Context, e *Exchange, start time.Time, limit, closeWait time.Duration, so streamOpt, ends func(SSEEvent) bool, next eventSource) {
 	type item struct {
-		ev  sse.Event
-		err error
+		ev   SSEEvent
+		last bool
+		err  error
 	}
 	items := make(chan item)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		rd := sse.NewReaderSize(io.TeeReader(resp.Body, raw), maxEventSize)
 		for {
-			ev, err := rd.Next()
+			ev, last, err := next()
 			select {
-			case items <- item{ev, err}:
+			case items <- item{ev, last, err}:
 			case <-done:
 				return
 			}
-			if err != nil {
+			if err != nil || last {
 				return
 			}
 		}
 	}()
 	var finalAt time.Time
 	var closeTimer <-chan time.Time
-	defer func() {
-		e.Duration = time.Since(start)
-		e.RespBody, e.Truncated = raw.bytes()
-	}()
 	for {
 		select {
 		case it := <-items:
@@ -855,28 +881,29 @@ func (p *Probe) streamHTTP(ctx context.Context, body []byte, o reqOpt, so stream
 				} else {
 					e.Err = transportErr(it.err, p.timeout)
 				}
-				return e
+				return
 			}
-			ev := SSEEvent{ID: it.ev.ID, Event: it.ev.Event, Data: it.ev.Data, At: time.Since(start)}
+			ev := it.ev
+			ev.At = time.Since(start)
 			e.Events = append(e.Events, ev)
 			if len(e.Events) >= maxStreamEvents {
 				e.Err = fmt.Sprintf("more than %d events; the checker stopped reading", maxStreamEvents)
-				return e
+				return
 			}
 			if ends(ev) && !e.FinalSeen {
 				e.FinalSeen, finalAt = true, time.Now()
 				closeTimer = time.After(closeWait)
 			}
-			if so.onEvent != nil && so.onEvent(len(e.Events)-1, ev) {
-				return e
+			if it.last || so.onEvent != nil && so.onEvent(len(e.Events)-1, ev) {
+				return
 			}
 		case <-closeTimer:
-			return e
+			return
 		case <-ctx.Done():
 			if !e.FinalSeen {
 				e.Err = fmt.Sprintf("stream still open after %s", limit)
 			}
-			return e
+			return
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/grpcdial"
 	"github.com/a2abridge/a2abridge/internal/wire/pb"
-	"github.com/a2abridge/a2abridge/internal/wire/v10"
+	v10 "github.com/a2abridge/a2abridge/internal/wire/v10"
 	"github.com/a2abridge/a2abridge/internal/wire/wirejson"
 )
 
@@ -231,14 +231,7 @@ func (s *suite10) streamGRPC(ctx context.Context, r req10, so streamOpt, ends fu
 		e.Err = "the request has no gRPC form"
 		return e
 	}
-	closeWait := so.closeWait
-	if closeWait <= 0 {
-		closeWait = 2 * time.Second
-	}
-	limit := s.p.timeout
-	if so.timeout > 0 && so.timeout < limit {
-		limit = so.timeout
-	}
+	limit, closeWait := s.p.streamLimits(so)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var extra []string
@@ -258,94 +251,48 @@ func (s *suite10) streamGRPC(ctx context.Context, r req10, so streamOpt, ends fu
 		return e
 	}
 	defer st.Close()
-	type item struct {
-		b   []byte
-		err error
+	// A status, not a broken connection: an answer of the server's.
+	answered := func(err error) (*grpcdial.Status, bool) {
+		var gs *grpcdial.Status
+		return gs, errors.As(err, &gs) && (gs.Info != nil || gs.Code != 14)
 	}
-	items := make(chan item)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			b, err := st.Recv()
-			select {
-			case items <- item{b, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	b, err := st.Recv()
+	if gs, ok := answered(err); ok {
+		s.grpcFailed(e, gs) // refused before its first event: an error answer
+		e.Stream = false
+		return e
+	}
 	e.Status, e.GRPCStatus = http.StatusOK, "OK"
-	var finalAt time.Time
-	var closeTimer <-chan time.Time
-	for {
-		select {
-		case it := <-items:
-			var ev SSEEvent
-			switch {
-			case errors.Is(it.err, io.EOF):
-				e.Closed = true
-				if e.FinalSeen {
-					e.CloseDelay = time.Since(finalAt)
-				}
-				return e
-			case it.err != nil:
-				var gs *grpcdial.Status
-				if !errors.As(it.err, &gs) || gs.Code == 14 && gs.Info == nil {
-					if ctx.Err() != nil && !e.FinalSeen {
-						e.Err = fmt.Sprintf("stream still open after %s", limit)
-					} else if ctx.Err() == nil {
-						e.Err = "the stream broke: " + it.err.Error()
-					}
-					return e
-				}
-				if len(e.Events) == 0 {
-					// Refused before its first event: an error answer.
-					s.grpcFailed(e, it.err)
-					e.Stream = false
-					return e
-				}
-				ev = SSEEvent{Event: "error", Data: statusDocument(gs), At: time.Since(start)}
-				e.GRPCStatus = gs.Name
-			default:
-				evt, seq, err := pb.UnmarshalStreamResponseSeq(it.b)
-				var data []byte
-				if err == nil {
-					data, err = v10.AppendStreamResponse(nil, evt)
-				}
-				if err != nil {
-					data = []byte(fmt.Sprintf(`{"a2a-check":"not a StreamResponse in protobuf: %s"}`, strings.ReplaceAll(err.Error(), `"`, `'`)))
-				}
-				ev = SSEEvent{Data: data, At: time.Since(start)}
-				if seq > 0 {
-					ev.ID = strconv.FormatInt(seq, 10)
-				}
-			}
-			e.Events = append(e.Events, ev)
-			if len(e.Events) >= maxStreamEvents {
-				e.Err = fmt.Sprintf("more than %d events; the checker stopped reading", maxStreamEvents)
-				return e
-			}
-			if ends(ev) && !e.FinalSeen {
-				e.FinalSeen, finalAt = true, time.Now()
-				closeTimer = time.After(closeWait)
-			}
-			if ev.Event == "error" {
-				return e
-			}
-			if so.onEvent != nil && so.onEvent(len(e.Events)-1, ev) {
-				return e
-			}
-		case <-closeTimer:
-			return e
-		case <-ctx.Done():
-			if !e.FinalSeen {
-				e.Err = fmt.Sprintf("stream still open after %s", limit)
-			}
-			return e
+	first := true
+	s.p.collect(ctx, e, start, limit, closeWait, so, ends, func() (SSEEvent, bool, error) {
+		if !first {
+			b, err = st.Recv()
 		}
+		first = false
+		if err != nil {
+			if gs, ok := answered(err); ok && !errors.Is(err, io.EOF) {
+				return SSEEvent{Event: "error", Data: statusDocument(gs)}, true, nil
+			}
+			return SSEEvent{}, false, err
+		}
+		evt, seq, err := pb.UnmarshalStreamResponseSeq(b)
+		var data []byte
+		if err == nil {
+			data, err = v10.AppendStreamResponse(nil, evt)
+		}
+		if err != nil {
+			data = []byte(fmt.Sprintf(`{"a2a-check":"not a StreamResponse in protobuf: %s"}`, strings.ReplaceAll(err.Error(), `"`, `'`)))
+		}
+		ev := SSEEvent{Data: data}
+		if seq > 0 {
+			ev.ID = strconv.FormatInt(seq, 10)
+		}
+		return ev, false, nil
+	})
+	if n := len(e.Events); n > 0 && e.Events[n-1].Event == "error" {
+		// The status that ended the stream (statusDocument).
+		st, _ := decodeObj(e.Events[n-1].Data)["error"].(map[string]any)
+		e.GRPCStatus = str(st, "status")
 	}
+	return e
 }
