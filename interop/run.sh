@@ -28,11 +28,14 @@
 #               1.3.0, both ways
 # and the A2A 1.0 suites (a2a-go v2 client: go/v1_client_test.go; @a2a-js/sdk
 # 1.3.0 client: js/v1.test.mjs), each run against its SDK peers
-# (go/cmd/peer-a2agov2, js/peer-server-v1.mjs), against `a2abridge serve`,
-# and against three `a2abridge serve --replica` on one PostgreSQL schema
-# behind nginx (the a2abridge-replicas target: consecutive calls land on
-# different replicas; needs PostgreSQL, psql and nginx, which .ci/run
-# provides; skipped without them, failed under CI).
+# (go/cmd/peer-a2agov2, js/peer-server-v1.mjs, also with --grpc: gRPC alone),
+# against `a2abridge serve` (JSON-RPC, HTTP+JSON and gRPC), and against three
+# `a2abridge serve --replica` on one PostgreSQL schema behind nginx (the
+# a2abridge-replicas target: consecutive calls land on different replicas,
+# gRPC through nginx's grpc_pass in the JS suite; needs PostgreSQL, psql and
+# nginx, which .ci/run provides; skipped without them, failed under CI).
+# The gRPC servers of both SDKs are also called by our client, CLI, `a2a`
+# bridge and `check` (interop/README.md, "gRPC").
 # All suites always run; the exit status is non-zero if any failed.
 # Needs Go and Node.js/npm (registry access for go modules and npm ci), and
 # curl and python3 for TestGateway.

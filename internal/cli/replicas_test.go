@@ -100,7 +100,7 @@ func nginxConf(t *testing.T, dir, listen string, upstreams []string) string {
 	if os.Geteuid() == 0 {
 		user = "user root;"
 	}
-	return strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", listen).Replace(string(tmpl))
+	return strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", listen, "@GRPC@", "").Replace(string(tmpl))
 }
 
 // tryRPC is rpc for goroutines: errors are returned, and a response that

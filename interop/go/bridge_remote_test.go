@@ -11,6 +11,8 @@ package interop
 //	go-grpc   the a2a-go v2.4.0 peer serving gRPC alone (cmd/peer-a2agov2
 //	          --grpc): the bridge, configured with no binding, calls the
 //	          only interface its card offers, GRPC
+//	js-grpc   the @a2a-js/sdk 1.3.0 peer serving gRPC alone
+//	          (../js/peer-server-v1.mjs --grpc), likewise
 //
 // and the official clients call the front: a2a-go v2 (v2.4.0, default
 // factory: A2A 1.0) and a2a-go v0.3.15 (A2A 0.3 JSON-RPC) here, and the
@@ -59,15 +61,17 @@ type bridgeRemote struct {
 }
 
 // TestBridgeRemote runs every scenario, per remote and per client of the
-// front: TestBridgeRemote/{js,js-rest,go}/{a2a-go-v2,a2a-go-v0.3}/{Send,…}
+// front: TestBridgeRemote/{js,js-rest,js-grpc,go,go-grpc}/{a2a-go-v2,a2a-go-v0.3}/{Send,…}
 // and TestBridgeRemote/js-clients.
 func TestBridgeRemote(t *testing.T) {
 	remotes := []*bridgeRemote{{prefix: "go", peer: bridgeGoPeer(t)},
 		{prefix: "go-grpc", peer: startPeer(t, buildPeer(t, v1PeerPkg), "--grpc", "--step", bridgeStep.String(), "--log-level", "info").base, grpcOnly: true}}
 	js := v1StartJSPeerArgs(t, "--step-ms", fmt.Sprint(bridgeStep.Milliseconds()))
+	jsGRPC := v1StartJSPeerArgs(t, "--grpc", "--step-ms", fmt.Sprint(bridgeStep.Milliseconds()))
 	remotes = append(remotes,
 		&bridgeRemote{prefix: "js", peer: js.base, skip: js.skip},
-		&bridgeRemote{prefix: "js-rest", peer: js.base, binding: "rest", skip: js.skip})
+		&bridgeRemote{prefix: "js-rest", peer: js.base, binding: "rest", skip: js.skip},
+		&bridgeRemote{prefix: "js-grpc", peer: jsGRPC.base, skip: jsGRPC.skip, grpcOnly: true})
 	front := startBridgeFront(t, remotes)
 
 	scenarios := []struct {

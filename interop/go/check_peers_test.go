@@ -249,6 +249,7 @@ func TestCheckPeers(t *testing.T) {
 	gov2compat := v1StartGoPeer(t, true).base
 	gov2grpc := startPeer(t, buildPeer(t, v1PeerPkg), "--grpc", "--step", "250ms").base
 	jsv1 := v1StartJSPeer(t)
+	jsv1grpc := v1StartJSPeerArgs(t, "--grpc", "--step-ms", "250")
 	trpc := startPeer(t, buildPeer(t, "./cmd/peer-trpc")).base
 	js := startJSPeer(t, false)
 
@@ -503,6 +504,24 @@ func TestCheckPeers(t *testing.T) {
 			// A second cancel returns the canceled task (cancel is idempotent).
 			rep.expect(t, "rpc10.cancel-terminal", "pass", "idempotent")
 		})
+	})
+
+	// @a2a-js/sdk 1.3.0's gRPC service alone (server/grpc on @grpc/grpc-js).
+	t.Run("js-v1-grpc", func(t *testing.T) {
+		t.Parallel()
+		if jsv1grpc.skip != "" {
+			skipOrFail(t, jsv1grpc.skip)
+		}
+		rep := runCheck(t, jsv1grpc.base+"/a2a/slow", slowArgs...)
+		readmeRow(t, rep, "@a2a-js/sdk 1.3.0 gRPC", "`slow`")
+		rep.absent(t, "card", "rpc", "message", "parts", "tasks", "stream", "state", "push", "auth", "schema", "rpc10", "rest10")
+		mustAllPass(t, rep)
+		rep.iface(t, "A2A 1.0 gRPC", 100)
+		for _, id := range []string{"send", "send-blocking", "get", "get-history-length", "cancel", "list", "list-paging", "list-order",
+			"list-filter", "list-page-size", "list-artifacts", "stream", "stream-first", "stream-end", "subscribe", "subscribe-terminal",
+			"terminal-task-message", "version-unsupported", "errors", "push"} {
+			rep.expect(t, "grpc10."+id, "pass")
+		}
 	})
 
 	t.Run("trpc", func(t *testing.T) {

@@ -83,7 +83,7 @@ func TestOurClientV1(t *testing.T) {
 		{name: "a2abridge", kind: v1Ours, base: startServer(t, "--memory", "--push", "--push-allow", "127.0.0.0/8").base,
 			bindings: append(slices.Clip(ocV1Bindings), ocV1GRPC)},
 		ocV1GoPeer(t, false), ocV1GoPeer(t, true), ocV1GoGRPCPeer(t),
-		ocV1JSPeer(t, false), ocV1JSPeer(t, true),
+		ocV1JSPeer(t, false), ocV1JSPeer(t, true), ocV1JSGRPCPeer(t),
 	}
 	scenarios := []struct {
 		name string
@@ -162,6 +162,16 @@ func ocV1JSPeer(t *testing.T, compat bool) *ocV1Target {
 		args = append(args, "--compat")
 	}
 	tg.base, tg.skip = startNodePeer(t, "JS v1 peer", "sdk-v1", "peer-server-v1.mjs", args...)
+	return tg
+}
+
+// ocV1JSGRPCPeer starts ../js/peer-server-v1.mjs --grpc: @a2a-js/sdk 1.3.0's
+// gRPC service (on @grpc/grpc-js) alone, each agent on a listener of its
+// own, the cards served over HTTP listing that GRPC interface only.
+func ocV1JSGRPCPeer(t *testing.T) *ocV1Target {
+	t.Helper()
+	tg := &ocV1Target{name: "peer-js-v1-grpc", kind: v1JSPeer, bindings: []ocV1Binding{ocV1GRPC}}
+	tg.base, tg.skip = startNodePeer(t, "JS v1 peer", "sdk-v1", "peer-server-v1.mjs", "--port", "0", "--grpc", "--step-ms", "250")
 	return tg
 }
 

@@ -14,7 +14,8 @@ package interop
 //
 // and the official clients drive them:
 //
-//   - a2a-go v2 (A2A 1.0) and a2a-go v0.3.15 (A2A 0.3 JSON-RPC) here, and
+//   - a2a-go v2 (A2A 1.0, over its default binding and over gRPC) and
+//     a2a-go v0.3.15 (A2A 0.3 JSON-RPC) here, and
 //     @a2a-js/sdk 1.3.0 and 0.3.14 through ../js/conversation-clients.mjs,
 //     as the external participant: a streamed first turn with a file by
 //     value (an artifact per internal turn, input-required at the client's
@@ -53,6 +54,7 @@ import (
 	client03 "github.com/a2aproject/a2a-go/a2aclient"
 	card03 "github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	a2av2 "github.com/a2aproject/a2a-go/v2/a2a"
+	clientv2 "github.com/a2aproject/a2a-go/v2/a2aclient"
 )
 
 // convNotesFile is what the notes participant answers as a file by value.
@@ -123,7 +125,11 @@ func TestConversation(t *testing.T) {
 
 	t.Run("a2a-go-v2", func(t *testing.T) {
 		t.Parallel()
-		convV2(t, srv, meeting)
+		convV2(t, srv, meeting, gwV2Client)
+	})
+	t.Run("a2a-go-v2-grpc", func(t *testing.T) {
+		t.Parallel()
+		convV2(t, srv, meeting, gwV2GRPCClient)
 	})
 	t.Run("a2a-go-v0.3", func(t *testing.T) {
 		t.Parallel()
@@ -180,10 +186,12 @@ func convGet(t *testing.T, uri string) ([]byte, string) {
 
 // ---------------------------------------------------------------- a2a-go v2
 
-func convV2(t *testing.T, srv, meeting string) {
+// convV2 drives the scenario with the a2a-go v2 client dial makes (over
+// its default binding, or over gRPC).
+func convV2(t *testing.T, srv, meeting string, dial func(*testing.T, context.Context, string) *clientv2.Client) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*callTimeout)
 	defer cancel()
-	c := gwV2Client(t, ctx, meeting)
+	c := dial(t, ctx, meeting)
 	turn := func(taskID a2av2.TaskID, text string, parts ...*a2av2.Part) a2av2.TaskID {
 		t.Helper()
 		req := v1Text(text, taskID, "")

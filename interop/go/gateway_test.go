@@ -29,6 +29,9 @@ import (
 	a2av2 "github.com/a2aproject/a2a-go/v2/a2a"
 	clientv2 "github.com/a2aproject/a2a-go/v2/a2aclient"
 	cardv2 "github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2agrpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	gogrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // gatewayToken is the admin bearer token, given to serve as ${ADMIN_TOKEN}.
@@ -118,6 +121,16 @@ func TestGateway(t *testing.T) {
 	if calls := g.calls(backend); len(calls) != 1 || calls[0].TaskID != string(task.ID) || fmt.Sprint(calls[0].Input) != "map[text:hello gateway]" {
 		t.Fatalf("the backend got %+v, want one call for task %s with input {text: hello gateway}", calls, task.ID)
 	}
+	// The same agent, registered at runtime, over gRPC (a2a-go v2's
+	// a2agrpc/v1 transport, dialing the card's GRPC interface).
+	simpleGRPC := gwV2GRPCClient(t, ctx, srv+"/a2a/simple1")
+	task = v1SendTask(t, ctx, simpleGRPC, v1Text("hello grpc", "", ""))
+	if task.Status.State != a2av2.TaskStateCompleted || v1ArtifactText(task) != "hello grpc" {
+		t.Fatalf("simple1 over gRPC: %s, artifacts %q; want completed with the echo", task.Status.State, v1ArtifactText(task))
+	}
+	if calls := g.calls(backend); len(calls) != 2 || calls[1].TaskID != string(task.ID) || fmt.Sprint(calls[1].Input) != "map[text:hello grpc]" {
+		t.Fatalf("the backend got %+v, want a second call for task %s with input {text: hello grpc}", calls, task.ID)
+	}
 
 	jsagent := gwV2Client(t, ctx, srv+"/a2a/jsagent")
 	task = v1SendTask(t, ctx, jsagent, v1Text("hello js", "", ""))
@@ -129,6 +142,11 @@ func TestGateway(t *testing.T) {
 	pt, err := peer.GetTask(ctx, &a2av2.GetTaskRequest{ID: a2av2.TaskID(remoteID)})
 	if err != nil || pt.Status.State != a2av2.TaskStateCompleted || v1ArtifactText(pt) != "hello js" {
 		t.Fatalf("the JS peer's task %s: %+v %v", remoteID, pt, err)
+	}
+	jsGRPC := gwV2GRPCClient(t, ctx, srv+"/a2a/jsagent")
+	task = v1SendTask(t, ctx, jsGRPC, v1Text("hello js over grpc", "", ""))
+	if task.Status.State != a2av2.TaskStateCompleted || v1ArtifactText(task) != "hello js over grpc" || remoteIDOf(task.Metadata) == "" {
+		t.Fatalf("jsagent over gRPC: %s, artifacts %q, remote task %q", task.Status.State, v1ArtifactText(task), remoteIDOf(task.Metadata))
 	}
 
 	// --- /simple/{agent} with curl; the same task_id again is answered
@@ -146,8 +164,8 @@ func TestGateway(t *testing.T) {
 		calls := g.calls(backend)
 		// The key is derived from the A2A task id and the messageId the
 		// endpoint gave the message ("simple:" + the caller's task_id).
-		if len(calls) != 2 || fmt.Sprint(calls[1].Input) != "map[text:hi]" || calls[1].IdempotencyKey != simplebridge.IdempotencyKey(calls[1].TaskID, "simple:t-1") {
-			t.Fatalf("after call %d the backend got %+v, want a second call with input {text: hi} and the Idempotency-Key of messageId simple:t-1", i, calls)
+		if len(calls) != 3 || fmt.Sprint(calls[2].Input) != "map[text:hi]" || calls[2].IdempotencyKey != simplebridge.IdempotencyKey(calls[2].TaskID, "simple:t-1") {
+			t.Fatalf("after call %d the backend got %+v, want a third call with input {text: hi} and the Idempotency-Key of messageId simple:t-1", i, calls)
 		}
 		if n := g.peerTaskCount(ctx, peer); n != peerTasks+1 {
 			t.Fatalf("after call %d the JS peer's echo has %d tasks, want %d", i, n, peerTasks+1)
@@ -181,8 +199,12 @@ func TestGateway(t *testing.T) {
 	if code != http.StatusNotFound || r.Status != "error" || r.TaskID != "t-2" || !strings.Contains(r.Error, `no agent named "simple1"`) {
 		t.Errorf("/simple/simple1 t-2 after the removal: HTTP %d %s, want 404 naming no agent simple1", code, body)
 	}
-	if n := len(g.calls(backend)); n != 2 {
-		t.Errorf("the backend was called %d times, want 2", n)
+	// Over gRPC the removed agent is NOT_FOUND, naming it.
+	if _, err := simpleGRPC.SendMessage(ctx, v1Text("after the removal", "", "")); err == nil || !strings.Contains(err.Error(), `No agent named "simple1" is hosted here`) {
+		t.Errorf("simple1 over gRPC after the removal: %v, want NOT_FOUND naming simple1", err)
+	}
+	if n := len(g.calls(backend)); n != 3 {
+		t.Errorf("the backend was called %d times, want 3", n)
 	}
 	// The other agent still answers.
 	task = v1SendTask(t, ctx, jsagent, v1Text("still here", "", ""))
@@ -278,6 +300,37 @@ func (g *gateway) peerTaskCount(ctx context.Context, peer *clientv2.Client) int 
 		g.t.Fatalf("ListTasks at the JS peer: %v", err)
 	}
 	return int(l.TotalSize)
+}
+
+// gwV2GRPCClient is an a2a-go v2 client for the agent at url over the
+// card's GRPC interface: the default resolver and factory, the gRPC
+// transport added (cleartext credentials) and preferred; at cleanup every
+// call must have gone to that interface.
+func gwV2GRPCClient(t *testing.T, ctx context.Context, url string) *clientv2.Client {
+	t.Helper()
+	card, err := cardv2.DefaultResolver.Resolve(ctx, url)
+	if err != nil {
+		t.Fatalf("resolve %s: %v", url, err)
+	}
+	want := v1Iface(card, a2av2.TransportProtocolGRPC)
+	if want == nil {
+		t.Fatalf("%s: the card has no GRPC interface: %s", url, v1Ifaces(card))
+	}
+	obs := &v1Observer{}
+	c, err := clientv2.NewFromCard(ctx, card, clientv2.WithConfig(clientv2.Config{PreferredTransports: []a2av2.TransportProtocol{a2av2.TransportProtocolGRPC}}),
+		clientv2.WithCallInterceptors(obs), a2agrpcv1.WithGRPCTransport(gogrpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		t.Fatalf("gRPC client for %s: %v", url, err)
+	}
+	t.Cleanup(func() {
+		_ = c.Destroy()
+		for _, u := range obs.urls() {
+			if u != want.URL {
+				t.Errorf("a call went to %s, want the GRPC interface %s", u, want.URL)
+			}
+		}
+	})
+	return c
 }
 
 // gwV2Client is an a2a-go v2 client with the defaults for the agent at url.

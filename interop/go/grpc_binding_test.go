@@ -1,8 +1,8 @@
 package interop
 
-// The gRPC binding of A2A 1.0 (internal/binding/grpc, not yet served by
-// `a2abridge serve`) under the official Go SDK v2's gRPC client, with its
-// default factory: the client dials the GRPC interface's url, copies its
+// The gRPC binding of A2A 1.0 (server.Host.EnableGRPC, in this test
+// process) under the official Go SDK v2's gRPC client, with its default
+// factory: the client dials the GRPC interface's url, copies its
 // tenant into every request, and reads our binary encoding with the
 // generated code of a2a-go (which registers the lf.a2a.v1 names; ours
 // registers nothing, so both live in this test binary).

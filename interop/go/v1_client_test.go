@@ -377,7 +377,7 @@ func v1StartNginx(t *testing.T, bin, addr string, upstreams []string) string {
 	if os.Geteuid() == 0 {
 		user = "user root;" // workers would run as nobody, who cannot use dir
 	}
-	conf := strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", addr).Replace(string(tmpl))
+	conf := strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", addr, "@GRPC@", "").Replace(string(tmpl))
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)

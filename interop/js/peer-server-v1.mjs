@@ -20,11 +20,17 @@
 // handler then serves 0.3 to requests without an A2A-Version header (or with
 // 0.3), and the card handler answers such requests with a 0.3-shaped card.
 //
+// With --grpc the agents are served over gRPC alone (the SDK's grpcService
+// adapter on a @grpc/grpc-js Server; a listener of its own per agent, on
+// --host, since the adapter hosts one request handler), each card lists that
+// GRPC 1.0 interface only (its url the listener's host:port, no tenant), and
+// HTTP serves the cards alone.
+//
 // --wire-log FILE appends every HTTP exchange (request line, headers, body;
 // status, headers, body, streams included) to FILE ("-" = stderr), for
 // interop/V1_WIRE_NOTES.md.
 //
-// Usage: node peer-server-v1.mjs [--port 0] [--host 127.0.0.1] [--compat]
+// Usage: node peer-server-v1.mjs [--port 0] [--host 127.0.0.1] [--compat | --grpc]
 //                                [--step-ms 1000] [--wire-log FILE]
 // Once listening it prints `peer listening on http://HOST:PORT` on stdout
 // (the SDK's own console logging goes to stderr). SIGINT or SIGTERM stops it
@@ -34,10 +40,12 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
+import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk-v1';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk-v1/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk-v1/server/express';
+import { A2AService, grpcService, UserBuilder as GrpcUserBuilder } from '@a2a-js/sdk-v1/server/grpc';
 
 import {
   AGENTS,
@@ -61,12 +69,17 @@ const { values: opts } = parseArgs({
     port: { type: 'string', default: '0' },
     host: { type: 'string', default: '127.0.0.1' },
     compat: { type: 'boolean', default: false },
+    grpc: { type: 'boolean', default: false },
     'step-ms': { type: 'string', default: '1000' },
     'wire-log': { type: 'string' },
   },
   strict: true,
 });
 const port = parsePort('peer-server-v1', opts.port);
+if (opts.grpc && opts.compat) {
+  console.error('peer-server-v1: --grpc and --compat: choose one');
+  process.exit(2);
+}
 const stepMs = Number(opts['step-ms']);
 if (!Number.isInteger(stepMs) || stepMs <= 0) {
   console.error(`peer-server-v1: bad --step-ms ${JSON.stringify(opts['step-ms'])}`);
@@ -215,12 +228,16 @@ const slowExecutor = executor(async (ctx, bus, run) => {
 
 const EXECUTORS = { echo: echoExecutor, chat: chatExecutor, slow: slowExecutor };
 
-function card(agent, url) {
+// card is agent's card; grpcTarget (host:port) makes its only interface
+// that GRPC one.
+function card(agent, url, grpcTarget) {
   const modes = [...MODES];
-  const supportedInterfaces = [
-    { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-    { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
-  ];
+  const supportedInterfaces = grpcTarget
+    ? [{ url: grpcTarget, protocolBinding: 'GRPC', protocolVersion: '1.0' }]
+    : [
+        { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      ];
   if (opts.compat) {
     supportedInterfaces.push(
       { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
@@ -240,14 +257,36 @@ function card(agent, url) {
   };
 }
 
+// grpcServers: with --grpc, a started gRPC server per agent name, bound
+// before HTTP listens (the cards name their ports), its service added by
+// buildApp.
+const grpcServers = new Map();
+if (opts.grpc) {
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  for (const agent of AGENTS) {
+    const server = new grpc.Server();
+    const bound = await new Promise((resolve, reject) =>
+      server.bindAsync(`${host}:0`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    grpcServers.set(agent.name, { server, target: `${host}:${bound}` });
+  }
+}
+
 // buildApp mounts every agent; base is http://HOST:PORT, known once listening.
 function buildApp(base) {
   const app = express();
   const legacyCompat = opts.compat ? { enabled: true } : undefined;
   for (const agent of AGENTS) {
     const prefix = `/a2a/${agent.name}`;
-    const handler = new DefaultRequestHandler(card(agent, base + prefix), new InMemoryTaskStore(), EXECUTORS[agent.name]());
+    const g = grpcServers.get(agent.name);
+    const handler = new DefaultRequestHandler(card(agent, base + prefix, g?.target), new InMemoryTaskStore(), EXECUTORS[agent.name]());
     const cardMw = agentCardHandler({ agentCardProvider: handler, legacyCompat });
+    if (g) {
+      g.server.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: GrpcUserBuilder.noAuthentication }));
+      app.use(`${prefix}/.well-known/agent-card.json`, cardMw);
+      if (agent.name === 'echo') app.use('/.well-known/agent-card.json', cardMw);
+      continue;
+    }
     const restMw = restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat });
     const rpcMw = jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat });
     app.use(`${prefix}/.well-known/agent-card.json`, cardMw);

@@ -1,17 +1,25 @@
 // A2A 1.0 interop: the official JS SDK 1.3.0 client (@a2a-js/sdk, installed
 // as the npm alias @a2a-js/sdk-v1) with its DEFAULT ClientFactory (JSON-RPC
-// and HTTP+JSON transports, the default card resolver, global fetch) runs one
-// scenario (card → send → stream → get → list → cancel → subscribe → push
-// config CRUD) once per binding against each target:
+// and HTTP+JSON transports, the default card resolver, global fetch; for
+// gRPC, the SDK's GrpcTransportFactory added with its defaults: insecure
+// channel credentials) runs one scenario (card → send → stream → get → list
+// → cancel → subscribe → push config CRUD) once per binding a target serves:
 //
-//   a2abridge           `a2abridge serve --memory`
+//   a2abridge           `a2abridge serve --memory` (JSONRPC, HTTP+JSON, GRPC on one listener)
 //   a2abridge-replicas  three `a2abridge serve --replica` on one PostgreSQL schema behind nginx
-//                       (round robin, SSE unbuffered); push included, the proxy as --public-url
+//                       (round robin, SSE unbuffered, gRPC on a second, HTTP/2 listener); push
+//                       included, the proxy as --public-url and --grpc-public-addr
 //   peer-js-v1          peer-server-v1.mjs (@a2a-js/sdk 1.3.0 server), which validates the scenario
+//   peer-js-v1-grpc     peer-server-v1.mjs --grpc (the SDK's gRPC service alone)
 //   peer-a2agov2        ../go/cmd/peer-a2agov2 (a2a-go v2 server), built with `go build`
+//   peer-a2agov2-grpc   ../go/cmd/peer-a2agov2 --grpc (a2a-go v2's gRPC server alone)
 //
 // The binding is chosen with the factory's preferredTransports (nothing else
-// of the defaults is changed) and checked on client.transport. Where a peer
+// of the defaults is changed) and checked on client.transport. Over gRPC the
+// factory copies the interface's tenant into every request (the SDK's
+// TenantTransportDecorator): that is how one gRPC listener of a2abridge
+// reaches each of its agents, and the scenario passes tenant '' like a
+// caller that leaves it to the card. Where a peer
 // SDK departs from the specification the scenario asserts what that SDK does
 // (see QUIRKS); the a2abridge targets are held to the specification.
 //
@@ -33,6 +41,7 @@ import { promisify } from 'node:util';
 import { A2AClient as LegacyA2AClient } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk-v1';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk-v1/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk-v1/client/grpc';
 
 import { freePort, goBuild, spawnChild, stopChild, waitReady } from './children.mjs';
 
@@ -43,7 +52,7 @@ const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
 const TEST_TIMEOUT_MS = 30_000;
 const WIRE_LOG_DIR = process.env.A2A_V1_WIRE_LOG_DIR;
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'];
+const HTTP_BINDINGS = ['JSONRPC', 'HTTP+JSON'];
 
 // ---------------------------------------------------------------- processes
 
@@ -127,15 +136,17 @@ function withSearchPath(dsn, schema) {
 // upstreams (host:port), configured by testdata/nginx-replicas.conf (as
 // TestServeReplicas's startNginx): no buffering, so SSE events pass at
 // once; a long read timeout for streams; one process, so the parent-death
-// signal of spawnChild covers all of it.
-async function startNginx(upstreams, port) {
+// signal of spawnChild covers all of it. On 127.0.0.1:GRPCPORT it proxies
+// A2A's gRPC binding (HTTP/2 cleartext, grpc_pass) to the same upstreams.
+async function startNginx(upstreams, port, grpcPort) {
   const dir = await mkdtemp(path.join(tmp, 'nginx-'));
   const servers = upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=5s;`).join('\n');
   const conf = (await readFile(path.join(repoRoot, 'testdata', 'nginx-replicas.conf'), 'utf8'))
     .replaceAll('@USER@', process.getuid?.() === 0 ? 'user root;' : '')
     .replaceAll('@DIR@', dir)
     .replaceAll('@UPSTREAMS@', servers)
-    .replaceAll('@LISTEN@', `127.0.0.1:${port}`);
+    .replaceAll('@LISTEN@', `127.0.0.1:${port}`)
+    .replaceAll('@GRPC@', grpcServerBlock(`127.0.0.1:${grpcPort}`));
   await writeFile(path.join(dir, 'nginx.conf'), conf);
   const srv = spawnChild([findTool('nginx', '/usr/sbin/nginx'), '-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf')], here);
   srv.base = `http://127.0.0.1:${port}`;
@@ -159,6 +170,21 @@ async function startNginx(upstreams, port) {
   }
 }
 
+// grpcServerBlock is the server block of nginx-replicas.conf's GRPC
+// placeholder (see its comment) listening on listen.
+function grpcServerBlock(listen) {
+  return `  server {
+    listen ${listen} http2;
+    location / {
+      grpc_pass grpc://a2abridge;
+      grpc_read_timeout 1h;
+      grpc_send_timeout 1h;
+      grpc_next_upstream error timeout;
+      client_max_body_size 16m;
+    }
+  }`;
+}
+
 // startReplicas starts the a2abridge-replicas target (see REPLICAS); its
 // stop stops nginx, then the replicas (each must exit cleanly), and drops
 // the schema.
@@ -177,17 +203,23 @@ async function startReplicas(bin) {
   };
   try {
     // The proxy's address is every replica's --public-url (the issuer of
-    // their push tokens, the URL of their cards).
+    // their push tokens, the URL of their cards), its gRPC address their
+    // --grpc-public-addr (the url of the cards' GRPC interfaces).
     const proxyPort = await freePort();
+    const grpcProxyPort = await freePort();
     const started = await Promise.allSettled(
       Array.from({ length: REPLICAS }, () =>
-        start([bin, 'serve', '--replica', '--postgres', dsn, '--lease', '3s', '--keep-alive', '250ms', '--addr', '127.0.0.1:0', '--push-allow', '127.0.0.0/8', '--public-url', `http://127.0.0.1:${proxyPort}`], 'a2abridge listening on http://'),
+        start(
+          [bin, 'serve', '--replica', '--postgres', dsn, '--lease', '3s', '--keep-alive', '250ms', '--addr', '127.0.0.1:0', '--push-allow', '127.0.0.0/8',
+            '--public-url', `http://127.0.0.1:${proxyPort}`, '--grpc-public-addr', `127.0.0.1:${grpcProxyPort}`],
+          'a2abridge listening on http://',
+        ),
       ),
     );
     for (const r of started) if (r.status === 'fulfilled') replicas.push(r.value);
     const failed = started.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
-    nginx = await startNginx(replicas.map((r) => r.base.replace(/^http:\/\//, '')), proxyPort);
+    nginx = await startNginx(replicas.map((r) => r.base.replace(/^http:\/\//, '')), proxyPort, grpcProxyPort);
   } catch (err) {
     await stopAll().catch(() => {});
     throw err;
@@ -211,10 +243,38 @@ async function startReplicas(bin) {
 //                      frames (or a non-2xx JSON answer) as errors and yields the frame as one
 //                      StreamResponse without payload, then ends the stream without an error
 const A2ABRIDGE_QUIRKS = { sendTerminal: 'UNSUPPORTED_OPERATION', subscribeTerminal: 'UNSUPPORTED_OPERATION', pushGetDeleted: 'TASK_NOT_FOUND', pushTokenHeader: 'either' };
+const JS_QUIRKS = {
+  sendTerminal: 'UNSUPPORTED_OPERATION',
+  subscribeTerminal: 'UNSUPPORTED_OPERATION',
+  pushGetDeleted: 'TASK_NOT_FOUND',
+  // DefaultPushNotificationSender sends X-A2A-Notification-Token only for a config without authentication.
+  pushTokenHeader: '',
+};
+const A2AGOV2_QUIRKS = {
+  sendTerminal: 'INVALID_PARAMS',
+  // Only running executions can be joined: "task not found: no active execution".
+  subscribeTerminal: 'TASK_NOT_FOUND',
+  // push.ErrPushConfigNotFound has no A2A code: -32603 / HTTP 500.
+  pushGetDeleted: 'INTERNAL_ERROR',
+  pushTokenHeader: 'A2A-Notification-Token',
+  restStreamErrorsAsData: true,
+};
+
+// startGoV2Peer builds and starts ../go/cmd/peer-a2agov2 with args.
+async function startGoV2Peer(args, wireLog) {
+  const bin = path.join(tmp, 'peer-a2agov2');
+  await goBuild(bin, './cmd/peer-a2agov2', path.join(here, '..', 'go'));
+  const argv = [bin, '--addr', '127.0.0.1:0', '--keep-alive', '250ms', ...args];
+  if (WIRE_LOG_DIR && wireLog) argv.push('--wire-log', path.join(WIRE_LOG_DIR, wireLog));
+  return start(argv, 'peer listening on http://');
+}
+
+// Each target lists the bindings it serves (bindings).
 const TARGETS = [
   {
     name: 'a2abridge',
     skip: false,
+    bindings: [...HTTP_BINDINGS, 'GRPC'],
     quirks: A2ABRIDGE_QUIRKS,
     async start() {
       const bin = await oursBinary();
@@ -227,6 +287,7 @@ const TARGETS = [
     // (CI set), where start fails instead.
     name: 'a2abridge-replicas',
     skip: REPLICAS_MISSING && !process.env.CI ? REPLICAS_MISSING : false,
+    bindings: [...HTTP_BINDINGS, 'GRPC'],
     quirks: A2ABRIDGE_QUIRKS,
     async start() {
       if (REPLICAS_MISSING) throw new Error(`under CI this target must run, but: ${REPLICAS_MISSING}`);
@@ -236,13 +297,8 @@ const TARGETS = [
   {
     name: 'peer-js-v1',
     skip: false,
-    quirks: {
-      sendTerminal: 'UNSUPPORTED_OPERATION',
-      subscribeTerminal: 'UNSUPPORTED_OPERATION',
-      pushGetDeleted: 'TASK_NOT_FOUND',
-      // DefaultPushNotificationSender sends X-A2A-Notification-Token only for a config without authentication.
-      pushTokenHeader: '',
-    },
+    bindings: HTTP_BINDINGS,
+    quirks: JS_QUIRKS,
     start() {
       const argv = [process.execPath, path.join(here, 'peer-server-v1.mjs'), '--port', '0'];
       if (WIRE_LOG_DIR) argv.push('--wire-log', path.join(WIRE_LOG_DIR, 'js-client.peer-js-v1.log'));
@@ -250,24 +306,27 @@ const TARGETS = [
     },
   },
   {
+    name: 'peer-js-v1-grpc',
+    skip: false,
+    bindings: ['GRPC'],
+    quirks: JS_QUIRKS,
+    start() {
+      return start([process.execPath, path.join(here, 'peer-server-v1.mjs'), '--port', '0', '--grpc'], 'peer listening on http://');
+    },
+  },
+  {
     name: 'peer-a2agov2',
     skip: false,
-    quirks: {
-      sendTerminal: 'INVALID_PARAMS',
-      // Only running executions can be joined: "task not found: no active execution".
-      subscribeTerminal: 'TASK_NOT_FOUND',
-      // push.ErrPushConfigNotFound has no A2A code: -32603 / HTTP 500.
-      pushGetDeleted: 'INTERNAL_ERROR',
-      pushTokenHeader: 'A2A-Notification-Token',
-      restStreamErrorsAsData: true,
-    },
-    async start() {
-      const bin = path.join(tmp, 'peer-a2agov2');
-      await goBuild(bin, './cmd/peer-a2agov2', path.join(here, '..', 'go'));
-      const argv = [bin, '--addr', '127.0.0.1:0', '--keep-alive', '250ms'];
-      if (WIRE_LOG_DIR) argv.push('--wire-log', path.join(WIRE_LOG_DIR, 'js-client.peer-a2agov2.log'));
-      return start(argv, 'peer listening on http://');
-    },
+    bindings: HTTP_BINDINGS,
+    quirks: A2AGOV2_QUIRKS,
+    start: () => startGoV2Peer([], 'js-client.peer-a2agov2.log'),
+  },
+  {
+    name: 'peer-a2agov2-grpc',
+    skip: false,
+    bindings: ['GRPC'],
+    quirks: A2AGOV2_QUIRKS,
+    start: () => startGoV2Peer(['--grpc']),
   },
 ];
 
@@ -350,6 +409,10 @@ function show(events) {
 // already in progress" (INTERNAL_ERROR) instead of TASK_NOT_FOUND.
 const unknownTaskId = () => `no-such-task-${randomUUID()}`;
 
+// grpcTransports is the factory options adding the SDK's gRPC transport
+// (its defaults) when binding is GRPC, else none.
+const grpcTransports = (binding) => (binding === 'GRPC' ? { transports: [new GrpcTransportFactory()] } : {});
+
 // reasonOf is the A2A error reason of an SDK error; errors inside a JSON-RPC
 // SSE stream are plain Errors whose cause is the typed error.
 const reasonOf = (err) => err?.reason ?? err?.cause?.reason;
@@ -393,9 +456,10 @@ for (const target of TARGETS) {
 
     const agentUrl = (agent) => `${srv.base}/a2a/${agent}`;
 
-    // client: a default-factory client of the agent that prefers binding.
+    // client: a default-factory client of the agent that prefers binding
+    // (for GRPC, with the SDK's gRPC transport factory added).
     async function client(agent, binding) {
-      const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [binding] }));
+      const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [binding], ...grpcTransports(binding) }));
       // The default resolver resolves the relative ".well-known/agent-card.json"
       // against the URL given: the agent URL needs its trailing slash.
       const c = await factory.createFromUrl(`${agentUrl(agent)}/`);
@@ -403,7 +467,13 @@ for (const target of TARGETS) {
       const iface = card.supportedInterfaces.find((i) => i.protocolBinding === binding && i.protocolVersion === '1.0');
       assert.ok(iface, `${agent} card has no ${binding} 1.0 interface`);
       assert.equal(c.transport.protocolName, binding);
-      assert.equal(c.transport.endpoint, iface.url.replace(/\/+$/, ''));
+      if (binding === 'GRPC') {
+        // The gRPC transport keeps no endpoint; a tenant wraps it in the
+        // decorator that sets it on every request.
+        assert.equal(c.transport.defaultTenant, iface.tenant || undefined, `${agent}: tenant of ${JSON.stringify(iface)}`);
+      } else {
+        assert.equal(c.transport.endpoint, iface.url.replace(/\/+$/, ''));
+      }
       return c;
     }
 
@@ -412,10 +482,15 @@ for (const target of TARGETS) {
       for (const name of ['echo', 'chat', 'slow']) {
         const card = await resolver.resolve(`${agentUrl(name)}/`);
         assert.equal(card.name, name);
-        for (const binding of BINDINGS) {
+        for (const binding of target.bindings) {
           const iface = card.supportedInterfaces?.find((i) => i.protocolBinding === binding && i.protocolVersion === '1.0');
           assert.ok(iface, `${name} card: no ${binding} 1.0 interface: ${JSON.stringify(card.supportedInterfaces)}`);
-          assert.ok(iface.url.startsWith(`${srv.base}/`), `${name} card: ${binding} at ${iface.url}`);
+          if (binding === 'GRPC') {
+            // A gRPC target, host:port, on the card server's host.
+            assert.match(iface.url, /^127\.0\.0\.1:\d+$/, `${name} card: ${binding} at ${iface.url}`);
+          } else {
+            assert.ok(iface.url.startsWith(`${srv.base}/`), `${name} card: ${binding} at ${iface.url}`);
+          }
         }
         assert.equal(card.capabilities?.streaming, true);
         assert.equal(card.capabilities?.pushNotifications, true);
@@ -443,14 +518,16 @@ for (const target of TARGETS) {
         { url: `${srv.base}/a2a/.well-known/agent-card.json`, version: '1.0' },
       ]);
 
-      // No preference: the first interface in card order.
+      // No preference: the first interface in card order (a gRPC-only
+      // target needs the gRPC transport factory).
       const card = await resolver.resolve(`${agentUrl('echo')}/`);
-      const c = await new ClientFactory().createFromAgentCard(card);
+      const first = card.supportedInterfaces[0].protocolBinding;
+      const c = await new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, grpcTransports(first))).createFromAgentCard(card);
       assert.equal(c.transport.protocolName, card.supportedInterfaces[0].protocolBinding);
       await rejectsWith(c.getTask({ tenant: '', id: unknownTaskId() }), 'TASK_NOT_FOUND', 'getTask of an unknown task (default client)');
     });
 
-    for (const binding of BINDINGS) {
+    for (const binding of target.bindings) {
       describe(binding, { concurrency: true }, () => {
         test('send: echo with a text and a data part', { timeout: TEST_TIMEOUT_MS }, async () => {
           const c = await client('echo', binding);
@@ -695,6 +772,36 @@ for (const target of TARGETS) {
   });
 }
 
+// The JavaScript snippet of docs/guides/grpc.md, run as written against
+// `a2abridge serve` (the package name of the npm alias, and the server's
+// address, put in): it must print what its last comment says.
+describe('docs/guides/grpc.md JS snippet', { timeout: 60_000 }, () => {
+  let srv;
+  before(async () => {
+    const bin = await oursBinary();
+    srv = await start([bin, 'serve', '--addr', '127.0.0.1:0', '--memory'], 'a2abridge listening on http://');
+  });
+  after(() => stop(srv));
+
+  test('prints TASK_STATE_COMPLETED', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const md = await readFile(path.join(repoRoot, 'docs', 'guides', 'grpc.md'), 'utf8');
+    const blocks = [...md.matchAll(/^( *)```js\n([\s\S]*?)^\1```$/gm)].map(([, indent, code]) => code.replace(new RegExp(`^${indent}`, 'gm'), ''));
+    assert.equal(blocks.length, 1, 'one ```js block in docs/guides/grpc.md');
+    const code = blocks[0].replaceAll(/'@a2a-js\/sdk(?=[/'])/g, "'@a2a-js/sdk-v1").replaceAll('http://127.0.0.1:8080', srv.base);
+    const want = code.match(/^\/\/ (.+)\s*$/m)?.[1];
+    assert.ok(want, 'the snippet ends with a comment of what it prints');
+    // In this directory, so that its imports resolve to node_modules.
+    const file = path.join(here, `.snippet-${randomUUID()}.mjs`);
+    await writeFile(file, code);
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, [file], { timeout: TEST_TIMEOUT_MS });
+      assert.equal(stdout.trim(), want);
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+});
+
 // peer-server-v1.mjs --compat: the 1.0 client still picks the 1.0
 // interfaces, and the 0.3 client of @a2a-js/sdk 0.3.14 (no A2A-Version
 // header) gets the 0.3 card and speaks 0.3 to the same agents.
@@ -705,7 +812,7 @@ describe('peer-js-v1 --compat', { concurrency: true, timeout: 60_000 }, () => {
   });
   after(() => stop(srv));
 
-  for (const binding of BINDINGS) {
+  for (const binding of HTTP_BINDINGS) {
     test(`1.0 client over ${binding}`, { timeout: TEST_TIMEOUT_MS }, async () => {
       const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [binding] }));
       const c = await factory.createFromUrl(`${srv.base}/a2a/echo/`);

@@ -264,7 +264,7 @@ func nginxConf(tmpl, dir, listen string, upstreams []string, asRoot bool) string
 	if asRoot {
 		user = "user root;"
 	}
-	return strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", listen).Replace(tmpl)
+	return strings.NewReplacer("@USER@", user, "@DIR@", dir, "@UPSTREAMS@", strings.Join(servers, "\n"), "@LISTEN@", listen, "@GRPC@", "").Replace(tmpl)
 }
 
 // freeAddr returns a 127.0.0.1 address with a port free at the moment.
