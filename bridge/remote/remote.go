@@ -35,6 +35,7 @@ type Agent struct {
 	mu      sync.Mutex
 	c       *client.Client // nil until a dial succeeds
 	dialing *dialCall      // the dial in progress, if any
+	closes  int            // how many times Close ran: a dial that saw another count keeps no gRPC connection
 
 	// running maps our task ids to their remote tasks while an execution
 	// knows one, so that Cancel finds the remote task even before (or
@@ -45,9 +46,10 @@ type Agent struct {
 // dialCall is one attempt to resolve the remote's card, shared by the
 // callers that wait for it.
 type dialCall struct {
-	done chan struct{}
-	c    *client.Client
-	err  error
+	done   chan struct{}
+	closes int // Agent.closes when the dial began
+	c      *client.Client
+	err    error
 }
 
 var (
@@ -113,10 +115,13 @@ func New(c Config) (*Agent, error) {
 func (a *Agent) Inline() bool { return true }
 
 // Close releases the Agent's idle connections (and its gRPC connection,
-// which a later call opens again). The Agent stays usable.
+// which a later call opens again; a gRPC connection that a dial in
+// progress opens is closed too, and the callers waiting for that dial get
+// an error). The Agent stays usable.
 func (a *Agent) Close() error {
 	a.tr.CloseIdleConnections()
 	a.mu.Lock()
+	a.closes++
 	c := a.c
 	if c != nil && c.Interface().Binding == a2a.TransportGRPC {
 		a.c = nil
@@ -165,7 +170,7 @@ func (a *Agent) client(ctx context.Context) (*client.Client, error) {
 	}
 	d := a.dialing
 	if d == nil {
-		d = &dialCall{done: make(chan struct{})}
+		d = &dialCall{done: make(chan struct{}), closes: a.closes}
 		a.dialing = d
 		go a.dial(d, context.WithoutCancel(ctx))
 	}
@@ -194,6 +199,12 @@ func (a *Agent) dial(d *dialCall, ctx context.Context) {
 		err = fmt.Errorf("fetching its Agent Card: %w", err)
 	}
 	a.mu.Lock()
+	if err == nil && d.closes != a.closes && c.Interface().Binding == a2a.TransportGRPC {
+		// Close ran meanwhile: the connection it would have closed is this
+		// one, which nothing would close later.
+		_ = c.Close()
+		c, err = nil, errors.New("the agent was closed while its remote was being dialed")
+	}
 	d.c, d.err = c, err
 	if err == nil {
 		a.c = c

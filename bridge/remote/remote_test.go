@@ -733,3 +733,52 @@ func TestFirstExecutionWithHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseWhileDialingGRPC: Close during the dial of a gRPC-only remote
+// leaves no connection behind: the dial's callers get an error, and the
+// next call dials again.
+func TestCloseWhileDialingGRPC(t *testing.T) {
+	ctx := testCtx(t)
+	asked, release := make(chan struct{}), make(chan struct{})
+	var fetched atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fetched.Add(1) == 1 {
+			close(asked)
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"name":"g","description":"gRPC only","version":"1","capabilities":{},`+
+			`"supportedInterfaces":[{"url":"127.0.0.1:1","protocolBinding":"GRPC","protocolVersion":"1.0"}],`+
+			`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`)
+	}))
+	t.Cleanup(ts.Close)
+	ag, err := remote.New(remote.Config{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ag.Close() })
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ag.RemoteCard(ctx)
+		errc <- err
+	}()
+	select {
+	case <-asked:
+	case <-ctx.Done():
+		t.Fatal("the card was never asked for")
+	}
+	if err := ag.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "closed while its remote was being dialed") {
+		t.Fatalf("RemoteCard across Close: %v, want the dial's connection refused", err)
+	}
+	rc, err := ag.RemoteCard(ctx)
+	if err != nil || rc.Name != "g" {
+		t.Fatalf("RemoteCard after Close: %+v, %v", rc, err)
+	}
+	if n := fetched.Load(); n != 2 {
+		t.Errorf("the card was fetched %d times, want twice (the second dial after Close)", n)
+	}
+}
