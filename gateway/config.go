@@ -106,6 +106,8 @@ type Config struct {
 	Conversations *ConversationsConfig `yaml:"conversations"`
 	// Pairs turns on paired participants (POST /api/pairs, bridge/pair).
 	Pairs *PairsConfig `yaml:"pairs"`
+	// Console configures the web console below /console/ (on by default).
+	Console ConsoleConfig `yaml:"console"`
 
 	agentNodes map[string]*yaml.Node // agents entries, ${NAME} expanded
 	// loadedKeys is each loaded entry's kind and kind keys as LoadConfig

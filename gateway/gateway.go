@@ -195,6 +195,15 @@ func (g *Gateway) GRPCAddr() net.Addr {
 // else http://ADDR of the listener.
 func (g *Gateway) URL() string { return g.base }
 
+// ConsoleURL is the URL of the web console (URL() + "/console/"), "" when
+// it is off.
+func (g *Gateway) ConsoleURL() string {
+	if !g.cfg.console {
+		return ""
+	}
+	return g.base + "/console/"
+}
+
 // DefaultAgent is the name of the agent that also answers at /.
 func (g *Gateway) DefaultAgent() string { return g.cfg.def }
 
@@ -482,6 +491,9 @@ func (g *Gateway) start(parent context.Context) error {
 		mp, _ := cfg.telemetry.protocol("METRICS")
 		log.Info("telemetry exported over OTLP", "endpoint", orEnv(cfg.telemetry.otlpEndpoint), "traces", traces, "metrics", metrics,
 			"traces_protocol", tp, "metrics_protocol", mp)
+	}
+	if cfg.console {
+		mountConsole(host, cfg.def)
 	}
 	// The conversation bridge's /api/bridge routes.
 	bridge, err := mountConversations(log, eng, host, cfg, st)

@@ -113,6 +113,9 @@ type Overrides struct {
 	MetricsAddr *string
 	// Metrics serves GET /metrics on the main listener too (--metrics).
 	Metrics *bool
+	// Console serves the web console below /console/ (--console; unset:
+	// the config's console.enabled, else true).
+	Console *bool
 }
 
 // DefaultAddr is the listen address when neither the Config nor the
@@ -577,7 +580,11 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 	if tlsCfg != nil && grpc != nil {
 		grpc.opts.TLSConfig = tlsCfg
 	}
-	cfg = &serveConfig{tls: tlsCfg, grpc: grpc, adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
+	console := file.Console.Enabled == nil || *file.Console.Enabled
+	if ov.Console != nil {
+		console = *ov.Console
+	}
+	cfg = &serveConfig{tls: tlsCfg, grpc: grpc, console: console, adminKinds: adminKinds, adminEnv: adminEnv, addr: addr, def: def, publicURL: publicURL, maxBody: maxBody, keepAlive: keepAlive, agents: hosted, retention: retention,
 		admin: admin, authFor: authFor,
 		shutdownGrace: shutdownGrace, maxBatch: maxBatch, bodyTimeout: bodyTimeout, trustedProxies: proxies, allowedHosts: allowedHosts,
 		cardSigning: cardSigning, cardMaxAge: cardMaxAge, protocols: protocols, conversations: file.Conversations, pairs: pairOpts, lease: lease, replica: replica, runner: runner, telemetry: tel,
@@ -738,6 +745,8 @@ type serveConfig struct {
 	runner string
 	// grpc is the gRPC binding's settings (nil: off).
 	grpc *grpcSettings
+	// console serves the web console below /console/.
+	console bool
 	// tls is the certificate served on addr (nil: cleartext).
 	tls *tls.Config
 }

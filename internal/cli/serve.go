@@ -127,6 +127,9 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 				fmt.Fprintf(stdout, "%s/a2a/%s", g.URL(), a)
 			}
 			fmt.Fprintln(stdout, ")")
+			if u := g.ConsoleURL(); u != "" {
+				fmt.Fprintf(stdout, "console at %s\n", u)
+			}
 			return g.Run(cmd.Context())
 		},
 	}
@@ -163,6 +166,7 @@ SIGINT or SIGTERM shuts down gracefully; a second Ctrl-C exits at once.`,
 	flag(f, &given, f.StringVar, &ov.OTLPEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP to this base URL (OTLP/HTTP http://HOST:4318, gRPC http://HOST:4317; default: the OTEL_EXPORTER_OTLP_* environment, if set)")
 	flag(f, &given, f.StringVar, &ov.OTLPProtocol, "otlp-protocol", "", "OTLP transport: http/protobuf or grpc (default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	flag(f, &given, f.StringVar, &ov.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at GET /metrics on this HOST:PORT, a listener of its own")
+	flag(f, &given, f.BoolVar, &ov.Console, "console", true, "serve the web console at /console/ (agents, cards, chat, tasks; it calls the A2A endpoints with the user's credentials)")
 	flag(f, &given, f.BoolVar, &ov.Metrics, "metrics", false, "serve Prometheus metrics at GET /metrics on --addr too (unauthenticated: prefer --metrics-addr on a private address)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to FILE at shutdown")
 	f.StringVar(&memProfile, "memprofile", "", "write an allocation profile (pprof) to FILE at shutdown")

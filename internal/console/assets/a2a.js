@@ -1,0 +1,218 @@
+// A2A 1.0 calls from the browser (A2A 1.0 §9 JSON-RPC, §11 HTTP+JSON), on
+// the console's origin, with every exchange reported to a log callback:
+// log({dir: 'out' | 'in', title, text}).
+
+export const EVENT_LOG_EXTENSION = 'urn:a2abridge:ext:event-log:v1';
+
+// A2AError is an A2A error answer: a JSON-RPC error object, or the
+// google.rpc.Status of HTTP+JSON.
+export class A2AError extends Error {
+  constructor(code, message, details, httpStatus) {
+    super(message);
+    this.code = code;
+    this.details = details;
+    this.httpStatus = httpStatus;
+  }
+  get reason() {
+    const info = (this.details ?? []).find((d) => d && d.reason);
+    return info ? info.reason : '';
+  }
+}
+
+let nextId = 1;
+
+// Client calls one agent at path (/a2a/NAME) over binding ("JSONRPC" or
+// "HTTP+JSON"); headers are added to every request (credentials).
+export class Client {
+  constructor(path, binding, log = () => {}, headers = {}) {
+    this.path = path;
+    this.binding = binding;
+    this.log = log;
+    this.headers = headers;
+  }
+
+  // call runs a unary method (SendMessage, GetTask, ListTasks, CancelTask)
+  // and returns its result.
+  async call(method, params) {
+    const req = this.request(method, params, false);
+    const res = await this.fetch(req);
+    const text = await res.text();
+    this.log({ dir: 'in', title: `${res.status} ${method}`, text: headersText(res) + text });
+    return this.result(method, res, text);
+  }
+
+  // stream runs a streaming method (SendStreamingMessage, SubscribeToTask)
+  // and yields {id, response} per SSE event (response a StreamResponse).
+  // lastEventId replays the task's events after that index (the event-log
+  // extension); signal aborts the stream.
+  async *stream(method, params, { lastEventId, signal } = {}) {
+    const req = this.request(method, params, true);
+    if (lastEventId !== undefined) {
+      req.headers['Last-Event-ID'] = String(lastEventId);
+      req.headers['A2A-Extensions'] = EVENT_LOG_EXTENSION;
+    }
+    req.signal = signal;
+    const res = await this.fetch(req);
+    const ctype = res.headers.get('Content-Type') ?? '';
+    if (!ctype.startsWith('text/event-stream')) {
+      const text = await res.text();
+      this.log({ dir: 'in', title: `${res.status} ${method}`, text: headersText(res) + text });
+      this.result(method, res, text); // throws the error it carries
+      throw new Error(`${method}: the answer is ${ctype || 'untyped'}, not an event stream`);
+    }
+    this.log({ dir: 'in', title: `${res.status} ${method} (event stream)`, text: headersText(res) });
+    for await (const ev of sseEvents(res.body, signal)) {
+      this.log({ dir: 'in', title: `SSE ${ev.event || 'message'}${ev.id ? ' id ' + ev.id : ''}`, text: ev.raw });
+      let data;
+      try {
+        data = JSON.parse(ev.data);
+      } catch {
+        throw new Error(`${method}: an event is not JSON: ${ev.data.slice(0, 200)}`);
+      }
+      if (this.binding === 'JSONRPC') {
+        if (data.error) throw rpcError(data.error, res.status);
+        yield { id: ev.id, response: data.result };
+      } else {
+        if (ev.event === 'error' || data.error) throw statusError(data.error ?? data, res.status);
+        yield { id: ev.id, response: data };
+      }
+    }
+  }
+
+  request(method, params, streaming) {
+    const headers = { 'A2A-Version': '1.0', ...this.headers };
+    headers.Accept = streaming ? 'text/event-stream' : 'application/json';
+    if (this.binding === 'JSONRPC') {
+      headers['Content-Type'] = 'application/json';
+      const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params });
+      return { url: this.path, method: 'POST', headers, body };
+    }
+    const p = this.path;
+    const q = (obj) => {
+      const s = new URLSearchParams();
+      for (const [k, v] of Object.entries(obj)) if (v !== undefined && v !== '' && v !== null) s.set(k, String(v));
+      const t = s.toString();
+      return t ? '?' + t : '';
+    };
+    const post = (url, body) => {
+      headers['Content-Type'] = 'application/json';
+      return { url, method: 'POST', headers, body: JSON.stringify(body ?? {}) };
+    };
+    const id = encodeURIComponent(params.id ?? '');
+    switch (method) {
+      case 'SendMessage':
+        return post(`${p}/message:send`, params);
+      case 'SendStreamingMessage':
+        return post(`${p}/message:stream`, params);
+      case 'GetTask':
+        return { url: `${p}/tasks/${id}${q({ historyLength: params.historyLength })}`, method: 'GET', headers };
+      case 'ListTasks': {
+        const { tenant, ...rest } = params;
+        return { url: `${p}/tasks${q(rest)}`, method: 'GET', headers };
+      }
+      case 'CancelTask':
+        return post(`${p}/tasks/${id}:cancel`, {});
+      case 'SubscribeToTask':
+        return post(`${p}/tasks/${id}:subscribe`, {});
+    }
+    throw new Error(`no HTTP+JSON route for ${method}`);
+  }
+
+  async fetch(req) {
+    this.log({
+      dir: 'out',
+      title: `${req.method} ${req.url}${this.binding === 'JSONRPC' ? ' ' + JSON.parse(req.body).method : ''}`,
+      text: Object.entries(req.headers).map(([k, v]) => `${k}: ${redact(k, v)}`).join('\n') + (req.body ? '\n\n' + pretty(req.body) : ''),
+    });
+    return fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal: req.signal });
+  }
+
+  result(method, res, text) {
+    let data;
+    try {
+      data = text ? JSON.parse(text) : {};
+    } catch {
+      throw new A2AError(0, `${method}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`, [], res.status);
+    }
+    if (this.binding === 'JSONRPC') {
+      if (data.error) throw rpcError(data.error, res.status);
+      if (!res.ok) throw new A2AError(0, `${method}: HTTP ${res.status}`, [], res.status);
+      return data.result;
+    }
+    if (!res.ok || data.error) throw statusError(data.error ?? data, res.status);
+    return data;
+  }
+}
+
+function rpcError(e, httpStatus) {
+  return new A2AError(e.code, e.message ?? 'error', Array.isArray(e.data) ? e.data : [], httpStatus);
+}
+
+function statusError(e, httpStatus) {
+  return new A2AError(e.code ?? httpStatus, e.message ?? `HTTP ${httpStatus}`, e.details ?? [], httpStatus);
+}
+
+function headersText(res) {
+  const lines = [];
+  res.headers.forEach((v, k) => lines.push(`${k}: ${v}`));
+  return lines.join('\n') + '\n\n';
+}
+
+function redact(name, value) {
+  return /^(authorization|x-api-key)$/i.test(name) ? value.replace(/^(\S+\s)?.*$/, (m, scheme) => (scheme ?? '') + '…') : value;
+}
+
+function pretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+// sseEvents parses a text/event-stream body (the HTML SSE format) into
+// {event, id, data, raw}; comments (keep-alives) are skipped.
+async function* sseEvents(body, signal) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      let end;
+      while ((end = buf.search(/\r?\n\r?\n/)) >= 0) {
+        const block = buf.slice(0, end);
+        buf = buf.slice(end).replace(/^\r?\n\r?\n/, '');
+        const ev = { event: '', id: '', data: '', raw: block };
+        const data = [];
+        for (const line of block.split(/\r?\n/)) {
+          if (line === '' || line.startsWith(':')) continue;
+          const i = line.indexOf(':');
+          const field = i < 0 ? line : line.slice(0, i);
+          const val = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+          if (field === 'data') data.push(val);
+          else if (field === 'event') ev.event = val;
+          else if (field === 'id') ev.id = val;
+        }
+        if (data.length === 0) continue;
+        ev.data = data.join('\n');
+        yield ev;
+      }
+    }
+  } finally {
+    if (!signal?.aborted) reader.cancel().catch(() => {});
+  }
+}
+
+// stateName is a TaskState as the console shows it: "completed" for
+// TASK_STATE_COMPLETED.
+export function stateName(state) {
+  return String(state ?? '').replace(/^TASK_STATE_/, '').toLowerCase().replaceAll('_', '-') || 'unknown';
+}
+
+// TERMINAL are the states after which a task changes no more.
+export const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
+
+// INTERRUPTED are the states in which a task waits for its client.
+export const INTERRUPTED = new Set(['input-required', 'auth-required']);
