@@ -30,7 +30,9 @@ func body(t *testing.T, r *http.Response) string {
 }
 
 func TestRoutes(t *testing.T) {
-	h := New(Options{Agents: func() []Agent { return []Agent{{Name: "echo", Path: "/a2a/echo", Default: true}, {Name: "slow", Path: "/a2a/slow"}} }})
+	h := New(Options{Agents: func() []Agent {
+		return []Agent{{Name: "echo", Path: "/a2a/echo", Default: true}, {Name: "slow", Path: "/a2a/slow"}}
+	}})
 	for _, c := range []struct {
 		method, path string
 		status       int
