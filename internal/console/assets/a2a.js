@@ -22,13 +22,15 @@ export class A2AError extends Error {
 let nextId = 1;
 
 // Client calls one agent at path (/a2a/NAME) over binding ("JSONRPC" or
-// "HTTP+JSON"); headers are added to every request (credentials).
+// "HTTP+JSON"); auth.headers are added to every request and auth.query to
+// every URL (credentials, see authFor).
 export class Client {
-  constructor(path, binding, log = () => {}, headers = {}) {
+  constructor(path, binding, log = () => {}, auth = {}) {
     this.path = path;
     this.binding = binding;
     this.log = log;
-    this.headers = headers;
+    this.headers = auth.headers ?? {};
+    this.query = auth.query ?? {};
   }
 
   // call runs a unary method (SendMessage, GetTask, ListTasks, CancelTask)
@@ -119,6 +121,11 @@ export class Client {
   }
 
   async fetch(req) {
+    if (Object.keys(this.query).length) {
+      const u = new URL(req.url, location.origin);
+      for (const [k, v] of Object.entries(this.query)) u.searchParams.set(k, v);
+      req.url = u.pathname + u.search;
+    }
     this.log({
       dir: 'out',
       title: `${req.method} ${req.url}${this.binding === 'JSONRPC' ? ' ' + JSON.parse(req.body).method : ''}`,
@@ -159,7 +166,52 @@ function headersText(res) {
 }
 
 function redact(name, value) {
-  return /^(authorization|x-api-key)$/i.test(name) ? value.replace(/^(\S+\s)?.*$/, (m, scheme) => (scheme ?? '') + '…') : value;
+  if (/^authorization$/i.test(name)) return value.replace(/^(\S+\s)?.*$/, (m, scheme) => (scheme ?? '') + '…');
+  return /key|token|secret/i.test(name) ? '…' : value;
+}
+
+// Credentials are kept in the tab's session storage only: a bearer token
+// and an API key, used for whichever of them a card's security schemes ask.
+const CREDENTIALS = 'a2abridge-console-credentials';
+
+export function credentials() {
+  try {
+    return JSON.parse(sessionStorage.getItem(CREDENTIALS) ?? '{}') ?? {};
+  } catch {
+    return {};
+  }
+}
+
+export function saveCredentials(c) {
+  sessionStorage.setItem(CREDENTIALS, JSON.stringify(c));
+}
+
+// schemesOf lists a card's security schemes as {name, kind, label, in,
+// key}: kind "bearer" (HTTP Bearer, OAuth 2.0, OpenID Connect: a bearer
+// token) or "apiKey" (in header, query or cookie, named key), or "other".
+export function schemesOf(card) {
+  return Object.entries(card.securitySchemes ?? {}).map(([name, s]) => {
+    const http = s.httpAuthSecurityScheme ?? (s.type === 'http' ? s : null);
+    const key = s.apiKeySecurityScheme ?? (s.type === 'apiKey' ? { location: s.in, name: s.name } : null);
+    if (key) return { name, kind: 'apiKey', label: `API key in ${key.location} ${key.name}`, in: key.location, key: key.name };
+    if (http && /^bearer$/i.test(http.scheme ?? '')) return { name, kind: 'bearer', label: 'HTTP Bearer token' };
+    if (s.oauth2SecurityScheme || s.openIdConnectSecurityScheme || s.type === 'oauth2' || s.type === 'openIdConnect') {
+      return { name, kind: 'bearer', label: 'OAuth 2.0 / OpenID Connect bearer token' };
+    }
+    return { name, kind: 'other', label: http ? `HTTP ${http.scheme}` : 'not supported by the console' };
+  });
+}
+
+// authFor is the Client auth of card with the stored credentials.
+export function authFor(card) {
+  const c = credentials();
+  const auth = { headers: {}, query: {} };
+  for (const s of schemesOf(card)) {
+    if (s.kind === 'bearer' && c.bearer) auth.headers.Authorization = `Bearer ${c.bearer}`;
+    if (s.kind === 'apiKey' && c.apiKey && s.in === 'header') auth.headers[s.key] = c.apiKey;
+    if (s.kind === 'apiKey' && c.apiKey && s.in === 'query') auth.query[s.key] = c.apiKey;
+  }
+  return auth;
 }
 
 function pretty(text) {

@@ -5,7 +5,7 @@
 //   agents/NAME/tasks/ID        one task: state, timeline (the event log), history, artifacts
 // Everything the agents send is shown as text (never parsed as HTML).
 
-import { A2AError, Client, INTERRUPTED, TERMINAL, stateName } from './a2a.js';
+import { A2AError, Client, INTERRUPTED, TERMINAL, authFor, credentials, saveCredentials, schemesOf, stateName } from './a2a.js';
 
 const main = document.getElementById('main');
 let leave = () => {}; // stops what the current view runs (streams)
@@ -72,8 +72,8 @@ function errorBox(err) {
   let text = err?.message ?? String(err);
   if (err instanceof A2AError) {
     text = `${err.reason || 'error'} (${err.code}${err.httpStatus ? ', HTTP ' + err.httpStatus : ''}): ${err.message}`;
-    if (err.httpStatus === 401) text += ' — this agent needs credentials.';
-    if (err.httpStatus === 403) text += ' — these credentials may not do this.';
+    if (err.httpStatus === 401) text += ' — this agent needs credentials: enter them under Credentials.';
+    if (err.httpStatus === 403) text += ' — the credentials given may not do this.';
   }
   return h('p', { class: 'error', role: 'alert' }, text);
 }
@@ -96,6 +96,37 @@ function when(ts) {
   if (!ts) return '';
   const d = new Date(ts);
   return isNaN(d) ? String(ts) : d.toLocaleString();
+}
+
+// credentialsPanel is the form for the credentials card's security
+// schemes ask for (none: nothing); they are kept in this tab's session
+// storage only. onSave runs after a change.
+function credentialsPanel(card, onSave, open = true) {
+  const schemes = schemesOf(card);
+  if (schemes.length === 0) return null;
+  const c = credentials();
+  const kinds = new Set(schemes.map((s) => s.kind));
+  const bearer = h('input', { id: 'cred-bearer', type: 'password', autocomplete: 'off', value: c.bearer ?? '' });
+  const apiKey = h('input', { id: 'cred-apikey', type: 'password', autocomplete: 'off', value: c.apiKey ?? '' });
+  const saved = h('span', { class: 'muted', role: 'status' }, c.bearer || c.apiKey ? 'Credentials are set for this tab.' : 'No credentials set.');
+  const form = h('form', {
+    'aria-label': 'Credentials',
+    onsubmit: (e) => {
+      e.preventDefault();
+      saveCredentials({ bearer: bearer.value.trim(), apiKey: apiKey.value.trim() });
+      saved.textContent = 'Saved for this tab.';
+      onSave?.();
+    },
+  },
+    h('ul', {}, schemes.map((s) => h('li', {}, h('code', {}, s.name), ': ', s.label))),
+    kinds.has('bearer') ? h('div', { class: 'row' }, h('label', { for: 'cred-bearer' }, 'Bearer token'), bearer) : null,
+    kinds.has('apiKey') ? h('div', { class: 'row' }, h('label', { for: 'cred-apikey' }, 'API key'), apiKey) : null,
+    h('div', { class: 'row' },
+      h('button', { type: 'submit' }, 'Save'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => { bearer.value = ''; apiKey.value = ''; form.requestSubmit(); } }, 'Forget'),
+      saved),
+  );
+  return h('details', { class: 'credentials', open: open || undefined }, h('summary', {}, 'Credentials (this agent requires authentication)'), form);
 }
 
 // ---------------------------------------------------------------- agents
@@ -138,6 +169,7 @@ async function agentView(name) {
     h('h1', {}, card.name ?? name),
     h('p', {}, card.description ?? ''),
     h('p', {}, consoleLink(`agents/${encodeURIComponent(name)}/tasks`, 'Tasks')),
+    credentialsPanel(card, null, !credentials().bearer && !credentials().apiKey),
   );
   const split = h('div', { class: 'split' });
   show(split);
@@ -239,7 +271,7 @@ function chat(parent, name, card, log) {
       transcript.append(h('li', {}, errorBox(err)));
     }
   });
-  const client = () => new Client(agentPath(name), binding.value, log);
+  const client = () => new Client(agentPath(name), binding.value, log, authFor(card));
   const say = (who, ...content) => {
     transcript.append(h('li', { class: who }, h('div', { class: 'who' }, who), ...content));
     transcript.scrollTop = transcript.scrollHeight;
@@ -272,9 +304,12 @@ function chat(parent, name, card, log) {
       try {
         const c = client();
         if (stream.checked) {
-          const reply = h('div');
-          say('agent', reply);
+          let reply; // the agent's bubble, once it says something
           for await (const { response } of c.stream('SendStreamingMessage', { message }, { signal: abort.signal })) {
+            if (!reply) {
+              reply = h('div');
+              say('agent', reply);
+            }
             showEvent(response, reply, setTask);
           }
         } else {
@@ -361,6 +396,7 @@ const STATES = ['', 'TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_IN
 
 async function tasksView(name) {
   document.title = `${name} tasks · a2abridge console`;
+  const card = await cardOf(name);
   const q = new URLSearchParams(location.search);
   const state = h('select', { id: 'f-state', name: 'status' }, STATES.map((s) => h('option', { value: s, selected: q.get('status') === s }, s ? stateName(s) : 'any state')));
   const ctx = h('input', { id: 'f-context', name: 'contextId', value: q.get('contextId') ?? '', placeholder: 'contextId' });
@@ -371,6 +407,7 @@ async function tasksView(name) {
   show(
     h('p', { class: 'crumbs' }, consoleLink('', 'Agents'), ' / ', consoleLink(`agents/${encodeURIComponent(name)}`, name), ' / tasks'),
     h('h1', {}, `Tasks of ${name}`),
+    credentialsPanel(card, route, false),
     h('form', {
       class: 'row', 'aria-label': 'Filter',
       onsubmit: (e) => {
@@ -390,7 +427,7 @@ async function tasksView(name) {
       body),
     more,
   );
-  const client = new Client(agentPath(name), 'JSONRPC');
+  const client = new Client(agentPath(name), 'JSONRPC', undefined, authFor(card));
   let token = '';
   async function load(pageToken) {
     if (!pageToken) body.replaceChildren();
@@ -422,7 +459,8 @@ async function tasksView(name) {
 
 async function taskView(name, id) {
   document.title = `Task ${id} · a2abridge console`;
-  const client = new Client(agentPath(name), 'JSONRPC');
+  const card = await cardOf(name);
+  const client = new Client(agentPath(name), 'JSONRPC', undefined, authFor(card));
   const head = h('div');
   const timeline = h('ol', { class: 'timeline', 'aria-label': 'Event log' });
   const historyEl = h('div');
@@ -433,6 +471,7 @@ async function taskView(name, id) {
     h('p', { class: 'crumbs' }, consoleLink('', 'Agents'), ' / ', consoleLink(`agents/${encodeURIComponent(name)}`, name), ' / ',
       consoleLink(`agents/${encodeURIComponent(name)}/tasks`, 'tasks'), ' / ', id),
     h('h1', {}, 'Task ', h('code', {}, id)),
+    credentialsPanel(card, route, false),
     head,
     h('h2', {}, 'Artifacts'), artifacts,
     h('h2', {}, 'History'), historyEl,
@@ -467,7 +506,7 @@ async function taskView(name, id) {
         h('dt', {}, 'state'), h('dd', { id: 'task-state' }, stateBadge(task.status?.state)),
         h('dt', {}, 'context'), h('dd', {}, h('code', {}, task.contextId ?? '')),
         h('dt', {}, 'changed'), h('dd', {}, when(task.status?.timestamp)),
-        h('dt', {}, 'status message'), h('dd', {}, ...(task.status?.message?.parts ?? []).map(partView))),
+        task.status?.message ? [h('dt', {}, 'status message'), h('dd', {}, ...(task.status.message.parts ?? []).map(partView))] : null),
       h('div', { class: 'row' }, cancel),
     );
     artifacts.replaceChildren(...((task.artifacts ?? []).length ? task.artifacts.map(artifactView) : [h('p', { class: 'muted' }, 'none')]));
