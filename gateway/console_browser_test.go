@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,5 +240,143 @@ func TestConsoleAuthInBrowser(t *testing.T) {
 	b.until("the token is not shown in the raw exchanges", `![...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('s3cret-console')) && [...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('Authorization: Bearer …'))`)
 	b.do("open echo's tasks", chromedp.Navigate(g.URL()+"/console/agents/echo/tasks"))
 	b.until("the task is listed, with the token", `document.querySelectorAll('tbody tr').length === 1`)
-	b.shot("auth-tasks")
+}
+
+// The registry: an http agent registered and removed from the page, with
+// the admin API's validation message for a bad registration.
+func TestConsoleRegistryInBrowser(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			TaskID string `json:"task_id"`
+			Input  any    `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"task_id": req.TaskID, "status": "success", "output": req.Input, "error": nil})
+	}))
+	t.Cleanup(backend.Close)
+	g := newTestGateway(t, &Config{Admin: &AdminConfig{BearerTokens: map[string]string{"ops": "admin-console-token"}}})
+	b := newBrowser(t)
+	b.do("open the registry", chromedp.Navigate(g.URL()+"/console/registry"))
+	b.until("it asks for the admin token", `document.querySelector('main').textContent.includes('Enter an admin token')`)
+	b.do("enter a wrong token", chromedp.SendKeys("#admin-token", "wrong"), chromedp.Click(`form[aria-label="Admin token"] button`))
+	b.until("the 401 is shown", `document.querySelector('main .error')?.textContent.includes('HTTP 401')`)
+	b.do("enter the admin token", chromedp.SetValue("#admin-token", "admin-console-token"), chromedp.Click(`form[aria-label="Admin token"] button`))
+	b.until("the configured agents are listed", `['echo', 'chat', 'slow'].every((n) => document.querySelector('tr[data-agent="' + n + '"]'))`)
+
+	b.do("register without a url", chromedp.SendKeys("#reg-name", "weather"), chromedp.Click(`form[aria-label="Register an agent"] button[type="submit"]`))
+	b.until("the API's message names the key", `document.querySelector('main .error')?.textContent.includes('HTTP 400') && document.querySelector('main .error').textContent.includes('url') && document.querySelector('#reg-url').getAttribute('aria-invalid') === 'true'`)
+	b.do("register with the url", chromedp.SendKeys("#reg-url", backend.URL), chromedp.Click(`form[aria-label="Register an agent"] button[type="submit"]`))
+	b.until("weather is registered and running", `document.querySelector('tr[data-agent="weather"] .agent-state')?.textContent === 'running'`)
+	b.shot("registry")
+
+	b.do("chat with weather", chromedp.Navigate(g.URL()+"/console/agents/weather"))
+	b.until("its page", `document.querySelector('#chat-text') !== null`)
+	b.do("send", chromedp.SendKeys("#chat-text", "sunny"), chromedp.Click(`form[aria-label="Chat with weather"] button[type="submit"]`))
+	b.until("the backend answers", `document.querySelector('#chat-status .state')?.textContent === 'completed' && document.querySelector('.transcript li.agent')?.textContent.includes('sunny')`)
+
+	b.do("back to the registry", chromedp.Navigate(g.URL()+"/console/registry"))
+	b.until("weather is listed", `document.querySelector('tr[data-agent="weather"] button') !== null`)
+	b.do("remove weather", chromedp.Click(`tr[data-agent="weather"] button`))
+	b.until("weather is removed", `document.querySelector('tr[data-agent="weather"] .agent-state')?.textContent === 'removed'`)
+	if got := g.Agents(); strings.Contains(strings.Join(got, ","), "weather") {
+		t.Errorf("the gateway still hosts weather: %q", got)
+	}
+}
+
+// consoleConversationConfig hosts a named scenario of the client and an
+// echo, round robin, and pairs.
+const consoleConversationConfig = `
+agents:
+  meeting:
+    kind: conversation
+    scenario:
+      title: Meeting
+      scenarioId: meeting-v1
+      agents:
+        - {id: you, displayName: You, external: true}
+        - {id: echo, displayName: Echo, kind: echo}
+      startingAgentId: you
+      rules: {turnPolicy: round-robin, maxTurns: 10}
+pairs:
+  enabled: true
+admin:
+  bearer_tokens: {ops: admin-console-token}
+`
+
+// A conversation with the client's turns taken in the chat, who speaks
+// shown; a pair created, both sides joined, watched on the backchannel,
+// and ended from the page.
+func TestConsoleConversationsInBrowser(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "conversation.yaml")
+	if err := os.WriteFile(cfgPath, []byte(consoleConversationConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	b := newBrowser(t)
+	b.do("open the conversations", chromedp.Navigate(g.URL()+"/console/conversations"))
+	b.until("the scenario is listed", `document.querySelector('a[href="/console/agents/meeting"]')?.textContent === 'Meeting'`)
+	b.do("open it", chromedp.Click(`a[href="/console/agents/meeting"]`))
+	b.until("its chat", `document.querySelector('form[aria-label="Chat with meeting"]') !== null`)
+	b.do("take the first turn", chromedp.SendKeys("#chat-text", "good morning"), chromedp.Click(`form[aria-label="Chat with meeting"] button[type="submit"]`))
+	b.until("Echo speaks, named, and it is the client's turn again",
+		`[...document.querySelectorAll('.transcript li.agent .tag')].some((t) => t.textContent === 'Echo') && document.querySelector('#chat-status .state')?.textContent === 'input-required'`)
+	b.do("take the next turn", chromedp.SendKeys("#chat-text", "and again"), chromedp.Click(`form[aria-label="Chat with meeting"] button[type="submit"]`))
+	b.until("the same task goes on", `document.querySelectorAll('.transcript li.agent').length === 2 && document.querySelector('.transcript').textContent.includes('and again') && document.querySelector('#chat-status .state')?.textContent === 'input-required'`)
+	b.until("each turn is shown once", `[...document.querySelectorAll('.transcript li.agent')].map((li) => li.textContent.split('good morning').length - 1).join() === '2,0'`)
+	b.shot("conversation")
+
+	b.do("back to the conversations", chromedp.Navigate(g.URL()+"/console/conversations"))
+	b.until("the pairs section", `document.querySelector('#pair-create') !== null`)
+	b.do("create a pair without the admin token", chromedp.Click("#pair-create"))
+	b.until("the 401 says what to do", `document.querySelector('main .error')?.textContent.includes('HTTP 401') && document.querySelector('main .error').textContent.includes('enter the admin token')`)
+	b.do("enter the admin token", chromedp.SetValue("#admin-token", "admin-console-token"), chromedp.Click(`form[aria-label="Admin token"] button`))
+	b.do("create a pair", chromedp.Click("#pair-create"))
+	b.until("the pair is listed with both sides and watched", `document.querySelectorAll('tr[data-pair] a').length === 2 && document.querySelector('.timeline li[data-type="created"]') !== null`)
+	var pairs struct {
+		Pairs []struct {
+			ID string `json:"id"`
+			A  struct {
+				URL string `json:"url"`
+			} `json:"a"`
+			B struct {
+				URL string `json:"url"`
+			} `json:"b"`
+		} `json:"pairs"`
+	}
+	req, _ := http.NewRequest(http.MethodGet, g.URL()+"/api/pairs", nil)
+	req.Header.Set("Authorization", "Bearer admin-console-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&pairs)
+	resp.Body.Close()
+	if len(pairs.Pairs) != 1 {
+		t.Fatalf("pairs: %+v", pairs)
+	}
+	p := pairs.Pairs[0]
+	// Side A speaks first (a non-blocking send: it waits for B), then B
+	// joins with a message of its own.
+	var sent struct {
+		Task struct {
+			ID string `json:"id"`
+		} `json:"task"`
+	}
+	rpc(t, p.A.URL, "SendMessage", map[string]any{
+		"message":       map[string]any{"messageId": "pair-a-1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "Hello, B."}}},
+		"configuration": map[string]any{"returnImmediately": true},
+	}, &sent)
+	rpc(t, p.B.URL, "SendMessage", map[string]any{
+		"message":       map[string]any{"messageId": "pair-b-1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "Hi, I am B."}}},
+		"configuration": map[string]any{"returnImmediately": true},
+	}, &sent)
+	b.until("the backchannel shows the join and A's turn", `document.querySelector('.timeline li[data-type="join"]') !== null && [...document.querySelectorAll('.timeline li[data-type="turn"]')].some((li) => li.textContent.includes('Hello, B.'))`)
+	b.shot("pairs")
+	b.do("end the pair", chromedp.Click(`tr[data-pair] button[aria-label^="End pair"]`))
+	b.until("it ends completed", `document.querySelector('.timeline li[data-type="end"]')?.textContent.includes('completed') && document.querySelector('tr[data-pair] .pair-state')?.textContent === 'ended: completed'`)
 }

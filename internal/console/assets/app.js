@@ -3,6 +3,8 @@
 //   agents/NAME                 one agent: its card, and a chat with it
 //   agents/NAME/tasks           its tasks (ListTasks)
 //   agents/NAME/tasks/ID        one task: state, timeline (the event log), history, artifacts
+//   registry                    the admin API: agents registered at runtime, added and removed
+//   conversations               named scenarios; pairs: created, watched (backchannel), ended
 // Everything the agents send is shown as text (never parsed as HTML).
 
 import { A2AError, Client, INTERRUPTED, TERMINAL, authFor, credentials, saveCredentials, schemesOf, stateName } from './a2a.js';
@@ -51,9 +53,15 @@ function route() {
     [['agents', '*'], agentView],
     [['agents', '*', 'tasks'], tasksView],
     [['agents', '*', 'tasks', '*'], taskView],
+    [['registry'], registryView],
+    [['conversations'], conversationsView],
   ];
   const match = views.find(([pat]) => pat.length === parts.length && pat.every((p, i) => p === '*' || p === parts[i]));
-  document.querySelectorAll('[data-nav]').forEach((a) => a.toggleAttribute('aria-current', parts.length === 0));
+  const section = parts[0] ?? 'agents';
+  document.querySelectorAll('[data-nav]').forEach((a) => {
+    if (a.dataset.nav === section) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  });
   main.replaceChildren();
   if (!match) {
     show(h('h1', {}, 'Not found'), h('p', {}, 'No view at ', h('code', {}, location.pathname), '. ', consoleLink('', 'The agents')));
@@ -246,6 +254,9 @@ function chat(parent, name, card, log) {
   const status = h('p', { class: 'muted', id: 'chat-status', role: 'status' }, 'A new task starts with the next message.');
   let task = { id: '', contextId: '', state: '' };
   let abort;
+  // The artifacts shown already: a continued task's stream opens with the
+  // task, every artifact so far in it.
+  const seen = new Set();
 
   const setTask = (t) => {
     task = { ...task, ...t };
@@ -310,13 +321,13 @@ function chat(parent, name, card, log) {
               reply = h('div');
               say('agent', reply);
             }
-            showEvent(response, reply, setTask);
+            showEvent(response, reply, setTask, seen);
           }
         } else {
           const res = await c.call('SendMessage', { message });
           const reply = h('div');
           say('agent', reply);
-          showEvent(res, reply, setTask);
+          showEvent(res, reply, setTask, seen);
         }
       } catch (err) {
         if (err.name !== 'AbortError') say('system', errorBox(err));
@@ -346,11 +357,16 @@ async function filePart(f) {
 }
 
 // showEvent adds what one StreamResponse (or SendMessage result) says to
-// the reply element, and reports the task's id, context and state.
-function showEvent(ev, reply, setTask) {
+// the reply element, and reports the task's id, context and state; seen
+// holds the ids of the artifacts shown already (not shown again).
+function showEvent(ev, reply, setTask, seen) {
   if (ev.task) {
     setTask({ id: ev.task.id, contextId: ev.task.contextId, state: ev.task.status?.state });
-    for (const a of ev.task.artifacts ?? []) reply.append(artifactView(a));
+    for (const a of ev.task.artifacts ?? []) {
+      if (seen.has(a.artifactId)) continue;
+      seen.add(a.artifactId);
+      reply.append(artifactView(a));
+    }
     const m = ev.task.status?.message;
     if (m) reply.append(h('div', {}, ...(m.parts ?? []).map(partView)));
   } else if (ev.message) {
@@ -363,10 +379,11 @@ function showEvent(ev, reply, setTask) {
     reply.append(h('div', { class: 'muted' }, stateBadge(u.status?.state), parts.length ? ': ' : '', ...parts.map(partView)));
   } else if (ev.artifactUpdate) {
     const a = ev.artifactUpdate.artifact ?? {};
+    seen.add(a.artifactId);
     const id = `artifact-${a.artifactId}`;
     let el = ev.artifactUpdate.append ? [...reply.querySelectorAll('[data-artifact]')].find((x) => x.dataset.artifact === id) : null;
     if (!el) {
-      el = h('div', { 'data-artifact': id }, h('span', { class: 'tag' }, a.name || 'artifact'), ' ');
+      el = h('div', { 'data-artifact': id }, h('span', { class: 'tag' }, speaker(a, ev.artifactUpdate.metadata) || a.name || 'artifact'), ' ');
       reply.append(el);
     }
     el.append(...(a.parts ?? []).map(partView));
@@ -374,7 +391,16 @@ function showEvent(ev, reply, setTask) {
 }
 
 function artifactView(a) {
-  return h('div', {}, h('span', { class: 'tag' }, a.name || 'artifact'), ' ', ...(a.parts ?? []).map(partView));
+  return h('div', {}, h('span', { class: 'tag' }, speaker(a) || a.name || 'artifact'), ' ', ...(a.parts ?? []).map(partView));
+}
+
+// speaker names who said an artifact of a conversation (its participant)
+// or of a pair (its side), from the artifact's metadata or the event's.
+function speaker(a, evMeta) {
+  const m = a.metadata ?? evMeta ?? {};
+  if (m.displayName || m.participantId) return m.displayName || m.participantId;
+  const pair = m['a2abridge/pair'];
+  return pair?.from ? `side ${pair.from}` : '';
 }
 
 // partView shows a Part: text as text, data as JSON, a file as a link.
@@ -511,7 +537,7 @@ async function taskView(name, id) {
     );
     artifacts.replaceChildren(...((task.artifacts ?? []).length ? task.artifacts.map(artifactView) : [h('p', { class: 'muted' }, 'none')]));
     historyEl.replaceChildren(...(task.history ?? []).map((m) =>
-      h('div', { class: 'card' }, h('div', { class: 'who' }, m.role === 'ROLE_USER' ? 'user' : 'agent'), ...(m.parts ?? []).map(partView))));
+      h('div', { class: 'card' }, h('div', { class: 'who' }, m.role === 'ROLE_USER' ? 'user' : speaker(m) || 'agent'), ...(m.parts ?? []).map(partView))));
     return task;
   }
 
@@ -553,6 +579,260 @@ function eventSummary(ev) {
   }
   if (ev.message) return h('span', {}, 'message: ', ...(ev.message.parts ?? []).map(partView));
   return h('span', {}, JSON.stringify(ev));
+}
+
+// ---------------------------------------------------------------- registry
+
+// adminTokenForm is the form of the admin bearer token (the admin block of
+// the server's configuration), kept in the tab's session storage; onUse
+// runs after it is set.
+function adminTokenForm(onUse) {
+  const token = h('input', { id: 'admin-token', type: 'password', autocomplete: 'off', value: credentials().admin ?? '' });
+  return h('form', {
+    class: 'row', 'aria-label': 'Admin token',
+    onsubmit: (e) => {
+      e.preventDefault();
+      saveCredentials({ ...credentials(), admin: token.value.trim() });
+      onUse();
+    },
+  }, h('label', { for: 'admin-token' }, 'Admin token'), token, h('button', { type: 'submit' }, 'Use'));
+}
+
+const KINDS = ['http', 'a2a', 'openai', 'exec', 'echo', 'chat', 'slow'];
+
+async function registryView() {
+  document.title = 'Registry · a2abridge console';
+  const tokenForm = adminTokenForm(() => load());
+  const status = h('div', { role: 'status' });
+  const body = h('tbody');
+  const name = h('input', { id: 'reg-name', name: 'name', required: true, placeholder: 'weather' });
+  const kind = h('select', { id: 'reg-kind', name: 'kind' }, KINDS.map((k) => h('option', { value: k }, k)));
+  const url = h('input', { id: 'reg-url', name: 'url', placeholder: 'http://127.0.0.1:9000/run', class: 'wide' });
+  const extra = h('textarea', { id: 'reg-extra', name: 'extra', placeholder: '{"timeout_ms": 5000}' });
+  const result = h('div', { role: 'status' });
+  const admin = (method, path, payload) => fetch(path, {
+    method,
+    headers: { Authorization: `Bearer ${credentials().admin ?? ''}`, ...(payload ? { 'Content-Type': 'application/json' } : {}) },
+    body: payload ? JSON.stringify(payload) : undefined,
+  });
+  // apiError is the admin API's {"error", "field"} answer as an Error.
+  const apiError = async (res) => {
+    const text = await res.text();
+    let msg = text.trim();
+    let field = '';
+    try {
+      const j = JSON.parse(text);
+      msg = j.error ?? msg;
+      field = j.field ?? '';
+    } catch {
+      if (res.status === 404) msg = 'the admin API is off: the server has no admin block in its configuration';
+    }
+    const err = new Error(`HTTP ${res.status}: ${msg}`);
+    err.field = field;
+    return err;
+  };
+  async function load() {
+    body.replaceChildren();
+    status.replaceChildren();
+    if (!credentials().admin) {
+      status.append(h('p', { class: 'muted' }, 'Enter an admin token (the admin block of the server\'s configuration) to see and change the registry.'));
+      return;
+    }
+    const res = await admin('GET', '/api/v1/agents');
+    if (!res.ok) {
+      status.append(errorBox(await apiError(res)));
+      return;
+    }
+    const { agents } = await res.json();
+    for (const a of agents) {
+      const remove = a.source === 'admin'
+        ? h('button', {
+          type: 'button', class: 'secondary', 'aria-label': `${a.removed ? 'Delete the tombstone of' : 'Remove'} ${a.name}`,
+          onclick: async () => {
+            const r = await admin('DELETE', `/api/v1/agents/${encodeURIComponent(a.name)}`);
+            if (!r.ok) status.replaceChildren(errorBox(await apiError(r)));
+            else await load();
+          },
+        }, a.removed ? 'Delete tombstone' : 'Remove')
+        : null;
+      const state = a.removed ? 'removed' : a.problem ? `problem: ${a.problem}` : a.running ? 'running' : 'not running';
+      body.append(h('tr', { 'data-agent': a.name },
+        h('td', {}, a.removed ? a.name : consoleLink(`agents/${encodeURIComponent(a.name)}`, a.name)),
+        h('td', {}, a.kind ?? ''), h('td', {}, a.source ?? ''), h('td', { class: 'agent-state' }, state),
+        h('td', {}, a.spec ? h('details', {}, h('summary', {}, 'spec'), h('pre', {}, JSON.stringify(a.spec, null, 2))) : ''),
+        h('td', {}, remove)));
+    }
+  }
+  const addForm = h('form', {
+    'aria-label': 'Register an agent',
+    onsubmit: async (e) => {
+      e.preventDefault();
+      result.replaceChildren();
+      addForm.querySelectorAll('[aria-invalid]').forEach((el) => el.removeAttribute('aria-invalid'));
+      let reg;
+      try {
+        reg = { ...(extra.value.trim() ? JSON.parse(extra.value) : {}), name: name.value.trim(), kind: kind.value };
+      } catch (err) {
+        result.append(errorBox(new Error(`The other keys are not JSON: ${err.message}`)));
+        return;
+      }
+      if (url.value.trim()) reg.url = url.value.trim();
+      const res = await admin('POST', '/api/v1/agents', reg);
+      if (!res.ok) {
+        const err = await apiError(res);
+        result.append(errorBox(err));
+        const el = { name, kind, url }[err.field] ?? (err.field ? extra : null);
+        el?.setAttribute('aria-invalid', 'true');
+        el?.focus();
+        return;
+      }
+      const a = await res.json();
+      result.append(h('p', {}, 'Registered ', consoleLink(`agents/${encodeURIComponent(a.name)}`, a.name), '.'));
+      name.value = '';
+      url.value = '';
+      extra.value = '';
+      await load();
+    },
+  },
+    h('div', { class: 'row' }, h('label', { for: 'reg-name' }, 'Name'), name, h('label', { for: 'reg-kind' }, 'Kind'), kind),
+    h('div', { class: 'row' }, h('label', { for: 'reg-url' }, 'URL'), url),
+    h('div', {}, h('label', { for: 'reg-extra' }, 'Other keys of the kind (JSON)'), extra),
+    h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Register')),
+  );
+  show(
+    h('h1', {}, 'Registry'),
+    h('p', { class: 'muted' }, 'The agents of the admin API (/api/v1/agents): those of the configuration, and those registered at runtime, which can be removed.'),
+    tokenForm,
+    status,
+    h('table', {}, h('thead', {}, h('tr', {}, ['agent', 'kind', 'source', 'state', 'registration', ''].map((c) => h('th', { scope: 'col' }, c)))), body),
+    h('h2', {}, 'Register an agent'),
+    addForm,
+    result,
+  );
+  await load();
+}
+
+// ---------------------------------------------------------------- conversations
+
+async function conversationsView() {
+  document.title = 'Conversations · a2abridge console';
+  const named = h('ul', { 'aria-label': 'Named scenarios' });
+  const pairsBody = h('tbody');
+  const pairStatus = h('div', { role: 'status' });
+  const backchannel = h('ol', { class: 'timeline', 'aria-label': 'Backchannel', 'aria-live': 'polite' });
+  const watching = h('p', { class: 'muted' });
+  show(
+    h('h1', {}, 'Conversations'),
+    h('h2', {}, 'Scenarios'),
+    h('p', { class: 'muted' }, 'Each named scenario is an agent: its chat is the conversation, you speak as its external participant, and every other participant\'s turn arrives as an artifact naming who speaks.'),
+    named,
+    h('h2', {}, 'Pairs'),
+    h('p', { class: 'muted' }, 'A pair is a room for two A2A clients: each side is an agent of its own; hand one link to each participant. The pairs API needs the admin token when the server has one.'),
+    adminTokenForm(() => loadPairs()),
+    h('div', { class: 'row' }, h('button', { type: 'button', id: 'pair-create', onclick: () => createPair() }, 'Create a pair')),
+    pairStatus,
+    h('table', {}, h('thead', {}, h('tr', {}, ['pair', 'state', 'turns', 'side A', 'side B', ''].map((c) => h('th', { scope: 'col' }, c)))), pairsBody),
+    h('h2', {}, 'Backchannel'),
+    watching,
+    backchannel,
+  );
+  try {
+    const { scenarios } = await getJSON('/api/bridge');
+    if (!scenarios.length) named.append(h('li', { class: 'muted' }, 'No named scenario is configured (agents of kind conversation).'));
+    for (const sc of scenarios) {
+      named.append(h('li', {}, consoleLink(`agents/${encodeURIComponent(sc.name)}`, sc.title || sc.name), ' ', h('code', {}, sc.name)));
+    }
+  } catch (err) {
+    named.append(h('li', {}, errorBox(err)));
+  }
+  const pairsAPI = (method, path) => fetch(path, { method, headers: credentials().admin ? { Authorization: `Bearer ${credentials().admin}` } : {} });
+  const pairError = async (res) => {
+    const text = (await res.text()).trim();
+    let msg = text;
+    try {
+      msg = JSON.parse(text).error ?? text;
+    } catch { /* not JSON */ }
+    if (res.status === 404 && !text.startsWith('{')) msg = 'pairs are off: the server has no pairs block in its configuration';
+    if (res.status === 401) msg += ' (enter the admin token above)';
+    return new Error(`HTTP ${res.status}: ${msg}`);
+  };
+  const side = (s) => s
+    ? h('span', {}, consoleLink(`agents/${encodeURIComponent(s.agent)}`, 'chat'), ' ', h('code', { class: 'mono' }, s.url))
+    : '';
+  async function loadPairs() {
+    const res = await pairsAPI('GET', '/api/pairs');
+    if (!res.ok) {
+      pairStatus.replaceChildren(errorBox(await pairError(res)));
+      return;
+    }
+    const { pairs } = await res.json();
+    pairsBody.replaceChildren(...pairs.map((p) => h('tr', { 'data-pair': p.id },
+      h('td', {}, h('code', {}, p.id)),
+      h('td', { class: 'pair-state' }, p.outcome ? `ended: ${p.outcome}` : p.state),
+      h('td', {}, String(p.turns ?? 0)),
+      h('td', {}, side(p.a)), h('td', {}, side(p.b)),
+      h('td', {},
+        h('button', { type: 'button', class: 'secondary', onclick: () => watch(p) }, 'Watch'), ' ',
+        p.outcome ? null : h('button', {
+          type: 'button', class: 'secondary', 'aria-label': `End pair ${p.id}`,
+          onclick: async () => {
+            const r = await pairsAPI('DELETE', `/api/pairs/${encodeURIComponent(p.id)}?outcome=completed&reason=${encodeURIComponent('ended from the console')}`);
+            if (!r.ok) pairStatus.replaceChildren(errorBox(await pairError(r)));
+            await loadPairs();
+          },
+        }, 'End')))));
+  }
+  async function createPair() {
+    const res = await pairsAPI('POST', '/api/pairs');
+    if (!res.ok) {
+      pairStatus.replaceChildren(errorBox(await pairError(res)));
+      return;
+    }
+    const p = await res.json();
+    pairStatus.replaceChildren(h('p', {}, 'Created pair ', h('code', {}, p.id), '. Join with: ',
+      h('pre', {}, `a2abridge send ${p.a.url} "Hello, B."\na2abridge send ${p.b.url} "Hello, A."`)));
+    await loadPairs();
+    watch(p);
+  }
+  let abort;
+  async function watch(p) {
+    abort?.abort();
+    abort = new AbortController();
+    const mine = abort;
+    backchannel.replaceChildren();
+    watching.textContent = `Watching pair ${p.id}.`;
+    try {
+      const res = await fetch(`/api/pairs/${encodeURIComponent(p.id)}/events`, {
+        headers: { Accept: 'text/event-stream', ...(credentials().admin ? { Authorization: `Bearer ${credentials().admin}` } : {}) },
+        signal: mine.signal,
+      });
+      if (!res.ok) throw await pairError(res);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let end;
+        while ((end = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, end);
+          buf = buf.slice(end + 2);
+          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          if (!data) continue;
+          const ev = JSON.parse(data);
+          backchannel.append(h('li', { 'data-type': ev.type }, h('code', {}, `#${ev.seq}`), ' ', ev.type,
+            ev.side ? ` side ${ev.side}` : '', ev.turn ? ` turn ${ev.turn}` : '', ev.text ? `: ${ev.text}` : '',
+            ev.outcome ? `: ${ev.outcome}${ev.reason ? ' (' + ev.reason + ')' : ''}` : ''));
+          if (ev.type !== 'created') loadPairs().catch(() => {});
+        }
+      }
+      watching.textContent = `Pair ${p.id} has ended.`;
+    } catch (err) {
+      if (err.name !== 'AbortError') watching.replaceChildren(errorBox(err));
+    }
+  }
+  leave = () => abort?.abort();
+  await loadPairs();
 }
 
 route();
