@@ -155,7 +155,7 @@ func rpc(t *testing.T, url, method string, params, result any) {
 }
 
 func TestConsoleInBrowser(t *testing.T) {
-	g := newTestGateway(t, &Config{})
+	g := newTestGateway(t, &Config{Push: PushConfig{Enabled: true, Allow: []string{"127.0.0.0/8"}}})
 	b := newBrowser(t)
 	base := g.URL()
 
@@ -181,11 +181,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the chat links its task at %q (%v)", href, err)
 	}
 
-	// The task, opened by its link in a fresh page load.
+	// The task, opened by its link in a fresh page load, with a push
+	// notification config whose secrets are not shown.
+	taskID := strings.TrimPrefix(href, "/console/agents/echo/tasks/")
+	var cfg map[string]any
+	rpc(t, base+"/a2a/echo", "CreateTaskPushNotificationConfig", map[string]any{"taskId": taskID, "id": "hook-1",
+		"url": "http://127.0.0.1:9/hook", "token": "push-secret-token", "authentication": map[string]any{"scheme": "Bearer", "credentials": "push-secret-credentials"}}, &cfg)
 	b.do("open the task by its link", chromedp.Navigate(base+href))
 	b.until("the task page", `document.querySelector('#task-state .state')?.textContent === 'completed'`)
 	b.until("its event log", `document.querySelectorAll('.timeline li').length >= 3 && document.querySelector('.timeline').textContent.includes('completed')`)
 	b.until("its artifact", `document.querySelector('main').textContent.includes('hello console')`)
+	b.until("its push config, secrets redacted", `document.querySelector('main').textContent.includes('http://127.0.0.1:9/hook') && document.querySelector('main').textContent.includes('credentials set') && !document.querySelector('main').textContent.includes('push-secret')`)
 	b.shot("task")
 
 	// A running slow task, followed live and canceled from its page.

@@ -492,6 +492,7 @@ async function taskView(name, id) {
   const historyEl = h('div');
   const artifacts = h('div');
   const from = h('input', { id: 'replay-from', class: 'narrow', type: 'number', min: 0, value: 0 });
+  const pushes = h('div');
   const follow = h('p', { class: 'muted', role: 'status' });
   show(
     h('p', { class: 'crumbs' }, consoleLink('', 'Agents'), ' / ', consoleLink(`agents/${encodeURIComponent(name)}`, name), ' / ',
@@ -501,6 +502,7 @@ async function taskView(name, id) {
     head,
     h('h2', {}, 'Artifacts'), artifacts,
     h('h2', {}, 'History'), historyEl,
+    h('h2', {}, 'Push notification configs'), pushes,
     h('h2', {}, 'Event log'),
     h('form', {
       class: 'row', 'aria-label': 'Replay the event log',
@@ -564,7 +566,35 @@ async function taskView(name, id) {
   }
   leave = () => abort?.abort();
   await refresh();
+  listPushes(client, id, card, pushes);
   replay(0);
+}
+
+// listPushes shows the task's push notification configs, their token and
+// credentials redacted (the console shows where a task reports, not the
+// secrets it reports with).
+async function listPushes(client, id, card, el) {
+  if (!card.capabilities?.pushNotifications) {
+    el.replaceChildren(h('p', { class: 'muted' }, 'This agent does not send push notifications.'));
+    return;
+  }
+  try {
+    const res = await client.call('ListTaskPushNotificationConfigs', { taskId: id });
+    const configs = res.configs ?? [];
+    if (!configs.length) {
+      el.replaceChildren(h('p', { class: 'muted' }, 'none'));
+      return;
+    }
+    el.replaceChildren(h('table', {},
+      h('thead', {}, h('tr', {}, ['id', 'url', 'token', 'authentication'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, configs.map((c) => h('tr', {},
+        h('td', {}, h('code', {}, c.id ?? '')),
+        h('td', {}, h('code', {}, c.url ?? '')),
+        h('td', {}, c.token ? '… (set)' : ''),
+        h('td', {}, c.authentication ? `${c.authentication.scheme ?? ''}${c.authentication.credentials ? ' … (credentials set)' : ''}` : ''))))));
+  } catch (err) {
+    el.replaceChildren(errorBox(err));
+  }
 }
 
 function eventSummary(ev) {
