@@ -165,6 +165,23 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("their cards are shown", `[...document.querySelectorAll('ul.cards li')].every((li) => li.textContent.includes('JSONRPC 1.0'))`)
 	b.shot("agents")
 
+	// The page's SSE parser, on bodies cut anywhere: CRLF and LF line
+	// ends, an event split across reads, multi-line data, comments
+	// (keep-alives), an event without data, and a last event without its
+	// blank line (not an event: the stream ended inside it).
+	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(async () => {
+		const { sseEvents } = await import('/console/assets/a2a.js');
+		const chunks = ['id: 1\r\ndata: {"a"', ':1}\r\n\r', '\n: keep-alive\n\nevent: error\nid: 2\ndata: x\ndata: y\n\n',
+			'id: 3\n\ndata:no-space\n\n', 'data: cut'];
+		const body = new ReadableStream({ start(c) { for (const x of chunks) c.enqueue(new TextEncoder().encode(x)); c.close(); } });
+		const out = [];
+		for await (const ev of sseEvents(body)) out.push([ev.event, ev.id, ev.data].join('|'));
+		return out.join(' / ');
+	})()`, chromedp.EvalAwaitPromise))
+	if want := `|1|{"a":1} / error|2|x` + "\n" + `y / ||no-space`; err != nil || got != want {
+		t.Errorf("sseEvents: %q, %v; want %q", got, err, want)
+	}
+
 	// A chat with echo, streamed; the raw exchanges beside it.
 	b.do("open echo", chromedp.Click(`a[href="/console/agents/echo"]`))
 	b.until("echo's page", `document.querySelector('#chat-text') !== null && document.querySelector('h1').textContent === 'echo'`)

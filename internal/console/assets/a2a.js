@@ -224,7 +224,7 @@ function pretty(text) {
 
 // sseEvents parses a text/event-stream body (the HTML SSE format) into
 // {event, id, data, raw}; comments (keep-alives) are skipped.
-async function* sseEvents(body, signal) {
+export async function* sseEvents(body, signal) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   try {

@@ -7,7 +7,7 @@
 //   conversations               named scenarios; pairs: created, watched (backchannel), ended
 // Everything the agents send is shown as text (never parsed as HTML).
 
-import { A2AError, Client, INTERRUPTED, TERMINAL, authFor, credentials, saveCredentials, schemesOf, stateName } from './a2a.js';
+import { A2AError, Client, INTERRUPTED, TERMINAL, authFor, credentials, saveCredentials, schemesOf, sseEvents, stateName } from './a2a.js';
 
 const main = document.getElementById('main');
 let leave = () => {}; // stops what the current view runs (streams)
@@ -837,24 +837,12 @@ async function conversationsView() {
         signal: mine.signal,
       });
       if (!res.ok) throw await pairError(res);
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += value;
-        let end;
-        while ((end = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, end);
-          buf = buf.slice(end + 2);
-          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
-          if (!data) continue;
-          const ev = JSON.parse(data);
-          backchannel.append(h('li', { 'data-type': ev.type }, h('code', {}, `#${ev.seq}`), ' ', ev.type,
-            ev.side ? ` side ${ev.side}` : '', ev.turn ? ` turn ${ev.turn}` : '', ev.text ? `: ${ev.text}` : '',
-            ev.outcome ? `: ${ev.outcome}${ev.reason ? ' (' + ev.reason + ')' : ''}` : ''));
-          if (ev.type !== 'created') loadPairs().catch(() => {});
-        }
+      for await (const frame of sseEvents(res.body, mine.signal)) {
+        const ev = JSON.parse(frame.data);
+        backchannel.append(h('li', { 'data-type': ev.type }, h('code', {}, `#${ev.seq}`), ' ', ev.type,
+          ev.side ? ` side ${ev.side}` : '', ev.turn ? ` turn ${ev.turn}` : '', ev.text ? `: ${ev.text}` : '',
+          ev.outcome ? `: ${ev.outcome}${ev.reason ? ' (' + ev.reason + ')' : ''}` : ''));
+        if (ev.type !== 'created') loadPairs().catch(() => {});
       }
       watching.textContent = `Pair ${p.id} has ended.`;
     } catch (err) {
