@@ -15,10 +15,13 @@ type ConsoleConfig struct {
 }
 
 // mountConsole serves the console on host: the page below /console/ and
-// its list of the hosted agents (def the default one).
+// its list of the hosted agents that may be named to anyone
+// (Host.ListedAgents: not the sides of pairs, whose names are their
+// capability, nor agents whose card requires authentication), def the
+// default one.
 func mountConsole(host *server.Host, def string) {
 	h := console.New(console.Options{Agents: func() []console.Agent {
-		names := host.Agents()
+		names := host.ListedAgents()
 		out := make([]console.Agent, 0, len(names))
 		for _, n := range names {
 			out = append(out, console.Agent{Name: n, Path: "/a2a/" + n, Default: n == def})

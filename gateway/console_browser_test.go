@@ -228,7 +228,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do("open the slow task", chromedp.Navigate(fmt.Sprintf("%s/console/agents/slow/tasks/%s", base, task.ID)))
 	b.until("it works", `document.querySelector('#task-state .state')?.textContent === 'working'`)
 	b.until("it is followed live", `document.querySelector('.timeline').textContent.includes('working')`)
-	b.do("cancel it", chromedp.Click(`//button[text()="Cancel task"]`))
+	b.do("cancel it", chromedp.Click("#task-cancel"))
 	b.until("it ends canceled", `document.querySelector('#task-state .state')?.textContent === 'canceled'`)
 	b.until("the event log ends", `document.querySelector('.timeline').textContent.includes('canceled')`)
 	b.shot("task-canceled")
@@ -356,7 +356,7 @@ func TestConsoleConversationsInBrowser(t *testing.T) {
 	b.do("back to the conversations", chromedp.Navigate(g.URL()+"/console/conversations"))
 	b.until("the pairs section", `document.querySelector('#pair-create') !== null`)
 	b.do("create a pair without the admin token", chromedp.Click("#pair-create"))
-	b.until("the 401 says what to do", `document.querySelector('main .error')?.textContent.includes('HTTP 401') && document.querySelector('main .error').textContent.includes('enter the admin token')`)
+	b.until("the 401 says what to do", `[...document.querySelectorAll('main .error')].some((e) => e.textContent.startsWith('Creating a pair: HTTP 401') && e.textContent.includes('enter the admin token'))`)
 	b.do("enter the admin token", chromedp.SetValue("#admin-token", "admin-console-token"), chromedp.Click(`form[aria-label="Admin token"] button`))
 	b.do("create a pair", chromedp.Click("#pair-create"))
 	b.until("the pair is listed with both sides and watched", `document.querySelectorAll('tr[data-pair] a').length === 2 && document.querySelector('.timeline li[data-type="created"]') !== null`)
@@ -383,6 +383,18 @@ func TestConsoleConversationsInBrowser(t *testing.T) {
 		t.Fatalf("pairs: %+v", pairs)
 	}
 	p := pairs.Pairs[0]
+	// The console's list of agents, which needs no credentials, does not
+	// name the sides (their names are their capability).
+	resp, err = http.Get(g.URL() + "/console/api/agents")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed bytes.Buffer
+	_, _ = listed.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(listed.String(), "pair-") || !strings.Contains(listed.String(), `"meeting"`) {
+		t.Errorf("GET /console/api/agents: %s", listed.String())
+	}
 	// Side A speaks first (a non-blocking send: it waits for B), then B
 	// joins with a message of its own.
 	var sent struct {

@@ -256,14 +256,10 @@ func (host *Host) noAgentMessage(name string) string {
 	if len(name) > 100 {
 		name = name[:100] + "…"
 	}
-	host.mu.RLock()
 	var names []string
-	for _, n := range host.order {
-		if o := host.agents[n].h.opts; !o.CardRequiresAuth && !o.Retired && !o.Unlisted {
-			names = append(names, strconv.Quote(n))
-		}
+	for _, n := range host.ListedAgents() {
+		names = append(names, strconv.Quote(n))
 	}
-	host.mu.RUnlock()
 	msg := fmt.Sprintf("No agent named %q is hosted here: the request's tenant names the agent (\"NAME\" or \"NAME/TENANT\")", strings.ToValidUTF8(name, "\uFFFD"))
 	if len(names) > 0 {
 		msg += "; the agents are " + strings.Join(names, ", ")

@@ -334,6 +334,24 @@ func (host *Host) Agents() []string {
 	return slices.Clone(host.order)
 }
 
+// ListedAgents returns the names of the hosted agents that may be named
+// to anyone, in the order they were added: not those whose card requires
+// authentication (HandlerOptions.CardRequiresAuth), retired ones
+// (Retired) or unlisted ones (Unlisted, such as the sides of a pair,
+// whose names are their capability). The 404 of an unknown agent and the
+// gRPC NOT_FOUND list these.
+func (host *Host) ListedAgents() []string {
+	host.mu.RLock()
+	defer host.mu.RUnlock()
+	var names []string
+	for _, n := range host.order {
+		if o := host.agents[n].h.opts; !o.CardRequiresAuth && !o.Retired && !o.Unlisted {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // Handle registers handler for pattern (http.ServeMux's pattern syntax)
 // beside the A2A routes, for routes of one's own such as an admin API or
 // another dialect's endpoint; handler.Authenticated gives them an agent's
@@ -516,15 +534,7 @@ func (host *Host) serveUnknownAgent(w http.ResponseWriter, r *http.Request, name
 	}
 	body := unknownAgentBody{Error: "agent not found", Agents: []agentListing{},
 		Message: fmt.Sprintf("No agent named %q is hosted here; the agents are listed in \"agents\"", strings.ToValidUTF8(name, "\uFFFD"))}
-	host.mu.RLock()
-	var names []string
-	for _, n := range host.order {
-		if o := host.agents[n].h.opts; !o.CardRequiresAuth && !o.Retired && !o.Unlisted {
-			names = append(names, n)
-		}
-	}
-	host.mu.RUnlock()
-	for _, n := range names {
+	for _, n := range host.ListedAgents() {
 		u := base + "/a2a/" + n
 		body.Agents = append(body.Agents, agentListing{Name: n, URL: u, Card: u + "/.well-known/agent-card.json"})
 	}

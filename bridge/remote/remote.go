@@ -122,6 +122,7 @@ func (a *Agent) Close() error {
 	a.tr.CloseIdleConnections()
 	a.mu.Lock()
 	a.closes++
+	a.dialing = nil // a call from now on dials anew; the dial in progress closes what it opens
 	c := a.c
 	if c != nil && c.Interface().Binding == a2a.TransportGRPC {
 		a.c = nil
@@ -206,10 +207,12 @@ func (a *Agent) dial(d *dialCall, ctx context.Context) {
 		c, err = nil, errors.New("the agent was closed while its remote was being dialed")
 	}
 	d.c, d.err = c, err
-	if err == nil {
+	if err == nil && d.closes == a.closes {
 		a.c = c
 	}
-	a.dialing = nil
+	if a.dialing == d {
+		a.dialing = nil
+	}
 	a.mu.Unlock()
 	close(d.done)
 }

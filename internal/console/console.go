@@ -6,8 +6,9 @@
 // The page is static (HTML, CSS and JavaScript modules embedded in the
 // binary: no build step, nothing from another origin) and calls the same
 // endpoints any A2A client calls, on the origin it was loaded from. The
-// one endpoint of its own is read-only: GET /console/api/agents, the names
-// of the hosted agents (each agent's card is public already).
+// one endpoint of its own is read-only: GET /console/api/agents, the
+// agents Options.Agents lists (the gateway lists those that the 404 of an
+// unknown agent names to anyone).
 //
 // Every path below /console/ that is not an asset answers the page, so
 // that a link to a view (/console/agents/echo/tasks/ID) survives a reload;
@@ -48,7 +49,8 @@ type Agent struct {
 // Options configures the console.
 type Options struct {
 	// Agents lists the hosted agents, in the order to show them. It is
-	// called on every GET /console/api/agents.
+	// called on every GET /console/api/agents, which needs no
+	// credentials: list only agents that may be named to anyone.
 	Agents func() []Agent
 }
 

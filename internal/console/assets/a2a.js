@@ -121,17 +121,22 @@ export class Client {
   }
 
   async fetch(req) {
+    // The log shows the request without the credentials: the URL before
+    // a query API key is added, and every credential header as "…".
+    let url = req.url;
+    const shown = Object.keys(this.query).length ? `${url}${url.includes('?') ? '&' : '?'}${Object.keys(this.query).map((k) => `${k}=…`).join('&')}` : url;
     if (Object.keys(this.query).length) {
-      const u = new URL(req.url, location.origin);
+      const u = new URL(url, location.origin);
       for (const [k, v] of Object.entries(this.query)) u.searchParams.set(k, v);
-      req.url = u.pathname + u.search;
+      url = u.pathname + u.search;
     }
+    const secret = new Set(Object.keys(this.headers).map((k) => k.toLowerCase()));
     this.log({
       dir: 'out',
-      title: `${req.method} ${req.url}${this.binding === 'JSONRPC' ? ' ' + JSON.parse(req.body).method : ''}`,
-      text: Object.entries(req.headers).map(([k, v]) => `${k}: ${redact(k, v)}`).join('\n') + (req.body ? '\n\n' + pretty(req.body) : ''),
+      title: `${req.method} ${shown}${this.binding === 'JSONRPC' ? ' ' + JSON.parse(req.body).method : ''}`,
+      text: Object.entries(req.headers).map(([k, v]) => `${k}: ${secret.has(k.toLowerCase()) ? redact(k, v) : v}`).join('\n') + (req.body ? '\n\n' + pretty(req.body) : ''),
     });
-    return fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal: req.signal });
+    return fetch(url, { method: req.method, headers: req.headers, body: req.body, signal: req.signal });
   }
 
   result(method, res, text) {
@@ -165,9 +170,10 @@ function headersText(res) {
   return lines.join('\n') + '\n\n';
 }
 
+// redact is a credential header's value as the log shows it: the scheme
+// of an Authorization header, nothing of any other.
 function redact(name, value) {
-  if (/^authorization$/i.test(name)) return value.replace(/^(\S+\s)?.*$/, (m, scheme) => (scheme ?? '') + '…');
-  return /key|token|secret/i.test(name) ? '…' : value;
+  return /^authorization$/i.test(name) ? value.replace(/^(\S+\s)?.*$/, (m, scheme) => (scheme ?? '') + '…') : '…';
 }
 
 // Credentials are kept in the tab's session storage only: a bearer token

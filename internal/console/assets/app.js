@@ -11,6 +11,26 @@ import { A2AError, Client, INTERRUPTED, TERMINAL, authFor, credentials, saveCred
 
 const main = document.getElementById('main');
 let leave = () => {}; // stops what the current view runs (streams)
+let generation = 0; // counts the views shown: a view that is no longer shown draws nothing
+
+// scope is what a view draws with: show appends to the page and onLeave
+// sets what stops the view's streams, both only while the view is the one
+// shown (a view still loading when the user moves on draws nothing, and
+// its streams stop at once); live reports whether it still is.
+function scope() {
+  const g = generation;
+  const live = () => g === generation;
+  return {
+    live,
+    show: (...nodes) => {
+      if (live()) main.append(...nodes);
+    },
+    onLeave: (fn) => {
+      if (live()) leave = fn;
+      else fn();
+    },
+  };
+}
 
 // h builds an element: h('a', {href: '/x', class: 'y'}, 'text', child…).
 function h(tag, attrs = {}, ...children) {
@@ -47,7 +67,13 @@ window.addEventListener('popstate', route);
 function route() {
   leave();
   leave = () => {};
-  const parts = location.pathname.replace(/^\/console\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const g = ++generation;
+  let parts;
+  try {
+    parts = location.pathname.replace(/^\/console\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    parts = ['?'];
+  }
   const views = [
     [[], agentsView],
     [['agents', '*'], agentView],
@@ -68,7 +94,9 @@ function route() {
     return;
   }
   const args = parts.filter((_, i) => match[0][i] === '*');
-  match[1](...args).catch((err) => show(errorBox(err)));
+  match[1](...args).catch((err) => {
+    if (g === generation) show(errorBox(err));
+  });
   main.focus({ preventScroll: true });
 }
 
@@ -89,11 +117,24 @@ function errorBox(err) {
 async function getJSON(url, headers = {}) {
   const res = await fetch(url, { headers: { Accept: 'application/json', ...headers } });
   const text = await res.text();
-  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+  if (!res.ok) {
+    const err = new Error(`GET ${url}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+    err.httpStatus = res.status;
+    throw err;
+  }
   return JSON.parse(text);
 }
 
-const cardOf = (name) => getJSON(`${agentPath(name)}/.well-known/agent-card.json`, { 'A2A-Version': '1.0' });
+// cardOf fetches an agent's A2A 1.0 card, with the stored bearer token
+// (a card may require authentication).
+const cardOf = (name) => getJSON(`${agentPath(name)}/.well-known/agent-card.json`, {
+  'A2A-Version': '1.0',
+  ...(credentials().bearer ? { Authorization: `Bearer ${credentials().bearer}` } : {}),
+});
+
+// BEARER_CARD stands for a card that could not be read without credentials:
+// the credentials form then asks for a bearer token.
+const BEARER_CARD = { securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'bearer' } } } };
 
 function stateBadge(state) {
   const s = stateName(state);
@@ -121,7 +162,7 @@ function credentialsPanel(card, onSave, open = true) {
     'aria-label': 'Credentials',
     onsubmit: (e) => {
       e.preventDefault();
-      saveCredentials({ bearer: bearer.value.trim(), apiKey: apiKey.value.trim() });
+      saveCredentials({ ...credentials(), bearer: bearer.value.trim(), apiKey: apiKey.value.trim() });
       saved.textContent = 'Saved for this tab.';
       onSave?.();
     },
@@ -140,6 +181,7 @@ function credentialsPanel(card, onSave, open = true) {
 // ---------------------------------------------------------------- agents
 
 async function agentsView() {
+  const { show, onLeave, live } = scope();
   document.title = 'Agents · a2abridge console';
   show(h('h1', {}, 'Agents'));
   const { agents } = await getJSON('/console/api/agents');
@@ -170,8 +212,17 @@ function interfacesSummary(card) {
 // ---------------------------------------------------------------- one agent
 
 async function agentView(name) {
+  const { show, onLeave, live } = scope();
   document.title = `${name} · a2abridge console`;
-  const card = await cardOf(name);
+  let card;
+  try {
+    card = await cardOf(name);
+  } catch (err) {
+    if (err.httpStatus !== 401) throw err;
+    show(h('h1', {}, name), h('p', { class: 'error', role: 'alert' }, 'The card of this agent requires authentication: enter a bearer token.'),
+      credentialsPanel(BEARER_CARD, route, true));
+    return;
+  }
   show(
     h('p', { class: 'crumbs' }, consoleLink('', 'Agents'), ' / ', name),
     h('h1', {}, card.name ?? name),
@@ -185,7 +236,7 @@ async function agentView(name) {
   const right = h('section', { 'aria-labelledby': 'log-h' });
   split.append(left, right);
   const log = rawLog(right);
-  chat(left, name, card, log);
+  onLeave(chat(left, name, card, log));
 
   const caps = card.capabilities ?? {};
   show(
@@ -259,6 +310,7 @@ function chat(parent, name, card, log) {
   const seen = new Set();
 
   const setTask = (t) => {
+    if (t.id !== undefined && t.id !== task.id) seen.clear();
     task = { ...task, ...t };
     const s = stateName(task.state);
     status.replaceChildren();
@@ -347,6 +399,7 @@ function chat(parent, name, card, log) {
       send, cancel, fresh),
   );
   parent.append(h('h2', { id: 'chat-h' }, 'Chat'), transcript, status, form);
+  return () => abort?.abort();
 }
 
 async function filePart(f) {
@@ -407,7 +460,15 @@ function speaker(a, evMeta) {
 function partView(p) {
   if (p.text !== undefined) return h('span', { class: 'text' }, p.text);
   if (p.data !== undefined) return h('pre', {}, JSON.stringify(p.data, null, 2));
-  if (p.url !== undefined) return h('a', { href: p.url, rel: 'noopener noreferrer', target: '_blank' }, p.filename || p.url);
+  if (p.url !== undefined) {
+    // Only http(s) URLs become links: an agent's javascript: or data: URL
+    // is shown as text.
+    let safe = false;
+    try {
+      safe = ['http:', 'https:'].includes(new URL(p.url, location.href).protocol);
+    } catch { /* not a URL */ }
+    return safe ? h('a', { href: p.url, rel: 'noopener noreferrer', target: '_blank' }, p.filename || p.url) : h('code', {}, p.url);
+  }
   if (p.raw !== undefined) {
     const type = /^[\w.+-]+\/[\w.+-]+$/.test(p.mediaType ?? '') ? p.mediaType : 'application/octet-stream';
     return h('a', { href: `data:${type};base64,${p.raw}`, download: p.filename || 'file' }, `${p.filename || 'file'} (${type})`);
@@ -421,6 +482,7 @@ const STATES = ['', 'TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_IN
   'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'];
 
 async function tasksView(name) {
+  const { show, onLeave, live } = scope();
   document.title = `${name} tasks · a2abridge console`;
   const card = await cardOf(name);
   const q = new URLSearchParams(location.search);
@@ -484,6 +546,7 @@ async function tasksView(name) {
 // ---------------------------------------------------------------- one task
 
 async function taskView(name, id) {
+  const { show, onLeave, live } = scope();
   document.title = `Task ${id} · a2abridge console`;
   const card = await cardOf(name);
   const client = new Client(agentPath(name), 'JSONRPC', undefined, authFor(card));
@@ -515,20 +578,30 @@ async function taskView(name, id) {
     timeline,
   );
 
+  // One Cancel button for the page's life: refresh only enables it.
+  const cancel = h('button', { type: 'button', id: 'task-cancel', disabled: true }, 'Cancel task');
+  const cancelErr = h('div');
+  cancel.addEventListener('click', async () => {
+    cancel.disabled = true;
+    cancelErr.replaceChildren();
+    try {
+      await client.call('CancelTask', { id });
+    } catch (err) {
+      cancelErr.append(errorBox(err));
+    }
+    await refresh().catch(() => {});
+  });
   let task;
+  let asked = 0; // GetTask calls made; only the latest one's answer is drawn
+  let drawn = 0;
   async function refresh() {
-    task = await client.call('GetTask', { id });
+    const n = ++asked;
+    const got = await client.call('GetTask', { id });
+    if (n < drawn) return task; // a later answer is drawn already
+    drawn = n;
+    task = got;
     const s = stateName(task.status?.state);
-    const cancel = h('button', { type: 'button', disabled: TERMINAL.has(s) }, 'Cancel task');
-    cancel.addEventListener('click', async () => {
-      cancel.disabled = true;
-      try {
-        await client.call('CancelTask', { id });
-      } catch (err) {
-        head.append(errorBox(err));
-      }
-      await refresh();
-    });
+    cancel.disabled = TERMINAL.has(s);
     head.replaceChildren(
       h('dl', { class: 'kv' },
         h('dt', {}, 'state'), h('dd', { id: 'task-state' }, stateBadge(task.status?.state)),
@@ -536,6 +609,7 @@ async function taskView(name, id) {
         h('dt', {}, 'changed'), h('dd', {}, when(task.status?.timestamp)),
         task.status?.message ? [h('dt', {}, 'status message'), h('dd', {}, ...(task.status.message.parts ?? []).map(partView))] : null),
       h('div', { class: 'row' }, cancel),
+      cancelErr,
     );
     artifacts.replaceChildren(...((task.artifacts ?? []).length ? task.artifacts.map(artifactView) : [h('p', { class: 'muted' }, 'none')]));
     historyEl.replaceChildren(...(task.history ?? []).map((m) =>
@@ -564,8 +638,9 @@ async function taskView(name, id) {
     }
     await refresh().catch(() => {});
   }
-  leave = () => abort?.abort();
+  onLeave(() => abort?.abort());
   await refresh();
+  if (!live()) return;
   listPushes(client, id, card, pushes);
   replay(0);
 }
@@ -631,6 +706,7 @@ function adminTokenForm(onUse) {
 const KINDS = ['http', 'a2a', 'openai', 'exec', 'echo', 'chat', 'slow'];
 
 async function registryView() {
+  const { show, onLeave, live } = scope();
   document.title = 'Registry · a2abridge console';
   const tokenForm = adminTokenForm(() => load());
   const status = h('div', { role: 'status' });
@@ -745,6 +821,7 @@ async function registryView() {
 // ---------------------------------------------------------------- conversations
 
 async function conversationsView() {
+  const { show, onLeave, live } = scope();
   document.title = 'Conversations · a2abridge console';
   const named = h('ul', { 'aria-label': 'Named scenarios' });
   const pairsBody = h('tbody');
@@ -813,9 +890,12 @@ async function conversationsView() {
         }, 'End')))));
   }
   async function createPair() {
+    pairStatus.replaceChildren();
     const res = await pairsAPI('POST', '/api/pairs');
     if (!res.ok) {
-      pairStatus.replaceChildren(errorBox(await pairError(res)));
+      const err = await pairError(res);
+      err.message = `Creating a pair: ${err.message}`;
+      pairStatus.replaceChildren(errorBox(err));
       return;
     }
     const p = await res.json();
@@ -849,7 +929,7 @@ async function conversationsView() {
       if (err.name !== 'AbortError') watching.replaceChildren(errorBox(err));
     }
   }
-  leave = () => abort?.abort();
+  onLeave(() => abort?.abort());
   await loadPairs();
 }
 
