@@ -10,10 +10,16 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,6 +285,30 @@ func TestConsoleRegistryInBrowser(t *testing.T) {
 	}))
 	t.Cleanup(backend.Close)
 	g := newTestGateway(t, &Config{Admin: &AdminConfig{BearerTokens: map[string]string{"ops": "admin-console-token"}}})
+	// With an admin block, the console reads another server's card only
+	// for the admin token's holder; a hosted agent's card for anyone.
+	for _, c := range []struct {
+		query, token string
+		status       int
+	}{
+		{"url=" + url.QueryEscape(backend.URL), "", http.StatusUnauthorized},
+		{"url=" + url.QueryEscape(backend.URL), "wrong", http.StatusUnauthorized},
+		{"url=" + url.QueryEscape(backend.URL), "admin-console-token", http.StatusBadGateway}, // loopback: not allowed for push
+		{"agent=echo", "", http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, g.URL()+"/console/api/card?"+c.query, nil)
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("GET /console/api/card?%s with %q: %d, want %d", c.query, c.token, resp.StatusCode, c.status)
+		}
+	}
 	b := newBrowser(t)
 	b.do("open the registry", chromedp.Navigate(g.URL()+"/console/registry"))
 	b.until("it asks for the admin token", `document.querySelector('main').textContent.includes('Enter an admin token')`)
@@ -414,4 +444,45 @@ func TestConsoleConversationsInBrowser(t *testing.T) {
 	b.shot("pairs")
 	b.do("end the pair", chromedp.Click(`tr[data-pair] button[aria-label^="End pair"]`))
 	b.until("it ends completed", `document.querySelector('.timeline li[data-type="end"]')?.textContent.includes('completed') && document.querySelector('tr[data-pair] .pair-state')?.textContent === 'ended: completed'`)
+}
+
+// Cards: a hosted agent's signature verified with the gateway's key; a
+// card at another URL read by the server (an allowed loopback one), and
+// one at a cloud metadata address refused by the push SSRF rules.
+func TestConsoleCardsInBrowser(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "card.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/agent/.well-known/agent-card.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"name":"elsewhere","description":"An agent on another server.","version":"2.0.0",` +
+			`"supportedInterfaces":[{"url":"http://elsewhere.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],` +
+			`"capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],` +
+			`"skills":[{"id":"s","name":"Somewhere","description":"d","tags":["far"]}]}`))
+	}))
+	t.Cleanup(other.Close)
+	g := newTestGateway(t, &Config{CardSigning: &CardSigningConfig{KeyFile: keyFile},
+		Push: PushConfig{Enabled: true, Allow: []string{"127.0.0.0/8"}}})
+	b := newBrowser(t)
+	b.do("open echo", chromedp.Navigate(g.URL()+"/console/agents/echo"))
+	b.until("its signature verifies with the gateway's key", `document.querySelector('#card-signature')?.textContent.startsWith('verified: key ') && document.querySelector('#card-signature').textContent.includes("the gateway's key")`)
+
+	b.do("open another agent by URL", chromedp.Navigate(g.URL()+"/console/"), chromedp.SetValue("#external-url", other.URL+"/agent"), chromedp.Click(`form[aria-label="Open an agent by URL"] button`))
+	b.until("its card, read by the server", `document.querySelector('h1')?.textContent.includes('/agent') && document.querySelector('main').textContent.includes('An agent on another server.') && document.querySelector('#card-signature')?.textContent === 'not signed'`)
+	b.shot("external")
+	b.do("open a metadata address", chromedp.Navigate(g.URL()+"/console/external?url="+url.QueryEscape("http://169.254.169.254/latest")))
+	b.until("it is refused", `document.querySelector('main .error')?.textContent.includes('not a public address')`)
 }

@@ -493,7 +493,15 @@ func (g *Gateway) start(parent context.Context) error {
 			"traces_protocol", tp, "metrics_protocol", mp)
 	}
 	if cfg.console {
-		mountConsole(host, cfg.def)
+		var allow []string
+		if cfg.push != nil {
+			allow = cfg.push.allow
+		}
+		protect, _, err := apiProtection(cfg, "console")
+		if err != nil {
+			return err
+		}
+		mountConsole(host, cfg.def, allow, protect)
 	}
 	// The conversation bridge's /api/bridge routes.
 	bridge, err := mountConversations(log, eng, host, cfg, st)

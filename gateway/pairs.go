@@ -79,27 +79,39 @@ func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *serv
 	if _, ok := st.(store.AttachmentStore); ok {
 		o.Attachments = &server.AttachmentOptions{}
 	}
-	protection := "none"
-	switch {
-	case len(cfg.admin) > 0:
-		o.Protect = protectWith(cfg.admin, "an admin bearer token (admin.bearer_tokens)")
-		protection = "admin"
-	case cfg.authFor != nil:
-		ho, err := cfg.authFor("pairs", nil)
-		if err != nil {
-			return nil, err
-		}
-		if len(ho.Auth) > 0 {
-			o.Protect = protectWith(ho.Auth, "the server's authentication (auth:)")
-			protection = "auth"
-		}
+	protect, protection, err := apiProtection(cfg, "pairs")
+	if err != nil {
+		return nil, err
 	}
+	o.Protect = protect
 	m := pair.NewManager(eng, host, o)
 	h := m.Handler(host.BaseURL)
 	host.Handle("/api/pairs", h)
 	host.Handle("/api/pairs/", h)
 	log.Info("pairs API enabled", "path", "/api/pairs", "auth", protection)
 	return m.Close, nil
+}
+
+// apiProtection is what guards an API of the gateway's own (the pairs
+// API, the console's reading of other servers' cards), named name: the
+// admin bearer tokens when the admin API is configured, otherwise the
+// server's default authentication (auth:, or --auth-token); nil (and
+// protection "none") when neither is configured, like the agents.
+// protection is "admin", "auth" or "none".
+func apiProtection(cfg serveConfig, name string) (protect func(http.Handler) http.Handler, protection string, err error) {
+	switch {
+	case len(cfg.admin) > 0:
+		return protectWith(cfg.admin, "an admin bearer token (admin.bearer_tokens)"), "admin", nil
+	case cfg.authFor != nil:
+		ho, err := cfg.authFor(name, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(ho.Auth) > 0 {
+			return protectWith(ho.Auth, "the server's authentication (auth:)"), "auth", nil
+		}
+	}
+	return nil, "none", nil
 }
 
 // protectWith requires a credential set accepts (401 with its

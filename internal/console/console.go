@@ -17,6 +17,7 @@ package console
 
 import (
 	"bytes"
+	"errors"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -46,12 +47,41 @@ type Agent struct {
 	Default bool `json:"default,omitempty"`
 }
 
+// CardReport is the answer of GET /console/api/card: an Agent Card as
+// read by the server, and what its signature (A2A 1.0 §8.4) proves.
+type CardReport struct {
+	// URL is where the card was read.
+	URL string `json:"url"`
+	// Card is the card as served to A2A 1.0 clients (A2A-Version: 1.0).
+	Card json.RawMessage `json:"card"`
+	// Signature says whether the card is signed and verifies.
+	Signature Signature `json:"signature"`
+}
+
+// Signature is the outcome of verifying a card's signatures.
+type Signature struct {
+	// Signed reports whether the card has signatures.
+	Signed bool `json:"signed"`
+	// Verified reports whether one verified.
+	Verified bool `json:"verified"`
+	// KeyID is the kid of the key that verified it.
+	KeyID string `json:"kid,omitempty"`
+	// Detail is where the key came from, or why none verified.
+	Detail string `json:"detail,omitempty"`
+}
+
 // Options configures the console.
 type Options struct {
 	// Agents lists the hosted agents, in the order to show them. It is
 	// called on every GET /console/api/agents, which needs no
 	// credentials: list only agents that may be named to anyone.
 	Agents func() []Agent
+	// Card reads and verifies a card for GET /console/api/card: the
+	// hosted agent named agent (with r's credentials), or the card at (or
+	// below) the absolute URL url; exactly one is set. An error is
+	// answered with status (400 for a bad request, 502 when the card
+	// cannot be read) as {"error": …}. nil: 404.
+	Card func(r *http.Request, agent, url string) (rep CardReport, status int, err error)
 }
 
 // New returns the handler of every path below Prefix (and of Prefix
@@ -121,6 +151,8 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case rest == "api/agents":
 		c.serveAgents(w)
+	case rest == "api/card" && c.opts.Card != nil:
+		c.serveCard(w, r)
 	case strings.HasPrefix(rest, "assets/"):
 		a := c.files[path.Clean(strings.TrimPrefix(rest, "assets/"))]
 		if a == nil || strings.HasPrefix(rest, "assets/index.html") {
@@ -160,6 +192,27 @@ func (c *console) serveAgents(w http.ResponseWriter) {
 	_ = json.NewEncoder(w).Encode(struct {
 		Agents []Agent `json:"agents"`
 	}{agents})
+}
+
+func (c *console) serveCard(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	agent, u := q.Get("agent"), q.Get("url")
+	var rep CardReport
+	status, err := http.StatusBadRequest, error(nil)
+	if (agent == "") == (u == "") {
+		err = errors.New("give one of agent (a hosted agent's name) or url (an agent's URL or its card's)")
+	} else {
+		rep, status, err = c.opts.Card(r, agent, u)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	if err != nil {
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(rep)
 }
 
 func contentType(p string) string {

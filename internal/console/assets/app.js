@@ -81,6 +81,7 @@ function route() {
     [['agents', '*', 'tasks', '*'], taskView],
     [['registry'], registryView],
     [['conversations'], conversationsView],
+    [['external'], externalView],
   ];
   const match = views.find(([pat]) => pat.length === parts.length && pat.every((p, i) => p === '*' || p === parts[i]));
   const section = parts[0] ?? 'agents';
@@ -190,7 +191,14 @@ async function agentsView() {
     return;
   }
   const list = h('ul', { class: 'cards', 'aria-label': 'Hosted agents' });
-  show(list);
+  const ext = h('input', { id: 'external-url', type: 'url', class: 'wide', placeholder: 'https://agent.example.com', required: true });
+  show(list, h('h2', {}, 'Another agent'), h('form', {
+    class: 'row', 'aria-label': 'Open an agent by URL',
+    onsubmit: (e) => {
+      e.preventDefault();
+      go(`external?url=${encodeURIComponent(ext.value.trim())}`);
+    },
+  }, h('label', { for: 'external-url' }, 'Agent or card URL'), ext, h('button', { type: 'submit' }, 'Open')));
   for (const a of agents) {
     const li = h('li', { class: 'card' }, h('h2', {}, consoleLink(`agents/${encodeURIComponent(a.name)}`, a.name), a.default ? h('span', { class: 'tag' }, 'default') : null));
     list.append(li);
@@ -238,26 +246,11 @@ async function agentView(name) {
   const log = rawLog(right);
   onLeave(chat(left, name, card, log));
 
-  const caps = card.capabilities ?? {};
-  show(
-    h('h2', {}, 'Agent Card'),
-    h('dl', { class: 'kv' },
-      h('dt', {}, 'version'), h('dd', {}, card.version ?? ''),
-      h('dt', {}, 'provider'), h('dd', {}, card.provider?.organization ?? '—'),
-      h('dt', {}, 'streaming'), h('dd', {}, caps.streaming ? 'yes' : 'no'),
-      h('dt', {}, 'push notifications'), h('dd', {}, caps.pushNotifications ? 'yes' : 'no'),
-      h('dt', {}, 'extended card'), h('dd', {}, caps.extendedAgentCard ? 'yes' : 'no'),
-      h('dt', {}, 'signed'), h('dd', {}, (card.signatures ?? []).length ? `${card.signatures.length} signature(s)` : 'no'),
-      h('dt', {}, 'security'), h('dd', {}, Object.keys(card.securitySchemes ?? {}).join(', ') || 'none'),
-    ),
-    h('h2', {}, 'Interfaces'),
-    h('table', {},
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'binding'), h('th', { scope: 'col' }, 'version'), h('th', { scope: 'col' }, 'url'), h('th', { scope: 'col' }, 'tenant'))),
-      h('tbody', {}, (card.supportedInterfaces ?? []).map((i) => h('tr', {}, h('td', {}, i.protocolBinding), h('td', {}, i.protocolVersion), h('td', {}, h('code', {}, i.url)), h('td', {}, i.tenant ?? '')))),
-    ),
-    h('h2', {}, 'Skills'),
-    h('ul', {}, (card.skills ?? []).map((s) => h('li', {}, h('strong', {}, s.name ?? s.id), ' — ', s.description ?? '', ' ', (s.tags ?? []).map((t) => h('span', { class: 'tag' }, t))))),
-    h('details', {}, h('summary', {}, 'The card as served to A2A 1.0 clients (raw)'), h('pre', {}, JSON.stringify(card, null, 2))),
+  const signature = h('dd', { id: 'card-signature' }, 'checking…');
+  show(...cardDetails(card, signature));
+  getJSON(`/console/api/card?agent=${encodeURIComponent(name)}`, authFor(card).headers).then(
+    (rep) => signature.replaceChildren(signatureText(rep.signature)),
+    (err) => signature.replaceChildren(errorBox(err)),
   );
   const legacy = h('details', {}, h('summary', {}, 'The card as served to A2A 0.3 clients (raw)'));
   show(legacy);
@@ -270,6 +263,39 @@ async function agentView(name) {
       legacy.append(errorBox(err));
     }
   });
+}
+
+// cardDetails renders an A2A 1.0 card: its capabilities, signature (the
+// element sig), security schemes, interfaces, skills, and the card raw.
+function cardDetails(card, sig) {
+  const caps = card.capabilities ?? {};
+  return [
+    h('h2', {}, 'Agent Card'),
+    h('dl', { class: 'kv' },
+      h('dt', {}, 'version'), h('dd', {}, card.version ?? ''),
+      h('dt', {}, 'provider'), h('dd', {}, card.provider?.organization ?? '—'),
+      h('dt', {}, 'streaming'), h('dd', {}, caps.streaming ? 'yes' : 'no'),
+      h('dt', {}, 'push notifications'), h('dd', {}, caps.pushNotifications ? 'yes' : 'no'),
+      h('dt', {}, 'extended card'), h('dd', {}, caps.extendedAgentCard ? 'yes' : 'no'),
+      h('dt', {}, 'signature'), sig,
+      h('dt', {}, 'security'), h('dd', {}, schemesOf(card).map((s) => `${s.name} (${s.label})`).join(', ') || 'none'),
+    ),
+    h('h2', {}, 'Interfaces'),
+    h('table', {},
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'binding'), h('th', { scope: 'col' }, 'version'), h('th', { scope: 'col' }, 'url'), h('th', { scope: 'col' }, 'tenant'))),
+      h('tbody', {}, (card.supportedInterfaces ?? []).map((i) => h('tr', {}, h('td', {}, i.protocolBinding), h('td', {}, i.protocolVersion), h('td', {}, h('code', {}, i.url)), h('td', {}, i.tenant ?? '')))),
+    ),
+    h('h2', {}, 'Skills'),
+    h('ul', {}, (card.skills ?? []).map((s) => h('li', {}, h('strong', {}, s.name ?? s.id), ' — ', s.description ?? '', ' ', (s.tags ?? []).map((t) => h('span', { class: 'tag' }, t))))),
+    h('details', {}, h('summary', {}, 'The card as served to A2A 1.0 clients (raw)'), h('pre', {}, JSON.stringify(card, null, 2))),
+  ];
+}
+
+// signatureText says what a card's signature proves (the server's check).
+function signatureText(s) {
+  if (!s.signed) return h('span', {}, 'not signed');
+  if (s.verified) return h('span', { class: 'state state-completed' }, `verified: key ${s.kid}, ${s.detail}`);
+  return h('span', { class: 'state state-failed' }, `signed, but it does not verify: ${s.detail}`);
 }
 
 // rawLog is the panel of raw exchanges beside a chat; it returns the log
@@ -931,6 +957,41 @@ async function conversationsView() {
   }
   onLeave(() => abort?.abort());
   await loadPairs();
+}
+
+// ---------------------------------------------------------------- another agent
+
+// externalView shows the card of an agent at any URL, read by the server
+// under the push notifications' SSRF rules, and what its signature proves.
+async function externalView() {
+  const { show } = scope();
+  const u = new URLSearchParams(location.search).get('url') ?? '';
+  document.title = `${u} · a2abridge console`;
+  show(h('p', { class: 'crumbs' }, consoleLink('', 'Agents'), ' / ', u), h('h1', {}, 'Agent at ', h('code', {}, u)));
+  // Reading another server's card needs the admin token when the server
+  // has one, else the server's credentials.
+  const c = credentials();
+  const token = c.admin || c.bearer;
+  const res = await fetch(`/console/api/card?url=${encodeURIComponent(u)}`, { headers: { Accept: 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
+  const text = await res.text();
+  let rep;
+  try {
+    rep = JSON.parse(text);
+  } catch {
+    rep = { error: text.trim() || `HTTP ${res.status}` };
+  }
+  if (!res.ok) {
+    let msg = `HTTP ${res.status}: ${rep.error ?? rep.message ?? text}`;
+    if (res.status === 401) msg += ' — the server reads other servers\' cards only for callers with the admin token (enter it on the Registry page) or, without an admin block, its own credentials.';
+    show(errorBox(new Error(msg)));
+    return;
+  }
+  const card = JSON.parse(JSON.stringify(rep.card));
+  show(
+    h('p', {}, card.description ?? ''),
+    h('p', { class: 'muted' }, 'Read by the server from ', h('code', {}, rep.url), '. Chat and tasks are for the agents hosted here; call this one with ', h('code', {}, `a2abridge send ${u} hello`), '.'),
+    ...cardDetails(card, h('dd', { id: 'card-signature' }, signatureText(rep.signature))),
+  );
 }
 
 route();
