@@ -17,11 +17,11 @@ package console
 
 import (
 	"bytes"
-	"errors"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net/http"
 	"path"
