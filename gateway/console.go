@@ -3,15 +3,20 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/check"
 	"github.com/a2abridge/a2abridge/internal/console"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
@@ -35,8 +40,11 @@ type ConsoleConfig struct {
 // Reading another server's card (GET /console/api/card?url=) makes the
 // gateway fetch a URL: it needs what the pairs API needs (protect, from
 // apiProtection), and obeys the push notifications' SSRF rules (allow).
-func mountConsole(host *server.Host, def string, allow []string, protect func(http.Handler) http.Handler) {
-	var h http.Handler = console.New(console.Options{Card: consoleCard(host, allow), Agents: func() []console.Agent {
+//
+// A check from the console runs against the agent at the gateway's own
+// listener (self, HOST:PORT; tlsOn: HTTPS), one at a time.
+func mountConsole(host *server.Host, def string, allow []string, protect func(http.Handler) http.Handler, self string, tlsOn bool) {
+	var h http.Handler = console.New(console.Options{Card: consoleCard(host, allow), Check: consoleCheck(host, self, tlsOn), Agents: func() []console.Agent {
 		names := host.ListedAgents()
 		out := make([]console.Agent, 0, len(names))
 		for _, n := range names {
@@ -208,4 +216,47 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 		b.body.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// consoleCheckTimeout bounds a check run from the console.
+const consoleCheckTimeout = 5 * time.Minute
+
+// consoleCheck runs `a2abridge check` (internal/check) for the console
+// against the hosted agent named agent at the gateway's own listener
+// (self; tlsOn: over HTTPS, the certificate not checked since the
+// listener is this process's), with the caller's Authorization header.
+// One check runs at a time (429 otherwise: a check sends a few hundred
+// requests), for at most consoleCheckTimeout.
+func consoleCheck(host *server.Host, self string, tlsOn bool) func(r *http.Request, agent, text, long string) (json.RawMessage, int, error) {
+	busy := make(chan struct{}, 1)
+	return func(r *http.Request, agent, text, long string) (json.RawMessage, int, error) {
+		if !slices.Contains(host.Agents(), agent) {
+			return nil, http.StatusNotFound, fmt.Errorf("no agent named %q is hosted here", agent)
+		}
+		select {
+		case busy <- struct{}{}:
+			defer func() { <-busy }()
+		default:
+			return nil, http.StatusTooManyRequests, errors.New("a check is running already: the console runs one at a time")
+		}
+		o := check.Options{URL: "http://" + self + "/a2a/" + url.PathEscape(agent), Text: text, LongText: long, Header: http.Header{}}
+		if tlsOn {
+			o.URL = "https://" + self + "/a2a/" + url.PathEscape(agent)
+			o.HTTPClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // our own listener
+		}
+		if v := r.Header.Get("Authorization"); v != "" {
+			o.Header.Set("Authorization", v)
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), consoleCheckTimeout)
+		defer cancel()
+		rep, err := check.Run(ctx, o)
+		if err != nil {
+			return nil, http.StatusBadGateway, err
+		}
+		var b bytes.Buffer
+		if err := rep.WriteJSON(&b); err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
+		return b.Bytes(), http.StatusOK, nil
+	}
 }

@@ -244,6 +244,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("the canceled task is listed", fmt.Sprintf(`document.querySelector('a[href="/console/agents/slow/tasks/%s"]') !== null`, task.ID))
 	b.shot("tasks")
 
+	// The conformance check, run from echo's page.
+	b.do("open echo", chromedp.Navigate(base+"/console/agents/echo"))
+	b.until("its check form", `document.querySelector('form[aria-label="Run check"]') !== null`)
+	b.do("run the check", chromedp.Click(`form[aria-label="Run check"] button`))
+	b.until("the report", `document.querySelector('#check-report')?.textContent.startsWith('score 100.0 %') && document.querySelector('#check-report').textContent.includes('A2A 1.0 JSON-RPC')`)
+	b.do("show the report", chromedp.ScrollIntoView("#check-h"))
+	b.shot("check")
+
 	// A phone's width: nothing is wider than the screen.
 	b.do("a phone's width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(base+"/console/agents/echo"))
 	b.until("echo's page on a phone", `document.querySelector('#chat-text') !== null && document.querySelector('.log') !== null`)

@@ -501,7 +501,7 @@ func (g *Gateway) start(parent context.Context) error {
 		if err != nil {
 			return err
 		}
-		mountConsole(host, cfg.def, allow, protect)
+		mountConsole(host, cfg.def, allow, protect, ln.Addr().String(), cfg.tls != nil)
 	}
 	// The conversation bridge's /api/bridge routes.
 	bridge, err := mountConversations(log, eng, host, cfg, st)

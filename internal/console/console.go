@@ -82,6 +82,12 @@ type Options struct {
 	// answered with status (400 for a bad request, 502 when the card
 	// cannot be read) as {"error": …}. nil: 404.
 	Card func(r *http.Request, agent, url string) (rep CardReport, status int, err error)
+	// Check runs `a2abridge check` against the hosted agent named agent
+	// for POST /console/api/check, with r's credentials, text and long
+	// the probe messages ("" for the defaults), and returns the report as
+	// JSON (the check's --json report). An error is answered with status.
+	// nil: 404.
+	Check func(r *http.Request, agent, text, long string) (report json.RawMessage, status int, err error)
 }
 
 // New returns the handler of every path below Prefix (and of Prefix
@@ -134,6 +140,10 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
+	if r.URL.Path == Prefix+"api/check" && c.opts.Check != nil {
+		c.serveCheck(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(w, "the console serves GET and HEAD only", http.StatusMethodNotAllowed)
@@ -213,6 +223,48 @@ func (c *console) serveCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = json.NewEncoder(w).Encode(rep)
+}
+
+// serveCheck answers POST /console/api/check with a JSON body
+// {"agent", "text", "longText"}. It must be a POST of application/json,
+// which a page of another origin cannot send without a CORS preflight
+// that the console never grants: no other site can make a browser start
+// a check.
+func (c *console) serveCheck(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if r.Method != http.MethodPost {
+		h.Set("Allow", "POST")
+		http.Error(w, "POST the check to run", http.StatusMethodNotAllowed)
+		return
+	}
+	fail := func(status int, err error) {
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+	}
+	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
+		fail(http.StatusUnsupportedMediaType, errors.New("send the check as application/json"))
+		return
+	}
+	var req struct {
+		Agent    string `json:"agent"`
+		Text     string `json:"text"`
+		LongText string `json:"longText"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || req.Agent == "" {
+		fail(http.StatusBadRequest, errors.New(`want {"agent": NAME, "text": …, "longText": …}`))
+		return
+	}
+	rep, status, err := c.opts.Check(r, req.Agent, req.Text, req.LongText)
+	if err != nil {
+		fail(status, err)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	_, _ = w.Write(rep)
 }
 
 func contentType(p string) string {

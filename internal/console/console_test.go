@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -94,5 +95,45 @@ func TestNoAgents(t *testing.T) {
 	var v struct{ Agents []Agent }
 	if err := json.Unmarshal([]byte(body(t, res)), &v); err != nil || v.Agents == nil {
 		t.Errorf("agents %v, %v", v.Agents, err)
+	}
+}
+
+// POST /console/api/check: a JSON POST only (no other site can make a
+// browser send one), a well-formed body, the runner's status on errors.
+func TestCheckRoute(t *testing.T) {
+	var got []string
+	h := New(Options{Check: func(r *http.Request, agent, text, long string) (json.RawMessage, int, error) {
+		got = append(got, agent+"|"+text+"|"+long)
+		if agent == "busy" {
+			return nil, http.StatusTooManyRequests, errors.New("a check is running already")
+		}
+		return json.RawMessage(`{"score":100}`), http.StatusOK, nil
+	}})
+	for _, c := range []struct {
+		method, ctype, body string
+		status              int
+		has                 string
+	}{
+		{"GET", "", "", 405, ""},
+		{"POST", "text/plain", `{"agent":"echo"}`, 415, "application/json"},
+		{"POST", "application/x-www-form-urlencoded", `agent=echo`, 415, "application/json"},
+		{"POST", "application/json", `{"agent":""}`, 400, "want"},
+		{"POST", "application/json", `{"agent":"echo","x":1}`, 400, "want"},
+		{"POST", "application/json", `not json`, 400, "want"},
+		{"POST", "application/json; charset=utf-8", `{"agent":"echo","text":"0","longText":"3"}`, 200, `{"score":100}`},
+		{"POST", "application/json", `{"agent":"busy"}`, 429, "running already"},
+	} {
+		r := httptest.NewRequest(c.method, "/console/api/check", strings.NewReader(c.body))
+		if c.ctype != "" {
+			r.Header.Set("Content-Type", c.ctype)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.status || !strings.Contains(w.Body.String(), c.has) {
+			t.Errorf("%s %s %s: %d %s, want %d with %q", c.method, c.ctype, c.body, w.Code, w.Body.String(), c.status, c.has)
+		}
+	}
+	if want := []string{"echo|0|3", "busy||"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("runs %q, want %q", got, want)
 	}
 }

@@ -253,7 +253,7 @@ async function agentView(name) {
     (err) => signature.replaceChildren(errorBox(err)),
   );
   const legacy = h('details', {}, h('summary', {}, 'The card as served to A2A 0.3 clients (raw)'));
-  show(legacy);
+  show(legacy, checkPanel(name, card));
   legacy.addEventListener('toggle', async () => {
     if (!legacy.open || legacy.dataset.loaded) return;
     legacy.dataset.loaded = '1';
@@ -289,6 +289,56 @@ function cardDetails(card, sig) {
     h('ul', {}, (card.skills ?? []).map((s) => h('li', {}, h('strong', {}, s.name ?? s.id), ' — ', s.description ?? '', ' ', (s.tags ?? []).map((t) => h('span', { class: 'tag' }, t))))),
     h('details', {}, h('summary', {}, 'The card as served to A2A 1.0 clients (raw)'), h('pre', {}, JSON.stringify(card, null, 2))),
   ];
+}
+
+// checkPanel runs `a2abridge check` on the agent from the server (with the
+// stored bearer token) and shows the report: the score of each interface
+// and every check that did not pass.
+function checkPanel(name, card) {
+  const text = h('input', { id: 'check-text', placeholder: 'hello' });
+  const long = h('input', { id: 'check-long', placeholder: 'the same' });
+  const out = h('div', { id: 'check-report', role: 'status' });
+  const run = h('button', { type: 'submit' }, 'Run check');
+  return h('section', { 'aria-labelledby': 'check-h' },
+    h('h2', { id: 'check-h' }, 'Conformance'),
+    h('p', { class: 'muted' }, 'Runs a2abridge check against this agent from the server, over every interface its card offers: a few hundred requests, which create tasks.'),
+    h('form', {
+      class: 'row', 'aria-label': 'Run check',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        run.disabled = true;
+        out.replaceChildren('Checking…');
+        try {
+          const res = await fetch('/console/api/check', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', ...authFor(card).headers },
+            body: JSON.stringify({ agent: name, text: text.value, longText: long.value }),
+          });
+          const rep = await res.json();
+          if (!res.ok) throw new Error(`HTTP ${res.status}: ${rep.error}`);
+          out.replaceChildren(checkReport(rep));
+        } catch (err) {
+          out.replaceChildren(errorBox(err));
+        } finally {
+          run.disabled = false;
+        }
+      },
+    }, h('label', { for: 'check-text' }, 'Message'), text, h('label', { for: 'check-long' }, 'Long-running message'), long, run),
+    out);
+}
+
+function checkReport(rep) {
+  const bad = (rep.results ?? []).filter((r) => r.status === 'fail' || r.status === 'skip');
+  return h('div', {},
+    h('p', {}, h('strong', {}, `score ${rep.score.toFixed(1)} %`), ` — ${rep.counts.pass} pass, ${rep.counts.fail} fail, ${rep.counts.skip} skip, ${rep.counts.notApplicable} n/a in ${rep.durationMs} ms`),
+    h('table', {},
+      h('thead', {}, h('tr', {}, ['interface', 'score', 'pass', 'fail'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, (rep.interfaces ?? []).map((i) => h('tr', {}, h('td', {}, i.name), h('td', {}, i.checked ? `${i.score.toFixed(1)} %` : `not checked: ${i.notChecked ?? ''}`),
+        h('td', {}, String(i.counts?.pass ?? '')), h('td', {}, String(i.counts?.fail ?? '')))))),
+    bad.length ? h('table', {},
+      h('thead', {}, h('tr', {}, ['check', 'level', 'status', 'what happened'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, bad.map((r) => h('tr', {}, h('td', {}, h('code', {}, r.id)), h('td', {}, r.level), h('td', { class: r.status === 'fail' ? 'state state-failed' : '' }, r.status), h('td', {}, r.message ?? ''))))) : h('p', {}, 'Every check that could run passed.'),
+    h('details', {}, h('summary', {}, 'The report (raw)'), h('pre', {}, JSON.stringify(rep, null, 2))));
 }
 
 // signatureText says what a card's signature proves (the server's check).
