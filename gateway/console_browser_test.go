@@ -244,6 +244,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("the canceled task is listed", fmt.Sprintf(`document.querySelector('a[href="/console/agents/slow/tasks/%s"]') !== null`, task.ID))
 	b.shot("tasks")
 
+	// A multi-turn chat over A2A 0.3 JSON-RPC: chat asks for more until
+	// "bye".
+	b.do("open chat", chromedp.Navigate(base+"/console/agents/chat"))
+	b.until("its page offers 0.3", `[...document.querySelectorAll('#chat-binding option')].some((o) => o.value === 'JSONRPC|0.3')`)
+	b.do("speak 0.3", chromedp.SetValue("#chat-binding", "JSONRPC|0.3"), chromedp.SendKeys("#chat-text", "hi there"), chromedp.Click(`form[aria-label="Chat with chat"] button[type="submit"]`))
+	b.until("it asks for more", `document.querySelector('#chat-status .state')?.textContent === 'input-required' && document.querySelector('.transcript').textContent.includes('you said "hi there"')`)
+	b.do("say bye", chromedp.SendKeys("#chat-text", "bye"), chromedp.Click(`form[aria-label="Chat with chat"] button[type="submit"]`))
+	b.until("the task completes", `document.querySelector('#chat-status .state')?.textContent === 'completed' && document.querySelector('.transcript').textContent.includes('Goodbye')`)
+	b.until("over 0.3", `[...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('"method": "message/stream"')) && [...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('"kind":"status-update"'))`)
+
 	// The conformance check, run from echo's page.
 	b.do("open echo", chromedp.Navigate(base+"/console/agents/echo"))
 	b.until("its check form", `document.querySelector('form[aria-label="Run check"]') !== null`)

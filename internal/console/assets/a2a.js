@@ -22,12 +22,15 @@ export class A2AError extends Error {
 let nextId = 1;
 
 // Client calls one agent at path (/a2a/NAME) over binding ("JSONRPC" or
-// "HTTP+JSON"); auth.headers are added to every request and auth.query to
-// every URL (credentials, see authFor).
+// "HTTP+JSON") of A2A version ("1.0", or "0.3": JSON-RPC only, the 1.0
+// methods mapped to 0.3's and the answers read into 1.0 shapes);
+// auth.headers are added to every request and auth.query to every URL
+// (credentials, see authFor).
 export class Client {
-  constructor(path, binding, log = () => {}, auth = {}) {
+  constructor(path, binding, log = () => {}, auth = {}, version = '1.0') {
     this.path = path;
     this.binding = binding;
+    this.version = version;
     this.log = log;
     this.headers = auth.headers ?? {};
     this.query = auth.query ?? {};
@@ -40,7 +43,7 @@ export class Client {
     const res = await this.fetch(req);
     const text = await res.text();
     this.log({ dir: 'in', title: `${res.status} ${method}`, text: headersText(res) + text });
-    return this.result(method, res, text);
+    return this.version === '0.3' ? from03(this.result(method, res, text)) : this.result(method, res, text);
   }
 
   // stream runs a streaming method (SendStreamingMessage, SubscribeToTask)
@@ -73,7 +76,7 @@ export class Client {
       }
       if (this.binding === 'JSONRPC') {
         if (data.error) throw rpcError(data.error, res.status);
-        yield { id: ev.id, response: data.result };
+        yield { id: ev.id, response: this.version === '0.3' ? from03(data.result) : data.result };
       } else {
         if (ev.event === 'error' || data.error) throw statusError(data.error ?? data, res.status);
         yield { id: ev.id, response: data };
@@ -82,8 +85,15 @@ export class Client {
   }
 
   request(method, params, streaming) {
-    const headers = { 'A2A-Version': '1.0', ...this.headers };
+    const headers = { 'A2A-Version': this.version, ...this.headers };
     headers.Accept = streaming ? 'text/event-stream' : 'application/json';
+    if (this.version === '0.3') {
+      const m = METHODS_03[method];
+      if (!m || this.binding !== 'JSONRPC') throw new Error(`${method} is not offered over A2A 0.3 ${this.binding} by the console`);
+      headers['Content-Type'] = 'application/json';
+      const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: m, params: to03(method, params) });
+      return { url: this.path, method: 'POST', headers, body };
+    }
     if (this.binding === 'JSONRPC') {
       headers['Content-Type'] = 'application/json';
       const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params });
@@ -154,6 +164,63 @@ export class Client {
     if (!res.ok || data.error) throw statusError(data.error ?? data, res.status);
     return data;
   }
+}
+
+// METHODS_03 are A2A 0.3's JSON-RPC methods for 1.0's.
+const METHODS_03 = {
+  SendMessage: 'message/send',
+  SendStreamingMessage: 'message/stream',
+  GetTask: 'tasks/get',
+  CancelTask: 'tasks/cancel',
+  SubscribeToTask: 'tasks/resubscribe',
+};
+
+// to03 is the 0.3 params of a 1.0 request.
+function to03(method, params) {
+  if (method === 'SendMessage' || method === 'SendStreamingMessage') {
+    const m = params.message;
+    const msg = {
+      kind: 'message', messageId: m.messageId, role: m.role === 'ROLE_AGENT' ? 'agent' : 'user',
+      parts: (m.parts ?? []).map((p) => {
+        if (p.text !== undefined) return { kind: 'text', text: p.text };
+        if (p.data !== undefined) return { kind: 'data', data: p.data };
+        const file = { mimeType: p.mediaType, name: p.filename };
+        if (p.raw !== undefined) file.bytes = p.raw;
+        else file.uri = p.url;
+        return { kind: 'file', file };
+      }),
+    };
+    if (m.taskId) msg.taskId = m.taskId;
+    if (m.contextId) msg.contextId = m.contextId;
+    return { message: msg };
+  }
+  return { id: params.id, historyLength: params.historyLength };
+}
+
+// from03 reads a 0.3 result (a Task, a Message, a status-update or an
+// artifact-update, told by kind) into the 1.0 shape the views read.
+function from03(r) {
+  if (!r || typeof r !== 'object') return r;
+  const part = (p) => {
+    if (p.kind === 'text') return { text: p.text, metadata: p.metadata };
+    if (p.kind === 'data') return { data: p.data, metadata: p.metadata };
+    const f = p.file ?? {};
+    return f.bytes !== undefined ? { raw: f.bytes, mediaType: f.mimeType, filename: f.name } : { url: f.uri, mediaType: f.mimeType, filename: f.name };
+  };
+  const message = (m) => m && { ...m, role: m.role === 'agent' ? 'ROLE_AGENT' : 'ROLE_USER', parts: (m.parts ?? []).map(part) };
+  const status = (s) => s && { ...s, state: 'TASK_STATE_' + String(s.state ?? 'unknown').toUpperCase().replaceAll('-', '_'), message: message(s.message) };
+  const artifact = (a) => a && { ...a, parts: (a.parts ?? []).map(part) };
+  switch (r.kind) {
+    case 'task':
+      return { task: { ...r, status: status(r.status), history: (r.history ?? []).map(message), artifacts: (r.artifacts ?? []).map(artifact) } };
+    case 'message':
+      return { message: message(r) };
+    case 'status-update':
+      return { statusUpdate: { ...r, status: status(r.status) } };
+    case 'artifact-update':
+      return { artifactUpdate: { ...r, artifact: artifact(r.artifact) } };
+  }
+  return r;
 }
 
 function rpcError(e, httpStatus) {

@@ -367,13 +367,18 @@ function rawLog(parent) {
 // streamed into the transcript; a task that asks for input is continued.
 function chat(parent, name, card, log) {
   const streaming = card.capabilities?.streaming !== false;
-  const bindings = (card.supportedInterfaces ?? []).filter((i) => i.protocolVersion === '1.0' && ['JSONRPC', 'HTTP+JSON'].includes(i.protocolBinding)).map((i) => i.protocolBinding);
-  const uniq = [...new Set(bindings.length ? bindings : ['JSONRPC'])];
+  // The interfaces the browser can speak: A2A 1.0 over JSON-RPC and
+  // HTTP+JSON, and A2A 0.3 over JSON-RPC (gRPC needs HTTP/2 framing that
+  // fetch does not give).
+  const offered = (card.supportedInterfaces ?? [])
+    .filter((i) => (i.protocolVersion === '1.0' && ['JSONRPC', 'HTTP+JSON'].includes(i.protocolBinding)) || (i.protocolVersion === '0.3' && i.protocolBinding === 'JSONRPC'))
+    .map((i) => `${i.protocolBinding}|${i.protocolVersion}`);
+  const uniq = [...new Set(offered.length ? offered : ['JSONRPC|1.0'])];
   const transcript = h('ol', { class: 'transcript', 'aria-label': 'Transcript', 'aria-live': 'polite' });
   const text = h('textarea', { id: 'chat-text', name: 'text', placeholder: 'Message', required: true });
   const data = h('textarea', { id: 'chat-data', name: 'data', placeholder: '{"optional": "JSON data part"}' });
   const file = h('input', { id: 'chat-file', type: 'file', name: 'file' });
-  const binding = h('select', { id: 'chat-binding' }, uniq.map((b) => h('option', { value: b }, `A2A 1.0 ${b}`)));
+  const binding = h('select', { id: 'chat-binding' }, uniq.map((b) => h('option', { value: b }, `A2A ${b.split('|')[1]} ${b.split('|')[0]}`)));
   const stream = h('input', { id: 'chat-stream', type: 'checkbox', checked: streaming, disabled: !streaming });
   const send = h('button', { type: 'submit' }, 'Send');
   const cancel = h('button', { type: 'button', class: 'secondary', disabled: true }, 'Cancel task');
@@ -410,7 +415,7 @@ function chat(parent, name, card, log) {
       transcript.append(h('li', {}, errorBox(err)));
     }
   });
-  const client = () => new Client(agentPath(name), binding.value, log, authFor(card));
+  const client = () => new Client(agentPath(name), binding.value.split('|')[0], log, authFor(card), binding.value.split('|')[1]);
   const say = (who, ...content) => {
     transcript.append(h('li', { class: who }, h('div', { class: 'who' }, who), ...content));
     transcript.scrollTop = transcript.scrollHeight;
@@ -470,7 +475,7 @@ function chat(parent, name, card, log) {
       h('div', {}, h('label', { for: 'chat-data' }, 'Data part (JSON)'), data),
       h('div', { class: 'row' }, h('label', { for: 'chat-file' }, 'File part'), file)),
     h('div', { class: 'row' },
-      h('label', { for: 'chat-binding' }, 'Binding'), binding,
+      h('label', { for: 'chat-binding' }, 'Protocol'), binding,
       h('label', {}, stream, ' stream'),
       send, cancel, fresh),
   );
