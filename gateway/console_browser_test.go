@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -204,6 +205,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the chat links its task at %q (%v)", href, err)
 	}
 
+	// A data part and a file, echoed back: the data as JSON, the file as a
+	// download link.
+	note := filepath.Join(t.TempDir(), "note.txt")
+	if err := os.WriteFile(note, []byte("a file from the console"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.do("attach a data part and a file", chromedp.Click(`//button[text()="New task"]`), chromedp.Click(`//summary[text()="Add a data part or a file"]`),
+		chromedp.SetValue("#chat-data", `{"n": 1, "tag": "<b>not html</b>"}`), chromedp.SetUploadFiles("#chat-file", []string{note}),
+		chromedp.SendKeys("#chat-text", "with parts"), chromedp.Click(`form[aria-label="Chat with echo"] button[type="submit"]`))
+	b.until("they come back", `(() => { const li = [...document.querySelectorAll('.transcript li.agent')].at(-1);`+
+		` return li && li.textContent.includes('"tag": "<b>not html</b>"') && li.querySelector('b') === null && li.querySelector('a[download="note.txt"]') !== null; })()`)
+
 	// The task, opened by its link in a fresh page load, with a push
 	// notification config whose secrets are not shown.
 	taskID := strings.TrimPrefix(href, "/console/agents/echo/tasks/")
@@ -267,6 +280,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("echo's page on a phone", `document.querySelector('#chat-text') !== null && document.querySelector('.log') !== null`)
 	b.until("nothing wider than the screen", `document.documentElement.scrollWidth <= window.innerWidth`)
 	b.shot("phone")
+
+	// Dark: the system's dark theme is followed.
+	if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("a desktop's width", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/console/agents/echo"))
+	b.until("dark colours", `getComputedStyle(document.body).backgroundColor === 'rgb(13, 17, 23)' && document.querySelector('#chat-text') !== null`)
+	b.until("no stray text", `![...document.querySelector('main').childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim() !== '')`)
+	b.shot("dark")
 }
 
 // A gateway that requires a bearer token: the console shows the 401 and

@@ -23,7 +23,7 @@ function scope() {
   return {
     live,
     show: (...nodes) => {
-      if (live()) main.append(...nodes);
+      if (live()) show(...nodes);
     },
     onLeave: (fn) => {
       if (live()) leave = fn;
@@ -101,8 +101,9 @@ function route() {
   main.focus({ preventScroll: true });
 }
 
+// show appends nodes to the page; null, undefined and false are nothing.
 function show(...nodes) {
-  main.append(...nodes);
+  main.append(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
 }
 
 function errorBox(err) {
