@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,14 +40,15 @@ type ConsoleConfig struct {
 // capability, nor agents whose card requires authentication), def the
 // default one.
 //
-// Reading another server's card (GET /console/api/card?url=) makes the
-// gateway fetch a URL: it needs what the pairs API needs (protect, from
-// apiProtection), and obeys the push notifications' SSRF rules (allow).
-//
-// A check from the console runs against the agent at the gateway's own
-// listener (self, HOST:PORT; tlsOn: HTTPS), one at a time.
-func mountConsole(host *server.Host, def string, allow []string, protect func(http.Handler) http.Handler, self string, tlsOn bool) {
-	var h http.Handler = console.New(console.Options{Card: consoleCard(host, allow), Check: consoleCheck(host, self, tlsOn), Agents: func() []console.Agent {
+// What the console has the server do, reading another server's card
+// (GET /console/api/card?url=) and running a check (POST
+// /console/api/check), needs what the pairs API needs (protect, from
+// apiProtection); without any protection configured, only callers on a
+// loopback address get them. Other servers' cards are read under the push
+// notifications' SSRF rules (allow). A check runs against the gateway's
+// own listener (self; tlsOn: HTTPS, whose certificate must be ownCert).
+func mountConsole(host *server.Host, def string, allow []string, protect func(http.Handler) http.Handler, self net.Addr, tlsOn bool, ownCert []byte) {
+	var h http.Handler = console.New(console.Options{Card: consoleCard(host, allow), Check: consoleCheck(host, self, tlsOn, ownCert), Agents: func() []console.Agent {
 		names := host.ListedAgents()
 		out := make([]console.Agent, 0, len(names))
 		for _, n := range names {
@@ -52,18 +56,33 @@ func mountConsole(host *server.Host, def string, allow []string, protect func(ht
 		}
 		return out
 	}})
-	if protect != nil {
-		open, guarded := h, protect(h)
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == console.Prefix+"api/card" && r.URL.Query().Has("url") {
-				guarded.ServeHTTP(w, r)
-				return
-			}
-			open.ServeHTTP(w, r)
-		})
+	if protect == nil {
+		protect = loopbackOnly
 	}
+	open, guarded := h, protect(h)
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == console.Prefix+"api/check" || r.URL.Path == console.Prefix+"api/card" && r.URL.Query().Has("url") {
+			guarded.ServeHTTP(w, r)
+			return
+		}
+		open.ServeHTTP(w, r)
+	})
 	host.Handle("/console/", h)
 	host.Handle("/console", h)
+}
+
+// loopbackOnly answers 403 to a request that did not come from a
+// loopback address: what the console has the server do, on a server
+// without an admin block or authentication.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		if ip, err := netip.ParseAddr(host); err != nil || !ip.Unmap().IsLoopback() {
+			adminFail(w, http.StatusForbidden, "", "the console's server-side calls (reading another server's card, running a check) are open to callers on this machine only, since the server has neither an admin block nor authentication")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // maxConsoleCard bounds a card the console reads from another server.
@@ -83,8 +102,11 @@ func consoleCard(host *server.Host, allow []string) func(r *http.Request, agent,
 		if agent != "" {
 			path := "/a2a/" + url.PathEscape(agent) + "/.well-known/agent-card.json"
 			code, raw := inProcessGet(host, r, path)
-			if code != http.StatusOK {
+			switch {
+			case code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusNotFound:
 				return console.CardReport{}, code, fmt.Errorf("the card of agent %q: HTTP %d", agent, code)
+			case code != http.StatusOK || !json.Valid(raw):
+				return console.CardReport{}, http.StatusBadGateway, fmt.Errorf("the card of agent %q: HTTP %d, not a card", agent, code)
 			}
 			rep := console.CardReport{URL: host.BaseURL(r) + path, Card: raw}
 			var opts client.CardVerifierOptions
@@ -107,13 +129,13 @@ func consoleCard(host *server.Host, allow []string) func(r *http.Request, agent,
 		req.Header.Set("Accept", "application/json")
 		resp, err := guarded.Do(req)
 		if err != nil {
-			return console.CardReport{}, http.StatusBadGateway, fmt.Errorf("reading %s: %w", cardURL, err)
+			return console.CardReport{}, http.StatusBadGateway, fmt.Errorf("reading %s: %s", cardURL, fetchFailure(err))
 		}
 		defer resp.Body.Close()
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxConsoleCard+1))
 		switch {
 		case err != nil:
-			return console.CardReport{}, http.StatusBadGateway, fmt.Errorf("reading %s: %w", cardURL, err)
+			return console.CardReport{}, http.StatusBadGateway, fmt.Errorf("reading %s: %s", cardURL, fetchFailure(err))
 		case resp.StatusCode != http.StatusOK:
 			return console.CardReport{}, http.StatusBadGateway, fmt.Errorf("%s answered HTTP %d", cardURL, resp.StatusCode)
 		case len(raw) > maxConsoleCard:
@@ -127,6 +149,23 @@ func consoleCard(host *server.Host, allow []string) func(r *http.Request, agent,
 		rep.Signature = verifyConsoleCard(ctx, cardURL, raw, client.CardVerifierOptions{HTTPClient: guarded}, true)
 		return rep, http.StatusOK, nil
 	}
+}
+
+// fetchFailure says why a fetch of another server's card failed, without
+// the addresses, resolvers or ports the error names: the console's caller
+// must not learn the server's network from it.
+func fetchFailure(err error) string {
+	var dnsErr *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.Is(err, push.ErrForbiddenAddress):
+		return "its address is not allowed: not a public address (push.allow lists the others the server may read)"
+	case errors.As(err, &dnsErr):
+		return "its host name does not resolve"
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "no answer in time"
+	}
+	return "the connection failed"
 }
 
 // consoleCardURL is the card URL of u: u itself when its path ends in
@@ -181,25 +220,31 @@ func inProcessGet(host *server.Host, r *http.Request, path string) (int, []byte)
 	req.RequestURI = path
 	req.Body = http.NoBody
 	req.ContentLength = 0
+	req.TransferEncoding = nil
 	req.Header.Set("A2A-Version", a2a.Version10)
 	req.Header.Set("Accept", "application/json")
-	req.Header.Del("Accept-Encoding")
-	req.Header.Del("If-None-Match")
-	req.Header.Del("If-Modified-Since")
+	for _, k := range []string{"Accept-Encoding", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "Range",
+		"Content-Type", "Content-Length", "Content-Encoding", "Upgrade", "Connection", "Transfer-Encoding"} {
+		req.Header.Del(k)
+	}
 	w := &bufferWriter{header: http.Header{}}
 	host.ServeHTTP(w, req)
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.over {
+		return http.StatusBadGateway, nil
+	}
 	return w.status, w.body.Bytes()
 }
 
 // bufferWriter is an http.ResponseWriter that keeps what is written, up
-// to maxConsoleCard bytes.
+// to maxConsoleCard bytes (over: more was written).
 type bufferWriter struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	over   bool
 }
 
 func (b *bufferWriter) Header() http.Header { return b.header }
@@ -212,9 +257,12 @@ func (b *bufferWriter) WriteHeader(status int) {
 
 func (b *bufferWriter) Write(p []byte) (int, error) {
 	b.WriteHeader(http.StatusOK)
-	if room := maxConsoleCard - b.body.Len(); room > 0 {
-		b.body.Write(p[:min(len(p), room)])
+	room := maxConsoleCard - b.body.Len()
+	if len(p) > room {
+		b.over = true
+		p = p[:max(room, 0)]
 	}
+	b.body.Write(p)
 	return len(p), nil
 }
 
@@ -223,12 +271,22 @@ const consoleCheckTimeout = 5 * time.Minute
 
 // consoleCheck runs `a2abridge check` (internal/check) for the console
 // against the hosted agent named agent at the gateway's own listener
-// (self; tlsOn: over HTTPS, the certificate not checked since the
-// listener is this process's), with the caller's Authorization header.
+// (self, dialed at its loopback address when it listens on all; tlsOn:
+// over HTTPS, the certificate the one the gateway serves, ownCert), with
+// the caller's Authorization header, sent to that address and to the
+// card's host (the base URL the caller reached) only; no proxy is used.
 // One check runs at a time (429 otherwise: a check sends a few hundred
 // requests), for at most consoleCheckTimeout.
-func consoleCheck(host *server.Host, self string, tlsOn bool) func(r *http.Request, agent, text, long string) (json.RawMessage, int, error) {
+func consoleCheck(host *server.Host, self net.Addr, tlsOn bool, ownCert []byte) func(r *http.Request, agent, text, long string) (json.RawMessage, int, error) {
 	busy := make(chan struct{}, 1)
+	at := self.String()
+	if ta, ok := self.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		lo := "127.0.0.1"
+		if ta.IP.To4() == nil {
+			lo = "::1"
+		}
+		at = net.JoinHostPort(lo, strconv.Itoa(ta.Port))
+	}
 	return func(r *http.Request, agent, text, long string) (json.RawMessage, int, error) {
 		if !slices.Contains(host.Agents(), agent) {
 			return nil, http.StatusNotFound, fmt.Errorf("no agent named %q is hosted here", agent)
@@ -239,10 +297,27 @@ func consoleCheck(host *server.Host, self string, tlsOn bool) func(r *http.Reque
 		default:
 			return nil, http.StatusTooManyRequests, errors.New("a check is running already: the console runs one at a time")
 		}
-		o := check.Options{URL: "http://" + self + "/a2a/" + url.PathEscape(agent), Text: text, LongText: long, Header: http.Header{}}
+		scheme := "http"
+		tr := &http.Transport{Proxy: nil, ForceAttemptHTTP2: true}
 		if tlsOn {
-			o.URL = "https://" + self + "/a2a/" + url.PathEscape(agent)
-			o.HTTPClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // our own listener
+			scheme = "https"
+			tr.TLSClientConfig = &tls.Config{
+				// The listener is this process's: its certificate is the one
+				// expected, whatever names it holds.
+				InsecureSkipVerify: true, //nolint:gosec // verified by VerifyConnection
+				VerifyConnection: func(cs tls.ConnectionState) error {
+					if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, ownCert) {
+						return errors.New("not the gateway's own certificate")
+					}
+					return nil
+				},
+			}
+		}
+		defer tr.CloseIdleConnections()
+		o := check.Options{URL: scheme + "://" + at + "/a2a/" + url.PathEscape(agent), Text: text, LongText: long,
+			Header: http.Header{}, HTTPClient: &http.Client{Transport: tr}}
+		if u, err := url.Parse(host.BaseURL(r)); err == nil && u.Host != "" {
+			o.CredentialHosts = []string{u.Host}
 		}
 		if v := r.Header.Get("Authorization"); v != "" {
 			o.Header.Set("Authorization", v)

@@ -211,6 +211,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := os.WriteFile(note, []byte("a file from the console"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	b.until("send is enabled again", `!document.querySelector('form[aria-label="Chat with echo"] button[type="submit"]').disabled`)
 	b.do("attach a data part and a file", chromedp.Click(`//button[text()="New task"]`), chromedp.Click(`//summary[text()="Add a data part or a file"]`),
 		chromedp.SetValue("#chat-data", `{"n": 1, "tag": "<b>not html</b>"}`), chromedp.SetUploadFiles("#chat-file", []string{note}),
 		chromedp.SendKeys("#chat-text", "with parts"), chromedp.Click(`form[aria-label="Chat with echo"] button[type="submit"]`))
@@ -263,6 +264,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("its page offers 0.3", `[...document.querySelectorAll('#chat-binding option')].some((o) => o.value === 'JSONRPC|0.3')`)
 	b.do("speak 0.3", chromedp.SetValue("#chat-binding", "JSONRPC|0.3"), chromedp.SendKeys("#chat-text", "hi there"), chromedp.Click(`form[aria-label="Chat with chat"] button[type="submit"]`))
 	b.until("it asks for more", `document.querySelector('#chat-status .state')?.textContent === 'input-required' && document.querySelector('.transcript').textContent.includes('you said "hi there"')`)
+	b.until("send is enabled again", `!document.querySelector('form[aria-label="Chat with chat"] button[type="submit"]').disabled`)
 	b.do("say bye", chromedp.SendKeys("#chat-text", "bye"), chromedp.Click(`form[aria-label="Chat with chat"] button[type="submit"]`))
 	b.until("the task completes", `document.querySelector('#chat-status .state')?.textContent === 'completed' && document.querySelector('.transcript').textContent.includes('Goodbye')`)
 	b.until("over 0.3", `[...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('"method": "message/stream"')) && [...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('"kind":"status-update"'))`)
@@ -305,6 +307,7 @@ func TestConsoleAuthInBrowser(t *testing.T) {
 	b.shot("auth-refused")
 	b.do("enter the token", chromedp.SendKeys("#cred-bearer", "s3cret-console"), chromedp.Click(`form[aria-label="Credentials"] button[type="submit"]`))
 	b.until("it is kept for the tab", `JSON.parse(sessionStorage.getItem('a2abridge-console-credentials')).bearer === 's3cret-console'`)
+	b.until("send is enabled again", `!document.querySelector('form[aria-label="Chat with echo"] button[type="submit"]').disabled`)
 	b.do("send with the token", chromedp.SendKeys("#chat-text", "now with a token"), chromedp.Click(`form[aria-label="Chat with echo"] button[type="submit"]`))
 	b.until("the echo completes", `document.querySelector('#chat-status .state')?.textContent === 'completed'`)
 	b.until("the token is not shown in the raw exchanges", `![...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('s3cret-console')) && [...document.querySelectorAll('.log pre')].some((p) => p.textContent.includes('Authorization: Bearer …'))`)
@@ -419,6 +422,7 @@ func TestConsoleConversationsInBrowser(t *testing.T) {
 	b.do("take the first turn", chromedp.SendKeys("#chat-text", "good morning"), chromedp.Click(`form[aria-label="Chat with meeting"] button[type="submit"]`))
 	b.until("Echo speaks, named, and it is the client's turn again",
 		`[...document.querySelectorAll('.transcript li.agent .tag')].some((t) => t.textContent === 'Echo') && document.querySelector('#chat-status .state')?.textContent === 'input-required'`)
+	b.until("send is enabled again", `!document.querySelector('form[aria-label="Chat with meeting"] button[type="submit"]').disabled`)
 	b.do("take the next turn", chromedp.SendKeys("#chat-text", "and again"), chromedp.Click(`form[aria-label="Chat with meeting"] button[type="submit"]`))
 	b.until("the same task goes on", `document.querySelectorAll('.transcript li.agent').length === 2 && document.querySelector('.transcript').textContent.includes('and again') && document.querySelector('#chat-status .state')?.textContent === 'input-required'`)
 	b.until("each turn is shown once", `[...document.querySelectorAll('.transcript li.agent')].map((li) => li.textContent.split('good morning').length - 1).join() === '2,0'`)

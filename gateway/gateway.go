@@ -497,11 +497,15 @@ func (g *Gateway) start(parent context.Context) error {
 		if cfg.push != nil {
 			allow = cfg.push.allow
 		}
-		protect, _, err := apiProtection(cfg, "console")
+		protect, _, err := apiProtection(cfg, "console", "the console's server-side calls")
 		if err != nil {
 			return err
 		}
-		mountConsole(host, cfg.def, allow, protect, ln.Addr().String(), cfg.tls != nil)
+		var ownCert []byte
+		if cfg.tls != nil && len(cfg.tls.Certificates) > 0 && len(cfg.tls.Certificates[0].Certificate) > 0 {
+			ownCert = cfg.tls.Certificates[0].Certificate[0]
+		}
+		mountConsole(host, cfg.def, allow, protect, ln.Addr(), cfg.tls != nil, ownCert)
 	}
 	// The conversation bridge's /api/bridge routes.
 	bridge, err := mountConversations(log, eng, host, cfg, st)

@@ -79,7 +79,7 @@ func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *serv
 	if _, ok := st.(store.AttachmentStore); ok {
 		o.Attachments = &server.AttachmentOptions{}
 	}
-	protect, protection, err := apiProtection(cfg, "pairs")
+	protect, protection, err := apiProtection(cfg, "pairs", "the pairs API")
 	if err != nil {
 		return nil, err
 	}
@@ -98,17 +98,18 @@ func startPairs(log *slog.Logger, st store.Store, eng *server.Engine, host *serv
 // server's default authentication (auth:, or --auth-token); nil (and
 // protection "none") when neither is configured, like the agents.
 // protection is "admin", "auth" or "none".
-func apiProtection(cfg serveConfig, name string) (protect func(http.Handler) http.Handler, protection string, err error) {
+// api names it in the 401's message ("the pairs API").
+func apiProtection(cfg serveConfig, name, api string) (protect func(http.Handler) http.Handler, protection string, err error) {
 	switch {
 	case len(cfg.admin) > 0:
-		return protectWith(cfg.admin, "an admin bearer token (admin.bearer_tokens)"), "admin", nil
+		return protectWith(cfg.admin, api, "an admin bearer token (admin.bearer_tokens)"), "admin", nil
 	case cfg.authFor != nil:
 		ho, err := cfg.authFor(name, nil)
 		if err != nil {
 			return nil, "", err
 		}
 		if len(ho.Auth) > 0 {
-			return protectWith(ho.Auth, "the server's authentication (auth:)"), "auth", nil
+			return protectWith(ho.Auth, api, "the server's authentication (auth:)"), "auth", nil
 		}
 	}
 	return nil, "none", nil
@@ -117,7 +118,7 @@ func apiProtection(cfg serveConfig, name string) (protect func(http.Handler) htt
 // protectWith requires a credential set accepts (401 with its
 // challenges and a message naming what, 503 when the authenticator is
 // unavailable).
-func protectWith(set auth.Set, what string) func(http.Handler) http.Handler {
+func protectWith(set auth.Set, api, what string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, err := set.Authenticate(r); err != nil {
@@ -128,7 +129,7 @@ func protectWith(set auth.Set, what string) func(http.Handler) http.Handler {
 					adminFail(w, http.StatusServiceUnavailable, "", "authentication is unavailable")
 					return
 				}
-				adminFail(w, http.StatusUnauthorized, "", "%s", authFailure(err, "the pairs API", what))
+				adminFail(w, http.StatusUnauthorized, "", "%s", authFailure(err, api, what))
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -140,7 +140,11 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	if r.URL.Path == Prefix+"api/check" && c.opts.Check != nil {
+	if r.URL.Path == Prefix+"api/check" {
+		if c.opts.Check == nil {
+			http.NotFound(w, r)
+			return
+		}
 		c.serveCheck(w, r)
 		return
 	}
@@ -255,6 +259,10 @@ func (c *console) serveCheck(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || req.Agent == "" {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			fail(http.StatusRequestEntityTooLarge, errors.New("the check's request is over 64 KiB"))
+			return
+		}
 		fail(http.StatusBadRequest, errors.New(`want {"agent": NAME, "text": …, "longText": …}`))
 		return
 	}

@@ -122,6 +122,7 @@ func TestCheckRoute(t *testing.T) {
 		{"POST", "application/json", `not json`, 400, "want"},
 		{"POST", "application/json; charset=utf-8", `{"agent":"echo","text":"0","longText":"3"}`, 200, `{"score":100}`},
 		{"POST", "application/json", `{"agent":"busy"}`, 429, "running already"},
+		{"POST", "application/json", `{"agent":"` + strings.Repeat("x", 70<<10) + `"}`, 413, "64 KiB"},
 	} {
 		r := httptest.NewRequest(c.method, "/console/api/check", strings.NewReader(c.body))
 		if c.ctype != "" {
@@ -135,5 +136,16 @@ func TestCheckRoute(t *testing.T) {
 	}
 	if want := []string{"echo|0|3", "busy||"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("runs %q, want %q", got, want)
+	}
+}
+
+// Without a runner the check route does not exist.
+func TestNoCheck(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/console/api/check", strings.NewReader(`{"agent":"echo"}`))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	New(Options{}).ServeHTTP(w, r)
+	if w.Code != http.StatusNotFound {
+		t.Errorf("POST /console/api/check without a runner: %d, want 404", w.Code)
 	}
 }

@@ -43,7 +43,11 @@ export class Client {
     const res = await this.fetch(req);
     const text = await res.text();
     this.log({ dir: 'in', title: `${res.status} ${method}`, text: headersText(res) + text });
-    return this.version === '0.3' ? from03(this.result(method, res, text)) : this.result(method, res, text);
+    if (this.version !== '0.3') return this.result(method, res, text);
+    // 1.0's GetTask and CancelTask answer the Task itself; SendMessage a
+    // SendMessageResponse ({task} or {message}).
+    const r = from03(this.result(method, res, text));
+    return method === 'GetTask' || method === 'CancelTask' ? r?.task ?? r : r;
   }
 
   // stream runs a streaming method (SendStreamingMessage, SubscribeToTask)
@@ -183,7 +187,8 @@ function to03(method, params) {
       kind: 'message', messageId: m.messageId, role: m.role === 'ROLE_AGENT' ? 'agent' : 'user',
       parts: (m.parts ?? []).map((p) => {
         if (p.text !== undefined) return { kind: 'text', text: p.text };
-        if (p.data !== undefined) return { kind: 'data', data: p.data };
+        // A 0.3 DataPart's data is an object: anything else is wrapped.
+        if (p.data !== undefined) return { kind: 'data', data: p.data !== null && typeof p.data === 'object' && !Array.isArray(p.data) ? p.data : { value: p.data } };
         const file = { mimeType: p.mediaType, name: p.filename };
         if (p.raw !== undefined) file.bytes = p.raw;
         else file.uri = p.url;
@@ -208,7 +213,11 @@ function from03(r) {
     return f.bytes !== undefined ? { raw: f.bytes, mediaType: f.mimeType, filename: f.name } : { url: f.uri, mediaType: f.mimeType, filename: f.name };
   };
   const message = (m) => m && { ...m, role: m.role === 'agent' ? 'ROLE_AGENT' : 'ROLE_USER', parts: (m.parts ?? []).map(part) };
-  const status = (s) => s && { ...s, state: 'TASK_STATE_' + String(s.state ?? 'unknown').toUpperCase().replaceAll('-', '_'), message: message(s.message) };
+  const status = (s) => s && {
+    ...s,
+    state: !s.state || s.state === 'unknown' ? 'TASK_STATE_UNSPECIFIED' : 'TASK_STATE_' + String(s.state).toUpperCase().replaceAll('-', '_'),
+    message: message(s.message),
+  };
   const artifact = (a) => a && { ...a, parts: (a.parts ?? []).map(part) };
   switch (r.kind) {
     case 'task':

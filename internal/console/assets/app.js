@@ -315,8 +315,14 @@ function checkPanel(name, card) {
             headers: { 'Content-Type': 'application/json', ...authFor(card).headers },
             body: JSON.stringify({ agent: name, text: text.value, longText: long.value }),
           });
-          const rep = await res.json();
-          if (!res.ok) throw new Error(`HTTP ${res.status}: ${rep.error}`);
+          const body = await res.text();
+          let rep;
+          try {
+            rep = JSON.parse(body);
+          } catch {
+            throw new Error(`HTTP ${res.status}: ${body.trim().slice(0, 300)}`);
+          }
+          if (!res.ok) throw new Error(`HTTP ${res.status}: ${rep.error ?? body}`);
           out.replaceChildren(checkReport(rep));
         } catch (err) {
           out.replaceChildren(errorBox(err));
