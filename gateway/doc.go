@@ -28,6 +28,7 @@
 //	/api/v1/agents…                                    the admin API (admin)
 //	GET  /api/attachments/{id}/content                 files passed on by URL (attachments)
 //	GET  /metrics                                      Prometheus metrics (telemetry.metrics)
+//	GET  /console/…                                    the web console (console.enabled; docs/guides/console.md)
 //
 // Kinds of agents are registered with RegisterKind: each declares its
 // configuration keys (a struct with yaml tags), which the gateway checks

@@ -497,7 +497,7 @@ func (g *Gateway) start(parent context.Context) error {
 		if cfg.push != nil {
 			allow = cfg.push.allow
 		}
-		protect, _, err := apiProtection(cfg, "console", "the console's server-side calls")
+		protect, _, err := apiProtection(cfg, "console", "this console call (another server's card, a check)")
 		if err != nil {
 			return err
 		}
