@@ -395,6 +395,9 @@ agents:
         - {id: echo, displayName: Echo, kind: echo}
       startingAgentId: you
       rules: {turnPolicy: round-robin, maxTurns: 10}
+conversations:
+  adhoc: true
+  kinds: [echo]
 pairs:
   enabled: true
 admin:
@@ -427,6 +430,20 @@ func TestConsoleConversationsInBrowser(t *testing.T) {
 	b.until("the same task goes on", `document.querySelectorAll('.transcript li.agent').length === 2 && document.querySelector('.transcript').textContent.includes('and again') && document.querySelector('#chat-status .state')?.textContent === 'input-required'`)
 	b.until("each turn is shown once", `[...document.querySelectorAll('.transcript li.agent')].map((li) => li.textContent.split('good morning').length - 1).join() === '2,0'`)
 	b.shot("conversation")
+
+	// An ad-hoc scenario: a bad one is refused naming its field; the
+	// example starts and answers.
+	b.do("back to the conversations", chromedp.Navigate(g.URL()+"/console/conversations"))
+	b.until("the ad-hoc form", `document.querySelector('#adhoc-json')?.value.includes('Echo room')`)
+	b.do("start a bad scenario", chromedp.SetValue("#adhoc-json", `{"title": "x", "agents": []}`), chromedp.Click(`form[aria-label="Start an ad-hoc scenario"] button`))
+	b.until("it is refused with its field", `document.querySelector('form[aria-label="Start an ad-hoc scenario"] .error')?.textContent.includes('HTTP 400') && document.querySelector('form[aria-label="Start an ad-hoc scenario"] .error').textContent.includes('field')`)
+	b.do("back to the example", chromedp.Navigate(g.URL()+"/console/conversations"))
+	b.until("the ad-hoc form", `document.querySelector('#adhoc-json')?.value.includes('Echo room')`)
+	b.do("start it", chromedp.Click(`form[aria-label="Start an ad-hoc scenario"] button`))
+	b.until("its chat", `location.pathname.startsWith('/console/scenario/') && document.querySelector('form[aria-label="Chat with Echo room"]') !== null`)
+	b.do("take the first turn", chromedp.SendKeys("#chat-text", "ad hoc"), chromedp.Click(`form[aria-label="Chat with Echo room"] button[type="submit"]`))
+	b.until("Echo answers", `[...document.querySelectorAll('.transcript li.agent .tag')].some((t) => t.textContent === 'Echo') && document.querySelector('#chat-status .state')?.textContent === 'input-required'`)
+	b.shot("adhoc")
 
 	b.do("back to the conversations", chromedp.Navigate(g.URL()+"/console/conversations"))
 	b.until("the pairs section", `document.querySelector('#pair-create') !== null`)

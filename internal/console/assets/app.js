@@ -82,6 +82,7 @@ function route() {
     [['registry'], registryView],
     [['conversations'], conversationsView],
     [['external'], externalView],
+    [['scenario', '*'], scenarioView],
   ];
   const match = views.find(([pat]) => pat.length === parts.length && pat.every((p, i) => p === '*' || p === parts[i]));
   const section = parts[0] ?? 'agents';
@@ -372,7 +373,7 @@ function rawLog(parent) {
 // chat is the conversation form of agent name: messages (text, a data part,
 // a file) sent with SendStreamingMessage (or SendMessage), the answer
 // streamed into the transcript; a task that asks for input is continued.
-function chat(parent, name, card, log) {
+function chat(parent, name, card, log, path = agentPath(name), hosted = true) {
   const streaming = card.capabilities?.streaming !== false;
   // The interfaces the browser can speak: A2A 1.0 over JSON-RPC and
   // HTTP+JSON, and A2A 0.3 over JSON-RPC (gRPC needs HTTP/2 framing that
@@ -405,7 +406,7 @@ function chat(parent, name, card, log) {
     if (!task.id) {
       status.append('A new task starts with the next message.');
     } else {
-      status.append('Task ', consoleLink(`agents/${encodeURIComponent(name)}/tasks/${encodeURIComponent(task.id)}`, task.id), ': ', stateBadge(task.state));
+      status.append('Task ', hosted ? consoleLink(`agents/${encodeURIComponent(name)}/tasks/${encodeURIComponent(task.id)}`, task.id) : h('code', {}, task.id), ': ', stateBadge(task.state));
       if (INTERRUPTED.has(s)) status.append(' — the next message continues it.');
       if (TERMINAL.has(s)) status.append(' — the next message starts a new task.');
     }
@@ -422,7 +423,7 @@ function chat(parent, name, card, log) {
       transcript.append(h('li', {}, errorBox(err)));
     }
   });
-  const client = () => new Client(agentPath(name), binding.value.split('|')[0], log, authFor(card), binding.value.split('|')[1]);
+  const client = () => new Client(path, binding.value.split('|')[0], log, authFor(card), binding.value.split('|')[1]);
   const say = (who, ...content) => {
     transcript.append(h('li', { class: who }, h('div', { class: 'who' }, who), ...content));
     transcript.scrollTop = transcript.scrollHeight;
@@ -911,6 +912,34 @@ async function registryView() {
 async function conversationsView() {
   const { show, onLeave, live } = scope();
   document.title = 'Conversations · a2abridge console';
+  const scenario = h('textarea', { id: 'adhoc-json', class: 'tall', spellcheck: 'false' }, JSON.stringify(EXAMPLE_SCENARIO, null, 2));
+  const adhocOut = h('div', { role: 'status' });
+  const adhoc = h('form', {
+    'aria-label': 'Start an ad-hoc scenario',
+    onsubmit: async (e) => {
+      e.preventDefault();
+      adhocOut.replaceChildren();
+      let c64;
+      try {
+        c64 = base64url(JSON.stringify(JSON.parse(scenario.value)));
+      } catch (err) {
+        adhocOut.append(errorBox(new Error(`The scenario is not JSON: ${err.message}`)));
+        return;
+      }
+      const res = await fetch(`/api/bridge/${c64}/a2a/diag`, { headers: { Accept: 'application/json' } });
+      const text = await res.text();
+      let d = {};
+      try {
+        d = JSON.parse(text);
+      } catch { /* not JSON */ }
+      if (!res.ok) {
+        const msg = res.status === 404 && !d.error ? 'ad-hoc scenarios are off: the server has no conversations.adhoc' : d.error ?? text.trim();
+        adhocOut.append(errorBox(new Error(`HTTP ${res.status}: ${msg}${d.field ? ` (field ${d.field})` : ''}`)));
+        return;
+      }
+      go(`scenario/${c64}`);
+    },
+  }, h('div', {}, h('label', { for: 'adhoc-json' }, 'Scenario (JSON)'), scenario), h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Start')), adhocOut);
   const named = h('ul', { 'aria-label': 'Named scenarios' });
   const pairsBody = h('tbody');
   const pairStatus = h('div', { role: 'status' });
@@ -921,6 +950,9 @@ async function conversationsView() {
     h('h2', {}, 'Scenarios'),
     h('p', { class: 'muted' }, 'Each named scenario is an agent: its chat is the conversation, you speak as its external participant, and every other participant\'s turn arrives as an artifact naming who speaks.'),
     named,
+    h('h3', {}, 'An ad-hoc scenario'),
+    h('p', { class: 'muted' }, 'A scenario in the URL (its JSON, base64url): checked by the server, then a chat like a named one. The server must allow ad-hoc scenarios (conversations.adhoc) and the kinds and URLs they use.'),
+    adhoc,
     h('h2', {}, 'Pairs'),
     h('p', { class: 'muted' }, 'A pair is a room for two A2A clients: each side is an agent of its own; hand one link to each participant. The pairs API needs the admin token when the server has one.'),
     adminTokenForm(() => loadPairs()),
@@ -1054,6 +1086,53 @@ async function externalView() {
     h('p', { class: 'muted' }, 'Read by the server from ', h('code', {}, rep.url), '. Chat and tasks are for the agents hosted here; call this one with ', h('code', {}, `a2abridge send ${u} hello`), '.'),
     ...cardDetails(card, h('dd', { id: 'card-signature' }, signatureText(rep.signature))),
   );
+}
+
+// ---------------------------------------------------------------- ad-hoc scenarios
+
+// EXAMPLE_SCENARIO is what the ad-hoc form starts with: the client and an
+// echo, round robin.
+const EXAMPLE_SCENARIO = {
+  title: 'Echo room',
+  scenarioId: 'echo-room-v1',
+  agents: [
+    { id: 'you', displayName: 'You', external: true },
+    { id: 'echo', displayName: 'Echo', kind: 'echo' },
+  ],
+  startingAgentId: 'you',
+  rules: { turnPolicy: 'round-robin', maxTurns: 10 },
+};
+
+// base64url is the unpadded base64url of s's UTF-8 (a config64).
+function base64url(s) {
+  const bytes = new TextEncoder().encode(s);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+// scenarioView is the chat of an ad-hoc scenario (its config64 in the
+// path): the conversation's card and a chat with it at /api/bridge/…/a2a.
+async function scenarioView(c64) {
+  const { show, onLeave } = scope();
+  if (!/^[A-Za-z0-9_-]+=*$/.test(c64)) throw new Error('not a config64');
+  const path = `/api/bridge/${c64}/a2a`;
+  const card = await getJSON(`${path}/.well-known/agent-card.json`, { 'A2A-Version': '1.0' });
+  document.title = `${card.name ?? 'Scenario'} · a2abridge console`;
+  show(
+    h('p', { class: 'crumbs' }, consoleLink('conversations', 'Conversations'), ' / ', card.name ?? 'ad-hoc scenario'),
+    h('h1', {}, card.name ?? 'Ad-hoc scenario'),
+    h('p', {}, card.description ?? ''),
+    h('p', { class: 'muted' }, 'Its endpoint: ', h('code', { class: 'mono' }, location.origin + path)),
+    credentialsPanel(card, null, !credentials().bearer && !credentials().apiKey),
+  );
+  const split = h('div', { class: 'split' });
+  show(split);
+  const left = h('section', { 'aria-labelledby': 'chat-h' });
+  const right = h('section', { 'aria-labelledby': 'log-h' });
+  split.append(left, right);
+  onLeave(chat(left, card.name ?? 'scenario', card, rawLog(right), path, false));
+  show(...cardDetails(card, h('dd', {}, 'not checked')));
 }
 
 route();
