@@ -238,15 +238,8 @@ async function agentView(name) {
     h('h1', {}, card.name ?? name),
     h('p', {}, card.description ?? ''),
     h('p', {}, consoleLink(`agents/${encodeURIComponent(name)}/tasks`, 'Tasks')),
-    credentialsPanel(card, null, !credentials().bearer && !credentials().apiKey),
   );
-  const split = h('div', { class: 'split' });
-  show(split);
-  const left = h('section', { 'aria-labelledby': 'chat-h' });
-  const right = h('section', { 'aria-labelledby': 'log-h' });
-  split.append(left, right);
-  const log = rawLog(right);
-  onLeave(chat(left, name, card, log));
+  chatPage(show, onLeave, name, card, agentPath(name), true);
 
   const signature = h('dd', { id: 'card-signature' }, 'checking…');
   show(...cardDetails(card, signature));
@@ -354,6 +347,16 @@ function signatureText(s) {
   if (!s.signed) return h('span', {}, 'not signed');
   if (s.verified) return h('span', { class: 'state state-completed' }, `verified: key ${s.kid}, ${s.detail}`);
   return h('span', { class: 'state state-failed' }, `signed, but it does not verify: ${s.detail}`);
+}
+
+// chatPage shows the credentials form (when card asks for credentials),
+// and the chat with the agent at path beside its raw exchanges; hosted:
+// the agent is one of this gateway's (its tasks have pages).
+function chatPage(show, onLeave, name, card, path, hosted) {
+  const left = h('section', { 'aria-labelledby': 'chat-h' });
+  const right = h('section', { 'aria-labelledby': 'log-h' });
+  show(credentialsPanel(card, null, !credentials().bearer && !credentials().apiKey), h('div', { class: 'split' }, left, right));
+  onLeave(chat(left, name, card, rawLog(right), path, hosted));
 }
 
 // rawLog is the panel of raw exchanges beside a chat; it returns the log
@@ -1124,14 +1127,8 @@ async function scenarioView(c64) {
     h('h1', {}, card.name ?? 'Ad-hoc scenario'),
     h('p', {}, card.description ?? ''),
     h('p', { class: 'muted' }, 'Its endpoint: ', h('code', { class: 'mono' }, location.origin + path)),
-    credentialsPanel(card, null, !credentials().bearer && !credentials().apiKey),
   );
-  const split = h('div', { class: 'split' });
-  show(split);
-  const left = h('section', { 'aria-labelledby': 'chat-h' });
-  const right = h('section', { 'aria-labelledby': 'log-h' });
-  split.append(left, right);
-  onLeave(chat(left, card.name ?? 'scenario', card, rawLog(right), path, false));
+  chatPage(show, onLeave, card.name ?? 'scenario', card, path, false);
   show(...cardDetails(card, h('dd', {}, 'not checked')));
 }
 
