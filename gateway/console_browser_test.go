@@ -137,6 +137,37 @@ func (b *browser) shot(name string) {
 	}
 }
 
+// contrastJS is the lowest contrast ratio (WCAG 2.x) of the page's text
+// against its background: body text, muted text, links, state badges,
+// and buttons against their own colour.
+const contrastJS = `(() => {
+	const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
+	const lum = (c) => {
+		const [r, g, b] = rgb(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+		return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+	};
+	const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+	const bg = getComputedStyle(document.body).backgroundColor;
+	const pairs = [...document.querySelectorAll('main p, main .muted, main a, main .state, main label, main td, main dt')]
+		.map((el) => [getComputedStyle(el).color, bg]);
+	for (const b of document.querySelectorAll('main button')) {
+		const s = getComputedStyle(b);
+		pairs.push([s.color, s.backgroundColor.startsWith('rgba(0, 0, 0, 0)') ? bg : s.backgroundColor]);
+	}
+	return Math.min(...pairs.map(([f, b]) => ratio(f, b)));
+})()`
+
+// lowestContrast is contrastJS on the page shown.
+func (b *browser) lowestContrast() float64 {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64](contrastJS))
+	if err != nil {
+		b.t.Fatalf("contrast: %v", err)
+	}
+	b.t.Logf("lowest contrast: %.2f", v)
+	return v
+}
+
 // rpc calls an A2A 1.0 JSON-RPC method of url and decodes its result.
 func rpc(t *testing.T, url, method string, params, result any) {
 	t.Helper()
@@ -282,6 +313,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("echo's page on a phone", `document.querySelector('#chat-text') !== null && document.querySelector('.log') !== null`)
 	b.until("nothing wider than the screen", `document.documentElement.scrollWidth <= window.innerWidth`)
 	b.shot("phone")
+	if c := b.lowestContrast(); !(c >= 4.5) {
+		t.Errorf("the lowest contrast of the light theme is %.2f, want ≥ 4.5 (WCAG AA)", c)
+	}
 
 	// Dark: the system's dark theme is followed.
 	if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
@@ -292,6 +326,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("dark colours", `getComputedStyle(document.body).backgroundColor === 'rgb(13, 17, 23)' && document.querySelector('#chat-text') !== null`)
 	b.until("no stray text", `![...document.querySelector('main').childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim() !== '')`)
 	b.shot("dark")
+	if c := b.lowestContrast(); !(c >= 4.5) {
+		t.Errorf("the lowest contrast of the dark theme is %.2f, want ≥ 4.5 (WCAG AA)", c)
+	}
 }
 
 // A gateway that requires a bearer token: the console shows the 401 and
