@@ -55,6 +55,9 @@ type browser struct {
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the console's browser tests start chromium")
+	}
 	path := chromium()
 	if path == "" {
 		if os.Getenv("CI") != "" {
