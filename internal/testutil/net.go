@@ -119,7 +119,9 @@ func (p *Proxy) serve() {
 		p.wg.Add(2)
 		go func() {
 			defer p.wg.Done()
-			_, _ = io.Copy(io.MultiWriter(up, &pc.sent), down)
+			// Recorded before it is forwarded: once the upstream has
+			// answered, Sent holds what it answered to.
+			_, _ = io.Copy(io.MultiWriter(&pc.sent, up), down)
 			pc.close()
 		}()
 		go func() {
@@ -153,8 +155,8 @@ func (p *Proxy) Refuse(refuse bool) {
 	}
 }
 
-// Sent returns what each connection forwarded so far sent upstream, in
-// accept order.
+// Sent returns what each connection sent to be forwarded upstream so
+// far (recorded before it is forwarded), in accept order.
 func (p *Proxy) Sent() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
