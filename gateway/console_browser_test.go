@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
@@ -171,24 +172,21 @@ func (b *browser) lowestContrast() float64 {
 	return v
 }
 
-// rpc calls an A2A 1.0 JSON-RPC method of url and decodes its result.
+// rpc calls an A2A 1.0 JSON-RPC method (testutil.RPC) and decodes its
+// result.
 func rpc(t *testing.T, url, method string, params, result any) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
+	p, err := json.Marshal(params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	_, body := testutil.RPC(t, url, method, string(p), "A2A-Version", "1.0", "Content-Type", "application/json")
 	var out struct {
 		Result json.RawMessage `json:"result"`
 		Error  any             `json:"error"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Error != nil {
-		t.Fatalf("%s: %v %v", method, err, out.Error)
+	if err := json.Unmarshal(body, &out); err != nil || out.Error != nil {
+		t.Fatalf("%s: %v %v: %s", method, err, out.Error, body)
 	}
 	if err := json.Unmarshal(out.Result, result); err != nil {
 		t.Fatal(err)
