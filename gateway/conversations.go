@@ -323,6 +323,18 @@ type ConversationsConfig struct {
 	// MaxScenarios is how many ad-hoc scenarios are hosted at once (the
 	// least recently used is dropped); unset: defaultMaxAdHoc.
 	MaxScenarios *int `yaml:"max_scenarios"`
+	// MaxTurns is the most turns of an ad-hoc conversation (its
+	// rules.maxTurns may ask for fewer, not more); unset:
+	// DefaultAdHocMaxTurns (100); 1 to conversation.MaxTurnsLimit.
+	MaxTurns *int `yaml:"max_turns"`
+	// MaxTurnBytes is the most bytes of one turn of an ad-hoc
+	// conversation (rules.maxTurnBytes); unset:
+	// conversation.DefaultMaxTurnBytes (64 KiB); at most 16 MiB.
+	MaxTurnBytes *ByteSize `yaml:"max_turn_bytes"`
+	// MaxTotalBytes is the most bytes of all turns of an ad-hoc
+	// conversation (rules.maxTotalBytes); unset:
+	// conversation.DefaultMaxTotalBytes (1 MiB); at most 64 MiB.
+	MaxTotalBytes *ByteSize `yaml:"max_total_bytes"`
 	// Attachments bounds the files of conversation endpoints: the ad-hoc scenarios', and the named scenarios' that have no
 	// attachments block of their own (agents.NAME.attachments). Every
 	// conversation endpoint stores the files the client sends by value,
@@ -352,6 +364,25 @@ func conversationHandlerOptions(a hostedAgent, c *ConversationsConfig, st store.
 		o.Attachments = c.attachmentOptions(st)
 	}
 	return o
+}
+
+// DefaultAdHocMaxTurns is the most turns of an ad-hoc conversation
+// unless conversations.max_turns says otherwise.
+const DefaultAdHocMaxTurns = 100
+
+// limits are the ceilings of ad-hoc scenarios' rules.
+func (c *ConversationsConfig) limits() conversation.Limits {
+	l := conversation.Limits{MaxTurns: DefaultAdHocMaxTurns, MaxTurnBytes: conversation.DefaultMaxTurnBytes, MaxTotalBytes: conversation.DefaultMaxTotalBytes}
+	if c.MaxTurns != nil {
+		l.MaxTurns = *c.MaxTurns
+	}
+	if c.MaxTurnBytes != nil {
+		l.MaxTurnBytes = int64(*c.MaxTurnBytes)
+	}
+	if c.MaxTotalBytes != nil {
+		l.MaxTotalBytes = int64(*c.MaxTotalBytes)
+	}
+	return l
 }
 
 // defaultMaxAdHoc is how many ad-hoc scenarios are hosted at once.
@@ -388,6 +419,18 @@ func (c *ConversationsConfig) check() error {
 	}
 	if c.MaxScenarios != nil && (*c.MaxScenarios < 1 || *c.MaxScenarios > 10000) {
 		return errors.New("conversations.max_scenarios: want 1 to 10000")
+	}
+	if c.MaxTurns != nil && (*c.MaxTurns < 1 || *c.MaxTurns > conversation.MaxTurnsLimit) {
+		return fmt.Errorf("conversations.max_turns: want 1 to %d", conversation.MaxTurnsLimit)
+	}
+	if c.MaxTurnBytes != nil && (*c.MaxTurnBytes < 1 || *c.MaxTurnBytes > conversation.MaxTurnBytesLimit) {
+		return fmt.Errorf("conversations.max_turn_bytes: want 1B to 16MiB (unset: 64KiB)")
+	}
+	if c.MaxTotalBytes != nil && (*c.MaxTotalBytes < 1 || *c.MaxTotalBytes > conversation.MaxTotalBytesLimit) {
+		return fmt.Errorf("conversations.max_total_bytes: want 1B to 64MiB (unset: 1MiB)")
+	}
+	if l := c.limits(); l.MaxTurnBytes > l.MaxTotalBytes {
+		return fmt.Errorf("conversations.max_turn_bytes: %d bytes, more than conversations.max_total_bytes (%d)", l.MaxTurnBytes, l.MaxTotalBytes)
 	}
 	if c.Attachments != nil && c.Attachments.MaxBytes < 0 {
 		return errors.New("conversations.attachments.max_bytes: want a size of 0 or more (0: the default, 8MiB)")
@@ -429,7 +472,7 @@ func mountConversations(log *slog.Logger, eng *server.Engine, host *server.Host,
 	opts.Attachments = c.attachmentOptions(st) // (named scenarios: conversationHandlerOptions)
 	b := &bridgeRoutes{log: log, eng: eng, host: host, cfg: c, opts: opts, byName: map[string]*list.Element{}, lru: list.New(),
 		building: map[string]*adHocBuild{}, slots: make(chan struct{}, maxAdHocBuilds),
-		max: defaultMaxAdHoc, maxBytes: conversation.DefaultMaxConfigBytes, allow: conversation.Allow{Kinds: c.Kinds, URLs: c.URLs}}
+		max: defaultMaxAdHoc, maxBytes: conversation.DefaultMaxConfigBytes, allow: conversation.Allow{Kinds: c.Kinds, URLs: c.URLs, Limits: c.limits()}}
 	// The server's default authentication, run before anything of an
 	// ad-hoc request is decoded (the handlers it hosts use the same).
 	b.gate = server.NewHandler(eng, "bridge", server.AgentFunc(func(context.Context, *server.Request, *server.TaskUpdater) error {
@@ -776,7 +819,7 @@ func (b *bridgeRoutes) build(ctx context.Context, s *conversation.Scenario, cano
 	// wait for it).
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), adHocBuildTimeout)
 	defer cancel()
-	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log, b.allow.CheckURL), Logger: b.log})
+	ag, err := conversation.New(bctx, s, conversation.Options{Factory: participantFactory(b.log, b.allow.CheckURL), Logger: b.log, Limits: b.allow.Limits})
 	if err != nil {
 		var fe *conversation.FieldError
 		if errors.As(err, &fe) {

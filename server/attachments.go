@@ -202,6 +202,17 @@ type fileSink struct {
 	base string
 }
 
+// MaxFileBytes is the size of the largest file StoreFiles stores
+// (AttachmentOptions.MaxBytes, or its default), in bytes; 0 when the
+// agent has no attachments option or runs under RunAgent (files then stay
+// inline).
+func (t *TaskUpdater) MaxFileBytes() int64 {
+	if t.files == nil {
+		return 0
+	}
+	return t.files.h.opts.Attachments.maxBytes()
+}
+
 // StoreFiles returns parts with every file part carried by value
 // (a2a.Raw) stored as an attachment of this task and replaced by
 // a file part with its URL, {base}/api/attachments/{id}/content (media

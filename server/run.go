@@ -9,6 +9,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/internal/engine"
 	taskfold "github.com/a2abridge/a2abridge/internal/fold"
+	"github.com/a2abridge/a2abridge/internal/outsize"
 )
 
 // RunOptions configure RunAgent. The zero value runs the agent with no
@@ -23,7 +24,21 @@ type RunOptions struct {
 	// it was accepted (folded into the task), in order, on the agent's
 	// goroutine: it must not block for long.
 	OnEvent func(a2a.Event)
+	// MaxOutputBytes, if > 0, bounds the execution's output: the bytes
+	// of the messages, status messages and artifact updates the agent
+	// emits (their parts and metadata, about as many as their JSON
+	// carries). The event that would pass it is refused with
+	// ErrOutputLimit; the task is failed with a reason naming the limit,
+	// the execution's context is cancelled, and an agent that implements
+	// Canceler is cancelled as an abandoned execution is (see RunAgent).
+	// RunAgent then returns an error that wraps ErrOutputLimit.
+	MaxOutputBytes int64
 }
+
+// ErrOutputLimit is returned by a TaskUpdater of RunAgent, and then by
+// RunAgent, when the agent's output passed RunOptions.MaxOutputBytes; the
+// task has been failed.
+var ErrOutputLimit = errors.New("a2abridge: the agent's output passed its limit; task failed")
 
 // RunAgent runs one execution of agent outside any Engine, against a task
 // kept in memory, and returns that task once the execution ended: its
@@ -74,7 +89,10 @@ func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (
 	}
 	r.Message.TaskID, r.Message.ContextID = task.ID, task.ContextID
 	r.Task = task
-	l := &localRun{task: taskfold.Detach(task), history: opts.ContextHistory, onEvent: opts.OnEvent}
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	l := &localRun{task: taskfold.Detach(task), history: opts.ContextHistory, onEvent: opts.OnEvent,
+		maxOutput: opts.MaxOutputBytes, stop: cancel}
 	t := &TaskUpdater{taskID: task.ID, ctxID: task.ContextID, local: l}
 	err := func() (err error) {
 		defer func() {
@@ -82,14 +100,20 @@ func RunAgent(ctx context.Context, agent Agent, req *Request, opts RunOptions) (
 				err = fmt.Errorf("server: agent panicked: %v", p)
 			}
 		}()
-		return agent.Execute(ctx, &r, t)
+		return agent.Execute(ectx, &r, t)
 	}()
-	if err == nil && ctx.Err() != nil {
+	l.mu.Lock()
+	overflow := l.overflow
+	l.mu.Unlock()
+	switch {
+	case overflow:
+		err = fmt.Errorf("%w (%d bytes)", ErrOutputLimit, opts.MaxOutputBytes)
+	case err == nil && ctx.Err() != nil:
 		err = ctx.Err()
 	}
 	l.mu.Lock()
 	l.closed = true
-	abandoned := ctx.Err() != nil && !l.task.Status.State.Terminal()
+	abandoned := overflow || ctx.Err() != nil && !l.task.Status.State.Terminal()
 	if st := l.task.Status.State; !st.Final() {
 		state, text := a2a.TaskStateCompleted, ""
 		if err != nil {
@@ -140,6 +164,11 @@ type localRun struct {
 	history []a2a.Task
 	onEvent func(a2a.Event)
 	closed  bool // Execute returned
+
+	maxOutput int64  // RunOptions.MaxOutputBytes
+	output    int64  // bytes of output emitted so far
+	overflow  bool   // an event passed maxOutput: the task was failed
+	stop      func() // cancels the execution's context
 }
 
 // emit folds an agent's event into the local task, as the engine appends
@@ -165,6 +194,18 @@ func (l *localRun) emit(t *TaskUpdater, ev a2a.Event) error {
 			l.task = n
 		}
 		return ErrInvalidEvent
+	}
+	if l.maxOutput > 0 {
+		if l.output += outsize.Event(out); l.output > l.maxOutput {
+			ev := engine.StatusEvent(l.task, a2a.TaskStateFailed,
+				fmt.Sprintf("The agent's output passed its limit of %d bytes; it was stopped.", l.maxOutput))
+			if n, ferr := taskfold.Apply(l.task, ev); ferr == nil {
+				l.task = n
+			}
+			l.overflow = true
+			l.stop()
+			return ErrOutputLimit
+		}
 	}
 	l.task = next
 	if l.onEvent != nil {

@@ -256,3 +256,48 @@ func TestRunAgentCancelsAbandonedTask(t *testing.T) {
 		}
 	})
 }
+
+// An agent whose output passes RunOptions.MaxOutputBytes is stopped: the
+// event that passes it is refused, the task failed with the limit named,
+// its context cancelled and its Cancel called; what came before is kept.
+func TestRunAgentOutputLimit(t *testing.T) {
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.NewTextPart("hi"))
+	chunk := strings.Repeat("x", 1000)
+	var emitted int
+	var emitErr error
+	ag := &cancelRecorder{exec: func(ctx context.Context, tu *server.TaskUpdater) error {
+		for ctx.Err() == nil {
+			if emitErr = tu.AddArtifact(ctx, a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.NewTextPart(chunk)}}, emitted > 0, false); emitErr != nil {
+				<-ctx.Done() // the limit cancelled the execution
+				return emitErr
+			}
+			emitted++
+		}
+		return ctx.Err()
+	}}
+	task, err := server.RunAgent(context.Background(), ag, &server.Request{Message: msg, Task: a2a.Task{History: []a2a.Message{msg}}},
+		server.RunOptions{MaxOutputBytes: 10_500})
+	if !errors.Is(err, server.ErrOutputLimit) || !errors.Is(emitErr, server.ErrOutputLimit) {
+		t.Fatalf("RunAgent error %v, Emit error %v; want ErrOutputLimit", err, emitErr)
+	}
+	if task.Status.State != a2a.TaskStateFailed || task.Status.Message == nil || !strings.Contains(task.Status.Message.Parts[0].Text(), "limit of 10500 bytes") {
+		t.Fatalf("task status %+v; want failed naming the limit", task.Status)
+	}
+	if n := len(artifactText(task)); emitted != 10 || n != 10*len(chunk) {
+		t.Fatalf("%d chunks accepted, artifact of %d bytes; want the 10 that fit", emitted, n)
+	}
+	if len(ag.canceled) != 1 {
+		t.Fatalf("Cancel called %d times; want 1", len(ag.canceled))
+	}
+}
+
+// artifactText is the text of a task's artifacts.
+func artifactText(task a2a.Task) string {
+	var b strings.Builder
+	for _, art := range task.Artifacts {
+		for _, p := range art.Parts {
+			b.WriteString(p.Text())
+		}
+	}
+	return b.String()
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/outsize"
 	"github.com/a2abridge/a2abridge/server"
 )
 
@@ -62,6 +63,10 @@ type Options struct {
 	Factory Factory
 	// Logger logs participants' failures; nil: slog.Default().
 	Logger *slog.Logger
+	// Limits are ceilings over the scenario's rules (see Limits): a
+	// server that hosts scenarios its callers wrote passes the ones of
+	// its Allow.
+	Limits Limits
 }
 
 // Agent is a conversation: a server.Agent whose task is the conversation
@@ -71,6 +76,7 @@ type Options struct {
 // conversation).
 type Agent struct {
 	s     *Scenario
+	rules Rules                   // s.Rules with Options.Limits applied: the effective limits
 	parts map[string]server.Agent // internal participants by id
 	log   *slog.Logger
 }
@@ -85,7 +91,7 @@ func New(ctx context.Context, s *Scenario, o Options) (*Agent, error) {
 	if o.Factory == nil {
 		return nil, errors.New("conversation: Options.Factory is required")
 	}
-	a := &Agent{s: s, parts: map[string]server.Agent{}, log: o.Logger}
+	a := &Agent{s: s, rules: o.Limits.apply(s.Rules), parts: map[string]server.Agent{}, log: o.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -152,7 +158,8 @@ func (a *Agent) Card() a2a.AgentCard {
 	if policy == PolicyModerator {
 		fmt.Fprintf(&b, " (moderator %q names the next speaker with a line \"next: ID\")", s.Rules.ModeratorID)
 	}
-	fmt.Fprintf(&b, ", at most %d. End it with a line \"/end\"; the task is input-required whenever it is your turn.", s.Rules.Turns())
+	fmt.Fprintf(&b, ", at most %d, each at most %d bytes, %d bytes in all. End it with a line \"/end\"; the task is input-required whenever it is your turn.",
+		a.rules.MaxTurns, a.rules.MaxTurnBytes, a.rules.MaxTotalBytes)
 	desc := s.Description
 	if desc == "" {
 		desc = "A multi-agent conversation: " + s.Title
@@ -168,7 +175,7 @@ func (a *Agent) Card() a2a.AgentCard {
 			URI:         ExtensionScenario,
 			Description: "This card is bound to the conversation scenario in its URL: one task is one conversation of the participants below; each internal turn is an artifact-update and an agent message with participantId and displayName in metadata.",
 			Params: map[string]any{"scenarioId": s.ScenarioID, "startingAgentId": s.StartingAgentID, "participants": ids,
-				"turnPolicy": policy, "maxTurns": s.Rules.Turns()},
+				"turnPolicy": policy, "maxTurns": a.rules.MaxTurns, "maxTurnBytes": a.rules.MaxTurnBytes, "maxTotalBytes": a.rules.MaxTotalBytes},
 		}}},
 		DefaultInputModes:  []string{"text/plain", "application/json", "*/*"}, // files are passed on to the participants
 		DefaultOutputModes: []string{"text/plain", "application/json"},
@@ -258,6 +265,27 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 	// TaskUpdater.StoreFiles in runTurn.
 	turns := a.turnsOf(req.Task.History)
 	ext := a.s.External()
+	var total int64
+	for i, tn := range turns {
+		if tn.skipped {
+			continue
+		}
+		size := outsize.Message(&tn.msg)
+		total += size
+		if i != len(turns)-1 || tn.speaker != ext.ID {
+			continue
+		}
+		// The client's new turn: the engine stored it, but it is not passed on
+		// when it is over a limit.
+		if size > a.rules.MaxTurnBytes {
+			return a.end(ctx, t, a2a.TaskStateFailed, fmt.Sprintf("Your turn (turn %d) has %d bytes, over the conversation's limit of %d bytes per turn (maxTurnBytes).",
+				len(turns), size, a.rules.MaxTurnBytes))
+		}
+		if total > a.rules.MaxTotalBytes {
+			return a.end(ctx, t, a2a.TaskStateFailed, fmt.Sprintf("Your turn (turn %d, %d bytes) brings the conversation to %d bytes, over its limit of %d bytes (maxTotalBytes).",
+				len(turns), size, total, a.rules.MaxTotalBytes))
+		}
+	}
 	for {
 		n := len(turns)
 		if n > 0 {
@@ -267,8 +295,8 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 				return a.end(ctx, t, a2a.TaskStateCompleted, fmt.Sprintf("%s closed the conversation after %s.", p.Name(), turnCount(n)))
 			}
 		}
-		if n >= a.s.Rules.Turns() {
-			return a.end(ctx, t, a2a.TaskStateCompleted, fmt.Sprintf("The conversation reached its limit of %s.", turnCount(a.s.Rules.Turns())))
+		if n >= a.rules.MaxTurns {
+			return a.end(ctx, t, a2a.TaskStateCompleted, fmt.Sprintf("The conversation reached its limit of %s.", turnCount(a.rules.MaxTurns)))
 		}
 		next, problem := a.next(turns)
 		if next == ext.ID {
@@ -283,9 +311,12 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 			turns = append(turns, rec)
 			continue
 		}
-		rec, err := a.runTurn(ctx, req, t, turns, next)
+		rec, err := a.runTurn(ctx, req, t, turns, next, total)
 		if err != nil {
 			return err
+		}
+		if !rec.skipped {
+			total += outsize.Message(&rec.msg)
 		}
 		turns = append(turns, rec)
 	}
@@ -393,7 +424,9 @@ var errEnded = errors.New("conversation ended")
 
 // runTurn runs participant id's turn: its agent gets the conversation so
 // far, and its answer becomes an artifact and an agent message.
-func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.TaskUpdater, turns []turn, id string) (turn, error) {
+// total is the bytes of the turns so far: a turn that would take the
+// conversation past MaxTotalBytes ends it failed, before it is stored.
+func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.TaskUpdater, turns []turn, id string, total int64) (turn, error) {
 	p, _ := a.s.participant(id)
 	msg, hist, ctxHist := a.transcriptFor(id, turns, t.ContextID())
 	timeout := a.s.Rules.Timeout()
@@ -405,13 +438,17 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 	res, err := server.RunAgent(tctx, a.parts[id], &server.Request{
 		Message: msg, Task: task, Principal: req.Principal,
 		Params: a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{Blocking: new(true)}},
-	}, server.RunOptions{ContextHistory: ctxHist})
+	}, server.RunOptions{ContextHistory: ctxHist, MaxOutputBytes: a.runLimit(t)})
 	if ctx.Err() != nil {
 		return turn{}, ctx.Err()
 	}
 	reason := ""
 	parts := answerParts(res, msg.MessageID)
+	var size int64
 	switch st := res.Status.State; {
+	case errors.Is(err, server.ErrOutputLimit):
+		reason = fmt.Sprintf("its output passed %d bytes and it was stopped (the conversation's limit is %d bytes per turn, maxTurnBytes)",
+			a.runLimit(t), a.rules.MaxTurnBytes)
 	case tctx.Err() != nil:
 		reason = fmt.Sprintf("no answer within the turn timeout of %s", timeout)
 	case st == a2a.TaskStateFailed || st == a2a.TaskStateRejected || st == a2a.TaskStateCanceled || err != nil:
@@ -434,11 +471,21 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 			return turn{}, err
 		default:
 			parts = stored
+			if size = outsize.Parts(parts); size > a.rules.MaxTurnBytes {
+				reason = fmt.Sprintf("its answer has %d bytes, over the conversation's limit of %d bytes per turn (maxTurnBytes)", size, a.rules.MaxTurnBytes)
+			}
 		}
 	}
 	if reason != "" {
 		rec, err := a.failure(ctx, t, turns, id, reason)
 		return rec, err
+	}
+	if total+size > a.rules.MaxTotalBytes {
+		if err := a.end(ctx, t, a2a.TaskStateFailed, fmt.Sprintf("%s (%q) answered %d bytes at turn %d, which would bring the conversation to %d bytes, over its limit of %d bytes (maxTotalBytes); the answer was not kept.",
+			p.Name(), id, size, len(turns)+1, total+size, a.rules.MaxTotalBytes)); err != nil {
+			return turn{}, err
+		}
+		return turn{}, errEnded
 	}
 	n := len(turns) + 1
 	meta := map[string]any{MetaParticipantID: id, MetaDisplayName: p.Name(), MetaTurn: n}
@@ -455,6 +502,14 @@ func (a *Agent) runTurn(ctx context.Context, req *server.Request, t *server.Task
 		return turn{}, err
 	}
 	return turn{speaker: id, msg: *m}, nil
+}
+
+// runLimit is the output a participant may emit in one turn before it is
+// stopped: twice the turn limit (an agent may send its answer both as
+// artifacts and as messages) and room for one file that the server stores
+// as an attachment (answered by value, it is passed on as a URL).
+func (a *Agent) runLimit(t *server.TaskUpdater) int64 {
+	return 2*a.rules.MaxTurnBytes + 64<<10 + t.MaxFileBytes()
 }
 
 // answerParts is what a participant's task answered: the parts of its

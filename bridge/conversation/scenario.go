@@ -44,6 +44,14 @@ const (
 	MaxTurnTimeout = time.Hour
 	// MaxParticipants is the most entries of Scenario.Agents.
 	MaxParticipants = 32
+	// DefaultMaxTurnBytes is Rules.MaxTurnBytes when it is 0: 64 KiB.
+	DefaultMaxTurnBytes = 64 << 10
+	// MaxTurnBytesLimit is the largest Rules.MaxTurnBytes: 16 MiB.
+	MaxTurnBytesLimit = 16 << 20
+	// DefaultMaxTotalBytes is Rules.MaxTotalBytes when it is 0: 1 MiB.
+	DefaultMaxTotalBytes = 1 << 20
+	// MaxTotalBytesLimit is the largest Rules.MaxTotalBytes: 64 MiB.
+	MaxTotalBytesLimit = 64 << 20
 	// DefaultMaxConfigBytes is the default bound of the JSON a config64
 	// holds (DecodeConfig64's maxBytes when it is <= 0): 16 KiB.
 	DefaultMaxConfigBytes = 16 << 10
@@ -130,6 +138,80 @@ type Rules struct {
 	// OnParticipantFailure is FailConversation (the default) or
 	// SkipParticipant.
 	OnParticipantFailure string `json:"onParticipantFailure,omitempty"`
+	// MaxTurnBytes bounds one turn: the bytes of its parts (text,
+	// files' bytes or URLs, data as JSON) and metadata. A client's turn
+	// over it fails the conversation; an internal participant's is that
+	// participant's failure (OnParticipantFailure), and the participant
+	// is stopped once its output passes twice the limit. 0:
+	// DefaultMaxTurnBytes (64 KiB); at most MaxTurnBytesLimit.
+	MaxTurnBytes int64 `json:"maxTurnBytes,omitempty"`
+	// MaxTotalBytes bounds the turns of a conversation together, counted
+	// as MaxTurnBytes counts one: a turn that would pass it is not
+	// stored or passed on, and the conversation fails with a reason
+	// naming the limit. Every participant sees the turns since it last
+	// spoke, so this bounds what each one reads too. 0:
+	// DefaultMaxTotalBytes (1 MiB); at most MaxTotalBytesLimit.
+	MaxTotalBytes int64 `json:"maxTotalBytes,omitempty"`
+}
+
+// TurnBytes is MaxTurnBytes, DefaultMaxTurnBytes when 0.
+func (r Rules) TurnBytes() int64 {
+	if r.MaxTurnBytes <= 0 {
+		return DefaultMaxTurnBytes
+	}
+	return r.MaxTurnBytes
+}
+
+// TotalBytes is MaxTotalBytes, DefaultMaxTotalBytes when 0.
+func (r Rules) TotalBytes() int64 {
+	if r.MaxTotalBytes <= 0 {
+		return DefaultMaxTotalBytes
+	}
+	return r.MaxTotalBytes
+}
+
+// Limits are ceilings over a scenario's rules: a server that hosts
+// scenarios written by its callers (ad-hoc scenarios) sets them below the
+// package's limits. A zero field sets no ceiling of its own.
+type Limits struct {
+	// MaxTurns is the most Rules.MaxTurns; a scenario without maxTurns
+	// gets the smaller of DefaultMaxTurns and this.
+	MaxTurns int
+	// MaxTurnBytes is the most Rules.MaxTurnBytes, likewise.
+	MaxTurnBytes int64
+	// MaxTotalBytes is the most Rules.MaxTotalBytes, likewise.
+	MaxTotalBytes int64
+}
+
+// check reports (a *FieldError) a rule of r set above l.
+func (l Limits) check(r Rules) error {
+	if l.MaxTurns > 0 && r.MaxTurns > l.MaxTurns {
+		return fieldErr("rules.maxTurns", "%d: over this server's limit of %d", r.MaxTurns, l.MaxTurns)
+	}
+	if l.MaxTurnBytes > 0 && r.MaxTurnBytes > l.MaxTurnBytes {
+		return fieldErr("rules.maxTurnBytes", "%d: over this server's limit of %d bytes", r.MaxTurnBytes, l.MaxTurnBytes)
+	}
+	if l.MaxTotalBytes > 0 && r.MaxTotalBytes > l.MaxTotalBytes {
+		return fieldErr("rules.maxTotalBytes", "%d: over this server's limit of %d bytes", r.MaxTotalBytes, l.MaxTotalBytes)
+	}
+	return nil
+}
+
+// apply returns r with l's ceilings applied to its effective values.
+func (l Limits) apply(r Rules) Rules {
+	r.MaxTurns = r.Turns()
+	if l.MaxTurns > 0 {
+		r.MaxTurns = min(r.MaxTurns, l.MaxTurns)
+	}
+	r.MaxTurnBytes = r.TurnBytes()
+	if l.MaxTurnBytes > 0 {
+		r.MaxTurnBytes = min(r.MaxTurnBytes, l.MaxTurnBytes)
+	}
+	r.MaxTotalBytes = r.TotalBytes()
+	if l.MaxTotalBytes > 0 {
+		r.MaxTotalBytes = min(r.MaxTotalBytes, l.MaxTotalBytes)
+	}
+	return r
 }
 
 // Timeout is TurnTimeout as a duration (DefaultTurnTimeout when empty or
@@ -350,6 +432,15 @@ func (s *Scenario) Validate() error {
 	default:
 		return fieldErr("rules.onParticipantFailure", "want %q or %q, got %q", FailConversation, SkipParticipant, r.OnParticipantFailure)
 	}
+	if r.MaxTurnBytes < 0 || r.MaxTurnBytes > MaxTurnBytesLimit {
+		return fieldErr("rules.maxTurnBytes", "want 1 to %d (0: %d), got %d", MaxTurnBytesLimit, DefaultMaxTurnBytes, r.MaxTurnBytes)
+	}
+	if r.MaxTotalBytes < 0 || r.MaxTotalBytes > MaxTotalBytesLimit {
+		return fieldErr("rules.maxTotalBytes", "want 1 to %d (0: %d), got %d", MaxTotalBytesLimit, DefaultMaxTotalBytes, r.MaxTotalBytes)
+	}
+	if r.MaxTotalBytes > 0 && r.MaxTurnBytes > r.MaxTotalBytes {
+		return fieldErr("rules.maxTurnBytes", "%d: more than rules.maxTotalBytes (%d)", r.MaxTurnBytes, r.MaxTotalBytes)
+	}
 	return nil
 }
 
@@ -407,6 +498,11 @@ type Allow struct {
 	// "/v1/x", not "/v10"). Queries, fragments and user info in a prefix
 	// are not allowed; Validate reports them.
 	URLs []string
+	// Limits are the ceilings of the scenario's rules: Check refuses a
+	// scenario whose rules ask for more (pass the same to
+	// Options.Limits, which applies them to rules left at their
+	// defaults).
+	Limits Limits
 }
 
 // Validate reports the first entry of a.URLs that is not an
@@ -431,12 +527,15 @@ func parsePrefix(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// Check reports (a *FieldError) the first internal participant of s whose
-// kind a does not allow, or whose config holds a URL that a does not
-// allow. A URL is any string value (at any depth of the config) that
+// Check reports (a *FieldError) a rule of s over a.Limits, or the first
+// internal participant of s whose kind a does not allow, or whose config
+// holds a URL that a does not allow. A URL is any string value (at any depth of the config) that
 // contains "://", or the value of any key whose name ends in "url" or
 // "URL"; each must be an http(s) URL under one of a.URLs.
 func (a Allow) Check(s *Scenario) error {
+	if err := a.Limits.check(s.Rules); err != nil {
+		return err
+	}
 	for i, p := range s.Agents {
 		if p.External {
 			continue

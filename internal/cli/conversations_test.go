@@ -704,3 +704,76 @@ func TestAdHocBuildsKeyedAndBounded(t *testing.T) {
 		t.Fatalf("HTTP+JSON tasks/get at another spelling: %d %s", st, body)
 	}
 }
+
+// An ad-hoc scenario of many echo participants, each of which repeats
+// every turn since it last spoke (so the text doubles per participant),
+// ends failed with a reason naming the limit it reached, after a bounded
+// amount of work; rules over the server's ceilings are refused, and a
+// client turn over the turn limit is not passed on.
+func TestAdHocAmplificationBounded(t *testing.T) {
+	scenario := func(n int, rules string) string {
+		agents := []string{`{"id":"you","external":true}`}
+		for i := range n {
+			agents = append(agents, fmt.Sprintf(`{"id":"e%d","kind":"echo"}`, i))
+		}
+		s := fmt.Sprintf(`{"title":"flood","agents":[%s],"startingAgentId":"you"%s}`, strings.Join(agents, ","), rules)
+		return base64.RawURLEncoding.EncodeToString([]byte(s))
+	}
+	send := func(t *testing.T, base, c64, text string) (int, string) {
+		t.Helper()
+		return adHocDo(t, http.MethodPost, base+"/api/bridge/"+c64+"/a2a", "",
+			testutil.RPCBody("message/send", testutil.SendParams03(text, a2a.NewID(), "")))
+	}
+	failedWith := func(t *testing.T, st int, body, want string) {
+		t.Helper()
+		if st != http.StatusOK || !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, want) {
+			t.Fatalf("want a failed task naming %s: %d %.600s", want, st, body)
+		}
+		// What the task holds is bounded by the limits: far below the
+		// 9.4 MB that 16 echo participants produced without them.
+		if len(body) > 1<<20 {
+			t.Fatalf("the answer has %d bytes", len(body))
+		}
+	}
+
+	t.Run("turn", func(t *testing.T) {
+		base := startServe(t, "--config", writeConfig(t, "conversations:\n  adhoc: true\n  kinds: [echo]\n"))
+		st, body := send(t, base, scenario(31, ""), "0123456789")
+		failedWith(t, st, body, "maxTurnBytes")
+		// The card states the limits in force.
+		_, card := adHocDo(t, http.MethodGet, base+"/api/bridge/"+scenario(31, "")+"/a2a/.well-known/agent-card.json", "", "")
+		for _, want := range []string{`"maxTurnBytes":65536`, `"maxTotalBytes":1048576`, `"maxTurns":20`} {
+			if !strings.Contains(card, want) {
+				t.Errorf("card lacks %s: %s", want, card)
+			}
+		}
+		// A client turn over the limit fails the conversation before
+		// any participant sees it.
+		st, body = send(t, base, scenario(2, ""), strings.Repeat("x", 70<<10))
+		failedWith(t, st, body, "Your turn (turn 1) has 71680 bytes, over the conversation's limit of 65536 bytes per turn (maxTurnBytes)")
+		if strings.Contains(body, `"participantId":"e0"`) {
+			t.Fatalf("a participant took a turn after an oversized client turn: %.300s", body)
+		}
+		// Rules over the server's ceilings are refused by name.
+		st, body = send(t, base, scenario(2, `,"rules":{"maxTotalBytes":10485760}`), "hi")
+		if st != http.StatusOK || !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, `"field":"rules.maxTotalBytes"`) || !strings.Contains(body, "over this server's limit of 1048576 bytes") {
+			t.Fatalf("rules over the ceiling: %d %s", st, body)
+		}
+		st, body = send(t, base, scenario(2, `,"rules":{"maxTurns":500}`), "hi")
+		if st != http.StatusOK || !strings.Contains(body, `"field":"rules.maxTurns"`) {
+			t.Fatalf("maxTurns over the ceiling: %d %s", st, body)
+		}
+	})
+	t.Run("total", func(t *testing.T) {
+		base := startServe(t, "--config", writeConfig(t, "conversations:\n  adhoc: true\n  kinds: [echo]\n  max_turns: 1000\n  max_total_bytes: 64KiB\n"))
+		st, body := send(t, base, scenario(31, `,"rules":{"maxTurns":1000}`), "0123456789")
+		failedWith(t, st, body, "over its limit of 65536 bytes (maxTotalBytes); the answer was not kept.")
+	})
+	t.Run("config", func(t *testing.T) {
+		wantServeUsageErrors(t, []serveUsage{
+			{[]string{"--config", "conversations:\n  adhoc: true\n  kinds: [echo]\n  max_turn_bytes: 32MiB\n"}, "conversations.max_turn_bytes: want 1B to 16MiB"},
+			{[]string{"--config", "conversations:\n  adhoc: true\n  kinds: [echo]\n  max_turn_bytes: 2MiB\n"}, "conversations.max_turn_bytes: 2097152 bytes, more than conversations.max_total_bytes (1048576)"},
+			{[]string{"--config", "conversations:\n  adhoc: true\n  kinds: [echo]\n  max_turns: 0\n"}, "conversations.max_turns: want 1 to 1000"},
+		})
+	})
+}
