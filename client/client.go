@@ -112,6 +112,39 @@ type Options struct {
 	// NoCardCache fetches every card anew, neither reading nor filling
 	// a CardCache.
 	NoCardCache bool
+	// MaxCardBytes bounds an Agent Card document (Resolve, Dial, the
+	// extended card), in bytes; 0 means DefaultMaxCardBytes (1 MiB). A
+	// larger card is a *ProtocolError naming the limit, read no further.
+	MaxCardBytes int64
+	// MaxResponseBytes bounds one response body, one stream event (its
+	// SSE data, or a gRPC message), in bytes; 0 means
+	// DefaultMaxResponseBytes (64 MiB). A larger one is a *ProtocolError
+	// naming the limit, read no further.
+	MaxResponseBytes int64
+}
+
+// Defaults of Options' size limits.
+const (
+	// DefaultMaxCardBytes is Options.MaxCardBytes when 0: 1 MiB.
+	DefaultMaxCardBytes = 1 << 20
+	// DefaultMaxResponseBytes is Options.MaxResponseBytes when 0: 64 MiB.
+	DefaultMaxResponseBytes = 64 << 20
+)
+
+// maxCard is the card size limit in force.
+func (o Options) maxCard() int64 {
+	if o.MaxCardBytes > 0 {
+		return o.MaxCardBytes
+	}
+	return DefaultMaxCardBytes
+}
+
+// maxResponse is the response size limit in force.
+func (o Options) maxResponse() int64 {
+	if o.MaxResponseBytes > 0 {
+		return o.MaxResponseBytes
+	}
+	return DefaultMaxResponseBytes
 }
 
 // Client calls one agent over one interface of its card (see Interface).

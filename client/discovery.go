@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -115,6 +114,9 @@ func (c *Client) cardCache() *CardCache {
 // *CardSignatureError), else any card Unmarshal reads (errors
 // *ProtocolError).
 func (c *Client) decodeCard(ctx context.Context, u, method string, b []byte) (a2a.AgentCard, error) {
+	if limit := c.opts.maxCard(); int64(len(b)) > limit {
+		return a2a.AgentCard{}, &ProtocolError{Method: method, Reason: fmt.Sprintf("the Agent Card from %s is over %d bytes (Options.MaxCardBytes)", u, limit)}
+	}
 	if v := c.opts.CardVerifier; v != nil {
 		card, _, err := v.VerifyCard(ctx, u, b)
 		return card, err
@@ -184,7 +186,7 @@ func (c *Client) fetchCardDocument(ctx context.Context, u string) (cardDocument,
 		if err := c.checkResponse(resp, "application/json"); err != nil {
 			return err
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+		b, err := readLimited(resp.Body, c.opts.maxCard(), "agent-card", "the Agent Card at "+u)
 		if err != nil {
 			return err
 		}

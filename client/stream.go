@@ -113,7 +113,7 @@ func (c *Client) openStream(ctx context.Context, cl *call, lastEventID string) (
 	if err != nil {
 		return nil, err
 	}
-	return &sseFrames{resp: resp, rd: sse.NewReader(resp.Body), reqID: id}, nil
+	return &sseFrames{resp: resp, rd: sse.NewReaderSize(resp.Body, int(c.opts.maxResponse())), reqID: id}, nil
 }
 
 // sseFrames is an SSE stream of request reqID.

@@ -51,7 +51,27 @@ const (
 	extensionsHeader03 = "X-A2A-Extensions"
 )
 
-const maxResponseBytes = 64 << 20
+// readLimited reads r to its end, or fails with a *ProtocolError of
+// method once it holds more than limit bytes (what names the limit's
+// option).
+func readLimited(r io.Reader, limit int64, method, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("%s is over %d bytes (Options.%s)", what, limit, optionOf(what))}
+	}
+	return b, nil
+}
+
+// optionOf names the Options field that bounds what.
+func optionOf(what string) string {
+	if strings.Contains(what, "Agent Card") {
+		return "MaxCardBytes"
+	}
+	return "MaxResponseBytes"
+}
 
 // newRequest builds the HTTP request of cl, with headers and credentials;
 // id is its JSON-RPC id (unused over HTTP+JSON).
@@ -165,7 +185,7 @@ func (c *Client) call(ctx context.Context, cl *call) (jsontext.Value, error) {
 		if err := c.checkResponse(resp, "application/json"); err != nil {
 			return err
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+		b, err := readLimited(resp.Body, c.opts.maxResponse(), cl.method, "the response")
 		if err != nil {
 			return redact(err)
 		}

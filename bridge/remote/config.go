@@ -17,6 +17,15 @@ const (
 	DefaultCardTimeout = 10 * time.Second
 	// DefaultAPIKeyHeader is the header that carries Credentials.APIKey.
 	DefaultAPIKeyHeader = "X-API-Key"
+	// DefaultMaxOutput bounds what a task takes from the remote: 64 MiB.
+	DefaultMaxOutput = 64 << 20
+	// DefaultMaxCardBytes bounds the remote's Agent Card: 1 MiB.
+	DefaultMaxCardBytes = 1 << 20
+	// DefaultFirstEventTimeout bounds the wait for a stream's first
+	// event.
+	DefaultFirstEventTimeout = 60 * time.Second
+	// DefaultIdleTimeout bounds the wait between two events of a stream.
+	DefaultIdleTimeout = 5 * time.Minute
 )
 
 // Config configures an Agent that forwards to a remote A2A agent (kind
@@ -45,8 +54,35 @@ type Config struct {
 	Credentials Credentials `yaml:"credentials"`
 	// Timeout bounds each call that does not stream (a blocking
 	// SendMessage, GetTask, CancelTask); 0 means DefaultTimeout (60s).
-	// Streams are bounded only by the task (cancel ends them).
+	// Set, it also bounds the whole of an execution's exchange with the
+	// remote: a stream (resubscriptions included) or the polling of a
+	// task that a blocking send left working; the task then fails with
+	// the reason and the remote task is canceled. Left at 0, a stream is
+	// bounded by FirstEventTimeout, IdleTimeout and MaxOutput.
 	Timeout time.Duration `yaml:"timeout"`
+	// FirstEventTimeout bounds the wait for the first event of a stream
+	// (the remote accepted the request and sends nothing); 0 means
+	// DefaultFirstEventTimeout (60s). The task then fails with the
+	// reason, naming first_event_timeout.
+	FirstEventTimeout time.Duration `yaml:"first_event_timeout"`
+	// IdleTimeout bounds the wait between two events of a stream; 0
+	// means DefaultIdleTimeout (5m). The task then fails with the
+	// reason, naming idle_timeout, and the remote task is canceled.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxOutput bounds, in bytes, what a task takes from the remote: the
+	// parts and metadata of its artifacts, messages and status messages
+	// (as internal/outsize counts them, about their JSON size) plus 100
+	// bytes per event, counted over the task's executions; 0 means
+	// DefaultMaxOutput (64 MiB). The event that would pass it is not
+	// kept: the task fails with a reason naming max_output and the
+	// remote task is canceled. One response or stream event is read up
+	// to MaxOutput plus 1 MiB, no further.
+	MaxOutput int64 `yaml:"max_output"`
+	// MaxCardBytes bounds the remote's Agent Card document, in bytes; 0
+	// means DefaultMaxCardBytes (1 MiB). A larger card is refused (the
+	// agent is served under a generic card until a fetch succeeds), and
+	// the card served (DeriveCard) keeps only a small part of it.
+	MaxCardBytes int64 `yaml:"max_card_bytes"`
 	// CardTimeout bounds the fetch of the remote's Agent Card, retries
 	// included; 0 means DefaultCardTimeout (10s).
 	CardTimeout time.Duration `yaml:"card_timeout"`
@@ -127,6 +163,18 @@ func (c Config) Validate() error {
 	if c.CardTimeout < 0 {
 		bad("card_timeout", "must be > 0")
 	}
+	if c.FirstEventTimeout < 0 {
+		bad("first_event_timeout", "must be > 0")
+	}
+	if c.IdleTimeout < 0 {
+		bad("idle_timeout", "must be > 0")
+	}
+	if c.MaxOutput < 0 {
+		bad("max_output", "must be >= 0 (0: the default, %d bytes)", DefaultMaxOutput)
+	}
+	if c.MaxCardBytes < 0 {
+		bad("max_card_bytes", "must be >= 0 (0: the default, %d bytes)", DefaultMaxCardBytes)
+	}
 	cr := c.Credentials
 	if !validHeaderValue(cr.BearerToken) {
 		bad("credentials.bearer_token", "holds characters an HTTP header cannot carry")
@@ -151,6 +199,18 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.FirstEventTimeout == 0 {
+		c.FirstEventTimeout = DefaultFirstEventTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxOutput == 0 {
+		c.MaxOutput = DefaultMaxOutput
+	}
+	if c.MaxCardBytes == 0 {
+		c.MaxCardBytes = DefaultMaxCardBytes
 	}
 	if c.CardTimeout == 0 {
 		c.CardTimeout = DefaultCardTimeout

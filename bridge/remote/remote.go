@@ -12,12 +12,14 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	_ "github.com/a2abridge/a2abridge/client/grpc" // remotes that offer gRPC only, or binding: grpc
 	"github.com/a2abridge/a2abridge/internal/h1"
+	"github.com/a2abridge/a2abridge/internal/outsize"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/internal/urlguard"
 	"github.com/a2abridge/a2abridge/server"
@@ -27,10 +29,13 @@ import (
 // message to a remote A2A agent through the client package, and reports
 // the remote task's events as its own. It is safe for concurrent use.
 type Agent struct {
-	cfg   Config
-	where string // the configured URL as shown (shownURL), for reasons and errors
-	tr    *h1.Transport
-	opts  client.Options
+	cfg Config
+	// wholeCall is Config.Timeout when the configuration set it: it
+	// bounds an execution's whole exchange with the remote.
+	wholeCall time.Duration
+	where     string // the configured URL as shown (shownURL), for reasons and errors
+	tr        *h1.Transport
+	opts      client.Options
 
 	mu      sync.Mutex
 	c       *client.Client // nil until a dial succeeds
@@ -74,6 +79,7 @@ func New(c Config) (*Agent, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	wholeCall := c.Timeout
 	c = c.withDefaults()
 	fallback := http.DefaultTransport.(*http.Transport).Clone()
 	fallback.MaxIdleConns = maxIdleConns
@@ -81,7 +87,7 @@ func New(c Config) (*Agent, error) {
 	tr := h1.New(fallback, maxIdleConns)
 	binding, _ := bindingName(c.Binding)
 	cr := c.Credentials
-	a := &Agent{cfg: c, where: shownURL(c.URL), tr: tr}
+	a := &Agent{cfg: c, wholeCall: wholeCall, where: shownURL(c.URL), tr: tr}
 	a.opts = client.Options{
 		HTTPClient: &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, c.CheckURL), "a2a")},
 		Protocol:   c.Protocol,
@@ -89,7 +95,11 @@ func New(c Config) (*Agent, error) {
 		// The Agent keeps the remote's card itself (RemoteCard); a fetch
 		// after a failed one asks the remote, not a process-wide cache
 		// that another client may have filled from the same URL.
-		NoCardCache: true,
+		NoCardCache:  true,
+		MaxCardBytes: c.MaxCardBytes,
+		// One answer holds at most the task's output, its raw bytes in
+		// base64, and the JSON around it.
+		MaxResponseBytes: c.MaxOutput/3*4 + 1<<20,
 	}
 	if cr.BearerToken != "" || cr.APIKey != "" {
 		h := http.Header{}
@@ -234,7 +244,7 @@ func (a *Agent) dial(d *dialCall, ctx context.Context) {
 // errors, malformed answers, timeouts) fail the task with a reason that
 // names the remote's URL and the error; credentials never appear in it.
 func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.TaskUpdater) error {
-	r := &run{a: a, t: t, ours: req.Task}
+	r := &run{a: a, t: t, ctx: ctx, ours: req.Task, out: taskOutput(req.Task)}
 	ref, cont := RefOf(req.Task)
 	if !cont && continues(req.Task) {
 		return r.end(ctx, errors.New("cannot continue: the task's metadata does not say which remote task it is ("+MetadataKey+")"))
@@ -257,12 +267,45 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.Task
 	if !cont && req.Params.Message.ContextID != "" {
 		p.Message.ContextID = r.earlierContext(ctx)
 	}
+	// The network calls of the execution, bounded as a whole by timeout
+	// when the configuration set one.
+	nctx := ctx
+	if a.wholeCall > 0 {
+		var cancel context.CancelFunc
+		nctx, cancel = context.WithTimeoutCause(ctx, a.wholeCall,
+			&limitError{fmt.Sprintf("no answer within timeout %s", a.wholeCall), context.DeadlineExceeded})
+		defer cancel()
+	}
 	if c.Card().Capabilities.Streaming {
-		err = r.stream(ctx, p)
+		err = r.stream(nctx, p)
 	} else {
-		err = r.send(ctx, p)
+		err = r.send(nctx, p)
+	}
+	if cause := context.Cause(nctx); cause != nil && ctx.Err() == nil && err != nil && !errors.Is(err, errFinal) {
+		err = cause // the whole-call bound ended it, whatever error the cut call saw
+	}
+	var le *limitError
+	if errors.As(err, &le) && r.ref.TaskID != "" && ctx.Err() == nil {
+		// What the remote still does for this task is of no use: cancel
+		// it (after our task has failed, so that the caller is not kept
+		// waiting for a remote that may not answer).
+		defer a.cancelRemote(context.WithoutCancel(ctx), r.ref)
 	}
 	return r.end(ctx, err)
+}
+
+// cancelRemote asks the remote to cancel ref's task, bounded by
+// Config.Timeout (at most 10 s); the outcome is not waited for beyond
+// that, and an error is dropped: the remote task ended, is gone, or the
+// remote is unreachable.
+func (a *Agent) cancelRemote(ctx context.Context, ref Ref) {
+	c, err := a.client(ctx)
+	if err != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, min(a.cfg.Timeout, 10*time.Second))
+	defer cancel()
+	_, _ = c.CancelTask(cctx, a2a.CancelTaskRequest{ID: ref.TaskID})
 }
 
 // Cancel forwards tasks/cancel to the remote task of task (A2A 1.0
@@ -362,10 +405,54 @@ type run struct {
 	a    *Agent
 	c    *client.Client
 	t    *server.TaskUpdater
-	ours a2a.Task // our task as the execution started
-	ref  Ref      // the remote task, once known
-	cont bool     // the message went to an existing remote task
+	ctx  context.Context // the execution's: our events are emitted with it
+	ours a2a.Task        // our task as the execution started
+	ref  Ref             // the remote task, once known
+	cont bool            // the message went to an existing remote task
+	out  int64           // output counted against Config.MaxOutput
 }
+
+// eventCost is what every event the remote sends counts against
+// max_output besides its content (an empty status update is still
+// an entry of the task's log).
+const eventCost = 100
+
+// emit appends one of the remote's events to our task, unless it would
+// take the task's output past max_output (then a *limitError).
+func (r *run) emit(ev a2a.Event) error {
+	n := outsize.Event(ev) + eventCost
+	if r.out+n > r.a.cfg.MaxOutput {
+		return &limitError{reason: fmt.Sprintf("its output passed max_output (%d bytes); the rest was not kept and the remote task was canceled", r.a.cfg.MaxOutput)}
+	}
+	r.out += n
+	return r.t.Emit(r.ctx, ev)
+}
+
+// taskOutput is the output a task holds already, counted as emit counts
+// it: its artifacts, agent messages and status message.
+func taskOutput(t a2a.Task) int64 {
+	n := outsize.Message(t.Status.Message)
+	for i := range t.History {
+		if t.History[i].Role == a2a.RoleAgent {
+			n += outsize.Message(&t.History[i]) + eventCost
+		}
+	}
+	for i := range t.Artifacts {
+		n += outsize.Artifact(&t.Artifacts[i]) + eventCost
+	}
+	return n
+}
+
+// limitError is a bound of the Config that ended an execution: the
+// task fails with it, and the remote task is canceled.
+// A time bound wraps context.DeadlineExceeded.
+type limitError struct {
+	reason string
+	err    error
+}
+
+func (e *limitError) Error() string { return e.reason }
+func (e *limitError) Unwrap() error { return e.err }
 
 // errFinal ends event processing: our task reached a final state.
 var errFinal = errors.New("final")
@@ -499,7 +586,7 @@ func (r *run) learn(ctx context.Context, taskID, contextID string) error {
 	}
 	r.ref = Ref{TaskID: taskID, ContextID: contextID, URL: shownURL(r.c.URL())}
 	r.a.running.Store(r.t.TaskID(), r.ref)
-	return r.t.Emit(ctx, &a2a.TaskStatusUpdateEvent{
+	return r.emit(&a2a.TaskStatusUpdateEvent{
 		Status:   a2a.TaskStatus{State: a2a.TaskStateWorking},
 		Metadata: map[string]any{MetadataKey: r.ref.metadata()},
 	})
@@ -539,7 +626,7 @@ func (r *run) status(ctx context.Context, st a2a.TaskStatus, md map[string]any) 
 	case a2a.TaskStateSubmitted:
 		// We are past submitted already; keep a message it carries.
 		if msg != nil {
-			return r.t.Emit(ctx, msg)
+			return r.emit(msg)
 		}
 		return nil
 	case a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired,
@@ -547,7 +634,7 @@ func (r *run) status(ctx context.Context, st a2a.TaskStatus, md map[string]any) 
 	default:
 		return fmt.Errorf("the remote task %s is in state %q, which this bridge cannot map", r.ref.TaskID, st.State)
 	}
-	if err := r.t.Emit(ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: st.State, Message: msg}, Metadata: ourMetadata(md)}); err != nil {
+	if err := r.emit(&a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: st.State, Message: msg}, Metadata: ourMetadata(md)}); err != nil {
 		return err
 	}
 	if st.State.Final() {
@@ -567,7 +654,7 @@ func (r *run) snapshot(ctx context.Context, task *a2a.Task, withStatus bool) err
 		if r.hadArtifact(art) {
 			continue
 		}
-		if err := r.t.Emit(ctx, &a2a.TaskArtifactUpdateEvent{Artifact: art, LastChunk: true}); err != nil {
+		if err := r.emit(&a2a.TaskArtifactUpdateEvent{Artifact: art, LastChunk: true}); err != nil {
 			return err
 		}
 	}
@@ -591,7 +678,7 @@ func (r *run) hadArtifact(art a2a.Artifact) bool {
 // an agent message of ours.
 func (r *run) answer(ctx context.Context, m *a2a.Message) error {
 	if r.ref.TaskID == "" && m.TaskID == "" {
-		if err := r.t.SetStatus(ctx, a2a.TaskStateCompleted, r.ourMessage(m)); err != nil {
+		if err := r.emit(&a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: r.ourMessage(m)}}); err != nil {
 			return err
 		}
 		return errFinal
@@ -599,7 +686,7 @@ func (r *run) answer(ctx context.Context, m *a2a.Message) error {
 	if err := r.learn(ctx, m.TaskID, m.ContextID); err != nil {
 		return err
 	}
-	return r.t.Emit(ctx, r.ourMessage(m))
+	return r.emit(r.ourMessage(m))
 }
 
 // send forwards the message with a blocking SendMessage and applies the
@@ -631,8 +718,12 @@ const (
 	pollMax = 5 * time.Second
 )
 
-// poll reads the remote task until it is final, and applies it.
+// poll reads the remote task until it is final, and applies it. A
+// remote task that shows no change (state, status time, history and
+// artifacts) for idle_timeout fails ours, as a silent stream does.
 func (r *run) poll(ctx context.Context) error {
+	var last string
+	changed := time.Now()
 	for d := pollMin; ; d = min(2*d, pollMax) {
 		select {
 		case <-ctx.Done():
@@ -647,6 +738,11 @@ func (r *run) poll(ctx context.Context) error {
 		}
 		if task.Status.State.Final() {
 			return r.snapshot(ctx, task, true)
+		}
+		if now := fmt.Sprint(task.Status.State, task.Status.Timestamp, len(task.History), len(task.Artifacts)); now != last {
+			last, changed = now, time.Now()
+		} else if time.Since(changed) > r.a.cfg.IdleTimeout {
+			return &limitError{fmt.Sprintf("the remote task %s showed no change for idle_timeout %s", r.ref.TaskID, r.a.cfg.IdleTimeout), context.DeadlineExceeded}
 		}
 	}
 }
@@ -665,7 +761,28 @@ const (
 // it after an agent message, or after a snapshot) is followed by a
 // SubscribeToTask of the remote task. The client itself resumes streams
 // whose connection drops.
-func (r *run) stream(ctx context.Context, p a2a.SendMessageRequest) error {
+func (r *run) stream(ctx context.Context, p a2a.SendMessageRequest) (err error) {
+	// A watchdog ends the stream when the remote sends nothing for too
+	// long: first_event_timeout before its first event, idle_timeout
+	// between two.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var got atomic.Bool
+	cfg := r.a.cfg
+	wd := time.AfterFunc(cfg.FirstEventTimeout, func() {
+		if got.Load() {
+			stop(&limitError{fmt.Sprintf("the remote sent no event for idle_timeout %s", cfg.IdleTimeout), context.DeadlineExceeded})
+			return
+		}
+		stop(&limitError{fmt.Sprintf("the remote sent no event within first_event_timeout %s", cfg.FirstEventTimeout), context.DeadlineExceeded})
+	})
+	defer wd.Stop()
+	defer func() {
+		var le *limitError
+		if cause := context.Cause(ctx); err != nil && !errors.Is(err, errFinal) && errors.As(cause, &le) {
+			err = cause // the watchdog cut the stream: say why
+		}
+	}()
 	seq := r.c.SendStreamingMessage(ctx, p)
 	lastID := ""
 	subscribed := false
@@ -676,6 +793,8 @@ func (r *run) stream(ctx context.Context, p a2a.SendMessageRequest) error {
 			if err != nil {
 				return err
 			}
+			got.Store(true)
+			wd.Reset(cfg.IdleTimeout)
 			if ev.ID != "" {
 				lastID = ev.ID
 			}
@@ -728,7 +847,7 @@ func (r *run) event(ctx context.Context, ev client.StreamEvent, first, subscribe
 		if err := r.learn(ctx, e.TaskID, e.ContextID); err != nil {
 			return err
 		}
-		return r.t.Emit(ctx, &a2a.TaskArtifactUpdateEvent{Artifact: e.Artifact, Append: e.Append, LastChunk: e.LastChunk, Metadata: ourMetadata(e.Metadata)})
+		return r.emit(&a2a.TaskArtifactUpdateEvent{Artifact: e.Artifact, Append: e.Append, LastChunk: e.LastChunk, Metadata: ourMetadata(e.Metadata)})
 	case *a2a.Message:
 		return r.answer(ctx, e)
 	}

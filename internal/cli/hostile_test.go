@@ -1,0 +1,437 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/client"
+	"github.com/a2abridge/a2abridge/internal/testutil"
+)
+
+// hostileEnv makes this test binary, re-executed, run hostileMain: an A2A
+// 0.3 JSON-RPC server on loopback that misbehaves as a backend of the
+// gateway may (its value is unused).
+const hostileEnv = "A2ABRIDGE_TEST_HOSTILE"
+
+// startHostile starts the hostile backend as a child process and returns
+// it; its base URL is the process's Ready. It prints "cancel PATH TASKID"
+// for every tasks/cancel it gets. It is killed when the test ends.
+func startHostile(t *testing.T) *testutil.Process {
+	t.Helper()
+	cmd := childCommand()
+	cmd.Env = append(cmd.Env, hostileEnv+"=1")
+	p, err := testutil.Start(cmd, "listening on ", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// hostileMain serves, each as an A2A 0.3 agent with a card at
+// PATH/.well-known/agent-card.json that declares streaming:
+//
+//   - /flood: every stream gets a task and then 64 KiB text artifact
+//     chunks, without end, as fast as they are read;
+//   - /floodsend: a card without streaming, and every send is answered
+//     with a task whose artifact has 64 KiB text parts without end;
+//   - /hang: a stream's headers, then nothing; a send is never answered;
+//   - /idle: a stream's first event (a working task), then nothing;
+//   - /status: a working status update every 10 ms, without end;
+//   - /bigcard: a 50 MB card;
+//   - /redirect: every request (its card included) is answered 307 to
+//     the address in the query's "to";
+//   - /cardelsewhere: a card whose interface URL is the "to" address.
+//
+// tasks/cancel is answered with a canceled task, and printed.
+func hostileMain() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	base := "http://" + ln.Addr().String()
+	var seq atomic.Int64
+	chunk := strings.Repeat("x", 64<<10)
+	out := bufio.NewWriter(os.Stdout)
+	outMu := make(chan struct{}, 1)
+	say := func(format string, args ...any) {
+		outMu <- struct{}{}
+		fmt.Fprintf(out, format+"\n", args...)
+		out.Flush()
+		<-outMu
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		path = "/" + path
+		if path == "/redirect" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusTemporaryRedirect)
+			return
+		}
+		if strings.HasPrefix(rest, ".well-known/") {
+			url := base + path
+			if path == "/cardelsewhere" {
+				url = r.URL.Query().Get("to")
+			}
+			desc, streaming := "hostile", path != "/floodsend"
+			if path == "/bigcard" {
+				desc = strings.Repeat("d", 50<<20)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"name":"hostile%s","description":%q,"url":%q,"version":"1","protocolVersion":"0.3.0",`+
+				`"capabilities":{"streaming":%v},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`,
+				strings.ReplaceAll(path, "/", "-"), desc, url, streaming)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ID      string `json:"id"`
+				Message struct {
+					ContextID string `json:"contextId"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		answer := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+		}
+		switch req.Method {
+		case "tasks/cancel":
+			say("cancel %s %s", path, req.Params.ID)
+			answer(fmt.Sprintf(`{"kind":"task","id":%q,"contextId":"c","status":{"state":"canceled"}}`, req.Params.ID))
+			return
+		case "tasks/get":
+			answer(fmt.Sprintf(`{"kind":"task","id":%q,"contextId":"c","status":{"state":"working"}}`, req.Params.ID))
+			return
+		case "message/send", "message/stream":
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, req.ID)
+			return
+		}
+		task := fmt.Sprintf("t%d", seq.Add(1))
+		ctxID := "c-" + task
+		taskJSON := fmt.Sprintf(`{"kind":"task","id":%q,"contextId":%q,"status":{"state":"working"}}`, task, ctxID)
+		if path == "/hang" {
+			if req.Method == "message/stream" {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				http.NewResponseController(w).Flush()
+			}
+			<-r.Context().Done()
+			return
+		}
+		if req.Method == "message/send" {
+			if path == "/floodsend" {
+				// A blocking send answered with a task of endless artifacts:
+				// one enormous response.
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"task","id":%q,"contextId":%q,"status":{"state":"completed"},"artifacts":[{"artifactId":"a","parts":[`, req.ID, task, ctxID)
+				for i := 0; r.Context().Err() == nil; i++ {
+					if i > 0 {
+						fmt.Fprint(w, ",")
+					}
+					if _, err := fmt.Fprintf(w, `{"kind":"text","text":%q}`, chunk); err != nil {
+						return
+					}
+				}
+				return
+			}
+			answer(taskJSON)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		event := func(result string) error {
+			_, err := fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", req.ID, result)
+			if err == nil {
+				err = rc.Flush()
+			}
+			return err
+		}
+		if event(taskJSON) != nil {
+			return
+		}
+		switch path {
+		case "/idle":
+			<-r.Context().Done()
+		case "/flood":
+			for i := 0; ; i++ {
+				if event(fmt.Sprintf(`{"kind":"artifact-update","taskId":%q,"contextId":%q,"artifact":{"artifactId":"a","parts":[{"kind":"text","text":%q}]},"append":%v}`,
+					task, ctxID, chunk, i > 0)) != nil {
+					return
+				}
+			}
+		case "/status":
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-tick.C:
+				}
+				if event(fmt.Sprintf(`{"kind":"status-update","taskId":%q,"contextId":%q,"status":{"state":"working"},"final":false}`, task, ctxID)) != nil {
+					return
+				}
+			}
+		default:
+			event(fmt.Sprintf(`{"kind":"status-update","taskId":%q,"contextId":%q,"status":{"state":"completed"},"final":true}`, task, ctxID))
+		}
+	})
+	say("listening on %s", base)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// hostileCancels reports whether the hostile backend got a tasks/cancel
+// for a task on path, within a generous limit.
+func hostileCancels(t *testing.T, p *testutil.Process, path string) bool {
+	t.Helper()
+	return testutil.Poll(20*time.Second, func() bool { return strings.Contains(p.Stdout.String(), "cancel "+path+" ") })
+}
+
+// streamFinal streams text to the agent at u and returns the last status
+// (state and text) the stream carried, and the task's id.
+func streamFinal(t *testing.T, u, text string) (string, string, string) {
+	t.Helper()
+	state, reason, id, err := streamOutcome(u, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state, reason, id
+}
+
+// streamOutcome is streamFinal for any goroutine: errors are returned.
+func streamOutcome(u, text string) (state, reason, id string, err error) {
+	c, err := client.Dial(context.Background(), u, client.Options{NoCardCache: true, MaxRetries: -1})
+	if err != nil {
+		return "", "", "", fmt.Errorf("dial %s: %w", u, err)
+	}
+	defer c.Close()
+	for ev, err := range c.SendStreamingMessage(context.Background(), testutil.UserMessage(text, "")) {
+		if err != nil {
+			return "", "", "", fmt.Errorf("stream to %s: %w", u, err)
+		}
+		switch e := ev.Event.(type) {
+		case *a2a.Task:
+			id, state = e.ID, e.Status.State.String()
+		case *a2a.TaskStatusUpdateEvent:
+			id, state = e.TaskID, e.Status.State.String()
+			if e.Status.Message != nil {
+				reason = testutil.Text(e.Status.Message.Parts)
+			}
+		}
+	}
+	return state, reason, id, nil
+}
+
+// The a2a bridge bounds what a remote sends back: the output of a task
+// (max_output), the wait for a stream's first event and between two
+// events, the whole exchange (timeout, when set), and the remote's card;
+// each ends the task failed with a reason naming the bound, and cancels
+// the remote task when there is one.
+func TestA2ARemoteBounds(t *testing.T) {
+	h := startHostile(t)
+	remote := h.Ready
+	cfg := fmt.Sprintf(`agents:
+  flood: {kind: a2a, url: %[1]s/flood, max_output: 4194304}
+  floodsend: {kind: a2a, url: %[1]s/floodsend, max_output: 4194304}
+  hang: {kind: a2a, url: %[1]s/hang, first_event_timeout: 300ms}
+  idle: {kind: a2a, url: %[1]s/idle, idle_timeout: 300ms}
+  endless: {kind: a2a, url: %[1]s/status, timeout: 1s}
+  bigcard: {kind: a2a, url: %[1]s/bigcard, card_timeout: 5s}
+`, remote)
+	base := startServe(t, "--config", writeConfig(t, cfg))
+
+	t.Run("max_output", func(t *testing.T) {
+		state, reason, id := streamFinal(t, base+"/a2a/flood", "hi")
+		if state != "failed" || !strings.Contains(reason, "its output passed max_output (4194304 bytes)") {
+			t.Fatalf("flood: %s %q", state, reason)
+		}
+		if !hostileCancels(t, h, "/flood") {
+			t.Fatal("the remote task was not canceled")
+		}
+		// What was kept stays within the limit.
+		st, body := call(t, http.MethodPost, base+"/a2a/flood", testutil.RPCBody("tasks/get", fmt.Sprintf(`{"id":%q}`, id)), "Content-Type", "application/json")
+		if st != http.StatusOK || len(body) > 4<<20+64<<10 || len(body) < 3<<20 {
+			t.Fatalf("tasks/get: %d, %d bytes; want at most the limit, and what came before it", st, len(body))
+		}
+	})
+	t.Run("one enormous answer", func(t *testing.T) {
+		// A blocking send answered with an endless task is read no
+		// further than the limit allows.
+		st, body := call(t, http.MethodPost, base+"/a2a/floodsend", testutil.RPCBody("message/send", testutil.SendParams03("hi", "m1", "")), "Content-Type", "application/json")
+		if st != http.StatusOK || !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "MaxResponseBytes") {
+			t.Fatalf("send: %d %.500s", st, body)
+		}
+	})
+	t.Run("first_event_timeout", func(t *testing.T) {
+		state, reason, _ := streamFinal(t, base+"/a2a/hang", "hi")
+		if state != "failed" || !strings.Contains(reason, "no event within first_event_timeout 300ms") {
+			t.Fatalf("hang: %s %q", state, reason)
+		}
+	})
+	t.Run("idle_timeout", func(t *testing.T) {
+		state, reason, _ := streamFinal(t, base+"/a2a/idle", "hi")
+		if state != "failed" || !strings.Contains(reason, "no event for idle_timeout 300ms") {
+			t.Fatalf("idle: %s %q", state, reason)
+		}
+		if !hostileCancels(t, h, "/idle") {
+			t.Fatal("the remote task was not canceled")
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		state, reason, _ := streamFinal(t, base+"/a2a/endless", "hi")
+		if state != "failed" || !strings.Contains(reason, "no answer within timeout 1s") {
+			t.Fatalf("endless: %s %q", state, reason)
+		}
+		if !hostileCancels(t, h, "/status") {
+			t.Fatal("the remote task was not canceled")
+		}
+	})
+	t.Run("max_card_bytes", func(t *testing.T) {
+		// The 50 MB card is refused: the agent is served under a small
+		// generic card, and a message fails naming the limit.
+		st, card := call(t, http.MethodGet, base+"/a2a/bigcard/.well-known/agent-card.json", "")
+		if st != http.StatusOK || len(card) > 16<<10 || strings.Contains(card, "dddd") {
+			t.Fatalf("card: %d, %d bytes", st, len(card))
+		}
+		state, reason, _ := streamFinal(t, base+"/a2a/bigcard", "hi")
+		if state != "failed" || !strings.Contains(reason, "over 1048576 bytes") {
+			t.Fatalf("bigcard: %s %q", state, reason)
+		}
+	})
+}
+
+// vmHWM is the peak resident set size of process pid, in bytes (Linux:
+// VmHWM of /proc/PID/status); 0 when it cannot be read.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// soakRSSCeiling is the documented bound (docs/reference/limits.md) of
+// the serve process's peak RSS while every hostile backend works on it
+// at once with the default limits.
+const soakRSSCeiling = 768 << 20
+
+// Every hostile backend at once, with the default limits: a flood of
+// artifacts, a stream that never answers, one that goes silent, an endless
+// status stream, a 50 MB card and an amplifying conversation. The server
+// (a child process) stays under soakRSSCeiling and its echo agent keeps
+// answering meanwhile.
+func TestHostileSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak: not with -short")
+	}
+	h := startHostile(t)
+	remote := h.Ready
+	cfg := fmt.Sprintf(`agents:
+  flood: {kind: a2a, url: %[1]s/flood}
+  floodsend: {kind: a2a, url: %[1]s/floodsend}
+  hang: {kind: a2a, url: %[1]s/hang, first_event_timeout: 2s}
+  idle: {kind: a2a, url: %[1]s/idle, idle_timeout: 2s}
+  endless: {kind: a2a, url: %[1]s/status, timeout: 5s}
+  bigcard: {kind: a2a, url: %[1]s/bigcard}
+conversations:
+  adhoc: true
+  kinds: [echo]
+`, remote)
+	p := startChild(t, "--memory", "--addr", "127.0.0.1:0", "--log-level", "error", "--config", writeConfig(t, cfg))
+	base := strings.Fields(p.Ready)[0]
+	agents := []string{`{"id":"you","external":true}`}
+	for i := range 31 {
+		agents = append(agents, fmt.Sprintf(`{"id":"e%d","kind":"echo"}`, i))
+	}
+	c64 := base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf(`{"title":"flood","agents":[%s],"startingAgentId":"you"}`, strings.Join(agents, ","))))
+
+	done := make(chan string, 64)
+	hostile := func(name string, f func() string) {
+		go func() { done <- name + ": " + f() }()
+	}
+	for i := range 2 {
+		hostile(fmt.Sprintf("flood %d", i), func() string { s, r, _, err := streamOutcome(base+"/a2a/flood", "hi"); return fmt.Sprint(s, " ", r, err) })
+	}
+	post := func(u, body string) string {
+		resp, err := http.Post(u, "application/json", strings.NewReader(body))
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d bytes, failed %v %v", len(b), strings.Contains(string(b), `"state":"failed"`), err)
+	}
+	hostile("floodsend", func() string {
+		return post(base+"/a2a/floodsend", testutil.RPCBody("message/send", testutil.SendParams03("hi", "m1", "")))
+	})
+	for _, name := range []string{"hang", "idle", "endless", "bigcard"} {
+		hostile(name, func() string { s, r, _, err := streamOutcome(base+"/a2a/"+name, "hi"); return fmt.Sprint(s, " ", r, err) })
+	}
+	for i := range 4 {
+		hostile(fmt.Sprintf("amplification %d", i), func() string {
+			return post(base+"/api/bridge/"+c64+"/a2a", testutil.RPCBody("message/send", testutil.SendParams03("0123456789", a2a.NewID(), "")))
+		})
+	}
+	// Meanwhile the echo agent answers, each call within a generous bound.
+	const hostiles = 11
+	echo, err := client.Dial(context.Background(), base+"/a2a/echo", client.Options{NoCardCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	calls := 0
+	for finished := 0; finished < hostiles; {
+		select {
+		case r := <-done:
+			finished++
+			t.Log(r)
+			continue
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := echo.SendMessage(ctx, testutil.UserMessage("ping", ""))
+		cancel()
+		if err != nil {
+			t.Fatalf("the echo agent did not answer while the hostile backends ran: %v", err)
+		}
+		calls++
+	}
+	peak := vmHWM(p.Cmd.Process.Pid)
+	t.Logf("echo answered %d calls meanwhile; the server's peak RSS: %d MiB", calls, peak>>20)
+	if peak > soakRSSCeiling {
+		t.Fatalf("peak RSS %d MiB: over the documented ceiling of %d MiB", peak>>20, soakRSSCeiling>>20)
+	}
+}
