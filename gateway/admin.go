@@ -841,7 +841,8 @@ var shownKeys = []string{"kind", "name", "description", "version", "skills", "in
 	"streaming", "card_requires_auth", "extended_card", "protocol", "binding", "timeout", "timeout_ms",
 	"card_timeout", "retries", "text_field", "max_response", "model", "embeddings_model", "rerank_model",
 	"models", "temperature", "max_tokens", "history", "multi_turn", "max_retries", "ai_methods", "input",
-	"workdir", "env", "kill_grace", "max_output", "max_concurrency"}
+	"workdir", "env", "kill_grace", "max_output", "max_concurrency",
+	"first_event_timeout", "idle_timeout", "max_card_bytes", "max_answer_bytes"}
 
 // maskSpec returns what the admin API shows of a registration: the keys of
 // shownKeys as they are (URLs redacted), the program of command, and

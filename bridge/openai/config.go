@@ -23,6 +23,14 @@ const (
 	// message (256 KiB of UTF-8 text, all earlier messages together)
 	// when Config.MaxHistoryBytes is nil.
 	DefaultMaxHistoryBytes = 256 << 10
+	// DefaultMaxOutput bounds the answer of one message (its text and
+	// refusal) when Config.MaxOutput is 0: 64 MiB.
+	DefaultMaxOutput = 64 << 20
+	// DefaultMaxAnswerBytes bounds an upstream answer of an ai/* method
+	// (the body of a chat completion, an embeddings or a rerank
+	// response, or a streamed chat completion) when Config.MaxAnswerBytes
+	// is 0: 16 MiB.
+	DefaultMaxAnswerBytes = 16 << 20
 )
 
 // AnyModel, as an element of Config.Models or MethodOptions.Models, lets
@@ -101,6 +109,17 @@ type Config struct {
 	// Retry-After-Ms), after the time it asks for (at most 2 minutes);
 	// nil means DefaultMaxRetries (2), 0 tries once.
 	MaxRetries *int `yaml:"max_retries"`
+	// MaxOutput bounds, in bytes, the model's answer to one message (its
+	// text and refusal as streamed); 0 means DefaultMaxOutput (64 MiB).
+	// Past it the upstream request is aborted and the task fails with a
+	// reason naming max_output; what was streamed before stays in its
+	// artifact.
+	MaxOutput int64 `yaml:"max_output"`
+	// MaxAnswerBytes bounds, in bytes, the upstream response of an ai/*
+	// method as it is read (a streamed ai/chat counts its whole stream);
+	// 0 means DefaultMaxAnswerBytes (16 MiB). A longer one is read no
+	// further and answered with CodeUpstream naming max_answer_bytes.
+	MaxAnswerBytes int64 `yaml:"max_answer_bytes"`
 
 	// AIMethods, when false, turns the JSON-RPC methods ai/chat,
 	// ai/embeddings and ai/rerank off (Agent.Methods returns nil); nil
@@ -161,6 +180,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxHistoryBytes != nil && *c.MaxHistoryBytes <= 0 {
 		bad("max_history_bytes", "must be > 0, got %d", *c.MaxHistoryBytes)
+	}
+	if c.MaxOutput < 0 {
+		bad("max_output", "must be >= 0 (0: the default, %d bytes), got %d", DefaultMaxOutput, c.MaxOutput)
+	}
+	if c.MaxAnswerBytes < 0 {
+		bad("max_answer_bytes", "must be >= 0 (0: the default, %d bytes), got %d", DefaultMaxAnswerBytes, c.MaxAnswerBytes)
 	}
 	if c.Timeout < 0 {
 		bad("timeout", "must be > 0, got %s", c.Timeout)

@@ -189,6 +189,7 @@ type Agent struct {
 	history    int
 	maxHistory int // bytes of history text
 	timeout    time.Duration
+	maxOutput  int64 // Config.MaxOutput, its default applied
 	retries    int
 	hc         *http.Client
 	tr         *http.Transport
@@ -232,7 +233,11 @@ func New(c Config) (*Agent, error) {
 	// OPENAI_API_KEY, OPENAI_BASE_URL and friends from the environment
 	// and send them to whatever base_url says.
 	a.complete = oai.NewChatCompletionService(opts...)
-	p, err := NewHTTPProvider(HTTPOptions{BaseURL: c.BaseURL, APIKey: c.APIKey, MaxRetries: &a.retries, HTTPClient: a.hc})
+	a.maxOutput = c.MaxOutput
+	if a.maxOutput == 0 {
+		a.maxOutput = DefaultMaxOutput
+	}
+	p, err := NewHTTPProvider(HTTPOptions{BaseURL: c.BaseURL, APIKey: c.APIKey, MaxRetries: &a.retries, HTTPClient: a.hc, MaxAnswerBytes: c.MaxAnswerBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +368,9 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 		model, finish, refusal string
 		usage                  *tokenUsage
 	)
-	for stream.Next() {
+	var got int64 // bytes of answer and refusal, against max_output
+	overflow := false
+	for !overflow && stream.Next() {
 		ch := stream.Current()
 		if ch.Model != "" {
 			model = ch.Model
@@ -374,6 +381,11 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 		for _, c := range ch.Choices {
 			if c.Index != 0 || finish != "" {
 				continue // n is 1; nothing counts after the finish
+			}
+			if got += int64(len(c.Delta.Content) + len(c.Delta.Refusal)); got > a.maxOutput {
+				overflow = true
+				cancel() // abort the upstream request
+				break
 			}
 			refusal += c.Delta.Refusal
 			if c.Delta.Content != "" {
@@ -395,6 +407,9 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 		}
 	}
 	err := stream.Err()
+	if overflow {
+		err = nil
+	}
 	if ctx.Err() != nil {
 		call.End(ctx.Err())
 		return ctx.Err() // canceled or shutting down: the request is aborted
@@ -424,6 +439,8 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 
 	var reason string
 	switch {
+	case overflow:
+		reason = fmt.Sprintf("the model's answer passed max_output (%d bytes); the request was aborted", a.maxOutput)
 	case refusal != "":
 		reason = "the model refused: " + clean(refusal, 2000)
 	case finish == "content_filter":
@@ -539,6 +556,40 @@ type upstream struct {
 	status     int
 	retryAfter string
 	body       []byte // of an error answer, at most 64 KiB
+	limit      int64  // > 0: a successful answer's body is read up to this many bytes
+	overLimit  bool   // the body passed limit
+}
+
+// errAnswerTooLarge is the read error of a body past upstream.limit.
+var errAnswerTooLarge = errors.New("the answer is over its size limit")
+
+// limitedBody reads an answer's body up to u.limit bytes; past them it
+// fails with errAnswerTooLarge and marks u.
+type limitedBody struct {
+	io.ReadCloser
+	u    *upstream
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.u.overLimit = true
+		return 0, errAnswerTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left <= 0 && err == nil {
+		// Exactly at the limit: the body is over it only if more follows.
+		var one [1]byte
+		if m, _ := b.ReadCloser.Read(one[:]); m > 0 {
+			b.u.overLimit = true
+			return n, errAnswerTooLarge
+		}
+	}
+	return n, err
 }
 
 func (u *upstream) observe(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
@@ -555,6 +606,10 @@ func (u *upstream) observe(req *http.Request, next option.MiddlewareNext) (*http
 		_ = res.Body.Close()
 		u.body = b
 		res.Body = io.NopCloser(bytes.NewReader(b))
+		return res, nil
+	}
+	if u.limit > 0 {
+		res.Body = &limitedBody{ReadCloser: res.Body, u: u, left: u.limit}
 	}
 	return res, nil
 }

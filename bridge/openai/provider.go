@@ -184,6 +184,11 @@ type HTTPOptions struct {
 	// HTTPClient sends the requests; nil means a client of the
 	// provider's own with pooled connections (released by Close).
 	HTTPClient *http.Client
+	// MaxAnswerBytes bounds each response body as it is read (a streamed
+	// chat completion's whole stream); 0 means DefaultMaxAnswerBytes
+	// (16 MiB). A longer one is read no further: ErrUpstream naming the
+	// limit.
+	MaxAnswerBytes int64
 }
 
 // HTTPProvider is the Provider of an OpenAI-compatible HTTP endpoint (the
@@ -214,6 +219,7 @@ type HTTPProvider struct {
 	chat     oai.ChatCompletionService
 	embed    oai.EmbeddingService
 	requests *oai.Client // for rerank: options only, no environment
+	limit    int64       // HTTPOptions.MaxAnswerBytes, its default applied
 }
 
 var _ Provider = (*HTTPProvider)(nil)
@@ -240,7 +246,10 @@ func NewHTTPProvider(o HTTPOptions) (*HTTPProvider, error) {
 		return nil, err
 	}
 	u, _ := url.Parse(o.BaseURL)
-	p := &HTTPProvider{base: redactURL(u), apiKey: o.APIKey}
+	p := &HTTPProvider{base: redactURL(u), apiKey: o.APIKey, limit: o.MaxAnswerBytes}
+	if p.limit <= 0 {
+		p.limit = DefaultMaxAnswerBytes
+	}
 	hc := o.HTTPClient
 	if hc == nil {
 		p.tr = pooledTransport()
@@ -307,7 +316,7 @@ func upstreamChatParams(req ChatRequest) oai.ChatCompletionNewParams {
 
 // Chat implements Provider: POST {base_url}/chat/completions.
 func (p *HTTPProvider) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) {
-	var up upstream
+	up := upstream{limit: p.limit}
 	res, err := p.chat.New(ctx, upstreamChatParams(req), option.WithMiddleware(up.observe))
 	if err != nil {
 		return ChatResponse{}, p.fail(ctx, err, &up, req.Model, "chat/completions")
@@ -333,7 +342,7 @@ func (p *HTTPProvider) ChatStream(ctx context.Context, req ChatRequest) iter.Seq
 	return func(yield func(ChatChunk, error) bool) {
 		params := upstreamChatParams(req)
 		params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
-		var up upstream
+		up := upstream{limit: p.limit}
 		stream := p.chat.NewStreaming(ctx, params, option.WithMiddleware(up.observe))
 		defer stream.Close()
 		last := ChatChunk{Model: req.Model}
@@ -377,7 +386,7 @@ func (p *HTTPProvider) Embeddings(ctx context.Context, req EmbeddingsRequest) (E
 	if req.Dimensions > 0 {
 		params.Dimensions = oai.Int(int64(req.Dimensions))
 	}
-	var up upstream
+	up := upstream{limit: p.limit}
 	res, err := p.embed.New(ctx, params, option.WithMiddleware(up.observe))
 	if err != nil {
 		return EmbeddingsResponse{}, p.fail(ctx, err, &up, req.Model, "embeddings")
@@ -421,7 +430,7 @@ func (p *HTTPProvider) Rerank(ctx context.Context, req RerankRequest) (RerankRes
 	if err != nil {
 		return RerankResponse{}, err
 	}
-	var up upstream
+	up := upstream{limit: p.limit}
 	var raw []byte
 	if err := p.requests.Post(ctx, "rerank", body, &raw, option.WithMiddleware(up.observe)); err != nil {
 		return RerankResponse{}, p.fail(ctx, err, &up, req.Model, "rerank")
@@ -524,6 +533,9 @@ func (p *HTTPProvider) fail(ctx context.Context, err error, up *upstream, model,
 			return p.rateLimited(up, " and the deadline passed while waiting to retry")
 		}
 		return ErrUpstreamTimeout.WithMessage("no answer from %s before the deadline (timeout)", p.url(path))
+	}
+	if up.overLimit {
+		return ErrUpstream.WithMessage("%s", p.redact(fmt.Sprintf("the answer of %s passed max_answer_bytes (%d bytes); it was read no further", p.url(path), up.limit)))
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
