@@ -452,7 +452,10 @@ conversations:
 	hostile := func(name string, f func() string) {
 		go func() { done <- name + ": " + f() }()
 	}
-	hostile("flood", func() string { s, r, _, err := streamOutcome(base+"/a2a/flood", "hi"); return fmt.Sprint(s, " ", r, err) })
+	hostile("flood", func() string {
+		s, r, _, err := streamOutcome(base+"/a2a/flood", "hi")
+		return fmt.Sprint(s, " ", r, err)
+	})
 	post := func(u, body string) string {
 		resp, err := http.Post(u, "application/json", strings.NewReader(body))
 		if err != nil {
@@ -469,7 +472,10 @@ conversations:
 		return post(base+"/a2a/model", testutil.RPCBody("ai/embeddings", `{"input":"x"}`))
 	})
 	for _, name := range []string{"hang", "idle", "endless", "bigcard", "model"} {
-		hostile(name, func() string { s, r, _, err := streamOutcome(base+"/a2a/"+name, "hi"); return fmt.Sprint(s, " ", r, err) })
+		hostile(name, func() string {
+			s, r, _, err := streamOutcome(base+"/a2a/"+name, "hi")
+			return fmt.Sprint(s, " ", r, err)
+		})
 	}
 	for i := range 4 {
 		hostile(fmt.Sprintf("amplification %d", i), func() string {
