@@ -89,6 +89,15 @@ type HandlerOptions struct {
 	// (PushNotificationNotSupported), before any task is looked up. The
 	// conversation bridge (bridge/conversation) sets it.
 	NoPush bool
+	// RevealPushSecrets makes GetTaskPushNotificationConfig and
+	// ListTaskPushNotificationConfigs (A2A 1.0 §3.1.8, §3.1.9; 0.3.0
+	// §7.6, §7.7) return a config's token and authentication credentials
+	// as they were set. By default they are returned empty (the schemes
+	// stay): they are secrets the webhook checks, and a caller who can
+	// read a task's configs need not be one who may learn them. The
+	// stored configs keep them for delivery either way, and
+	// CreateTaskPushNotificationConfig answers the config as set.
+	RevealPushSecrets bool
 	// Attachments, if set, stores the files clients send by value and
 	// replaces them by URLs before anything else sees the message (see
 	// AttachmentOptions; serve them with NewAttachmentHandler). The
@@ -783,6 +792,18 @@ func (h *AgentHandler) pushSupported() error {
 	return nil
 }
 
+// redactPushSecrets is cfg without its token and authentication
+// credentials (its schemes kept).
+func redactPushSecrets(cfg a2a.PushNotificationConfig) a2a.PushNotificationConfig {
+	cfg.Token = ""
+	if cfg.Authentication != nil {
+		a := *cfg.Authentication
+		a.Credentials = ""
+		cfg.Authentication = &a
+	}
+	return cfg
+}
+
 func (h *AgentHandler) pushConfigs(ctx context.Context, taskID string) ([]a2a.TaskPushNotificationConfig, error) {
 	if err := h.pushSupported(); err != nil {
 		return nil, err
@@ -796,6 +817,9 @@ func (h *AgentHandler) pushConfigs(ctx context.Context, taskID string) ([]a2a.Ta
 	}
 	out := make([]a2a.TaskPushNotificationConfig, len(cs))
 	for i, c := range cs {
+		if !h.opts.RevealPushSecrets {
+			c.Config = redactPushSecrets(c.Config)
+		}
 		out[i] = a2a.TaskPushNotificationConfig{TaskID: taskID, PushNotificationConfig: c.Config}
 		out[i].Tenant, _ = ctx.Value(tenantKey{}).(string)
 	}

@@ -114,6 +114,10 @@ type v1Quirks struct {
 	// (application/json), which the a2a-go v2 client reads as an empty
 	// stream: no event, no error.
 	jsonrpcStreamErrorsPlain bool
+	// pushSecretsRedacted: Get and List return a push config's token and
+	// credentials empty (a2abridge by default; the specification says
+	// nothing either way).
+	pushSecretsRedacted bool
 }
 
 func (tg *v1Target) quirks() v1Quirks {
@@ -142,10 +146,11 @@ func (tg *v1Target) quirks() v1Quirks {
 		}
 	default:
 		return v1Quirks{
-			subscribeTerminal: a2a.ErrUnsupportedOperation,
-			sendTerminal:      a2a.ErrUnsupportedOperation,
-			pushGetDeleted:    a2a.ErrTaskNotFound,
-			pushTokenHeader:   "either",
+			subscribeTerminal:   a2a.ErrUnsupportedOperation,
+			sendTerminal:        a2a.ErrUnsupportedOperation,
+			pushGetDeleted:      a2a.ErrTaskNotFound,
+			pushTokenHeader:     "either",
+			pushSecretsRedacted: true,
 		}
 	}
 }
@@ -1151,21 +1156,25 @@ func v1PushConfig(t *testing.T, e *v1Env) {
 	case err != nil:
 		t.Fatalf("CreateTaskPushConfig: %v", err)
 	}
-	same := func(what string, got *a2a.PushConfig) {
+	same := func(what string, got *a2a.PushConfig, secrets bool) {
 		t.Helper()
-		if got == nil || got.TaskID != in.TaskID || got.ID != in.ID || got.URL != in.URL || got.Token != in.Token ||
-			got.Auth == nil || !strings.EqualFold(got.Auth.Scheme, in.Auth.Scheme) || got.Auth.Credentials != in.Auth.Credentials {
-			t.Errorf("%s: %+v (auth %+v), want %+v (auth %+v)", what, got, authOf(got), in, in.Auth)
+		token, creds := in.Token, in.Auth.Credentials
+		if !secrets {
+			token, creds = "", ""
+		}
+		if got == nil || got.TaskID != in.TaskID || got.ID != in.ID || got.URL != in.URL || got.Token != token ||
+			got.Auth == nil || !strings.EqualFold(got.Auth.Scheme, in.Auth.Scheme) || got.Auth.Credentials != creds {
+			t.Errorf("%s: %+v (auth %+v), want %+v (auth %+v), secrets %v", what, got, authOf(got), in, in.Auth, secrets)
 		}
 	}
 	if !restPushNot200 {
-		same("created", created)
+		same("created", created, true)
 	}
 	got, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: "cfg-1"})
 	if err != nil {
 		t.Fatalf("GetTaskPushConfig: %v", err)
 	}
-	same("get", got)
+	same("get", got, !q.pushSecretsRedacted)
 	list, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
 	if err != nil {
 		t.Fatalf("ListTaskPushConfigs: %v", err)
@@ -1173,7 +1182,7 @@ func v1PushConfig(t *testing.T, e *v1Env) {
 	if len(list) != 1 {
 		t.Fatalf("ListTaskPushConfigs: %d configs, want 1", len(list))
 	}
-	same("list", list[0])
+	same("list", list[0], !q.pushSecretsRedacted)
 
 	// The webhook hears about the task's completion.
 	done := v1SendTask(t, ctx, c, v1Text("bye", task.ID, ""))
