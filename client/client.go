@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
@@ -121,6 +122,11 @@ type Options struct {
 	// DefaultMaxResponseBytes (64 MiB). A larger one is a *ProtocolError
 	// naming the limit, read no further.
 	MaxResponseBytes int64
+	// DialControl, if set, is the Control function (net.Dialer.Control)
+	// of the connections to a GRPC interface, which does not go through
+	// HTTPClient: it may refuse the address dialled. (HTTP requests are
+	// dialled by HTTPClient's transport.)
+	DialControl func(network, address string, c syscall.RawConn) error
 }
 
 // Defaults of Options' size limits.

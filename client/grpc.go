@@ -97,7 +97,7 @@ func (c *Client) dialGRPC(secure bool) error {
 	if grpcdial.Dial == nil {
 		return fmt.Errorf("a2a client: agent %q: calling its GRPC interface needs package github.com/a2abridge/a2abridge/client/grpc (import it for its effect)", c.card.Name)
 	}
-	o := grpcdial.Options{TLS: secure, MaxRecvBytes: int(c.opts.maxResponse())}
+	o := grpcdial.Options{TLS: secure, MaxRecvBytes: int(c.opts.maxResponse()), Control: c.opts.DialControl}
 	if t, ok := c.http.Transport.(*http.Transport); ok && t != nil && t.TLSClientConfig != nil {
 		o.TLSConfig = t.TLSClientConfig.Clone()
 	}

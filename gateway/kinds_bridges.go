@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/egress"
 	"github.com/a2abridge/a2abridge/server"
 
 	"github.com/a2abridge/a2abridge/bridge/command"
@@ -24,6 +27,30 @@ func init() {
 	registerKind(kindFunc[remote.Config]{name: "a2a", build: buildA2A}, false)
 }
 
+// egressResolveTimeout bounds the lookup of a bridge's host when it is
+// registered.
+const egressResolveTimeout = 2 * time.Second
+
+// checkEgress refuses, when a bridge is registered (config load, admin
+// API), a configured URL (under key) whose host is or resolves to a
+// link-local or cloud metadata address that allow_hosts does not list
+// (internal/egress); each connection is checked again when it is made.
+// A URL that does not parse, and a host that does not resolve, are left
+// to the kind's own checks and to the dial.
+func checkEgress(ctx context.Context, key, rawURL string, allow []string) error {
+	p, err := egress.New(rawURL, allow, "allow_hosts")
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "allow_hosts") {
+			return err
+		}
+		return nil
+	}
+	if err := p.CheckResolved(ctx, egressResolveTimeout); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
 // buildA2A builds an a2a agent, its card derived from the remote's (name,
 // description, skills, modes, streaming; our URL and security). A remote
 // that cannot be reached at startup does not stop the server: its card is
@@ -36,6 +63,9 @@ func buildA2A(ctx context.Context, b *Build) (*Built, error) {
 		return nil, err
 	}
 	c.CheckURL = b.CheckURL
+	if err := checkEgress(ctx, "url", c.URL, c.AllowHosts); err != nil {
+		return nil, err
+	}
 	a, err := remote.New(c)
 	if err != nil {
 		return nil, err
@@ -106,6 +136,9 @@ func buildOpenAI(ctx context.Context, b *Build) (*Built, error) {
 		return nil, err
 	}
 	c.CheckURL = b.CheckURL
+	if err := checkEgress(ctx, "base_url", c.BaseURL, c.AllowHosts); err != nil {
+		return nil, err
+	}
 	a, err := openai.New(c)
 	if err != nil {
 		return nil, err
@@ -121,6 +154,9 @@ func buildOpenAI(ctx context.Context, b *Build) (*Built, error) {
 func buildHTTP(ctx context.Context, b *Build) (*Built, error) {
 	var c simple.Config
 	if err := b.Decode(&c); err != nil {
+		return nil, err
+	}
+	if err := checkEgress(ctx, "url", c.URL, c.AllowHosts); err != nil {
 		return nil, err
 	}
 	a, err := simple.New(c)

@@ -3,6 +3,8 @@ package openai
 import (
 	"errors"
 	"fmt"
+
+	"github.com/a2abridge/a2abridge/internal/egress"
 	"net/url"
 	"strings"
 	"time"
@@ -120,6 +122,15 @@ type Config struct {
 	// 0 means DefaultMaxAnswerBytes (16 MiB). A longer one is read no
 	// further and answered with CodeUpstream naming max_answer_bytes.
 	MaxAnswerBytes int64 `yaml:"max_answer_bytes"`
+	// AllowHosts lists where the agent may send requests besides
+	// base_url's origin (scheme, host and port), and which link-local or
+	// cloud metadata addresses it may connect to. By default every
+	// request, each redirect included, must be on that origin, and no
+	// connection is made to a link-local (169.254.0.0/16, fe80::/10) or
+	// metadata address, checked on the address each connection is made
+	// to. Each entry is a host name (any port), host:port, *.domain, an IP
+	// address or a CIDR.
+	AllowHosts []string `yaml:"allow_hosts"`
 
 	// AIMethods, when false, turns the JSON-RPC methods ai/chat,
 	// ai/embeddings and ai/rerank off (Agent.Methods returns nil); nil
@@ -180,6 +191,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxHistoryBytes != nil && *c.MaxHistoryBytes <= 0 {
 		bad("max_history_bytes", "must be > 0, got %d", *c.MaxHistoryBytes)
+	}
+	if c.BaseURL != "" && len(c.AllowHosts) > 0 {
+		if _, err := egress.New(c.BaseURL, c.AllowHosts, "allow_hosts"); err != nil && strings.HasPrefix(err.Error(), "allow_hosts") {
+			errs = append(errs, err)
+		}
 	}
 	if c.MaxOutput < 0 {
 		bad("max_output", "must be >= 0 (0: the default, %d bytes), got %d", DefaultMaxOutput, c.MaxOutput)

@@ -159,6 +159,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/egress"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/internal/urlguard"
 	"github.com/a2abridge/a2abridge/server"
@@ -218,9 +219,23 @@ func New(c Config) (*Agent, error) {
 	if c.MaxRetries != nil {
 		a.retries = *c.MaxRetries
 	}
+	policy, err := egress.New(c.BaseURL, c.AllowHosts, "allow_hosts")
+	if err != nil {
+		return nil, err
+	}
 	tr := pooledTransport()
+	tr.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: policy.Control}).DialContext
 	a.tr = tr
-	a.hc = &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, c.CheckURL), "openai")}
+	check := policy.CheckURL
+	if c.CheckURL != nil {
+		check = func(u *url.URL) error {
+			if err := c.CheckURL(u); err != nil {
+				return err
+			}
+			return policy.CheckURL(u)
+		}
+	}
+	a.hc = &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, check), "openai")}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(c.BaseURL, "/") + "/"),
 		option.WithHTTPClient(a.hc),

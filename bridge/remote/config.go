@@ -2,7 +2,9 @@ package remote
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/a2abridge/a2abridge/internal/egress"
 	"net/url"
 	"strings"
 	"time"
@@ -83,6 +85,17 @@ type Config struct {
 	// agent is served under a generic card until a fetch succeeds), and
 	// the card served (DeriveCard) keeps only a small part of it.
 	MaxCardBytes int64 `yaml:"max_card_bytes"`
+	// AllowHosts lists where the agent may send requests besides the
+	// configured URL's origin (scheme, host and port), and which
+	// link-local or cloud metadata addresses it may connect to. By
+	// default every request (the card fetch, the calls, each redirect)
+	// must be on that origin, the card's interface URL too (a GRPC
+	// interface may be on another port of the same host), and no
+	// connection is made to a link-local (169.254.0.0/16, fe80::/10) or
+	// metadata address, checked on the address each connection is made to.
+	// Each entry is a host name (any port), host:port, *.domain, an IP
+	// address or a CIDR (internal/egress).
+	AllowHosts []string `yaml:"allow_hosts"`
 	// CardTimeout bounds the fetch of the remote's Agent Card, retries
 	// included; 0 means DefaultCardTimeout (10s).
 	CardTimeout time.Duration `yaml:"card_timeout"`
@@ -171,6 +184,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxOutput < 0 {
 		bad("max_output", "must be >= 0 (0: the default, %d bytes)", DefaultMaxOutput)
+	}
+	if u, err := url.Parse(c.URL); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
+		if _, err := egress.New(c.URL, c.AllowHosts, "allow_hosts"); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.MaxCardBytes < 0 {
 		bad("max_card_bytes", "must be >= 0 (0: the default, %d bytes)", DefaultMaxCardBytes)

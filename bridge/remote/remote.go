@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/client"
 	_ "github.com/a2abridge/a2abridge/client/grpc" // remotes that offer gRPC only, or binding: grpc
+	"github.com/a2abridge/a2abridge/internal/egress"
 	"github.com/a2abridge/a2abridge/internal/h1"
 	"github.com/a2abridge/a2abridge/internal/outsize"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
@@ -36,6 +38,7 @@ type Agent struct {
 	where     string // the configured URL as shown (shownURL), for reasons and errors
 	tr        *h1.Transport
 	opts      client.Options
+	policy    *egress.Policy // where requests may go (Config.AllowHosts)
 
 	mu      sync.Mutex
 	c       *client.Client // nil until a dial succeeds
@@ -81,17 +84,33 @@ func New(c Config) (*Agent, error) {
 	}
 	wholeCall := c.Timeout
 	c = c.withDefaults()
+	policy, err := egress.New(c.URL, c.AllowHosts, "allow_hosts")
+	if err != nil {
+		return nil, err
+	}
 	fallback := http.DefaultTransport.(*http.Transport).Clone()
 	fallback.MaxIdleConns = maxIdleConns
 	fallback.MaxIdleConnsPerHost = maxIdleConns
+	fallback.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: policy.Control}).DialContext
 	tr := h1.New(fallback, maxIdleConns)
+	tr.Control = policy.Control
+	check := policy.CheckURL
+	if c.CheckURL != nil {
+		check = func(u *url.URL) error {
+			if err := c.CheckURL(u); err != nil {
+				return err
+			}
+			return policy.CheckURL(u)
+		}
+	}
 	binding, _ := bindingName(c.Binding)
 	cr := c.Credentials
-	a := &Agent{cfg: c, wholeCall: wholeCall, where: shownURL(c.URL), tr: tr}
+	a := &Agent{cfg: c, wholeCall: wholeCall, where: shownURL(c.URL), tr: tr, policy: policy}
 	a.opts = client.Options{
-		HTTPClient: &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, c.CheckURL), "a2a")},
-		Protocol:   c.Protocol,
-		Binding:    binding,
+		HTTPClient:  &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, check), "a2a")},
+		DialControl: policy.Control,
+		Protocol:    c.Protocol,
+		Binding:     binding,
 		// The Agent keeps the remote's card itself (RemoteCard); a fetch
 		// after a failed one asks the remote, not a process-wide cache
 		// that another client may have filled from the same URL.
@@ -198,6 +217,23 @@ func (a *Agent) dial(d *dialCall, ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CardTimeout)
 	defer cancel()
 	c, err := client.Dial(ctx, a.cfg.URL, a.opts)
+	if err == nil {
+		// The interface the card offers is where every call goes: it must
+		// be where this agent may send requests.
+		iface := c.Interface()
+		var cerr error
+		if iface.Binding == a2a.TransportGRPC {
+			cerr = a.policy.CheckGRPC(iface.URL)
+		} else if u, perr := url.Parse(iface.URL); perr != nil {
+			cerr = errors.New("its URL does not parse")
+		} else {
+			cerr = a.policy.CheckURL(u)
+		}
+		if cerr != nil {
+			_ = c.Close()
+			c, err = nil, fmt.Errorf("its card's %s interface: %w", iface.Binding, cerr)
+		}
+	}
 	if err == nil && a.cfg.CheckURL != nil && c.Interface().Binding == a2a.TransportGRPC {
 		// CheckURL confines HTTP requests; a gRPC connection would
 		// escape it.

@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2abridge/a2abridge/a2a"
+	"github.com/a2abridge/a2abridge/internal/egress"
 	"github.com/a2abridge/a2abridge/internal/h1"
 	"github.com/a2abridge/a2abridge/internal/telemetry"
 	"github.com/a2abridge/a2abridge/server"
@@ -67,6 +68,13 @@ type Config struct {
 	// MaxResponse is the largest answer body read, in bytes (0 means
 	// 16 MiB); a larger answer fails the task.
 	MaxResponse int64 `yaml:"max_response"`
+	// AllowHosts lists the link-local or cloud metadata addresses the
+	// agent may connect to (IP addresses or CIDRs; host names are
+	// accepted too, for the same syntax as the other kinds). By default no
+	// connection is made to a link-local (169.254.0.0/16, fe80::/10) or
+	// metadata address, checked on the address each connection is made
+	// to. (Redirects are never followed: a 3xx answer fails the task.)
+	AllowHosts []string `yaml:"allow_hosts"`
 }
 
 // Credentials are sent with every call: "Authorization: Bearer
@@ -115,6 +123,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxResponse < 0 {
 		bad("max_response", "must be > 0")
+	}
+	if c.URL != "" {
+		if _, err := egress.New(c.URL, c.AllowHosts, "allow_hosts"); err != nil && len(c.AllowHosts) > 0 && strings.HasPrefix(err.Error(), "allow_hosts") {
+			errs = append(errs, err)
+		}
 	}
 	cr := c.Credentials
 	if cr.BearerToken != "" && !validHeaderValue(cr.BearerToken) {
@@ -266,11 +279,16 @@ func New(c Config) (*Agent, error) {
 	if c.Credentials.APIKey != "" {
 		a.header.Set(c.Credentials.keyHeader(), c.Credentials.APIKey)
 	}
+	policy, err := egress.New(c.URL, c.AllowHosts, "allow_hosts")
+	if err != nil {
+		return nil, err
+	}
 	fallback := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
 			Timeout:   30 * time.Second,
 			KeepAlive: 30 * time.Second,
+			Control:   policy.Control,
 		}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          256,
@@ -280,6 +298,7 @@ func New(c Config) (*Agent, error) {
 		ExpectContinueTimeout: time.Second,
 	}
 	a.transport = h1.New(fallback, 256)
+	a.transport.Control = policy.Control
 	a.client = &http.Client{
 		Transport: telemetry.Transport(a.transport, "http"),
 		CheckRedirect: func(*http.Request, []*http.Request) error {

@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -52,6 +53,12 @@ func dial(target string, o grpcdial.Options) (grpcdial.Conn, error) {
 			MaxDelay: 5 * time.Second}, MinConnectTimeout: 5 * time.Second})}
 	if o.MaxRecvBytes > 0 {
 		opts = append(opts, gogrpc.WithDefaultCallOptions(gogrpc.MaxCallRecvMsgSize(o.MaxRecvBytes)))
+	}
+	if o.Control != nil {
+		d := net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: o.Control}
+		opts = append(opts, gogrpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", addr)
+		}))
 	}
 	cc, err := gogrpc.NewClient(target, opts...)
 	if err != nil {

@@ -515,3 +515,69 @@ conversations:
 		t.Fatalf("peak RSS %d MiB: over the documented ceiling of %d MiB", peak>>20, soakRSSCeiling>>20)
 	}
 }
+
+// Bridge egress is guarded like push egress: an a2a agent (from the
+// config or the admin API) whose remote redirects elsewhere, or whose
+// card's interface is elsewhere, sends nothing there; a link-local or
+// metadata address is refused at registration and on redirect; allow_hosts
+// lets a listed host through.
+func TestBridgeEgressGuarded(t *testing.T) {
+	h := startHostile(t)
+	var otherHits atomic.Int32
+	other := testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		http.NotFound(w, r)
+	}))
+	otherHost := strings.TrimPrefix(other.URL, "http://")
+	cfg := fmt.Sprintf(`admin:
+  bearer_tokens: {ops: adm1n}
+agents:
+  redirect: {kind: a2a, url: "%[1]s/redirect?to=%[2]s/admin"}
+  elsewhere: {kind: a2a, url: "%[1]s/cardelsewhere?to=%[2]s/rpc"}
+  metadata: {kind: a2a, url: "%[1]s/redirect?to=http://169.254.169.254/latest/meta-data/"}
+  allowed: {kind: a2a, url: "%[1]s/cardelsewhere?to=%[2]s/rpc", allow_hosts: [%[3]q]}
+`, h.Ready, other.URL, otherHost)
+	base := startServe(t, "--config", writeConfig(t, cfg))
+	for _, c := range []struct{ agent, want string }{
+		{"redirect", "is not on the configured URL's origin"},
+		{"elsewhere", "its card's JSONRPC interface: egress refused: " + other.URL + "/rpc is not on the configured URL's origin"},
+		{"metadata", "169.254.169.254/latest/meta-data/ is a link-local or cloud metadata address"},
+	} {
+		state, reason, _ := streamFinal(t, base+"/a2a/"+c.agent, "hi")
+		if state != "failed" || !strings.Contains(reason, c.want) || !strings.Contains(reason, "allow_hosts") {
+			t.Errorf("%s: %s %q; want failed naming %q and allow_hosts", c.agent, state, reason, c.want)
+		}
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Fatalf("the other host got %d requests from agents not allowed to reach it", n)
+	}
+	// Registered through the admin API: the same rules.
+	reg := fmt.Sprintf(`{"name":"late","kind":"a2a","url":"%s/cardelsewhere?to=%s/rpc"}`, h.Ready, other.URL)
+	if code, body := adminCall(t, "POST", base+"/api/v1/agents", "adm1n", reg); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	if state, reason, _ := streamFinal(t, base+"/a2a/late", "hi"); state != "failed" || !strings.Contains(reason, "allow_hosts") {
+		t.Fatalf("late: %s %q", state, reason)
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Fatalf("the other host got %d requests from a registered agent", n)
+	}
+	// A link-local URL is refused when it is registered, naming the key.
+	code, body := adminCall(t, "POST", base+"/api/v1/agents", "adm1n", `{"name":"imds","kind":"a2a","url":"http://169.254.169.254/latest"}`)
+	if code != http.StatusBadRequest || !strings.Contains(body, "url") || !strings.Contains(body, "link-local or cloud metadata address") {
+		t.Fatalf("register a metadata URL: %d %s", code, body)
+	}
+	code, body = adminCall(t, "POST", base+"/api/v1/agents", "adm1n", `{"name":"imds2","kind":"openai","base_url":"http://[fe80::1]:8080/v1","model":"m"}`)
+	if code != http.StatusBadRequest || !strings.Contains(body, "base_url") {
+		t.Fatalf("register a link-local base_url: %d %s", code, body)
+	}
+	wantServeUsageErrors(t, []serveUsage{
+		{[]string{"--config", "agents:\n  imds: {kind: http, url: \"http://169.254.169.254/x\"}\n"}, "link-local or cloud metadata address"},
+		{[]string{"--config", "agents:\n  x: {kind: a2a, url: \"http://127.0.0.1:1\", allow_hosts: [\"bad host\"]}\n"}, "allow_hosts[0]"},
+	})
+	// Listed in allow_hosts, the other host is reached.
+	streamFinal(t, base+"/a2a/allowed", "hi")
+	if otherHits.Load() == 0 {
+		t.Fatal("allow_hosts did not let the agent reach the listed host")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/tls"
 	"strconv"
+	"syscall"
 
 	"github.com/a2abridge/a2abridge/a2a"
 )
@@ -44,6 +45,9 @@ type Options struct {
 	TLSConfig *tls.Config
 	// MaxRecvBytes bounds a received message.
 	MaxRecvBytes int
+	// Control, if set, is the Control function of the connections
+	// dialled (net.Dialer.Control): it may refuse the address.
+	Control func(network, address string, c syscall.RawConn) error
 }
 
 // Dial connects to a gRPC target ("host:port", "dns:///host:port"); nil

@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -45,6 +46,11 @@ type Transport struct {
 	// Fallback carries the requests this transport does not (see the
 	// package doc).
 	Fallback *http.Transport
+	// Control, if set, is the Control function of the connections this
+	// transport dials itself (net.Dialer.Control): it may refuse the
+	// address. Set it before the first request; give Fallback's dialer
+	// the same.
+	Control func(network, address string, c syscall.RawConn) error
 
 	dialer      net.Dialer
 	proxy       func(*http.Request) (*url.URL, error)
@@ -383,7 +389,9 @@ func (t *Transport) get(ctx context.Context, key string) (*conn, error) {
 		t.mu.Lock()
 	}
 	t.mu.Unlock()
-	nc, err := t.dialer.DialContext(ctx, "tcp", key)
+	d := t.dialer
+	d.Control = t.Control
+	nc, err := d.DialContext(ctx, "tcp", key)
 	if err != nil {
 		return nil, err
 	}
