@@ -603,6 +603,24 @@ func (a Allow) CheckURL(u *url.URL) error {
 	return fmt.Errorf("%s is not under the URLs an ad-hoc scenario may use on this server (the operator's allowlist: conversations.urls)", shown)
 }
 
+// plainPath reports whether an escaped URL path can be compared with a
+// prefix as it is: no segment that a server may read as a step up or
+// aside ("." or "..", also with ";parameters" as servlet containers read
+// "..;"), no escaped dot, slash or backslash, no backslash.
+func plainPath(path string) bool {
+	low := strings.ToLower(path)
+	if strings.Contains(low, "%2e") || strings.Contains(low, "%2f") || strings.Contains(low, "%5c") || strings.Contains(path, "\\") {
+		return false
+	}
+	for _, seg := range strings.Split(path, "/") {
+		seg, _, _ = strings.Cut(seg, ";")
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
 // allowsURL reports whether raw is under one of a.URLs.
 func (a Allow) allowsURL(raw string) bool {
 	u, err := url.Parse(raw)
@@ -610,7 +628,7 @@ func (a Allow) allowsURL(raw string) bool {
 		return false
 	}
 	path := u.EscapedPath()
-	if strings.Contains(path, "/../") || strings.HasSuffix(path, "/..") || strings.Contains(strings.ToLower(path), "%2e") {
+	if !plainPath(path) {
 		return false
 	}
 	for _, s := range a.URLs {

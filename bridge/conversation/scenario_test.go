@@ -122,6 +122,13 @@ func TestAllow(t *testing.T) {
 		{ok, "https://api.example.com/v10", "agents[1].config.url"},
 		{ok, "http://api.example.com/v1", "agents[1].config.url"},
 		{ok, "https://api.example.com/v1/../admin", "agents[1].config.url"},
+		{ok, "https://api.example.com/v1/..;/admin", "agents[1].config.url"},
+		{ok, "https://api.example.com/v1/..;jsessionid=x/admin", "agents[1].config.url"},
+		{ok, "https://api.example.com/v1/.;/x", "agents[1].config.url"},
+		{ok, "https://api.example.com/v1/%2E%2E/admin", "agents[1].config.url"},
+		{ok, "https://api.example.com/v1/..%2fadmin", "agents[1].config.url"},
+		{ok, "https://api.example.com/v1/..%5Cadmin", "agents[1].config.url"},
+		{ok, "https://api.example.com/v1/..", "agents[1].config.url"},
 		{ok, "https://user@api.example.com/v1/x", "agents[1].config.url"},
 		{ok, "file:///etc/passwd", "agents[1].config.url"},
 	} {
