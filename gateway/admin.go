@@ -482,6 +482,7 @@ func (r *registry) unregister(ctx context.Context, name string) (status int, d *
 	}
 	old, _ = r.host.Handler(name)
 	delete(r.dyn, name)
+	r.cfg.waits.done(name)
 	if d.stop != nil {
 		d.stop()
 	}
@@ -588,8 +589,10 @@ func (r *registry) hostAgent(name string, reg *registered) {
 	r.dyn[name] = reg
 	delete(r.tombs, name) // a name registered again: the new agent serves the old tasks
 	if reg.built.LateCard == nil {
+		r.cfg.waits.done(name)
 		return
 	}
+	r.cfg.waits.add(name)
 	var ctx context.Context
 	ctx, reg.stop = context.WithCancel(r.ctx)
 	watchCard(ctx, r.log, name, reg.built, reg.opts, reg.extend, r.eng, func(h *server.AgentHandler, card a2a.AgentCard, o server.HandlerOptions) bool {
@@ -600,6 +603,7 @@ func (r *registry) hostAgent(name string, reg *registered) {
 		}
 		reg.built.Card, reg.opts = card, o
 		r.host.Add(h)
+		r.cfg.waits.done(name)
 		return true
 	})
 }

@@ -455,10 +455,21 @@ func (g *Gateway) start(parent context.Context) error {
 			MaxBatch: cfg.maxBatch, BodyReadTimeout: bodyTimeout, CardSigner: cardSigner, ProtocolVersions: cfg.protocols},
 		CardMaxAge: cardMaxAge(cfg.cardMaxAge),
 	})
+	if cfg.waits == nil {
+		cfg.waits = newCardWaits()
+	}
 	for _, a := range cfg.agents {
 		o := conversationHandlerOptions(a, cfg.conversations, st)
 		host.Add(server.NewHandler(eng, a.name, a.built.Agent, a.built.Card, o))
-		watchCard(ctx, log, a.name, a.built, o, a.extend, eng, func(h *server.AgentHandler, _ a2a.AgentCard, _ server.HandlerOptions) bool { host.Add(h); return true })
+		if a.built.LateCard != nil {
+			cfg.waits.add(a.name)
+		}
+		name := a.name
+		watchCard(ctx, log, a.name, a.built, o, a.extend, eng, func(h *server.AgentHandler, _ a2a.AgentCard, _ server.HandlerOptions) bool {
+			host.Add(h)
+			cfg.waits.done(name)
+			return true
+		})
 		if len(o.Auth) > 0 {
 			log.Info("agent requires authentication", "agent", a.name, "schemes", len(o.Auth), "extended_card", o.ExtendedCard != nil)
 		}
@@ -470,7 +481,7 @@ func (g *Gateway) start(parent context.Context) error {
 	// The probes of load balancers and Kubernetes.
 	health := server.HealthHandler(eng)
 	host.Handle("GET /healthz", health)
-	host.Handle("GET /readyz", health)
+	host.Handle("GET /readyz", readiness(health, cfg.waits))
 	if tel.metrics != nil && cfg.telemetry.metricsMain {
 		host.Handle("GET /metrics", tel.metrics)
 	}

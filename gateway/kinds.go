@@ -60,6 +60,10 @@ type Build struct {
 
 	node *yaml.Node   // the agents entry, ${NAME} references expanded
 	file *AgentConfig // the entry's common keys
+	// startup: the gateway is starting and builds every agent before it
+	// serves; a kind that would wait on the network for its card returns
+	// a stand-in with LateCard at once and starts fetching (Built.fetched).
+	startup bool
 }
 
 // Decode decodes the entry's keys into cfg, a pointer to the kind's
@@ -97,6 +101,12 @@ type Built struct {
 	// in the background (after 1 s, then twice as long each time, up to a
 	// minute) until it succeeds, then serves the agent under that card.
 	LateCard func(context.Context) (a2a.AgentCard, error)
+
+	// fetched, when set (at startup, with LateCard), is closed once the
+	// card fetch the kind started has ended; LateCard then answers at
+	// once when it succeeded (fetchErr is nil).
+	fetched  chan struct{}
+	fetchErr error
 }
 
 // agentKind is a registered Kind: its configuration's type, and whether
@@ -298,11 +308,17 @@ func buildAgent(ctx context.Context, log *slog.Logger, name string, f *AgentConf
 
 // buildAgentChecked is buildAgent with Build.CheckURL.
 func buildAgentChecked(ctx context.Context, log *slog.Logger, name string, f *AgentConfig, n *yaml.Node, checkURL func(*url.URL) error) (*Built, error) {
+	return buildAgentWith(ctx, &Build{Name: name, node: n, file: f, Logger: log, CheckURL: checkURL})
+}
+
+// buildAgentWith builds the agents entry bd describes (buildAgent).
+func buildAgentWith(ctx context.Context, bd *Build) (*Built, error) {
+	name, f, n := bd.Name, bd.file, bd.node
 	k, err := kindOf(name, n)
 	if err != nil {
 		return nil, err
 	}
-	b, err := k.build(ctx, &Build{Name: name, node: n, file: f, Logger: log, CheckURL: checkURL})
+	b, err := k.build(ctx, bd)
 	if err != nil {
 		return nil, agentError(name, err)
 	}

@@ -82,10 +82,24 @@ func buildA2A(ctx context.Context, b *Build) (*Built, error) {
 		return card, nil
 	}
 	built := &Built{Agent: a, Close: a.Close}
+	if b.startup {
+		// The gateway starts serving without waiting for this remote: the
+		// fetch runs meanwhile (bounded by card_timeout), and the gateway
+		// takes its card if it came in time (startupCardWait), else serves
+		// the stand-in until watchCard gets it.
+		built.Card = baseCard(b.Name, "A remote A2A agent (its Agent Card has not been fetched yet).", a.Skill())
+		built.LateCard = derive
+		built.fetched = make(chan struct{})
+		go func() {
+			defer close(built.fetched)
+			_, built.fetchErr = a.RemoteCard(context.WithoutCancel(ctx))
+		}()
+		return built, nil
+	}
 	card, err := derive(ctx)
 	if err != nil {
 		b.Logger.Warn("the remote agent's card could not be fetched; serving a generic card until it can be", "agent", b.Name, "err", err)
-		card = baseCard(b.Name, "A remote A2A agent.", a.Skill())
+		card = baseCard(b.Name, "A remote A2A agent (its Agent Card could not be fetched yet).", a.Skill())
 		built.LateCard = derive
 	}
 	built.Card = card

@@ -462,7 +462,7 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 			closeAgents()
 			return nil, configErr(fmt.Errorf("%sagents.%s: %w", pre, name, err))
 		}
-		built, err := buildAgent(ctx, log, name, &af, node)
+		built, err := buildAgentWith(ctx, &Build{Name: name, node: node, file: &af, Logger: log, startup: true})
 		if err != nil {
 			closeAgents()
 			return nil, configErr(fmt.Errorf("%s%w", pre, err))
@@ -489,6 +489,7 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 			closeAgents()
 		}
 	}()
+	settleCards(ctx, log, hosted)
 	if len(hosted) == 0 {
 		return nil, configErr(errors.New(pre + "no agents: builtins is false and agents is empty"))
 	}
@@ -702,6 +703,8 @@ func checkAllowedHosts(vals []string, key string) error {
 // Overrides applied and checked, its agents built.
 type serveConfig struct {
 	log *slog.Logger
+	// waits are the agents waiting for their remote's card (/readyz).
+	waits *cardWaits
 	// The store: memory (memCap bytes of finished tasks; 0: no cap),
 	// PostgreSQL (pgDSN, named pgFrom in errors) or SQLite under dataDir.
 	mem, postgres bool
@@ -779,6 +782,51 @@ func WebhookChecker(allow []string, r push.Resolver) func(context.Context, strin
 
 // hostedAgent is an agent serve hosts: its name (/a2a/{name}), the built
 // agent and card, and its handler options (authentication).
+// startupCardWait is how long the gateway waits, when it starts, for the
+// cards of remote agents that are being fetched (all at once): those that
+// come in time are served from the start, the others under a stand-in
+// until they come (watchCard), listed unavailable by /readyz meanwhile.
+const startupCardWait = 2 * time.Second
+
+// settleCards gives the agents whose card is being fetched at startup
+// (Built.fetched) their card when the fetch ends within startupCardWait
+// (together), and leaves the others to watchCard.
+func settleCards(ctx context.Context, log *slog.Logger, hosted []hostedAgent) {
+	deadline := time.NewTimer(startupCardWait)
+	defer deadline.Stop()
+	for i := range hosted {
+		a := &hosted[i]
+		b := a.built
+		if b.fetched == nil {
+			continue
+		}
+		select {
+		case <-b.fetched:
+		case <-deadline.C:
+			deadline.Reset(0) // the time is up for the rest too
+		}
+		select {
+		case <-b.fetched:
+		default:
+			log.Warn("the remote agent's card has not come yet; serving a generic card until it does", "agent", a.name, "waited", startupCardWait)
+			continue
+		}
+		if b.fetchErr != nil {
+			log.Warn("the remote agent's card could not be fetched; serving a generic card until it can be", "agent", a.name, "err", b.fetchErr)
+			continue
+		}
+		card, err := b.LateCard(ctx) // the fetched card, at once
+		if err != nil {
+			log.Warn("the remote agent's card could not be used; serving a generic card until it can be", "agent", a.name, "err", err)
+			continue
+		}
+		b.Card, b.LateCard = card, nil
+		if a.extend != nil {
+			a.opts.ExtendedCard = a.extend(card)
+		}
+	}
+}
+
 type hostedAgent struct {
 	name  string
 	kind  string

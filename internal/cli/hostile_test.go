@@ -51,6 +51,7 @@ func startHostile(t *testing.T) *testutil.Process {
 //   - /idle: a stream's first event (a working task), then nothing;
 //   - /status: a working status update every 10 ms, without end;
 //   - /bigcard: a 50 MB card;
+//   - /hangcard: nothing is ever answered, not even the card;
 //   - /redirect: every request (its card included) is answered 307 to
 //     the address in the query's "to";
 //   - /cardelsewhere: a card whose interface URL is the "to" address;
@@ -84,6 +85,10 @@ func hostileMain() int {
 		}
 		if path == "/redirect" {
 			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusTemporaryRedirect)
+			return
+		}
+		if path == "/hangcard" {
+			<-r.Context().Done() // not even the card is answered
 			return
 		}
 		if strings.HasPrefix(rest, ".well-known/") {
@@ -579,5 +584,38 @@ agents:
 	streamFinal(t, base+"/a2a/allowed", "hi")
 	if otherHits.Load() == 0 {
 		t.Fatal("allow_hosts did not let the agent reach the listed host")
+	}
+}
+
+// A remote whose card never comes does not hold up the start: serve
+// listens at once, the agent is served under a stand-in card meanwhile and
+// listed unavailable by /readyz (which stays ready), a reachable remote's
+// agent has its card from the start, and other agents answer.
+func TestStartupDoesNotWaitForRemoteCards(t *testing.T) {
+	h := startHostile(t)
+	cfg := fmt.Sprintf(`agents:
+  slowcard: {kind: a2a, url: %[1]s/hangcard, card_timeout: 60s}
+  good: {kind: a2a, url: %[1]s/idle}
+`, h.Ready)
+	// startServe gives serve 10 s to listen: far less than card_timeout.
+	base := startServe(t, "--config", writeConfig(t, cfg))
+	var ready struct {
+		Status      string
+		Unavailable []string
+	}
+	if st := getJSON(t, base+"/readyz", &ready); st != http.StatusOK || ready.Status != "ready" || strings.Join(ready.Unavailable, ",") != "slowcard" {
+		t.Fatalf("/readyz: %d %+v; want ready, slowcard unavailable", st, ready)
+	}
+	var card struct{ Name, Description string }
+	getJSON(t, base+"/a2a/slowcard/.well-known/agent-card.json", &card)
+	if !strings.Contains(card.Description, "has not been fetched yet") {
+		t.Fatalf("slowcard's card: %+v; want the stand-in", card)
+	}
+	getJSON(t, base+"/a2a/good/.well-known/agent-card.json", &card)
+	if card.Name != "hostile-idle" {
+		t.Fatalf("good's card: %+v; want the remote's, from the start", card)
+	}
+	if r := testutil.CallRPC(t, base+"/a2a/echo", "message/send", testutil.SendParams03("hi", "m1", "")); r.Result.Status.State != "completed" {
+		t.Fatalf("echo: %+v", r)
 	}
 }
