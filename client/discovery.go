@@ -115,7 +115,7 @@ func (c *Client) cardCache() *CardCache {
 // *ProtocolError).
 func (c *Client) decodeCard(ctx context.Context, u, method string, b []byte) (a2a.AgentCard, error) {
 	if limit := c.opts.maxCard(); int64(len(b)) > limit {
-		return a2a.AgentCard{}, &ProtocolError{Method: method, Reason: fmt.Sprintf("the Agent Card from %s is over %d bytes (Options.MaxCardBytes)", u, limit)}
+		return a2a.AgentCard{}, tooLarge(method, "the Agent Card from "+u, limit)
 	}
 	if v := c.opts.CardVerifier; v != nil {
 		card, _, err := v.VerifyCard(ctx, u, b)

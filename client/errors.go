@@ -46,7 +46,7 @@ type ProtocolError struct {
 }
 
 func (e *ProtocolError) Error() string {
-	if e.Err != nil {
+	if e.Err != nil && e.Err != ErrResponseTooLarge { // (whose reason says it all)
 		return fmt.Sprintf("a2a client: %s: %s: %v", e.Method, e.Reason, e.Err)
 	}
 	return fmt.Sprintf("a2a client: %s: %s", e.Method, e.Reason)

@@ -97,7 +97,7 @@ func (c *Client) dialGRPC(secure bool) error {
 	if grpcdial.Dial == nil {
 		return fmt.Errorf("a2a client: agent %q: calling its GRPC interface needs package github.com/a2abridge/a2abridge/client/grpc (import it for its effect)", c.card.Name)
 	}
-	o := grpcdial.Options{TLS: secure, MaxRecvBytes: int(c.opts.maxResponse()), Control: c.opts.DialControl}
+	o := grpcdial.Options{TLS: secure, MaxRecvBytes: intLimit(c.opts.maxResponse()), Control: c.opts.DialControl}
 	if t, ok := c.http.Transport.(*http.Transport); ok && t != nil && t.TLSClientConfig != nil {
 		o.TLSConfig = t.TLSClientConfig.Clone()
 	}
@@ -310,6 +310,10 @@ func (f *grpcFrames) next(c *Client, cl *call) (a2a.Event, string, []byte, error
 		var err error
 		if b, err = f.st.Recv(); err != nil {
 			err = grpcErr(err)
+			if ge := (*GRPCError)(nil); errors.As(err, &ge) && ge.local && ge.Code == 8 {
+				// A message over MaxRecvBytes: not a broken connection.
+				return nil, "", nil, nil, tooLarge(cl.method, "a stream event", c.opts.maxResponse())
+			}
 			var ae *a2a.Error
 			if errors.As(err, &ae) {
 				return nil, "", nil, nil, ae // the server's error ends the stream

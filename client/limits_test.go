@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/a2abridge/a2abridge/client"
@@ -38,5 +39,29 @@ func TestSizeLimits(t *testing.T) {
 	c = dial(t, ts.URL, client.Options{NoCardCache: true})
 	if _, err := c.SendMessage(context.Background(), text("hi")); err != nil {
 		t.Fatalf("SendMessage with the default limit: %v", err)
+	}
+
+	// A stream event over the limit ends the stream with that error: it is
+	// not a broken connection to resume (which would read it again).
+	var streams atomic.Int32
+	st := cardServer(t, func(base string) string { return cardJSON(base, "") }, func(w http.ResponseWriter, r *http.Request) {
+		streams.Add(1)
+		id := rpcID(r)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"kind\":\"task\",\"id\":\"t1\",\"contextId\":\"c\",\"status\":{\"state\":\"working\"}}}\n\n", id)
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"kind\":\"message\",\"messageId\":\"m\",\"role\":\"agent\",\"parts\":[{\"kind\":\"text\",\"text\":%q}]}}\n\n", id, huge)
+	})
+	c = dial(t, st.URL, client.Options{NoCardCache: true, MaxResponseBytes: 100 << 10})
+	var last error
+	for _, err := range c.SendStreamingMessage(context.Background(), text("hi")) {
+		if err != nil {
+			last = err
+		}
+	}
+	if !errors.Is(last, client.ErrResponseTooLarge) || !errors.As(last, &pe) || !strings.Contains(last.Error(), "a stream event is over 102400 bytes (Options.MaxResponseBytes)") {
+		t.Fatalf("stream with an event over the limit: %v", last)
+	}
+	if n := streams.Load(); n != 1 {
+		t.Fatalf("%d stream requests; want 1 (no resubscription)", n)
 	}
 }

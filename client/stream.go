@@ -113,7 +113,7 @@ func (c *Client) openStream(ctx context.Context, cl *call, lastEventID string) (
 	if err != nil {
 		return nil, err
 	}
-	return &sseFrames{resp: resp, rd: sse.NewReaderSize(resp.Body, int(c.opts.maxResponse())), reqID: id}, nil
+	return &sseFrames{resp: resp, rd: sse.NewReaderSize(resp.Body, intLimit(c.opts.maxResponse())), reqID: id}, nil
 }
 
 // sseFrames is an SSE stream of request reqID.
@@ -126,6 +126,10 @@ type sseFrames struct {
 func (f *sseFrames) next(c *Client, cl *call) (a2a.Event, string, []byte, error, error) {
 	for {
 		ev, err := f.rd.Next()
+		if errors.Is(err, sse.ErrEventTooLarge) {
+			// Not a broken connection: resuming would read it again.
+			return nil, "", nil, nil, tooLarge(cl.method, "a stream event", c.opts.maxResponse())
+		}
 		if err != nil {
 			return nil, "", nil, err, nil
 		}

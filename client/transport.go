@@ -3,8 +3,10 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -60,9 +62,25 @@ func readLimited(r io.Reader, limit int64, method, what string) ([]byte, error) 
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("%s is over %d bytes (Options.%s)", what, limit, optionOf(what))}
+		return nil, tooLarge(method, what, limit)
 	}
 	return b, nil
+}
+
+// ErrResponseTooLarge is wrapped by the *ProtocolError of a card,
+// response or stream event over its limit (Options.MaxCardBytes,
+// Options.MaxResponseBytes): errors.Is(err, ErrResponseTooLarge).
+var ErrResponseTooLarge = errors.New("over its size limit")
+
+// tooLarge is the *ProtocolError of what (a card, a response, a stream
+// event) over limit bytes.
+func tooLarge(method, what string, limit int64) error {
+	return &ProtocolError{Method: method, Reason: fmt.Sprintf("%s is over %d bytes (Options.%s)", what, limit, optionOf(what)), Err: ErrResponseTooLarge}
+}
+
+// intLimit is limit as an int, at most math.MaxInt (32-bit platforms).
+func intLimit(limit int64) int {
+	return int(min(limit, int64(math.MaxInt)))
 }
 
 // optionOf names the Options field that bounds what.

@@ -382,6 +382,9 @@ func (c *ConversationsConfig) limits() conversation.Limits {
 	if c.MaxTotalBytes != nil {
 		l.MaxTotalBytes = int64(*c.MaxTotalBytes)
 	}
+	if c.MaxTurnBytes == nil {
+		l.MaxTurnBytes = min(l.MaxTurnBytes, l.MaxTotalBytes) // a turn is part of the total
+	}
 	return l
 }
 

@@ -31,13 +31,15 @@ func init() {
 // registered.
 const egressResolveTimeout = 2 * time.Second
 
-// checkEgress refuses, when a bridge is registered (config load, admin
-// API), a configured URL (under key) whose host is or resolves to a
-// link-local or cloud metadata address that allow_hosts does not list
-// (internal/egress); each connection is checked again when it is made.
-// A URL that does not parse, and a host that does not resolve, are left
-// to the kind's own checks and to the dial.
-func checkEgress(ctx context.Context, key, rawURL string, allow []string) error {
+// checkEgress refuses, when a bridge is registered, a configured URL
+// (under key) whose host is or resolves to a link-local or cloud metadata
+// address that allow_hosts does not list (internal/egress); each
+// connection is checked again when it is made. At startup only a literal
+// address is checked (the gateway does not wait on DNS before it
+// serves); through the admin API the host is resolved too. A URL that
+// does not parse, and a host that does not resolve, are left to the
+// kind's own checks and to the dial.
+func checkEgress(ctx context.Context, b *Build, key, rawURL string, allow []string) error {
 	p, err := egress.New(rawURL, allow, "allow_hosts")
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "allow_hosts") {
@@ -45,7 +47,11 @@ func checkEgress(ctx context.Context, key, rawURL string, allow []string) error 
 		}
 		return nil
 	}
-	if err := p.CheckResolved(ctx, egressResolveTimeout); err != nil {
+	timeout := egressResolveTimeout
+	if b.startup {
+		timeout = 0
+	}
+	if err := p.CheckResolved(ctx, timeout); err != nil {
 		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
@@ -63,7 +69,7 @@ func buildA2A(ctx context.Context, b *Build) (*Built, error) {
 		return nil, err
 	}
 	c.CheckURL = b.CheckURL
-	if err := checkEgress(ctx, "url", c.URL, c.AllowHosts); err != nil {
+	if err := checkEgress(ctx, b, "url", c.URL, c.AllowHosts); err != nil {
 		return nil, err
 	}
 	a, err := remote.New(c)
@@ -150,7 +156,7 @@ func buildOpenAI(ctx context.Context, b *Build) (*Built, error) {
 		return nil, err
 	}
 	c.CheckURL = b.CheckURL
-	if err := checkEgress(ctx, "base_url", c.BaseURL, c.AllowHosts); err != nil {
+	if err := checkEgress(ctx, b, "base_url", c.BaseURL, c.AllowHosts); err != nil {
 		return nil, err
 	}
 	a, err := openai.New(c)
@@ -170,7 +176,7 @@ func buildHTTP(ctx context.Context, b *Build) (*Built, error) {
 	if err := b.Decode(&c); err != nil {
 		return nil, err
 	}
-	if err := checkEgress(ctx, "url", c.URL, c.AllowHosts); err != nil {
+	if err := checkEgress(ctx, b, "url", c.URL, c.AllowHosts); err != nil {
 		return nil, err
 	}
 	a, err := simple.New(c)

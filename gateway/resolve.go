@@ -780,8 +780,6 @@ func WebhookChecker(allow []string, r push.Resolver) func(context.Context, strin
 	}
 }
 
-// hostedAgent is an agent serve hosts: its name (/a2a/{name}), the built
-// agent and card, and its handler options (authentication).
 // startupCardWait is how long the gateway waits, when it starts, for the
 // cards of remote agents that are being fetched (all at once): those that
 // come in time are served from the start, the others under a stand-in
@@ -827,6 +825,8 @@ func settleCards(ctx context.Context, log *slog.Logger, hosted []hostedAgent) {
 	}
 }
 
+// hostedAgent is an agent serve hosts: its name (/a2a/{name}), the built
+// agent and card, and its handler options (authentication).
 type hostedAgent struct {
 	name  string
 	kind  string

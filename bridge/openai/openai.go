@@ -374,7 +374,9 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 	defer cancel()
 	cctx, call := telemetry.StartModelCall(cctx, a.cfg.Model)
 	defer call.End(nil) // ended below with the outcome; this only guards a panic
-	var up upstream
+	// One event of the stream may not hold more than the answer may: the
+	// client's decoder would gather it whole.
+	up := upstream{maxEvent: a.maxOutput + 1<<20}
 	stream := a.complete.NewStreaming(cctx, params, option.WithMiddleware(up.observe))
 	defer stream.Close()
 
@@ -454,7 +456,7 @@ func (a *Agent) execute(ctx context.Context, req *server.Request, t *server.Task
 
 	var reason string
 	switch {
-	case overflow:
+	case overflow, up.overLimit:
 		reason = fmt.Sprintf("the model's answer passed max_output (%d bytes); the request was aborted", a.maxOutput)
 	case refusal != "":
 		reason = "the model refused: " + clean(refusal, 2000)
@@ -572,36 +574,63 @@ type upstream struct {
 	retryAfter string
 	body       []byte // of an error answer, at most 64 KiB
 	limit      int64  // > 0: a successful answer's body is read up to this many bytes
-	overLimit  bool   // the body passed limit
+	maxEvent   int64  // > 0: an SSE answer may go this many bytes without an event's end (a blank line)
+	overLimit  bool   // the body passed limit or maxEvent
 }
 
 // errAnswerTooLarge is the read error of a body past upstream.limit.
 var errAnswerTooLarge = errors.New("the answer is over its size limit")
 
-// limitedBody reads an answer's body up to u.limit bytes; past them it
-// fails with errAnswerTooLarge and marks u.
+// limitedBody reads an answer's body up to u.limit bytes (no bound when
+// 0), and an event stream's events up to u.maxEvent bytes each (no bound
+// when 0); past either it fails with errAnswerTooLarge and marks u.
 type limitedBody struct {
 	io.ReadCloser
-	u    *upstream
-	left int64
+	u        *upstream
+	left     int64 // bytes left under u.limit
+	inEvent  int64 // bytes since the last event's end
+	lastLF   bool  // the last byte read ended a line (a '\r' aside)
+	probeErr error // what the read past the limit returned
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		b.u.overLimit = true
-		return 0, errAnswerTooLarge
+	if b.probeErr != nil {
+		return 0, b.probeErr
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
+	if b.u.limit > 0 {
+		if b.left <= 0 {
+			// Exactly at the limit: the body is over it only if more follows.
+			var one [1]byte
+			m, err := b.ReadCloser.Read(one[:])
+			if m > 0 {
+				b.u.overLimit = true
+				return 0, errAnswerTooLarge
+			}
+			if err != nil {
+				b.probeErr = err // io.EOF: the body was exactly the limit
+			}
+			return 0, err
+		}
+		if int64(len(p)) > b.left {
+			p = p[:b.left]
+		}
 	}
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
-	if b.left <= 0 && err == nil {
-		// Exactly at the limit: the body is over it only if more follows.
-		var one [1]byte
-		if m, _ := b.ReadCloser.Read(one[:]); m > 0 {
-			b.u.overLimit = true
-			return n, errAnswerTooLarge
+	if b.u.maxEvent > 0 {
+		for _, c := range p[:n] {
+			switch {
+			case c == '\n' && b.lastLF:
+				b.inEvent = 0 // a blank line: the event ended
+			case c == '\n':
+				b.lastLF = true
+			case c != '\r':
+				b.lastLF = false
+				if b.inEvent++; b.inEvent > b.u.maxEvent {
+					b.u.overLimit = true
+					return 0, errAnswerTooLarge
+				}
+			}
 		}
 	}
 	return n, err
@@ -623,7 +652,7 @@ func (u *upstream) observe(req *http.Request, next option.MiddlewareNext) (*http
 		res.Body = io.NopCloser(bytes.NewReader(b))
 		return res, nil
 	}
-	if u.limit > 0 {
+	if u.limit > 0 || u.maxEvent > 0 {
 		res.Body = &limitedBody{ReadCloser: res.Body, u: u, left: u.limit}
 	}
 	return res, nil

@@ -77,8 +77,11 @@ type Config struct {
 	// bytes per event, counted over the task's executions; 0 means
 	// DefaultMaxOutput (64 MiB). The event that would pass it is not
 	// kept: the task fails with a reason naming max_output and the
-	// remote task is canceled. One response or stream event is read up
-	// to MaxOutput plus 1 MiB, no further.
+	// remote task is canceled. Every answer of the remote counts, stream
+	// events and responses that add nothing to the task included (100
+	// bytes each besides their content). One response or stream event is
+	// read up to MaxOutput × 4/3 plus 1 MiB (a task at the limit, its
+	// files in base64), no further. At most 1 TiB.
 	MaxOutput int64 `yaml:"max_output"`
 	// MaxCardBytes bounds the remote's Agent Card document, in bytes; 0
 	// means DefaultMaxCardBytes (1 MiB). A larger card is refused (the
@@ -182,8 +185,8 @@ func (c Config) Validate() error {
 	if c.IdleTimeout < 0 {
 		bad("idle_timeout", "must be > 0")
 	}
-	if c.MaxOutput < 0 {
-		bad("max_output", "must be >= 0 (0: the default, %d bytes)", DefaultMaxOutput)
+	if c.MaxOutput < 0 || c.MaxOutput > 1<<40 {
+		bad("max_output", "must be 0 (the default, %d bytes) to 1 TiB", DefaultMaxOutput)
 	}
 	if u, err := url.Parse(c.URL); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
 		if _, err := egress.New(c.URL, c.AllowHosts, "allow_hosts"); err != nil {

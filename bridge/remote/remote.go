@@ -320,12 +320,16 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, t *server.Task
 	if cause := context.Cause(nctx); cause != nil && ctx.Err() == nil && err != nil && !errors.Is(err, errFinal) {
 		err = cause // the whole-call bound ended it, whatever error the cut call saw
 	}
+	if errors.Is(err, client.ErrResponseTooLarge) {
+		err = &limitError{reason: fmt.Sprintf("an answer of the remote passed the size that max_output allows (%d bytes of output; %d bytes per answer); the remote task was canceled",
+			a.cfg.MaxOutput, a.opts.MaxResponseBytes), err: err}
+	}
 	var le *limitError
 	if errors.As(err, &le) && r.ref.TaskID != "" && ctx.Err() == nil {
 		// What the remote still does for this task is of no use: cancel
-		// it (after our task has failed, so that the caller is not kept
-		// waiting for a remote that may not answer).
-		defer a.cancelRemote(context.WithoutCancel(ctx), r.ref)
+		// it, in the background, so that our task fails at once whether
+		// the remote answers or not.
+		go a.cancelRemote(context.WithoutCancel(ctx), r.ref)
 	}
 	return r.end(ctx, err)
 }
@@ -448,19 +452,23 @@ type run struct {
 	out  int64           // output counted against Config.MaxOutput
 }
 
-// eventCost is what every event the remote sends counts against
-// max_output besides its content (an empty status update is still
-// an entry of the task's log).
+// eventCost is what every answer of the remote (a stream event, a
+// response) counts against max_output besides its content: one that adds
+// nothing to our task (a snapshot, a repeated status) still cost reading.
 const eventCost = 100
 
-// emit appends one of the remote's events to our task, unless it would
-// take the task's output past max_output (then a *limitError).
-func (r *run) emit(ev a2a.Event) error {
-	n := outsize.Event(ev) + eventCost
-	if r.out+n > r.a.cfg.MaxOutput {
+// charge counts n bytes the remote sent against max_output: a
+// *limitError once they pass it.
+func (r *run) charge(n int64) error {
+	if r.out += n + eventCost; r.out > r.a.cfg.MaxOutput {
 		return &limitError{reason: fmt.Sprintf("its output passed max_output (%d bytes); the rest was not kept and the remote task was canceled", r.a.cfg.MaxOutput)}
 	}
-	r.out += n
+	return nil
+}
+
+// emit appends one of the remote's events to our task (what it holds was
+// charged when it was received).
+func (r *run) emit(ev a2a.Event) error {
 	return r.t.Emit(r.ctx, ev)
 }
 
@@ -734,6 +742,9 @@ func (r *run) send(ctx context.Context, p a2a.SendMessageRequest) error {
 	if err != nil {
 		return r.a.timedOut(ctx, err)
 	}
+	if err := r.charge(outsize.Event(res)); err != nil {
+		return err
+	}
 	if m, ok := res.(*a2a.Message); ok {
 		if err := r.answer(ctx, m); err != nil {
 			return err
@@ -772,10 +783,15 @@ func (r *run) poll(ctx context.Context) error {
 		if err != nil {
 			return r.a.timedOut(ctx, err)
 		}
+		if err := r.charge(outsize.Task(task)); err != nil {
+			return err
+		}
 		if task.Status.State.Final() {
 			return r.snapshot(ctx, task, true)
 		}
-		if now := fmt.Sprint(task.Status.State, task.Status.Timestamp, len(task.History), len(task.Artifacts)); now != last {
+		// A change is a new state, message or artifact (not a status time
+		// that a remote may touch at every read).
+		if now := fmt.Sprint(task.Status.State, len(task.History), len(task.Artifacts), outsize.Task(task)); now != last {
 			last, changed = now, time.Now()
 		} else if time.Since(changed) > r.a.cfg.IdleTimeout {
 			return &limitError{fmt.Sprintf("the remote task %s showed no change for idle_timeout %s", r.ref.TaskID, r.a.cfg.IdleTimeout), context.DeadlineExceeded}
@@ -831,6 +847,9 @@ func (r *run) stream(ctx context.Context, p a2a.SendMessageRequest) (err error) 
 			}
 			got.Store(true)
 			wd.Reset(cfg.IdleTimeout)
+			if err := r.charge(outsize.Event(ev.Event)); err != nil {
+				return err
+			}
 			if ev.ID != "" {
 				lastID = ev.ID
 			}

@@ -52,6 +52,11 @@ func startHostile(t *testing.T) *testutil.Process {
 //   - /status: a working status update every 10 ms, without end;
 //   - /bigcard: a 50 MB card;
 //   - /hangcard: nothing is ever answered, not even the card;
+//   - /snapshots: a stream of the same working Task snapshot, without end;
+//   - /bigevent: a stream whose second event never ends;
+//   - /pollforever: a card without streaming; a send answers a working
+//     task, which tasks/get shows working, with a new status time each
+//     time, for ever;
 //   - /redirect: every request (its card included) is answered 307 to
 //     the address in the query's "to";
 //   - /cardelsewhere: a card whose interface URL is the "to" address;
@@ -96,7 +101,7 @@ func hostileMain() int {
 			if path == "/cardelsewhere" {
 				url = r.URL.Query().Get("to")
 			}
-			desc, streaming := "hostile", path != "/floodsend"
+			desc, streaming := "hostile", path != "/floodsend" && path != "/pollforever"
 			if path == "/bigcard" {
 				desc = strings.Repeat("d", 50<<20)
 			}
@@ -130,7 +135,9 @@ func hostileMain() int {
 			answer(fmt.Sprintf(`{"kind":"task","id":%q,"contextId":"c","status":{"state":"canceled"}}`, req.Params.ID))
 			return
 		case "tasks/get":
-			answer(fmt.Sprintf(`{"kind":"task","id":%q,"contextId":"c","status":{"state":"working"}}`, req.Params.ID))
+			// Working, with a new status time at every read.
+			answer(fmt.Sprintf(`{"kind":"task","id":%q,"contextId":"c","status":{"state":"working","timestamp":%q}}`,
+				req.Params.ID, time.Now().UTC().Format(time.RFC3339Nano)))
 			return
 		case "message/send", "message/stream":
 		default:
@@ -184,6 +191,22 @@ func hostileMain() int {
 		switch path {
 		case "/idle":
 			<-r.Context().Done()
+		case "/snapshots":
+			for r.Context().Err() == nil {
+				if event(taskJSON) != nil {
+					return
+				}
+			}
+		case "/bigevent":
+			// One event that never ends.
+			if _, err := fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"kind\":\"message\",\"messageId\":\"m\",\"role\":\"agent\",\"parts\":[{\"kind\":\"text\",\"text\":\"", req.ID); err != nil {
+				return
+			}
+			for {
+				if _, err := fmt.Fprint(w, chunk); err != nil {
+					return
+				}
+			}
 		case "/flood":
 			for i := 0; ; i++ {
 				if event(fmt.Sprintf(`{"kind":"artifact-update","taskId":%q,"contextId":%q,"artifact":{"artifactId":"a","parts":[{"kind":"text","text":%q}]},"append":%v}`,
@@ -315,6 +338,9 @@ func TestA2ARemoteBounds(t *testing.T) {
   endless: {kind: a2a, url: %[1]s/status, timeout: 1s}
   bigcard: {kind: a2a, url: %[1]s/bigcard, card_timeout: 5s}
   model: {kind: openai, base_url: %[1]s/openai/v1, model: m, max_output: 4194304, max_answer_bytes: 1048576}
+  snapshots: {kind: a2a, url: %[1]s/snapshots, max_output: 1048576}
+  bigevent: {kind: a2a, url: %[1]s/bigevent, max_output: 1048576}
+  pollforever: {kind: a2a, url: %[1]s/pollforever, idle_timeout: 500ms}
 `, remote)
 	base := startServe(t, "--config", writeConfig(t, cfg))
 
@@ -336,8 +362,35 @@ func TestA2ARemoteBounds(t *testing.T) {
 		// A blocking send answered with an endless task is read no
 		// further than the limit allows.
 		st, body := call(t, http.MethodPost, base+"/a2a/floodsend", testutil.RPCBody("message/send", testutil.SendParams03("hi", "m1", "")), "Content-Type", "application/json")
-		if st != http.StatusOK || !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "MaxResponseBytes") {
+		if st != http.StatusOK || !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "an answer of the remote passed the size that max_output allows") {
 			t.Fatalf("send: %d %.500s", st, body)
+		}
+	})
+	t.Run("events that add nothing count", func(t *testing.T) {
+		state, reason, _ := streamFinal(t, base+"/a2a/snapshots", "hi")
+		if state != "failed" || !strings.Contains(reason, "its output passed max_output (1048576 bytes)") {
+			t.Fatalf("snapshots: %s %q", state, reason)
+		}
+		if !hostileCancels(t, h, "/snapshots") {
+			t.Fatal("the remote task was not canceled")
+		}
+	})
+	t.Run("one enormous event", func(t *testing.T) {
+		state, reason, _ := streamFinal(t, base+"/a2a/bigevent", "hi")
+		if state != "failed" || !strings.Contains(reason, "an answer of the remote passed the size that max_output allows") {
+			t.Fatalf("bigevent: %s %q", state, reason)
+		}
+		if !hostileCancels(t, h, "/bigevent") {
+			t.Fatal("the remote task was not canceled")
+		}
+	})
+	t.Run("polling without change", func(t *testing.T) {
+		st, body := call(t, http.MethodPost, base+"/a2a/pollforever", testutil.RPCBody("message/send", testutil.SendParams03("hi", "m1", "")), "Content-Type", "application/json")
+		if st != http.StatusOK || !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "showed no change for idle_timeout 500ms") {
+			t.Fatalf("pollforever: %d %.500s", st, body)
+		}
+		if !hostileCancels(t, h, "/pollforever") {
+			t.Fatal("the remote task was not canceled")
 		}
 	})
 	t.Run("first_event_timeout", func(t *testing.T) {

@@ -26,15 +26,27 @@ import (
 var ErrRefused = errors.New("egress refused")
 
 // metadataAddrs are addresses of cloud instance metadata services outside
-// the link-local ranges (AWS's IPv6 endpoint, Alibaba Cloud's).
+// the link-local ranges (AWS's IPv6 endpoint, Alibaba Cloud's, Azure's
+// wire server).
 var metadataAddrs = []netip.Prefix{
 	netip.MustParsePrefix("fd00:ec2::254/128"),
 	netip.MustParsePrefix("100.100.100.200/32"),
+	netip.MustParsePrefix("168.63.129.16/32"),
 }
+
+// IPv6 forms that carry an IPv4 address: IPv4-compatible (::a.b.c.d,
+// deprecated), NAT64 (RFC 6052, in the low 32 bits) and 6to4 (RFC 3056,
+// in bits 16 to 47).
+var (
+	v4compat  = netip.MustParsePrefix("::/96")
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
 
 // Refused reports whether ip is link-local (169.254.0.0/16, where most
 // clouds serve instance metadata at 169.254.169.254, or fe80::/10) or
-// another cloud metadata address, in any IPv4-mapped form.
+// another cloud metadata address, in any IPv6 form that carries an IPv4
+// address (mapped, compatible, NAT64, 6to4).
 func Refused(ip netip.Addr) bool {
 	ip = ip.WithZone("").Unmap()
 	if ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
@@ -43,6 +55,15 @@ func Refused(ip netip.Addr) bool {
 	for _, p := range metadataAddrs {
 		if p.Contains(ip) {
 			return true
+		}
+	}
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64.Contains(ip), v4compat.Contains(ip) && !ip.IsLoopback() && !ip.IsUnspecified():
+			return Refused(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		case sixToFour.Contains(ip):
+			return Refused(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
 		}
 	}
 	return false
@@ -178,8 +199,8 @@ func (p *Policy) CheckURL(u *url.URL) error {
 // listener is usually a port of its own) or allow_hosts lists it; a
 // literal refused address likewise needs allow_hosts.
 func (p *Policy) CheckGRPC(target string) error {
-	hp := target
-	if u, err := url.Parse(target); err == nil && u.Host != "" {
+	hp := strings.TrimPrefix(target, "dns:///")
+	if u, err := url.Parse(hp); err == nil && u.Host != "" {
 		hp = u.Host
 	}
 	host, port, err := net.SplitHostPort(hp)
@@ -222,7 +243,8 @@ func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
 }
 
 // CheckResolved resolves the configured URL's host (bounded by timeout;
-// a literal address is not resolved) and refuses it when an address is
+// a literal address is not resolved, nor any host when timeout <= 0) and
+// refuses it when an address is
 // refused and not listed in allow_hosts. A host that does not resolve is
 // not an error here (the backend may come later; each connection is
 // checked by Control).
@@ -231,6 +253,9 @@ func (p *Policy) CheckResolved(ctx context.Context, timeout time.Duration) error
 		if Refused(ip) && !p.allowsIP(ip) {
 			return fmt.Errorf("%w: %s is a link-local or cloud metadata address (list it in allow_hosts to allow it)", ErrRefused, ip)
 		}
+		return nil
+	}
+	if timeout <= 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
