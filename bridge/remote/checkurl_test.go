@@ -27,12 +27,7 @@ func TestCheckURLConfinesEveryRequest(t *testing.T) {
 	defer other.Close()
 	mux := http.NewServeMux()
 	// A card on the allowed host whose endpoint is on the other host.
-	mux.HandleFunc("GET /card/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"name":"x","description":"x","url":%q,"version":"1","protocolVersion":"0.3.0",
-"preferredTransport":"JSONRPC","capabilities":{"streaming":false},"defaultInputModes":["text/plain"],
-"defaultOutputModes":["text/plain"],"skills":[{"id":"x","name":"x","description":"x","tags":["x"]}]}`, other.URL+"/rpc")
-	})
+	cardPointingAt(mux, "/card", other.URL+"/rpc")
 	// A card fetch redirected to the other host.
 	mux.HandleFunc("GET /redirect/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+"/internal-admin", http.StatusFound)
@@ -115,12 +110,7 @@ func TestEgressConfinedToOrigin(t *testing.T) {
 	}))
 	defer other.Close()
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /card/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"name":"x","description":"x","url":%q,"version":"1","protocolVersion":"0.3.0",
-"preferredTransport":"JSONRPC","capabilities":{"streaming":false},"defaultInputModes":["text/plain"],
-"defaultOutputModes":["text/plain"],"skills":[{"id":"x","name":"x","description":"x","tags":["x"]}]}`, other.URL+"/rpc")
-	})
+	cardPointingAt(mux, "/card", other.URL+"/rpc")
 	mux.HandleFunc("GET /redirect/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+"/internal-admin", http.StatusTemporaryRedirect)
 	})
@@ -167,4 +157,15 @@ func TestEgressConfinedToOrigin(t *testing.T) {
 	if _, err := remote.New(remote.Config{URL: origin.URL, AllowHosts: []string{"ok.example", "bad host"}}); err == nil || !strings.Contains(err.Error(), "allow_hosts[1]") {
 		t.Fatalf("New with a bad allow_hosts entry: %v", err)
 	}
+}
+
+// cardPointingAt serves at path's well-known location a 0.3 card whose
+// JSON-RPC interface is iface.
+func cardPointingAt(mux *http.ServeMux, path, iface string) {
+	mux.HandleFunc("GET "+path+"/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"name":"x","description":"x","url":%q,"version":"1","protocolVersion":"0.3.0",
+"preferredTransport":"JSONRPC","capabilities":{"streaming":false},"defaultInputModes":["text/plain"],
+"defaultOutputModes":["text/plain"],"skills":[{"id":"x","name":"x","description":"x","tags":["x"]}]}`, iface)
+	})
 }

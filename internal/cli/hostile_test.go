@@ -358,65 +358,39 @@ func TestA2ARemoteBounds(t *testing.T) {
 			t.Fatalf("tasks/get: %d, %d bytes; want at most the limit, and what came before it", st, len(body))
 		}
 	})
-	t.Run("one enormous answer", func(t *testing.T) {
-		// A blocking send answered with an endless task is read no
-		// further than the limit allows.
-		st, body := call(t, http.MethodPost, base+"/a2a/floodsend", testutil.RPCBody("message/send", testutil.SendParams03("hi", "m1", "")), "Content-Type", "application/json")
-		if st != http.StatusOK || !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "an answer of the remote passed the size that max_output allows") {
-			t.Fatalf("send: %d %.500s", st, body)
-		}
-	})
-	t.Run("events that add nothing count", func(t *testing.T) {
-		state, reason, _ := streamFinal(t, base+"/a2a/snapshots", "hi")
-		if state != "failed" || !strings.Contains(reason, "its output passed max_output (1048576 bytes)") {
-			t.Fatalf("snapshots: %s %q", state, reason)
-		}
-		if !hostileCancels(t, h, "/snapshots") {
-			t.Fatal("the remote task was not canceled")
-		}
-	})
-	t.Run("one enormous event", func(t *testing.T) {
-		state, reason, _ := streamFinal(t, base+"/a2a/bigevent", "hi")
-		if state != "failed" || !strings.Contains(reason, "an answer of the remote passed the size that max_output allows") {
-			t.Fatalf("bigevent: %s %q", state, reason)
-		}
-		if !hostileCancels(t, h, "/bigevent") {
-			t.Fatal("the remote task was not canceled")
-		}
-	})
-	t.Run("polling without change", func(t *testing.T) {
-		st, body := call(t, http.MethodPost, base+"/a2a/pollforever", testutil.RPCBody("message/send", testutil.SendParams03("hi", "m1", "")), "Content-Type", "application/json")
-		if st != http.StatusOK || !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "showed no change for idle_timeout 500ms") {
-			t.Fatalf("pollforever: %d %.500s", st, body)
-		}
-		if !hostileCancels(t, h, "/pollforever") {
-			t.Fatal("the remote task was not canceled")
-		}
-	})
-	t.Run("first_event_timeout", func(t *testing.T) {
-		state, reason, _ := streamFinal(t, base+"/a2a/hang", "hi")
-		if state != "failed" || !strings.Contains(reason, "no event within first_event_timeout 300ms") {
-			t.Fatalf("hang: %s %q", state, reason)
-		}
-	})
-	t.Run("idle_timeout", func(t *testing.T) {
-		state, reason, _ := streamFinal(t, base+"/a2a/idle", "hi")
-		if state != "failed" || !strings.Contains(reason, "no event for idle_timeout 300ms") {
-			t.Fatalf("idle: %s %q", state, reason)
-		}
-		if !hostileCancels(t, h, "/idle") {
-			t.Fatal("the remote task was not canceled")
-		}
-	})
-	t.Run("timeout", func(t *testing.T) {
-		state, reason, _ := streamFinal(t, base+"/a2a/endless", "hi")
-		if state != "failed" || !strings.Contains(reason, "no answer within timeout 1s") {
-			t.Fatalf("endless: %s %q", state, reason)
-		}
-		if !hostileCancels(t, h, "/status") {
-			t.Fatal("the remote task was not canceled")
-		}
-	})
+	// Each bound ends the task failed with a reason naming it; where the
+	// remote task is known, the remote gets a tasks/cancel for it.
+	for _, c := range []struct {
+		name, agent, want string
+		send              bool   // a blocking message/send (else a stream)
+		canceled          string // the hostile path that must see a cancel ("" none)
+	}{
+		// A blocking send answered with an endless task is read no further
+		// than the limit allows.
+		{"one enormous answer", "floodsend", "an answer of the remote passed the size that max_output allows", true, ""},
+		{"events that add nothing count", "snapshots", "its output passed max_output (1048576 bytes)", false, "/snapshots"},
+		{"one enormous event", "bigevent", "an answer of the remote passed the size that max_output allows", false, "/bigevent"},
+		{"polling without change", "pollforever", "showed no change for idle_timeout 500ms", true, "/pollforever"},
+		{"first_event_timeout", "hang", "no event within first_event_timeout 300ms", false, ""},
+		{"idle_timeout", "idle", "no event for idle_timeout 300ms", false, "/idle"},
+		{"timeout", "endless", "no answer within timeout 1s", false, "/status"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var state, reason string
+			if c.send {
+				r := testutil.CallRPC(t, base+"/a2a/"+c.agent, "message/send", testutil.SendParams03("hi", a2a.NewID(), ""))
+				state, reason = r.Result.Status.State, r.Result.StatusText()
+			} else {
+				state, reason, _ = streamFinal(t, base+"/a2a/"+c.agent, "hi")
+			}
+			if state != "failed" || !strings.Contains(reason, c.want) {
+				t.Fatalf("%s: %s %q; want failed naming %q", c.agent, state, reason, c.want)
+			}
+			if c.canceled != "" && !hostileCancels(t, h, c.canceled) {
+				t.Fatal("the remote task was not canceled")
+			}
+		})
+	}
 	t.Run("openai max_output and max_answer_bytes", func(t *testing.T) {
 		state, reason, _ := streamFinal(t, base+"/a2a/model", "hi")
 		if state != "failed" || !strings.Contains(reason, "the model's answer passed max_output (4194304 bytes)") {
