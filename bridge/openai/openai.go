@@ -224,17 +224,9 @@ func New(c Config) (*Agent, error) {
 		return nil, err
 	}
 	tr := pooledTransport()
-	tr.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: policy.Control}).DialContext
+	tr.DialContext = policy.Dialer().DialContext
 	a.tr = tr
-	check := policy.CheckURL
-	if c.CheckURL != nil {
-		check = func(u *url.URL) error {
-			if err := c.CheckURL(u); err != nil {
-				return err
-			}
-			return policy.CheckURL(u)
-		}
-	}
+	check := policy.After(c.CheckURL)
 	a.hc = &http.Client{Transport: telemetry.Transport(urlguard.Transport(tr, check), "openai")}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(c.BaseURL, "/") + "/"),

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -91,18 +90,10 @@ func New(c Config) (*Agent, error) {
 	fallback := http.DefaultTransport.(*http.Transport).Clone()
 	fallback.MaxIdleConns = maxIdleConns
 	fallback.MaxIdleConnsPerHost = maxIdleConns
-	fallback.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: policy.Control}).DialContext
+	fallback.DialContext = policy.Dialer().DialContext
 	tr := h1.New(fallback, maxIdleConns)
 	tr.Control = policy.Control
-	check := policy.CheckURL
-	if c.CheckURL != nil {
-		check = func(u *url.URL) error {
-			if err := c.CheckURL(u); err != nil {
-				return err
-			}
-			return policy.CheckURL(u)
-		}
-	}
+	check := policy.After(c.CheckURL)
 	binding, _ := bindingName(c.Binding)
 	cr := c.Credentials
 	a := &Agent{cfg: c, wholeCall: wholeCall, where: shownURL(c.URL), tr: tr, policy: policy}

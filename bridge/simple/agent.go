@@ -284,12 +284,8 @@ func New(c Config) (*Agent, error) {
 		return nil, err
 	}
 	fallback := &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-			Control:   policy.Control,
-		}).DialContext,
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           policy.Dialer().DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          256,
 		MaxIdleConnsPerHost:   256,

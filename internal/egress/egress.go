@@ -242,6 +242,27 @@ func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// After returns a URL check that applies first (when not nil) and then
+// CheckURL: for a bridge confined further by its caller (an ad-hoc
+// scenario's allowlist).
+func (p *Policy) After(first func(*url.URL) error) func(*url.URL) error {
+	if first == nil {
+		return p.CheckURL
+	}
+	return func(u *url.URL) error {
+		if err := first(u); err != nil {
+			return err
+		}
+		return p.CheckURL(u)
+	}
+}
+
+// Dialer returns a net.Dialer with Control (30 s connect timeout, 30 s
+// keep-alive, as net/http's default transport dials).
+func (p *Policy) Dialer() *net.Dialer {
+	return &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: p.Control}
+}
+
 // CheckResolved resolves the configured URL's host (bounded by timeout;
 // a literal address is not resolved, nor any host when timeout <= 0) and
 // refuses it when an address is
