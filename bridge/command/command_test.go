@@ -14,7 +14,9 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -510,6 +512,25 @@ func TestCancel(t *testing.T) {
 		wantState(t, task, a2a.TaskStateCanceled)
 		gone(t, p[0])
 		ended(t, p[1])
+	})
+	t.Run("setsid", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("setsid"); err != nil || runtime.GOOS != "linux" {
+			t.Skip("setsid, and finding processes outside the group, are Linux's")
+		}
+		// A child that left the group (its own session), and one that also
+		// ignores SIGTERM, with a child of its own: all get stopped.
+		e := newEnv(t, command.Config{Command: []string{"sh", "-c",
+			`setsid sleep 1000 & a=$!; setsid sh -c 'trap "" TERM; sleep 1000; true' & echo $$ $a $!; wait`},
+			KillGrace: dur(200 * time.Millisecond)})
+		s := e.stream(t, textMessage(""))
+		p := pids(t, s)
+		if _, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID}); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, p[0])
+		ended(t, p[1])
+		ended(t, p[2])
 	})
 	t.Run("exec-sleep", func(t *testing.T) {
 		t.Parallel()

@@ -88,10 +88,17 @@
 //
 // The command runs in a process group of its own. To stop it (tasks/cancel,
 // timeout, max_output, server shutdown, Close) the whole group gets
-// SIGTERM, then SIGKILL after kill_grace. When the command exits, processes
-// it left in its group are stopped the same way. A process that left the
-// group (setsid) is not signalled; if it keeps stdout or stderr open, they
-// are closed kill_grace + 2 s after the command's exit. The command is
+// SIGTERM, then SIGKILL after kill_grace. On Linux, the processes that
+// descend from the command but left its group (setsid, setpgid) get the
+// same signals, through pidfds: they are found by their parent links in
+// /proc when the stop begins (and their own descendants again at the
+// SIGKILL). A process whose parent had already exited by then (a daemon
+// that forked twice) was reparented away and is out of reach; on other
+// systems a process that left the group is not signalled either: run
+// such commands under a supervisor of their own (a container, a
+// systemd unit). When the command exits, processes it left in its group
+// are stopped the same way; one that left the group and keeps stdout or
+// stderr open has them closed kill_grace + 2 s after the command's exit. The command is
 // always waited for, so no zombie is left behind.
 //
 // A process group id can be reused once the group is empty, so the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -129,3 +130,97 @@ func statPgrp(b []byte) (int, bool) {
 	}
 	return g, true
 }
+
+// strays returns the processes that descend from the running processes
+// roots (pids the caller knows to be its run's: the leader before it is
+// reaped, strays it holds pidfds of and that still run) and are not in
+// the process group pgid: they left it (setsid, setpgid), so a signal to
+// the group misses them. Each is held by a pidfd. They are found by their
+// parent links in /proc, so a process whose parent already exited (a
+// daemon that forked twice) is not found: it was reparented elsewhere.
+func strays(pgid int, roots []int) []member {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	group := map[int]int{}
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue
+		}
+		ppid, pgrp, ok := statParent(b)
+		if !ok {
+			continue
+		}
+		children[ppid] = append(children[ppid], pid)
+		group[pid] = pgrp
+	}
+	var out []member
+	seen := map[int]bool{}
+	queue := append([]int(nil), roots...)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			queue = append(queue, c)
+			if group[c] == pgid {
+				continue // the group's signal reaches it
+			}
+			fd, err := unix.PidfdOpen(c, 0)
+			if err != nil {
+				continue
+			}
+			// The pid may have been reused since /proc was read: keep it
+			// only if it is still a child of p.
+			if pp, _, ok := statParent(readStat(c)); !ok || pp != p || !running(fd) {
+				_ = unix.Close(fd)
+				continue
+			}
+			out = append(out, member{pid: c, fd: fd})
+		}
+	}
+	return out
+}
+
+func readStat(pid int) []byte {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return b
+}
+
+// statParent returns the parent (4th field) and the process group (5th)
+// of a /proc/PID/stat file's contents (see statPgrp).
+func statParent(b []byte) (ppid, pgrp int, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	pp, err1 := strconv.Atoi(string(f[1]))
+	g, err2 := strconv.Atoi(string(f[2]))
+	return pp, g, err1 == nil && err2 == nil
+}
+
+// signal sends sig to m's process through its pidfd (never to a process
+// that reused its pid).
+func (m member) signal(sig syscall.Signal) { _ = unix.PidfdSendSignal(m.fd, sig, nil, 0) }
+
+// alive reports whether m's process still runs, and its pid then.
+func (m member) alive() (int, bool) { return m.pid, running(m.fd) }

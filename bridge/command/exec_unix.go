@@ -380,6 +380,12 @@ type killer struct {
 	over    bool        // nothing more to signal: the group is empty, not ours, or got SIGKILL
 	members []member    // the group's processes when the leader was reaped
 	tracked bool        // members were looked for
+	// strays are the run's processes outside its group (they called
+	// setsid), found when the stop began: they get the same signals,
+	// through pidfds, on a timer of their own (the group's may be
+	// cancelled when the group empties).
+	strays     []member
+	strayTimer *time.Timer
 }
 
 // start sends SIGTERM to the group and arms the SIGKILL, once; it does
@@ -395,12 +401,46 @@ func (k *killer) start() {
 		return
 	}
 	k.started = true
+	if !k.reaped {
+		// The leader runs (or is a zombie not reaped): its pid is the
+		// run's, and so are the descendants /proc shows under it.
+		k.strays = strays(k.pgid, []int{k.pgid})
+	}
 	if k.grace <= 0 {
 		k.killLocked()
+		k.killStraysLocked()
 		return
 	}
 	_ = syscall.Kill(-k.pgid, syscall.SIGTERM)
+	for _, m := range k.strays {
+		m.signal(syscall.SIGTERM)
+	}
 	k.timer = time.AfterFunc(k.grace, k.kill)
+	if len(k.strays) > 0 {
+		k.strayTimer = time.AfterFunc(k.grace, func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			k.killStraysLocked()
+		})
+	}
+}
+
+// killStraysLocked sends SIGKILL to the strays that still run and to the
+// processes outside the group that descend from them meanwhile, and lets
+// go of them.
+func (k *killer) killStraysLocked() {
+	var roots []int
+	for _, m := range k.strays {
+		if pid, ok := m.alive(); ok {
+			roots = append(roots, pid)
+		}
+	}
+	more := strays(k.pgid, roots)
+	for _, m := range append(k.strays, more...) {
+		m.signal(syscall.SIGKILL)
+		m.close()
+	}
+	k.strays = nil
 }
 
 // kill sends SIGKILL to the group, if it is still the run's.

@@ -2,6 +2,8 @@
 
 package command
 
+import "syscall"
+
 // waitExited would wait for pid's exit without reaping it; here it does
 // not (the caller then just reaps).
 func waitExited(pid int) bool { return false }
@@ -15,3 +17,10 @@ func (member) close()                {}
 
 // groupMembers cannot track processes here (no /proc, no pidfd).
 func groupMembers(pgid int) ([]member, bool) { return nil, false }
+
+// strays cannot be found here (no /proc, no pidfd): a process that left
+// the command's process group is not signalled.
+func strays(pgid int, roots []int) []member { return nil }
+
+func (member) signal(sig syscall.Signal) {}
+func (member) alive() (int, bool)        { return 0, false }
