@@ -260,7 +260,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.until("the task page", `document.querySelector('#task-state .state')?.textContent === 'completed'`)
 	b.until("its event log", `document.querySelectorAll('.timeline li').length >= 3 && document.querySelector('.timeline').textContent.includes('completed')`)
 	b.until("its artifact", `document.querySelector('main').textContent.includes('hello console')`)
-	b.until("its push config, secrets redacted", `document.querySelector('main').textContent.includes('http://127.0.0.1:9/hook') && document.querySelector('main').textContent.includes('credentials set') && !document.querySelector('main').textContent.includes('push-secret')`)
+	b.until("its push config, secrets redacted", `document.querySelector('main').textContent.includes('http://127.0.0.1:9/hook') && document.querySelector('main').textContent.includes('Bearer') && document.querySelector('main').textContent.includes('are not read back') && !document.querySelector('main').textContent.includes('push-secret')`)
 	b.shot("task")
 
 	// A running slow task, followed live and canceled from its page.

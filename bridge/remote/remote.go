@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -535,14 +536,19 @@ func (a *Agent) reason(err error) string {
 	return a.scrub(s)
 }
 
-// redactURLs shows the URL a transport error quotes as shownURL does
-// (Validate refuses user info, but a redirect may carry some).
-func redactURLs(err error) error {
+// redactURLs is err's text with the URL a transport error quotes shown
+// as shownURL shows it (Validate refuses user info, but a redirect may
+// carry some). err is not changed: one dial's error reaches every caller
+// that waited for that dial.
+func redactURLs(err error) string {
+	s := err.Error()
 	var ue *url.Error
-	if errors.As(err, &ue) {
-		ue.URL = shownURL(ue.URL)
+	if errors.As(err, &ue) && ue.URL != "" {
+		shown := shownURL(ue.URL)
+		s = strings.ReplaceAll(s, strconv.Quote(ue.URL), strconv.Quote(shown))
+		s = strings.ReplaceAll(s, ue.URL, shown)
 	}
-	return err
+	return s
 }
 
 // shownURL is raw as this package shows it (the card's default skill,
@@ -607,7 +613,7 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // redacted returns err with its text scrubbed (see scrub).
 func (a *Agent) redacted(err error) error {
-	return &redactedError{msg: a.scrub(redactURLs(err).Error()), err: err}
+	return &redactedError{msg: a.scrub(redactURLs(err)), err: err}
 }
 
 // learn records the remote task of an event, and tells the task's

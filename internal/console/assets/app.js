@@ -752,13 +752,16 @@ async function listPushes(client, id, card, el) {
       el.replaceChildren(h('p', { class: 'muted' }, 'none'));
       return;
     }
+    // a2abridge returns a config without its token and credentials; another
+    // server may return them, and they are not shown either.
     el.replaceChildren(h('table', {},
       h('thead', {}, h('tr', {}, ['id', 'url', 'token', 'authentication'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, configs.map((c) => h('tr', {},
         h('td', {}, h('code', {}, c.id ?? '')),
         h('td', {}, h('code', {}, c.url ?? '')),
-        h('td', {}, c.token ? '… (set)' : ''),
-        h('td', {}, c.authentication ? `${c.authentication.scheme ?? ''}${c.authentication.credentials ? ' … (credentials set)' : ''}` : ''))))));
+        h('td', {}, c.token ? '… (set)' : '–'),
+        h('td', {}, c.authentication ? `${c.authentication.scheme ?? ''}${c.authentication.credentials ? ' … (credentials set)' : ''}` : ''))))),
+    h('p', { class: 'muted' }, 'Tokens and credentials are not read back: the server keeps them for delivery only.'));
   } catch (err) {
     el.replaceChildren(errorBox(err));
   }
