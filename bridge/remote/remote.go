@@ -458,13 +458,7 @@ func (r *run) charge(n int64) error {
 	return nil
 }
 
-// emit appends one of the remote's events to our task (what it holds was
-// charged when it was received).
-func (r *run) emit(ev a2a.Event) error {
-	return r.t.Emit(r.ctx, ev)
-}
-
-// taskOutput is the output a task holds already, counted as emit counts
+// taskOutput is the output a task holds already, counted as charge counts
 // it: its artifacts, agent messages and status message.
 func taskOutput(t a2a.Task) int64 {
 	n := outsize.Message(t.Status.Message)
@@ -627,7 +621,7 @@ func (r *run) learn(ctx context.Context, taskID, contextID string) error {
 	}
 	r.ref = Ref{TaskID: taskID, ContextID: contextID, URL: shownURL(r.c.URL())}
 	r.a.running.Store(r.t.TaskID(), r.ref)
-	return r.emit(&a2a.TaskStatusUpdateEvent{
+	return r.t.Emit(r.ctx, &a2a.TaskStatusUpdateEvent{
 		Status:   a2a.TaskStatus{State: a2a.TaskStateWorking},
 		Metadata: map[string]any{MetadataKey: r.ref.metadata()},
 	})
@@ -667,7 +661,7 @@ func (r *run) status(ctx context.Context, st a2a.TaskStatus, md map[string]any) 
 	case a2a.TaskStateSubmitted:
 		// We are past submitted already; keep a message it carries.
 		if msg != nil {
-			return r.emit(msg)
+			return r.t.Emit(r.ctx, msg)
 		}
 		return nil
 	case a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired,
@@ -675,7 +669,7 @@ func (r *run) status(ctx context.Context, st a2a.TaskStatus, md map[string]any) 
 	default:
 		return fmt.Errorf("the remote task %s is in state %q, which this bridge cannot map", r.ref.TaskID, st.State)
 	}
-	if err := r.emit(&a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: st.State, Message: msg}, Metadata: ourMetadata(md)}); err != nil {
+	if err := r.t.Emit(r.ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: st.State, Message: msg}, Metadata: ourMetadata(md)}); err != nil {
 		return err
 	}
 	if st.State.Final() {
@@ -695,7 +689,7 @@ func (r *run) snapshot(ctx context.Context, task *a2a.Task, withStatus bool) err
 		if r.hadArtifact(art) {
 			continue
 		}
-		if err := r.emit(&a2a.TaskArtifactUpdateEvent{Artifact: art, LastChunk: true}); err != nil {
+		if err := r.t.Emit(r.ctx, &a2a.TaskArtifactUpdateEvent{Artifact: art, LastChunk: true}); err != nil {
 			return err
 		}
 	}
@@ -719,7 +713,7 @@ func (r *run) hadArtifact(art a2a.Artifact) bool {
 // an agent message of ours.
 func (r *run) answer(ctx context.Context, m *a2a.Message) error {
 	if r.ref.TaskID == "" && m.TaskID == "" {
-		if err := r.emit(&a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: r.ourMessage(m)}}); err != nil {
+		if err := r.t.Emit(r.ctx, &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: r.ourMessage(m)}}); err != nil {
 			return err
 		}
 		return errFinal
@@ -727,7 +721,7 @@ func (r *run) answer(ctx context.Context, m *a2a.Message) error {
 	if err := r.learn(ctx, m.TaskID, m.ContextID); err != nil {
 		return err
 	}
-	return r.emit(r.ourMessage(m))
+	return r.t.Emit(r.ctx, r.ourMessage(m))
 }
 
 // send forwards the message with a blocking SendMessage and applies the
@@ -899,7 +893,7 @@ func (r *run) event(ctx context.Context, ev client.StreamEvent, first, subscribe
 		if err := r.learn(ctx, e.TaskID, e.ContextID); err != nil {
 			return err
 		}
-		return r.emit(&a2a.TaskArtifactUpdateEvent{Artifact: e.Artifact, Append: e.Append, LastChunk: e.LastChunk, Metadata: ourMetadata(e.Metadata)})
+		return r.t.Emit(r.ctx, &a2a.TaskArtifactUpdateEvent{Artifact: e.Artifact, Append: e.Append, LastChunk: e.LastChunk, Metadata: ourMetadata(e.Metadata)})
 	case *a2a.Message:
 		return r.answer(ctx, e)
 	}

@@ -30,6 +30,9 @@ const hostileEnv = "A2ABRIDGE_TEST_HOSTILE"
 // for every tasks/cancel it gets. It is killed when the test ends.
 func startHostile(t *testing.T) *testutil.Process {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a hostile backend process: not with -short")
+	}
 	cmd := childCommand()
 	cmd.Env = append(cmd.Env, hostileEnv+"=1")
 	p, err := testutil.Start(cmd, "listening on ", 30*time.Second)
@@ -455,10 +458,7 @@ const soakRSSCeiling = 1280 << 20
 // (a child process) stays under soakRSSCeiling and its echo agent keeps
 // answering meanwhile.
 func TestHostileSoak(t *testing.T) {
-	if testing.Short() {
-		t.Skip("soak: not with -short")
-	}
-	h := startHostile(t)
+	h := startHostile(t) // (skipped with -short)
 	remote := h.Ready
 	cfg := fmt.Sprintf(`agents:
   flood: {kind: a2a, url: %[1]s/flood}
