@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,17 +111,34 @@ func newEnv(t *testing.T, cfg command.Config, opts ...client.Options) *env {
 	host.Add(server.NewHandler(eng, "exec", a, card, server.HandlerOptions{}))
 	ts := httptest.NewServer(host)
 	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-		_ = a.Close()
+		// A run that never ends would hang Close: it fails the test with
+		// the goroutines instead of reaching the package's timeout.
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			ts.CloseClientConnections()
+			ts.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = eng.Close(ctx)
+			_ = a.Close()
+		}()
+		select {
+		case <-closed:
+		case <-time.After(callBound):
+			var b strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+			t.Errorf("the server or the exec agent did not close within %s; goroutines:\n%s", callBound, b.String())
+		}
 	})
 	var o client.Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	// Each test's server has a port of its own, which a later test's
+	// server may get again: the process-wide card cache would answer
+	// that one with this one's card.
+	o.NoCardCache = true
 	c, err := client.Dial(context.Background(), ts.URL, o)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +157,9 @@ func textMessage(texts ...string) a2a.Message {
 // send sends m (blocking) and returns the final task.
 func (e *env) send(t *testing.T, m a2a.Message) *a2a.Task {
 	t.Helper()
-	return testutil.SendTask(t, context.Background(), e.c, a2a.SendMessageRequest{Message: m})
+	ctx, cancel := context.WithTimeout(context.Background(), callBound)
+	defer cancel()
+	return testutil.SendTask(t, ctx, e.c, a2a.SendMessageRequest{Message: m})
 }
 
 // partBytes returns the bytes of text and raw parts, concatenated.
@@ -191,8 +211,19 @@ type stream struct {
 	taskID string // of the first event
 }
 
+// bounded returns a context that ends after callBound (or with the test).
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), callBound)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// callBound bounds a test's calls, so that one that never ends fails
+// with a message instead of reaching the package's timeout.
+const callBound = 2 * time.Minute
+
 func (e *env) stream(t *testing.T, m a2a.Message) *stream {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), callBound)
 	next, stop := iter.Pull2(e.c.SendStreamingMessage(ctx, a2a.SendMessageRequest{Message: m}))
 	s := &stream{next: next, stop: func() { stop(); cancel() }}
 	t.Cleanup(s.stop)
@@ -487,7 +518,7 @@ func TestCancel(t *testing.T) {
 		e := newEnv(t, command.Config{Command: []string{"sh", "-c", `trap 'echo term > "$1"; exit 0' TERM; sleep 1000 & echo $$ $!; wait`, "sh", mark}})
 		s := e.stream(t, textMessage(""))
 		p := pids(t, s)
-		task, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID})
+		task, err := e.c.CancelTask(bounded(t), a2a.CancelTaskRequest{ID: s.taskID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,7 +536,7 @@ func TestCancel(t *testing.T) {
 		e := newEnv(t, command.Config{Command: []string{"sh", "-c", `trap "" TERM; sleep 1000 & echo $$ $!; wait`}, KillGrace: dur(200 * time.Millisecond)})
 		s := e.stream(t, textMessage(""))
 		p := pids(t, s)
-		task, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID})
+		task, err := e.c.CancelTask(bounded(t), a2a.CancelTaskRequest{ID: s.taskID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,19 +556,62 @@ func TestCancel(t *testing.T) {
 			KillGrace: dur(200 * time.Millisecond)})
 		s := e.stream(t, textMessage(""))
 		p := pids(t, s)
-		if _, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID}); err != nil {
+		if _, err := e.c.CancelTask(bounded(t), a2a.CancelTaskRequest{ID: s.taskID}); err != nil {
 			t.Fatal(err)
 		}
 		gone(t, p[0])
 		ended(t, p[1])
 		ended(t, p[2])
 	})
+	t.Run("setsid-churn", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("setsid"); err != nil || runtime.GOOS != "linux" {
+			t.Skip("setsid, and finding processes outside the group, are Linux's")
+		}
+		// The command keeps starting children that leave the group and
+		// ignore SIGTERM, so some are leaving it while the stop begins:
+		// each one that started must end.
+		list := filepath.Join(t.TempDir(), "pids")
+		e := newEnv(t, command.Config{Command: []string{"sh", "-c", `echo $$; i=0; while [ $i -lt 150 ]; do
+			setsid sh -c 'trap "" TERM; echo $$ >> "$0"; exec sleep 1000' "$1" </dev/null >/dev/null 2>&1 &
+			i=$((i+1)); done; wait`, "sh", list},
+			KillGrace: dur(200 * time.Millisecond)})
+		s := e.stream(t, textMessage(""))
+		p := pids(t, s)
+		// Cancel once some children run, while the others are started.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+			b, _ := os.ReadFile(list)
+			if bytes.Count(b, []byte("\n")) >= 5 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the children did not start: %q", b)
+			}
+		}
+		if _, err := e.c.CancelTask(bounded(t), a2a.CancelTaskRequest{ID: s.taskID}); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, p[0])
+		b, err := os.ReadFile(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := strings.Fields(string(b))
+		for _, f := range started {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("pid list %q", b)
+			}
+			ended(t, pid)
+		}
+		t.Logf("%d children had started when the stop began; all ended", len(started))
+	})
 	t.Run("exec-sleep", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, command.Config{Command: []string{"sh", "-c", `echo $$; exec sleep 1000`}})
 		s := e.stream(t, textMessage(""))
 		p := pids(t, s)
-		if _, err := e.c.CancelTask(context.Background(), a2a.CancelTaskRequest{ID: s.taskID}); err != nil {
+		if _, err := e.c.CancelTask(bounded(t), a2a.CancelTaskRequest{ID: s.taskID}); err != nil {
 			t.Fatal(err)
 		}
 		gone(t, p[0])

@@ -90,10 +90,13 @@
 // timeout, max_output, server shutdown, Close) the whole group gets
 // SIGTERM, then SIGKILL after kill_grace. On Linux, the processes that
 // descend from the command but left its group (setsid, setpgid) get the
-// same signals, through pidfds: they are found by their parent links in
-// /proc when the stop begins (and their own descendants again at the
-// SIGKILL). A process whose parent had already exited by then (a daemon
-// that forked twice) was reparented away and is out of reach; on other
+// same signals, through pidfds: when the stop begins, the group gets
+// SIGSTOP, so that none of its processes can leave it or fork meanwhile;
+// those outside it are found by their parent links in /proc and stopped
+// in turn; then all get SIGTERM and SIGCONT (their own descendants are
+// looked for again at the SIGKILL). A process whose parent had already
+// exited by then (a daemon that forked twice) was reparented away and is
+// out of reach; on other
 // systems a process that left the group is not signalled either: run
 // such commands under a supervisor of their own (a container, a
 // systemd unit). When the command exits, processes it left in its group

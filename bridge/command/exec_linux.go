@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -116,29 +117,43 @@ func pgrpOf(pid int) int {
 // COMM may hold spaces and parentheses, so the fields are counted from
 // the last ')'.
 func statPgrp(b []byte) (int, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
+	p, ok := statProc(b)
+	if !ok || p.pgrp < 0 {
 		return 0, false
 	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 {
-		return 0, false
-	}
-	g, err := strconv.Atoi(string(f[2]))
-	if err != nil || g < 0 {
-		return 0, false
-	}
-	return g, true
+	return p.pgrp, true
 }
 
-// strays returns the processes that descend from the running processes
-// roots (pids the caller knows to be its run's: the leader before it is
-// reaped, strays it holds pidfds of and that still run) and are not in
-// the process group pgid: they left it (setsid, setpgid), so a signal to
-// the group misses them. Each is held by a pidfd. They are found by their
-// parent links in /proc, so a process whose parent already exited (a
-// daemon that forked twice) is not found: it was reparented elsewhere.
-func strays(pgid int, roots []int) []member {
+// Bounds of freezing a run before its processes outside the group are
+// looked for (freeze).
+const (
+	// stopWait is how long freeze waits for the processes it stopped to
+	// be stopped: SIGSTOP takes effect when a process returns to user
+	// mode, so one in an uninterruptible wait (state D) stops later.
+	stopWait = 100 * time.Millisecond
+	// strayRounds bounds the rounds of stopping the strays found and
+	// looking again for what they started before they stopped.
+	strayRounds = 8
+)
+
+// proc is one process of a /proc snapshot.
+type proc struct {
+	ppid, pgrp int
+	state      byte // 'R', 'S', 'D', 'T', 't', 'Z', 'X'…
+}
+
+// stopped reports whether p can no longer run: stopped, traced or gone.
+func (p proc) stopped() bool {
+	switch p.state {
+	case 'T', 't', 'Z', 'X', 'x':
+		return true
+	}
+	return false
+}
+
+// procTable reads every process's parent, group and state from /proc; nil
+// when /proc cannot be read.
+func procTable() map[int]proc {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
@@ -148,8 +163,7 @@ func strays(pgid int, roots []int) []member {
 	if err != nil {
 		return nil
 	}
-	children := map[int][]int{}
-	group := map[int]int{}
+	t := make(map[int]proc, len(names))
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
@@ -159,15 +173,107 @@ func strays(pgid int, roots []int) []member {
 		if err != nil {
 			continue
 		}
-		ppid, pgrp, ok := statParent(b)
-		if !ok {
-			continue
+		if p, ok := statProc(b); ok {
+			t[pid] = p
 		}
-		children[ppid] = append(children[ppid], pid)
-		group[pid] = pgrp
+	}
+	return t
+}
+
+// freeze stops the run whose process group is pgid and whose leader (pid
+// pgid) is not reaped yet, and returns the run's processes outside the
+// group (they called setsid or setpgid), each held by a pidfd and
+// stopped too. The caller sends them and the group the signal it means
+// to, then SIGCONT (thaw).
+//
+// Stopping first is what makes the look reliable: a running process can
+// leave the group between the look and the group's signal, and its
+// parent can exit meanwhile, which hides it (reparented away). The group
+// gets SIGSTOP, and freeze waits (at most stopWait) until its processes
+// are stopped; then no process of the group can leave it or fork, the
+// leader cannot exit, and the parent links under it hold still. The
+// processes found outside the group are stopped in turn, and looked under
+// again for what they started meanwhile (at most strayRounds rounds).
+// A process whose parent exited before the stop (a daemon that forked
+// twice) is not found.
+func freeze(pgid int) []member {
+	_ = syscall.Kill(-pgid, syscall.SIGSTOP)
+	t := waitStopped(func(pid int, p proc) bool { return p.pgrp == pgid })
+	if t == nil {
+		return nil
+	}
+	var out []member
+	held := map[int]bool{}
+	roots := []int{pgid}
+	for round := 0; round < strayRounds && len(roots) > 0; round++ {
+		found := strays(t, pgid, roots, held)
+		if len(found) == 0 {
+			break
+		}
+		roots = roots[:0]
+		for _, m := range found {
+			m.signal(syscall.SIGSTOP)
+			held[m.pid] = true
+			roots = append(roots, m.pid)
+		}
+		out = append(out, found...)
+		t = waitStopped(func(pid int, p proc) bool { return held[pid] })
+		if t == nil {
+			break
+		}
+	}
+	return out
+}
+
+// thaw sends SIGCONT to the process group pgid and to ms (after freeze).
+func thaw(pgid int, ms []member) {
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	for _, m := range ms {
+		m.signal(syscall.SIGCONT)
+	}
+}
+
+// waitStopped reads /proc until every process that watched selects is
+// stopped, at most stopWait, and returns the last snapshot (nil when
+// /proc cannot be read).
+func waitStopped(watched func(pid int, p proc) bool) map[int]proc {
+	deadline := time.Now().Add(stopWait)
+	for {
+		t := procTable()
+		if t == nil {
+			return nil
+		}
+		all := true
+		for pid, p := range t {
+			if watched(pid, p) && !p.stopped() {
+				all = false
+				break
+			}
+		}
+		if all || time.Now().After(deadline) {
+			return t
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// strays returns the processes of snapshot t that descend from roots
+// (pids the caller knows to be its run's: the leader before it is reaped,
+// strays it holds pidfds of) and are not in the process group pgid, nor
+// in skip: they left the group (setsid, setpgid), so a signal to the
+// group misses them. Each is held by a pidfd. They are found by their
+// parent links, so a process whose parent already exited (a daemon that
+// forked twice) is not found: it was reparented elsewhere.
+func strays(t map[int]proc, pgid int, roots []int, skip map[int]bool) []member {
+	children := map[int][]int{}
+	for pid, p := range t {
+		children[p.ppid] = append(children[p.ppid], pid)
 	}
 	var out []member
 	seen := map[int]bool{}
+	for _, r := range roots {
+		seen[r] = true
+	}
 	queue := append([]int(nil), roots...)
 	for len(queue) > 0 {
 		p := queue[0]
@@ -178,8 +284,8 @@ func strays(pgid int, roots []int) []member {
 			}
 			seen[c] = true
 			queue = append(queue, c)
-			if group[c] == pgid {
-				continue // the group's signal reaches it
+			if t[c].pgrp == pgid || skip[c] {
+				continue // the group's signal reaches it, or it is held
 			}
 			fd, err := unix.PidfdOpen(c, 0)
 			if err != nil {
@@ -187,7 +293,7 @@ func strays(pgid int, roots []int) []member {
 			}
 			// The pid may have been reused since /proc was read: keep it
 			// only if it is still a child of p.
-			if pp, _, ok := statParent(readStat(c)); !ok || pp != p || !running(fd) {
+			if now, ok := statProc(readStat(c)); !ok || now.ppid != p || !running(fd) {
 				_ = unix.Close(fd)
 				continue
 			}
@@ -202,20 +308,23 @@ func readStat(pid int) []byte {
 	return b
 }
 
-// statParent returns the parent (4th field) and the process group (5th)
-// of a /proc/PID/stat file's contents (see statPgrp).
-func statParent(b []byte) (ppid, pgrp int, ok bool) {
+// statProc returns the state (3rd field), parent (4th) and process group
+// (5th) of a /proc/PID/stat file's contents (see statPgrp).
+func statProc(b []byte) (proc, bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false
+		return proc{}, false
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 {
-		return 0, 0, false
+	if len(f) < 3 || len(f[0]) != 1 {
+		return proc{}, false
 	}
 	pp, err1 := strconv.Atoi(string(f[1]))
 	g, err2 := strconv.Atoi(string(f[2]))
-	return pp, g, err1 == nil && err2 == nil
+	if err1 != nil || err2 != nil {
+		return proc{}, false
+	}
+	return proc{ppid: pp, pgrp: g, state: f[0][0]}, true
 }
 
 // signal sends sig to m's process through its pidfd (never to a process

@@ -43,5 +43,8 @@ func FuzzStatPgrp(f *testing.F) {
 		if g, ok := statPgrp([]byte(line)); !ok || g != int(pgrp) {
 			t.Fatalf("statPgrp(%q) = %d, %v; want %d", line, g, ok, pgrp)
 		}
+		if p, ok := statProc([]byte(line)); !ok || p != (proc{ppid: 1, pgrp: int(pgrp), state: 'S'}) {
+			t.Fatalf("statProc(%q) = %+v, %v", line, p, ok)
+		}
 	})
 }

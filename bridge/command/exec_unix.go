@@ -401,19 +401,24 @@ func (k *killer) start() {
 		return
 	}
 	k.started = true
-	if !k.reaped {
+	frozen := !k.reaped
+	if frozen {
 		// The leader runs (or is a zombie not reaped): its pid is the
-		// run's, and so are the descendants /proc shows under it.
-		k.strays = strays(k.pgid, []int{k.pgid})
+		// run's, and so are the descendants /proc shows under it. The
+		// run is stopped while they are looked for (freeze).
+		k.strays = freeze(k.pgid)
 	}
 	if k.grace <= 0 {
-		k.killLocked()
+		k.killLocked() // SIGKILL ends stopped processes too
 		k.killStraysLocked()
 		return
 	}
 	_ = syscall.Kill(-k.pgid, syscall.SIGTERM)
 	for _, m := range k.strays {
 		m.signal(syscall.SIGTERM)
+	}
+	if frozen {
+		thaw(k.pgid, k.strays) // they see the SIGTERM as they continue
 	}
 	k.timer = time.AfterFunc(k.grace, k.kill)
 	if len(k.strays) > 0 {
@@ -430,12 +435,17 @@ func (k *killer) start() {
 // go of them.
 func (k *killer) killStraysLocked() {
 	var roots []int
+	held := map[int]bool{}
 	for _, m := range k.strays {
 		if pid, ok := m.alive(); ok {
 			roots = append(roots, pid)
+			held[pid] = true
 		}
 	}
-	more := strays(k.pgid, roots)
+	var more []member
+	if len(roots) > 0 {
+		more = strays(procTable(), k.pgid, roots, held)
+	}
 	for _, m := range append(k.strays, more...) {
 		m.signal(syscall.SIGKILL)
 		m.close()

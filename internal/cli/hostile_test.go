@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,14 +105,15 @@ func hostileMain() int {
 			if path == "/cardelsewhere" {
 				url = r.URL.Query().Get("to")
 			}
-			desc, streaming := "hostile", path != "/floodsend" && path != "/pollforever"
-			if path == "/bigcard" {
-				desc = strings.Repeat("d", 50<<20)
-			}
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"name":"hostile%s","description":%q,"url":%q,"version":"1","protocolVersion":"0.3.0",`+
+			if path == "/bigcard" {
+				writeBigCard(w, url)
+				return
+			}
+			streaming := path != "/floodsend" && path != "/pollforever"
+			fmt.Fprintf(w, `{"name":"hostile%s","description":"hostile","url":%q,"version":"1","protocolVersion":"0.3.0",`+
 				`"capabilities":{"streaming":%v},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`,
-				strings.ReplaceAll(path, "/", "-"), desc, url, streaming)
+				strings.ReplaceAll(path, "/", "-"), url, streaming)
 			return
 		}
 		var req struct {
@@ -339,7 +341,7 @@ func TestA2ARemoteBounds(t *testing.T) {
   hang: {kind: a2a, url: %[1]s/hang, first_event_timeout: 300ms}
   idle: {kind: a2a, url: %[1]s/idle, idle_timeout: 300ms}
   endless: {kind: a2a, url: %[1]s/status, timeout: 1s}
-  bigcard: {kind: a2a, url: %[1]s/bigcard, card_timeout: 5s}
+  bigcard: {kind: a2a, url: %[1]s/bigcard, card_timeout: 60s}
   model: {kind: openai, base_url: %[1]s/openai/v1, model: m, max_output: 4194304, max_answer_bytes: 1048576}
   snapshots: {kind: a2a, url: %[1]s/snapshots, max_output: 1048576}
   bigevent: {kind: a2a, url: %[1]s/bigevent, max_output: 1048576}
@@ -522,6 +524,12 @@ conversations:
 	}
 	defer echo.Close()
 	calls := 0
+	// The bound of one echo call; the race detector slows every part of
+	// the server many times over.
+	bound := 10 * time.Second
+	if raceEnabled {
+		bound = time.Minute
+	}
 	for finished := 0; finished < hostiles; {
 		select {
 		case r := <-done:
@@ -530,7 +538,7 @@ conversations:
 			continue
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
 		_, err := echo.SendMessage(ctx, testutil.UserMessage("ping", ""))
 		cancel()
 		if err != nil {
@@ -644,5 +652,25 @@ func TestStartupDoesNotWaitForRemoteCards(t *testing.T) {
 	}
 	if r := testutil.CallRPC(t, base+"/a2a/echo", "message/send", testutil.SendParams03("hi", "m1", "")); r.Result.Status.State != "completed" {
 		t.Fatalf("echo: %+v", r)
+	}
+}
+
+// bigCardParts are the 50 MB card of /bigcard around its interface URL,
+// built once (quoting 50 MB on each request would make the answer slow
+// instead of big).
+var bigCardParts = sync.OnceValues(func() ([]byte, []byte) {
+	return []byte(`{"name":"hostile-bigcard","description":"` + strings.Repeat("d", 50<<20) + `","url":`),
+		[]byte(`,"version":"1","protocolVersion":"0.3.0","capabilities":{"streaming":true},` +
+			`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`)
+})
+
+// writeBigCard writes the card of /bigcard, whose interface is at url.
+func writeBigCard(w io.Writer, url string) {
+	head, tail := bigCardParts()
+	u, _ := json.Marshal(url)
+	for _, b := range [][]byte{head, u, tail} {
+		if _, err := w.Write(b); err != nil {
+			return
+		}
 	}
 }
