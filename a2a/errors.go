@@ -25,6 +25,13 @@ const (
 	// implementation-defined range; A2A 0.3.0 §4.4 leaves it open) for a
 	// request without valid credentials, answered with HTTP 401.
 	CodeUnauthenticated = -32000
+	// CodeRateLimited is a2abridge's code (in JSON-RPC's
+	// implementation-defined range) for a request refused by a rate
+	// limit before anything was read or stored: HTTP 429 with
+	// Retry-After, gRPC RESOURCE_EXHAUSTED, google.rpc.ErrorInfo reason
+	// RATE_LIMITED. Data {"retryAfterSeconds": "N"} says when to try
+	// again; repeating the request is safe.
+	CodeRateLimited = -32029
 )
 
 // Error is a JSON-RPC/A2A error: a code, a human message and optional
@@ -75,6 +82,7 @@ var (
 	ErrExtensionSupportRequired               = &Error{Code: CodeExtensionSupportRequired, Message: "Extension support required"}
 	ErrVersionNotSupported                    = &Error{Code: CodeVersionNotSupported, Message: "Protocol version not supported"}
 	ErrUnauthenticated                        = &Error{Code: CodeUnauthenticated, Message: "Authentication required"}
+	ErrRateLimited                            = &Error{Code: CodeRateLimited, Message: "Rate limit exceeded"}
 )
 
 // InvalidParams returns a -32602 error whose data names the offending field
@@ -104,6 +112,7 @@ var reasons = map[int]string{
 	CodeExtensionSupportRequired:               "EXTENSION_SUPPORT_REQUIRED",
 	CodeVersionNotSupported:                    "VERSION_NOT_SUPPORTED",
 	CodeUnauthenticated:                        "UNAUTHENTICATED",
+	CodeRateLimited:                            "RATE_LIMITED",
 }
 
 // Reason returns the google.rpc.ErrorInfo reason of an error code

@@ -49,6 +49,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// MaxRetries is how many times a call that is safe to repeat is retried
 	// after a transport error or an HTTP 429/5xx; 0 means 3, negative none.
+	// Any call (a message too) is retried after HTTP 429 or
+	// a2a.ErrRateLimited, which say the request was refused unread, no
+	// sooner than the server's Retry-After (at most a minute).
 	MaxRetries int
 	// RetryBaseDelay is the first backoff delay (doubled per attempt, with
 	// full jitter, capped at RetryMaxDelay); 0 means 200 ms.

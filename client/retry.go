@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"syscall"
 	"time"
 
@@ -18,27 +19,55 @@ import (
 func (c *Client) withRetry(ctx context.Context, method string, retryable bool, fn func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := fn()
-		if err == nil || !retryable || c.opts.MaxRetries < 0 || attempt > c.opts.MaxRetries || ctx.Err() != nil {
+		if err == nil {
+			return nil
+		}
+		wait, refused := refusedUnread(err)
+		if !(retryable || refused) || c.opts.MaxRetries < 0 || attempt > c.opts.MaxRetries || ctx.Err() != nil {
 			return err
 		}
 		var retry bool
 		if c.opts.ShouldRetry != nil {
 			retry = c.opts.ShouldRetry(method, attempt, err)
 		} else {
-			retry = DefaultShouldRetry(err)
+			retry = refused || DefaultShouldRetry(err)
 		}
 		if !retry {
 			return err
 		}
 		d := c.backoff(attempt)
-		var he *HTTPError
-		if errors.As(err, &he) && he.RetryAfter > d {
-			d = min(he.RetryAfter, time.Minute)
+		if wait > d {
+			d = min(wait, time.Minute)
 		}
 		if werr := sleep(ctx, d); werr != nil {
 			return err
 		}
 	}
+}
+
+// refusedUnread reports whether err says that the server refused the
+// request before reading it, so that repeating it is safe whatever the
+// method (a message is not sent twice): HTTP 429 Too Many Requests (RFC
+// 6585 §4), or a2a.ErrRateLimited on any binding; and how long the
+// server asked to wait (Retry-After, or the error's retryAfterSeconds),
+// 0 when it did not say.
+func refusedUnread(err error) (time.Duration, bool) {
+	var wait time.Duration
+	refused := false
+	var he *HTTPError
+	if errors.As(err, &he) && he.StatusCode == http.StatusTooManyRequests {
+		refused, wait = true, he.RetryAfter
+	}
+	var ae *a2a.Error
+	if errors.As(err, &ae) && ae.Code == a2a.CodeRateLimited {
+		refused = true
+		if d, ok := ae.Data.(map[string]any); ok && wait == 0 {
+			if s, ok := d["retryAfterSeconds"].(string); ok {
+				wait = retryAfter(s)
+			}
+		}
+	}
+	return wait, refused
 }
 
 // DefaultShouldRetry is the default retry rule: network errors (refused or

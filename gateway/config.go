@@ -93,6 +93,9 @@ type Config struct {
 	// Auth applies to every agent without an auth block of its own; nil:
 	// no authentication.
 	Auth *AuthConfig `yaml:"auth"`
+	// Limits is the rate limit of each caller over every agent (see
+	// LimitsConfig); nil: none.
+	Limits *LimitsConfig `yaml:"limits"`
 	// Agents are the configured agents by name (the path segment of
 	// /a2a/{name}: 1 to 64 letters, digits, '-', '_', '.' or '~').
 	Agents map[string]AgentConfig `yaml:"agents"`
@@ -294,6 +297,35 @@ type AgentKeys struct {
 	// Attachments, when present, stores the files callers send by value
 	// and passes them on by URL (server.AttachmentOptions).
 	Attachments *AttachmentsConfig `yaml:"attachments"`
+	// Limits is the rate limit of each caller of this agent, and with
+	// Total of all its callers together (see LimitsConfig); nil: none
+	// (the top-level limits apply whatever this says).
+	Limits *AgentLimitsConfig `yaml:"limits"`
+}
+
+// LimitsConfig is a rate limit per caller: the authenticated subject,
+// else the client's address (behind trusted_proxies, from
+// X-Forwarded-For). Every request counts, on every binding and version
+// (a JSON-RPC batch and a stream once, when they arrive; an open stream
+// is never cut). Past the limit a request is answered HTTP 429 with
+// Retry-After, JSON-RPC error -32029 (reason RATE_LIMITED), gRPC
+// RESOURCE_EXHAUSTED, and nothing is read or stored. Each replica counts
+// its own requests: behind a balancer over N replicas a caller gets up
+// to N times the rate.
+type LimitsConfig struct {
+	// Rate is the requests per second allowed (> 0), on average.
+	Rate float64 `yaml:"rate"`
+	// Burst is how many requests may come at once (a token bucket's
+	// size); 0: the rate rounded up (at least 1).
+	Burst int `yaml:"burst"`
+}
+
+// AgentLimitsConfig is an agent's limits block: a LimitsConfig per
+// caller of the agent, and Total for all its callers together.
+type AgentLimitsConfig struct {
+	LimitsConfig `yaml:",inline"`
+	// Total is the limit of all the agent's callers together; nil: none.
+	Total *LimitsConfig `yaml:"total"`
 }
 
 // ExtendedCardConfig is what an agent's extended card adds to its public

@@ -20,6 +20,7 @@ import (
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/bridge/pair"
 	"github.com/a2abridge/a2abridge/internal/agents"
+	"github.com/a2abridge/a2abridge/internal/forwarded"
 	"github.com/a2abridge/a2abridge/push"
 	"github.com/a2abridge/a2abridge/server"
 	"github.com/a2abridge/a2abridge/store"
@@ -398,6 +399,12 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 		flagAuth.BearerTokens[sub] = tok
 	}
 	tokens := ov.AuthTokens
+	// Rate limits: the top-level buckets are shared by every agent.
+	globalLimit, err := file.Limits.buckets(pre + "limits")
+	if err != nil {
+		return nil, configErr(err)
+	}
+	clients := forwarded.New("", proxies, nil)
 	// Every agent: the built-ins, then the configured ones in name
 	// order, each built (its configuration validated) before the
 	// store opens.
@@ -414,9 +421,14 @@ func resolve(ctx context.Context, log *slog.Logger, file *Config, ov *Overrides,
 			return server.HandlerOptions{}, fmt.Errorf("auth for agent %s: %w", name, err)
 		}
 		o := server.HandlerOptions{Auth: set}
+		var own *AgentLimitsConfig
 		if af != nil {
 			o.CardRequiresAuth = af.CardRequiresAuth
 			o.Attachments = af.attachmentOptions()
+			own = af.Limits
+		}
+		if o.Limiter, err = limiterFor(name, globalLimit, own, clients); err != nil {
+			return o, err
 		}
 		if o.CardRequiresAuth && len(set) == 0 {
 			return o, fmt.Errorf("agent %s: card_requires_auth needs authentication", name)

@@ -232,6 +232,15 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 		}
 		ctx = auth.NewContext(ctx, p)
 	}
+	if lim := h.opts.Limiter; lim != nil {
+		p, _ := auth.FromContext(ctx)
+		if wait, ok := lim.Allow(r.HTTP(), p); !ok {
+			e, _ := RateLimited(wait)
+			edge.NoteError(ctx, e)
+			c.End()
+			return grpcbinding.Target{}, e
+		}
+	}
 	// After authentication, as over HTTP: who may not call the agent does
 	// not learn that it was retired.
 	if h.opts.Retired && (r.Method == binding.Method10SendMessage || r.Method == binding.Method10SendStreamingMessage) {

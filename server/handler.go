@@ -128,6 +128,12 @@ type HandlerOptions struct {
 	// before any check of the request. NewHandler panics on one that
 	// returns a nil binding.Handler. nil: none.
 	Interceptors []Interceptor
+	// Limiter, if set, admits or refuses each request to the agent after
+	// authentication (see Limiter): a refused one is answered
+	// a2a.ErrRateLimited (-32029) with Retry-After: HTTP 429 on JSON-RPC
+	// and HTTP+JSON, the card and the routes behind Authenticated, gRPC
+	// RESOURCE_EXHAUSTED; nothing is read or stored. nil: no limit.
+	Limiter Limiter
 }
 
 // newHooks returns what the engine calls of agent besides its

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,6 +269,9 @@ func (host *Host) routesAt(h *AgentHandler, prefix string) *hostedAgent {
 	var card http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveCard(w, r, h, prefix, added) })
 	if h.opts.CardRequiresAuth {
 		card = authenticate(h, host.opts.Transport.Logger, card, edge.WriteError)
+	} else if lim := h.opts.Limiter; lim != nil {
+		// A public card is limited too, by the caller's address.
+		card = limited(lim, card, func(w http.ResponseWriter, _ *http.Request, status int, e *a2a.Error) { edge.WriteError(w, status, e) })
 	}
 	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), edge.WriteError)
 	agent, eopts := h.bound(host.opts.Transport), host.opts.Transport.edge()
@@ -441,6 +445,9 @@ func authenticate(h *AgentHandler, log *slog.Logger, next http.Handler, writeErr
 
 func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
 	set := h.opts.Auth
+	if lim := h.opts.Limiter; lim != nil {
+		next = limited(lim, next, writeErr)
+	}
 	if len(set) == 0 {
 		return next
 	}
@@ -473,6 +480,33 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), p)))
 	})
 }
+
+// limited returns next behind lim (HandlerOptions.Limiter): a refused
+// request gets HTTP 429 with Retry-After and a2a.ErrRateLimited, its body
+// unread. A request an outer layer already admitted (limitedKey) is not
+// counted again.
+func limited(lim Limiter, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(limitedKey{}) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p, _ := auth.FromContext(r.Context())
+		if wait, ok := lim.Allow(r, p); !ok {
+			e, secs := RateLimited(wait)
+			edge.AbandonBody(w, r)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			w.Header().Set("Cache-Control", "no-store")
+			writeErr(w, r, http.StatusTooManyRequests, e)
+			edge.NoteError(r.Context(), e)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), limitedKey{}, true)))
+	})
+}
+
+// limitedKey marks a request's context once a Limiter admitted it.
+type limitedKey struct{}
 
 // defaultAgent returns the agent that answers at "/": Default, else the
 // first one added; nil when none is hosted.

@@ -358,3 +358,55 @@ func unquotePair(s string) string {
 	}
 	return b.String()
 }
+
+// ClientAddr returns the address of the client that sent r: its peer's
+// address, or, when the peer is a trusted proxy, the last address of
+// X-Forwarded-For (every value of the header, in order) that is not a
+// trusted proxy's, read from the right as each proxy appends the peer it
+// saw (entries it cannot parse end the walk at the last good address).
+// An IPv4-mapped address is returned as IPv4; the zero Addr when the peer
+// address cannot be parsed.
+func (o *Origin) ClientAddr(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	a := ap.Addr().Unmap().WithZone("")
+	if !o.trusts(a) {
+		return a
+	}
+	vals := r.Header.Values("X-Forwarded-For")
+	for i := len(vals) - 1; i >= 0; i-- {
+		v := vals[i]
+		if len(v) > 4096 {
+			return a // not a chain a proxy wrote: the peer, as far as it is known
+		}
+		for v != "" {
+			var item string
+			if j := strings.LastIndexByte(v, ','); j >= 0 {
+				item, v = v[j+1:], v[:j]
+			} else {
+				item, v = v, ""
+			}
+			next, err := netip.ParseAddr(strings.TrimSpace(item))
+			if err != nil {
+				return a
+			}
+			a = next.Unmap().WithZone("")
+			if !o.trusts(a) {
+				return a
+			}
+		}
+	}
+	return a
+}
+
+// trusts reports whether a is a trusted proxy's address.
+func (o *Origin) trusts(a netip.Addr) bool {
+	for _, p := range o.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

@@ -139,6 +139,8 @@ func StatusFor(a2aCode int) int {
 		return 12
 	case a2a.CodeUnauthenticated:
 		return 16
+	case a2a.CodeRateLimited:
+		return 8
 	}
 	return 13
 }

@@ -153,7 +153,8 @@ func AppendError(dst []byte, e *a2a.Error) []byte {
 // VersionNotSupported; 400 INVALID_ARGUMENT for ContentTypeNotSupported
 // and the JSON-RPC parse, request and params errors; 500 INTERNAL for
 // InvalidAgentResponse, Internal and unknown codes; 501 UNIMPLEMENTED for
-// MethodNotFound (as a2a-go does); 401 UNAUTHENTICATED for Unauthenticated.
+// MethodNotFound (as a2a-go does); 401 UNAUTHENTICATED for Unauthenticated;
+// 429 RESOURCE_EXHAUSTED for RateLimited.
 func HTTPStatus(e *a2a.Error) (int, string) {
 	switch e.Code {
 	case a2a.CodeTaskNotFound:
@@ -167,6 +168,8 @@ func HTTPStatus(e *a2a.Error) (int, string) {
 		return http.StatusNotImplemented, "UNIMPLEMENTED"
 	case a2a.CodeUnauthenticated:
 		return http.StatusUnauthorized, "UNAUTHENTICATED"
+	case a2a.CodeRateLimited:
+		return http.StatusTooManyRequests, "RESOURCE_EXHAUSTED"
 	}
 	return http.StatusInternalServerError, "INTERNAL"
 }
