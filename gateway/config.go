@@ -309,7 +309,7 @@ type AgentKeys struct {
 // (a JSON-RPC batch and a stream once, when they arrive; an open stream
 // is never cut). Past the limit a request is answered HTTP 429 with
 // Retry-After, JSON-RPC error -32029 (reason RATE_LIMITED), gRPC
-// RESOURCE_EXHAUSTED, and nothing is read or stored. Each replica counts
+// RESOURCE_EXHAUSTED, and nothing is stored. Each replica counts
 // its own requests: behind a balancer over N replicas a caller gets up
 // to N times the rate.
 type LimitsConfig struct {

@@ -14,7 +14,7 @@ import (
 
 // maxRate bounds a limit's rate and burst (requests per second, and
 // requests), far above what one server answers.
-const maxRate = 1e6
+const maxRate = ratelimit.MaxBurst
 
 // buckets checks c (where names the key, as "limits" or
 // "agents.echo.limits") and returns its buckets; nil for a nil c.
@@ -23,10 +23,10 @@ func (c *LimitsConfig) buckets(where string) (*ratelimit.Buckets, error) {
 		return nil, nil
 	}
 	switch {
-	case !(c.Rate > 0) || c.Rate > maxRate || math.IsInf(c.Rate, 0):
-		return nil, fmt.Errorf("%s.rate: want requests per second, more than 0 and at most %g (got %v)", where, float64(maxRate), c.Rate)
+	case !(c.Rate >= ratelimit.MinRate) || c.Rate > maxRate: // NaN too
+		return nil, fmt.Errorf("%s.rate: want requests per second, from %g to %d (got %v)", where, ratelimit.MinRate, maxRate, c.Rate)
 	case c.Burst < 0 || c.Burst > maxRate:
-		return nil, fmt.Errorf("%s.burst: want 0 (the rate, rounded up) to %d (got %d)", where, int(maxRate), c.Burst)
+		return nil, fmt.Errorf("%s.burst: want 0 (the rate, rounded up) to %d (got %d)", where, maxRate, c.Burst)
 	}
 	burst := c.Burst
 	if burst == 0 {
@@ -74,7 +74,15 @@ func (l *rateLimiter) Allow(r *http.Request, p *auth.Principal) (time.Duration, 
 	if p != nil && p.Subject != "" {
 		key = "s:" + p.Subject
 	} else {
-		key = "a:" + l.origin.ClientAddr(r).String()
+		// An IPv6 client is keyed by its /64: one host commonly holds
+		// all of it, and would otherwise get a bucket per address.
+		a := l.origin.ClientAddr(r)
+		if a.Is6() {
+			p, _ := a.Prefix(64)
+			key = "a:" + p.String()
+		} else {
+			key = "a:" + a.String()
+		}
 	}
 	type taken struct {
 		b   *ratelimit.Buckets

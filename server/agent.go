@@ -83,9 +83,10 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, t *TaskUpdater) er
 // request's contextId. Respond returning nil and no error falls back to
 // the task path: Execute runs for the message as for any other (with the
 // same contextId). An *a2a.Error returned is answered as is (say
-// a2a.InvalidParams for a request the agent refuses); any other error, a
-// panic, or an invalid message is an internal error (-32603), logged and
-// not shown to the client.
+// a2a.InvalidParams for a request the agent refuses), but for
+// a2a.ErrRateLimited, which says the request was refused unread (clients
+// repeat it); it, any other error, a panic, or an invalid message is an
+// internal error (-32603), logged and not shown to the client.
 //
 // Messages that continue a task (taskId set) always go to Execute, and so
 // do AgentHandler.SendMessageForTask and RunAgent.

@@ -216,6 +216,15 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 	if set := h.opts.Auth; len(set) > 0 {
 		p, err := set.Authenticate(r.HTTP())
 		if err != nil {
+			// Counted by the client's address, as over HTTP.
+			if lim := h.opts.Limiter; lim != nil {
+				if wait, ok := lim.Allow(r.HTTP(), nil); !ok {
+					e, _ := RateLimited(wait)
+					edge.NoteError(ctx, e)
+					c.End()
+					return grpcbinding.Target{}, e
+				}
+			}
 			if errors.Is(err, auth.ErrUnavailable) {
 				host.opts.Transport.Logger.ErrorContext(ctx, "authentication unavailable", "agent", h.name, "err", err)
 				c.SetError(a2a.CodeInternalError, "authentication unavailable")

@@ -132,7 +132,8 @@ type HandlerOptions struct {
 	// authentication (see Limiter): a refused one is answered
 	// a2a.ErrRateLimited (-32029) with Retry-After: HTTP 429 on JSON-RPC
 	// and HTTP+JSON, the card and the routes behind Authenticated, gRPC
-	// RESOURCE_EXHAUSTED; nothing is read or stored. nil: no limit.
+	// RESOURCE_EXHAUSTED; nothing is stored (over HTTP, the body is not
+	// read). nil: no limit.
 	Limiter Limiter
 }
 
@@ -407,9 +408,9 @@ func sameMessage(incoming, stored *a2a.Message) bool {
 
 // respond asks r for a direct answer to msg (with its contextId, no task
 // yet), and checks it: nil when r leaves the message to the task path.
-// An *a2a.Error of the agent's is returned as is; another error, a panic
-// or an invalid message is returned as a plain error (-32603 on the wire,
-// logged by the transport).
+// An *a2a.Error of the agent's is returned as is, but for -32029 (which
+// says that nothing ran); another error, a panic or an invalid message is
+// returned as a plain error (-32603 on the wire, logged by the transport).
 func (h *AgentHandler) respond(ctx context.Context, r MessageResponder, msg a2a.Message, p *a2a.SendMessageRequest, exts []string, ec *extension.Call) (out *a2a.Message, err error) {
 	req := &Request{Message: msg, Params: *p, Principal: principal(ctx), Extensions: exts, ext: ec}
 	panicked := func() (panicked bool) {
@@ -423,6 +424,12 @@ func (h *AgentHandler) respond(ctx context.Context, r MessageResponder, msg a2a.
 	}()
 	if err != nil {
 		var ae *a2a.Error
+		if !panicked && errors.As(err, &ae) && ae.Code == a2a.CodeRateLimited {
+			// -32029 says the request was refused unread, and clients
+			// repeat it: Respond ran, so it is the agent's failure (an
+			// agent passing on another's refusal, say).
+			return nil, fmt.Errorf("agent %q: Respond: %w", h.name, errors.New(ae.Message))
+		}
 		if panicked || errors.As(err, &ae) {
 			return nil, err
 		}

@@ -459,6 +459,14 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 		p, err := set.Authenticate(r)
 		if err != nil {
 			w.Header().Set("Cache-Control", "no-store")
+			// A refused request counts too, by the client's address:
+			// guessing credentials is limited like any other use.
+			if lim := h.opts.Limiter; lim != nil {
+				if wait, ok := lim.Allow(r, nil); !ok {
+					refuseLimited(w, r, wait, writeErr)
+					return
+				}
+			}
 			if errors.Is(err, auth.ErrUnavailable) {
 				log.ErrorContext(r.Context(), "authentication unavailable", "agent", h.Name(), "err", err)
 				e := a2a.ErrInternal.WithMessage("Authentication is temporarily unavailable")
@@ -483,26 +491,33 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 
 // limited returns next behind lim (HandlerOptions.Limiter): a refused
 // request gets HTTP 429 with Retry-After and a2a.ErrRateLimited, its body
-// unread. A request an outer layer already admitted (limitedKey) is not
-// counted again.
+// unread. A request this same wrapper already admitted (limitedKey: the
+// routes of one agent may nest) is not counted again.
 func limited(lim Limiter, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
+	mark := new(byte) // this wrapper's: another agent's limits still apply
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(limitedKey{}) != nil {
+		if r.Context().Value(limitedKey{}) == mark {
 			next.ServeHTTP(w, r)
 			return
 		}
 		p, _ := auth.FromContext(r.Context())
 		if wait, ok := lim.Allow(r, p); !ok {
-			e, secs := RateLimited(wait)
-			edge.AbandonBody(w, r)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			w.Header().Set("Cache-Control", "no-store")
-			writeErr(w, r, http.StatusTooManyRequests, e)
-			edge.NoteError(r.Context(), e)
+			refuseLimited(w, r, wait, writeErr)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), limitedKey{}, true)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), limitedKey{}, mark)))
 	})
+}
+
+// refuseLimited answers a request a Limiter refused: HTTP 429 with
+// Retry-After and a2a.ErrRateLimited; its body is not read.
+func refuseLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) {
+	e, secs := RateLimited(wait)
+	edge.AbandonBody(w, r)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	w.Header().Set("Cache-Control", "no-store")
+	writeErr(w, r, http.StatusTooManyRequests, e)
+	edge.NoteError(r.Context(), e)
 }
 
 // limitedKey marks a request's context once a Limiter admitted it.

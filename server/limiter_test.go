@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
@@ -77,5 +78,24 @@ func TestLimiterRefusesOnEveryBinding(t *testing.T) {
 	}
 	if lim.calls.Load() < 6 {
 		t.Fatalf("the Limiter was asked %d times, want once per request (6)", lim.calls.Load())
+	}
+}
+
+// TestRespondCannotClaimRateLimited: -32029 says a request was refused
+// unread, and clients repeat it; an agent's Respond that returns it ran,
+// so the client gets -32603 instead.
+func TestRespondCannotClaimRateLimited(t *testing.T) {
+	var calls atomic.Int64
+	agent := server.MessageFunc(func(ctx context.Context, r *server.Request) (*a2a.Message, error) {
+		calls.Add(1)
+		return nil, a2a.ErrRateLimited.WithData(map[string]any{"retryAfterSeconds": "1"})
+	})
+	eng := servertest.Engine(t, server.EngineOptions{})
+	host := servertest.Host("a")
+	host.Add(server.NewHandler(eng, "a", agent, testutil.Card("a"), server.HandlerOptions{}))
+	ts := testutil.Serve(t, host, eng.Close)
+	resp, b := testutil.Post(t, ts.URL+"/a2a/a", `{"jsonrpc":"2.0","id":7,"method":"message/send","params":`+testutil.SendParams03("hi", "m1", "")+`}`)
+	if resp.StatusCode == http.StatusTooManyRequests || !strings.Contains(string(b), "-32603") || calls.Load() != 1 {
+		t.Fatalf("%d %s (Respond ran %d times)", resp.StatusCode, b, calls.Load())
 	}
 }

@@ -15,8 +15,10 @@ import (
 // for each HTTP request or gRPC call to the agent, on every binding and
 // version (a JSON-RPC batch and a stream count once, when they arrive;
 // a stream already open is never cut), after authentication and before
-// the request's body is read; p is the authenticated caller, nil without
-// authentication. It returns true to let the request go on, or false
+// the request's body is read (over gRPC, once the message is decoded: its
+// tenant names the agent); p is the authenticated caller, nil without
+// authentication or when the credentials failed (a refused request is
+// counted too, by whatever p-less key the Limiter uses). It returns true to let the request go on, or false
 // and how long the caller should wait before trying again (rounded up to
 // whole seconds, at least 1, in Retry-After). Implementations are safe for
 // concurrent use and must not block.

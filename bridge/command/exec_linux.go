@@ -198,29 +198,30 @@ func procTable() map[int]proc {
 // twice) is not found.
 func freeze(pgid int) []member {
 	_ = syscall.Kill(-pgid, syscall.SIGSTOP)
-	t := waitStopped(func(pid int, p proc) bool { return p.pgrp == pgid })
-	if t == nil {
-		return nil
-	}
+	inGroup := func(pid int, p proc) bool { return p.pgrp == pgid }
+	t := waitStopped(inGroup)
 	var out []member
 	held := map[int]bool{}
-	roots := []int{pgid}
-	for round := 0; round < strayRounds && len(roots) > 0; round++ {
+	// Each round looks again under the leader as well as under the held
+	// processes: one that was still leaving the group when the last
+	// snapshot was read (a thread of it in setsid, or in an
+	// uninterruptible wait) shows up outside it in the next. At least
+	// two snapshots are read.
+	for round := 0; round < strayRounds && t != nil; round++ {
+		roots := []int{pgid}
+		for pid := range held {
+			roots = append(roots, pid)
+		}
 		found := strays(t, pgid, roots, held)
-		if len(found) == 0 {
+		if len(found) == 0 && round > 0 {
 			break
 		}
-		roots = roots[:0]
 		for _, m := range found {
 			m.signal(syscall.SIGSTOP)
 			held[m.pid] = true
-			roots = append(roots, m.pid)
 		}
 		out = append(out, found...)
-		t = waitStopped(func(pid int, p proc) bool { return held[pid] })
-		if t == nil {
-			break
-		}
+		t = waitStopped(func(pid int, p proc) bool { return held[pid] || inGroup(pid, p) })
 	}
 	return out
 }

@@ -104,17 +104,23 @@ agents:
 			t.Fatalf("card fetch %d: %d %s", i, st, body)
 		}
 	}
+	// A request whose credentials fail counts by address too: guessing
+	// tokens is limited.
+	if st, body, h := send("echo", "wrong"); st != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Fatalf("a wrong token past the address's limit: %d %s", st, body)
+	}
 }
 
 // TestRateLimitsConfig: a limit that cannot be is a startup error naming
 // its key.
 func TestRateLimitsConfig(t *testing.T) {
 	wantServeUsageErrors(t, []serveUsage{
-		{[]string{"--config", "limits: {rate: 0}\n"}, "limits.rate: want requests per second, more than 0"},
+		{[]string{"--config", "limits: {rate: 0}\n"}, "limits.rate: want requests per second, from 0.001 to 1000000 (got 0)"},
 		{[]string{"--config", "limits: {rate: -1, burst: 3}\n"}, "limits.rate: want requests per second"},
 		{[]string{"--config", "limits: {rate: 1, burst: -1}\n"}, "limits.burst: want 0 (the rate, rounded up) to 1000000 (got -1)"},
 		{[]string{"--config", "agents:\n  echo:\n    limits: {burst: 2}\n"}, "agents.echo.limits.rate: want requests per second"},
 		{[]string{"--config", "agents:\n  echo:\n    limits: {total: {rate: .inf}}\n"}, "agents.echo.limits.total.rate: want requests per second"},
+		{[]string{"--config", "agents:\n  echo:\n    limits: {total: {rate: .nan}}\n"}, "agents.echo.limits.total.rate: want requests per second"},
 		{[]string{"--config", "agents:\n  echo:\n    limits: {rate: 1, concurent: 2}\n"}, "concurent"},
 	})
 }

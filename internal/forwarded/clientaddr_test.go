@@ -3,6 +3,7 @@ package forwarded
 import (
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,12 @@ func TestClientAddr(t *testing.T) {
 		{"[::ffff:10.1.2.3]:5000", []string{"::ffff:203.0.113.1"}, "203.0.113.1"},
 		{"[2001:db8::1]:5000", nil, "2001:db8::1"},
 		{"bad", nil, "invalid IP"},
+		{"10.1.2.3:5000", []string{"203.0.113.1:4711"}, "203.0.113.1"},
+		{"10.1.2.3:5000", []string{"[2001:db8::7]:443"}, "2001:db8::7"},
+		{"10.1.2.3:5000", []string{"[2001:db8::8]"}, "2001:db8::8"},
+		// A client's padding does not hide the entry its proxy appended.
+		{"10.1.2.3:5000", []string{strings.Repeat("x", 8000) + ", 203.0.113.5"}, "203.0.113.5"},
+		{"10.1.2.3:5000", []string{strings.Repeat("10.0.0.1,", 40) + "10.0.0.2"}, "10.0.0.1"},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = c.peer

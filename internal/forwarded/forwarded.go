@@ -363,9 +363,11 @@ func unquotePair(s string) string {
 // address, or, when the peer is a trusted proxy, the last address of
 // X-Forwarded-For (every value of the header, in order) that is not a
 // trusted proxy's, read from the right as each proxy appends the peer it
-// saw (entries it cannot parse end the walk at the last good address).
-// An IPv4-mapped address is returned as IPv4; the zero Addr when the peer
-// address cannot be parsed.
+// saw. Entries may carry a port ("192.0.2.1:443", "[2001:db8::1]:443").
+// The walk stops at an entry it cannot parse, and after
+// maxForwardedHops entries, at the last good address: what lies further
+// left is the client's to write. An IPv4-mapped address is returned as
+// IPv4; the zero Addr when the peer address cannot be parsed.
 func (o *Origin) ClientAddr(r *http.Request) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
@@ -376,29 +378,50 @@ func (o *Origin) ClientAddr(r *http.Request) netip.Addr {
 		return a
 	}
 	vals := r.Header.Values("X-Forwarded-For")
+	hops := 0
 	for i := len(vals) - 1; i >= 0; i-- {
 		v := vals[i]
-		if len(v) > 4096 {
-			return a // not a chain a proxy wrote: the peer, as far as it is known
-		}
 		for v != "" {
+			if hops++; hops > maxForwardedHops {
+				return a
+			}
 			var item string
 			if j := strings.LastIndexByte(v, ','); j >= 0 {
 				item, v = v[j+1:], v[:j]
 			} else {
 				item, v = v, ""
 			}
-			next, err := netip.ParseAddr(strings.TrimSpace(item))
-			if err != nil {
+			next, ok := parseForwardedFor(strings.TrimSpace(item))
+			if !ok {
 				return a
 			}
-			a = next.Unmap().WithZone("")
+			a = next
 			if !o.trusts(a) {
 				return a
 			}
 		}
 	}
 	return a
+}
+
+// maxForwardedHops bounds the X-Forwarded-For entries ClientAddr reads.
+const maxForwardedHops = 32
+
+// parseForwardedFor parses one X-Forwarded-For entry: an IP address,
+// with a port or not (an IPv6 address with a port in brackets).
+func parseForwardedFor(s string) (netip.Addr, bool) {
+	if len(s) > 64 {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+	if err != nil {
+		ap, err := netip.ParseAddrPort(s)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		a = ap.Addr()
+	}
+	return a.Unmap().WithZone(""), true
 }
 
 // trusts reports whether a is a trusted proxy's address.

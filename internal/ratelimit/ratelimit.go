@@ -32,18 +32,35 @@ type Buckets struct {
 	mu        sync.Mutex
 	m         map[string]*bucket
 	overflow  bucket
-	nextSweep int // the map size at which the next sweep runs
+	nextSweep int       // the map size at which the next sweep runs (≤ MaxKeys)
+	swept     time.Time // the last sweep's time
 }
+
+// MinRate is the smallest rate New takes (tokens per second): one token
+// in about 17 minutes. A bucket then fills in at most 10⁹ s at the
+// largest burst, within a time.Duration.
+const MinRate = 0.001
+
+// MaxBurst is the largest burst New takes.
+const MaxBurst = 1_000_000
+
+// fullSweepEvery is how often, at most, the buckets are swept once
+// MaxKeys of them are kept (each sweep looks at every bucket).
+const fullSweepEvery = time.Second
 
 type bucket struct {
 	tokens float64
 	last   time.Time
 }
 
-// New returns buckets of rate tokens per second (> 0) and burst tokens
-// (≥ 1; a smaller burst is taken as 1).
+// New returns buckets of rate tokens per second (taken within [MinRate,
+// 10⁶]) and burst tokens (taken within [1, MaxBurst]).
 func New(rate float64, burst int) *Buckets {
-	b := float64(max(burst, 1))
+	if !(rate >= MinRate) { // NaN too
+		rate = MinRate
+	}
+	rate = min(rate, 1e6)
+	b := float64(min(max(burst, 1), MaxBurst))
 	return &Buckets{rate: rate, burst: b, full: time.Duration(b / rate * float64(time.Second)),
 		m: map[string]*bucket{}, nextSweep: 1024, overflow: bucket{tokens: b}}
 }
@@ -91,7 +108,9 @@ func (bs *Buckets) bucketLocked(key string, now time.Time) *bucket {
 	if b, ok := bs.m[key]; ok {
 		return b
 	}
-	if len(bs.m) >= bs.nextSweep {
+	// Sweeps are amortized (the next one when the map has doubled);
+	// once MaxKeys are kept, at most one each fullSweepEvery.
+	if len(bs.m) >= bs.nextSweep && (len(bs.m) < MaxKeys || now.Sub(bs.swept) >= fullSweepEvery) {
 		bs.sweepLocked(now)
 	}
 	if len(bs.m) >= MaxKeys {
@@ -103,13 +122,14 @@ func (bs *Buckets) bucketLocked(key string, now time.Time) *bucket {
 }
 
 // sweepLocked drops the buckets that are full by now, and sets the size
-// of the next sweep to twice what is left (so sweeps cost O(1) per
-// bucket made, amortized).
+// of the next sweep to twice what is left, at most MaxKeys (so sweeps
+// cost O(1) per bucket made, amortized, until MaxKeys are kept).
 func (bs *Buckets) sweepLocked(now time.Time) {
 	for k, b := range bs.m {
 		if now.Sub(b.last) >= bs.full {
 			delete(bs.m, k)
 		}
 	}
-	bs.nextSweep = max(1024, 2*len(bs.m))
+	bs.nextSweep = min(max(1024, 2*len(bs.m)), MaxKeys)
+	bs.swept = now
 }

@@ -70,4 +70,34 @@ func TestBucketsBounded(t *testing.T) {
 	if n := bs.Len(); n != MaxKeys {
 		t.Fatalf("%d buckets, want %d", n, MaxKeys)
 	}
+	// Once those are full again, new keys get buckets of their own.
+	later := t0.Add(24 * time.Hour)
+	for _, k := range []string{"late-1", "late-2"} {
+		if _, ok := bs.Take(k, later); !ok {
+			t.Fatalf("%s refused: the full buckets were not swept", k)
+		}
+	}
+	if n := bs.Len(); n != 2 {
+		t.Fatalf("%d buckets after the sweep, want 2", n)
+	}
+}
+
+// TestExtremeRates: rates and bursts out of range are clamped, so the
+// times stay within a time.Duration.
+func TestExtremeRates(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	bs := New(1e-12, 1<<40)
+	if _, ok := bs.Take("a", t0); !ok {
+		t.Fatal("a full bucket refused")
+	}
+	for range MaxBurst {
+		bs.Take("b", t0)
+	}
+	wait, ok := bs.Take("b", t0)
+	if ok || wait <= 0 || wait > time.Duration(1/MinRate*float64(time.Second))+time.Second {
+		t.Fatalf("past the burst at the smallest rate: %v, %v", wait, ok)
+	}
+	if bs.full <= 0 {
+		t.Fatalf("fill time %v", bs.full)
+	}
 }

@@ -311,15 +311,16 @@ func Open(path string, opts Options) (*Store, error) {
 	if !strings.EqualFold(mode, "wal") {
 		return nil, fmt.Errorf("sqlite: open %s: journal mode is %q, not WAL", path, mode)
 	}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
 	// Savepoints (one per request of a batch) keep their statement
 	// journals in memory rather than in temporary files: each holds at
 	// most the pages one request changes, and on disk they doubled the
-	// writes of large appends that reuse freed pages.
+	// writes of large appends that reuse freed pages. Set after the
+	// migrations, whose index builds may sort more than fits in memory.
 	if _, err := s.wconn.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
 		return nil, wrap("open "+path, err)
-	}
-	if err := s.migrate(ctx); err != nil {
-		return nil, err
 	}
 	if err := s.prepareWriter(ctx); err != nil {
 		return nil, err
