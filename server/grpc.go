@@ -219,6 +219,7 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 			// Counted by the client's address, as over HTTP.
 			if lim := h.opts.Limiter; lim != nil {
 				if wait, ok := lim.Allow(r.HTTP(), nil); !ok {
+					h.noteLimited()
 					e, _ := RateLimited(wait)
 					edge.NoteError(ctx, e)
 					c.End()
@@ -244,6 +245,7 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 	if lim := h.opts.Limiter; lim != nil {
 		p, _ := auth.FromContext(ctx)
 		if wait, ok := lim.Allow(r.HTTP(), p); !ok {
+			h.noteLimited()
 			e, _ := RateLimited(wait)
 			edge.NoteError(ctx, e)
 			c.End()

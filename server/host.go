@@ -271,7 +271,7 @@ func (host *Host) routesAt(h *AgentHandler, prefix string) *hostedAgent {
 		card = authenticate(h, host.opts.Transport.Logger, card, edge.WriteError)
 	} else if lim := h.opts.Limiter; lim != nil {
 		// A public card is limited too, by the caller's address.
-		card = limited(lim, card, func(w http.ResponseWriter, _ *http.Request, status int, e *a2a.Error) { edge.WriteError(w, status, e) })
+		card = limited(h, lim, card, func(w http.ResponseWriter, _ *http.Request, status int, e *a2a.Error) { edge.WriteError(w, status, e) })
 	}
 	events := authenticate(h, host.opts.Transport.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.serveEvents(w, r, h) }), edge.WriteError)
 	agent, eopts := h.bound(host.opts.Transport), host.opts.Transport.edge()
@@ -446,7 +446,7 @@ func authenticate(h *AgentHandler, log *slog.Logger, next http.Handler, writeErr
 func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
 	set := h.opts.Auth
 	if lim := h.opts.Limiter; lim != nil {
-		next = limited(lim, next, writeErr)
+		next = limited(h, lim, next, writeErr)
 	}
 	if len(set) == 0 {
 		return next
@@ -463,6 +463,7 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 			// guessing credentials is limited like any other use.
 			if lim := h.opts.Limiter; lim != nil {
 				if wait, ok := lim.Allow(r, nil); !ok {
+					h.noteLimited()
 					refuseLimited(w, r, wait, writeErr)
 					return
 				}
@@ -493,7 +494,7 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 // request gets HTTP 429 with Retry-After and a2a.ErrRateLimited, its body
 // unread. A request this same wrapper already admitted (limitedKey: the
 // routes of one agent may nest) is not counted again.
-func limited(lim Limiter, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
+func limited(h *AgentHandler, lim Limiter, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
 	mark := new(byte) // this wrapper's: another agent's limits still apply
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Value(limitedKey{}) == mark {
@@ -502,6 +503,7 @@ func limited(lim Limiter, next http.Handler, writeErr func(http.ResponseWriter, 
 		}
 		p, _ := auth.FromContext(r.Context())
 		if wait, ok := lim.Allow(r, p); !ok {
+			h.noteLimited()
 			refuseLimited(w, r, wait, writeErr)
 			return
 		}
@@ -518,6 +520,14 @@ func refuseLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, w
 	w.Header().Set("Cache-Control", "no-store")
 	writeErr(w, r, http.StatusTooManyRequests, e)
 	edge.NoteError(r.Context(), e)
+}
+
+// noteLimited counts a request to h that its Limiter refused
+// (a2abridge.limits.refused).
+func (h *AgentHandler) noteLimited() {
+	if h.e != nil {
+		h.e.Telemetry().LimitRefused(h.name, "rate")
+	}
 }
 
 // limitedKey marks a request's context once a Limiter admitted it.

@@ -11,10 +11,14 @@ import (
 
 	"github.com/a2abridge/a2abridge/a2a"
 	"github.com/a2abridge/a2abridge/auth"
+	"github.com/a2abridge/a2abridge/internal/agents"
 	"github.com/a2abridge/a2abridge/internal/testutil"
 	"github.com/a2abridge/a2abridge/internal/testutil/servertest"
 	"github.com/a2abridge/a2abridge/internal/wire/pb"
 	"github.com/a2abridge/a2abridge/server"
+	"github.com/a2abridge/a2abridge/store/memory"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -97,5 +101,32 @@ func TestRespondCannotClaimRateLimited(t *testing.T) {
 	resp, b := testutil.Post(t, ts.URL+"/a2a/a", `{"jsonrpc":"2.0","id":7,"method":"message/send","params":`+testutil.SendParams03("hi", "m1", "")+`}`)
 	if resp.StatusCode == http.StatusTooManyRequests || !strings.Contains(string(b), "-32603") || calls.Load() != 1 {
 		t.Fatalf("%d %s (Respond ran %d times)", resp.StatusCode, b, calls.Load())
+	}
+}
+
+// TestLimiterMetric: each refused request counts in
+// a2abridge.limits.refused, by agent and reason.
+func TestLimiterMetric(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	eng, err := server.NewEngine(context.Background(), memory.New(), server.EngineOptions{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := servertest.Host("a")
+	host.Add(server.NewHandler(eng, "a", agents.Echo{}, agents.Echo{}.Card(), server.HandlerOptions{Limiter: &refuseAll{}}))
+	ts := testutil.Serve(t, host, eng.Close)
+	testutil.Post(t, ts.URL+"/a2a/a", `{"jsonrpc":"2.0","id":7,"method":"message/send","params":`+testutil.SendParams03("hi", "m1", "")+`}`)
+	testutil.Get(t, ts.URL+"/a2a/a/.well-known/agent-card.json")
+	rm := collectMetrics(t, reader)
+	m, ok := findMetric(rm, "a2abridge.limits.refused")
+	if !ok {
+		t.Fatal("no a2abridge.limits.refused")
+	}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		agent, _ := dp.Attributes.Value("a2a.agent")
+		reason, _ := dp.Attributes.Value("a2abridge.limit.reason")
+		if agent.AsString() != "a" || reason.AsString() != "rate" || dp.Value != 2 {
+			t.Fatalf("a2abridge.limits.refused: %v = %d, want a2a.agent=a, reason=rate: 2", dp.Attributes.ToSlice(), dp.Value)
+		}
 	}
 }

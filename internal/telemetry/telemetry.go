@@ -112,6 +112,7 @@ type Provider struct {
 	backendDur    metric.Float64Histogram
 	batchSize     metric.Int64Histogram
 	pushAbandoned metric.Int64Counter
+	limited       metric.Int64Counter
 	meter         metric.Meter
 	ttft          metric.Float64Histogram
 	genaiDuration metric.Float64Histogram
@@ -183,6 +184,11 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Provider, error) {
 		return
 	})
 	set(func() (e error) {
+		p.limited, e = m.Int64Counter("a2abridge.limits.refused", metric.WithUnit("{request}"),
+			metric.WithDescription("Requests refused by a limit, by agent and reason (rate)"))
+		return
+	})
+	set(func() (e error) {
 		p.backendDur, e = m.Float64Histogram("http.client.request.duration", metric.WithUnit("s"), b,
 			metric.WithDescription("Duration of bridged backend HTTP calls (http, a2a and openai backends), to the response headers"))
 		return
@@ -215,6 +221,8 @@ const (
 	KeyBinding     = attribute.Key("a2a.binding")
 	KeyVersion     = attribute.Key("a2a.protocol.version")
 	KeyAgent       = attribute.Key("a2a.agent")
+	// KeyLimitReason is the limit that refused a request ("rate").
+	KeyLimitReason = attribute.Key("a2abridge.limit.reason")
 	KeyTaskID      = attribute.Key("a2a.task.id")
 	KeyContextID   = attribute.Key("a2a.context.id")
 	KeyOutcome     = attribute.Key("a2a.outcome")
@@ -631,6 +639,15 @@ func (p *Provider) CommitBatch(n int, _ time.Duration) {
 		return
 	}
 	p.batchSize.Record(context.Background(), int64(n))
+}
+
+// LimitRefused counts a request to agent refused by a limit; reason
+// names the limit ("rate").
+func (p *Provider) LimitRefused(agent, reason string) {
+	if p == nil || !p.metrics {
+		return
+	}
+	p.limited.Add(context.Background(), 1, metric.WithAttributes(KeyAgent.String(agent), KeyLimitReason.String(reason)))
 }
 
 // PushAbandoned counts a push notification given up.
