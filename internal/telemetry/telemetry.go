@@ -214,13 +214,13 @@ func (p *Provider) Tracing() bool { return p != nil && p.tracer != nil }
 
 // Attribute keys (A2A ones where no semantic convention exists).
 const (
-	KeyMethod      = attribute.Key("rpc.method")
-	KeySystem      = attribute.Key("rpc.system.name")
-	KeyStatus      = attribute.Key("rpc.response.status_code")
-	KeyErrorType   = attribute.Key("error.type")
-	KeyBinding     = attribute.Key("a2a.binding")
-	KeyVersion     = attribute.Key("a2a.protocol.version")
-	KeyAgent       = attribute.Key("a2a.agent")
+	KeyMethod    = attribute.Key("rpc.method")
+	KeySystem    = attribute.Key("rpc.system.name")
+	KeyStatus    = attribute.Key("rpc.response.status_code")
+	KeyErrorType = attribute.Key("error.type")
+	KeyBinding   = attribute.Key("a2a.binding")
+	KeyVersion   = attribute.Key("a2a.protocol.version")
+	KeyAgent     = attribute.Key("a2a.agent")
 	// KeyLimitReason is the limit that refused a request ("rate").
 	KeyLimitReason = attribute.Key("a2abridge.limit.reason")
 	KeyTaskID      = attribute.Key("a2a.task.id")
