@@ -213,18 +213,29 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 		c.End()
 		return grpcbinding.Target{}, e
 	}
+	// refused reports whether the Limiter refuses the call of p, and the
+	// error to answer then.
+	refused := func(p *auth.Principal) (*a2a.Error, bool) {
+		lim := h.opts.Limiter
+		if lim == nil {
+			return nil, false
+		}
+		wait, ok := lim.Allow(r.HTTP(), p)
+		if ok {
+			return nil, false
+		}
+		h.noteLimited()
+		e, _ := RateLimited(wait)
+		edge.NoteError(ctx, e)
+		c.End()
+		return e, true
+	}
 	if set := h.opts.Auth; len(set) > 0 {
 		p, err := set.Authenticate(r.HTTP())
 		if err != nil {
 			// Counted by the client's address, as over HTTP.
-			if lim := h.opts.Limiter; lim != nil {
-				if wait, ok := lim.Allow(r.HTTP(), nil); !ok {
-					h.noteLimited()
-					e, _ := RateLimited(wait)
-					edge.NoteError(ctx, e)
-					c.End()
-					return grpcbinding.Target{}, e
-				}
+			if e, ok := refused(nil); ok {
+				return grpcbinding.Target{}, e
 			}
 			if errors.Is(err, auth.ErrUnavailable) {
 				host.opts.Transport.Logger.ErrorContext(ctx, "authentication unavailable", "agent", h.name, "err", err)
@@ -242,15 +253,9 @@ func (host *Host) resolveGRPC(r *grpcbinding.Request) (grpcbinding.Target, error
 		}
 		ctx = auth.NewContext(ctx, p)
 	}
-	if lim := h.opts.Limiter; lim != nil {
-		p, _ := auth.FromContext(ctx)
-		if wait, ok := lim.Allow(r.HTTP(), p); !ok {
-			h.noteLimited()
-			e, _ := RateLimited(wait)
-			edge.NoteError(ctx, e)
-			c.End()
-			return grpcbinding.Target{}, e
-		}
+	caller, _ := auth.FromContext(ctx)
+	if e, ok := refused(caller); ok {
+		return grpcbinding.Target{}, e
 	}
 	// After authentication, as over HTTP: who may not call the agent does
 	// not learn that it was retired.
