@@ -45,6 +45,9 @@ func hintsFor(err error, credsGiven bool) []string {
 		} else {
 			out = append(out, "hint: the agent requires credentials: give --token TOKEN (or set $"+envClientToken+", or use a --profile with a token), or --api-key KEY")
 		}
+	case errors.As(err, &ae) && ae.Code == a2a.CodeRateLimited,
+		errors.As(err, &he) && he.StatusCode == http.StatusTooManyRequests:
+		out = append(out, "hint: the agent limits how often a caller may call it, and this command already waited and retried: try again later, or ask its operator about its limits")
 	case errors.As(err, &he) && he.StatusCode == http.StatusForbidden:
 		out = append(out, "hint: the agent refused access with these credentials (HTTP 403)")
 	case errors.As(err, &he) && he.StatusCode == http.StatusNotFound:

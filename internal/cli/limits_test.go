@@ -124,3 +124,13 @@ func TestRateLimitsConfig(t *testing.T) {
 		{[]string{"--config", "agents:\n  echo:\n    limits: {rate: 1, concurent: 2}\n"}, "concurent"},
 	})
 }
+
+// TestRateLimitedHint: a refusal that outlasted the client's retries
+// says what to do next.
+func TestRateLimitedHint(t *testing.T) {
+	for _, err := range []error{a2a.ErrRateLimited, &client.HTTPError{StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests"}} {
+		if h := hintsFor(err, false); len(h) != 1 || !strings.Contains(h[0], "limits how often a caller may call it") {
+			t.Errorf("%v: hints %q", err, h)
+		}
+	}
+}
