@@ -463,8 +463,7 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 			// guessing credentials is limited like any other use.
 			if lim := h.opts.Limiter; lim != nil {
 				if wait, ok := lim.Allow(r, nil); !ok {
-					h.noteLimited()
-					refuseLimited(w, r, wait, writeErr)
+					refuseLimited(h, w, r, wait, writeErr)
 					return
 				}
 			}
@@ -492,28 +491,29 @@ func authenticateReq(h *AgentHandler, log *slog.Logger, next http.Handler, write
 
 // limited returns next behind lim (HandlerOptions.Limiter): a refused
 // request gets HTTP 429 with Retry-After and a2a.ErrRateLimited, its body
-// unread. A request this same wrapper already admitted (limitedKey: the
-// routes of one agent may nest) is not counted again.
+// unread. A request already admitted for h (limitedKey: the routes of one
+// agent may nest) is not counted again; another agent's limits still
+// apply.
 func limited(h *AgentHandler, lim Limiter, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) http.Handler {
-	mark := new(byte) // this wrapper's: another agent's limits still apply
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(limitedKey{}) == mark {
+		if r.Context().Value(limitedKey{}) == h {
 			next.ServeHTTP(w, r)
 			return
 		}
 		p, _ := auth.FromContext(r.Context())
 		if wait, ok := lim.Allow(r, p); !ok {
-			h.noteLimited()
-			refuseLimited(w, r, wait, writeErr)
+			refuseLimited(h, w, r, wait, writeErr)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), limitedKey{}, mark)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), limitedKey{}, h)))
 	})
 }
 
-// refuseLimited answers a request a Limiter refused: HTTP 429 with
-// Retry-After and a2a.ErrRateLimited; its body is not read.
-func refuseLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) {
+// refuseLimited answers a request to h that its Limiter refused: HTTP 429
+// with Retry-After and a2a.ErrRateLimited; its body is not read. It is
+// counted in a2abridge.limits.refused.
+func refuseLimited(h *AgentHandler, w http.ResponseWriter, r *http.Request, wait time.Duration, writeErr func(http.ResponseWriter, *http.Request, int, *a2a.Error)) {
+	h.noteLimited()
 	e, secs := RateLimited(wait)
 	edge.AbandonBody(w, r)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -530,7 +530,8 @@ func (h *AgentHandler) noteLimited() {
 	}
 }
 
-// limitedKey marks a request's context once a Limiter admitted it.
+// limitedKey marks a request's context once the Limiter of an agent (the
+// value: its *AgentHandler) admitted it.
 type limitedKey struct{}
 
 // defaultAgent returns the agent that answers at "/": Default, else the
